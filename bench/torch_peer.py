@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""PyTorch peer for the throughput benchmark: trains the same models as thresher-engine on
+Fashion-MNIST with the same hyper-parameters, so engine and PyTorch figures can be set side by side.
+
+Models (as in DL4J's LeNet example: no activation after the convolutions):
+  lenet: Conv2d(1,20,5) -> MaxPool(2,2) -> Conv2d(20,50,5) -> MaxPool(2,2) -> Linear(800,500)
+         -> ReLU -> Linear(500,10)
+  mlp:   Linear(784,1000) -> ReLU -> Linear(1000,1000) -> ReLU -> Linear(1000,10)
+Softmax + cross-entropy, Xavier (normal, DL4J's XAVIER) weights and zero biases, SGD lr 0.01
+momentum 0.9 (not Nesterov), training set shuffled every epoch.
+
+Output, JSON lines on stdout:
+  per epoch {"epoch","samples_per_s","loss","accuracy",...}: samples_per_s counts the training
+    samples of that epoch over the pure training time (shuffling, forward, backward, update);
+    the test-set evaluation that gives "accuracy" is not timed.
+  at the end {"peer":"pytorch","model","samples_per_s","accuracy","peak_rss_mb",...}:
+    samples_per_s over all epochs' training time, accuracy of the last epoch, and the process's
+    peak resident set size (getrusage ru_maxrss, which Linux reports in KiB).
+"""
+import argparse
+import gzip
+import json
+import resource
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+DATA_DIR = "/usr/share/datasets/fashion-mnist"
+
+
+def read_idx(path, expected_dims):
+    """Reads a gzip-compressed IDX file (big-endian header: magic 0x0000_08_<dims>, then sizes)."""
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    magic = int.from_bytes(raw[0:4], "big")
+    if magic >> 8 != 0x08 or (magic & 0xFF) != expected_dims:
+        raise SystemExit(f"{path}: not an unsigned-byte IDX file with {expected_dims} dimensions "
+                         f"(magic 0x{magic:08x})")
+    dims = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(expected_dims)]
+    offset = 4 + 4 * expected_dims
+    data = np.frombuffer(raw, dtype=np.uint8, offset=offset)
+    if data.size != int(np.prod(dims)):
+        raise SystemExit(f"{path}: header says {dims} but holds {data.size} bytes of data")
+    return data.reshape(dims)
+
+
+def load_split(data_dir, prefix, limit=None):
+    images = read_idx(f"{data_dir}/{prefix}-images-idx3-ubyte.gz", 3)
+    labels = read_idx(f"{data_dir}/{prefix}-labels-idx1-ubyte.gz", 1)
+    if limit is not None:
+        images, labels = images[:limit], labels[:limit]
+    x = torch.from_numpy(images.astype(np.float32) / 255.0).unsqueeze(1)  # [N, 1, 28, 28]
+    y = torch.from_numpy(labels.astype(np.int64))
+    return x, y
+
+
+def build_model(name):
+    if name == "lenet":
+        model = nn.Sequential(
+            nn.Conv2d(1, 20, 5), nn.MaxPool2d(2, 2),
+            nn.Conv2d(20, 50, 5), nn.MaxPool2d(2, 2),
+            nn.Flatten(),
+            nn.Linear(800, 500), nn.ReLU(),
+            nn.Linear(500, 10))
+    else:
+        model = nn.Sequential(
+            nn.Flatten(),
+            nn.Linear(784, 1000), nn.ReLU(),
+            nn.Linear(1000, 1000), nn.ReLU(),
+            nn.Linear(1000, 10))
+    for m in model.modules():
+        if isinstance(m, (nn.Conv2d, nn.Linear)):
+            nn.init.xavier_normal_(m.weight)
+            nn.init.zeros_(m.bias)
+    return model
+
+
+def evaluate(model, x, y, batch=1000):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for start in range(0, x.shape[0], batch):
+            logits = model(x[start:start + batch])
+            correct += (logits.argmax(dim=1) == y[start:start + batch]).sum().item()
+    model.train()
+    return correct / x.shape[0]
+
+
+def emit(record):
+    print(json.dumps(record), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=["lenet", "mlp"], default="lenet")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=None,
+                        help="train on the first N training samples only (quick runs)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--data-dir", default=DATA_DIR)
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    # Inter-op parallelism would add threads beyond --threads; a sequential model has no use for it.
+    torch.set_num_interop_threads(1)
+    torch.manual_seed(args.seed)
+
+    x_train, y_train = load_split(args.data_dir, "train", args.limit)
+    x_test, y_test = load_split(args.data_dir, "t10k")
+    model = build_model(args.model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, nesterov=False)
+    loss_fn = nn.CrossEntropyLoss()
+    shuffle = torch.Generator().manual_seed(args.seed)
+
+    n = x_train.shape[0]
+    total_samples = 0
+    total_train_s = 0.0
+    accuracy = 0.0
+    for epoch in range(args.epochs):
+        start = time.perf_counter()
+        order = torch.randperm(n, generator=shuffle)
+        loss_sum = 0.0
+        for first in range(0, n, args.batch):
+            idx = order[first:first + args.batch]
+            optimizer.zero_grad(set_to_none=True)
+            loss = loss_fn(model(x_train[idx]), y_train[idx])
+            loss.backward()
+            optimizer.step()
+            loss_sum += loss.item() * idx.shape[0]
+        train_s = time.perf_counter() - start
+        total_samples += n
+        total_train_s += train_s
+        accuracy = evaluate(model, x_test, y_test)
+        emit({"epoch": epoch, "samples_per_s": n / train_s, "train_s": train_s,
+              "loss": loss_sum / n, "accuracy": accuracy})
+
+    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    emit({"peer": "pytorch", "model": args.model, "torch": torch.__version__,
+          "epochs": args.epochs, "batch": args.batch, "threads": args.threads,
+          "train_samples": n, "samples_per_s": total_samples / total_train_s if total_train_s else 0.0,
+          "accuracy": accuracy, "peak_rss_mb": peak_rss_mb})
+
+
+if __name__ == "__main__":
+    main()

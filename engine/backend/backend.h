@@ -1,0 +1,208 @@
+// The compute interface of the engine. Layers describe their work once per shape ("plan once,
+// execute many", as oneDNN's primitives do): a backend returns an op object for a descriptor,
+// and the op is executed every iteration on pointers into backend memory.
+//
+// Memory: every float* passed to an op points into memory the backend allocated (host memory
+// for the CPU backend, device memory for CUDA). Layout conventions, shared by all backends:
+//   activations   NCHW, row-major; a dense layer's [batch x features] is NCHW with H = W = 1,
+//                 so flattening from convolution to dense costs nothing.
+//   dense weights [in x out] row-major; conv weights [out_c x in_c x kh x kw] (OIHW).
+// Ops overwrite their outputs (gradients are not accumulated across calls).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace thresher::backend {
+
+enum class Activation { Identity, Relu, LeakyRelu, Tanh, Sigmoid, Softmax };
+
+struct ActivationSpec {
+    Activation kind = Activation::Identity;
+    float alpha = 0.01f;  // leaky relu slope (DL4J's default)
+};
+
+struct DenseDesc {
+    int batch = 0, in = 0, out = 0;
+    ActivationSpec act;  // fused into forward where the backend can
+};
+
+struct ConvDesc {
+    int batch = 0, in_c = 0, in_h = 0, in_w = 0;
+    int out_c = 0, out_h = 0, out_w = 0;
+    int kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;  // dilation 1 = dense kernel
+    int pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
+    ActivationSpec act;  // element-wise only (no softmax)
+};
+
+struct PoolDesc {
+    int batch = 0, c = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+    int kh = 2, kw = 2, sh = 2, sw = 2;
+    int pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
+    bool max = true;  // false: average (padding excluded from the divisor)
+};
+
+struct BatchNormDesc {
+    int batch = 0, c = 0, h = 1, w = 1;  // per-channel statistics over N*H*W
+    float eps = 1e-5f;
+};
+
+enum class Mode { Training, Inference };
+
+// DL4J's updaters, with its formulas (engine/nn/README.md lists them).
+enum class UpdaterKind { Sgd, Nesterovs, AdaGrad, RmsProp, Adam };
+
+struct UpdaterSpec {
+    UpdaterKind kind = UpdaterKind::Sgd;
+    float learning_rate = 0.1f;
+    float momentum = 0.9f;      // Nesterovs
+    float beta1 = 0.9f;         // Adam
+    float beta2 = 0.999f;       // Adam
+    float epsilon = 1e-8f;      // AdaGrad, RmsProp, Adam
+    float rms_decay = 0.95f;    // RmsProp
+    float l1 = 0.f, l2 = 0.f;   // added to the gradient before the updater
+};
+
+// Floats of updater state per parameter.
+constexpr int updater_state_per_param(UpdaterKind k) {
+    switch (k) {
+        case UpdaterKind::Sgd: return 0;
+        case UpdaterKind::Nesterovs:
+        case UpdaterKind::AdaGrad:
+        case UpdaterKind::RmsProp: return 1;
+        case UpdaterKind::Adam: return 2;
+    }
+    return 0;
+}
+
+class DenseOp {
+public:
+    virtual ~DenseOp() = default;
+    // y = act(x W + b)
+    virtual void forward(const float* x, const float* w, const float* b, float* y) = 0;
+    // From dz = dL/d(xW+b): dw = x^T dz, db = column sums of dz, dx = dz W^T (skipped if null).
+    virtual void backward(const float* x, const float* w, const float* dz, float* dx, float* dw,
+                          float* db) = 0;
+};
+
+class ConvOp {
+public:
+    virtual ~ConvOp() = default;
+    virtual void forward(const float* x, const float* w, const float* b, float* y) = 0;
+    virtual void backward(const float* x, const float* w, const float* dz, float* dx, float* dw,
+                          float* db) = 0;
+};
+
+class PoolOp {
+public:
+    virtual ~PoolOp() = default;
+    // Training mode keeps what backward needs (max positions) inside the op.
+    virtual void forward(const float* x, float* y, Mode mode) = 0;
+    virtual void backward(const float* dy, float* dx) = 0;
+};
+
+class BatchNormOp {
+public:
+    virtual ~BatchNormOp() = default;
+    // Training: normalises with batch statistics, writes them to batch_mean/batch_var.
+    virtual void forward_training(const float* x, const float* gamma, const float* beta, float* y,
+                                  float* batch_mean, float* batch_var) = 0;
+    virtual void forward_inference(const float* x, const float* gamma, const float* beta,
+                                   const float* mean, const float* var, float* y) = 0;
+    // Uses the batch statistics of the last forward_training.
+    virtual void backward(const float* x, const float* dy, const float* gamma, const float* beta,
+                          const float* batch_mean, const float* batch_var, float* dx,
+                          float* dgamma, float* dbeta) = 0;
+};
+
+struct BackendInfo {
+    std::string name;    // "cpu", "cuda:0"
+    std::string detail;  // ISA, device name, memory
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual BackendInfo info() const = 0;
+
+    // Memory
+    virtual float* allocate(std::size_t count) = 0;  // zero-filled
+    virtual void release(float* p) = 0;
+    virtual void upload(float* dst, const float* host, std::size_t count) = 0;
+    virtual void download(float* host, const float* src, std::size_t count) = 0;
+    virtual void copy(float* dst, const float* src, std::size_t count) = 0;
+    virtual void fill(float* dst, float value, std::size_t count) = 0;
+    // A device view of host data that lives until the next call (CPU: the host pointer itself).
+    virtual const float* stage_input(const float* host, std::size_t count) = 0;
+
+    // Planned ops
+    virtual std::unique_ptr<DenseOp> make_dense(const DenseDesc&) = 0;
+    virtual std::unique_ptr<ConvOp> make_conv(const ConvDesc&) = 0;
+    virtual std::unique_ptr<PoolOp> make_pool(const PoolDesc&) = 0;
+    virtual std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc&) = 0;
+
+    // Element-wise work. rows x cols matters only for softmax (row-wise).
+    virtual void activation_forward(ActivationSpec, const float* x, float* y, int rows,
+                                    int cols) = 0;
+    // dz = dL/dx of y = act(x), computed from y (the output) and dy.
+    virtual void activation_backward(ActivationSpec, const float* y, const float* dy, float* dz,
+                                     int rows, int cols) = 0;
+    // Inverted dropout: mask[i] = (u < retain) / retain with u from (seed); y = x * mask.
+    virtual void dropout_forward(const float* x, float* y, float* mask, std::size_t count,
+                                 float retain, std::uint64_t seed) = 0;
+    virtual void multiply(const float* a, const float* b, float* out, std::size_t count) = 0;
+    // y += alpha * x
+    virtual void axpy(float alpha, const float* x, float* y, std::size_t count) = 0;
+    // running = momentum * running + (1 - momentum) * batch
+    virtual void blend(float* running, const float* batch, float momentum, std::size_t count) = 0;
+
+    // Turns a gradient into the update to subtract from the parameters, in place. `state` holds
+    // updater_state_per_param(kind) * count floats ([m..., v...] for Adam); `iteration` counts
+    // from 0. Regularisation reads `params`.
+    virtual void updater_step(const UpdaterSpec&, float* grad, float* state, const float* params,
+                              std::size_t count, long iteration) = 0;
+};
+
+// Owns one allocation of a backend; the backend must outlive it.
+class Buffer {
+public:
+    Buffer() = default;
+    Buffer(Backend& backend, std::size_t count)
+        : backend_(&backend), data_(count ? backend.allocate(count) : nullptr), size_(count) {}
+    ~Buffer() { reset(); }
+    Buffer(Buffer&& other) noexcept
+        : backend_(std::exchange(other.backend_, nullptr)),
+          data_(std::exchange(other.data_, nullptr)),
+          size_(std::exchange(other.size_, 0)) {}
+    Buffer& operator=(Buffer&& other) noexcept {
+        if (this != &other) {
+            reset();
+            backend_ = std::exchange(other.backend_, nullptr);
+            data_ = std::exchange(other.data_, nullptr);
+            size_ = std::exchange(other.size_, 0);
+        }
+        return *this;
+    }
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+
+    float* data() { return data_; }
+    const float* data() const { return data_; }
+    std::size_t size() const { return size_; }
+    void reset() {
+        if (backend_ && data_) backend_->release(data_);
+        data_ = nullptr;
+        size_ = 0;
+    }
+
+private:
+    Backend* backend_ = nullptr;
+    float* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+}  // namespace thresher::backend

@@ -1,0 +1,120 @@
+// 2-D convolution on oneDNN. The three primitives (forward with bias and fused activation,
+// backward data, backward weights) are planned once per shape with format "any", so oneDNN picks
+// its fastest layouts; Ports reorder from and to the engine's NCHW/OIHW only where they differ.
+#include <memory>
+
+#include "backend/cpu/ops.h"
+
+namespace thresher::backend::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+class CpuConvOp final : public ConvOp {
+public:
+    CpuConvOp(DnnlContext& ctx, const ConvDesc& d) : ctx_(ctx), d_(d) {
+        const dims src{d.batch, d.in_c, d.in_h, d.in_w};
+        const dims wei{d.out_c, d.in_c, d.kh, d.kw};
+        const dims dst{d.batch, d.out_c, d.out_h, d.out_w};
+        const dims strides{d.sh, d.sw};
+        const dims dilates{d.dh - 1, d.dw - 1};  // oneDNN counts the gaps, not the step
+        const dims pad_l{d.pad_t, d.pad_l};
+        const dims pad_r{d.pad_b, d.pad_r};
+        auto any = [](const dims& x) { return f32_desc(x, tag::any); };
+        const auto user_src = f32_desc(src, tag::nchw);
+        const auto user_wei = f32_desc(wei, tag::oihw);
+        const auto user_dst = f32_desc(dst, tag::nchw);
+        const auto bias_md = f32_desc({d.out_c}, tag::x);
+
+        dnnl::post_ops po;
+        dnnl::primitive_attr attr;
+        if (append_activation_post_op(po, d.act)) attr.set_post_ops(po);
+
+        dnnl_call("planning convolution " + describe(), [&] {
+            auto fwd_pd = dnnl::convolution_forward::primitive_desc(
+                dnnl::convolution_forward::desc(prop_kind::forward_training,
+                                                algorithm::convolution_direct, any(src), any(wei),
+                                                bias_md, any(dst), strides, dilates, pad_l, pad_r),
+                attr, ctx.engine);
+            auto bwd_data_pd = dnnl::convolution_backward_data::primitive_desc(
+                dnnl::convolution_backward_data::desc(algorithm::convolution_direct, any(src),
+                                                      any(wei), any(dst), strides, dilates, pad_l,
+                                                      pad_r),
+                ctx.engine, fwd_pd);
+            auto bwd_w_pd = dnnl::convolution_backward_weights::primitive_desc(
+                dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, any(src),
+                                                         any(wei), bias_md, any(dst), strides,
+                                                         dilates, pad_l, pad_r),
+                ctx.engine, fwd_pd);
+            fwd_ = dnnl::convolution_forward(fwd_pd);
+            bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd);
+            bwd_w_ = dnnl::convolution_backward_weights(bwd_w_pd);
+
+            f_src_ = Port(ctx, user_src, fwd_pd.src_desc());
+            f_wei_ = Port(ctx, user_wei, fwd_pd.weights_desc());
+            f_dst_ = Port(ctx, user_dst, fwd_pd.dst_desc());
+            bd_dst_ = Port(ctx, user_dst, bwd_data_pd.diff_dst_desc());
+            bd_wei_ = Port(ctx, user_wei, bwd_data_pd.weights_desc());
+            bd_src_ = Port(ctx, user_src, bwd_data_pd.diff_src_desc());
+            bw_src_ = Port(ctx, user_src, bwd_w_pd.src_desc());
+            bw_dst_ = Port(ctx, user_dst, bwd_w_pd.diff_dst_desc());
+            bw_wei_ = Port(ctx, user_wei, bwd_w_pd.diff_weights_desc());
+            bias_ = dnnl::memory(bias_md, ctx.engine, DNNL_MEMORY_NONE);
+            dbias_ = dnnl::memory(bias_md, ctx.engine, DNNL_MEMORY_NONE);
+            return 0;
+        });
+    }
+
+    void forward(const float* x, const float* w, const float* b, float* y) override {
+        bias_.set_data_handle(const_cast<float*>(b));
+        fwd_.execute(ctx_.stream, {{DNNL_ARG_SRC, f_src_.input(x)},
+                                   {DNNL_ARG_WEIGHTS, f_wei_.input(w)},
+                                   {DNNL_ARG_BIAS, bias_},
+                                   {DNNL_ARG_DST, f_dst_.output(y)}});
+        f_dst_.finish_output();
+        ctx_.stream.wait();
+    }
+
+    void backward(const float* x, const float* w, const float* dz, float* dx, float* dw,
+                  float* db) override {
+        dbias_.set_data_handle(db);
+        bwd_w_.execute(ctx_.stream, {{DNNL_ARG_SRC, bw_src_.input(x)},
+                                     {DNNL_ARG_DIFF_DST, bw_dst_.input(dz)},
+                                     {DNNL_ARG_DIFF_WEIGHTS, bw_wei_.output(dw)},
+                                     {DNNL_ARG_DIFF_BIAS, dbias_}});
+        bw_wei_.finish_output();
+        if (dx) {
+            bwd_data_.execute(ctx_.stream, {{DNNL_ARG_DIFF_DST, bd_dst_.input(dz)},
+                                            {DNNL_ARG_WEIGHTS, bd_wei_.input(w)},
+                                            {DNNL_ARG_DIFF_SRC, bd_src_.output(dx)}});
+            bd_src_.finish_output();
+        }
+        ctx_.stream.wait();
+    }
+
+private:
+    std::string describe() const {
+        auto s = [](int v) { return std::to_string(v); };
+        return s(d_.batch) + "x" + s(d_.in_c) + "x" + s(d_.in_h) + "x" + s(d_.in_w) + " -> " +
+               s(d_.out_c) + "x" + s(d_.out_h) + "x" + s(d_.out_w) + " kernel " + s(d_.kh) + "x" +
+               s(d_.kw);
+    }
+
+    DnnlContext& ctx_;
+    ConvDesc d_;
+    dnnl::convolution_forward fwd_;
+    dnnl::convolution_backward_data bwd_data_;
+    dnnl::convolution_backward_weights bwd_w_;
+    Port f_src_, f_wei_, f_dst_, bd_dst_, bd_wei_, bd_src_, bw_src_, bw_dst_, bw_wei_;
+    dnnl::memory bias_, dbias_;
+};
+
+}  // namespace
+
+std::unique_ptr<ConvOp> make_conv_op(DnnlContext& ctx, const ConvDesc& d) {
+    return std::make_unique<CpuConvOp>(ctx, d);
+}
+
+}  // namespace thresher::backend::cpu

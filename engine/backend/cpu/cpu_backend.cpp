@@ -1,0 +1,136 @@
+// The CPU backend: oneDNN primitives for the heavy ops, OpenMP loops for the element-wise rest.
+// Memory is ordinary 64-byte-aligned host memory, so staging inputs costs nothing.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "backend/cpu/ops.h"
+#include "backend/registry.h"
+#include "core/rng.h"
+
+namespace thresher::backend::cpu {
+
+namespace {
+
+std::string isa_name() {
+    switch (dnnl::get_effective_cpu_isa()) {
+        case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+        case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+        case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+        case dnnl::cpu_isa::avx512_core: return "avx512_core";
+        case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+        case dnnl::cpu_isa::avx2: return "avx2";
+        case dnnl::cpu_isa::avx: return "avx";
+        case dnnl::cpu_isa::sse41: return "sse41";
+        default: return "other";
+    }
+}
+
+class CpuBackend final : public Backend {
+public:
+    explicit CpuBackend(const BackendOptions& options) {
+        if (options.threads > 0) omp_set_num_threads(options.threads);
+        threads_ = omp_get_max_threads();
+    }
+
+    BackendInfo info() const override {
+        const auto v = dnnl::version();
+        return {"cpu", "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                           std::to_string(v->patch) + ", " + isa_name() + ", " +
+                           std::to_string(threads_) + " threads"};
+    }
+
+    float* allocate(std::size_t count) override {
+        const std::size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;
+        void* p = std::aligned_alloc(64, bytes);
+        if (!p) throw std::bad_alloc();
+        std::memset(p, 0, bytes);
+        return static_cast<float*>(p);
+    }
+    void release(float* p) override { std::free(p); }
+    void upload(float* dst, const float* host, std::size_t n) override { copy(dst, host, n); }
+    void download(float* host, const float* src, std::size_t n) override { copy(host, src, n); }
+    void copy(float* dst, const float* src, std::size_t n) override {
+        if (dst != src && n) std::memmove(dst, src, n * sizeof(float));
+    }
+    void fill(float* dst, float value, std::size_t n) override { std::fill(dst, dst + n, value); }
+    const float* stage_input(const float* host, std::size_t) override { return host; }
+
+    std::unique_ptr<DenseOp> make_dense(const DenseDesc& d) override {
+        return make_dense_op(ctx_, d);
+    }
+    std::unique_ptr<ConvOp> make_conv(const ConvDesc& d) override { return make_conv_op(ctx_, d); }
+    std::unique_ptr<PoolOp> make_pool(const PoolDesc& d) override { return make_pool_op(ctx_, d); }
+    std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc& d) override {
+        return make_batch_norm_op(ctx_, d);
+    }
+
+    void activation_forward(ActivationSpec a, const float* x, float* y, int rows,
+                            int cols) override {
+        cpu::activation_forward(a, x, y, rows, cols);
+    }
+    void activation_backward(ActivationSpec a, const float* y, const float* dy, float* dz,
+                             int rows, int cols) override {
+        cpu::activation_backward(a, y, dy, dz, rows, cols);
+    }
+
+    void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float retain,
+                         std::uint64_t seed) override {
+        // Counter-based: element i's draw depends only on (seed, i), whatever the thread split.
+        const float scale = 1.f / retain;
+        const std::uint64_t key = derive_seed(seed, 0x44524f50 /* "DROP" */);
+#pragma omp parallel for if (n > (1u << 15))
+        for (std::size_t i = 0; i < n; ++i) {
+            const double u = static_cast<double>(derive_seed(key, i) >> 11) * 0x1.0p-53;
+            mask[i] = u < retain ? scale : 0.f;
+            y[i] = x[i] * mask[i];
+        }
+    }
+    void multiply(const float* a, const float* b, float* out, std::size_t n) override {
+#pragma omp parallel for simd if (n > (1u << 15))
+        for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
+    }
+    void axpy(float alpha, const float* x, float* y, std::size_t n) override {
+#pragma omp parallel for simd if (n > (1u << 15))
+        for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+    }
+    void blend(float* running, const float* batch, float momentum, std::size_t n) override {
+        for (std::size_t i = 0; i < n; ++i)
+            running[i] = momentum * running[i] + (1.f - momentum) * batch[i];
+    }
+
+    void updater_step(const UpdaterSpec& spec, float* grad, float* state, const float* params,
+                      std::size_t n, long iteration) override {
+        cpu::updater_step(spec, grad, state, params, n, iteration);
+    }
+
+private:
+    DnnlContext ctx_;
+    int threads_ = 1;
+};
+
+}  // namespace
+
+}  // namespace thresher::backend::cpu
+
+namespace thresher::backend {
+
+void register_cpu_backend() {
+    register_backend(
+        "cpu",
+        [](int index, const BackendOptions& options) -> std::unique_ptr<Backend> {
+            if (index != 0) throw Error("--device cpu:" + std::to_string(index) + ": only cpu:0 exists");
+            return std::make_unique<cpu::CpuBackend>(options);
+        },
+        [] {
+            return std::vector<DeviceListing>{
+                {"cpu", std::to_string(std::thread::hardware_concurrency()) +
+                            " hardware threads, oneDNN ISA " + cpu::isa_name()}};
+        });
+}
+
+}  // namespace thresher::backend

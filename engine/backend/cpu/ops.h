@@ -1,0 +1,30 @@
+// Factories for the CPU backend's planned ops (one file each) and its element-wise kernels.
+#pragma once
+
+#include <memory>
+
+#include "backend/backend.h"
+#include "backend/cpu/dnnl_port.h"
+
+namespace thresher::backend::cpu {
+
+std::unique_ptr<DenseOp> make_dense_op(DnnlContext&, const DenseDesc&);
+std::unique_ptr<ConvOp> make_conv_op(DnnlContext&, const ConvDesc&);
+std::unique_ptr<PoolOp> make_pool_op(DnnlContext&, const PoolDesc&);
+std::unique_ptr<BatchNormOp> make_batch_norm_op(DnnlContext&, const BatchNormDesc&);
+
+// Element-wise kernels (elementwise.cpp), OpenMP-parallel over large arrays.
+void activation_forward(ActivationSpec, const float* x, float* y, int rows, int cols);
+void activation_backward(ActivationSpec, const float* y, const float* dy, float* dz, int rows,
+                         int cols);
+void column_sums(const float* m, float* out, int rows, int cols);
+// Per-channel sums of an NCHW tensor.
+void channel_sums(const float* m, float* out, int n, int c, int hw);
+
+void updater_step(const UpdaterSpec&, float* grad, float* state, const float* params,
+                  std::size_t count, long iteration);
+
+// The oneDNN post-op that applies `act` in place, or false for identity / softmax.
+bool append_activation_post_op(dnnl::post_ops&, ActivationSpec);
+
+}  // namespace thresher::backend::cpu

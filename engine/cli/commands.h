@@ -1,0 +1,20 @@
+// The engine's subcommands besides `train`: each reads a saved model file and writes JSON lines
+// on stdout (one object per line) and human-readable notes on stderr.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace thresher::cli {
+
+// {"event":"evaluation", accuracy/precision/recall/f1/confusion or mse/mae/r2, "loss", "count"}
+void evaluate_command(const std::string& model_file, const std::string& data, std::size_t limit, int threads,
+                      const std::string& device);
+// One line per input: {"index", "class", "probabilities"} (or "outputs" for regression).
+void predict_command(const std::string& model_file, const std::string& data, std::size_t limit, int threads,
+                     const std::string& device);
+// {"max_abs_diff", "params"}; returns false when above `tolerance` (exit 1 for scripts).
+bool compare_command(const std::string& a, const std::string& b, double tolerance);
+void devices_command();
+
+}  // namespace thresher::cli

@@ -1,0 +1,96 @@
+// thresher-engine: train, evaluate, predict, compare, devices. See DESIGN.md for the contract:
+// JSON lines on stdout, logs on stderr, a non-zero exit with one clear message on any error.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <limits>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "events/event_writer.h"
+#include "train/trainer.h"
+
+int main(int argc, char** argv) {
+    using namespace thresher;
+    CLI::App app{"thresher-engine: native neural-network training (events as JSON lines on stdout)"};
+    app.require_subcommand(1);
+    std::string device = "cpu";
+    int threads = 0;
+    app.add_option("--device", device, "Backend device: cpu, cuda, cuda:N")->capture_default_str();
+    app.add_option("--threads", threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+
+    train::TrainOptions t;
+    std::uint64_t seed = 0;
+    auto* train_cmd = app.add_subcommand("train", "Train a model on one node");
+    train_cmd->add_option("--model", t.model_path, "Model config (Thresher JSON)")->check(CLI::ExistingFile);
+    train_cmd->add_option("--data", t.data_spec, "fashion-mnist, a folder of IDX files, or a CSV file")
+        ->capture_default_str();
+    train_cmd->add_option("--epochs", t.epochs, "Total epochs")->capture_default_str()->check(CLI::PositiveNumber);
+    train_cmd->add_option("--batch", t.batch, "Minibatch size")->capture_default_str()->check(CLI::PositiveNumber);
+    auto* seed_opt = train_cmd->add_option("--seed", seed, "Run seed (shuffling, dropout, init)");
+    train_cmd->add_option("--save", t.save_path, "Save model, updater state and position after each epoch");
+    train_cmd->add_option("--resume", t.resume_path, "Continue a run from a saved model file")->check(CLI::ExistingFile);
+    train_cmd->add_option("--limit", t.train_limit, "Use only the first N training samples");
+    train_cmd->add_option("--test-limit", t.test_limit, "Evaluate on only the first N test samples");
+    for (auto* sub : {train_cmd}) {
+        sub->add_option("--threads", threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+        sub->add_option("--device", device, "Backend device");
+    }
+
+    std::string model_file, data_spec = "fashion-mnist";
+    std::size_t limit = 0;
+    auto* eval_cmd = app.add_subcommand("evaluate", "Evaluate a saved model on a data set's test split");
+    auto* predict_cmd = app.add_subcommand("predict", "Predict class and probabilities per input");
+    for (auto* sub : {eval_cmd, predict_cmd}) {
+        sub->add_option("--model-file", model_file, "Saved model (from train --save)")->required()->check(CLI::ExistingFile);
+        sub->add_option("--data", data_spec, "fashion-mnist, a folder of IDX files, or a CSV file")->capture_default_str();
+        sub->add_option("--limit", limit, "Only the first N samples");
+        sub->add_option("--threads", threads, "CPU threads")->check(CLI::NonNegativeNumber);
+        sub->add_option("--device", device, "Backend device");
+    }
+
+    std::string a, b;
+    double tolerance = std::numeric_limits<double>::infinity();
+    auto* compare_cmd = app.add_subcommand("compare", "Max abs difference of two saved models' parameters");
+    compare_cmd->add_option("A", a)->required()->check(CLI::ExistingFile);
+    compare_cmd->add_option("B", b)->required()->check(CLI::ExistingFile);
+    compare_cmd->add_option("--tolerance", tolerance, "Exit 1 when the difference is larger");
+
+    auto* devices_cmd = app.add_subcommand("devices", "List the compute devices this build can use");
+
+    CLI11_PARSE(app, argc, argv);
+
+    events::EventWriter events(std::cout);
+    try {
+        if (train_cmd->parsed()) {
+            if (*seed_opt) t.seed = seed;
+            t.threads = threads;
+            t.device = device;
+            try {
+                train::run_training(t, events, std::cerr);
+            } catch (const std::exception& e) {
+                events.error(e.what());
+                events.write("run_finished", {{"status", "failed"}, {"iters", 0}, {"wall_s", events.seconds()}});
+                throw;
+            }
+        } else if (eval_cmd->parsed()) {
+            cli::evaluate_command(model_file, data_spec, limit, threads, device);
+        } else if (predict_cmd->parsed()) {
+            cli::predict_command(model_file, data_spec, limit, threads, device);
+        } else if (compare_cmd->parsed()) {
+            return cli::compare_command(a, b, tolerance) ? 0 : 1;
+        } else if (devices_cmd->parsed()) {
+            cli::devices_command();
+        }
+    } catch (const Error& e) {
+        std::cerr << "thresher-engine: error: " << e.what() << std::endl;
+        return 1;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "thresher-engine: error: out of memory" << std::endl;
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "thresher-engine: internal error: " << e.what() << std::endl;
+        return 70;
+    }
+    return 0;
+}

@@ -1,0 +1,2 @@
+#include "core/error.h"
+// Keeps the vtables of the exception hierarchy in one translation unit.

@@ -1,0 +1,28 @@
+// Reader for numeric CSV tables: one sample per row, one column holding the label (a class
+// index) or the regression target, every other column a feature.
+#pragma once
+
+#include "data/dataset.h"
+
+#include <string>
+#include <string_view>
+
+namespace thresher::data {
+
+struct CsvOptions {
+    int label_column = -1;       // 0-based; negative counts from the end (-1: last column)
+    bool classification = true;  // false: the label column is a regression target
+    int num_classes = 0;         // classification: 0 infers max label + 1 (at least 2)
+    int header = -1;             // -1: a first row with a non-numeric cell is a header; 0 no; 1 yes
+    char delimiter = ',';
+};
+
+// Features are the raw values (normalise with data/normalize.h), shape {1, 1, columns - 1}.
+// Classification: one-hot targets and labels; regression: target_size 1 and no labels.
+// Throws thresher::DataError "<file>: line L, column C: <problem> "<cell>"" (1-based).
+Dataset read_csv(const std::string& path, const CsvOptions& options = {});
+
+// The same over text already in memory; `name` stands in for the file name in messages.
+Dataset parse_csv(std::string_view text, const std::string& name, const CsvOptions& options = {});
+
+}  // namespace thresher::data

@@ -1,0 +1,45 @@
+// An in-memory data set: the unit the readers produce and the batch iterator consumes.
+//
+// Features are row-major [count x feature_size] floats, already normalised. For images the
+// feature layout is CHW (channels, height, width), which is what convolution layers expect; a
+// CSV row is shape {1, 1, columns}. Targets are what the output layer compares with:
+// one-hot [count x num_classes] for classification, raw values [count x target_size] for
+// regression. `labels` keeps the class index per sample for evaluation (empty for regression).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace thresher::data {
+
+struct SampleShape {
+    int channels = 1;
+    int height = 1;
+    int width = 1;
+    std::size_t size() const { return static_cast<std::size_t>(channels) * height * width; }
+};
+
+struct Dataset {
+    std::string name;             // where it came from, for messages ("…/train-images-idx3-ubyte.gz")
+    SampleShape shape;            // of one sample's features
+    std::size_t count = 0;        // samples
+    int num_classes = 0;          // 0 for regression
+    std::size_t target_size = 0;  // num_classes for classification
+    std::vector<float> features;  // count * shape.size()
+    std::vector<float> targets;   // count * target_size
+    std::vector<std::int32_t> labels;  // count, classification only
+
+    bool is_classification() const { return num_classes > 0; }
+    const float* sample(std::size_t i) const { return features.data() + i * shape.size(); }
+};
+
+// A train set and, where the source has one, a test set (Fashion-MNIST's t10k files).
+struct DataSplit {
+    Dataset train;
+    bool has_test = false;
+    Dataset test;
+};
+
+}  // namespace thresher::data

@@ -1,0 +1,40 @@
+// Dense and output layers: y = act(x W + b). The output layer's loss already folds its activation
+// into dz, so only hidden dense layers apply the activation's derivative here.
+#include "nn/layer_step.h"
+
+namespace thresher::nn {
+
+namespace {
+
+class DenseStep final : public LayerStep {
+public:
+    DenseStep(backend::Backend& be, const LayerConfig& l, int batch)
+        : be_(be), act_(l.activation), batch_(batch), out_(l.units),
+          is_output_(l.type == LayerType::Output), bias_offset_(l.blocks[1].offset) {
+        op_ = be.make_dense({batch, static_cast<int>(l.in_shape.size()), l.units, l.activation});
+    }
+    void forward(float* params, const float* x, float* y, const StepContext&) override {
+        op_->forward(x, params, params + bias_offset_, y);
+    }
+    void backward(const float* params, const float* x, const float* y, float* dy, float* dx,
+                  float* grads) override {
+        if (!is_output_) be_.activation_backward(act_, y, dy, dy, batch_, out_);
+        op_->backward(x, params, dy, dx, grads, grads + bias_offset_);
+    }
+
+private:
+    backend::Backend& be_;
+    backend::ActivationSpec act_;
+    int batch_, out_;
+    bool is_output_;
+    std::size_t bias_offset_;
+    std::unique_ptr<backend::DenseOp> op_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerStep> plan_dense(backend::Backend& be, const LayerConfig& l, int batch) {
+    return std::make_unique<DenseStep>(be, l, batch);
+}
+
+}  // namespace thresher::nn

@@ -1,0 +1,144 @@
+#include "nn/json_fields.h"
+
+#include <cctype>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace thresher::nn {
+
+JsonFields::JsonFields(const nlohmann::json& object, std::string source, std::string path)
+    : object_(object), source_(std::move(source)), path_(std::move(path)) {
+    if (!object_.is_object()) fail("expected a JSON object, got " + std::string(object_.type_name()));
+}
+
+void JsonFields::fail(const std::string& key, const std::string& problem) const {
+    throw ConfigError(source_ + ": " + path_ + ": \"" + key + "\": " + problem);
+}
+
+void JsonFields::fail(const std::string& problem) const {
+    throw ConfigError(source_ + ": " + path_ + ": " + problem);
+}
+
+bool JsonFields::has(const std::string& key) const { return object_.contains(key); }
+
+const nlohmann::json* JsonFields::get(const std::string& key) {
+    used_.insert(key);
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) return nullptr;
+    return &*it;
+}
+
+std::optional<int> JsonFields::integer(const std::string& key, int min, int max) {
+    const auto* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_number_integer() && !(v->is_number_float() && std::floor(v->get<double>()) == v->get<double>()))
+        fail(key, "must be an integer, got " + v->dump());
+    const double d = v->get<double>();
+    if (d < min || d > max)
+        fail(key, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + v->dump());
+    return static_cast<int>(d);
+}
+
+std::optional<double> JsonFields::number(const std::string& key, double min, double max) {
+    const auto* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_number()) fail(key, "must be a number, got " + v->dump());
+    const double d = v->get<double>();
+    if (!(d >= min && d <= max)) {
+        auto fmt = [](double x) { nlohmann::json j = x; return j.dump(); };
+        fail(key, "must be in [" + fmt(min) + ", " + fmt(max) + "], got " + v->dump());
+    }
+    return d;
+}
+
+std::optional<std::string> JsonFields::string(const std::string& key) {
+    const auto* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_string()) fail(key, "must be a string, got " + v->dump());
+    return v->get<std::string>();
+}
+
+std::optional<bool> JsonFields::boolean(const std::string& key) {
+    const auto* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_boolean()) fail(key, "must be true or false, got " + v->dump());
+    return v->get<bool>();
+}
+
+std::optional<std::array<int, 2>> JsonFields::pair(const std::string& key, int min) {
+    const auto* v = get(key);
+    if (!v) return std::nullopt;
+    const std::string want = min > 0 ? "positive" : "non-negative";
+    auto ok = [&](const nlohmann::json& e) { return e.is_number_integer() && e.get<long long>() >= min && e.get<long long>() < (1 << 20); };
+    if (ok(*v)) return std::array<int, 2>{v->get<int>(), v->get<int>()};
+    if (!v->is_array() || v->size() != 2 || !ok((*v)[0]) || !ok((*v)[1]))
+        fail(key, "must be two " + want + " integers, got " + v->dump());
+    return std::array<int, 2>{(*v)[0].get<int>(), (*v)[1].get<int>()};
+}
+
+std::optional<std::size_t> JsonFields::choice(const std::string& key,
+                                              const std::vector<std::string>& choices) {
+    auto s = string(key);
+    if (!s) return std::nullopt;
+    const std::string n = normalise_name(*s);
+    for (std::size_t i = 0; i < choices.size(); ++i)
+        if (normalise_name(choices[i]) == n) return i;
+    std::string list;
+    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+    fail(key, "unknown value \"" + *s + "\" (expected one of: " + list + ")");
+}
+
+const nlohmann::json* JsonFields::object(const std::string& key) {
+    const auto* v = get(key);
+    if (v && !v->is_object()) fail(key, "must be an object, got " + v->dump());
+    return v;
+}
+
+const nlohmann::json* JsonFields::array(const std::string& key) {
+    const auto* v = get(key);
+    if (v && !v->is_array()) fail(key, "must be an array, got " + std::string(v->type_name()));
+    return v;
+}
+
+void JsonFields::finish() const {
+    std::string unknown;
+    for (const auto& [key, value] : object_.items())
+        if (!used_.count(key)) unknown += (unknown.empty() ? "\"" : ", \"") + key + "\"";
+    if (unknown.empty()) return;
+    std::string known;
+    for (const auto& k : used_) known += (known.empty() ? "" : ", ") + k;
+    fail("unknown field " + unknown + " (known here: " + known + ")");
+}
+
+std::string normalise_name(std::string_view s) {
+    std::string out;
+    for (char c : s)
+        if (c != '-' && c != '_' && c != ' ')
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
+    try {
+        return nlohmann::json::parse(text.begin(), text.end());
+    } catch (const nlohmann::json::parse_error& e) {
+        // nlohmann reports a byte offset (1-based, at the failing character): make it line:column.
+        std::size_t line = 1, col = 1;
+        const std::size_t end = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
+        for (std::size_t i = 0; i < end; ++i) {
+            if (text[i] == '\n') {
+                ++line;
+                col = 1;
+            } else {
+                ++col;
+            }
+        }
+        std::string what = e.what();
+        if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
+        throw ConfigError(source + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                          ": invalid JSON: " + what);
+    }
+}
+
+}  // namespace thresher::nn

@@ -1,0 +1,40 @@
+// A layer planned for one batch size: the backend ops it needs, built once and executed every
+// iteration. Parameters, gradients and activations are pointers into backend memory; a layer's
+// parameters and gradients are its slice of the network's flat buffers (ParamBlock offsets).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "backend/backend.h"
+#include "nn/model_config.h"
+
+namespace thresher::nn {
+
+struct StepContext {
+    backend::Mode mode = backend::Mode::Training;
+    std::uint64_t seed = 0;  // per iteration; dropout derives its mask from it and the layer index
+};
+
+class LayerStep {
+public:
+    virtual ~LayerStep() = default;
+    // `params` is writable because batch normalisation updates its running statistics there.
+    virtual void forward(float* params, const float* x, float* y, const StepContext&) = 0;
+    // dy = dL/dy (the step may overwrite it); dx = dL/dx, null when no layer below needs it;
+    // grads = this layer's slice of the gradient buffer, fully overwritten.
+    virtual void backward(const float* params, const float* x, const float* y, float* dy, float* dx,
+                          float* grads) = 0;
+};
+
+// `index` is the layer's position (for seeds); an output layer's backward receives dL/dz of its
+// pre-activation (the loss folds the activation in), other layers receive dL/dy.
+std::unique_ptr<LayerStep> plan_layer(backend::Backend&, const LayerConfig&, std::size_t index, int batch);
+
+std::unique_ptr<LayerStep> plan_dense(backend::Backend&, const LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_convolution(backend::Backend&, const LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_subsampling(backend::Backend&, const LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend&, const LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_dropout(backend::Backend&, const LayerConfig&, std::size_t index, int batch);
+
+}  // namespace thresher::nn

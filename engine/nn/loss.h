@@ -1,0 +1,22 @@
+// Output-layer losses, on host arrays (the output is [batch x outputs], small enough to bring
+// to the host on any backend). Losses are means over the batch, as DL4J reports its score.
+//   mcxent / negativeloglikelihood (softmax):  L = -1/B sum t log p,            dL/dz = (p - t)/B
+//   xent (sigmoid):   L = -1/B sum [t log p + (1-t) log(1-p)],                  dL/dz = (p - t)/B
+//   mse (any element-wise activation):  L = 1/B sum_rows mean_cols (p - t)^2,  dL/dp = 2(p-t)/(B K)
+#pragma once
+
+#include "nn/model_config.h"
+
+namespace thresher::nn {
+
+struct LossResult {
+    double loss = 0.0;
+    // True: `delta` is dL/d(pre-activation). False: dL/d(output); the activation's derivative
+    // still has to be applied.
+    bool wrt_preactivation = true;
+};
+
+LossResult compute_loss(LossKind, const float* output, const float* targets, float* delta, int rows,
+                        int cols);
+
+}  // namespace thresher::nn

@@ -1,0 +1,310 @@
+// Parsing, serialising and validating Thresher's own model JSON. Shape inference lives in
+// shape_inference.cpp.
+#include "nn/model_config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "nn/json_fields.h"
+
+namespace thresher::nn {
+
+namespace {
+
+const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling", "batch_norm",
+                                           "dropout", "output"};
+const std::vector<std::string> kActivations{"identity", "relu", "leakyrelu", "tanh", "sigmoid",
+                                            "softmax"};
+const std::vector<std::string> kLosses{"mcxent", "negativeloglikelihood", "xent", "mse"};
+const std::vector<std::string> kInits{"xavier", "xavier_uniform", "relu", "normal", "uniform",
+                                      "zero"};
+const std::vector<std::string> kUpdaters{"sgd", "nesterovs", "adagrad", "rmsprop", "adam"};
+
+UpdaterSpec parse_updater(const nlohmann::json& j, const std::string& source,
+                          const std::string& path) {
+    JsonFields f(j, source, path);
+    UpdaterSpec u;
+    auto kind = f.choice("type", kUpdaters);
+    if (!kind) f.fail("type", "is required (one of sgd, nesterovs, adagrad, rmsprop, adam)");
+    u.kind = static_cast<UpdaterKind>(*kind);
+    // DL4J's defaults per updater.
+    switch (u.kind) {
+        case UpdaterKind::Sgd: u.learning_rate = 1e-3f; break;
+        case UpdaterKind::Nesterovs: u.learning_rate = 0.1f; break;
+        case UpdaterKind::AdaGrad: u.learning_rate = 0.1f; u.epsilon = 1e-6f; break;
+        case UpdaterKind::RmsProp: u.learning_rate = 0.1f; u.epsilon = 1e-8f; break;
+        case UpdaterKind::Adam: u.learning_rate = 1e-3f; u.epsilon = 1e-8f; break;
+    }
+    if (auto v = f.number("learning_rate", 0.0, 1e6)) u.learning_rate = static_cast<float>(*v);
+    if (u.kind == UpdaterKind::Nesterovs)
+        if (auto v = f.number("momentum", 0.0, 1.0)) u.momentum = static_cast<float>(*v);
+    if (u.kind == UpdaterKind::Adam) {
+        if (auto v = f.number("beta1", 0.0, 1.0)) u.beta1 = static_cast<float>(*v);
+        if (auto v = f.number("beta2", 0.0, 1.0)) u.beta2 = static_cast<float>(*v);
+    }
+    if (u.kind == UpdaterKind::RmsProp)
+        if (auto v = f.number("rms_decay", 0.0, 1.0)) u.rms_decay = static_cast<float>(*v);
+    if (u.kind == UpdaterKind::AdaGrad || u.kind == UpdaterKind::RmsProp || u.kind == UpdaterKind::Adam)
+        if (auto v = f.number("epsilon", 0.0, 1.0)) u.epsilon = static_cast<float>(*v);
+    f.finish();
+    return u;
+}
+
+nlohmann::json updater_json(const UpdaterSpec& u) {
+    nlohmann::json j{{"type", kUpdaters[static_cast<int>(u.kind)]}, {"learning_rate", u.learning_rate}};
+    if (u.kind == UpdaterKind::Nesterovs) j["momentum"] = u.momentum;
+    if (u.kind == UpdaterKind::Adam) {
+        j["beta1"] = u.beta1;
+        j["beta2"] = u.beta2;
+    }
+    if (u.kind == UpdaterKind::RmsProp) j["rms_decay"] = u.rms_decay;
+    if (u.kind == UpdaterKind::AdaGrad || u.kind == UpdaterKind::RmsProp || u.kind == UpdaterKind::Adam)
+        j["epsilon"] = u.epsilon;
+    return j;
+}
+
+ActivationSpec parse_activation(JsonFields& f, Activation fallback) {
+    ActivationSpec a{fallback, 0.01f};
+    if (auto k = f.choice("activation", kActivations)) a.kind = static_cast<Activation>(*k);
+    if (auto alpha = f.number("alpha", 0.0, 1.0)) {
+        if (a.kind != Activation::LeakyRelu) f.fail("alpha", "only applies to activation leakyrelu");
+        a.alpha = static_cast<float>(*alpha);
+    }
+    return a;
+}
+
+LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::string& source) {
+    const std::string path = "layers[" + std::to_string(index) + "]";
+    JsonFields f(j, source, path);
+    LayerConfig l;
+    auto type = f.choice("type", kLayerTypes);
+    if (!type) f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output)");
+    l.type = static_cast<LayerType>(*type);
+    if (auto n = f.string("name")) l.name = *n;
+    JsonFields g(j, source, l.label(index));  // messages from here on name the layer type
+    g.string("type");
+    g.string("name");
+
+    switch (l.type) {
+        case LayerType::Dense:
+        case LayerType::Output: {
+            auto units = g.integer("units", 1, 1 << 24);
+            if (!units) g.fail("units", "is required (a positive integer)");
+            l.units = *units;
+            l.activation = parse_activation(g, l.type == LayerType::Output ? Activation::Softmax
+                                                                            : Activation::Relu);
+            if (l.type == LayerType::Output) {
+                if (auto loss = g.choice("loss", kLosses)) l.loss = static_cast<LossKind>(*loss);
+                const bool ce = l.loss == LossKind::MultiClassCrossEntropy ||
+                                l.loss == LossKind::NegativeLogLikelihood;
+                if (ce && l.activation.kind != Activation::Softmax)
+                    g.fail("loss", "mcxent/negativeloglikelihood needs activation softmax, got " +
+                                       std::string(to_string(l.activation.kind)));
+                if (l.loss == LossKind::BinaryCrossEntropy && l.activation.kind != Activation::Sigmoid)
+                    g.fail("loss", "xent needs activation sigmoid, got " +
+                                       std::string(to_string(l.activation.kind)));
+                if (l.loss == LossKind::MSE && l.activation.kind == Activation::Softmax)
+                    g.fail("loss", "mse with softmax is not supported; use mcxent");
+            }
+            break;
+        }
+        case LayerType::Convolution: {
+            auto filters = g.integer("filters", 1, 1 << 20);
+            if (!filters) g.fail("filters", "is required (a positive integer)");
+            l.units = *filters;
+            auto kernel = g.pair("kernel", 1);
+            if (!kernel) g.fail("kernel", "is required, e.g. [5, 5]");
+            l.kernel = *kernel;
+            if (auto s = g.pair("stride", 1)) l.stride = *s;
+            if (auto p = g.pair("padding", 0)) l.padding = *p;
+            if (auto d = g.pair("dilation", 1)) l.dilation = *d;
+            if (auto m = g.choice("mode", {"truncate", "same"})) l.mode = static_cast<ConvMode>(*m);
+            l.activation = parse_activation(g, Activation::Identity);
+            if (l.activation.kind == Activation::Softmax)
+                g.fail("activation", "softmax is not supported on convolution layers");
+            break;
+        }
+        case LayerType::Subsampling: {
+            if (auto p = g.choice("pooling", {"max", "avg"})) l.max_pool = *p == 0;
+            auto kernel = g.pair("kernel", 1);
+            l.kernel = kernel ? *kernel : std::array<int, 2>{2, 2};
+            auto stride = g.pair("stride", 1);
+            l.stride = stride ? *stride : l.kernel;
+            if (auto p = g.pair("padding", 0)) l.padding = *p;
+            if (auto m = g.choice("mode", {"truncate", "same"})) l.mode = static_cast<ConvMode>(*m);
+            break;
+        }
+        case LayerType::BatchNorm:
+            if (auto e = g.number("eps", 1e-12, 1.0)) l.bn_eps = static_cast<float>(*e);
+            if (auto d = g.number("decay", 0.0, 1.0)) l.bn_decay = static_cast<float>(*d);
+            break;
+        case LayerType::Dropout: {
+            auto r = g.number("retain", 1e-6, 1.0);
+            if (!r) g.fail("retain", "is required: the probability of keeping an activation, in (0, 1]");
+            l.retain = static_cast<float>(*r);
+            break;
+        }
+    }
+    const bool has_params = l.type == LayerType::Dense || l.type == LayerType::Output ||
+                            l.type == LayerType::Convolution || l.type == LayerType::BatchNorm;
+    if (has_params) {
+        if (auto w = g.choice("weight_init", kInits)) l.weight_init = static_cast<WeightInit>(*w);
+        if (const auto* u = g.object("updater")) l.updater = parse_updater(*u, source, g.path() + ".updater");
+        if (auto v = g.number("l1", 0.0, 1e3)) l.l1 = static_cast<float>(*v);
+        if (auto v = g.number("l2", 0.0, 1e3)) l.l2 = static_cast<float>(*v);
+    }
+    g.finish();
+    return l;
+}
+
+nlohmann::json pair_json(const std::array<int, 2>& p) { return nlohmann::json::array({p[0], p[1]}); }
+
+}  // namespace
+
+std::string Shape::str() const {
+    if (flat()) return std::to_string(c);
+    return std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w);
+}
+
+std::string LayerConfig::label(std::size_t index) const {
+    std::string s = "layers[" + std::to_string(index) + "] (" + std::string(to_string(type));
+    if (!name.empty()) s += " \"" + name + "\"";
+    return s + ")";
+}
+
+std::string_view to_string(LayerType t) { return kLayerTypes[static_cast<int>(t)]; }
+std::string_view to_string(Activation a) { return kActivations[static_cast<int>(a)]; }
+std::string_view to_string(LossKind l) { return kLosses[static_cast<int>(l)]; }
+std::string_view to_string(WeightInit w) { return kInits[static_cast<int>(w)]; }
+std::string_view to_string(UpdaterKind u) { return kUpdaters[static_cast<int>(u)]; }
+
+std::size_t ModelConfig::param_count() const {
+    std::size_t n = 0;
+    for (const auto& l : layers) n += l.param_count;
+    return n;
+}
+
+int ModelConfig::output_size() const { return layers.empty() ? 0 : layers.back().units; }
+
+bool ModelConfig::is_classifier() const {
+    if (layers.empty()) return false;
+    const auto loss = layers.back().loss;
+    return loss == LossKind::MultiClassCrossEntropy || loss == LossKind::NegativeLogLikelihood ||
+           loss == LossKind::BinaryCrossEntropy;
+}
+
+UpdaterSpec ModelConfig::effective_updater(std::size_t i) const {
+    const auto& l = layers.at(i);
+    UpdaterSpec u = l.updater.value_or(updater);
+    u.l1 = l.l1.value_or(l1);
+    u.l2 = l.l2.value_or(l2);
+    return u;
+}
+
+WeightInit ModelConfig::effective_weight_init(std::size_t i) const {
+    return layers.at(i).weight_init.value_or(weight_init);
+}
+
+ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& source) {
+    JsonFields f(j, source, "model");
+    ModelConfig m;
+    if (auto fmt = f.string("format"); fmt && *fmt != "thresher-model")
+        f.fail("format", "expected \"thresher-model\", got \"" + *fmt + "\"");
+    if (auto v = f.integer("version", 1, 1000); v && *v != 1)
+        f.fail("version", "this engine reads version 1, got " + std::to_string(*v));
+    if (auto n = f.string("name")) m.name = *n;
+    if (auto s = f.number("seed", 0, 9.007199254740992e15)) m.seed = static_cast<std::uint64_t>(*s);
+    const auto* input = f.object("input");
+    if (!input) f.fail("input", "is required: {\"channels\", \"height\", \"width\"} or {\"size\"}");
+    {
+        JsonFields in(*input, source, "input");
+        if (in.has("size")) {
+            auto size = in.integer("size", 1, 1 << 28);
+            if (!size) in.fail("size", "must be a positive integer");
+            m.input = Shape{*size, 1, 1};
+        } else {
+            auto c = in.integer("channels", 1, 1 << 16);
+            auto h = in.integer("height", 1, 1 << 16);
+            auto w = in.integer("width", 1, 1 << 16);
+            if (!c || !h || !w) in.fail("needs \"size\", or \"channels\", \"height\" and \"width\"");
+            m.input = Shape{*c, *h, *w};
+        }
+        in.finish();
+    }
+    if (auto w = f.choice("weight_init", kInits)) m.weight_init = static_cast<WeightInit>(*w);
+    if (const auto* u = f.object("updater")) m.updater = parse_updater(*u, source, "updater");
+    if (auto v = f.number("l1", 0.0, 1e3)) m.l1 = static_cast<float>(*v);
+    if (auto v = f.number("l2", 0.0, 1e3)) m.l2 = static_cast<float>(*v);
+    const auto* layers = f.array("layers");
+    if (!layers || layers->empty()) f.fail("layers", "is required: a non-empty array of layers");
+    for (std::size_t i = 0; i < layers->size(); ++i) m.layers.push_back(parse_layer((*layers)[i], i, source));
+    f.finish();
+    m.infer_shapes(source);
+    return m;
+}
+
+ModelConfig ModelConfig::parse(std::string_view text, const std::string& source) {
+    return from_json(parse_json_text(text, source), source);
+}
+
+ModelConfig ModelConfig::load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(path + ": cannot open model file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse(ss.str(), path);
+}
+
+nlohmann::json ModelConfig::to_json() const {
+    nlohmann::json j{{"format", "thresher-model"}, {"version", 1}, {"name", name}, {"seed", seed}};
+    j["input"] = input.flat() ? nlohmann::json{{"size", input.c}}
+                              : nlohmann::json{{"channels", input.c}, {"height", input.h}, {"width", input.w}};
+    j["weight_init"] = kInits[static_cast<int>(weight_init)];
+    j["updater"] = updater_json(updater);
+    if (l1 != 0.f) j["l1"] = l1;
+    if (l2 != 0.f) j["l2"] = l2;
+    auto& arr = j["layers"] = nlohmann::json::array();
+    for (const auto& l : layers) {
+        nlohmann::json o{{"type", to_string(l.type)}};
+        if (!l.name.empty()) o["name"] = l.name;
+        switch (l.type) {
+            case LayerType::Dense:
+            case LayerType::Output:
+                o["units"] = l.units;
+                o["activation"] = to_string(l.activation.kind);
+                if (l.type == LayerType::Output) o["loss"] = to_string(l.loss);
+                break;
+            case LayerType::Convolution:
+                o["filters"] = l.units;
+                o["kernel"] = pair_json(l.kernel);
+                o["stride"] = pair_json(l.stride);
+                o["padding"] = pair_json(l.padding);
+                o["dilation"] = pair_json(l.dilation);
+                o["mode"] = l.mode == ConvMode::Same ? "same" : "truncate";
+                o["activation"] = to_string(l.activation.kind);
+                break;
+            case LayerType::Subsampling:
+                o["pooling"] = l.max_pool ? "max" : "avg";
+                o["kernel"] = pair_json(l.kernel);
+                o["stride"] = pair_json(l.stride);
+                o["padding"] = pair_json(l.padding);
+                o["mode"] = l.mode == ConvMode::Same ? "same" : "truncate";
+                break;
+            case LayerType::BatchNorm:
+                o["eps"] = l.bn_eps;
+                o["decay"] = l.bn_decay;
+                break;
+            case LayerType::Dropout: o["retain"] = l.retain; break;
+        }
+        if (l.activation.kind == Activation::LeakyRelu) o["alpha"] = l.activation.alpha;
+        if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];
+        if (l.updater) o["updater"] = updater_json(*l.updater);
+        if (l.l1) o["l1"] = *l.l1;
+        if (l.l2) o["l2"] = *l.l2;
+        arr.push_back(std::move(o));
+    }
+    return j;
+}
+
+}  // namespace thresher::nn

@@ -1,0 +1,118 @@
+// ModelConfig: what a network is, independent of any backend. Parsed from Thresher's own JSON
+// (documented in engine/nn/README.md; DL4J and Keras importers will produce the same struct),
+// validated before anything runs, with every layer's input/output shape and parameter count
+// inferred. Errors are ConfigErrors naming the source, the layer and the field:
+//   lenet.json: layers[2] (convolution): "kernel": must be two positive integers, got [5,0]
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.h"
+
+namespace thresher::nn {
+
+using backend::Activation;
+using backend::ActivationSpec;
+using backend::UpdaterKind;
+using backend::UpdaterSpec;
+
+// C x H x W; flat features are {n, 1, 1}.
+struct Shape {
+    int c = 0, h = 1, w = 1;
+    std::size_t size() const { return static_cast<std::size_t>(c) * h * w; }
+    bool flat() const { return h == 1 && w == 1; }
+    bool operator==(const Shape&) const = default;
+    std::string str() const;  // "1x28x28" or "500"
+};
+
+enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output };
+enum class ConvMode { Truncate, Same };
+enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE };
+enum class WeightInit { Xavier, XavierUniform, Relu, Normal, Uniform, Zero };
+
+// Where a parameter block sits inside a layer's slice of the flat parameter buffer.
+enum class ParamRole { Weight, Bias, Gamma, Beta, RunningMean, RunningVar };
+struct ParamBlock {
+    ParamRole role;
+    std::size_t offset = 0;  // within the layer's slice
+    std::size_t size = 0;
+    bool trainable() const { return role != ParamRole::RunningMean && role != ParamRole::RunningVar; }
+};
+
+struct LayerConfig {
+    LayerType type = LayerType::Dense;
+    std::string name;  // optional, for messages and the UI
+
+    int units = 0;                      // dense/output: outputs; convolution: filters
+    std::array<int, 2> kernel{0, 0};    // convolution, subsampling
+    std::array<int, 2> stride{1, 1};
+    std::array<int, 2> padding{0, 0};   // truncate mode only
+    std::array<int, 2> dilation{1, 1};  // convolution
+    ConvMode mode = ConvMode::Truncate;
+    bool max_pool = true;               // subsampling: max or average
+    ActivationSpec activation{};
+    LossKind loss = LossKind::MultiClassCrossEntropy;
+    float retain = 0.5f;                // dropout: probability of keeping an activation
+    float bn_eps = 1e-5f;
+    float bn_decay = 0.9f;              // running = decay * running + (1 - decay) * batch
+
+    // Overrides of the model-wide defaults (DL4J allows these per layer).
+    std::optional<WeightInit> weight_init;
+    std::optional<UpdaterSpec> updater;
+    std::optional<float> l1, l2;
+
+    // Inferred by ModelConfig::infer_shapes().
+    Shape in_shape, out_shape;
+    std::array<int, 4> pads{0, 0, 0, 0};  // top, left, bottom, right (after mode is applied)
+    std::vector<ParamBlock> blocks;
+    std::size_t param_count = 0;
+    std::size_t param_offset = 0;  // of this layer's slice in the model's buffer
+
+    std::string label(std::size_t index) const;  // "layers[2] (convolution)"
+};
+
+struct ModelConfig {
+    std::string name = "model";
+    std::uint64_t seed = 12345;
+    Shape input;
+    UpdaterSpec updater{};
+    WeightInit weight_init = WeightInit::Xavier;
+    float l1 = 0.f, l2 = 0.f;
+    std::vector<LayerConfig> layers;
+
+    std::size_t param_count() const;
+    int output_size() const;
+    bool is_classifier() const;  // output layer with a cross-entropy loss
+
+    // Parses and validates Thresher JSON; `source` names the file in messages.
+    static ModelConfig parse(std::string_view text, const std::string& source);
+    static ModelConfig from_json(const nlohmann::json& j, const std::string& source);
+    // Reads a file in any supported format (Thresher JSON now; DL4J and Keras with issue 5).
+    static ModelConfig load(const std::string& path);
+    nlohmann::json to_json() const;
+
+    // Fills in_shape/out_shape/pads/blocks/param_count/param_offset; throws on a mismatch.
+    void infer_shapes(const std::string& source);
+    // A table of layers with shapes and parameter counts, for people.
+    std::string summary() const;
+
+    // The updater/regularisation that applies to a layer (its override or the model default).
+    UpdaterSpec effective_updater(std::size_t layer) const;
+    WeightInit effective_weight_init(std::size_t layer) const;
+};
+
+std::string_view to_string(LayerType);
+std::string_view to_string(Activation);
+std::string_view to_string(LossKind);
+std::string_view to_string(WeightInit);
+std::string_view to_string(UpdaterKind);
+
+}  // namespace thresher::nn

@@ -1,0 +1,147 @@
+#include "nn/model_file.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace thresher::nn {
+
+namespace {
+
+constexpr char kMagic[8] = {'T', 'H', 'R', 'M', 'O', 'D', 'L', '\0'};
+constexpr std::uint32_t kVersion = 1;
+
+template <typename T>
+void put(std::string& out, const T& v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+class Reader {
+public:
+    Reader(const std::string& path, const std::string& bytes) : path_(path), bytes_(bytes) {}
+    template <typename T>
+    T get(const char* what) {
+        T v;
+        need(sizeof(T), what);
+        std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
+        pos_ += sizeof(T);
+        return v;
+    }
+    void floats(std::vector<float>& v, std::size_t n, const char* what) {
+        if (n > (bytes_.size() - pos_) / sizeof(float)) need(n * sizeof(float), what);
+        v.resize(n);
+        if (n) std::memcpy(v.data(), bytes_.data() + pos_, n * sizeof(float));
+        pos_ += n * sizeof(float);
+    }
+    std::string text(std::size_t n, const char* what) {
+        need(n, what);
+        std::string s = bytes_.substr(pos_, n);
+        pos_ += n;
+        return s;
+    }
+    std::size_t pos() const { return pos_; }
+
+private:
+    void need(std::size_t n, const char* what) {
+        if (n > bytes_.size() - pos_)
+            throw ModelFileError(path_ + ": truncated at byte " + std::to_string(pos_) + ": " + what +
+                                 " needs " + std::to_string(n) + " bytes, " +
+                                 std::to_string(bytes_.size() - pos_) + " left");
+    }
+    const std::string& path_;
+    const std::string& bytes_;
+    std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+void save_model_file(const std::string& path, const ModelFile& m) {
+    nlohmann::json header{{"config", m.config.to_json()},
+                          {"params", m.params.size()},
+                          {"updater_state", m.updater_state.size()},
+                          {"training",
+                           {{"epoch", m.position.epochs_done},
+                            {"iteration", m.position.iterations},
+                            {"seed", m.position.seed}}}};
+    const std::string h = header.dump();
+    std::string out(kMagic, sizeof(kMagic));
+    put(out, kVersion);
+    put(out, static_cast<std::uint64_t>(h.size()));
+    out += h;
+    out.append(reinterpret_cast<const char*>(m.params.data()), m.params.size() * sizeof(float));
+    out.append(reinterpret_cast<const char*>(m.updater_state.data()), m.updater_state.size() * sizeof(float));
+    const auto crc = static_cast<std::uint32_t>(
+        crc32(0L, reinterpret_cast<const Bytef*>(out.data()), static_cast<uInt>(out.size())));
+    put(out, crc);
+
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) throw ModelFileError(path + ": cannot write (" + std::strerror(errno) + ")");
+        f.write(out.data(), static_cast<std::streamsize>(out.size()));
+        f.flush();
+        if (!f) throw ModelFileError(path + ": write failed (" + std::strerror(errno) + ")");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw ModelFileError(path + ": cannot replace (" + ec.message() + ")");
+}
+
+ModelFile load_model_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw ModelFileError(path + ": cannot open model file (" + std::strerror(errno) + ")");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string bytes = ss.str();
+    Reader r(path, bytes);
+    const std::string magic = r.text(sizeof(kMagic), "magic");
+    if (std::memcmp(magic.data(), kMagic, sizeof(kMagic)) != 0)
+        throw ModelFileError(path + ": not a Thresher model file (bad magic at byte 0)");
+    const auto version = r.get<std::uint32_t>("version");
+    if (version != kVersion)
+        throw ModelFileError(path + ": model file version " + std::to_string(version) +
+                             ", this engine reads version " + std::to_string(kVersion));
+    if (bytes.size() < sizeof(std::uint32_t) + r.pos())
+        throw ModelFileError(path + ": truncated: no checksum");
+    const std::size_t body = bytes.size() - sizeof(std::uint32_t);
+    std::uint32_t stored;
+    std::memcpy(&stored, bytes.data() + body, sizeof(stored));
+    const auto actual = static_cast<std::uint32_t>(
+        crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(body)));
+    const auto header_len = r.get<std::uint64_t>("header length");
+    if (header_len > body - r.pos())
+        throw ModelFileError(path + ": truncated: header of " + std::to_string(header_len) +
+                             " bytes does not fit in the file");
+    if (stored != actual)
+        throw ModelFileError(path + ": checksum mismatch (file corrupt or truncated)");
+    ModelFile m;
+    nlohmann::json header;
+    try {
+        header = nlohmann::json::parse(r.text(header_len, "header"));
+        m.config = ModelConfig::from_json(header.at("config"), path + " (embedded config)");
+        const auto p = header.at("params").get<std::size_t>();
+        const auto s = header.at("updater_state").get<std::size_t>();
+        if (p != m.config.param_count())
+            throw ModelFileError(path + ": header says " + std::to_string(p) +
+                                 " parameters, its config has " + std::to_string(m.config.param_count()));
+        r.floats(m.params, p, "parameters");
+        r.floats(m.updater_state, s, "updater state");
+        const auto& t = header.at("training");
+        m.position.epochs_done = t.at("epoch").get<int>();
+        m.position.iterations = t.at("iteration").get<long>();
+        m.position.seed = t.at("seed").get<std::uint64_t>();
+    } catch (const nlohmann::json::exception& e) {
+        throw ModelFileError(path + ": bad header: " + e.what());
+    }
+    if (r.pos() != body)
+        throw ModelFileError(path + ": " + std::to_string(body - r.pos()) + " unexpected bytes before the checksum");
+    return m;
+}
+
+}  // namespace thresher::nn

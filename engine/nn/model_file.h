@@ -1,0 +1,39 @@
+// One file holds a trained model: its config, parameters, updater state and where training
+// stopped, so `--resume` continues exactly and `evaluate`/`predict` need nothing else.
+//
+// Layout (little-endian):
+//   8 bytes  magic "THRMODL\0"
+//   u32      format version (1)
+//   u64      header length H;  H bytes of JSON: {"config": {...}, "params": P, "updater_state": S,
+//            "training": {"epoch": e, "iteration": i, "seed": s}}
+//   P floats parameters, S floats updater state
+//   u32      CRC-32 (zlib) of everything before it
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/model_config.h"
+
+namespace thresher::nn {
+
+struct TrainingPosition {
+    int epochs_done = 0;     // completed epochs
+    long iterations = 0;     // completed iterations (the updater's step count)
+    std::uint64_t seed = 0;  // the run seed that drives shuffling and dropout
+};
+
+struct ModelFile {
+    ModelConfig config;
+    std::vector<float> params;
+    std::vector<float> updater_state;
+    TrainingPosition position;
+};
+
+// Writes atomically (temporary file, then rename), so a crash never leaves half a model.
+void save_model_file(const std::string& path, const ModelFile&);
+// Throws ModelFileError naming the file and what is wrong (missing, truncated, bad checksum, ...).
+ModelFile load_model_file(const std::string& path);
+
+}  // namespace thresher::nn

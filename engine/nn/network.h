@@ -1,0 +1,84 @@
+// Network: a ModelConfig made runnable on a backend. Parameters, gradients and updater state each
+// live in ONE contiguous backend buffer, laid out layer after layer (LayerConfig::param_offset),
+// so gradient sharing can encode the update vector and averaging can average it in one go.
+//
+// One training iteration, as the training masters drive it:
+//   compute_gradients(batch)   forward, loss, backward   -> gradients() holds dL/dθ
+//   compute_update(iteration)  per-layer updater          -> gradients() now holds the update u
+//   apply_update()             θ -= u
+// Gradient sharing replaces the last step by its residual/threshold encoding of u.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "backend/backend.h"
+#include "nn/layer_step.h"
+#include "nn/model_config.h"
+
+namespace thresher::nn {
+
+// A run of parameters that share one updater configuration.
+struct UpdateSegment {
+    std::size_t offset = 0, size = 0;  // in the parameter buffer
+    std::size_t state_offset = 0;      // in the updater-state buffer
+    backend::UpdaterSpec spec;
+    bool trainable = true;             // false: batch-norm running statistics
+};
+
+class Network {
+public:
+    Network(ModelConfig config, backend::Backend& backend);
+
+    const ModelConfig& config() const { return config_; }
+    backend::Backend& backend() { return backend_; }
+    std::size_t param_count() const { return params_.size(); }
+    std::size_t updater_state_size() const { return state_.size(); }
+    const std::vector<UpdateSegment>& segments() const { return segments_; }
+
+    // Draws fresh parameters from the config's weight init and `seed`; clears updater state.
+    void init_params(std::uint64_t seed);
+
+    float* params() { return params_.data(); }
+    float* gradients() { return grads_.data(); }
+    float* updater_state() { return state_.data(); }
+    std::vector<float> get_params() const;
+    void set_params(const std::vector<float>&);
+    std::vector<float> get_updater_state() const;
+    void set_updater_state(const std::vector<float>&);
+    std::vector<float> get_gradients() const;
+
+    // Forward in training mode, loss, backward. `features`/`targets` are host arrays of `batch`
+    // samples; `seed` drives dropout masks. Returns the batch's mean loss.
+    double compute_gradients(const float* features, const float* targets, int batch, std::uint64_t seed);
+    // Forward and loss only, in the given mode (finite-difference checks, evaluation); the
+    // outputs also land in `out` ([batch x outputs], host) when it is given.
+    double loss(const float* features, const float* targets, int batch, std::uint64_t seed,
+                backend::Mode mode, float* out = nullptr);
+    void compute_update(long iteration);
+    void apply_update();
+
+    // Inference: outputs (probabilities for classifiers) into `out`, [batch x outputs], host.
+    void predict(const float* features, int batch, float* out);
+
+private:
+    std::vector<std::unique_ptr<LayerStep>>& plan(int batch);
+    // Runs the forward pass; returns a pointer to the output activations (backend memory).
+    const float* forward(const float* features, int batch, const StepContext& ctx);
+    double output_loss(const float* targets, int batch, bool keep_delta);
+
+    ModelConfig config_;
+    backend::Backend& backend_;
+    backend::Buffer params_, grads_, state_;
+    std::vector<UpdateSegment> segments_;
+    std::map<int, std::vector<std::unique_ptr<LayerStep>>> plans_;
+    int capacity_ = 0;                       // batch size the activation buffers hold
+    std::vector<backend::Buffer> acts_;      // output of each layer
+    backend::Buffer delta_a_, delta_b_;      // ping-pong dL/d(activation)
+    const float* input_ = nullptr;           // staged features of the current batch
+    std::vector<float> host_out_, host_delta_;
+};
+
+}  // namespace thresher::nn

@@ -1,0 +1,96 @@
+// Batch normalisation and dropout: the two layers that behave differently in training and in
+// inference, and that keep per-iteration state (batch statistics, the dropout mask).
+#include "core/rng.h"
+#include "nn/layer_step.h"
+
+namespace thresher::nn {
+
+namespace {
+
+class BatchNormStep final : public LayerStep {
+public:
+    BatchNormStep(backend::Backend& be, const LayerConfig& l, int batch)
+        : be_(be), c_(static_cast<std::size_t>(l.in_shape.c)), decay_(l.bn_decay),
+          size_(static_cast<std::size_t>(batch) * l.in_shape.size()),
+          batch_mean_(be, c_), batch_var_(be, c_) {
+        op_ = be.make_batch_norm({batch, l.in_shape.c, l.in_shape.h, l.in_shape.w, l.bn_eps});
+    }
+    // Slice layout (shape_inference.cpp): gamma, beta, running mean, running var.
+    void forward(float* p, const float* x, float* y, const StepContext& ctx) override {
+        if (ctx.mode == backend::Mode::Training) {
+            op_->forward_training(x, p, p + c_, y, batch_mean_.data(), batch_var_.data());
+            be_.blend(p + 2 * c_, batch_mean_.data(), decay_, c_);
+            be_.blend(p + 3 * c_, batch_var_.data(), decay_, c_);
+        } else {
+            op_->forward_inference(x, p, p + c_, p + 2 * c_, p + 3 * c_, y);
+        }
+    }
+    void backward(const float* p, const float* x, const float*, float* dy, float* dx,
+                  float* g) override {
+        if (!dx) {  // first layer: oneDNN still wants somewhere to write dL/dx
+            if (scratch_.size() < size_) scratch_ = backend::Buffer(be_, size_);
+            dx = scratch_.data();
+        }
+        op_->backward(x, dy, p, p + c_, batch_mean_.data(), batch_var_.data(), dx, g, g + c_);
+        be_.fill(g + 2 * c_, 0.f, 2 * c_);  // running statistics are not trained
+    }
+
+private:
+    backend::Backend& be_;
+    std::size_t c_;
+    float decay_;
+    std::size_t size_;
+    backend::Buffer batch_mean_, batch_var_, scratch_;
+    std::unique_ptr<backend::BatchNormOp> op_;
+};
+
+class DropoutStep final : public LayerStep {
+public:
+    DropoutStep(backend::Backend& be, const LayerConfig& l, std::size_t index, int batch)
+        : be_(be), retain_(l.retain), index_(index),
+          size_(static_cast<std::size_t>(batch) * l.in_shape.size()), mask_(be, size_) {}
+    void forward(float*, const float* x, float* y, const StepContext& ctx) override {
+        if (ctx.mode == backend::Mode::Training && retain_ < 1.f) {
+            be_.dropout_forward(x, y, mask_.data(), size_, retain_, derive_seed(ctx.seed, index_));
+        } else {
+            be_.copy(y, x, size_);
+            be_.fill(mask_.data(), 1.f, size_);
+        }
+    }
+    void backward(const float*, const float*, const float*, float* dy, float* dx, float*) override {
+        if (dx) be_.multiply(dy, mask_.data(), dx, size_);
+    }
+
+private:
+    backend::Backend& be_;
+    float retain_;
+    std::size_t index_;
+    std::size_t size_;
+    backend::Buffer mask_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend& be, const LayerConfig& l, int batch) {
+    return std::make_unique<BatchNormStep>(be, l, batch);
+}
+
+std::unique_ptr<LayerStep> plan_dropout(backend::Backend& be, const LayerConfig& l, std::size_t index,
+                                        int batch) {
+    return std::make_unique<DropoutStep>(be, l, index, batch);
+}
+
+std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const LayerConfig& l, std::size_t index,
+                                      int batch) {
+    switch (l.type) {
+        case LayerType::Dense:
+        case LayerType::Output: return plan_dense(be, l, batch);
+        case LayerType::Convolution: return plan_convolution(be, l, batch);
+        case LayerType::Subsampling: return plan_subsampling(be, l, batch);
+        case LayerType::BatchNorm: return plan_batch_norm(be, l, batch);
+        case LayerType::Dropout: return plan_dropout(be, l, index, batch);
+    }
+    return nullptr;
+}
+
+}  // namespace thresher::nn

@@ -1,0 +1,127 @@
+// Shape inference: walks the layers from the input, computing each layer's output shape, its
+// padding (DL4J's Truncate and Same modes) and its parameter blocks, and rejects what cannot
+// run. Worked example, LeNet on 1x28x28:
+//   conv 5x5x20 truncate   28 - 5 + 1 = 24  -> 20x24x24, 20*1*5*5 + 20 = 520 params
+//   max 2x2 stride 2       24 / 2 = 12      -> 20x12x12
+//   conv 5x5x50            12 - 5 + 1 = 8   -> 50x8x8,   50*20*25 + 50 = 25050
+//   max 2x2                                 -> 50x4x4 = 800 features when flattened
+//   dense 500              800*500 + 500 = 400500;  output 10: 500*10 + 10 = 5010
+#include <sstream>
+
+#include "core/error.h"
+#include "nn/model_config.h"
+
+namespace thresher::nn {
+
+namespace {
+
+struct Window {
+    int out, pad_before, pad_after;
+};
+
+// One spatial dimension of a convolution or pooling window.
+Window window(int in, int kernel, int stride, int dilation, int padding, ConvMode mode) {
+    const int k_eff = (kernel - 1) * dilation + 1;
+    if (mode == ConvMode::Same) {
+        // DL4J Same: out = ceil(in / stride), the padding split with the extra at the end.
+        const int out = (in + stride - 1) / stride;
+        const int total = std::max(0, (out - 1) * stride + k_eff - in);
+        return {out, total / 2, total - total / 2};
+    }
+    // Truncate: floor; rows the last window cannot reach are simply left out. Padding stays
+    // symmetric (what oneDNN's floor formula and cuDNN expect).
+    const int span = in + 2 * padding - k_eff;
+    if (span < 0) return {0, padding, padding};
+    return {span / stride + 1, padding, padding};
+}
+
+}  // namespace
+
+void ModelConfig::infer_shapes(const std::string& source) {
+    auto fail = [&](std::size_t i, const std::string& problem) {
+        throw ConfigError(source + ": " + layers[i].label(i) + ": " + problem);
+    };
+    if (input.size() == 0) throw ConfigError(source + ": input: size must be positive");
+    Shape shape = input;
+    std::size_t offset = 0;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        auto& l = layers[i];
+        l.in_shape = shape;
+        l.blocks.clear();
+        l.pads = {0, 0, 0, 0};
+        const bool last = i + 1 == layers.size();
+        if (l.type == LayerType::Output && !last)
+            fail(i, "an output layer must be the last layer (layer " + std::to_string(layers.size() - 1) + " is last)");
+        if (last && l.type != LayerType::Output)
+            fail(i, "the last layer must be an output layer, got " + std::string(to_string(l.type)));
+        switch (l.type) {
+            case LayerType::Dense:
+            case LayerType::Output: {
+                const std::size_t in = shape.size();
+                l.out_shape = Shape{l.units, 1, 1};
+                l.blocks.push_back({ParamRole::Weight, 0, in * l.units});
+                l.blocks.push_back({ParamRole::Bias, in * l.units, static_cast<std::size_t>(l.units)});
+                break;
+            }
+            case LayerType::Convolution:
+            case LayerType::Subsampling: {
+                const bool conv = l.type == LayerType::Convolution;
+                if (shape.flat())
+                    fail(i, "needs image input (channels x height x width), but its input is " +
+                                std::to_string(shape.size()) + " flat features");
+                const int dil_h = conv ? l.dilation[0] : 1, dil_w = conv ? l.dilation[1] : 1;
+                const auto wh = window(shape.h, l.kernel[0], l.stride[0], dil_h, l.padding[0], l.mode);
+                const auto ww = window(shape.w, l.kernel[1], l.stride[1], dil_w, l.padding[1], l.mode);
+                if (wh.out < 1 || ww.out < 1) {
+                    std::ostringstream msg;
+                    msg << "kernel " << l.kernel[0] << "x" << l.kernel[1];
+                    if (conv && (dil_h > 1 || dil_w > 1)) msg << " (dilation " << dil_h << "x" << dil_w << ")";
+                    msg << " does not fit its " << shape.str() << " input with padding "
+                        << l.padding[0] << "x" << l.padding[1];
+                    fail(i, msg.str());
+                }
+                l.pads = {wh.pad_before, ww.pad_before, wh.pad_after, ww.pad_after};
+                l.out_shape = Shape{conv ? l.units : shape.c, wh.out, ww.out};
+                if (conv) {
+                    const std::size_t w = static_cast<std::size_t>(l.units) * shape.c * l.kernel[0] * l.kernel[1];
+                    l.blocks.push_back({ParamRole::Weight, 0, w});
+                    l.blocks.push_back({ParamRole::Bias, w, static_cast<std::size_t>(l.units)});
+                }
+                break;
+            }
+            case LayerType::BatchNorm: {
+                // Per channel for images, per feature for flat input.
+                const auto c = static_cast<std::size_t>(shape.c);
+                l.out_shape = shape;
+                l.blocks.push_back({ParamRole::Gamma, 0, c});
+                l.blocks.push_back({ParamRole::Beta, c, c});
+                l.blocks.push_back({ParamRole::RunningMean, 2 * c, c});
+                l.blocks.push_back({ParamRole::RunningVar, 3 * c, c});
+                break;
+            }
+            case LayerType::Dropout: l.out_shape = shape; break;
+        }
+        l.param_count = 0;
+        for (const auto& b : l.blocks) l.param_count += b.size;
+        l.param_offset = offset;
+        offset += l.param_count;
+        shape = l.out_shape;
+    }
+    const auto& out = layers.back();
+    if (out.loss == LossKind::BinaryCrossEntropy && out.units < 1)
+        fail(layers.size() - 1, "xent needs at least one output");
+}
+
+std::string ModelConfig::summary() const {
+    std::ostringstream s;
+    s << "model \"" << name << "\": input " << input.str() << ", " << param_count() << " parameters\n";
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const auto& l = layers[i];
+        s << "  " << i << "  " << to_string(l.type);
+        for (std::size_t pad = to_string(l.type).size(); pad < 12; ++pad) s << ' ';
+        s << l.in_shape.str() << " -> " << l.out_shape.str() << "  (" << l.param_count << " params)\n";
+    }
+    return s.str();
+}
+
+}  // namespace thresher::nn

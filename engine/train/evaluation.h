@@ -1,0 +1,29 @@
+// Evaluates a network on a data set in inference mode, batch by batch, into DL4J-style metrics.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "data/dataset.h"
+#include "eval/classification.h"
+#include "eval/regression.h"
+#include "nn/network.h"
+
+namespace thresher::train {
+
+struct EvaluationResult {
+    std::optional<eval::ClassificationEvaluator> classification;
+    std::optional<eval::RegressionEvaluator> regression;
+    double loss = 0.0;  // mean over samples
+    nlohmann::json to_json() const;  // accuracy/precision/recall/f1/confusion or mse/mae/r2, + loss
+};
+
+// `limit` > 0 evaluates only the first `limit` samples.
+EvaluationResult evaluate(nn::Network&, const data::Dataset&, int batch = 256, std::size_t limit = 0);
+
+// Checks that a data set fits a model's input and output; throws ConfigError naming both.
+void check_compatible(const nn::ModelConfig&, const data::Dataset&);
+
+}  // namespace thresher::train

@@ -1,0 +1,35 @@
+// Single-node training: the epoch loop with prefetching, per-iteration and per-epoch events,
+// evaluation on the test set, saving, and exact resumption. Determinism is by construction:
+// the shuffle order depends only on (seed, epoch) and dropout only on (seed, iteration), so a
+// run resumed from a model file repeats the uninterrupted run's losses.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "events/event_writer.h"
+
+namespace thresher::train {
+
+struct TrainOptions {
+    std::string model_path;   // Thresher JSON (DL4J/Keras once importers exist)
+    std::string data_spec = "fashion-mnist";
+    int epochs = 1;           // total; a resumed run continues up to this many
+    int batch = 64;
+    int threads = 0;          // 0: the backend's default
+    std::optional<std::uint64_t> seed;  // run seed: shuffling, dropout (and init unless the model sets one)
+    std::string save_path;
+    std::string resume_path;
+    std::string device = "cpu";
+    std::size_t train_limit = 0;  // 0: every training sample
+    std::size_t test_limit = 0;
+    int eval_batch = 256;
+};
+
+// Runs training and writes events. Returns normally on success; throws thresher::Error (with a
+// message naming what and where) on bad input, after writing an `error` event.
+void run_training(const TrainOptions&, events::EventWriter&, std::ostream& log);
+
+}  // namespace thresher::train

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs everything Thresher builds and tests with, from Debian 12's own packages (run as root).
+# ocl-icd-opencl-dev: Debian builds oneDNN with its OpenCL GPU runtime, so oneDNN's CMake package
+# looks for OpenCL even though Thresher only uses its CPU engine.
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -q --no-install-recommends \
+  build-essential cmake ninja-build pkg-config git ca-certificates \
+  libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libssl-dev \
+  libboost-dev libboost-system-dev libssh-dev \
+  qt6-base-dev libqcustomplot-dev \
+  dataset-fashion-mnist

@@ -1,0 +1,143 @@
+// Model config parsing: the shipped models infer the shapes and parameter counts worked out in
+// shape_inference.cpp, the JSON round-trips, and every kind of bad config fails with a message
+// that names the source, the layer and the field.
+#include <QtTest>
+
+#include "core/error.h"
+#include "nn/model_config.h"
+
+using namespace thresher;
+
+namespace {
+QString source_dir() { return qEnvironmentVariable("THRESHER_SOURCE_DIR", QStringLiteral(THRESHER_SOURCE_DIR_DEFAULT)); }
+}  // namespace
+
+class TestModelConfig : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void lenet_shapes();
+    void mlp_shapes();
+    void round_trip_data();
+    void round_trip();
+    void errors_data();
+    void errors();
+    void same_mode_padding();
+    void missing_file();
+};
+
+void TestModelConfig::lenet_shapes() {
+    const auto m = nn::ModelConfig::load((source_dir() + "/resources/models/lenet.json").toStdString());
+    QCOMPARE(m.layers.size(), std::size_t(6));
+    QCOMPARE(m.layers[0].out_shape, (nn::Shape{20, 24, 24}));
+    QCOMPARE(m.layers[1].out_shape, (nn::Shape{20, 12, 12}));
+    QCOMPARE(m.layers[2].out_shape, (nn::Shape{50, 8, 8}));
+    QCOMPARE(m.layers[3].out_shape, (nn::Shape{50, 4, 4}));
+    QCOMPARE(m.layers[4].in_shape.size(), std::size_t(800));
+    // 20*1*25+20 + 50*20*25+50 + 800*500+500 + 500*10+10
+    QCOMPARE(m.layers[0].param_count, std::size_t(520));
+    QCOMPARE(m.layers[2].param_count, std::size_t(25050));
+    QCOMPARE(m.layers[4].param_count, std::size_t(400500));
+    QCOMPARE(m.param_count(), std::size_t(431080));
+    QCOMPARE(m.layers[4].param_offset, std::size_t(520 + 25050));
+    QVERIFY(m.is_classifier());
+}
+
+void TestModelConfig::mlp_shapes() {
+    const auto m = nn::ModelConfig::load((source_dir() + "/resources/models/mlp.json").toStdString());
+    // 784*1000+1000 + 1000*1000+1000 + 1000*10+10
+    QCOMPARE(m.param_count(), std::size_t(785000 + 1001000 + 10010));
+}
+
+void TestModelConfig::round_trip_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("lenet") << "lenet.json";
+    QTest::newRow("mlp") << "mlp.json";
+}
+
+void TestModelConfig::round_trip() {
+    QFETCH(QString, file);
+    const auto a = nn::ModelConfig::load((source_dir() + "/resources/models/" + file).toStdString());
+    const auto b = nn::ModelConfig::from_json(a.to_json(), "round trip");
+    QCOMPARE(QString::fromStdString(b.to_json().dump()), QString::fromStdString(a.to_json().dump()));
+    QCOMPARE(b.param_count(), a.param_count());
+}
+
+void TestModelConfig::errors_data() {
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QStringList>("expected");  // fragments the message must contain
+    const QByteArray in = R"("input":{"channels":1,"height":8,"width":8})";
+    const QByteArray out = R"({"type":"output","units":2})";
+    auto with = [&](const QByteArray& layers) { return "{" + in + R"(,"layers":[)" + layers + "]}"; };
+
+    QTest::newRow("bad JSON names line and column")
+        << QByteArray("{\n  \"input\": {\"size\": 3},\n  \"layers\": [,]\n}")
+        << QStringList{"cfg.json:3:", "invalid JSON"};
+    QTest::newRow("unknown layer type")
+        << with(R"({"type":"lstm","units":3},)" + out) << QStringList{"layers[0]", "\"type\"", "lstm", "expected one of"};
+    QTest::newRow("non-positive units")
+        << with(R"({"type":"dense","units":0},)" + out) << QStringList{"layers[0] (dense)", "\"units\"", "got 0"};
+    QTest::newRow("kernel with a zero")
+        << with(R"({"type":"convolution","filters":4,"kernel":[5,0]},)" + out)
+        << QStringList{"layers[0] (convolution)", "\"kernel\"", "positive integers", "[5,0]"};
+    QTest::newRow("kernel larger than input")
+        << with(R"({"type":"convolution","filters":4,"kernel":[9,9]},)" + out)
+        << QStringList{"layers[0] (convolution)", "kernel 9x9 does not fit", "1x8x8"};
+    QTest::newRow("shape mismatch: convolution after dense")
+        << with(R"({"type":"dense","units":10},{"type":"convolution","filters":2,"kernel":2},)" + out)
+        << QStringList{"layers[1] (convolution)", "needs image input", "10 flat features"};
+    QTest::newRow("misspelt optional field")
+        << with(R"({"type":"convolution","filters":2,"kernel":[2,2],"strides":[2,2]},)" + out)
+        << QStringList{"layers[0] (convolution)", "unknown field \"strides\"", "stride"};
+    QTest::newRow("misspelt required field")
+        << with(R"({"type":"convolution","filters":2,"kernal":[2,2]},)" + out)
+        << QStringList{"layers[0] (convolution)", "\"kernel\": is required"};
+    QTest::newRow("output not last")
+        << with(out + R"(,{"type":"dense","units":3})") << QStringList{"layers[0] (output)", "must be the last layer"};
+    QTest::newRow("no output layer")
+        << with(R"({"type":"dense","units":3})") << QStringList{"layers[0] (dense)", "last layer must be an output layer"};
+    QTest::newRow("loss and activation disagree")
+        << with(R"({"type":"output","units":2,"activation":"tanh","loss":"mcxent"})")
+        << QStringList{"layers[0] (output)", "\"loss\"", "needs activation softmax"};
+    QTest::newRow("missing input")
+        << QByteArray(R"({"layers":[{"type":"output","units":2}]})") << QStringList{"model", "\"input\"", "is required"};
+    QTest::newRow("wrong type of value")
+        << with(R"({"type":"dense","units":"ten"},)" + out) << QStringList{"layers[0] (dense)", "\"units\"", "integer"};
+    QTest::newRow("dropout retain out of range")
+        << with(R"({"type":"dropout","retain":1.5},)" + out) << QStringList{"layers[0] (dropout)", "\"retain\"", "1.5"};
+    QTest::newRow("named layer appears in messages")
+        << with(R"({"type":"dense","name":"hidden","units":-1},)" + out) << QStringList{"(dense \"hidden\")", "\"units\""};
+    QTest::newRow("unknown updater")
+        << QByteArray("{" + in + R"(,"updater":{"type":"lbfgs"},"layers":[)" + out + "]}")
+        << QStringList{"updater", "\"type\"", "lbfgs"};
+}
+
+void TestModelConfig::errors() {
+    QFETCH(QByteArray, json);
+    QFETCH(QStringList, expected);
+    try {
+        nn::ModelConfig::parse(json.toStdString(), "cfg.json");
+        QFAIL("no error");
+    } catch (const ConfigError& e) {
+        const QString msg = QString::fromStdString(e.what());
+        QVERIFY2(msg.startsWith("cfg.json"), qPrintable(msg));
+        for (const auto& fragment : expected)
+            QVERIFY2(msg.contains(fragment), qPrintable("\"" + fragment + "\" not in: " + msg));
+    }
+}
+
+void TestModelConfig::same_mode_padding() {
+    // in 7, kernel 3, stride 2, same: out = ceil(7/2) = 4; total pad = (4-1)*2 + 3 - 7 = 2 -> 1 + 1
+    // in 6: out 3, total pad = (3-1)*2 + 3 - 6 = 1 -> 0 before, 1 after
+    const auto m = nn::ModelConfig::parse(R"({"input":{"channels":1,"height":7,"width":6},
+      "layers":[{"type":"convolution","filters":1,"kernel":3,"stride":2,"mode":"same"},{"type":"output","units":2}]})",
+                                          "same");
+    QCOMPARE(m.layers[0].out_shape, (nn::Shape{1, 4, 3}));
+    QCOMPARE(m.layers[0].pads, (std::array<int, 4>{1, 0, 1, 1}));
+}
+
+void TestModelConfig::missing_file() {
+    QVERIFY_THROWS_EXCEPTION(ConfigError, nn::ModelConfig::load("/nonexistent/model.json"));
+}
+
+QTEST_APPLESS_MAIN(TestModelConfig)
+#include "test_model_config.moc"

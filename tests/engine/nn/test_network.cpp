@@ -1,0 +1,114 @@
+// Network behaviour beyond single gradients: training lowers the loss, inference is independent
+// of the batch a sample arrives in, batch normalisation's running statistics move only in
+// training, dropout is the identity in inference and reproducible from its seed.
+#include <QtTest>
+
+#include <cmath>
+
+#include "backend/registry.h"
+#include "nn/network.h"
+
+using namespace thresher;
+
+class TestNetwork : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { be_ = backend::create_backend("cpu", {2}); }
+    void training_lowers_loss();
+    void inference_independent_of_batch();
+    void batch_norm_statistics_move_only_in_training();
+    void dropout_seeded();
+    void init_reproducible_from_seed();
+
+private:
+    std::unique_ptr<backend::Backend> be_;
+};
+
+void TestNetwork::training_lowers_loss() {
+    // Two Gaussian blobs in 4-D; 60 steps of Nesterov SGD must cut the loss by 10x.
+    nn::Network net(nn::ModelConfig::parse(R"({"input":{"size":4},
+        "updater":{"type":"nesterovs","learning_rate":0.1,"momentum":0.9},
+        "layers":[{"type":"dense","units":8,"activation":"relu"},{"type":"output","units":2}]})", "blobs"), *be_);
+    std::vector<float> x(32 * 4), t(32 * 2, 0.f);
+    for (int i = 0; i < 32; ++i) {
+        const int c = i % 2;
+        for (int j = 0; j < 4; ++j) x[i * 4 + j] = (c ? 1.f : -1.f) + 0.3f * std::sin(i * 7.f + j);
+        t[i * 2 + c] = 1.f;
+    }
+    const double first = net.loss(x.data(), t.data(), 32, 0, backend::Mode::Inference);
+    for (int step = 0; step < 60; ++step) {
+        net.compute_gradients(x.data(), t.data(), 32, step);
+        net.compute_update(step);
+        net.apply_update();
+    }
+    const double last = net.loss(x.data(), t.data(), 32, 0, backend::Mode::Inference);
+    QVERIFY2(last < first / 10, qPrintable(QString("loss %1 -> %2").arg(first).arg(last)));
+}
+
+void TestNetwork::inference_independent_of_batch() {
+    nn::Network net(nn::ModelConfig::parse(R"({"input":{"channels":2,"height":5,"width":5},
+        "layers":[{"type":"convolution","filters":3,"kernel":2,"activation":"relu"},
+                  {"type":"subsampling","kernel":2},{"type":"output","units":4}]})", "b"), *be_);
+    std::vector<float> x(5 * 50);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::cos(static_cast<float>(i));
+    std::vector<float> all(5 * 4), one(4);
+    net.predict(x.data(), 5, all.data());
+    for (int i = 0; i < 5; ++i) {
+        net.predict(x.data() + i * 50, 1, one.data());
+        for (int k = 0; k < 4; ++k) QVERIFY(std::abs(one[k] - all[i * 4 + k]) < 1e-6f);
+        float sum = 0;
+        for (int k = 0; k < 4; ++k) sum += one[k];
+        QVERIFY(std::abs(sum - 1.f) < 1e-5f);  // softmax output
+    }
+}
+
+void TestNetwork::batch_norm_statistics_move_only_in_training() {
+    nn::Network net(nn::ModelConfig::parse(R"({"input":{"size":3},
+        "layers":[{"type":"batch_norm","decay":0.5},{"type":"output","units":2}]})", "bn"), *be_);
+    const std::vector<float> x{1, 2, 3, 3, 2, 1}, t{1, 0, 0, 1};
+    const auto p0 = net.get_params();
+    net.predict(x.data(), 2, std::vector<float>(4).data());
+    QCOMPARE(net.get_params(), p0);
+    net.compute_gradients(x.data(), t.data(), 2, 0);
+    const auto p1 = net.get_params();
+    // running mean = 0.5*0 + 0.5*batch mean; the batch means are (2, 2, 2)
+    for (int c = 0; c < 3; ++c) QVERIFY(std::abs(p1[6 + c] - 1.f) < 1e-6f);
+    // running var = 0.5*1 + 0.5*batch variance: features 0 and 2 see {1,3} (variance 1),
+    // feature 1 sees {2,2} (variance 0)
+    const float var[3] = {1.f, 0.5f, 1.f};
+    for (int c = 0; c < 3; ++c) QVERIFY(std::abs(p1[9 + c] - var[c]) < 1e-6f);
+    // their gradient entries are zero: they are not trained
+    const auto g = net.get_gradients();
+    for (int i = 6; i < 12; ++i) QCOMPARE(g[i], 0.f);
+}
+
+void TestNetwork::dropout_seeded() {
+    nn::Network net(nn::ModelConfig::parse(R"({"input":{"size":200},
+        "layers":[{"type":"dropout","retain":0.5},{"type":"output","units":2,"activation":"identity","loss":"mse"}]})", "d"), *be_);
+    std::vector<float> x(200, 1.f), t(2, 0.f);
+    const double a = net.loss(x.data(), t.data(), 1, 11, backend::Mode::Training);
+    const double b = net.loss(x.data(), t.data(), 1, 11, backend::Mode::Training);
+    const double c = net.loss(x.data(), t.data(), 1, 12, backend::Mode::Training);
+    const double i1 = net.loss(x.data(), t.data(), 1, 11, backend::Mode::Inference);
+    const double i2 = net.loss(x.data(), t.data(), 1, 12, backend::Mode::Inference);
+    QCOMPARE(a, b);
+    QVERIFY(a != c);
+    QCOMPARE(i1, i2);
+}
+
+void TestNetwork::init_reproducible_from_seed() {
+    const auto cfg = nn::ModelConfig::parse(R"({"input":{"size":10},"layers":[{"type":"output","units":3}]})", "s");
+    nn::Network a(cfg, *be_), b(cfg, *be_);
+    QCOMPARE(a.get_params(), b.get_params());
+    b.init_params(cfg.seed + 1);
+    QVERIFY(a.get_params() != b.get_params());
+    // Xavier: std sqrt(2 / (10 + 3)) = 0.392; 30 weights should not all be tiny or huge
+    const auto p = a.get_params();
+    double ss = 0;
+    for (int i = 0; i < 30; ++i) ss += p[i] * p[i];
+    const double sd = std::sqrt(ss / 30);
+    QVERIFY2(sd > 0.2 && sd < 0.6, qPrintable(QString::number(sd)));
+}
+
+QTEST_APPLESS_MAIN(TestNetwork)
+#include "test_network.moc"
