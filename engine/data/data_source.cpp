@@ -90,7 +90,8 @@ DataSplit load_idx_folder(const std::string& folder) {
         if (test_labels.dims.size() == 1)
             classes_from = std::max(classes_from, max_label(test_labels));
     }
-    const int num_classes = std::max(classes_from + 1, 10);
+    // The classes the labels name, over train and test together (binary at least).
+    const int num_classes = std::max(classes_from + 1, 2);
     split.train = make_idx_dataset(train_images, files.train_images, train_labels,
                                    files.train_labels, num_classes);
     if (split.has_test) {

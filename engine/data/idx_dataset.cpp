@@ -70,7 +70,7 @@ Dataset make_idx_dataset(const IdxArray& images, const std::string& images_name,
                             std::to_string(num_classes) + " classes");
         }
     } else {
-        num_classes = std::max(max_label + 1, 10);
+        num_classes = std::max(max_label + 1, 2);  // the classes the labels name (binary at least)
     }
 
     Dataset ds;

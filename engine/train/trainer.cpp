@@ -94,6 +94,9 @@ void run_training(const TrainOptions& o, events::EventWriter& ev, std::ostream& 
         for (;;) {
             const auto t0 = Clock::now();
             if (!batches.next(batch)) break;
+            // With several ranks every rank takes the same number of steps; a rank whose shard
+            // ran out gets an empty batch at the last step (data/batch_iterator.h).
+            if (batch.count == 0) continue;
             const double etl_ms = ms_since(t0);
             const auto t1 = Clock::now();
             const int count = static_cast<int>(batch.count);

@@ -1,0 +1,230 @@
+// thresher-engine as a process: bad input of every kind gives one clear message naming the file
+// and place, a non-zero exit and nothing but contract events on stdout; a small run trains,
+// saves, evaluates, predicts and compares; a resumed run repeats the uninterrupted one exactly.
+#include <QtTest>
+
+#include <QDataStream>
+#include <QFile>
+#include <QJsonArray>
+#include <QTemporaryDir>
+
+#include "engine_process.h"
+
+namespace {
+
+// An IDX file: magic 0 0 0x08 ndims, big-endian dims, bytes.
+QByteArray idx(const QList<quint32>& dims, const QByteArray& data) {
+    QByteArray out;
+    QDataStream s(&out, QIODevice::WriteOnly);
+    s.setByteOrder(QDataStream::BigEndian);
+    s << quint8(0) << quint8(0) << quint8(0x08) << quint8(dims.size());
+    for (auto d : dims) s << d;
+    out.append(data);
+    return out;
+}
+
+void write(const QString& path, const QByteArray& bytes) {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+}
+
+const char* kTinyModel = R"({"name":"tiny","input":{"channels":1,"height":4,"width":4},
+  "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9},
+  "layers":[{"type":"convolution","filters":2,"kernel":2,"activation":"relu"},
+            {"type":"dropout","retain":0.8},{"type":"dense","units":8,"activation":"tanh"},
+            {"type":"output","units":3}]})";
+
+}  // namespace
+
+class TestEngineCli : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void devices();
+    void bad_input_data();
+    void bad_input();
+    void train_save_evaluate_predict_compare();
+    void resume_matches_uninterrupted_run();
+
+private:
+    QString path(const QString& name) const { return dir_.filePath(name); }
+    // A folder of IDX files: 4x4 images of three classes (bright row 0, 1 or 2), 90 train, 30 test.
+    void write_idx_folder(const QString& folder);
+    QTemporaryDir dir_;
+};
+
+void TestEngineCli::initTestCase() {
+    QVERIFY(dir_.isValid());
+    QVERIFY2(QFile::exists(engine_binary()), qPrintable(engine_binary()));
+    write(path("tiny.json"), kTinyModel);
+    QDir().mkpath(path("idx"));
+    write_idx_folder(path("idx"));
+}
+
+void TestEngineCli::write_idx_folder(const QString& folder) {
+    for (const auto& [prefix, n] : {std::pair{QString("train"), 90}, std::pair{QString("t10k"), 30}}) {
+        QByteArray images, labels;
+        for (int i = 0; i < n; ++i) {
+            const int c = i % 3;
+            for (int p = 0; p < 16; ++p) images.append(char(p / 4 == c ? 200 + (i * 7 + p) % 50 : (i * 13 + p) % 40));
+            labels.append(char(c));
+        }
+        write(folder + "/" + prefix + "-images-idx3-ubyte", idx({quint32(n), 4, 4}, images));
+        write(folder + "/" + prefix + "-labels-idx1-ubyte", idx({quint32(n)}, labels));
+    }
+}
+
+void TestEngineCli::devices() {
+    const auto r = run_engine({"devices"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    QVERIFY(!r.events.isEmpty());
+    QCOMPARE(r.events.first().value("device").toString(), QString("cpu"));
+}
+
+void TestEngineCli::bad_input_data() {
+    QTest::addColumn<QString>("setup");  // which broken input to create
+    QTest::addColumn<QStringList>("expected");
+    QTest::newRow("config: kernel too large") << "bad-kernel" << QStringList{"bad-kernel.json", "layers[0] (convolution)", "does not fit"};
+    QTest::newRow("config: invalid JSON") << "bad-json" << QStringList{"bad-json.json:2:", "invalid JSON"};
+    QTest::newRow("data: missing folder") << "missing-data" << QStringList{"no-such-folder"};
+    QTest::newRow("data: truncated IDX") << "truncated" << QStringList{"train-images-idx3-ubyte", "truncated"};
+    QTest::newRow("data: wrong magic") << "magic" << QStringList{"train-images-idx3-ubyte", "magic"};
+    QTest::newRow("data: label count != image count") << "count" << QStringList{"train-labels-idx1-ubyte", "train-images-idx3-ubyte"};
+    QTest::newRow("data: CSV non-numeric cell") << "csv" << QStringList{"bad.csv", "line 3", "abc"};
+    QTest::newRow("model and data disagree") << "mismatch" << QStringList{"features", "tiny", "1x4x4"};
+    QTest::newRow("resume: corrupt model file") << "corrupt" << QStringList{"corrupt.thr", "not a Thresher model file"};
+}
+
+void TestEngineCli::bad_input() {
+    QFETCH(QString, setup);
+    QFETCH(QStringList, expected);
+    QStringList args{"train", "--model", path("tiny.json"), "--data", path("idx"), "--epochs", "1"};
+    const QString folder = path("broken-" + setup);
+    QDir().mkpath(folder);
+    auto use_folder = [&] { args[4] = folder; write_idx_folder(folder); };
+    if (setup == "bad-kernel") {
+        write(path("bad-kernel.json"), R"({"input":{"channels":1,"height":4,"width":4},"layers":[
+            {"type":"convolution","filters":2,"kernel":5},{"type":"output","units":3}]})");
+        args[2] = path("bad-kernel.json");
+    } else if (setup == "bad-json") {
+        write(path("bad-json.json"), "{\n  \"input\": {\"size\": 16},, \n}");
+        args[2] = path("bad-json.json");
+    } else if (setup == "missing-data") {
+        args[4] = path("no-such-folder");
+    } else if (setup == "truncated") {
+        use_folder();
+        QFile f(folder + "/train-images-idx3-ubyte");
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        f.resize(f.size() - 100);
+    } else if (setup == "magic") {
+        use_folder();
+        write(folder + "/train-images-idx3-ubyte", QByteArray("\x1f\x00\x08\x03junkjunkjunkjunk", 20));
+    } else if (setup == "count") {
+        use_folder();
+        write(folder + "/train-labels-idx1-ubyte", idx({80}, QByteArray(80, 1)));
+    } else if (setup == "csv") {
+        write(path("bad.csv"), "1,2,3,0\n4,5,6,1\n7,abc,9,2\n");
+        args[4] = path("bad.csv");
+    } else if (setup == "mismatch") {
+        write(path("good.csv"), "1,2,3,0\n4,5,6,1\n7,8,9,2\n");
+        args[4] = path("good.csv");
+    } else if (setup == "corrupt") {
+        write(path("corrupt.thr"), "garbage that is not a model");
+        args = QStringList{"train", "--resume", path("corrupt.thr"), "--data", path("idx")};
+    }
+    const auto r = run_engine(args);
+    QVERIFY2(r.finished, "engine hung on bad input");
+    QVERIFY2(r.exit_code != 0, qPrintable(r.summary()));
+    QVERIFY2(r.exit_code > 0 && r.exit_code < 128, qPrintable("crashed: " + r.summary()));
+    for (const auto& fragment : expected)
+        QVERIFY2(r.stderr_text.contains(fragment), qPrintable("\"" + fragment + "\" not in: " + r.stderr_text));
+    QVERIFY2(r.stderr_text.count("error:") == 1, qPrintable(r.stderr_text));
+    QVERIFY2(r.contract_errors.isEmpty(), qPrintable(r.contract_errors.join('\n')));
+    const auto finished = r.of("run_finished");
+    QCOMPARE(finished.size(), 1);
+    QCOMPARE(finished.first().value("status").toString(), QString("failed"));
+    QCOMPARE(r.of("error").size(), 1);
+}
+
+void TestEngineCli::train_save_evaluate_predict_compare() {
+    const QString model = path("trained.thr");
+    const auto r = run_engine({"train", "--model", path("tiny.json"), "--data", path("idx"), "--epochs", "12",
+                               "--batch", "10", "--seed", "4", "--save", model, "--threads", "1"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    QVERIFY2(r.contract_errors.isEmpty(), qPrintable(r.contract_errors.join('\n')));
+    // The event contract's required fields.
+    const auto started = r.of("run_started");
+    QCOMPARE(started.size(), 1);
+    for (const char* f : {"run", "nodes", "workers", "params", "strategy", "backend"})
+        QVERIFY2(started.first().contains(f), f);
+    const auto iters = r.of("iteration");
+    QCOMPARE(iters.size(), 12 * 9);
+    for (const char* f : {"worker", "epoch", "iter", "loss", "iter_ms", "etl_ms", "samples", "samples_per_s", "bytes_tx", "bytes_rx"})
+        QVERIFY2(iters.last().contains(f), f);
+    QCOMPARE(iters.last().value("samples").toInt(), 12 * 90);
+    const auto epochs = r.of("epoch_end");
+    QCOMPARE(epochs.size(), 12);
+    for (const char* f : {"epoch", "loss", "accuracy", "f1"}) QVERIFY2(epochs.last().contains(f), f);
+    QVERIFY2(epochs.last().value("accuracy").toDouble() > 0.9, qPrintable(r.summary()));
+    QCOMPARE(r.of("run_finished").first().value("status").toString(), QString("ok"));
+    QVERIFY(r.stderr_text.contains("actual"));  // the confusion table goes to stderr
+
+    const auto ev = run_engine({"evaluate", "--model-file", model, "--data", path("idx")});
+    QVERIFY2(ev.exit_code == 0, qPrintable(ev.summary()));
+    QCOMPARE(ev.events.size(), 1);
+    QCOMPARE(ev.events.first().value("accuracy").toDouble(), epochs.last().value("accuracy").toDouble());
+    QCOMPARE(ev.events.first().value("count").toInt(), 30);
+
+    const auto pr = run_engine({"predict", "--model-file", model, "--data", path("idx"), "--limit", "5"});
+    QVERIFY2(pr.exit_code == 0, qPrintable(pr.summary()));
+    QCOMPARE(pr.events.size(), 5);
+    for (int i = 0; i < 5; ++i) {
+        const auto o = pr.events[i];
+        QCOMPARE(o.value("index").toInt(), i);
+        const auto probs = o.value("probabilities").toArray();
+        QCOMPARE(probs.size(), 3);
+        double sum = 0, best = -1;
+        int arg = -1;
+        for (int k = 0; k < 3; ++k) {
+            sum += probs[k].toDouble();
+            if (probs[k].toDouble() > best) best = probs[k].toDouble(), arg = k;
+        }
+        QVERIFY(std::abs(sum - 1.0) < 1e-4);
+        QCOMPARE(o.value("class").toInt(), arg);
+    }
+
+    const auto same = run_engine({"compare", model, model, "--tolerance", "0"});
+    QVERIFY2(same.exit_code == 0, qPrintable(same.summary()));
+    QCOMPARE(same.events.first().value("max_abs_diff").toDouble(), 0.0);
+    const QString other = path("other.thr");
+    QVERIFY(run_engine({"train", "--model", path("tiny.json"), "--data", path("idx"), "--epochs", "1", "--seed", "5",
+                        "--save", other}).exit_code == 0);
+    const auto differ = run_engine({"compare", model, other, "--tolerance", "1e-5"});
+    QCOMPARE(differ.exit_code, 1);
+    QVERIFY(differ.events.first().value("max_abs_diff").toDouble() > 1e-5);
+}
+
+void TestEngineCli::resume_matches_uninterrupted_run() {
+    const QStringList common{"--model", path("tiny.json"), "--data", path("idx"), "--batch", "16", "--seed", "9", "--threads", "1"};
+    const auto full = run_engine(QStringList{"train", "--epochs", "3", "--save", path("full.thr")} + common);
+    QVERIFY2(full.exit_code == 0, qPrintable(full.summary()));
+    const auto first = run_engine(QStringList{"train", "--epochs", "1", "--save", path("half.thr")} + common);
+    QVERIFY2(first.exit_code == 0, qPrintable(first.summary()));
+    const auto rest = run_engine({"train", "--resume", path("half.thr"), "--data", path("idx"), "--epochs", "3",
+                                  "--batch", "16", "--threads", "1", "--save", path("resumed.thr")});
+    QVERIFY2(rest.exit_code == 0, qPrintable(rest.summary()));
+
+    QList<QJsonObject> stitched = first.of("iteration") + rest.of("iteration");
+    const auto expected = full.of("iteration");
+    QCOMPARE(stitched.size(), expected.size());
+    for (int i = 0; i < expected.size(); ++i) {
+        QCOMPARE(stitched[i].value("iter").toInt(), expected[i].value("iter").toInt());
+        QCOMPARE(stitched[i].value("loss").toDouble(), expected[i].value("loss").toDouble());
+    }
+    const auto cmp = run_engine({"compare", path("full.thr"), path("resumed.thr"), "--tolerance", "0"});
+    QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+}
+
+QTEST_GUILESS_MAIN(TestEngineCli)
+#include "test_engine_cli.moc"
