@@ -6,9 +6,9 @@ Models (as in DL4J's LeNet example: no activation after the convolutions):
   lenet: Conv2d(1,20,5) -> MaxPool(2,2) -> Conv2d(20,50,5) -> MaxPool(2,2) -> Linear(800,500)
          -> ReLU -> Linear(500,10)
   mlp:   Linear(784,1000) -> ReLU -> Linear(1000,1000) -> ReLU -> Linear(1000,10)
-Softmax + cross-entropy, Xavier (normal, DL4J's XAVIER) weights and zero biases, SGD lr 0.01
-with Nesterov momentum 0.9 (DL4J's Nesterovs updater, which resources/models/*.json use; the
-same arithmetic cost as plain momentum), L2 5e-4 on LeNet's weights only (as lenet.json),
+Softmax + cross-entropy, Xavier (normal, DL4J's XAVIER) weights and zero biases, SGD with
+Nesterov momentum (DL4J's Nesterovs updater; the same arithmetic cost as plain momentum) with
+the learning rate, momentum and L2 (weights only) read from resources/models/<model>.json,
 training set shuffled every epoch.
 
 Output, JSON lines on stdout:
@@ -22,6 +22,7 @@ Output, JSON lines on stdout:
 import argparse
 import gzip
 import json
+import os
 import resource
 import time
 
@@ -103,7 +104,9 @@ def main():
     parser.add_argument("--limit", type=int, default=None,
                         help="train on the first N training samples only (quick runs)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--model-json", default=None,
+                        help="the engine's model file to take learning rate, momentum and L2 from "
+                             "(default resources/models/<model>.json)")
     parser.add_argument("--data-dir", default=DATA_DIR)
     args = parser.parse_args()
 
@@ -115,13 +118,22 @@ def main():
     x_train, y_train = load_split(args.data_dir, "train", args.limit)
     x_test, y_test = load_split(args.data_dir, "t10k")
     model = build_model(args.model)
+    # Hyper-parameters come from the engine's own model file, so the two sides cannot drift.
+    spec_path = args.model_json or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "resources", "models", args.model + ".json")
+    with open(spec_path) as f:
+        spec = json.load(f)
+    updater = spec["updater"]
+    if updater["type"] != "nesterovs":
+        raise SystemExit(f"torch_peer: {spec_path}: expected a nesterovs updater, got {updater['type']}")
     # L2 on weights only, like the engine (biases are not regularised).
-    l2 = 5e-4 if args.model == "lenet" else 0.0
+    l2 = float(spec.get("l2", 0.0))
     weights = [p for n, p in model.named_parameters() if n.endswith("weight")]
     biases = [p for n, p in model.named_parameters() if not n.endswith("weight")]
     optimizer = torch.optim.SGD([{"params": weights, "weight_decay": l2},
                                  {"params": biases, "weight_decay": 0.0}],
-                                lr=args.lr, momentum=0.9, nesterov=True)
+                                lr=float(updater["learning_rate"]),
+                                momentum=float(updater.get("momentum", 0.9)), nesterov=True)
     loss_fn = nn.CrossEntropyLoss()
     shuffle = torch.Generator().manual_seed(args.seed)
 

@@ -6,6 +6,7 @@
 //   conv 5x5x50            12 - 5 + 1 = 8   -> 50x8x8,   50*20*25 + 50 = 25050
 //   max 2x2                                 -> 50x4x4 = 800 features when flattened
 //   dense 500              800*500 + 500 = 400500;  output 10: 500*10 + 10 = 5010
+#include <algorithm>
 #include <sstream>
 
 #include "core/error.h"
@@ -21,18 +22,20 @@ struct Window {
 
 // One spatial dimension of a convolution or pooling window.
 Window window(int in, int kernel, int stride, int dilation, int padding, ConvMode mode) {
-    const int k_eff = (kernel - 1) * dilation + 1;
+    // 64-bit: kernel, stride and dilation each come from the user up to 2^20.
+    const long long k_eff = static_cast<long long>(kernel - 1) * dilation + 1;
     if (mode == ConvMode::Same) {
         // DL4J Same: out = ceil(in / stride), the padding split with the extra at the end.
-        const int out = (in + stride - 1) / stride;
-        const int total = std::max(0, (out - 1) * stride + k_eff - in);
-        return {out, total / 2, total - total / 2};
+        const long long out = (static_cast<long long>(in) + stride - 1) / stride;
+        const long long total = std::max(0LL, (out - 1) * stride + k_eff - in);
+        if (total > (1 << 24)) return {0, 0, 0};
+        return {static_cast<int>(out), static_cast<int>(total / 2), static_cast<int>(total - total / 2)};
     }
     // Truncate: floor; rows the last window cannot reach are simply left out. Padding stays
     // symmetric (what oneDNN's floor formula and cuDNN expect).
-    const int span = in + 2 * padding - k_eff;
+    const long long span = static_cast<long long>(in) + 2LL * padding - k_eff;
     if (span < 0) return {0, padding, padding};
-    return {span / stride + 1, padding, padding};
+    return {static_cast<int>(span / stride + 1), padding, padding};
 }
 
 }  // namespace
@@ -103,6 +106,13 @@ void ModelConfig::infer_shapes(const std::string& source) {
         }
         l.param_count = 0;
         for (const auto& b : l.blocks) l.param_count += b.size;
+        // Sizes are products of user numbers: refuse what no machine could hold before it
+        // overflows anything downstream (2^33 floats = 32 GiB).
+        constexpr double kMaxValues = 8589934592.0;
+        if (static_cast<double>(l.out_shape.c) * l.out_shape.h * l.out_shape.w > kMaxValues ||
+            static_cast<double>(l.units) * l.in_shape.c * l.kernel[0] * l.kernel[1] > kMaxValues ||
+            static_cast<double>(l.units) * static_cast<double>(l.in_shape.size()) > kMaxValues)
+            fail(i, "too large: more than 2^33 values in one layer");
         l.param_offset = offset;
         offset += l.param_count;
         shape = l.out_shape;
