@@ -136,6 +136,9 @@ public:
     virtual void download(float* host, const float* src, std::size_t count) = 0;
     virtual void copy(float* dst, const float* src, std::size_t count) = 0;
     virtual void fill(float* dst, float value, std::size_t count) = 0;
+    // True when allocate() returns ordinary host memory that host code may read and write
+    // directly (the CPU backend); false for device memory (CUDA).
+    virtual bool host_memory() const = 0;
     // A device view of host data that lives until the next call (CPU: the host pointer itself).
     virtual const float* stage_input(const float* host, std::size_t count) = 0;
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "cli/commands.h"
+#include "cli/masters.h"
 #include "core/error.h"
 #include "events/event_writer.h"
 #include "train/trainer.h"
@@ -32,6 +33,21 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--resume", t.resume_path, "Continue a run from a saved model file")->check(CLI::ExistingFile);
     train_cmd->add_option("--limit", t.train_limit, "Use only the first N training samples");
     train_cmd->add_option("--test-limit", t.test_limit, "Evaluate on only the first N test samples");
+    cli::StrategyOptions strategy;
+    train_cmd->add_option("--workers-per-node", t.cluster.workers_per_node, "Workers on this node (threads share --threads)")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    train_cmd->add_option("--strategy", strategy.strategy, "single, gradient-sharing or parameter-averaging (auto: by worker count)")
+        ->capture_default_str();
+    train_cmd->add_option("--threshold", strategy.threshold, "Gradient sharing: initial threshold τ")->check(CLI::PositiveNumber);
+    train_cmd->add_option("--threshold-algorithm", strategy.threshold_algorithm,
+                          "fixed[:τ], adaptive[:τ:min:max:decay] or target[:density:τ:decay]")->capture_default_str();
+    train_cmd->add_option("--residual", strategy.residual, "Residual post-processing: clip[:every:multiple] or none")
+        ->capture_default_str();
+    train_cmd->add_flag("--residual-stats", strategy.residual_stats, "Residual statistics in iteration events (debug)");
+    train_cmd->add_option("--averaging-frequency", strategy.averaging_frequency, "Parameter averaging: iterations between averages")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    train_cmd->add_option("--save-updater", strategy.save_updater, "Parameter averaging: average updater state too")
+        ->capture_default_str();
     for (auto* sub : {train_cmd}) {
         sub->add_option("--threads", threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
         sub->add_option("--device", device, "Backend device");
@@ -67,7 +83,7 @@ int main(int argc, char** argv) {
             t.threads = threads;
             t.device = device;
             try {
-                train::run_training(t, events, std::cerr);
+                train::run_training(t, events, std::cerr, cli::make_master_factory(strategy, t.cluster));
             } catch (const std::exception& e) {
                 events.error(e.what());
                 events.write("run_finished", {{"status", "failed"}, {"iters", 0}, {"wall_s", events.seconds()}});

@@ -1,7 +1,12 @@
 #include "train/trainer.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "backend/registry.h"
 #include "core/error.h"
@@ -21,131 +26,199 @@ double ms_since(Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-struct Loaded {
+// Everything the worker threads of one run share (read-only after setup, except as noted).
+struct Run {
+    Run(const TrainOptions& options, events::EventWriter& events, std::ostream& log_stream)
+        : o(options), ev(events), log(log_stream) {}
+    const TrainOptions& o;
+    events::EventWriter& ev;
+    std::ostream& log;
     nn::ModelConfig config;
     std::optional<nn::ModelFile> resume;
+    data::DataSplit data;
+    TrainingMaster* master = nullptr;
+    nn::TrainingPosition start;  // where training starts (a resumed run's saved position)
+    int threads_per_worker = 0;
+    std::atomic<bool> failed{false};
+    std::mutex error_mutex;
+    std::exception_ptr error;  // the first worker failure
+    Clock::time_point began = Clock::now();
 };
 
-Loaded load_model(const TrainOptions& o) {
-    Loaded l;
-    if (!o.resume_path.empty()) {
-        l.resume = nn::load_model_file(o.resume_path);
-        l.config = l.resume->config;
-    } else {
-        if (o.model_path.empty()) throw ConfigError("train: --model or --resume is required");
-        l.config = nn::ModelConfig::load(o.model_path);
-    }
-    return l;
+void record_failure(Run& run) {
+    std::lock_guard lock(run.error_mutex);
+    if (!run.error) run.error = std::current_exception();
+    run.failed = true;
 }
 
-}  // namespace
+void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_loss, long epoch_samples,
+                         const nn::TrainingPosition& pos) {
+    const data::Dataset& eval_set = run.data.has_test ? run.data.test : run.data.train;
+    const auto result = evaluate(net, eval_set, run.o.eval_batch, run.o.test_limit);
+    nlohmann::json fields = result.to_json();
+    fields["epoch"] = epoch;
+    fields["loss"] = epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0;
+    fields["eval_loss"] = result.loss;
+    fields["eval_set"] = run.data.has_test ? "test" : "train";
+    run.ev.write("epoch_end", fields);
+    if (result.classification)
+        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << " (" << fields["eval_set"].get<std::string>()
+                << " set)\n" << result.classification->confusion_table() << "\n";
+    else
+        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << result.regression->summary() << "\n";
+    if (!run.o.save_path.empty())
+        nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos});
+}
 
-void run_training(const TrainOptions& o, events::EventWriter& ev, std::ostream& log) {
-    if (o.epochs < 1) throw ConfigError("--epochs must be at least 1, got " + std::to_string(o.epochs));
-    if (o.batch < 1) throw ConfigError("--batch must be at least 1, got " + std::to_string(o.batch));
-    Loaded model = load_model(o);
-    auto backend = backend::create_backend(o.device, {o.threads});
-    const data::DataSplit data = data::load_data(o.data_spec);
-    check_compatible(model.config, data.train);
-    if (data.has_test) check_compatible(model.config, data.test);
-
-    nn::Network net(model.config, *backend);
-    nn::TrainingPosition pos;
-    pos.seed = o.seed.value_or(model.config.seed);
-    if (model.resume) {
-        net.set_params(model.resume->params);
-        net.set_updater_state(model.resume->updater_state);
-        pos = model.resume->position;
-        if (o.seed && *o.seed != pos.seed)
-            ev.warning("--seed " + std::to_string(*o.seed) + " ignored: resuming run seed " + std::to_string(pos.seed));
-    } else if (o.seed) {
-        net.init_params(*o.seed);
+// One worker: its own backend (OpenMP thread count is per calling thread) and replica.
+void worker_main(Run& run, int local) {
+    auto backend = backend::create_backend(run.o.device, {run.threads_per_worker});
+    nn::Network net(run.config, *backend);
+    if (run.resume) {
+        net.set_params(run.resume->params);
+        net.set_updater_state(run.resume->updater_state);
+    } else if (run.o.seed) {
+        net.init_params(*run.o.seed);  // every replica starts from the same parameters
     }
-    log << net.config().summary() << "backend: " << backend->info().name << " (" << backend->info().detail << ")\n"
-        << "data: " << data.train.name << " (" << data.train.count << " training samples"
-        << (data.has_test ? ", " + std::to_string(data.test.count) + " test samples" : std::string()) << ")\n";
-
-    ev.write("run_started", {{"run", net.config().name},
-                             {"nodes", 1},
-                             {"workers", 1},
-                             {"params", net.param_count()},
-                             {"strategy", "single"},
-                             {"backend", backend->info().name},
-                             {"backend_detail", backend->info().detail},
-                             {"model", net.config().name},
-                             {"epochs", o.epochs},
-                             {"start_epoch", pos.epochs_done},
-                             {"batch", o.batch},
-                             {"train_samples", o.train_limit ? std::min(o.train_limit, data.train.count) : data.train.count}});
-
-    const auto run_start = Clock::now();
+    TrainingMaster& master = *run.master;
+    master.attach(local, net);
+    const ClusterShape& cluster = run.o.cluster;
+    const int worker = cluster.global_worker(local);
+    nn::TrainingPosition pos = run.start;
     long samples_total = 0;
-    const data::Dataset& eval_set = data.has_test ? data.test : data.train;
-    for (int epoch = pos.epochs_done; epoch < o.epochs; ++epoch) {
+    for (int epoch = pos.epochs_done; epoch < run.o.epochs && !run.failed; ++epoch) {
         data::BatchPlan plan;
-        plan.batch_size = static_cast<std::size_t>(o.batch);
+        plan.batch_size = static_cast<std::size_t>(run.o.batch);
         plan.seed = pos.seed;
         plan.epoch = epoch;
-        plan.limit = o.train_limit;
-        data::PrefetchIterator batches(data.train, plan);
+        plan.limit = run.o.train_limit;
+        plan.rank = worker;
+        plan.world = cluster.total_workers();
+        data::PrefetchIterator batches(run.data.train, plan);
         data::Batch batch;
         double epoch_loss = 0.0;
         long epoch_samples = 0;
         for (;;) {
+            if (run.failed) return;
             const auto t0 = Clock::now();
             if (!batches.next(batch)) break;
-            // With several ranks every rank takes the same number of steps; a rank whose shard
-            // ran out gets an empty batch at the last step (data/batch_iterator.h).
-            if (batch.count == 0) continue;
             const double etl_ms = ms_since(t0);
             const auto t1 = Clock::now();
             const int count = static_cast<int>(batch.count);
-            const double loss = net.compute_gradients(batch.features.data(), batch.targets.data(), count,
-                                                      derive_seed(pos.seed, 0x49544552 /* "ITER" */, pos.iterations));
-            net.compute_update(pos.iterations);
-            net.apply_update();
+            // With several workers each takes the same number of steps; a worker whose shard ran
+            // out gets an empty batch at the last step and only joins the synchronous part.
+            double loss = 0.0;
+            if (count > 0)
+                loss = net.compute_gradients(batch.features.data(), batch.targets.data(), count,
+                                             derive_seed(pos.seed, 0x49544552 /* "ITER" */,
+                                                         static_cast<std::uint64_t>(pos.iterations) *
+                                                                 cluster.total_workers() + worker));
+            nlohmann::json fields = master.step(local, pos.iterations, count > 0);
             const double iter_ms = ms_since(t1);
             ++pos.iterations;
+            if (count == 0) continue;
             samples_total += count;
             epoch_loss += loss * count;
             epoch_samples += count;
-            ev.write("iteration", {{"worker", 0},
-                                   {"epoch", epoch},
-                                   {"iter", pos.iterations},
-                                   {"loss", loss},
-                                   {"iter_ms", iter_ms},
-                                   {"etl_ms", etl_ms},
-                                   {"samples", samples_total},
-                                   {"samples_per_s", count / ((iter_ms + etl_ms) / 1000.0)},
-                                   {"bytes_tx", 0},
-                                   {"bytes_rx", 0}});
-            if (!std::isfinite(loss)) {
-                ev.error("loss diverged to " + std::to_string(loss) + " at iteration " + std::to_string(pos.iterations) +
-                         "; lower the learning rate");
+            fields["worker"] = worker;
+            fields["epoch"] = epoch;
+            fields["iter"] = pos.iterations;
+            fields["loss"] = loss;
+            fields["iter_ms"] = iter_ms;
+            fields["etl_ms"] = etl_ms;
+            fields["samples"] = samples_total;
+            fields["samples_per_s"] = count / ((iter_ms + etl_ms) / 1000.0);
+            fields.update(master.traffic());
+            run.ev.write("iteration", fields);
+            if (!std::isfinite(loss))
                 throw Error("training diverged (loss " + std::to_string(loss) + ") at iteration " +
-                            std::to_string(pos.iterations));
-            }
+                            std::to_string(pos.iterations) + " of worker " + std::to_string(worker) +
+                            "; lower the learning rate");
         }
         pos.epochs_done = epoch + 1;
-        const auto result = evaluate(net, eval_set, o.eval_batch, o.test_limit);
-        nlohmann::json fields = result.to_json();
-        fields.erase("confusion");
-        fields["epoch"] = epoch;
-        fields["loss"] = epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0;
-        fields["eval_loss"] = result.loss;
-        fields["eval_set"] = data.has_test ? "test" : "train";
-        if (result.classification) fields["confusion"] = result.to_json()["confusion"];
-        ev.write("epoch_end", fields);
-        if (result.classification)
-            log << "epoch " << epoch + 1 << "/" << o.epochs << " (" << fields["eval_set"].get<std::string>() << " set)\n"
-                << result.classification->confusion_table() << "\n";
-        else
-            log << "epoch " << epoch + 1 << "/" << o.epochs << ": " << result.regression->summary() << "\n";
-        if (!o.save_path.empty())
-            nn::save_model_file(o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos});
+        // Local worker 0 speaks for the node: it evaluates its replica (the others keep training).
+        if (local == 0) evaluate_and_report(run, net, epoch, epoch_loss, epoch_samples, pos);
     }
-    const double wall = std::chrono::duration<double>(Clock::now() - run_start).count();
-    ev.write("run_finished", {{"status", "ok"}, {"iters", pos.iterations}, {"wall_s", wall}});
+    master.finish(local);
+    if (local == 0 && !run.o.save_path.empty())
+        nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos});
+}
+
+}  // namespace
+
+void run_training(const TrainOptions& o, events::EventWriter& ev, std::ostream& log, const MasterFactory& factory) {
+    if (o.epochs < 1) throw ConfigError("--epochs must be at least 1, got " + std::to_string(o.epochs));
+    if (o.batch < 1) throw ConfigError("--batch must be at least 1, got " + std::to_string(o.batch));
+    const int W = o.cluster.workers_per_node;
+    if (W < 1) throw ConfigError("--workers-per-node must be at least 1, got " + std::to_string(W));
+    Run run(o, ev, log);
+    if (!o.resume_path.empty()) {
+        run.resume = nn::load_model_file(o.resume_path);
+        run.config = run.resume->config;
+        run.start = run.resume->position;
+        if (o.seed && *o.seed != run.start.seed)
+            ev.warning("--seed " + std::to_string(*o.seed) + " ignored: resuming run seed " + std::to_string(run.start.seed));
+    } else {
+        if (o.model_path.empty()) throw ConfigError("train: --model or --resume is required");
+        run.config = nn::ModelConfig::load(o.model_path);
+        run.start.seed = o.seed.value_or(run.config.seed);
+    }
+    run.data = data::load_data(o.data_spec);
+    check_compatible(run.config, run.data.train);
+    if (run.data.has_test) check_compatible(run.config, run.data.test);
+    // Threads are split between the workers: 2 cores, 2 workers -> 1 thread each.
+    const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    run.threads_per_worker = std::max(1, threads / W);
+
+    std::unique_ptr<TrainingMaster> master;
+    if (factory) master = factory(run.config);
+    if (!master) {
+        if (W != 1) throw ConfigError("--workers-per-node " + std::to_string(W) + " needs --strategy gradient-sharing or parameter-averaging");
+        master = std::make_unique<LocalMaster>();
+    }
+    run.master = master.get();
+
+    const auto info = backend::create_backend(o.device, {run.threads_per_worker})->info();
+    log << run.config.summary() << "backend: " << info.name << " (" << info.detail << "), " << W << " worker(s) on this node\n"
+        << "data: " << run.data.train.name << " (" << run.data.train.count << " training samples"
+        << (run.data.has_test ? ", " + std::to_string(run.data.test.count) + " test samples" : std::string()) << ")\n";
+    ev.write("run_started", {{"run", run.config.name},
+                             {"nodes", o.cluster.nodes},
+                             {"workers", o.cluster.total_workers()},
+                             {"workers_per_node", W},
+                             {"params", run.config.param_count()},
+                             {"strategy", master->strategy()},
+                             {"backend", info.name},
+                             {"backend_detail", info.detail},
+                             {"model", run.config.name},
+                             {"epochs", o.epochs},
+                             {"start_epoch", run.start.epochs_done},
+                             {"batch", o.batch},
+                             {"train_samples", o.train_limit ? std::min(o.train_limit, run.data.train.count) : run.data.train.count}});
+
+    std::vector<std::thread> threads_;
+    for (int w = 0; w < W; ++w)
+        threads_.emplace_back([&run, w] {
+            try {
+                worker_main(run, w);
+            } catch (...) {
+                record_failure(run);
+                run.master->abort(w);
+            }
+        });
+    for (auto& t : threads_) t.join();
+    if (run.error) std::rethrow_exception(run.error);
+    const double wall = std::chrono::duration<double>(Clock::now() - run.began).count();
+    long iters = 0;
+    {
+        data::BatchPlan plan;
+        plan.batch_size = static_cast<std::size_t>(o.batch);
+        plan.limit = o.train_limit;
+        plan.world = o.cluster.total_workers();
+        iters = static_cast<long>(data::batches_per_epoch(run.data.train, plan)) * (o.epochs - run.start.epochs_done) +
+                run.start.iterations;
+    }
+    ev.write("run_finished", {{"status", "ok"}, {"iters", iters}, {"wall_s", wall}});
 }
 
 }  // namespace thresher::train

@@ -5,11 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 
 #include "events/event_writer.h"
+#include "train/training_master.h"
 
 namespace thresher::train {
 
@@ -26,10 +29,16 @@ struct TrainOptions {
     std::size_t train_limit = 0;  // 0: every training sample
     std::size_t test_limit = 0;
     int eval_batch = 256;
+    ClusterShape cluster;     // nodes, this node's rank, workers per node
 };
 
-// Runs training and writes events. Returns normally on success; throws thresher::Error (with a
-// message naming what and where) on bad input, after writing an `error` event.
-void run_training(const TrainOptions&, events::EventWriter&, std::ostream& log);
+// Builds the master once the model is known (it needs the parameter count, for example).
+using MasterFactory = std::function<std::unique_ptr<TrainingMaster>(const nn::ModelConfig&)>;
+
+// Runs training on this node's workers (one thread each, with its own backend and replica) and
+// writes events. Returns normally on success; throws thresher::Error (with a message naming
+// what and where) on bad input or a failed worker.
+void run_training(const TrainOptions&, events::EventWriter&, std::ostream& log,
+                  const MasterFactory& master = {});
 
 }  // namespace thresher::train

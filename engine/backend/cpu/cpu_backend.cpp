@@ -58,6 +58,7 @@ public:
         if (dst != src && n) std::memmove(dst, src, n * sizeof(float));
     }
     void fill(float* dst, float value, std::size_t n) override { std::fill(dst, dst + n, value); }
+    bool host_memory() const override { return true; }
     const float* stage_input(const float* host, std::size_t) override { return host; }
 
     std::unique_ptr<DenseOp> make_dense(const DenseDesc& d) override {

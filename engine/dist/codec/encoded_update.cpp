@@ -136,7 +136,8 @@ EncodedUpdate deserialize(std::span<const std::uint8_t> bytes, std::uint32_t exp
         for (std::size_t k = 0; k < words; ++k) {
             const std::int64_t v = u.sparse[k];  // widened: |INT32_MIN| does not fit an int32
             const std::int64_t index = v < 0 ? -v : v;  // i + 1
-            if (index == 0) fail("zero index at entry " + std::to_string(k) + " (indices are stored as ±(i+1))");
+            if (index == 0)
+                fail("zero index at entry " + std::to_string(k) + " (indices are stored as +-(i+1))");
             if (index > std::int64_t(u.length))
                 fail("index out of range at entry " + std::to_string(k) + ": parameter " +
                      std::to_string(index - 1) + " of " + std::to_string(u.length));

@@ -22,11 +22,11 @@ double clamp_threshold(double t) {
                       double(std::numeric_limits<float>::max()));
 }
 
-// Shortest decimal that reads back as the same value ("0.001", "0.9659363289248456").
+// Shortest decimal that reads back as the same value, %g style ("0.0001", "1e-05", "0.9659363289248456").
 template <class T>
 std::string number(T v) {
     char buf[32];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
     return std::string(buf, ec == std::errc() ? end : buf);
 }
 

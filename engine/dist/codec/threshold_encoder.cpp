@@ -1,14 +1,18 @@
 // The encoding pass: the hot loop of gradient sharing, run once per worker and iteration over all
-// N parameters (1.8M floats for a small CNN, tens of millions for larger models). Almost every
-// entry is below τ (density 1e-4 … 1e-2), so the loop is built around skipping: 16 floats at a
-// time, a branch-free "any |r| ≥ τ here?" that compiles to packed compares, and real work only in
-// the rare block that answers yes. Blocks are 16 wide because a bitmap word covers 16 parameters,
-// which lets a Sparse-mode scan that overflows hand over to Bitmap mode on a word boundary.
+// N parameters (1.8M floats for a small CNN, tens of millions for larger models). In Sparse mode
+// almost every entry is below τ (density 1e-4 … 1e-2), so that scan is built around skipping:
+// 32 floats at a time, a branch-free "any |r| ≥ τ here?" that compiles to packed compares, and
+// real work only in the rare chunk that answers yes. Bitmap mode (density ≥ 1/32) skips nothing
+// and runs a branch-free kernel over every block instead. Blocks are 16 wide because a bitmap
+// word covers 16 parameters, which lets a Sparse-mode scan that overflows hand over to Bitmap
+// mode on a word boundary. Measured on one EPYC core (N = 1.8M, baseline x86-64 SSE2): density
+// 1e-3 ≈ 0.2 ms per call (≈ 30 GB/s of residual), Bitmap mode ≈ 0.55 ms at any density.
 #include "dist/codec/threshold_encoder.h"
 
 #include "core/error.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -19,75 +23,112 @@ namespace thresher::dist {
 namespace {
 
 constexpr std::size_t kBlock = 16;  // parameters per bitmap word
+constexpr std::size_t kChunk = 32;  // floats the Sparse-mode scan tests at once before looking closer
 
-// True if any of the 16 floats at p has |p[j]| ≥ t (NaN never does). Written as an OR of
-// comparisons, not an early-exit loop, so it vectorises.
-inline bool block_has_entry(const float* p, float t) {
+// kPlus[j]: the bit of a word that says "+τ at parameter j"; the next bit up says "−τ".
+constexpr auto kPlus = [] {
+    std::array<std::uint32_t, kBlock> bits{};
+    for (std::size_t j = 0; j < kBlock; ++j) bits[j] = 1u << (2 * j);
+    return bits;
+}();
+
+// True if any of the M floats at p has |p[j]| >= t (NaN never does). An OR of comparisons, not an
+// early exit, so it compiles to packed compares. (The unroll pragmas here and below keep GCC from
+// unrolling these short loops completely before its vectoriser sees them, which it then misses.)
+template <std::size_t M>
+inline bool has_entry(const float* p, float t) {
     unsigned hit = 0;
-    for (std::size_t j = 0; j < kBlock; ++j) hit |= unsigned(std::fabs(p[j]) >= t);
+#pragma GCC unroll 4
+    for (std::size_t j = 0; j < M; ++j) hit |= unsigned(std::fabs(p[j]) >= t);
     return hit != 0;
 }
 
-// Sparse-mode work on entries [begin, end): moves every |r| ≥ t into `out` as ±(i+1).
-inline void sparse_entries(float* r, std::size_t begin, std::size_t end, float t,
-                           std::vector<std::int32_t>& out) {
-    for (std::size_t i = begin; i < end; ++i) {
-        const float v = r[i];
+// Encodes one full block of 16: returns its bitmap word, moves ±τ out of the residual entries
+// that cross and adds their number to `count`. Branch-free (masks and selects), so it vectorises
+// and costs the same whatever crosses; entries that do not cross are rewritten unchanged
+// (v - 0 == v, signed zeros and NaN included).
+inline std::uint32_t encode_block(float* p, float t, std::size_t& count) {
+    const float nt = -t;
+    std::uint32_t word = 0;
+    std::uint32_t set = 0;
+#pragma GCC unroll 4
+    for (std::size_t j = 0; j < kBlock; ++j) {
+        const float v = p[j];
+        const std::uint32_t plus = -std::uint32_t(v >= t);  // all ones or zero
+        const std::uint32_t minus = -std::uint32_t(v <= nt);
+        // At most one of the two terms is non-zero, so their sum is exact.
+        p[j] = v - ((v >= t ? t : 0.f) + (v <= nt ? nt : 0.f));
+        word |= (plus & kPlus[j]) | (minus & (kPlus[j] << 1));
+        set -= plus + minus;  // each mask is 0 or -1
+    }
+    count += set;
+    return word;
+}
+
+// The same for a last, partial block of m < 16 entries (plain code: it runs once per call).
+inline std::uint32_t encode_tail(float* p, std::size_t m, float t, std::size_t& count) {
+    std::uint32_t word = 0;
+    for (std::size_t j = 0; j < m; ++j) {
+        const float v = p[j];
         if (v >= t) {
-            r[i] = v - t;
-            out.push_back(static_cast<std::int32_t>(i + 1));
+            p[j] = v - t;
+            word |= kPlus[j];
+            ++count;
         } else if (v <= -t) {
-            r[i] = v + t;
-            out.push_back(-static_cast<std::int32_t>(i + 1));
+            p[j] = v + t;
+            word |= kPlus[j] << 1;
+            ++count;
         }
+    }
+    return word;
+}
+
+// Appends the entries of one block's word to a sparse message: ±(b + j + 1).
+inline void append_sparse(std::uint32_t word, std::size_t b, std::vector<std::int32_t>& out) {
+    while (word) {
+        const int bit = std::countr_zero(word);
+        const auto entry = static_cast<std::int32_t>(b + std::size_t(bit >> 1) + 1);
+        out.push_back((bit & 1) ? -entry : entry);
+        word &= word - 1;
     }
 }
 
 // Scans r[0, n) in Sparse mode until `limit` entries are found. Returns where it stopped: n, or
-// the end of the 16-block in which the limit was reached (always a multiple of 16, or n).
+// the end of the 16-block in which the limit was reached (a multiple of 16, or n).
+// Chunks of 32 with nothing to send (the usual case) cost one packed test; inside a chunk that
+// has something, each 16-block is tested again and encoded branch-free if needed.
 std::size_t scan_sparse(float* r, std::size_t n, float t, std::size_t limit,
                         std::vector<std::int32_t>& out) {
-    const std::size_t full = n - n % kBlock;
-    for (std::size_t b = 0; b < full; b += kBlock) {
-        if (!block_has_entry(r + b, t)) continue;
-        sparse_entries(r, b, b + kBlock, t, out);
-        if (out.size() >= limit) return b + kBlock;
+    std::size_t ignored = 0;
+    const auto block = [&](std::size_t b) {
+        if (!has_entry<kBlock>(r + b, t)) return false;
+        append_sparse(encode_block(r + b, t, ignored), b, out);
+        return out.size() >= limit;
+    };
+    const std::size_t chunks = n - n % kChunk;
+    const std::size_t blocks = n - n % kBlock;
+    std::size_t b = 0;
+    for (; b < chunks; b += kChunk) {
+        if (!has_entry<kChunk>(r + b, t)) continue;
+        for (std::size_t c = b; c < b + kChunk; c += kBlock)
+            if (block(c)) return c + kBlock;
     }
-    sparse_entries(r, full, n, t, out);
+    for (; b < blocks; b += kBlock)
+        if (block(b)) return b + kBlock;
+    if (blocks < n) append_sparse(encode_tail(r + blocks, n - blocks, t, ignored), blocks, out);
     return n;
 }
 
-// Bitmap-mode work on one block of m ≤ 16 entries: returns its word and updates the residual.
-// Branch-free (selects, not ifs) so the full-block case vectorises.
-inline std::uint32_t bitmap_block(float* p, std::size_t m, float t) {
-    std::uint32_t w = 0;
-    for (std::size_t j = 0; j < m; ++j) {
-        const float v = p[j];
-        const bool pos = v >= t;
-        const bool neg = v <= -t;
-        p[j] = pos ? v - t : (neg ? v + t : v);
-        w |= std::uint32_t(pos) << (2 * j) | std::uint32_t(neg) << (2 * j + 1);
-    }
-    return w;
-}
-
-// Scans r[start, n) in Bitmap mode into `words` (zeroed beforehand); start is a multiple of 16.
-// Returns the number of entries set.
+// Scans r[start, n) in Bitmap mode into `words` (zeroed beforehand); start is a multiple of 16 or
+// n. Returns the number of entries set. No skipping test: Bitmap mode means at least 1 entry in
+// 32 crosses, where a "skip this block?" branch would be mispredicted too often to pay off.
 std::size_t scan_bitmap(float* r, std::size_t n, float t, std::size_t start,
                         std::uint32_t* words) {
     std::size_t count = 0;
-    const std::size_t full = n - n % kBlock;
-    for (std::size_t b = start; b < full; b += kBlock) {
-        if (!block_has_entry(r + b, t)) continue;
-        const std::uint32_t w = bitmap_block(r + b, kBlock, t);
-        words[b / kBlock] = w;
-        count += std::popcount(w);
-    }
-    if (full < n && start <= full) {
-        const std::uint32_t w = bitmap_block(r + full, n - full, t);
-        words[full / kBlock] = w;
-        count += std::popcount(w);
-    }
+    const std::size_t blocks = n - n % kBlock;
+    for (std::size_t b = start; b < blocks; b += kBlock) words[b / kBlock] = encode_block(r + b, t, count);
+    if (start <= blocks && blocks < n)
+        words[blocks / kBlock] = encode_tail(r + blocks, n - blocks, t, count);
     return count;
 }
 

@@ -21,13 +21,13 @@
 // (Both limits are at least 1, so tiny vectors behave too: with N = 8 any non-empty message is a
 // bitmap, which at 4 bytes is never larger than a sparse one.)
 //
-// Cost: one pass over the N floats, reading 16 at a time with a branch-free test that the
-// compiler turns into packed compares; a block with nothing to send is never written. Sparse mode
-// writes O(count) (indices and the touched residual entries); Bitmap mode writes N/16 words plus
-// the blocks that had something to send. If a Sparse-mode scan reaches the limit part-way, the
-// entries found so far are moved into a bitmap (O(N/16)) and the same pass carries on in Bitmap
-// mode, so the residual is still read once. No allocation per element; with the overload that
-// takes an EncodedUpdate to refill, no allocation at all once its buffers have grown.
+// Cost: one pass over the N floats, O(N) reads. Sparse mode tests 32 floats at a time with a
+// branch-free packed compare and touches only chunks with something to send: O(count) writes.
+// Bitmap mode runs a branch-free kernel over every 16-float block: N/16 word writes plus the
+// residual rewritten in place. If a Sparse-mode scan reaches the limit part-way, the entries
+// found so far are moved into a bitmap (O(N/16)) and the same pass carries on in Bitmap mode, so
+// the residual is still read once. No allocation per element; with the overload that takes an
+// EncodedUpdate to refill, no allocation at all once its buffers have grown.
 #pragma once
 
 #include "dist/codec/encoded_update.h"

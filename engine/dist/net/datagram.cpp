@@ -29,20 +29,51 @@ EVP_MAC* hmac_algorithm() {
     return mac.get();
 }
 
+// HMAC-SHA256 keyed once per thread and key: setting the key costs more than MACing a whole
+// datagram, so each thread keeps a keyed context and only resets it (EVP_MAC_init with no key
+// reuses the key) for the next datagram. The key copy is wiped when the thread ends.
+class KeyedHmac {
+public:
+    ~KeyedHmac() { OPENSSL_cleanse(key_.data(), key_.size()); }
+
+    bool compute(std::span<const std::uint8_t> key, std::span<const std::uint8_t> data, std::uint8_t (&out)[kMacBytes]) {
+        const bool same_key = ctx_ && key.size() == key_.size() && std::equal(key.begin(), key.end(), key_.begin());
+        if (same_key) {
+            if (EVP_MAC_init(ctx_.get(), nullptr, 0, nullptr) != 1) return false;
+        } else if (!rekey(key)) {
+            return false;
+        }
+        std::size_t length = 0;
+        return EVP_MAC_update(ctx_.get(), data.data(), data.size()) == 1 &&
+               EVP_MAC_final(ctx_.get(), out, &length, kMacBytes) == 1 && length == kMacBytes;
+    }
+
+private:
+    bool rekey(std::span<const std::uint8_t> key) {
+        OPENSSL_cleanse(key_.data(), key_.size());
+        key_.clear();
+        ctx_.reset();
+        EVP_MAC* algorithm = hmac_algorithm();
+        if (algorithm == nullptr) return false;
+        std::unique_ptr<EVP_MAC_CTX, MacContextDeleter> ctx(EVP_MAC_CTX_new(algorithm));
+        char digest[] = "SHA256";
+        const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                                     OSSL_PARAM_construct_end()};
+        if (!ctx || EVP_MAC_init(ctx.get(), key.data(), key.size(), params) != 1) return false;
+        ctx_ = std::move(ctx);
+        key_.assign(key.begin(), key.end());
+        return true;
+    }
+
+    std::unique_ptr<EVP_MAC_CTX, MacContextDeleter> ctx_;
+    std::vector<std::uint8_t> key_;
+};
+
 // HMAC-SHA256 of `data` under `key` into `out`. False when OpenSSL fails (it should not).
 bool hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t> data,
                  std::uint8_t (&out)[kMacBytes]) {
-    EVP_MAC* algorithm = hmac_algorithm();
-    if (algorithm == nullptr) return false;
-    std::unique_ptr<EVP_MAC_CTX, MacContextDeleter> ctx(EVP_MAC_CTX_new(algorithm));
-    if (!ctx) return false;
-    char digest[] = "SHA256";
-    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                                 OSSL_PARAM_construct_end()};
-    std::size_t length = 0;
-    return EVP_MAC_init(ctx.get(), key.data(), key.size(), params) == 1 &&
-           EVP_MAC_update(ctx.get(), data.data(), data.size()) == 1 &&
-           EVP_MAC_final(ctx.get(), out, &length, kMacBytes) == 1 && length == kMacBytes;
+    thread_local KeyedHmac hmac;
+    return hmac.compute(key, data, out);
 }
 
 void put16(std::uint8_t* p, std::uint16_t v) {

@@ -46,6 +46,8 @@ private Q_SLOTS:
     void bad_input();
     void train_save_evaluate_predict_compare();
     void resume_matches_uninterrupted_run();
+    void several_workers_data();
+    void several_workers();
 
 private:
     QString path(const QString& name) const { return dir_.filePath(name); }
@@ -224,6 +226,43 @@ void TestEngineCli::resume_matches_uninterrupted_run() {
     }
     const auto cmp = run_engine({"compare", path("full.thr"), path("resumed.thr"), "--tolerance", "0"});
     QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+}
+
+void TestEngineCli::several_workers_data() {
+    QTest::addColumn<QString>("strategy");
+    QTest::addColumn<QStringList>("fields");  // strategy-specific iteration fields
+    QTest::newRow("gradient sharing") << "gradient-sharing" << QStringList{"encode_ms", "threshold", "density"};
+    QTest::newRow("parameter averaging") << "parameter-averaging" << QStringList{};
+}
+
+void TestEngineCli::several_workers() {
+    QFETCH(QString, strategy);
+    QFETCH(QStringList, fields);
+    const auto r = run_engine({"train", "--model", path("tiny.json"), "--data", path("idx"), "--epochs", "3", "--batch", "8",
+                               "--workers-per-node", "3", "--strategy", strategy, "--averaging-frequency", "2",
+                               "--threshold", "0.01", "--threads", "1"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    QVERIFY2(r.contract_errors.isEmpty(), qPrintable(r.contract_errors.join('\n')));
+    const auto started = r.of("run_started").first();
+    QCOMPARE(started.value("workers").toInt(), 3);
+    QCOMPARE(started.value("strategy").toString(), strategy);
+    QSet<int> workers;
+    int samples = 0;
+    for (const auto& it : r.of("iteration")) {
+        workers.insert(it.value("worker").toInt());
+        for (const auto& f : fields) QVERIFY2(it.contains(f), qPrintable(f));
+    }
+    QCOMPARE(workers, (QSet<int>{0, 1, 2}));
+    // 90 samples per epoch, shared by the workers without overlap: 3 epochs = 270 samples.
+    for (int w = 0; w < 3; ++w) {
+        int last = 0;
+        for (const auto& it : r.of("iteration"))
+            if (it.value("worker").toInt() == w) last = it.value("samples").toInt();
+        samples += last;
+    }
+    QCOMPARE(samples, 270);
+    QCOMPARE(r.of("epoch_end").size(), 3);
+    QCOMPARE(r.of("run_finished").first().value("status").toString(), QString("ok"));
 }
 
 QTEST_GUILESS_MAIN(TestEngineCli)

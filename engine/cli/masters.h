@@ -1,0 +1,27 @@
+// Turns the command line's strategy options into a training master (engine/dist/masters).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "train/trainer.h"
+
+namespace thresher::cli {
+
+struct StrategyOptions {
+    std::string strategy = "auto";  // auto: single with one worker, gradient-sharing otherwise
+    std::optional<double> threshold;
+    std::string threshold_algorithm = "adaptive";
+    std::string residual = "clip";
+    bool residual_stats = false;
+    int averaging_frequency = 5;
+    bool save_updater = true;
+};
+
+// The factory run_training calls; throws ConfigError for inconsistent options.
+train::MasterFactory make_master_factory(const StrategyOptions&, const train::ClusterShape&);
+
+// "adaptive" + --threshold 1e-3 -> "adaptive:0.001"; a full spec is taken as it is.
+std::string threshold_spec(const std::string& algorithm, std::optional<double> threshold);
+
+}  // namespace thresher::cli

@@ -1,0 +1,74 @@
+// NodeLink: this node's side of a multi-node run, on a Transport (UDP between processes, or
+// in memory for ranks-as-threads tests). A receive thread routes what arrives:
+//   Update         another node's gradient-sharing message -> every local replica
+//   Average        (node 0, the controller) a node's parameter sums for an averaging round
+//   AverageResult  the cluster's sums for a round, sent by node 0
+//   Control        "done": a node's workers stopped, with how many updates it sent
+// Draining a gradient-sharing run: every node announces "done, I sent k messages"; a node has
+// drained when each peer said done and all k of its messages have arrived. The transport
+// delivers exactly once, so counting is enough; a peer the transport gives up on is reported
+// in a warning and no longer waited for.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "dist/masters/gradient_sharing.h"
+#include "dist/masters/parameter_averaging.h"
+#include "dist/net/transport.h"
+#include "events/event_writer.h"
+
+namespace thresher::dist {
+
+class NodeLink {
+public:
+    NodeLink(std::unique_ptr<Transport>, const train::ClusterShape&, std::size_t param_count,
+             events::EventWriter* events = nullptr);
+    ~NodeLink();
+    NodeLink(const NodeLink&) = delete;
+    NodeLink& operator=(const NodeLink&) = delete;
+
+    // Gradient sharing: where local messages go, and the node-level drain.
+    GradientSharing::Outbox outbox();
+    void attach(GradientSharing&);
+    void drain_remote();  // blocks until every peer's messages have arrived (or it is gone)
+
+    // Parameter averaging: this node's sums in, the cluster's sums out (via node 0).
+    ParameterAveraging::Reducer reducer();
+
+    nlohmann::json traffic() const;
+    Transport& transport() { return *transport_; }
+    std::uint64_t rejected_updates() const { return rejected_; }
+
+private:
+    void receive_loop();
+    void handle(Message&& m);
+    void warn(const std::string& message);
+    bool peer_lost(int node) const;
+    void reduce(std::vector<double>& params, std::vector<double>& state, int& workers);
+
+    std::unique_ptr<Transport> transport_;
+    train::ClusterShape cluster_;
+    std::size_t n_;
+    events::EventWriter* events_;
+    GradientSharing* sharing_ = nullptr;
+
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<std::uint64_t> updates_received_;  // per node
+    std::vector<std::int64_t> updates_announced_;  // per node: -1 until its "done"
+    std::uint64_t updates_sent_ = 0;
+    std::map<std::uint64_t, std::vector<Message>> averages_;      // round -> node sums (node 0)
+    std::map<std::uint64_t, Message> average_results_;            // round -> cluster sums
+    std::uint64_t round_ = 0;
+    std::atomic<std::uint64_t> rejected_{0};
+    std::atomic<bool> stop_{false};
+    std::thread receiver_;  // last: starts once everything above exists
+};
+
+}  // namespace thresher::dist

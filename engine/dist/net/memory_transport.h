@@ -1,0 +1,65 @@
+// Ranks as threads of one process (STYLE item 8): a MemoryHub connects `world` MemoryTransports
+// that hand messages to each other through memory. Tests of the training masters run on it,
+// optionally with the faults a real network has, injected from a seeded RNG:
+//   drop:      an attempt is lost, and the "sender" retries after retransmit_after (counted in
+//              stats().retransmitted), so the message arrives late but still arrives;
+//   duplicate: a second copy arrives later and must be deduplicated (stats().duplicates);
+//   reorder:   a message is held back by up to max_delay, so later ones overtake it.
+// Whatever the faults, every message is delivered exactly once, as UdpTransport promises.
+// set_alive(rank, false) cuts a rank off (a partition or a hung process): nothing flows to or
+// from it, its peers list it in unreachable_peers() after give_up_after, and held messages flow
+// again once it is set alive.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "dist/net/transport.h"
+
+namespace thresher::dist {
+
+struct MemoryFaults {
+    double drop = 0;       // probability that one delivery attempt is lost
+    double duplicate = 0;  // probability that a message arrives twice
+    double reorder = 0;    // probability that a message is delayed by up to max_delay
+    std::chrono::milliseconds max_delay{5};
+    std::chrono::milliseconds retransmit_after{2};
+    std::uint64_t seed = 1;
+};
+
+struct MemoryHubState;  // shared by the hub and its transports, so either may go first
+class MemoryTransport;
+
+class MemoryHub {
+public:
+    explicit MemoryHub(int world, MemoryFaults faults = {},
+                       std::chrono::milliseconds give_up_after = std::chrono::seconds(10));
+    int world() const;
+    // The transport of `rank`; each rank can be connected once. Messages sent to a rank before it
+    // connects wait for it.
+    std::unique_ptr<MemoryTransport> connect(int rank);
+    void set_alive(int rank, bool alive);
+
+private:
+    std::shared_ptr<MemoryHubState> state_;
+};
+
+class MemoryTransport : public Transport {
+public:
+    MemoryTransport(std::shared_ptr<MemoryHubState> hub, int rank);  // use MemoryHub::connect
+    int rank() const override { return rank_; }
+    int world() const override;
+    void send(int dest, MessageType type, std::span<const std::uint8_t> payload) override;
+    void broadcast(MessageType type, std::span<const std::uint8_t> payload) override;
+    std::optional<Message> receive(std::chrono::milliseconds timeout) override;
+    bool flush(std::chrono::milliseconds timeout) override;
+    TransportStats stats() const override;
+    std::vector<int> unreachable_peers() const override;
+
+private:
+    std::shared_ptr<MemoryHubState> hub_;
+    int rank_;
+};
+
+}  // namespace thresher::dist

@@ -1,0 +1,92 @@
+// Transport between engine processes over UDP (Boost.Asio), one socket per node. What it adds to
+// UDP: whole messages of up to ~74 MB (chunked into datagrams of at most 1200 bytes and
+// reassembled), delivery despite loss (each chunk is acknowledged; unacknowledged chunks are sent
+// again after 30 ms, backing off to 500 ms), exactly once despite duplication and replay (a
+// per-sender window of delivered message ids), and authenticity (every datagram carries an HMAC
+// under the run secret, and must come from the address configured for the rank it claims).
+//
+// Threads: one io_context runs on a thread of its own and owns the socket, timers and protocol
+// state; send() hands messages to it and returns at once, receive() takes delivered messages
+// from a queue. Call flush() before destroying a transport: unacknowledged messages die with it.
+//
+// A peer that stops acknowledging is listed by unreachable_peers() after give_up_after; messages
+// to it stay queued and one chunk a tick probes it, so it is delivered to if it comes back. What
+// to do about a dead peer (stop sending to it, end the run) is the training master's decision.
+// Message ids restart at 1 with each UdpTransport: a process that restarts mid-run looks like a
+// replay to peers that remember its earlier messages (a late joiner that never sent is fine);
+// rejoining after a restart would need peers to forget the old ids, which this version lacks.
+//
+// Example, node 1 of three:
+//   UdpTransport t(1, {{"10.0.0.1", 40123}, {"10.0.0.2", 40123}, {"10.0.0.3", 40123}},
+//                  choose_bind_address(bind, mask, std::getenv("THRESHER_IP")), run_id, secret);
+//   t.send(0, MessageType::Update, bytes);
+//   while (auto m = t.receive(std::chrono::milliseconds(100))) handle(*m);
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dist/net/secret.h"
+#include "dist/net/transport.h"
+
+namespace thresher::dist {
+
+struct UdpEndpoint {
+    std::string host;  // name or address; resolved once, at construction
+    std::uint16_t port = 0;
+};
+
+struct UdpOptions {
+    std::chrono::milliseconds retransmit_after{30};       // first retransmission of a chunk
+    std::chrono::milliseconds max_retransmit_after{500};  // backoff doubles up to this
+    std::chrono::milliseconds give_up_after{10000};       // then the peer is listed unreachable
+    std::size_t max_datagram = kMaxDatagramBytes;         // smaller only; the wire format caps it
+    std::size_t max_partial_bytes = std::size_t{256} << 20;  // reassembly memory, all senders together
+    std::size_t max_window = 512;  // ceiling of the chunks in flight per peer (the window adapts below it)
+    // Port to bind; by default the port of our own entry in `peers`. A loopback proxy in the tests
+    // binds elsewhere and stands in at the configured address.
+    std::optional<std::uint16_t> bind_port;
+};
+
+class UdpTransport : public Transport {
+public:
+    // Binds `bind_address`:port and starts the network thread. Throws thresher::Error naming the
+    // address and port when the port is taken or the address is not local, and naming the node
+    // when a peer's host does not resolve.
+    UdpTransport(int rank, std::vector<UdpEndpoint> peers, const std::string& bind_address, std::uint64_t run_id,
+                 Secret secret, UdpOptions options = {});
+    ~UdpTransport() override;
+    UdpTransport(const UdpTransport&) = delete;
+    UdpTransport& operator=(const UdpTransport&) = delete;
+
+    int rank() const override;
+    int world() const override;
+    void send(int dest, MessageType type, std::span<const std::uint8_t> payload) override;
+    void broadcast(MessageType type, std::span<const std::uint8_t> payload) override;
+    std::optional<Message> receive(std::chrono::milliseconds timeout) override;
+    bool flush(std::chrono::milliseconds timeout) override;
+    TransportStats stats() const override;
+    std::vector<int> unreachable_peers() const override;
+
+    std::uint16_t local_port() const;
+    // The largest payload send() accepts: 65535 chunks of (max_datagram - 66) bytes.
+    std::size_t max_message_bytes() const;
+
+private:
+    struct Impl;  // keeps Boost.Asio out of this header
+    std::unique_ptr<Impl> impl_;
+};
+
+// The address to bind, from the user's choices in order: `bind` (--bind) as given; else the
+// local interface address inside `network_mask_cidr` (--network-mask, e.g. "10.1.0.0/16"; IPv4
+// or IPv6); else `thresher_ip_env` (the THRESHER_IP variable, passed in so tests can set it);
+// else "0.0.0.0". Throws thresher::Error when a value is not an address or no interface matches
+// the mask, listing the interfaces it saw.
+std::string choose_bind_address(const std::string& bind, const std::string& network_mask_cidr,
+                                const char* thresher_ip_env);
+
+}  // namespace thresher::dist
