@@ -5,6 +5,7 @@
 #include <iostream>
 #include <limits>
 
+#include "cli/cluster.h"
 #include "cli/commands.h"
 #include "cli/masters.h"
 #include "core/error.h"
@@ -48,6 +49,14 @@ int main(int argc, char** argv) {
         ->capture_default_str()->check(CLI::PositiveNumber);
     train_cmd->add_option("--save-updater", strategy.save_updater, "Parameter averaging: average updater state too")
         ->capture_default_str();
+    cli::ClusterOptions cluster;
+    train_cmd->add_option("--nodes", cluster.nodes, "All nodes of a multi-node run, HOST:PORT,HOST:PORT,... (UDP and TCP port)");
+    train_cmd->add_option("--node-rank", cluster.node_rank, "This node's index in --nodes (0 runs the controller)");
+    train_cmd->add_option("--secret-file", cluster.secret_file, "Run secret (mode 0600); else THRESHER_SECRET")
+        ->check(CLI::ExistingFile);
+    train_cmd->add_option("--bind", cluster.bind, "Local address to bind (default: all; THRESHER_IP also works)");
+    train_cmd->add_option("--network-mask", cluster.network_mask, "Bind the local address inside this CIDR, e.g. 10.0.0.0/24");
+    train_cmd->add_option("--run-id", cluster.run_id, "Run id in every datagram (default: derived from the secret)");
     for (auto* sub : {train_cmd}) {
         sub->add_option("--threads", threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
         sub->add_option("--device", device, "Backend device");
@@ -76,14 +85,15 @@ int main(int argc, char** argv) {
 
     CLI11_PARSE(app, argc, argv);
 
-    events::EventWriter events(std::cout);
+    events::EventWriter events(std::cout, cluster.node_rank);
     try {
         if (train_cmd->parsed()) {
             if (*seed_opt) t.seed = seed;
             t.threads = threads;
             t.device = device;
             try {
-                train::run_training(t, events, std::cerr, cli::make_master_factory(strategy, t.cluster));
+                cli::ClusterSession session(cluster, t.cluster, events);
+                train::run_training(t, events, std::cerr, session.factory(strategy));
             } catch (const std::exception& e) {
                 events.error(e.what());
                 events.write("run_finished", {{"status", "failed"}, {"iters", 0}, {"wall_s", events.seconds()}});

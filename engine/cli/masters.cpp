@@ -3,8 +3,6 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "dist/masters/gradient_sharing.h"
-#include "dist/masters/parameter_averaging.h"
 
 namespace thresher::cli {
 
@@ -20,33 +18,41 @@ std::string threshold_spec(const std::string& algorithm, std::optional<double> t
     return algorithm;  // unknown names are reported by the parser, with the list of known ones
 }
 
+std::string resolve_strategy(const StrategyOptions& o, const train::ClusterShape& cluster) {
+    const std::string s = o.strategy == "auto" ? (cluster.total_workers() > 1 ? "gradient-sharing" : "single") : o.strategy;
+    if (s == "single" && cluster.total_workers() > 1)
+        throw ConfigError("--strategy single trains one worker; " + std::to_string(cluster.total_workers()) +
+                          " workers need gradient-sharing or parameter-averaging");
+    if (s != "single" && s != "gradient-sharing" && s != "parameter-averaging")
+        throw ConfigError("--strategy " + s + ": expected single, gradient-sharing or parameter-averaging");
+    return s;
+}
+
+dist::GradientSharingOptions gradient_sharing_options(const StrategyOptions& o) {
+    dist::GradientSharingOptions g;
+    g.threshold_algorithm = threshold_spec(o.threshold_algorithm, o.threshold);
+    g.residual = o.residual;
+    g.debug_stats = o.residual_stats;
+    return g;
+}
+
+dist::ParameterAveragingOptions averaging_options(const StrategyOptions& o) {
+    if (o.averaging_frequency < 1)
+        throw ConfigError("--averaging-frequency must be at least 1, got " + std::to_string(o.averaging_frequency));
+    return {o.averaging_frequency, o.save_updater};
+}
+
 train::MasterFactory make_master_factory(const StrategyOptions& o, const train::ClusterShape& cluster) {
-    std::string strategy = o.strategy;
-    if (strategy == "auto") strategy = cluster.total_workers() > 1 ? "gradient-sharing" : "single";
-    if (strategy == "single") {
-        if (cluster.total_workers() > 1)
-            throw ConfigError("--strategy single trains one worker; " + std::to_string(cluster.total_workers()) +
-                              " workers need gradient-sharing or parameter-averaging");
-        return {};
-    }
-    if (strategy == "gradient-sharing") {
-        dist::GradientSharingOptions g;
-        g.threshold_algorithm = threshold_spec(o.threshold_algorithm, o.threshold);
-        g.residual = o.residual;
-        g.debug_stats = o.residual_stats;
-        return [g, cluster](const nn::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
+    const std::string strategy = resolve_strategy(o, cluster);
+    if (strategy == "gradient-sharing")
+        return [g = gradient_sharing_options(o), cluster](const nn::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
             return std::make_unique<dist::GradientSharing>(cluster, config.param_count(), g);
         };
-    }
-    if (strategy == "parameter-averaging") {
-        dist::ParameterAveragingOptions a{o.averaging_frequency, o.save_updater};
-        if (a.frequency < 1)
-            throw ConfigError("--averaging-frequency must be at least 1, got " + std::to_string(a.frequency));
-        return [a, cluster](const nn::ModelConfig&) -> std::unique_ptr<train::TrainingMaster> {
+    if (strategy == "parameter-averaging")
+        return [a = averaging_options(o), cluster](const nn::ModelConfig&) -> std::unique_ptr<train::TrainingMaster> {
             return std::make_unique<dist::ParameterAveraging>(cluster, a);
         };
-    }
-    throw ConfigError("--strategy " + strategy + ": expected single, gradient-sharing or parameter-averaging");
+    return {};
 }
 
 }  // namespace thresher::cli

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "dist/masters/gradient_sharing.h"
+#include "dist/masters/parameter_averaging.h"
 #include "train/trainer.h"
 
 namespace thresher::cli {
@@ -18,7 +20,13 @@ struct StrategyOptions {
     bool save_updater = true;
 };
 
-// The factory run_training calls; throws ConfigError for inconsistent options.
+// "auto" resolved: single for one worker in all, gradient-sharing otherwise. Throws ConfigError
+// for an unknown name or a strategy that cannot run this many workers.
+std::string resolve_strategy(const StrategyOptions&, const train::ClusterShape&);
+dist::GradientSharingOptions gradient_sharing_options(const StrategyOptions&);
+dist::ParameterAveragingOptions averaging_options(const StrategyOptions&);
+
+// The factory run_training calls for a single node; throws ConfigError for inconsistent options.
 train::MasterFactory make_master_factory(const StrategyOptions&, const train::ClusterShape&);
 
 // "adaptive" + --threshold 1e-3 -> "adaptive:0.001"; a full spec is taken as it is.

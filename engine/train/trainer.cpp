@@ -218,7 +218,9 @@ void run_training(const TrainOptions& o, events::EventWriter& ev, std::ostream& 
         iters = static_cast<long>(data::batches_per_epoch(run.data.train, plan)) * (o.epochs - run.start.epochs_done) +
                 run.start.iterations;
     }
-    ev.write("run_finished", {{"status", "ok"}, {"iters", iters}, {"wall_s", wall}});
+    nlohmann::json finished{{"status", "ok"}, {"iters", iters}, {"wall_s", wall}};
+    finished.update(master->traffic());  // the node's totals, after the final drain
+    ev.write("run_finished", finished);
 }
 
 }  // namespace thresher::train

@@ -170,9 +170,9 @@ void ThresholdEncoder::encode(float* residual, float threshold, EncodedUpdate& o
         const std::size_t limit = policy_ == FormatPolicy::Sparse
                                       ? std::numeric_limits<std::size_t>::max()
                                       : sparse_limit(n);
-        // Enough room for a message just under the limit plus the block that reaches it, so the
-        // push_backs never reallocate; capacity is kept when `out` is reused.
-        if (policy_ == FormatPolicy::Auto) out.sparse.reserve(std::min(n, limit + kBlock - 1));
+        // No reserve up to the limit (N/4 bytes): a message may wait in other workers' queues for
+        // a while and should hold no more than its entries. Growth is geometric (amortised O(1)
+        // per entry) and a reused `out` keeps its capacity.
         start = scan_sparse(residual, n, threshold, limit, out.sparse);
         if (out.sparse.size() < limit) {
             out.format = Format::Sparse;

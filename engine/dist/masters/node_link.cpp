@@ -67,8 +67,11 @@ NodeLink::NodeLink(std::unique_ptr<Transport> transport, const train::ClusterSha
                    events::EventWriter* events)
     : transport_(std::move(transport)), cluster_(cluster), n_(param_count), events_(events),
       updates_received_(static_cast<std::size_t>(cluster.nodes), 0),
-      updates_announced_(static_cast<std::size_t>(cluster.nodes), -1),
-      receiver_([this] { receive_loop(); }) {}
+      updates_announced_(static_cast<std::size_t>(cluster.nodes), -1) {}
+
+void NodeLink::start() {
+    if (!receiver_.joinable()) receiver_ = std::thread([this] { receive_loop(); });
+}
 
 NodeLink::~NodeLink() {
     stop_ = true;

@@ -33,6 +33,10 @@ public:
     NodeLink(const NodeLink&) = delete;
     NodeLink& operator=(const NodeLink&) = delete;
 
+    // Starts the receive thread. Call once the master is wired up (attach, reducer): messages
+    // from faster peers may already be waiting and must not be taken before there is a taker.
+    void start();
+
     // Gradient sharing: where local messages go, and the node-level drain.
     GradientSharing::Outbox outbox();
     void attach(GradientSharing&);
@@ -68,7 +72,7 @@ private:
     std::uint64_t round_ = 0;
     std::atomic<std::uint64_t> rejected_{0};
     std::atomic<bool> stop_{false};
-    std::thread receiver_;  // last: starts once everything above exists
+    std::thread receiver_;
 };
 
 }  // namespace thresher::dist

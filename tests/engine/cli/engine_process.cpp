@@ -36,6 +36,11 @@ EngineRun run_engine(const QStringList& args, int timeout_ms) {
     r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
     r.stdout_text = QString::fromUtf8(p.readAllStandardOutput());
     r.stderr_text = QString::fromUtf8(p.readAllStandardError());
+    parse_events(r);
+    return r;
+}
+
+void parse_events(EngineRun& r) {
     for (const auto& line : r.stdout_text.split('\n', Qt::SkipEmptyParts)) {
         QJsonParseError err;
         const auto doc = QJsonDocument::fromJson(line.toUtf8(), &err);
@@ -50,5 +55,4 @@ EngineRun run_engine(const QStringList& args, int timeout_ms) {
             (!o.value("t").isDouble() || !o.value("node").isDouble()))
             r.contract_errors << "event without t/node: " + line.left(200);
     }
-    return r;
 }

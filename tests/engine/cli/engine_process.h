@@ -21,3 +21,5 @@ struct EngineRun {
 QString engine_binary();
 QString source_dir();
 EngineRun run_engine(const QStringList& args, int timeout_ms = 120000);
+// Fills events/contract_errors from stdout_text (run_engine does this itself).
+void parse_events(EngineRun& r);

@@ -269,6 +269,8 @@ private Q_SLOTS:
     void exactly_once_through_a_lossy_proxy();
     void attacker_datagrams_are_dropped_and_counted();
     void peer_that_goes_away_is_unreachable();
+    void reassembly_memory_is_capped();
+    void bad_sends_are_refused();
     void port_in_use_is_a_clear_error();
     void choose_bind_address_data();
     void choose_bind_address();
@@ -446,6 +448,43 @@ void TestUdpTransport::peer_that_goes_away_is_unreachable() {
     QVERIFY(ranks[0]->flush(5s));
     for (int wait = 0; wait < 100 && !ranks[0]->unreachable_peers().empty(); ++wait) std::this_thread::sleep_for(10ms);
     QVERIFY(ranks[0]->unreachable_peers().empty());
+}
+
+void TestUdpTransport::reassembly_memory_is_capped() {
+    // A receiver allowed 64 KiB of partial messages cannot start a 100 KB one (89 chunks reserve
+    // 89 x 1134 bytes): its chunks are refused unacknowledged and counted as Oversize, while
+    // messages that fit, and single-datagram ones, still get through.
+    UdpOptions options;
+    options.max_partial_bytes = 64 << 10;
+    options.give_up_after = 300ms;
+    auto ranks = make_ranks(2, options);
+    ranks[0]->send(1, MessageType::Params, std::vector<std::uint8_t>(100000, 7));
+    ranks[0]->send(1, MessageType::Params, std::vector<std::uint8_t>(30000, 8));
+    ranks[0]->send(1, MessageType::Heartbeat, std::vector<std::uint8_t>(10, 9));
+    std::vector<std::size_t> sizes;
+    while (auto m = ranks[1]->receive(500ms)) sizes.push_back(m->payload.size());
+    std::sort(sizes.begin(), sizes.end());
+    QCOMPARE(sizes, (std::vector<std::size_t>{10, 30000}));
+    const auto s = ranks[1]->stats();
+    QVERIFY(s.dropped.count(DropReason::Oversize) && s.dropped.at(DropReason::Oversize) > 0);
+    QVERIFY(!ranks[0]->flush(100ms));
+    QCOMPARE(ranks[0]->unreachable_peers(), std::vector<int>{1});
+}
+
+void TestUdpTransport::bad_sends_are_refused() {
+    auto ranks = make_ranks(2, {});
+    QVERIFY_THROWS_EXCEPTION(Error, ranks[0]->send(2, MessageType::Update, {}));
+    QVERIFY_THROWS_EXCEPTION(Error, ranks[0]->send(-1, MessageType::Update, {}));
+    QCOMPARE(ranks[0]->max_message_bytes(), std::size_t{65535} * kMaxPayloadBytes);
+    const std::vector<std::uint8_t> too_big(ranks[0]->max_message_bytes() + 1);
+    QVERIFY_THROWS_EXCEPTION(Error, ranks[0]->send(1, MessageType::Params, too_big));
+    QVERIFY_THROWS_EXCEPTION(Error, ranks[0]->broadcast(MessageType::Params, too_big));
+    // Sending to ourselves is delivered locally and needs no acknowledgement.
+    ranks[0]->send(0, MessageType::Control, std::vector<std::uint8_t>{5});
+    auto m = ranks[0]->receive(1s);
+    QVERIFY(m.has_value());
+    QCOMPARE(m->sender, 0);
+    QVERIFY(ranks[0]->flush(0ms));
 }
 
 void TestUdpTransport::port_in_use_is_a_clear_error() {

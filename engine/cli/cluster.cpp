@@ -1,0 +1,94 @@
+#include "cli/cluster.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <openssl/sha.h>
+
+#include "core/error.h"
+
+namespace thresher::cli {
+
+std::vector<dist::UdpEndpoint> parse_nodes(const std::string& nodes) {
+    std::vector<dist::UdpEndpoint> out;
+    std::size_t start = 0;
+    while (start <= nodes.size()) {
+        const std::size_t comma = std::min(nodes.find(',', start), nodes.size());
+        const std::string item = nodes.substr(start, comma - start);
+        const std::size_t colon = item.rfind(':');
+        unsigned port = 0;
+        const char* end = item.data() + item.size();
+        if (colon == std::string::npos || colon == 0 ||
+            std::from_chars(item.data() + colon + 1, end, port).ptr != end || port == 0 || port > 65535)
+            throw ConfigError("--nodes: \"" + item + "\" (entry " + std::to_string(out.size()) +
+                              ") is not HOST:PORT with a port in 1..65535");
+        out.push_back({item.substr(0, colon), static_cast<std::uint16_t>(port)});
+        start = comma + 1;
+    }
+    return out;
+}
+
+namespace {
+std::uint64_t run_id_from(const dist::Secret& secret) {
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    SHA256(secret.bytes().data(), secret.size(), digest);
+    std::uint64_t id = 0;
+    for (int i = 0; i < 8; ++i) id = (id << 8) | digest[i];
+    return id;
+}
+}  // namespace
+
+ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& shape, events::EventWriter& events)
+    : events_(events) {
+    if (o.nodes.empty()) {
+        if (o.node_rank != 0) throw ConfigError("--node-rank " + std::to_string(o.node_rank) + " needs --nodes");
+        shape_ = shape;
+        return;
+    }
+    const auto endpoints = parse_nodes(o.nodes);
+    if (o.node_rank < 0 || o.node_rank >= static_cast<int>(endpoints.size()))
+        throw ConfigError("--node-rank " + std::to_string(o.node_rank) + " is not in 0.." +
+                          std::to_string(endpoints.size() - 1) + " (" + std::to_string(endpoints.size()) + " --nodes)");
+    shape.nodes = static_cast<int>(endpoints.size());
+    shape.node_rank = o.node_rank;
+    shape_ = shape;
+    if (shape.nodes == 1) return;
+    // A multi-node run is refused without a secret: unauthenticated datagrams could rewrite
+    // every replica's parameters.
+    dist::Secret secret = !o.secret_file.empty() ? dist::load_secret(o.secret_file) : [] {
+        try {
+            return dist::secret_from_env();
+        } catch (const Error& e) {
+            throw ConfigError(std::string("a multi-node run needs the run secret: --secret-file FILE (mode 0600) or "
+                                          "THRESHER_SECRET (") + e.what() + ")");
+        }
+    }();
+    const std::uint64_t run_id = o.run_id ? o.run_id : run_id_from(secret);
+    const std::string bind = dist::choose_bind_address(o.bind, o.network_mask, std::getenv("THRESHER_IP"));
+    transport_ = std::make_unique<dist::UdpTransport>(o.node_rank, endpoints, bind, run_id, std::move(secret));
+}
+
+train::MasterFactory ClusterSession::factory(const StrategyOptions& options) {
+    if (!transport_) return make_master_factory(options, shape_);
+    const std::string strategy = resolve_strategy(options, shape_);
+    if (strategy == "single") throw ConfigError("--nodes runs need --strategy gradient-sharing or parameter-averaging");
+    // Options are checked now, before any thread starts; the link is made once the model is known.
+    const auto sharing = gradient_sharing_options(options);
+    const auto averaging = averaging_options(options);
+    return [this, strategy, sharing, averaging](const nn::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
+        link_ = std::make_unique<dist::NodeLink>(std::move(transport_), shape_, config.param_count(), &events_);
+        std::unique_ptr<train::TrainingMaster> master;
+        if (strategy == "gradient-sharing") {
+            auto gs = std::make_unique<dist::GradientSharing>(shape_, config.param_count(), sharing, link_->outbox());
+            link_->attach(*gs);
+            gs->set_remote_drain([link = link_.get()] { link->drain_remote(); });
+            master = std::move(gs);
+        } else {
+            master = std::make_unique<dist::ParameterAveraging>(shape_, averaging, link_->reducer());
+        }
+        master->set_traffic_source([link = link_.get()] { return link->traffic(); });
+        link_->start();
+        return master;
+    };
+}
+
+}  // namespace thresher::cli

@@ -1,0 +1,41 @@
+// The multi-node part of `thresher-engine train`: parses --nodes, loads the run secret (never
+// from a command-line value), binds this node's UDP port and connects the training master to the
+// other nodes through a NodeLink.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/masters.h"
+#include "dist/masters/node_link.h"
+#include "dist/net/udp_transport.h"
+
+namespace thresher::cli {
+
+struct ClusterOptions {
+    std::string nodes;        // "H:P,H:P,..." (empty: one node)
+    int node_rank = 0;
+    std::string secret_file;  // mode 0600; else THRESHER_SECRET
+    std::string bind;         // --bind ADDR
+    std::string network_mask; // --network-mask CIDR
+    std::uint64_t run_id = 0; // 0: derived from the secret, so every node agrees without saying
+};
+
+std::vector<dist::UdpEndpoint> parse_nodes(const std::string& nodes);
+
+// Owns what a multi-node run needs beyond the master, for the length of the run.
+class ClusterSession {
+public:
+    ClusterSession(const ClusterOptions&, train::ClusterShape& shape, events::EventWriter& events);
+    // A factory whose masters talk to the other nodes.
+    train::MasterFactory factory(const StrategyOptions&);
+
+private:
+    train::ClusterShape shape_;
+    events::EventWriter& events_;
+    std::unique_ptr<dist::Transport> transport_;  // until the link takes it
+    std::unique_ptr<dist::NodeLink> link_;
+};
+
+}  // namespace thresher::cli

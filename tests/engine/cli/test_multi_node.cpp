@@ -1,0 +1,182 @@
+// Multi-node runs as separate thresher-engine processes on loopback, over real UDP: gradient
+// sharing leaves every node's replica equal (`compare` ≤ 1e-5); parameter averaging with plain
+// SGD and frequency 1 equals one node training on the combined batch; and the refusals: no
+// secret, a secret file others can read, a port already taken.
+#include <QtTest>
+
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "engine_process.h"
+
+namespace {
+
+// A UDP port nobody holds right now (bind to 0, read it back, release it).
+int free_udp_port() {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+void write(const QString& path, const QByteArray& bytes, QFile::Permissions perms = QFile::ReadOwner | QFile::WriteOwner) {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+    f.close();
+    QVERIFY(f.setPermissions(perms));
+}
+
+// Runs one engine per node concurrently and waits for all of them.
+QList<EngineRun> run_nodes(const QList<QStringList>& args, int timeout_ms = 120000) {
+    QList<EngineRun> runs;
+    QList<QProcess*> procs;
+    for (const auto& a : args) {
+        auto* p = new QProcess;
+        p->start(engine_binary(), a);
+        procs << p;
+    }
+    for (auto* p : procs) {
+        EngineRun r;
+        r.finished = p->waitForFinished(timeout_ms);
+        if (!r.finished) p->kill(), p->waitForFinished();
+        r.exit_code = p->exitStatus() == QProcess::NormalExit ? p->exitCode() : -1;
+        r.stdout_text = QString::fromUtf8(p->readAllStandardOutput());
+        r.stderr_text = QString::fromUtf8(p->readAllStandardError());
+        parse_events(r);
+        runs << r;
+        delete p;
+    }
+    return runs;
+}
+
+const char* kModel = R"({"name":"mn","input":{"size":16},"updater":{"type":"sgd","learning_rate":0.1},
+  "layers":[{"type":"dense","units":12,"activation":"tanh"},{"type":"output","units":3}]})";
+
+}  // namespace
+
+class TestMultiNode : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void gradient_sharing_replicas_equal();
+    void averaging_equals_combined_batch();
+    void refusals_data();
+    void refusals();
+
+private:
+    QString path(const QString& n) const { return dir_.filePath(n); }
+    QStringList node_args(int rank, const QString& nodes, const QString& save, const QStringList& extra) const {
+        return QStringList{"train", "--model", path("mn.json"), "--data", path("data.csv"), "--epochs", "2", "--batch", "8",
+                           "--seed", "3", "--threads", "1", "--nodes", nodes, "--node-rank", QString::number(rank),
+                           "--secret-file", path("secret"), "--save", save} + extra;
+    }
+    QTemporaryDir dir_;
+};
+
+void TestMultiNode::initTestCase() {
+    QVERIFY(dir_.isValid());
+    write(path("mn.json"), kModel);
+    write(path("secret"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
+    QByteArray csv;
+    for (int i = 0; i < 96; ++i) {
+        for (int j = 0; j < 16; ++j) csv += QByteArray::number(std::sin(0.3 * i + j) + (j % 3 == i % 3 ? 1.0 : 0.0), 'f', 4) + ",";
+        csv += QByteArray::number(i % 3) + "\n";
+    }
+    write(path("data.csv"), csv);
+}
+
+void TestMultiNode::gradient_sharing_replicas_equal() {
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(free_udp_port()).arg(free_udp_port());
+    const QStringList gs{"--strategy", "gradient-sharing", "--threshold-algorithm", "fixed:0.01", "--residual", "none"};
+    const auto runs = run_nodes({node_args(0, nodes, path("gs0.thr"), gs), node_args(1, nodes, path("gs1.thr"), gs)});
+    for (int node = 0; node < 2; ++node) {
+        const auto& r = runs[node];
+        QVERIFY2(r.finished && r.exit_code == 0, qPrintable(r.summary()));
+        QVERIFY2(r.contract_errors.isEmpty(), qPrintable(r.contract_errors.join('\n')));
+        QVERIFY2(r.of("warning").isEmpty(), qPrintable(r.summary()));
+        for (const auto& e : r.events) QCOMPARE(e.value("node").toInt(), node);
+        const auto totals = r.of("run_finished").last();
+        QVERIFY2(totals.value("bytes_tx").toDouble() > 0 && totals.value("bytes_rx").toDouble() > 0, "traffic counted");
+        QCOMPARE(totals.value("dropped").toInt(), 0);
+    }
+    const auto cmp = run_engine({"compare", path("gs0.thr"), path("gs1.thr"), "--tolerance", "1e-5"});
+    QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+}
+
+void TestMultiNode::averaging_equals_combined_batch() {
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(free_udp_port()).arg(free_udp_port());
+    const QStringList pa{"--strategy", "parameter-averaging", "--averaging-frequency", "1"};
+    const auto runs = run_nodes({node_args(0, nodes, path("pa0.thr"), pa), node_args(1, nodes, path("pa1.thr"), pa)});
+    for (const auto& r : runs) QVERIFY2(r.finished && r.exit_code == 0, qPrintable(r.summary()));
+    // One node, batch 16 = the two nodes' batches of 8 together (strided shards, same order).
+    const auto single = run_engine({"train", "--model", path("mn.json"), "--data", path("data.csv"), "--epochs", "2",
+                                    "--batch", "16", "--seed", "3", "--threads", "1", "--save", path("single.thr")});
+    QVERIFY2(single.exit_code == 0, qPrintable(single.summary()));
+    for (const char* f : {"pa0.thr", "pa1.thr"}) {
+        const auto cmp = run_engine({"compare", path(f), path("single.thr"), "--tolerance", "1e-5"});
+        QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+    }
+    // ... and the comparison is not vacuous: training moved the parameters.
+    const auto init = run_engine({"train", "--model", path("mn.json"), "--data", path("data.csv"), "--epochs", "1",
+                                  "--batch", "16", "--seed", "3", "--limit", "16", "--save", path("early.thr")});
+    QVERIFY(init.exit_code == 0);
+    QCOMPARE(run_engine({"compare", path("early.thr"), path("single.thr"), "--tolerance", "1e-3"}).exit_code, 1);
+}
+
+void TestMultiNode::refusals_data() {
+    QTest::addColumn<QString>("setup");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("no secret") << "no-secret" << "THRESHER_SECRET";
+    QTest::newRow("secret readable by others") << "open-secret" << "open-secret";
+    QTest::newRow("port taken") << "port" << "in use";
+    QTest::newRow("node rank outside --nodes") << "rank" << "--node-rank 5";
+}
+
+void TestMultiNode::refusals() {
+    QFETCH(QString, setup);
+    QFETCH(QString, expected);
+    const int port = free_udp_port();
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(port).arg(free_udp_port());
+    QStringList args = node_args(0, nodes, path("x.thr"), {});
+    int holder = -1;
+    if (setup == "no-secret") {
+        const int i = args.indexOf("--secret-file");
+        args.remove(i, 2);
+    } else if (setup == "open-secret") {
+        write(path("open-secret"), "00112233445566778899aabbccddeeff\n",
+              QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup | QFile::ReadOther);
+        args[args.indexOf("--secret-file") + 1] = path("open-secret");
+    } else if (setup == "port") {
+        holder = ::socket(AF_INET, SOCK_DGRAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
+        a.sin_port = htons(static_cast<uint16_t>(port));
+        QVERIFY(::bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    } else if (setup == "rank") {
+        args[args.indexOf("--node-rank") + 1] = "5";
+    }
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("THRESHER_SECRET");
+    p.setProcessEnvironment(env);
+    p.start(engine_binary(), args);
+    QVERIFY(p.waitForFinished(30000));
+    if (holder >= 0) ::close(holder);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() != 0, qPrintable(err));
+    QVERIFY2(err.contains(expected), qPrintable(err));
+}
+
+QTEST_GUILESS_MAIN(TestMultiNode)
+#include "test_multi_node.moc"
