@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Bytes on the wire per iteration: gradient sharing against sending dense updates, for LeNet and
+# the MLP. Two engine nodes on loopback (1 worker each), Fashion-MNIST, the default adaptive
+# threshold and residual clipping. Reports, per model:
+#   dense       4·N bytes: what one dense float32 update per worker per iteration would send
+#   message     the mean encoded message (iteration events' message_bytes)
+#   wire        the node's datagram bytes sent per iteration (headers, MACs, acks and
+#               retransmissions included; run_finished's bytes_tx / iterations)
+# and the reduction dense / wire. Environment: LIMIT (12800), EPOCHS (1), THRESHER_BIN.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+E="${THRESHER_BIN:-$ROOT/build/release/bin}/thresher-engine"
+LIMIT="${LIMIT:-12800}"
+EPOCHS="${EPOCHS:-1}"
+WORK="$(mktemp -d /tmp/thresher-traffic.XXXXXX)"
+trap 'rm -rf "$WORK"' EXIT
+(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$WORK/secret")
+port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+printf '%-6s %12s %10s %14s %14s %12s %9s\n' model params density dense_B/iter message_B/iter wire_B/iter reduction
+for model in lenet mlp; do
+  nodes="127.0.0.1:$(port),127.0.0.1:$(port)"
+  for r in 0 1; do
+    "$E" train --model "$ROOT/resources/models/$model.json" --data fashion-mnist --epochs "$EPOCHS" \
+      --limit "$LIMIT" --test-limit 1000 --threads 1 --nodes "$nodes" --node-rank $r \
+      --secret-file "$WORK/secret" > "$WORK/$model-$r.jsonl" 2> "$WORK/$model-$r.log" &
+  done
+  wait
+  python3 - "$WORK/$model-0.jsonl" "$model" <<'PY'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+start = next(e for e in events if e["event"] == "run_started")
+its = [e for e in events if e["event"] == "iteration"]
+fin = events[-1]
+n = start["params"]
+dense = 4 * n
+msg = sum(e["message_bytes"] for e in its) / len(its)
+density = sum(e["density"] for e in its) / len(its)
+wire = fin["bytes_tx"] / len(its)
+print(f"{sys.argv[2]:<6} {n:>12} {density:>10.5f} {dense:>14.0f} {msg:>14.0f} {wire:>12.0f} {dense / wire:>8.0f}x")
+PY
+done
