@@ -1,5 +1,7 @@
 #include "cli/cluster.h"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <cstdlib>
 #include <openssl/sha.h>
@@ -63,7 +65,16 @@ ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& sha
         }
     }();
     const std::uint64_t run_id = o.run_id ? o.run_id : run_id_from(secret);
-    const std::string bind = dist::choose_bind_address(o.bind, o.network_mask, std::getenv("THRESHER_IP"));
+    // With no choice given, bind the node's own --nodes address when it is a literal IP: on a
+    // host with several interfaces a wildcard socket may answer from another address, and peers
+    // drop datagrams from an address that is not the sender's --nodes entry.
+    std::string bind = o.bind;
+    const std::string& own = endpoints[static_cast<std::size_t>(o.node_rank)].host;
+    in6_addr scratch{};
+    if (bind.empty() && o.network_mask.empty() && !std::getenv("THRESHER_IP") &&
+        (inet_pton(AF_INET, own.c_str(), &scratch) == 1 || inet_pton(AF_INET6, own.c_str(), &scratch) == 1))
+        bind = own;
+    bind = dist::choose_bind_address(bind, o.network_mask, std::getenv("THRESHER_IP"));
     transport_ = std::make_unique<dist::UdpTransport>(o.node_rank, endpoints, bind, run_id, std::move(secret));
 }
 

@@ -67,7 +67,9 @@ NodeLink::NodeLink(std::unique_ptr<Transport> transport, const train::ClusterSha
                    events::EventWriter* events)
     : transport_(std::move(transport)), cluster_(cluster), n_(param_count), events_(events),
       updates_received_(static_cast<std::size_t>(cluster.nodes), 0),
-      updates_announced_(static_cast<std::size_t>(cluster.nodes), -1) {}
+      updates_announced_(static_cast<std::size_t>(cluster.nodes), -1),
+      last_poke_(static_cast<std::size_t>(cluster.nodes)),
+      lost_(static_cast<std::size_t>(cluster.nodes), false) {}
 
 void NodeLink::start() {
     if (!receiver_.joinable()) receiver_ = std::thread([this] { receive_loop(); });
@@ -85,10 +87,23 @@ void NodeLink::warn(const std::string& message) {
     if (events_) events_->warning(message);
 }
 
-bool NodeLink::peer_lost(int node) const {
+bool NodeLink::peer_lost(int node) {
+    if (lost_[static_cast<std::size_t>(node)]) return true;
     for (int p : transport_->unreachable_peers())
-        if (p == node) return true;
+        if (p == node) {
+            lost_[static_cast<std::size_t>(node)] = true;
+            warn("node " + std::to_string(node) + " stopped answering; the run goes on without it");
+            return true;
+        }
     return false;
+}
+
+void NodeLink::poke(int node) {
+    auto& last = last_poke_[static_cast<std::size_t>(node)];
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::seconds(1)) return;
+    last = now;
+    transport_->send(node, MessageType::Heartbeat, {});
 }
 
 void NodeLink::receive_loop() {
@@ -169,21 +184,15 @@ void NodeLink::drain_remote() {
         put(done, updates_sent_);
     }
     transport_->broadcast(MessageType::Control, done);
-    std::vector<bool> gone(static_cast<std::size_t>(cluster_.nodes), false);
     std::unique_lock lock(mutex_);
     for (;;) {
         bool complete = true;
         for (int node = 0; node < cluster_.nodes; ++node) {
-            if (node == cluster_.node_rank || gone[static_cast<std::size_t>(node)]) continue;
+            if (node == cluster_.node_rank || lost_[static_cast<std::size_t>(node)]) continue;
             const auto announced = updates_announced_[static_cast<std::size_t>(node)];
             if (announced < 0 || updates_received_[static_cast<std::size_t>(node)] < static_cast<std::uint64_t>(announced)) {
-                complete = false;
-                if (peer_lost(node)) {
-                    gone[static_cast<std::size_t>(node)] = true;
-                    lock.unlock();
-                    warn("node " + std::to_string(node) + " stopped answering; finishing without its last updates");
-                    lock.lock();
-                }
+                poke(node);
+                complete = complete && peer_lost(node);
             }
         }
         if (complete) return;
@@ -203,6 +212,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         transport_->send(0, MessageType::Average, pack_sums(round, workers, params, state));
         lock.lock();
         while (!average_results_.count(round)) {
+            poke(0);
             if (peer_lost(0)) throw Error("the controller (node 0) stopped answering during averaging round " + std::to_string(round));
             changed_.wait_for(lock, std::chrono::milliseconds(100));
         }
@@ -214,15 +224,14 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         return;
     }
     // The controller: wait for every other node's sums, add them, send the totals back.
-    std::vector<bool> gone(static_cast<std::size_t>(cluster_.nodes), false);
     for (;;) {
         int expected = 0;
-        for (int node = 1; node < cluster_.nodes; ++node) expected += !gone[static_cast<std::size_t>(node)];
+        for (int node = 1; node < cluster_.nodes; ++node) expected += !lost_[static_cast<std::size_t>(node)];
         if (static_cast<int>(averages_[round].size()) >= expected) break;
         for (int node = 1; node < cluster_.nodes; ++node)
-            if (!gone[static_cast<std::size_t>(node)] && peer_lost(node)) {
-                gone[static_cast<std::size_t>(node)] = true;
-                warn("node " + std::to_string(node) + " stopped answering; averaging without it");
+            if (!lost_[static_cast<std::size_t>(node)]) {
+                poke(node);
+                peer_lost(node);
             }
         changed_.wait_for(lock, std::chrono::milliseconds(100));
     }

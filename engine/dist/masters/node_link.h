@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -53,7 +54,11 @@ private:
     void receive_loop();
     void handle(Message&& m);
     void warn(const std::string& message);
-    bool peer_lost(int node) const;
+    // True once the transport gave up on `node`; remembered (and warned about) once.
+    bool peer_lost(int node);
+    // While waiting on `node`, keep a heartbeat outstanding to it (one per second): the transport
+    // notices a dead peer only through messages it cannot deliver.
+    void poke(int node);
     void reduce(std::vector<double>& params, std::vector<double>& state, int& workers);
 
     std::unique_ptr<Transport> transport_;
@@ -70,6 +75,8 @@ private:
     std::map<std::uint64_t, std::vector<Message>> averages_;      // round -> node sums (node 0)
     std::map<std::uint64_t, Message> average_results_;            // round -> cluster sums
     std::uint64_t round_ = 0;
+    std::vector<std::chrono::steady_clock::time_point> last_poke_;
+    std::vector<bool> lost_;  // nodes the run goes on without
     std::atomic<std::uint64_t> rejected_{0};
     std::atomic<bool> stop_{false};
     std::thread receiver_;

@@ -27,7 +27,6 @@
 #include <ifaddrs.h>
 #include <map>
 #include <mutex>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <sstream>
 #include <thread>

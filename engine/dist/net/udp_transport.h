@@ -12,6 +12,8 @@
 // A peer that stops acknowledging is listed by unreachable_peers() after give_up_after; messages
 // to it stay queued and one chunk a tick probes it, so it is delivered to if it comes back. What
 // to do about a dead peer (stop sending to it, end the run) is the training master's decision.
+// Messages to one peer leave in send order through one window, so a large message delays the
+// small ones queued behind it to that peer (bulk data belongs on TCP, see DESIGN.md).
 // Message ids restart at 1 with each UdpTransport: a process that restarts mid-run looks like a
 // replay to peers that remember its earlier messages (a late joiner that never sent is fine);
 // rejoining after a restart would need peers to forget the old ids, which this version lacks.
@@ -45,7 +47,10 @@ struct UdpOptions {
     std::chrono::milliseconds max_retransmit_after{500};  // backoff doubles up to this
     std::chrono::milliseconds give_up_after{10000};       // then the peer is listed unreachable
     std::size_t max_datagram = kMaxDatagramBytes;         // smaller only; the wire format caps it
-    std::size_t max_partial_bytes = std::size_t{256} << 20;  // reassembly memory, all senders together
+    // Reassembly memory, all senders together; a message reserves chunk_count x 1134 bytes at its
+    // first chunk. One needing more than this is never delivered (its sender lists us unreachable),
+    // so keep it above max_message_bytes() (~74 MB) unless that is the point.
+    std::size_t max_partial_bytes = std::size_t{256} << 20;
     std::size_t max_window = 512;  // ceiling of the chunks in flight per peer (the window adapts below it)
     // Port to bind; by default the port of our own entry in `peers`. A loopback proxy in the tests
     // binds elsewhere and stands in at the configured address.

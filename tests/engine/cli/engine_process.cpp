@@ -1,7 +1,13 @@
 #include "engine_process.h"
 
+#include <QEventLoop>
 #include <QJsonDocument>
 #include <QProcess>
+#include <QTimer>
+#include <chrono>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 QString engine_binary() { return qEnvironmentVariable("THRESHER_BIN_DIR") + "/thresher-engine"; }
 QString source_dir() { return qEnvironmentVariable("THRESHER_SOURCE_DIR"); }
@@ -55,4 +61,108 @@ void parse_events(EngineRun& r) {
             (!o.value("t").isDouble() || !o.value("node").isDouble()))
             r.contract_errors << "event without t/node: " + line.left(200);
     }
+}
+
+QList<int> free_udp_ports(int n) {
+    // All sockets stay open until every port is read, so the n ports differ.
+    QList<int> fds, ports;
+    for (int i = 0; i < n; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+        socklen_t len = sizeof a;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+        fds << fd;
+        ports << ntohs(a.sin_port);
+    }
+    for (int fd : fds) ::close(fd);
+    return ports;
+}
+
+int free_udp_port() { return free_udp_ports(1).first(); }
+
+bool write_file(const QString& path, const QByteArray& bytes, QFile::Permissions perms) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) return false;
+    const bool written = f.write(bytes) == bytes.size();
+    f.close();
+    return written && f.setPermissions(perms);
+}
+
+struct NodeGroup::Node {
+    QProcess process;
+    QByteArray out, err;
+};
+
+NodeGroup::NodeGroup() = default;
+
+NodeGroup::~NodeGroup() {
+    for (auto& n : nodes_)
+        if (n->process.state() != QProcess::NotRunning) {
+            n->process.kill();
+            n->process.waitForFinished(10000);
+        }
+}
+
+int NodeGroup::start(const QStringList& args, const QString& program) {
+    auto node = std::make_shared<Node>();
+    Node* raw = node.get();
+    QObject::connect(&raw->process, &QProcess::readyReadStandardOutput, [raw] { raw->out += raw->process.readAllStandardOutput(); });
+    QObject::connect(&raw->process, &QProcess::readyReadStandardError, [raw] { raw->err += raw->process.readAllStandardError(); });
+    raw->process.start(program.isEmpty() ? engine_binary() : program, args);
+    nodes_ << node;
+    return static_cast<int>(nodes_.size()) - 1;
+}
+
+int NodeGroup::size() const { return static_cast<int>(nodes_.size()); }
+QProcess& NodeGroup::process(int i) { return nodes_.at(i)->process; }
+QString NodeGroup::stdout_so_far(int i) const { return QString::fromUtf8(nodes_.at(i)->out); }
+
+int NodeGroup::count_events(int i, const QString& event) const {
+    return static_cast<int>(nodes_.at(i)->out.count(QString("\"event\":\"%1\"").arg(event).toUtf8()));
+}
+
+bool NodeGroup::spin(int ms) {
+    bool running = false;
+    for (auto& n : nodes_) running = running || n->process.state() != QProcess::NotRunning;
+    if (!running) return false;
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+    return true;
+}
+
+QList<EngineRun> NodeGroup::wait_all(int timeout_ms) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < deadline && spin(50)) {
+    }
+    QList<EngineRun> runs;
+    for (auto& n : nodes_) {
+        EngineRun r;
+        r.finished = n->process.state() == QProcess::NotRunning;
+        if (!r.finished) {
+            n->process.kill();
+            n->process.waitForFinished(10000);
+        }
+        n->out += n->process.readAllStandardOutput();
+        n->err += n->process.readAllStandardError();
+        r.exit_code = n->process.exitStatus() == QProcess::NormalExit ? n->process.exitCode() : -1;
+        if (n->process.error() == QProcess::FailedToStart) {
+            r.exit_code = -1;
+            n->err += "could not start " + n->process.program().toUtf8() + ": " + n->process.errorString().toUtf8();
+        }
+        r.stdout_text = QString::fromUtf8(n->out);
+        r.stderr_text = QString::fromUtf8(n->err);
+        parse_events(r);
+        runs << r;
+    }
+    return runs;
+}
+
+QList<EngineRun> run_nodes(const QList<QStringList>& args, int timeout_ms, const QString& program) {
+    NodeGroup group;
+    for (const auto& a : args) group.start(a, program);
+    return group.wait_all(timeout_ms);
 }

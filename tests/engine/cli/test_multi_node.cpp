@@ -15,50 +15,6 @@
 
 namespace {
 
-// A UDP port nobody holds right now (bind to 0, read it back, release it).
-int free_udp_port() {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-void write(const QString& path, const QByteArray& bytes, QFile::Permissions perms = QFile::ReadOwner | QFile::WriteOwner) {
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(bytes);
-    f.close();
-    QVERIFY(f.setPermissions(perms));
-}
-
-// Runs one engine per node concurrently and waits for all of them.
-QList<EngineRun> run_nodes(const QList<QStringList>& args, int timeout_ms = 120000) {
-    QList<EngineRun> runs;
-    QList<QProcess*> procs;
-    for (const auto& a : args) {
-        auto* p = new QProcess;
-        p->start(engine_binary(), a);
-        procs << p;
-    }
-    for (auto* p : procs) {
-        EngineRun r;
-        r.finished = p->waitForFinished(timeout_ms);
-        if (!r.finished) p->kill(), p->waitForFinished();
-        r.exit_code = p->exitStatus() == QProcess::NormalExit ? p->exitCode() : -1;
-        r.stdout_text = QString::fromUtf8(p->readAllStandardOutput());
-        r.stderr_text = QString::fromUtf8(p->readAllStandardError());
-        parse_events(r);
-        runs << r;
-        delete p;
-    }
-    return runs;
-}
-
 const char* kModel = R"({"name":"mn","input":{"size":16},"updater":{"type":"sgd","learning_rate":0.1},
   "layers":[{"type":"dense","units":12,"activation":"tanh"},{"type":"output","units":3}]})";
 
@@ -85,18 +41,19 @@ private:
 
 void TestMultiNode::initTestCase() {
     QVERIFY(dir_.isValid());
-    write(path("mn.json"), kModel);
-    write(path("secret"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
+    QVERIFY(write_file(path("mn.json"), kModel));
+    QVERIFY(write_file(path("secret"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"));
     QByteArray csv;
     for (int i = 0; i < 96; ++i) {
         for (int j = 0; j < 16; ++j) csv += QByteArray::number(std::sin(0.3 * i + j) + (j % 3 == i % 3 ? 1.0 : 0.0), 'f', 4) + ",";
         csv += QByteArray::number(i % 3) + "\n";
     }
-    write(path("data.csv"), csv);
+    QVERIFY(write_file(path("data.csv"), csv));
 }
 
 void TestMultiNode::gradient_sharing_replicas_equal() {
-    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(free_udp_port()).arg(free_udp_port());
+    const auto ports = free_udp_ports(2);
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     const QStringList gs{"--strategy", "gradient-sharing", "--threshold-algorithm", "fixed:0.01", "--residual", "none"};
     const auto runs = run_nodes({node_args(0, nodes, path("gs0.thr"), gs), node_args(1, nodes, path("gs1.thr"), gs)});
     for (int node = 0; node < 2; ++node) {
@@ -114,7 +71,8 @@ void TestMultiNode::gradient_sharing_replicas_equal() {
 }
 
 void TestMultiNode::averaging_equals_combined_batch() {
-    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(free_udp_port()).arg(free_udp_port());
+    const auto ports = free_udp_ports(2);
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     const QStringList pa{"--strategy", "parameter-averaging", "--averaging-frequency", "1"};
     const auto runs = run_nodes({node_args(0, nodes, path("pa0.thr"), pa), node_args(1, nodes, path("pa1.thr"), pa)});
     for (const auto& r : runs) QVERIFY2(r.finished && r.exit_code == 0, qPrintable(r.summary()));
@@ -145,16 +103,17 @@ void TestMultiNode::refusals_data() {
 void TestMultiNode::refusals() {
     QFETCH(QString, setup);
     QFETCH(QString, expected);
-    const int port = free_udp_port();
-    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(port).arg(free_udp_port());
+    const auto ports = free_udp_ports(2);
+    const int port = ports[0];
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(port).arg(ports[1]);
     QStringList args = node_args(0, nodes, path("x.thr"), {});
     int holder = -1;
     if (setup == "no-secret") {
         const int i = args.indexOf("--secret-file");
         args.remove(i, 2);
     } else if (setup == "open-secret") {
-        write(path("open-secret"), "00112233445566778899aabbccddeeff\n",
-              QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup | QFile::ReadOther);
+        QVERIFY(write_file(path("open-secret"), "00112233445566778899aabbccddeeff\n",
+                           QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup | QFile::ReadOther));
         args[args.indexOf("--secret-file") + 1] = path("open-secret");
     } else if (setup == "port") {
         holder = ::socket(AF_INET, SOCK_DGRAM, 0);
