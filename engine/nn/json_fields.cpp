@@ -138,6 +138,11 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
         if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
         throw ConfigError(source + ":" + std::to_string(line) + ":" + std::to_string(col) +
                           ": invalid JSON: " + what);
+    } catch (const nlohmann::json::exception& e) {
+        // Well-formed text nlohmann still refuses, such as a number beyond double (1e999).
+        std::string what = e.what();
+        if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+        throw ConfigError(source + ": invalid JSON: " + what);
     }
 }
 

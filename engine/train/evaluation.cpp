@@ -31,7 +31,8 @@ void check_compatible(const nn::ModelConfig& model, const data::Dataset& ds) {
                           std::string(nn::to_string(model.layers.back().loss)));
 }
 
-EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, std::size_t limit) {
+EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, std::size_t limit, int shard,
+                          int shards) {
     EvaluationResult r;
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = net.config().output_size();
@@ -39,21 +40,36 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         r.classification.emplace(ds.num_classes);
     else
         r.regression.emplace(ds.target_size);
-    std::vector<float> out;
+    std::vector<float> out, x, t;
+    std::vector<std::int32_t> labels;
     double loss_sum = 0.0;
+    std::size_t evaluated = 0;
     const std::size_t width = ds.shape.size();
-    for (std::size_t start = 0; start < n; start += static_cast<std::size_t>(batch)) {
-        const int count = static_cast<int>(std::min<std::size_t>(batch, n - start));
+    const auto step = static_cast<std::size_t>(std::max(1, shards));
+    const std::size_t mine = n > static_cast<std::size_t>(shard) ? (n - static_cast<std::size_t>(shard) + step - 1) / step : 0;
+    for (std::size_t start = 0; start < mine; start += static_cast<std::size_t>(batch)) {
+        const int count = static_cast<int>(std::min<std::size_t>(batch, mine - start));
+        // Gather this shard's rows (sample shard + j*shards) into one contiguous batch.
+        x.resize(static_cast<std::size_t>(count) * width);
+        t.resize(static_cast<std::size_t>(count) * ds.target_size);
+        labels.resize(static_cast<std::size_t>(count));
+        for (int j = 0; j < count; ++j) {
+            const std::size_t i = static_cast<std::size_t>(shard) + (start + static_cast<std::size_t>(j)) * step;
+            std::copy_n(ds.sample(i), width, x.data() + static_cast<std::size_t>(j) * width);
+            std::copy_n(ds.targets.data() + i * ds.target_size, ds.target_size, t.data() + static_cast<std::size_t>(j) * ds.target_size);
+            if (r.classification) labels[static_cast<std::size_t>(j)] = ds.labels[i];
+        }
         out.resize(static_cast<std::size_t>(count) * k);
-        const float* x = ds.features.data() + start * width;
-        const float* t = ds.targets.data() + start * ds.target_size;
-        loss_sum += net.loss(x, t, count, 0, backend::Mode::Inference, out.data()) * count;
+        loss_sum += net.loss(x.data(), t.data(), count, 0, backend::Mode::Inference, out.data()) * count;
+        evaluated += static_cast<std::size_t>(count);
         if (r.classification)
-            r.classification->add(out.data(), ds.labels.data() + start, count);
+            r.classification->add(out.data(), labels.data(), count);
         else
-            r.regression->add(out.data(), t, count);
+            r.regression->add(out.data(), t.data(), count);
     }
-    r.loss = n ? loss_sum / static_cast<double>(n) : 0.0;
+    r.loss_sum = loss_sum;
+    r.count = evaluated;
+    r.loss = evaluated ? loss_sum / static_cast<double>(evaluated) : 0.0;
     return r;
 }
 

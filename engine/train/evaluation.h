@@ -16,12 +16,17 @@ namespace thresher::train {
 struct EvaluationResult {
     std::optional<eval::ClassificationEvaluator> classification;
     std::optional<eval::RegressionEvaluator> regression;
-    double loss = 0.0;  // mean over samples
+    double loss = 0.0;      // mean over samples
+    double loss_sum = 0.0;  // and what it came from, for merging shards
+    std::size_t count = 0;
     nlohmann::json to_json() const;  // accuracy/precision/recall/f1/confusion or mse/mae/r2, + loss
 };
 
-// `limit` > 0 evaluates only the first `limit` samples.
-EvaluationResult evaluate(nn::Network&, const data::Dataset&, int batch = 256, std::size_t limit = 0);
+// `limit` > 0 evaluates only the first `limit` samples. With `shards` > 1 only samples
+// i ≡ shard (mod shards) are evaluated: each node takes one shard, and the merged counts are
+// exactly the single-node evaluation.
+EvaluationResult evaluate(nn::Network&, const data::Dataset&, int batch = 256, std::size_t limit = 0,
+                          int shard = 0, int shards = 1);
 
 // Checks that a data set fits a model's input and output; throws ConfigError naming both.
 void check_compatible(const nn::ModelConfig&, const data::Dataset&);

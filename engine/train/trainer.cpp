@@ -51,23 +51,55 @@ void record_failure(Run& run) {
     run.failed = true;
 }
 
+// The classification counts of several evaluation shards, added up (regression sets are not
+// sharded: the controller's own result stands).
+nlohmann::json merge_parts(const std::vector<nlohmann::json>& parts) {
+    nlohmann::json merged = parts.front();
+    if (!merged.contains("confusion")) return merged;
+    auto total = eval::ClassificationEvaluator::from_json(parts.front());
+    double loss_sum = parts.front().value("loss_sum", 0.0);
+    std::size_t count = parts.front().value("count", std::size_t{0});
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+        total.merge(eval::ClassificationEvaluator::from_json(parts[i]));
+        loss_sum += parts[i].value("loss_sum", 0.0);
+        count += parts[i].value("count", std::size_t{0});
+    }
+    merged = total.to_json();
+    merged["loss_sum"] = loss_sum;
+    merged["count"] = count;
+    merged["loss"] = count ? loss_sum / static_cast<double>(count) : 0.0;
+    return merged;
+}
+
 void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_loss, long epoch_samples,
                          const nn::TrainingPosition& pos) {
     const data::Dataset& eval_set = run.data.has_test ? run.data.test : run.data.train;
-    const auto result = evaluate(net, eval_set, run.o.eval_batch, run.o.test_limit);
-    nlohmann::json fields = result.to_json();
-    fields["epoch"] = epoch;
-    fields["loss"] = epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0;
-    fields["eval_loss"] = result.loss;
-    fields["eval_set"] = run.data.has_test ? "test" : "train";
-    run.ev.write("epoch_end", fields);
-    if (result.classification)
-        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << " (" << fields["eval_set"].get<std::string>()
-                << " set)\n" << result.classification->confusion_table() << "\n";
-    else
-        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << result.regression->summary() << "\n";
+    const auto& merger = run.master->evaluation_merger();
+    const bool sharded = merger.gather && eval_set.is_classification();
+    const auto result = evaluate(net, eval_set, run.o.eval_batch, run.o.test_limit, sharded ? merger.shard : 0,
+                                 sharded ? merger.shards : 1);
     if (!run.o.save_path.empty())
         nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos});
+    nlohmann::json fields = result.to_json();
+    fields["loss_sum"] = result.loss_sum;
+    fields["count"] = result.count;
+    if (merger.gather) {
+        auto parts = merger.gather(epoch, fields);
+        if (!parts) return;  // another node reports for the cluster
+        fields = merge_parts(*parts);
+        fields["nodes_evaluated"] = parts->size();
+    }
+    fields["eval_loss"] = fields["loss"];
+    fields["epoch"] = epoch;
+    fields["loss"] = epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0;
+    fields["eval_set"] = run.data.has_test ? "test" : "train";
+    fields.erase("loss_sum");
+    run.ev.write("epoch_end", fields);
+    if (fields.contains("confusion"))
+        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << " (" << fields["eval_set"].get<std::string>()
+                << " set)\n" << eval::ClassificationEvaluator::from_json(fields).confusion_table() << "\n";
+    else if (result.regression)
+        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << result.regression->summary() << "\n";
 }
 
 // One worker: its own backend (OpenMP thread count is per calling thread) and replica.

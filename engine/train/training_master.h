@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -51,8 +53,20 @@ public:
     // Where traffic() reads from: the node's link to other nodes, when there is one.
     void set_traffic_source(std::function<nlohmann::json()> source) { traffic_source_ = std::move(source); }
 
+    // Distributed evaluation: this node evaluates shard `shard` of `shards` of the evaluation
+    // set, and `gather` collects every node's result (EvaluationResult::to_json plus loss_sum and
+    // count) on the controller — all parts there, nullopt on the other nodes. Unset: one node
+    // evaluates everything.
+    struct EvaluationMerger {
+        int shard = 0, shards = 1;
+        std::function<std::optional<std::vector<nlohmann::json>>(int epoch, const nlohmann::json& local)> gather;
+    };
+    void set_evaluation_merger(EvaluationMerger m) { merger_ = std::move(m); }
+    const EvaluationMerger& evaluation_merger() const { return merger_; }
+
 private:
     std::function<nlohmann::json()> traffic_source_;
+    EvaluationMerger merger_;
 };
 
 // The `single` strategy: each replica applies its own updates (used with one worker).

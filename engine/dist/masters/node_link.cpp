@@ -157,6 +157,21 @@ void NodeLink::handle(Message&& m) {
             average_results_.emplace(round, std::move(m));
             break;
         }
+        case MessageType::Evaluation: {
+            std::span<const std::uint8_t> in(m.payload);
+            std::int32_t epoch = 0;
+            if (!get(in, epoch)) return;
+            try {
+                auto part = nlohmann::json::parse(in.begin(), in.end());
+                if (!part.is_object()) throw Error("not an object");
+                std::lock_guard lock(mutex_);
+                evaluations_[epoch].push_back(std::move(part));
+            } catch (const std::exception& e) {
+                warn("evaluation from node " + std::to_string(m.sender) + " rejected: " + e.what());
+                return;
+            }
+            break;
+        }
         default: return;
     }
     changed_.notify_all();
@@ -242,6 +257,33 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         if (!add_sums(part.payload, round, params, state, workers, false))
             warn("averaging round " + std::to_string(round) + ": malformed sums from node " + std::to_string(part.sender) + " ignored");
     transport_->broadcast(MessageType::AverageResult, pack_sums(round, workers, params, state));
+}
+
+std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch, const nlohmann::json& local) {
+    if (cluster_.node_rank != 0) {
+        std::vector<std::uint8_t> payload;
+        put(payload, static_cast<std::int32_t>(epoch));
+        const std::string text = local.dump();
+        payload.insert(payload.end(), text.begin(), text.end());
+        transport_->send(0, MessageType::Evaluation, payload);
+        return std::nullopt;
+    }
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        int expected = 0;
+        for (int node = 1; node < cluster_.nodes; ++node) {
+            if (lost_[static_cast<std::size_t>(node)]) continue;
+            ++expected;
+            poke(node);
+            peer_lost(node);
+        }
+        if (static_cast<int>(evaluations_[epoch].size()) >= expected) break;
+        changed_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+    std::vector<nlohmann::json> parts{local};
+    for (auto& p : evaluations_[epoch]) parts.push_back(std::move(p));
+    evaluations_.erase(epoch);
+    return parts;
 }
 
 nlohmann::json NodeLink::traffic() const {

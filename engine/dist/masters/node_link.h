@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -46,6 +47,10 @@ public:
     // Parameter averaging: this node's sums in, the cluster's sums out (via node 0).
     ParameterAveraging::Reducer reducer();
 
+    // Distributed evaluation: the other nodes send their shard's result for `epoch` to node 0,
+    // which gets every node's part back (its own first); nullopt on the other nodes.
+    std::optional<std::vector<nlohmann::json>> gather_evaluation(int epoch, const nlohmann::json& local);
+
     nlohmann::json traffic() const;
     Transport& transport() { return *transport_; }
     std::uint64_t rejected_updates() const { return rejected_; }
@@ -74,6 +79,7 @@ private:
     std::uint64_t updates_sent_ = 0;
     std::map<std::uint64_t, std::vector<Message>> averages_;      // round -> node sums (node 0)
     std::map<std::uint64_t, Message> average_results_;            // round -> cluster sums
+    std::map<int, std::vector<nlohmann::json>> evaluations_;      // epoch -> other nodes' parts
     std::uint64_t round_ = 0;
     std::vector<std::chrono::steady_clock::time_point> last_poke_;
     std::vector<bool> lost_;  // nodes the run goes on without

@@ -194,7 +194,7 @@ void TestClusterFaults::initTestCase() {
     QVERIFY(write_file(path("secret"), QByteArray(kSecretHex) + "\n"));
     QVERIFY(write_file(path("small.json"), kSmallModel));
     QVERIFY(write_file(path("wide.json"), kWideModel));
-    QVERIFY(write_file(path("loss.csv"), csv_rows(1200)));
+    QVERIFY(write_file(path("loss.csv"), csv_rows(3600)));
     QVERIFY(write_file(path("hostile.csv"), csv_rows(4000)));
 }
 
@@ -248,8 +248,9 @@ void TestClusterFaults::gradient_sharing_survives_loss_and_reordering() {
                           &err),
                  qPrintable(err));
 
-    // 1200 rows, 2 nodes, batch 8, 2 epochs: 150 one-datagram update messages per node, each lost
-    // (or its ack lost) with probability ~0.1, so a run without a retransmission is a ~1e-7 event.
+    // 3600 rows, 2 nodes, batch 8, 2 epochs: 450 one-datagram update messages per node, each lost
+    // (or its ack lost) with probability ~0.1; runs of a third of this retransmitted 2 to 19
+    // datagrams per node, so a run without a retransmission is far below a 1e-9 event.
     const QString nodes = QString("%1:40123,%2:40123").arg(addr_a, addr_b);
     QList<QStringList> args;
     for (int rank = 0; rank < 2; ++rank)
@@ -266,6 +267,18 @@ void TestClusterFaults::gradient_sharing_survives_loss_and_reordering() {
         QVERIFY(totals.value("bytes_rx").toDouble() > 0);
         qInfo("node %d: %d iterations, retransmitted %.0f datagrams, %.1f s", node, totals.value("iters").toInt(),
               totals.value("retransmitted").toDouble(), totals.value("wall_s").toDouble());
+    }
+    // The loss came from the rules: each namespace's DROP rule matched some datagrams.
+    for (const auto& ns : {a, b}) {
+        QProcess p;
+        p.start(ip, {"netns", "exec", ns, iptables, "-L", "INPUT", "-v", "-x", "-n"});
+        QVERIFY(p.waitForFinished(10000));
+        const QString listing = QString::fromUtf8(p.readAllStandardOutput());
+        qint64 matched = -1;
+        for (const auto& line : listing.split('\n'))
+            if (line.contains("DROP") && line.contains("statistic")) matched = line.simplified().section(' ', 0, 0).toLongLong();
+        QVERIFY2(matched > 0, qPrintable(ns + ": the loss rule matched nothing:\n" + listing));
+        qInfo("%s: the loss rule dropped %lld datagrams", qPrintable(ns), matched);
     }
     const auto cmp = run_engine({"compare", path("loss0.thr"), path("loss1.thr"), "--tolerance", "1e-5"});
     QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));

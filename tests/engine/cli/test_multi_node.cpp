@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <QFile>
+#include <QJsonArray>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <netinet/in.h>
@@ -65,6 +66,18 @@ void TestMultiNode::gradient_sharing_replicas_equal() {
         const auto totals = r.of("run_finished").last();
         QVERIFY2(totals.value("bytes_tx").toDouble() > 0 && totals.value("bytes_rx").toDouble() > 0, "traffic counted");
         QCOMPARE(totals.value("dropped").toInt(), 0);
+    }
+    // Distributed evaluation: each node evaluates its shard, node 0 reports the merged result
+    // over all 96 samples once per epoch; node 1 reports none.
+    QCOMPARE(runs[0].of("epoch_end").size(), 2);
+    QCOMPARE(runs[1].of("epoch_end").size(), 0);
+    for (const auto& e : runs[0].of("epoch_end")) {
+        QCOMPARE(e.value("count").toInt(), 96);
+        QCOMPARE(e.value("nodes_evaluated").toInt(), 2);
+        int total = 0;
+        for (const auto& row : e.value("confusion").toArray())
+            for (const auto& v : row.toArray()) total += v.toInt();
+        QCOMPARE(total, 96);
     }
     const auto cmp = run_engine({"compare", path("gs0.thr"), path("gs1.thr"), "--tolerance", "1e-5"});
     QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));

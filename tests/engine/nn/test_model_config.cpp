@@ -72,6 +72,9 @@ void TestModelConfig::errors_data() {
     QTest::newRow("bad JSON names line and column")
         << QByteArray("{\n  \"input\": {\"size\": 3},\n  \"layers\": [,]\n}")
         << QStringList{"cfg.json:3:", "invalid JSON"};
+    QTest::newRow("number beyond double (found by the fuzzer)")
+        << QByteArray(R"({"seed": 12e1000, "input":{"size":3},"layers":[{"type":"output","units":2}]})")
+        << QStringList{"cfg.json", "invalid JSON", "12e1000"};
     QTest::newRow("unknown layer type")
         << with(R"({"type":"lstm","units":3},)" + out) << QStringList{"layers[0]", "\"type\"", "lstm", "expected one of"};
     QTest::newRow("non-positive units")
