@@ -31,16 +31,17 @@ Loaded load(const std::string& model_file, int threads, const std::string& devic
 }
 
 // Evaluation and prediction use the test split when the source has one.
-const data::Dataset& pick(const data::DataSplit& split) { return split.has_test ? split.test : split.train; }
+data::Dataset& pick(data::DataSplit& split) { return split.has_test ? split.test : split.train; }
 
 }  // namespace
 
 void evaluate_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
                       int threads, const std::string& device) {
     auto l = load(model_file, threads, device);
-    const auto split = data::load_data(data_spec);
-    const auto& ds = pick(split);
+    auto split = data::load_data(data_spec);
+    auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
+    l.file.normalization.apply(ds);  // the inputs the model was trained on
     const auto r = train::evaluate(*l.net, ds, 256, limit);
     nlohmann::json j = r.to_json();
     j["event"] = "evaluation";
@@ -54,9 +55,10 @@ void evaluate_command(const std::string& model_file, const std::string& data_spe
 void predict_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
                      int threads, const std::string& device) {
     auto l = load(model_file, threads, device);
-    const auto split = data::load_data(data_spec);
-    const auto& ds = pick(split);
+    auto split = data::load_data(data_spec);
+    auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
+    l.file.normalization.apply(ds);
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = l.net->config().output_size();
     const bool classifier = l.net->config().is_classifier();

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--resume", t.resume_path, "Continue a run from a saved model file")->check(CLI::ExistingFile);
     train_cmd->add_option("--limit", t.train_limit, "Use only the first N training samples");
     train_cmd->add_option("--test-limit", t.test_limit, "Evaluate on only the first N test samples");
+    train_cmd->add_option("--normalize", t.normalize, "Feature normalisation fitted on the training set: none, standardize, minmax (saved with the model)")
+        ->capture_default_str()->check(CLI::IsMember({"none", "standardize", "minmax"}));
     cli::StrategyOptions strategy;
     train_cmd->add_option("--workers-per-node", t.cluster.workers_per_node, "Workers on this node (threads share --threads)")
         ->capture_default_str()->check(CLI::PositiveNumber);

@@ -68,7 +68,11 @@ void save_model_file(const std::string& path, const ModelFile& m) {
                           {"training",
                            {{"epoch", m.position.epochs_done},
                             {"iteration", m.position.iterations},
-                            {"seed", m.position.seed}}}};
+                            {"seed", m.position.seed}}},
+                          {"normalization",
+                           {{"kind", m.normalization.kind},
+                            {"shift", m.normalization.shift},
+                            {"scale", m.normalization.scale}}}};
     const std::string h = header.dump();
     std::string out(kMagic, sizeof(kMagic));
     put(out, kVersion);
@@ -136,6 +140,16 @@ ModelFile load_model_file(const std::string& path) {
         m.position.epochs_done = t.at("epoch").get<int>();
         m.position.iterations = t.at("iteration").get<long>();
         m.position.seed = t.at("seed").get<std::uint64_t>();
+        if (header.contains("normalization")) {
+            const auto& n = header.at("normalization");
+            m.normalization.kind = n.at("kind").get<std::string>();
+            m.normalization.shift = n.at("shift").get<std::vector<float>>();
+            m.normalization.scale = n.at("scale").get<std::vector<float>>();
+            if (m.normalization.active() && (m.normalization.shift.size() != m.config.input.size() ||
+                                             m.normalization.scale.size() != m.config.input.size()))
+                throw ModelFileError(path + ": normalization has " + std::to_string(m.normalization.shift.size()) +
+                                     " features, the model's input " + std::to_string(m.config.input.size()));
+        }
     } catch (const nlohmann::json::exception& e) {
         throw ModelFileError(path + ": bad header: " + e.what());
     }

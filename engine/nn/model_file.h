@@ -5,7 +5,8 @@
 //   8 bytes  magic "THRMODL\0"
 //   u32      format version (1)
 //   u64      header length H;  H bytes of JSON: {"config": {...}, "params": P, "updater_state": S,
-//            "training": {"epoch": e, "iteration": i, "seed": s}}
+//            "training": {"epoch": e, "iteration": i, "seed": s},
+//            "normalization": {"kind", "shift": [...], "scale": [...]}}
 //   P floats parameters, S floats updater state
 //   u32      CRC-32 (zlib) of everything before it
 #pragma once
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "data/feature_transform.h"
 #include "nn/model_config.h"
 
 namespace thresher::nn {
@@ -29,6 +31,7 @@ struct ModelFile {
     std::vector<float> params;
     std::vector<float> updater_state;
     TrainingPosition position;
+    data::FeatureTransform normalization;  // what the training data went through
 };
 
 // Writes atomically (temporary file, then rename), so a crash never leaves half a model.

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "data/data_source.h"
+#include "data/feature_transform.h"
 #include "data/prefetch_iterator.h"
 #include "nn/model_file.h"
 #include "nn/network.h"
@@ -36,6 +37,7 @@ struct Run {
     nn::ModelConfig config;
     std::optional<nn::ModelFile> resume;
     data::DataSplit data;
+    data::FeatureTransform transform;  // fitted on the training set (or the resumed model's)
     TrainingMaster* master = nullptr;
     nn::TrainingPosition start;  // where training starts (a resumed run's saved position)
     int threads_per_worker = 0;
@@ -79,7 +81,7 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
     const auto result = evaluate(net, eval_set, run.o.eval_batch, run.o.test_limit, sharded ? merger.shard : 0,
                                  sharded ? merger.shards : 1);
     if (!run.o.save_path.empty())
-        nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos});
+        nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform});
     nlohmann::json fields = result.to_json();
     fields["loss_sum"] = result.loss_sum;
     fields["count"] = result.count;
@@ -173,7 +175,7 @@ void worker_main(Run& run, int local) {
     }
     master.finish(local);
     if (local == 0 && !run.o.save_path.empty())
-        nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos});
+        nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform});
 }
 
 }  // namespace
@@ -196,7 +198,16 @@ void run_training(const TrainOptions& o, events::EventWriter& ev, std::ostream& 
         run.start.seed = o.seed.value_or(run.config.seed);
     }
     run.data = data::load_data(o.data_spec);
+    if (run.resume) {
+        run.transform = run.resume->normalization;
+        if (o.normalize != "none" && o.normalize != run.transform.kind)
+            ev.warning("--normalize " + o.normalize + " ignored: resuming with the saved " + run.transform.kind + " normalisation");
+    } else {
+        run.transform = data::fit_transform(o.normalize, run.data.train);
+    }
     check_compatible(run.config, run.data.train);
+    run.transform.apply(run.data.train);
+    if (run.data.has_test) run.transform.apply(run.data.test);
     if (run.data.has_test) check_compatible(run.config, run.data.test);
     // Threads are split between the workers: 2 cores, 2 workers -> 1 thread each.
     const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

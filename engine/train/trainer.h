@@ -29,6 +29,7 @@ struct TrainOptions {
     std::size_t train_limit = 0;  // 0: every training sample
     std::size_t test_limit = 0;
     int eval_batch = 256;
+    std::string normalize = "none";  // none | standardize | minmax, fitted on the training set
     ClusterShape cluster;     // nodes, this node's rank, workers per node
 };
 

@@ -46,6 +46,7 @@ private Q_SLOTS:
     void bad_input();
     void train_save_evaluate_predict_compare();
     void resume_matches_uninterrupted_run();
+    void normalisation_travels_with_the_model();
     void several_workers_data();
     void several_workers();
 
@@ -226,6 +227,27 @@ void TestEngineCli::resume_matches_uninterrupted_run() {
     }
     const auto cmp = run_engine({"compare", path("full.thr"), path("resumed.thr"), "--tolerance", "0"});
     QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+}
+
+void TestEngineCli::normalisation_travels_with_the_model() {
+    // Features around 1000 with spreads of 50: hopeless raw, easy once standardised.
+    QByteArray csv = "f0,f1,f2,label\n";
+    for (int i = 0; i < 120; ++i) {
+        const int c = i % 3;
+        for (int j = 0; j < 3; ++j) csv += QByteArray::number(1000 + 50 * (j == c ? 1 : -1) + (i * 37 % 17) - 8) + ",";
+        csv += QByteArray::number(c) + "\n";
+    }
+    write(path("scaled.csv"), csv);
+    write(path("csv-model.json"), R"({"input":{"size":3},"updater":{"type":"adam","learning_rate":0.05},
+        "layers":[{"type":"dense","units":8,"activation":"tanh"},{"type":"output","units":3}]})");
+    const auto r = run_engine({"train", "--model", path("csv-model.json"), "--data", path("scaled.csv"), "--epochs", "15",
+                               "--batch", "12", "--normalize", "standardize", "--save", path("scaled.thr"), "--threads", "1"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    const double trained = r.of("epoch_end").last().value("accuracy").toDouble();
+    QVERIFY2(trained > 0.95, qPrintable(r.summary()));
+    const auto ev = run_engine({"evaluate", "--model-file", path("scaled.thr"), "--data", path("scaled.csv")});
+    QVERIFY2(ev.exit_code == 0, qPrintable(ev.summary()));
+    QCOMPARE(ev.events.first().value("accuracy").toDouble(), trained);
 }
 
 void TestEngineCli::several_workers_data() {

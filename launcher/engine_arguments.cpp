@@ -1,0 +1,63 @@
+// RunSpec -> thresher-engine command lines (DESIGN.md "The command line"). Example: a local
+// cluster of 2 nodes × 1 worker, udp_port 40123, gives node 1
+//   train --model …/lenet.json --data fashion-mnist --epochs 1 --batch 64 --threads 1
+//         --workers-per-node 1 --strategy gradient-sharing --threshold-algorithm adaptive
+//         --residual clip --nodes 127.0.0.1:40123,127.0.0.1:40124 --node-rank 1
+//         --secret-file /tmp/…/secret
+// The secret only ever travels as a file name; the model is saved by node 0 alone (the
+// controller), so nodes sharing a host never write the same file.
+#include <QStringList>
+#include <algorithm>
+#include <stdexcept>
+#include <thread>
+
+#include "run_spec.h"
+
+namespace thresher::launcher {
+
+QStringList RunSpec::node_endpoints() const {
+    QStringList out;
+    if (cluster.kind == ClusterSettings::Kind::Local) {
+        for (int rank = 0; rank < cluster.nodes; ++rank) out << QString("127.0.0.1:%1").arg(udp_port + rank);
+    } else {
+        for (const auto& host : cluster.all_hosts()) out << QString("%1:%2").arg(host.address).arg(udp_port);
+    }
+    return out;
+}
+
+QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) const {
+    const int nodes = node_count();
+    if (node_rank < 0 || node_rank >= nodes)
+        throw std::logic_error("engine_arguments: node rank " + std::to_string(node_rank) + " outside 0.." +
+                               std::to_string(nodes - 1));
+    const QString model = files.model.isEmpty() ? model_file() : files.model;
+    if (model.isEmpty()) throw std::logic_error("engine_arguments: the inline model must be written to a file first");
+    if (nodes > 1 && files.secret.isEmpty()) throw std::logic_error("engine_arguments: a multi-node run needs a secret file");
+
+    // Threads 0 (automatic): local nodes share this machine's cores (2 nodes on 8 cores: 4
+    // each, never oversubscribed); a remote node uses all of its own.
+    int threads = training.threads;
+    if (threads == 0 && cluster.kind == ClusterSettings::Kind::Local)
+        threads = std::max(1, int(std::thread::hardware_concurrency()) / nodes);
+
+    QStringList a{"train", "--model", model, "--data", data_argument(), "--epochs", QString::number(training.epochs),
+                  "--batch", QString::number(training.batch)};
+    if (training.seed) a << "--seed" << QString::number(*training.seed);
+    if (training.limit) a << "--limit" << QString::number(*training.limit);
+    a << "--threads" << QString::number(threads) << "--workers-per-node" << QString::number(workers_per_node());
+    a << "--strategy" << training.strategy;
+    if (training.strategy == "gradient-sharing") {
+        if (training.threshold) a << "--threshold" << QString::number(*training.threshold, 'g', 17);
+        a << "--threshold-algorithm" << training.threshold_algorithm << "--residual" << training.residual;
+    } else if (training.strategy == "parameter-averaging") {
+        a << "--averaging-frequency" << QString::number(training.averaging_frequency) << "--save-updater"
+          << (training.save_updater ? "true" : "false");
+    }
+    if (nodes > 1)
+        a << "--nodes" << node_endpoints().join(',') << "--node-rank" << QString::number(node_rank) << "--secret-file"
+          << files.secret;
+    if (node_rank == 0 && !save.isEmpty()) a << "--save" << save_file();
+    return a;
+}
+
+}  // namespace thresher::launcher

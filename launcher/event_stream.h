@@ -1,0 +1,38 @@
+// EventStream: one node's stdout, as bytes arrive from a pipe or an SSH channel, turned into
+// events (DESIGN.md "The event contract"). Reads split lines anywhere, so a line is held until
+// its '\n' arrives. Every event is tagged with the node it came from ("node" is set to this
+// stream's node). stdout is only JSON by contract, so any other line becomes a `warning` event
+// quoting it rather than being dropped silently.
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QList>
+
+namespace thresher::launcher {
+
+class EventStream {
+public:
+    // A line longer than this without a '\n' is reported as a warning and discarded.
+    static constexpr qsizetype kMaxLineBytes = 4 * 1024 * 1024;
+
+    explicit EventStream(int node) : node_(node) {}
+
+    // Appends `bytes` and returns the events of every line they complete.
+    QList<QJsonObject> feed(const QByteArray& bytes);
+    // End of stream: a last line without '\n' still counts.
+    QList<QJsonObject> finish();
+
+    int node() const { return node_; }
+
+private:
+    void take_line(QByteArray line, QList<QJsonObject>& out);
+    QJsonObject warning(const QString& message) const;
+
+    int node_;
+    QByteArray pending_;
+    double last_t_ = 0.0;  // the `t` a synthesised warning carries
+    bool skipping_ = false;  // inside an over-long line, until its '\n'
+};
+
+}  // namespace thresher::launcher

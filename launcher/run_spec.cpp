@@ -1,0 +1,331 @@
+// RunSpec: reading, validating and writing the run-spec JSON (launcher/README.md documents it).
+// Validation walks the JSON once with a reader that knows its JSON path, so every error says
+// where: "runs/x.json: cluster.hosts[1].port: must be an integer in 1..65535, got 0".
+#include "run_spec.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSaveFile>
+#include <cmath>
+#include <limits>
+
+#include "hostfile.h"
+
+namespace thresher::launcher {
+
+namespace {
+
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53: JSON numbers are doubles
+
+QString describe(const QJsonValue& v) {
+    switch (v.type()) {
+    case QJsonValue::Null: return "null";
+    case QJsonValue::Bool: return v.toBool() ? "true" : "false";
+    case QJsonValue::Double: return QString::number(v.toDouble(), 'g', 15);
+    case QJsonValue::String: {
+        const QString s = v.toString();
+        return "\"" + (s.size() > 60 ? s.left(57) + "..." : s) + "\"";
+    }
+    case QJsonValue::Array: return "an array";
+    case QJsonValue::Object: return "an object";
+    case QJsonValue::Undefined: break;
+    }
+    return "nothing";
+}
+
+// One JSON object of the spec, with its JSON path ("training", "cluster.hosts[1]"). Every read
+// checks the type and range and throws a SpecError naming source, path and the offending value.
+class Reader {
+public:
+    Reader(const QJsonObject& o, QString path, const QString& source, const QStringList& known)
+        : o_(o), path_(std::move(path)), source_(source) {
+        for (auto it = o.begin(); it != o.end(); ++it)
+            if (!known.contains(it.key())) fail(it.key(), "unknown field (known: " + known.join(", ") + ")");
+    }
+
+    [[noreturn]] void fail(const QString& key, const QString& message) const {
+        throw SpecError((source_ + ": " + at(key) + ": " + message).toStdString());
+    }
+    QString at(const QString& key) const { return path_.isEmpty() ? key : path_ + "." + key; }
+    bool has(const QString& key) const { return o_.contains(key); }
+    QJsonValue value(const QString& key) const { return o_.value(key); }
+
+    QString string(const QString& key, const QString& fallback) const {
+        if (!has(key)) return fallback;
+        const QJsonValue v = value(key);
+        if (!v.isString() || v.toString().trimmed().isEmpty())
+            fail(key, "must be a non-empty string, got " + describe(v));
+        return v.toString();
+    }
+    QString required_string(const QString& key) const {
+        if (!has(key)) fail(key, "missing (a non-empty string)");
+        return string(key, {});
+    }
+    QString one_of(const QString& key, const QString& fallback, const QStringList& choices) const {
+        const QString s = string(key, fallback);
+        if (!choices.contains(s)) fail(key, "must be one of " + choices.join(", ") + "; got " + describe(value(key)));
+        return s;
+    }
+    // An integer in [lo, hi]; `what` is how the message words the range.
+    qint64 integer(const QString& key, qint64 fallback, qint64 lo, qint64 hi, const QString& what) const {
+        if (!has(key)) return fallback;
+        const QJsonValue v = value(key);
+        const double d = v.toDouble();
+        if (!v.isDouble() || !std::isfinite(d) || d != std::floor(d) || d < double(lo) || d > double(hi))
+            fail(key, "must be " + what + ", got " + describe(v));
+        return static_cast<qint64>(d);
+    }
+    int positive_int(const QString& key, int fallback) const {
+        return int(integer(key, fallback, 1, std::numeric_limits<int>::max(), "a positive integer"));
+    }
+    std::optional<qint64> optional_integer(const QString& key, qint64 lo, const QString& what) const {
+        if (!has(key)) return std::nullopt;
+        return integer(key, 0, lo, qint64(kMaxExactInteger), what);
+    }
+    std::optional<double> optional_positive_number(const QString& key) const {
+        if (!has(key)) return std::nullopt;
+        const QJsonValue v = value(key);
+        if (!v.isDouble() || !std::isfinite(v.toDouble()) || v.toDouble() <= 0)
+            fail(key, "must be a positive number, got " + describe(v));
+        return v.toDouble();
+    }
+    bool boolean(const QString& key, bool fallback) const {
+        if (!has(key)) return fallback;
+        if (!value(key).isBool()) fail(key, "must be true or false, got " + describe(value(key)));
+        return value(key).toBool();
+    }
+    Reader object(const QString& key, const QStringList& known) const {
+        const QJsonValue v = value(key);
+        if (!v.isObject()) fail(key, "must be an object, got " + describe(v));
+        return Reader(v.toObject(), at(key), source_, known);
+    }
+
+private:
+    QJsonObject o_;
+    QString path_;
+    const QString& source_;
+};
+
+// "adaptive:1e-3:1e-4:1e-2:0.97" -> "adaptive": the engine parses the rest.
+bool has_prefix(const QString& value, const QStringList& names) {
+    return names.contains(value.section(':', 0, 0));
+}
+
+TrainingSettings read_training(const Reader& t) {
+    TrainingSettings s;
+    s.strategy = t.one_of("strategy", s.strategy, {"gradient-sharing", "parameter-averaging", "single"});
+    s.epochs = t.positive_int("epochs", s.epochs);
+    s.batch = t.positive_int("batch", s.batch);
+    s.seed = t.optional_integer("seed", 0, "a non-negative integer below 2^53");
+    s.threshold = t.optional_positive_number("threshold");
+    s.threshold_algorithm = t.string("threshold_algorithm", s.threshold_algorithm);
+    if (!has_prefix(s.threshold_algorithm, {"fixed", "adaptive", "target"}))
+        t.fail("threshold_algorithm", "must be fixed[:τ], adaptive[:τ:min:max:decay] or target[:density:τ:decay], got " +
+                                          describe(t.value("threshold_algorithm")));
+    s.residual = t.string("residual", s.residual);
+    if (!has_prefix(s.residual, {"clip", "none"}))
+        t.fail("residual", "must be clip[:every:multiple] or none, got " + describe(t.value("residual")));
+    s.averaging_frequency = t.positive_int("averaging_frequency", s.averaging_frequency);
+    s.save_updater = t.boolean("save_updater", s.save_updater);
+    s.limit = t.optional_integer("limit", 1, "a positive integer");
+    s.threads = int(t.integer("threads", s.threads, 0, 4096, "a non-negative integer (0: automatic)"));
+    return s;
+}
+
+SshHost read_host(const Reader& h) {
+    SshHost host;
+    host.address = h.required_string("address");
+    host.port = int(h.integer("port", host.port, 1, 65535, "an integer in 1..65535"));
+    host.user = h.string("user", {});
+    host.identity_file = h.string("identity_file", {});
+    host.workers = h.positive_int("workers", host.workers);
+    return host;
+}
+
+ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
+    ClusterSettings s;
+    const QString kind = c.one_of("kind", "local", {"local", "ssh"});
+    if (kind == "local") {
+        // Re-read with the fields a local cluster knows, so ssh fields here are reported.
+        s.nodes = c.positive_int("nodes", s.nodes);
+        s.workers_per_node = c.positive_int("workers_per_node", s.workers_per_node);
+        for (const char* ssh_only : {"hosts", "hostfile"})
+            if (c.has(ssh_only)) c.fail(ssh_only, "only for \"kind\": \"ssh\"");
+        return s;
+    }
+    s.kind = ClusterSettings::Kind::Ssh;
+    for (const char* local_only : {"nodes", "workers_per_node"})
+        if (c.has(local_only)) c.fail(local_only, "only for \"kind\": \"local\" (SSH hosts give their own \"workers\")");
+    if (c.has("hosts")) {
+        const QJsonValue v = c.value("hosts");
+        if (!v.isArray()) c.fail("hosts", "must be an array of host objects, got " + describe(v));
+        const QJsonArray hosts = v.toArray();
+        for (int i = 0; i < hosts.size(); ++i) {
+            const QString key = QString("hosts[%1]").arg(i);
+            if (!hosts[i].isObject()) c.fail(key, "must be an object {address, port, user, identity_file, workers}, got " + describe(hosts[i]));
+            s.hosts.append(read_host(Reader(hosts[i].toObject(), c.at(key), spec.source,
+                                            {"address", "port", "user", "identity_file", "workers"})));
+        }
+    }
+    if (c.has("hostfile")) {
+        s.hostfile = c.string("hostfile", {});
+        s.hostfile_hosts = read_hostfile(spec.resolve(s.hostfile), s.hostfile);
+    }
+    if (s.hosts.isEmpty() && s.hostfile_hosts.isEmpty())
+        c.fail("hosts", "an SSH cluster needs at least one host (\"hosts\" or \"hostfile\")");
+    // The engine takes one --workers-per-node for every node.
+    const auto all = s.all_hosts();
+    for (int i = 1; i < all.size(); ++i)
+        if (all[i].workers != all[0].workers) {
+            const QString key = i < s.hosts.size() ? QString("hosts[%1].workers").arg(i) : QString("hostfile");
+            c.fail(key, QString("every host needs the same number of workers (the engine's --workers-per-node is "
+                                "one number): %1 has %2, %3 has %4")
+                            .arg(all[0].address).arg(all[0].workers).arg(all[i].address).arg(all[i].workers));
+        }
+    return s;
+}
+
+}  // namespace
+
+const char* to_string(ClusterSettings::Kind kind) { return kind == ClusterSettings::Kind::Local ? "local" : "ssh"; }
+
+RunSpec RunSpec::load(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) throw SpecError((path + ": cannot read: " + f.errorString()).toStdString());
+    return from_json(f.readAll(), path, QFileInfo(path).absolutePath());
+}
+
+RunSpec RunSpec::from_json(const QByteArray& text, const QString& source, const QString& base_dir) {
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(text, &err);
+    if (err.error != QJsonParseError::NoError) {
+        const QByteArray before = text.left(err.offset);
+        const int line = int(before.count('\n')) + 1;
+        const int column = int(err.offset - (before.lastIndexOf('\n') + 1)) + 1;
+        throw SpecError(QString("%1:%2:%3: invalid JSON: %4").arg(source).arg(line).arg(column).arg(err.errorString()).toStdString());
+    }
+    if (!doc.isObject()) throw SpecError((source + ": a run spec is a JSON object").toStdString());
+    return from_json(doc.object(), source, base_dir);
+}
+
+RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QString& base_dir) {
+    RunSpec spec;
+    spec.source = source;
+    spec.base_dir = base_dir;
+    if (o.value("format").toString() != "thresher-run")
+        throw SpecError((source + ": format: must be \"thresher-run\", got " + describe(o.value("format")) +
+                         (o.contains("layers") ? " (this looks like a model file; a run spec names it in \"model\")" : ""))
+                            .toStdString());
+    const Reader r(o, {}, spec.source,
+                   {"format", "version", "name", "model", "data", "training", "cluster", "udp_port", "save"});
+    if (r.integer("version", 0, 1, 1, "1 (the only version so far)") != 1) r.fail("version", "missing (1)");
+    spec.name = r.string("name", QFileInfo(source).completeBaseName());
+    if (spec.name.isEmpty()) spec.name = "run";
+
+    if (!r.has("model")) r.fail("model", "missing (a model file path, or an inline model object)");
+    const QJsonValue model = r.value("model");
+    if (model.isObject()) {
+        spec.model_inline = model.toObject();
+        if (spec.model_inline.isEmpty()) r.fail("model", "the inline model is empty");
+    } else if (model.isString() && !model.toString().trimmed().isEmpty()) {
+        spec.model_path = model.toString();
+        if (!QFileInfo(spec.model_file()).isFile()) r.fail("model", "file not found: " + spec.model_file());
+    } else {
+        r.fail("model", "must be a model file path or an inline model object, got " + describe(model));
+    }
+
+    spec.data = r.string("data", spec.data);
+    if (r.has("training"))
+        spec.training = read_training(r.object("training", {"strategy", "epochs", "batch", "seed", "threshold",
+                                                            "threshold_algorithm", "residual", "averaging_frequency",
+                                                            "save_updater", "limit", "threads"}));
+    if (r.has("cluster"))
+        spec.cluster = read_cluster(r.object("cluster", {"kind", "nodes", "workers_per_node", "hosts", "hostfile"}), spec);
+    spec.udp_port = int(r.integer("udp_port", spec.udp_port, 1, 65535, "an integer in 1..65535"));
+    spec.save = r.string("save", {});
+
+    // Checks across sections.
+    const bool local = spec.cluster.kind == ClusterSettings::Kind::Local;
+    if (local && spec.data != "fashion-mnist" && !QFileInfo::exists(spec.data_argument()))
+        r.fail("data", "not found: " + spec.data_argument() + " (\"fashion-mnist\", a folder of IDX files or a CSV file)");
+    if (local && spec.udp_port + spec.cluster.nodes - 1 > 65535)
+        r.fail("udp_port", QString("%1 local nodes use ports %2..%3, past 65535").arg(spec.cluster.nodes).arg(spec.udp_port)
+                               .arg(spec.udp_port + spec.cluster.nodes - 1));
+    if (spec.training.strategy == "single" && spec.total_workers() > 1)
+        throw SpecError(QString("%1: training.strategy: \"single\" trains one worker, but the cluster has %2 node(s) × %3 "
+                                "worker(s); use gradient-sharing or parameter-averaging")
+                            .arg(source).arg(spec.node_count()).arg(spec.workers_per_node()).toStdString());
+    return spec;
+}
+
+QJsonObject RunSpec::to_json() const {
+    QJsonObject t{{"strategy", training.strategy},
+                  {"epochs", training.epochs},
+                  {"batch", training.batch},
+                  {"threshold_algorithm", training.threshold_algorithm},
+                  {"residual", training.residual},
+                  {"averaging_frequency", training.averaging_frequency},
+                  {"save_updater", training.save_updater},
+                  {"threads", training.threads}};
+    if (training.seed) t["seed"] = double(*training.seed);
+    if (training.threshold) t["threshold"] = *training.threshold;
+    if (training.limit) t["limit"] = double(*training.limit);
+
+    QJsonObject c{{"kind", to_string(cluster.kind)}};
+    if (cluster.kind == ClusterSettings::Kind::Local) {
+        c["nodes"] = cluster.nodes;
+        c["workers_per_node"] = cluster.workers_per_node;
+    } else {
+        QJsonArray hosts;
+        for (const auto& h : cluster.hosts) {
+            QJsonObject o{{"address", h.address}, {"port", h.port}, {"workers", h.workers}};
+            if (!h.user.isEmpty()) o["user"] = h.user;
+            if (!h.identity_file.isEmpty()) o["identity_file"] = h.identity_file;
+            hosts.append(o);
+        }
+        if (!hosts.isEmpty()) c["hosts"] = hosts;
+        if (!cluster.hostfile.isEmpty()) c["hostfile"] = cluster.hostfile;
+    }
+
+    QJsonObject o{{"format", "thresher-run"},
+                  {"version", 1},
+                  {"name", name},
+                  {"data", data},
+                  {"training", t},
+                  {"cluster", c},
+                  {"udp_port", udp_port}};
+    o["model"] = model_is_inline() ? QJsonValue(model_inline) : QJsonValue(model_path);
+    if (!save.isEmpty()) o["save"] = save;
+    return o;
+}
+
+void RunSpec::save_to(const QString& path) const {
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(to_json()).toJson(QJsonDocument::Indented)) < 0 ||
+        !f.commit())
+        throw SpecError((path + ": cannot write: " + f.errorString()).toStdString());
+}
+
+QString RunSpec::resolve(const QString& path) const {
+    if (path.isEmpty() || QDir::isAbsolutePath(path)) return path;
+    return QDir::cleanPath(QDir(base_dir.isEmpty() ? QDir::currentPath() : base_dir).absoluteFilePath(path));
+}
+
+QString RunSpec::model_file() const { return model_is_inline() ? QString() : resolve(model_path); }
+QString RunSpec::data_argument() const { return data == "fashion-mnist" ? data : resolve(data); }
+QString RunSpec::save_file() const { return resolve(save); }
+
+int RunSpec::node_count() const {
+    return cluster.kind == ClusterSettings::Kind::Local ? cluster.nodes : int(cluster.all_hosts().size());
+}
+
+int RunSpec::workers_per_node() const {
+    if (cluster.kind == ClusterSettings::Kind::Local) return cluster.workers_per_node;
+    const auto hosts = cluster.all_hosts();
+    return hosts.isEmpty() ? 1 : hosts.first().workers;  // validated: the same on every host
+}
+
+}  // namespace thresher::launcher

@@ -1,0 +1,120 @@
+// RunSpec: everything one training run needs (model, data, training-master settings, cluster, UDP
+// port) as one JSON file that `thresher-launch run` starts and the GUI reads and writes. Every
+// field is documented in launcher/README.md. Loading validates the whole spec before anything
+// runs; an error names the file and the JSON path, e.g.
+//   runs/x.json: training.batch: must be a positive integer, got 0
+// engine_arguments() turns the spec into one thresher-engine command line per node.
+#pragma once
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <optional>
+#include <stdexcept>
+
+namespace thresher::launcher {
+
+// A spec that cannot be read or fails validation; what() is the complete message.
+class SpecError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct TrainingSettings {
+    QString strategy = "gradient-sharing";  // gradient-sharing | parameter-averaging | single
+    int epochs = 1;
+    int batch = 64;
+    std::optional<qint64> seed;  // unset: the model file's seed
+    // Gradient sharing.
+    std::optional<double> threshold;          // initial τ; unset: the algorithm's default
+    QString threshold_algorithm = "adaptive";  // fixed[:τ] | adaptive[:…] | target[:…]
+    QString residual = "clip";                 // clip[:every:multiple] | none
+    // Parameter averaging.
+    int averaging_frequency = 5;
+    bool save_updater = true;
+    std::optional<qint64> limit;  // first N training samples only
+    int threads = 0;              // CPU threads per node; 0: automatic (see engine_arguments)
+
+    bool operator==(const TrainingSettings&) const = default;
+};
+
+// One SSH host = one engine node with `workers` workers.
+struct SshHost {
+    QString address;
+    int port = 22;
+    QString user;           // empty: ~/.ssh/config or the local user (SSH session)
+    QString identity_file;  // empty: ssh-agent or ~/.ssh/config (SSH session)
+    int workers = 1;
+
+    bool operator==(const SshHost&) const = default;
+};
+
+struct ClusterSettings {
+    enum class Kind { Local, Ssh };
+    Kind kind = Kind::Local;
+    // local: `nodes` engine processes on this machine, each with `workers_per_node` workers.
+    int nodes = 1;
+    int workers_per_node = 1;
+    // ssh: hosts as written in the spec, and/or a hostfile (as written: relative to the spec's
+    // folder) whose `host slots=N` lines were parsed into hostfile_hosts when the spec loaded.
+    QList<SshHost> hosts;
+    QString hostfile;
+    QList<SshHost> hostfile_hosts;
+
+    QList<SshHost> all_hosts() const { return hosts + hostfile_hosts; }
+    bool operator==(const ClusterSettings&) const = default;
+};
+
+// Where the engine finds the files the launcher prepares for one run (paths as the engine sees
+// them: local paths for LocalLauncher, remote ones for the SSH launcher).
+struct EngineFiles {
+    QString model;   // empty: the spec's model path (an inline model must be written first)
+    QString secret;  // the run secret (mode 0600); needed when the run has several nodes
+};
+
+struct RunSpec {
+    QString name;
+    QString model_path;        // as written in the spec; empty when the model is inline
+    QJsonObject model_inline;  // the model config itself, when given inline
+    QString data = "fashion-mnist";
+    TrainingSettings training;
+    ClusterSettings cluster;
+    int udp_port = 40123;
+    QString save;  // optional model output path, as written
+
+    // Not serialised: the file errors name, and the folder relative paths resolve against.
+    QString source;
+    QString base_dir;
+
+    // Reads and validates a spec file; throws SpecError.
+    static RunSpec load(const QString& path);
+    // Validates JSON text or an object; `source` names it in errors, `base_dir` resolves paths.
+    static RunSpec from_json(const QByteArray& text, const QString& source, const QString& base_dir);
+    static RunSpec from_json(const QJsonObject& object, const QString& source, const QString& base_dir);
+    QJsonObject to_json() const;
+    // Writes to_json() to `path` (indented); throws SpecError when it cannot.
+    void save_to(const QString& path) const;
+
+    bool model_is_inline() const { return model_path.isEmpty(); }
+    // `path` against base_dir when relative; absolute paths are returned unchanged.
+    QString resolve(const QString& path) const;
+    QString model_file() const;     // resolved model path; empty when inline
+    QString data_argument() const;  // fashion-mnist as is, else the resolved path
+    QString save_file() const;      // resolved save path; empty when not saving
+
+    int node_count() const;
+    int workers_per_node() const;
+    int total_workers() const { return node_count() * workers_per_node(); }
+    // HOST:PORT of every node: 127.0.0.1 and udp_port + rank for local nodes (they share one
+    // host, so each needs its own port); each host's address and udp_port for SSH nodes.
+    QStringList node_endpoints() const;
+    // The full thresher-engine argv (without the program) for node `node_rank`.
+    QStringList engine_arguments(int node_rank, const EngineFiles& files = {}) const;
+
+    bool operator==(const RunSpec&) const = default;
+};
+
+const char* to_string(ClusterSettings::Kind kind);
+
+}  // namespace thresher::launcher
