@@ -86,9 +86,10 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
     const float* u = net.gradients();
     const auto t0 = std::chrono::steady_clock::now();
     float* r = w.residual.data();
-    for (std::size_t i = 0; i < n_; ++i) r[i] += u[i];
+    const float share = options_.average ? 1.f / static_cast<float>(cluster_.total_workers()) : 1.f;
+    for (std::size_t i = 0; i < n_; ++i) r[i] += share * u[i];
     if (options_.track_sums)
-        for (std::size_t i = 0; i < n_; ++i) w.sum_updates[i] += u[i];
+        for (std::size_t i = 0; i < n_; ++i) w.sum_updates[i] += share * u[i];
     const float tau = w.threshold->next(static_cast<int>(iteration), n_, w.last_density);
     auto message = std::make_shared<EncodedUpdate>();
     w.encoder->encode(r, tau, *message);

@@ -1,5 +1,6 @@
 // Gradient sharing (Strom 2015; DL4J's SharedTrainingMaster). Per worker and iteration:
-//   update u (from the updater) -> residual r += u -> threshold τ from the algorithm ->
+//   update u (from the updater) -> residual r += u/N (N workers in all; see `average`) ->
+//   threshold τ from the algorithm ->
 //   encode r: entries with |r| >= τ leave as ±τ, r keeps the rest -> residual post-processing ->
 //   apply the message to the own replica -> hand it to every other worker.
 // Other workers' messages are applied at the start of each step, as they arrive: asynchronous,
@@ -32,6 +33,10 @@ struct GradientSharingOptions {
     std::string residual = "clip";                 // clip[:every:multiple] | none
     bool debug_stats = false;                      // residual statistics in iteration events
     bool track_sums = false;                       // keep Σupdates and Σsent per worker (tests)
+    // Each worker contributes u / (total workers), so N workers on batch B take the step one
+    // machine takes on the combined batch N·B (as parameter averaging and Horovod's averaging
+    // all-reduce do). false: DL4J's sum, where the step grows with the worker count.
+    bool average = true;
 };
 
 class GradientSharing final : public train::TrainingMaster {

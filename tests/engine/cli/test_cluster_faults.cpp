@@ -331,7 +331,7 @@ void TestClusterFaults::hostile_datagrams_change_nothing() {
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     NodeGroup group;
     for (int rank = 0; rank < 2; ++rank)
-        group.start(train_args(path("wide.json"), path("hostile.csv"), 12, 8, nodes, rank, path(QString("host%1.thr").arg(rank))));
+        group.start(train_args(path("wide.json"), path("hostile.csv"), 36, 8, nodes, rank, path(QString("host%1.thr").arg(rank))));
     // run_started comes after the transport bound its port.
     QVERIFY2(group.wait_for([&] { return group.count_events(0, "run_started") > 0 ||
                                          group.process(0).state() == QProcess::NotRunning; },

@@ -1,0 +1,28 @@
+// The thresher-launch subcommands. Each returns the process exit code: 0 ok, 1 the run or a
+// check failed, 2 a usage or spec error.
+#pragma once
+
+#include <QString>
+
+namespace thresher::launcher::cli {
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
+
+struct RunOptions {
+    QString spec;
+    QString engine;
+    bool events = false;   // JSON lines on stdout
+    bool verbose = false;  // engine stderr on stderr
+    double grace_s = 5.0;
+};
+// Runs the spec until it finishes, fails, or is stopped by SIGINT/SIGTERM/SIGHUP.
+int run_command(const RunOptions& options);
+
+struct CheckOptions {
+    QString spec;
+    QString engine;
+};
+// Validates the spec and checks, per node, that it could start: engine, ports.
+int check_command(const CheckOptions& options);
+
+}  // namespace thresher::launcher::cli

@@ -1,0 +1,108 @@
+// `thresher-launch run SPEC`: starts the run the spec describes and follows it on stderr
+// (progress bar and ETA on a terminal, one line per epoch elsewhere); `--events` passes every
+// engine event through to stdout as JSON lines. SIGINT/SIGTERM/SIGHUP stop the run (TERM, grace,
+// KILL; a second Ctrl-C kills at once) and the exit code is then 1.
+#include <QCoreApplication>
+#include <QJsonDocument>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+#include "commands.h"
+#include "launcher.h"
+#include "progress.h"
+#include "run_spec.h"
+#include "terminal_output.h"
+#include "unix_signals.h"
+
+namespace thresher::launcher::cli {
+
+namespace {
+
+QString describe_cluster(const RunSpec& spec) {
+    const QString kind = spec.cluster.kind == ClusterSettings::Kind::Local ? "local" : "SSH";
+    return QString("%1 %2 node(s) × %3 worker(s), %4").arg(spec.node_count()).arg(kind).arg(spec.workers_per_node())
+        .arg(spec.training.strategy);
+}
+
+}  // namespace
+
+int run_command(const RunOptions& o) {
+    RunSpec spec;
+    try {
+        spec = RunSpec::load(o.spec);
+    } catch (const SpecError& e) {
+        std::fprintf(stderr, "thresher-launch: error: %s\n", e.what());
+        return kExitUsage;
+    }
+    LaunchOptions launch;
+    launch.engine = o.engine;
+    launch.grace_ms = int(o.grace_s * 1000);
+    std::unique_ptr<Launcher> launcher;
+    try {
+        launcher = create_launcher(spec, launch);
+    } catch (const LaunchError& e) {
+        std::fprintf(stderr, "thresher-launch: error: %s\n", e.what());
+        return kExitFailed;
+    }
+
+    // A closed stdout (`| head`) must not kill the launcher before it stops its engines.
+    std::signal(SIGPIPE, SIG_IGN);
+    TerminalOutput term(stderr);
+    Progress progress;
+    bool stdout_ok = true;
+    int exit_code = kExitFailed;
+    int stop_signals = 0;
+
+    term.message(QString("thresher-launch: %1: %2").arg(spec.name, describe_cluster(spec)));
+
+    UnixSignals unix_signals({SIGINT, SIGTERM, SIGHUP});
+    QObject::connect(&unix_signals, &UnixSignals::received, [&](int sig) {
+        if (++stop_signals == 1)
+            term.message(QString("thresher-launch: %1: stopping the engines (SIGTERM, SIGKILL after %2 s; Ctrl-C again "
+                                 "to kill now)").arg(strsignal(sig)).arg(o.grace_s));
+        else
+            term.message("thresher-launch: killing the engines now");
+        launcher->stop();
+    });
+    QObject::connect(launcher.get(), &Launcher::event, [&](const QJsonObject& e) {
+        if (o.events && stdout_ok) {
+            const QByteArray line = QJsonDocument(e).toJson(QJsonDocument::Compact) + '\n';
+            stdout_ok = std::fwrite(line.constData(), 1, size_t(line.size()), stdout) == size_t(line.size()) &&
+                        std::fflush(stdout) == 0;
+        }
+        const bool was_started = progress.started();
+        progress.add(e);
+        const QString kind = e.value("event").toString();
+        const int node = e.value("node").toInt();
+        if (kind == "run_started" && !was_started)
+            term.message(QString("run %1: %2 node(s), %3 worker(s), %4 parameters, %5 on %6")
+                             .arg(e.value("run").toString()).arg(e.value("nodes").toInt()).arg(e.value("workers").toInt())
+                             .arg(qint64(e.value("params").toDouble())).arg(e.value("strategy").toString(),
+                                                                           e.value("backend").toString()));
+        else if (kind == "epoch_end" && node == 0)  // node 0 (the controller) speaks for the run
+            term.message(progress.epoch_line(e));
+        else if (kind == "warning" || kind == "error")
+            term.message(QString("node %1: %2: %3").arg(node).arg(kind, e.value("message").toString()));
+        term.progress(progress.line());
+    });
+    QObject::connect(launcher.get(), &Launcher::logLine, [&](const QString& line) {
+        if (o.verbose) term.message(line);
+    });
+    QObject::connect(launcher.get(), &Launcher::finished, [&](int code, const QString& summary) {
+        term.done();
+        if (code == 0) {
+            term.message("run finished: " + summary);
+            exit_code = kExitOk;
+        } else {
+            term.message((code == kExitStopped ? "run stopped: " : "thresher-launch: run failed: ") + summary);
+            exit_code = kExitFailed;
+        }
+        QCoreApplication::exit(0);
+    });
+    launcher->start(spec);
+    QCoreApplication::exec();
+    return exit_code;
+}
+
+}  // namespace thresher::launcher::cli
