@@ -172,7 +172,11 @@ ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
     }
     if (c.has("hostfile")) {
         s.hostfile = c.string("hostfile", {});
-        s.hostfile_hosts = read_hostfile(spec.resolve(s.hostfile), s.hostfile);
+        try {
+            s.hostfile_hosts = read_hostfile(spec.resolve(s.hostfile), s.hostfile);
+        } catch (const SpecError& e) {
+            c.fail("hostfile", QString::fromStdString(e.what()));
+        }
     }
     if (s.hosts.isEmpty() && s.hostfile_hosts.isEmpty())
         c.fail("hosts", "an SSH cluster needs at least one host (\"hosts\" or \"hostfile\")");
