@@ -14,7 +14,7 @@ void Progress::add(const QJsonObject& e) {
         const qint64 batch = qint64(e.value("batch").toDouble());
         const qint64 workers = std::max<qint64>(1, qint64(e.value("workers").toDouble(1)));
         epochs_ = e.value("epochs").toInt();
-        const int start_epoch = e.value("start_epoch").toInt();
+        const int start_epoch = start_epoch_ = e.value("start_epoch").toInt();
         if (samples <= 0 || batch <= 0) return;
         const qint64 step = batch * workers;
         per_epoch_ = (samples + step - 1) / step;
@@ -22,7 +22,8 @@ void Progress::add(const QJsonObject& e) {
         epoch_ = start_epoch;
     } else if (kind == "iteration") {
         const qint64 iter = qint64(e.value("iter").toDouble());
-        offset_ = std::min(offset_.value_or(iter - 1), iter - 1);
+        // A fresh run counts from 0; a resumed one from where its first iteration says.
+        offset_ = start_epoch_ == 0 ? 0 : std::min(offset_.value_or(iter - 1), iter - 1);
         const qint64 now = std::max<qint64>(0, iter - *offset_);
         loss_ = e.value("loss").toDouble();
         if (now <= current_) return;
@@ -75,7 +76,7 @@ QString Progress::line() const {
     out += QString(" epoch %1/%2 iter %3/%4").arg(epoch()).arg(epochs_).arg(current_).arg(total_);
     if (loss_) out += " loss " + QString::number(*loss_, 'f', 3);
     if (accuracy_) out += " acc " + QString::number(*accuracy_, 'f', 3);
-    if (const auto eta = eta_seconds()) out += " ETA " + format_duration(*eta);
+    if (const auto eta = eta_seconds(); eta && current_ < total_) out += " ETA " + format_duration(*eta);
     return out;
 }
 

@@ -5,8 +5,9 @@
 // epochs 2, start_epoch 0. Each step takes one batch per worker, so an epoch is
 // ceil(60000 / (64 × 2)) = 469 iterations per worker and the run 469 × (2 − 0) = 938. Workers
 // step together, so the current count is the highest `iter` any worker has reported. The engine
-// counts `iter` from the start of the whole run, resumed epochs included; the first iteration
-// event of this run sets that offset (iter − 1), so a resumed run also starts at 0 %.
+// counts `iter` from the start of the whole run, resumed epochs included, so for a resumed run
+// (start_epoch > 0) the first iteration event sets an offset (its iter − 1) and the bar still
+// starts at 0 %.
 //
 // ETA = iterations left / recent rate, the rate measured over the last `window_s` seconds of
 // event time `t` (not wall time, so synthetic events give exact figures in tests).
@@ -49,7 +50,7 @@ private:
     double window_s_;
     qint64 per_epoch_ = 0, total_ = 0, current_ = 0;
     std::optional<qint64> offset_;  // iter − 1 of this run's first iteration
-    int epoch_ = 0, epochs_ = 0;
+    int epoch_ = 0, epochs_ = 0, start_epoch_ = 0;
     std::optional<double> loss_, accuracy_;
     std::deque<std::pair<double, qint64>> samples_;  // (t, current) as current grew
 };

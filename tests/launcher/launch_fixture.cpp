@@ -1,0 +1,101 @@
+// Files, ports and /proc for the launcher suites; see launch_fixture.h.
+#include "launch_fixture.h"
+
+#include <QDir>
+#include <QFile>
+#include <cmath>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace launch_fixture {
+
+const char* const kTinyModel = R"({"name":"tiny","input":{"size":16},"updater":{"type":"sgd","learning_rate":0.1},
+  "layers":[{"type":"dense","units":12,"activation":"tanh"},{"type":"output","units":3}]})";
+
+const char* const kSlowModel = R"({"name":"slow","input":{"size":16},"updater":{"type":"sgd","learning_rate":0.01},
+  "layers":[{"type":"dense","units":512,"activation":"tanh"},{"type":"dense","units":512,"activation":"tanh"},
+            {"type":"output","units":3}]})";
+
+QString bin(const QString& name) { return qEnvironmentVariable("THRESHER_BIN_DIR") + "/" + name; }
+
+QByteArray tiny_csv(int rows) {
+    QByteArray csv;
+    for (int i = 0; i < rows; ++i) {
+        for (int j = 0; j < 16; ++j) csv += QByteArray::number(std::sin(0.3 * i + j) + (j % 3 == i % 3 ? 1.0 : 0.0), 'f', 4) + ",";
+        csv += QByteArray::number(i % 3) + "\n";
+    }
+    return csv;
+}
+
+QByteArray local_spec(const QString& model, const QString& data, int nodes, int port, const QString& training,
+                      const QString& extra) {
+    const QString m = model.trimmed().startsWith('{') ? model : "\"" + model + "\"";
+    return QString(R"({"format":"thresher-run","version":1,"model":%1,"data":"%2","training":{%3},
+                      "cluster":{"kind":"local","nodes":%4,"workers_per_node":1},"udp_port":%5%6})")
+        .arg(m, data, training).arg(nodes).arg(port).arg(extra.isEmpty() ? QString() : "," + extra).toUtf8();
+}
+
+namespace {
+bool bindable(int port, int type) {
+    const int fd = ::socket(AF_INET, type, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return ok;
+}
+}  // namespace
+
+int free_ports(int count) {
+    // Start from a pid-dependent place so suites running side by side rarely collide.
+    for (int attempt = 0; attempt < 2000; ++attempt) {
+        const int base = 20000 + int((::getpid() * 7919 + attempt * 97) % 30000);
+        bool ok = true;
+        for (int p = base; ok && p < base + count; ++p) ok = bindable(p, SOCK_DGRAM) && bindable(p, SOCK_STREAM);
+        if (ok) return base;
+    }
+    return -1;
+}
+
+bool write_file(const QString& path, const QByteArray& bytes) {
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+}
+
+QList<Proc> processes() {
+    QList<Proc> out;
+    for (const QString& entry : QDir("/proc").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        bool numeric = false;
+        const qint64 pid = entry.toLongLong(&numeric);
+        if (!numeric) continue;
+        QFile f("/proc/" + entry + "/stat");
+        if (!f.open(QIODevice::ReadOnly)) continue;  // gone meanwhile
+        // pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses: split at the last ')'.
+        const QByteArray stat = f.readAll();
+        const qsizetype open = stat.indexOf('('), close = stat.lastIndexOf(')');
+        if (open < 0 || close < 0) continue;
+        const QList<QByteArray> rest = stat.mid(close + 2).split(' ');
+        if (rest.size() < 3) continue;
+        Proc p;
+        p.pid = pid;
+        p.comm = QString::fromUtf8(stat.mid(open + 1, close - open - 1));
+        p.state = rest[0].isEmpty() ? '?' : rest[0][0];
+        p.ppid = rest[1].toLongLong();
+        p.pgid = rest[2].toLongLong();
+        out << p;
+    }
+    return out;
+}
+
+bool alive(qint64 pid) {
+    QFile f(QString("/proc/%1/stat").arg(pid));
+    if (!f.open(QIODevice::ReadOnly)) return false;
+    const QByteArray stat = f.readAll();
+    const qsizetype close = stat.lastIndexOf(')');
+    return close >= 0 && stat.size() > close + 2 && stat[close + 2] != 'Z';
+}
+
+}  // namespace launch_fixture

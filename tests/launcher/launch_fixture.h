@@ -1,0 +1,42 @@
+// Shared by the launcher suites that run real processes: the binaries, a tiny model and CSV
+// written by the test, run specs, free consecutive ports, and a look at /proc to prove that no
+// engine outlives its run.
+#pragma once
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+
+namespace launch_fixture {
+
+// THRESHER_BIN_DIR/name (thresher-engine, thresher-launch).
+QString bin(const QString& name);
+
+// 16 features, 3 classes, `rows` rows; the last column is the class.
+QByteArray tiny_csv(int rows);
+// Trains in milliseconds on tiny_csv.
+extern const char* const kTinyModel;
+// Two 512-unit layers: about a millisecond per iteration, for runs that must last.
+extern const char* const kSlowModel;
+
+// A local run spec (JSON text). `model` is a path or a JSON object; `training` is the body of
+// the training object; `extra` more top-level fields (`"save":"x.thr"`).
+QByteArray local_spec(const QString& model, const QString& data, int nodes, int port, const QString& training,
+                      const QString& extra = {});
+
+// A port P such that P .. P+count-1 are free for UDP and TCP on 127.0.0.1 right now.
+int free_ports(int count);
+
+bool write_file(const QString& path, const QByteArray& bytes);
+
+struct Proc {
+    qint64 pid = 0, ppid = 0, pgid = 0;
+    char state = '?';
+    QString comm;
+};
+// Every process in /proc now (zombies included, state 'Z').
+QList<Proc> processes();
+// True while `pid` exists and is not a zombie (a zombie runs nothing and holds nothing).
+bool alive(qint64 pid);
+
+}  // namespace launch_fixture

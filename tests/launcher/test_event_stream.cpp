@@ -1,0 +1,127 @@
+// EventStream: engine stdout arrives in arbitrary pieces; lines are reassembled whatever the
+// split, each event is tagged with its node, and anything that is not a JSON event becomes a
+// warning that quotes it.
+#include <QtTest>
+
+#include "event_stream.h"
+
+using thresher::launcher::EventStream;
+
+namespace {
+
+const QByteArray kTwoEvents =
+    R"({"event":"run_started","t":0.01,"node":0,"run":"mn","nodes":2,"workers":2,"params":243,"strategy":"gradient-sharing","backend":"cpu"})"
+    "\n"
+    R"({"event":"iteration","t":0.5,"node":0,"worker":0,"epoch":0,"iter":1,"loss":1.25})"
+    "\n";
+
+// Feeds `chunks` in order, then finish(); returns every event.
+QList<QJsonObject> feed_all(EventStream& s, const QList<QByteArray>& chunks) {
+    QList<QJsonObject> out;
+    for (const auto& c : chunks) out += s.feed(c);
+    out += s.finish();
+    return out;
+}
+
+QStringList names(const QList<QJsonObject>& events) {
+    QStringList out;
+    for (const auto& e : events) out << e.value("event").toString();
+    return out;
+}
+
+}  // namespace
+
+class TestEventStream : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void splits_data();
+    void splits();
+    void line_completes_only_at_newline();
+    void tags_node();
+    void garbage_becomes_warning_data();
+    void garbage_becomes_warning();
+    void overlong_line();
+};
+
+void TestEventStream::splits_data() {
+    QTest::addColumn<QList<QByteArray>>("chunks");
+    QTest::addColumn<QStringList>("expected");
+    const QStringList both{"run_started", "iteration"};
+    QTest::newRow("one read, two lines") << QList<QByteArray>{kTwoEvents} << both;
+    QTest::newRow("split inside the first line") << QList<QByteArray>{kTwoEvents.left(40), kTwoEvents.mid(40)} << both;
+    QTest::newRow("split right after a newline")
+        << QList<QByteArray>{kTwoEvents.left(kTwoEvents.indexOf('\n') + 1), kTwoEvents.mid(kTwoEvents.indexOf('\n') + 1)} << both;
+    QTest::newRow("split right before a newline")
+        << QList<QByteArray>{kTwoEvents.left(kTwoEvents.indexOf('\n')), kTwoEvents.mid(kTwoEvents.indexOf('\n'))} << both;
+    QList<QByteArray> bytes;
+    for (char c : kTwoEvents) bytes << QByteArray(1, c);
+    QTest::newRow("byte by byte") << bytes << both;
+    QTest::newRow("CRLF line ends") << QList<QByteArray>{QByteArray(kTwoEvents).replace("\n", "\r\n")} << both;
+    QTest::newRow("blank lines ignored") << QList<QByteArray>{"\n\n" + kTwoEvents + "\n  \n"} << both;
+    QTest::newRow("last line without newline") << QList<QByteArray>{kTwoEvents.chopped(1)} << both;
+    QTest::newRow("nothing") << QList<QByteArray>{""} << QStringList{};
+}
+
+void TestEventStream::splits() {
+    QFETCH(QList<QByteArray>, chunks);
+    QFETCH(QStringList, expected);
+    EventStream s(0);
+    const auto events = feed_all(s, chunks);
+    QCOMPARE(names(events), expected);
+    if (!events.isEmpty()) QCOMPARE(events.last().value("loss").toDouble(), 1.25);
+}
+
+void TestEventStream::line_completes_only_at_newline() {
+    EventStream s(1);
+    QVERIFY(s.feed(kTwoEvents.left(30)).isEmpty());
+    QVERIFY(s.feed(kTwoEvents.mid(30, 20)).isEmpty());
+    const auto first = s.feed(kTwoEvents.mid(50, kTwoEvents.indexOf('\n') - 50 + 5));  // ends 4 bytes into line 2
+    QCOMPARE(names(first), QStringList{"run_started"});
+    QCOMPARE(names(s.feed(kTwoEvents.mid(kTwoEvents.indexOf('\n') + 5))), QStringList{"iteration"});
+    QVERIFY(s.finish().isEmpty());
+}
+
+void TestEventStream::tags_node() {
+    EventStream s(3);
+    const auto events = s.feed(kTwoEvents + R"({"event":"epoch_end","t":1,"epoch":0,"loss":0.5})" "\n");
+    QCOMPARE(events.size(), 3);
+    for (const auto& e : events) QCOMPARE(e.value("node").toInt(), 3);  // the pipe it came from decides
+    QCOMPARE(events[0].value("run").toString(), QString("mn"));  // other fields kept
+}
+
+void TestEventStream::garbage_becomes_warning_data() {
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<QString>("quoted");
+    QTest::newRow("plain text") << QByteArray("Segmentation fault? no, just a printf") << "just a printf";
+    QTest::newRow("truncated JSON") << QByteArray(R"({"event":"iteration","t":)") << R"({"event":"iteration","t":)";
+    QTest::newRow("JSON array") << QByteArray("[1,2,3]") << "[1,2,3]";
+    QTest::newRow("object without event") << QByteArray(R"({"t":1,"loss":2})") << R"({"t":1,"loss":2})";
+    QTest::newRow("event not a string") << QByteArray(R"({"event":5})") << R"({"event":5})";
+}
+
+void TestEventStream::garbage_becomes_warning() {
+    QFETCH(QByteArray, line);
+    QFETCH(QString, quoted);
+    EventStream s(1);
+    const auto events = feed_all(s, {kTwoEvents, line + "\n", R"({"event":"run_finished","t":2,"status":"ok","iters":1,"wall_s":2})" "\n"});
+    QCOMPARE(names(events), (QStringList{"run_started", "iteration", "warning", "run_finished"}));
+    const QJsonObject w = events[2];
+    QCOMPARE(w.value("node").toInt(), 1);
+    QCOMPARE(w.value("t").toDouble(), 0.5);  // the last time the node reported
+    QVERIFY2(w.value("message").toString().contains("node 1: stdout line is not a JSON event"), qPrintable(w.value("message").toString()));
+    QVERIFY2(w.value("message").toString().contains(quoted), qPrintable(w.value("message").toString()));
+}
+
+void TestEventStream::overlong_line() {
+    EventStream s(0);
+    QList<QJsonObject> events;
+    const QByteArray block(1024 * 1024, 'x');
+    for (int i = 0; i < 6; ++i) events += s.feed(block);  // 6 MiB without a newline
+    events += s.feed("still the same line\n" + kTwoEvents);
+    events += s.finish();
+    QCOMPARE(names(events), (QStringList{"warning", "run_started", "iteration"}));
+    QVERIFY(events[0].value("message").toString().contains("longer than"));
+}
+
+QTEST_GUILESS_MAIN(TestEventStream)
+#include "test_event_stream.moc"

@@ -1,0 +1,362 @@
+// RunSpec: valid specs (model file, inline model, SSH hosts and hostfile) load with their
+// defaults; every kind of bad spec is refused with a message naming the file and the JSON path;
+// to_json() round-trips; engine_arguments() builds the engine command line each node needs.
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+#include <thread>
+
+#include "hostfile.h"
+#include "run_spec.h"
+
+using thresher::launcher::ClusterSettings;
+using thresher::launcher::EngineFiles;
+using thresher::launcher::RunSpec;
+using thresher::launcher::SpecError;
+
+namespace {
+
+const char* kModel = R"({"name":"mn","input":{"size":16},"layers":[{"type":"dense","units":12},{"type":"output","units":3}]})";
+
+// A complete local spec; the bad-spec rows change one thing in it.
+const char* kLocal = R"({
+  "format": "thresher-run", "version": 1, "name": "tiny",
+  "model": "../models/m.json", "data": "../data/d.csv",
+  "training": {"strategy": "gradient-sharing", "epochs": 2, "batch": 8, "seed": 7, "threshold": 0.002,
+               "threshold_algorithm": "fixed", "residual": "none", "limit": 64, "threads": 1},
+  "cluster": {"kind": "local", "nodes": 2, "workers_per_node": 2},
+  "udp_port": 45000, "save": "out/tiny.thr"
+})";
+
+const char* kSsh = R"({
+  "format": "thresher-run", "version": 1, "name": "cluster",
+  "model": "../models/m.json",
+  "training": {"strategy": "parameter-averaging", "averaging_frequency": 3, "save_updater": false},
+  "cluster": {"kind": "ssh",
+              "hosts": [{"address": "gpu1", "port": 2222, "user": "ann", "identity_file": "~/.ssh/id_ed25519", "workers": 2}],
+              "hostfile": "hosts.txt"}
+})";
+
+QJsonObject parse(const QByteArray& text) { return QJsonDocument::fromJson(text).object(); }
+
+// kLocal with `key` (top level or "section.key") set to the JSON `value`, or removed when
+// `value` is empty.
+QByteArray patched(const QString& key, const QByteArray& value, const QByteArray& base = kLocal) {
+    QJsonObject o = parse(base);
+    const QJsonValue v = value.isEmpty() ? QJsonValue() : QJsonDocument::fromJson("[" + value + "]").array().at(0);
+    const QStringList parts = key.split('.');
+    if (parts.size() == 1) {
+        if (value.isEmpty()) o.remove(key); else o[key] = v;
+    } else {
+        QJsonObject inner = o.value(parts[0]).toObject();
+        if (value.isEmpty()) inner.remove(parts[1]); else inner[parts[1]] = v;
+        o[parts[0]] = inner;
+    }
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+bool write(const QString& path, const QByteArray& bytes) {
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+}
+
+}  // namespace
+
+class TestRunSpec : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void local_spec_loads();
+    void defaults();
+    void inline_model();
+    void ssh_spec_loads();
+    void bad_specs_data();
+    void bad_specs();
+    void hostfile_lines_data();
+    void hostfile_lines();
+    void round_trip_data();
+    void round_trip();
+    void engine_arguments_local();
+    void engine_arguments_strategies_data();
+    void engine_arguments_strategies();
+    void engine_arguments_need_files();
+
+private:
+    QString path(const QString& name) const { return dir_.filePath(name); }
+    RunSpec load_text(const QByteArray& text, const QString& name = "runs/spec.json") {
+        const QString file = path(name);
+        if (!write(file, text)) qFatal("cannot write %s", qPrintable(file));
+        return RunSpec::load(file);
+    }
+    QTemporaryDir dir_;
+};
+
+void TestRunSpec::initTestCase() {
+    QVERIFY(dir_.isValid());
+    for (const char* d : {"runs", "models", "data"}) QVERIFY(QDir(dir_.path()).mkpath(d));
+    QVERIFY(write(path("models/m.json"), kModel));
+    QVERIFY(write(path("data/d.csv"), "1,2,0\n3,4,1\n"));
+    QVERIFY(write(path("runs/hosts.txt"), "# two more hosts\ngpu2 slots=2\n\n10.0.0.3 slots=2 max_slots=4  # spare\n"));
+}
+
+void TestRunSpec::local_spec_loads() {
+    const RunSpec s = load_text(kLocal);
+    QCOMPARE(s.name, QString("tiny"));
+    QCOMPARE(s.model_file(), path("models/m.json"));
+    QCOMPARE(s.data_argument(), path("data/d.csv"));
+    QCOMPARE(s.save_file(), path("runs/out/tiny.thr"));
+    QCOMPARE(s.training.epochs, 2);
+    QCOMPARE(s.training.batch, 8);
+    QCOMPARE(s.training.seed, std::optional<qint64>(7));
+    QCOMPARE(s.training.threshold, std::optional<double>(0.002));
+    QCOMPARE(s.training.limit, std::optional<qint64>(64));
+    QCOMPARE(s.node_count(), 2);
+    QCOMPARE(s.workers_per_node(), 2);
+    QCOMPARE(s.total_workers(), 4);
+    QCOMPARE(s.node_endpoints(), QStringList({"127.0.0.1:45000", "127.0.0.1:45001"}));
+}
+
+void TestRunSpec::defaults() {
+    const RunSpec s = load_text(R"({"format":"thresher-run","version":1,"model":"../models/m.json"})", "runs/minimal.json");
+    QCOMPARE(s.name, QString("minimal"));  // the file's name
+    QCOMPARE(s.data, QString("fashion-mnist"));
+    QCOMPARE(s.data_argument(), QString("fashion-mnist"));
+    QCOMPARE(s.training, thresher::launcher::TrainingSettings{});
+    QCOMPARE(s.training.strategy, QString("gradient-sharing"));
+    QCOMPARE(s.training.epochs, 1);
+    QCOMPARE(s.training.batch, 64);
+    QCOMPARE(s.cluster.kind, ClusterSettings::Kind::Local);
+    QCOMPARE(s.node_count(), 1);
+    QCOMPARE(s.udp_port, 40123);
+    QVERIFY(s.save.isEmpty());
+}
+
+void TestRunSpec::inline_model() {
+    QJsonObject o = parse(kLocal);
+    o["model"] = parse(kModel);
+    const RunSpec s = load_text(QJsonDocument(o).toJson());
+    QVERIFY(s.model_is_inline());
+    QVERIFY(s.model_file().isEmpty());
+    QCOMPARE(s.model_inline, parse(kModel));
+    QCOMPARE(s.to_json().value("model").toObject(), parse(kModel));
+}
+
+void TestRunSpec::ssh_spec_loads() {
+    const RunSpec s = load_text(kSsh);
+    QCOMPARE(s.cluster.kind, ClusterSettings::Kind::Ssh);
+    QCOMPARE(s.cluster.hosts.size(), 1);
+    QCOMPARE(s.cluster.hosts[0].port, 2222);
+    QCOMPARE(s.cluster.hosts[0].user, QString("ann"));
+    QCOMPARE(s.cluster.hosts[0].identity_file, QString("~/.ssh/id_ed25519"));
+    const auto hosts = s.cluster.all_hosts();
+    QCOMPARE(hosts.size(), 3);
+    QCOMPARE(hosts[1].address, QString("gpu2"));
+    QCOMPARE(hosts[1].port, 22);
+    QCOMPARE(hosts[2].address, QString("10.0.0.3"));
+    QCOMPARE(hosts[2].workers, 2);
+    QCOMPARE(s.node_count(), 3);
+    QCOMPARE(s.total_workers(), 6);
+    // Nodes on different hosts share one port number.
+    QCOMPARE(s.node_endpoints(), QStringList({"gpu1:40123", "gpu2:40123", "10.0.0.3:40123"}));
+}
+
+void TestRunSpec::bad_specs_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("expected");  // what follows "<file>" in the message
+    QTest::newRow("batch 0") << patched("training.batch", "0") << ": training.batch: must be a positive integer, got 0";
+    QTest::newRow("epochs as a string") << patched("training.epochs", "\"2\"") << ": training.epochs: must be a positive integer, got \"2\"";
+    QTest::newRow("epochs fractional") << patched("training.epochs", "1.5") << ": training.epochs: must be a positive integer, got 1.5";
+    QTest::newRow("unknown strategy") << patched("training.strategy", "\"ring\"")
+                                      << ": training.strategy: must be one of gradient-sharing, parameter-averaging, single; got \"ring\"";
+    QTest::newRow("misspelt field") << patched("training.epoch", "3") << ": training.epoch: unknown field (known: strategy, epochs,";
+    QTest::newRow("unknown top-level field") << patched("udp", "1") << ": udp: unknown field";
+    QTest::newRow("negative seed") << patched("training.seed", "-1") << ": training.seed: must be a non-negative integer below 2^53, got -1";
+    QTest::newRow("threshold 0") << patched("training.threshold", "0") << ": training.threshold: must be a positive number, got 0";
+    QTest::newRow("threshold algorithm") << patched("training.threshold_algorithm", "\"magic:1\"")
+                                         << ": training.threshold_algorithm: must be fixed[:τ], adaptive";
+    QTest::newRow("residual") << patched("training.residual", "\"trim\"") << ": training.residual: must be clip[:every:multiple] or none, got \"trim\"";
+    QTest::newRow("save_updater") << patched("training.save_updater", "\"yes\"") << ": training.save_updater: must be true or false, got \"yes\"";
+    QTest::newRow("threads negative") << patched("training.threads", "-2") << ": training.threads: must be a non-negative integer (0: automatic), got -2";
+    QTest::newRow("training not an object") << patched("training", "[1]") << ": training: must be an object, got an array";
+    QTest::newRow("single on two nodes") << patched("training.strategy", "\"single\"") << ": training.strategy: \"single\" trains one worker";
+    QTest::newRow("no format") << patched("format", "") << ": format: must be \"thresher-run\", got nothing";
+    QTest::newRow("a model file") << QByteArray(kModel).replace("{\"name\"", "{\"format\":\"thresher-model\",\"name\"")
+                                  << ": format: must be \"thresher-run\", got \"thresher-model\" (this looks like a model file";
+    QTest::newRow("version 2") << patched("version", "2") << ": version: must be 1 (the only version so far), got 2";
+    QTest::newRow("no version") << patched("version", "") << ": version: missing (1)";
+    QTest::newRow("no model") << patched("model", "") << ": model: missing (a model file path, or an inline model object)";
+    QTest::newRow("model file missing") << patched("model", "\"nope.json\"") << ": model: file not found: " + path("runs/nope.json");
+    QTest::newRow("model a number") << patched("model", "3") << ": model: must be a model file path or an inline model object, got 3";
+    QTest::newRow("model inline but empty") << patched("model", "{}") << ": model: the inline model is empty";
+    QTest::newRow("data missing") << patched("data", "\"nowhere.csv\"") << ": data: not found: " + path("runs/nowhere.csv");
+    QTest::newRow("data empty string") << patched("data", "\"\"") << ": data: must be a non-empty string, got \"\"";
+    QTest::newRow("udp_port too large") << patched("udp_port", "70000") << ": udp_port: must be an integer in 1..65535, got 70000";
+    QTest::newRow("local ports past 65535") << patched("udp_port", "65535") << ": udp_port: 2 local nodes use ports 65535..65536, past 65535";
+    QTest::newRow("cluster kind") << patched("cluster.kind", "\"slurm\"") << ": cluster.kind: must be one of local, ssh; got \"slurm\"";
+    QTest::newRow("local nodes 0") << patched("cluster.nodes", "0") << ": cluster.nodes: must be a positive integer, got 0";
+    QTest::newRow("hosts on a local cluster") << patched("cluster.hosts", "[]") << ": cluster.hosts: only for \"kind\": \"ssh\"";
+    QTest::newRow("ssh: no hosts") << patched("cluster", R"({"kind":"ssh"})")
+                                   << ": cluster.hosts: an SSH cluster needs at least one host";
+    QTest::newRow("ssh: nodes field") << patched("cluster", R"({"kind":"ssh","nodes":2,"hosts":[{"address":"a"}]})")
+                                      << ": cluster.nodes: only for \"kind\": \"local\"";
+    QTest::newRow("ssh: host without address") << patched("cluster", R"({"kind":"ssh","hosts":[{"port":22}]})")
+                                               << ": cluster.hosts[0].address: missing (a non-empty string)";
+    QTest::newRow("ssh: port 0") << patched("cluster", R"({"kind":"ssh","hosts":[{"address":"a"},{"address":"b","port":0}]})")
+                                 << ": cluster.hosts[1].port: must be an integer in 1..65535, got 0";
+    QTest::newRow("ssh: host not an object") << patched("cluster", R"({"kind":"ssh","hosts":["a"]})")
+                                             << ": cluster.hosts[0]: must be an object";
+    QTest::newRow("ssh: host field misspelt") << patched("cluster", R"({"kind":"ssh","hosts":[{"address":"a","usr":"x"}]})")
+                                              << ": cluster.hosts[0].usr: unknown field";
+    QTest::newRow("ssh: uneven workers") << patched("cluster", R"({"kind":"ssh","hosts":[{"address":"a"},{"address":"b","workers":2}]})")
+                                         << ": cluster.hosts[1].workers: every host needs the same number of workers";
+    QTest::newRow("ssh: hostfile missing") << patched("cluster", R"({"kind":"ssh","hostfile":"none.txt"})")
+                                           << ": cluster.hostfile: none.txt: cannot read";
+    QTest::newRow("ssh: hostfile bad slots") << patched("cluster", R"({"kind":"ssh","hostfile":"bad-hosts.txt"})")
+                                             << ": cluster.hostfile: bad-hosts.txt:2: slots must be a positive integer, got \"four\"";
+    QTest::newRow("invalid JSON") << QByteArray("{\n  \"format\": \"thresher-run\",,\n}") << ":2:29: invalid JSON";
+    QTest::newRow("not an object") << QByteArray("[1, 2]") << ": a run spec is a JSON object";
+}
+
+void TestRunSpec::bad_specs() {
+    QFETCH(QByteArray, text);
+    QFETCH(QString, expected);
+    QVERIFY(write(path("runs/bad-hosts.txt"), "gpu1 slots=2\ngpu2 slots=four\n"));
+    try {
+        load_text(text, "runs/bad.json");
+        QFAIL("accepted a bad spec");
+    } catch (const SpecError& e) {
+        const QString message = QString::fromStdString(e.what());
+        QVERIFY2(message.startsWith(path("runs/bad.json") + expected), qPrintable(message));
+    }
+}
+
+void TestRunSpec::hostfile_lines_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("expected");  // "address:workers ..." or the error
+    QTest::newRow("slots") << QByteArray("a slots=2\nb slots=2\n") << "a:2 b:2";
+    QTest::newRow("no slots: one worker") << QByteArray("a\n") << "a:1";
+    QTest::newRow("comments, blanks, tabs") << QByteArray("# x\n\n\ta\tslots=3 # y\r\n") << "a:3";
+    QTest::newRow("max_slots ignored") << QByteArray("a slots=1 max_slots=8\n") << "a:1";
+    QTest::newRow("slots 0") << QByteArray("a\nb slots=0\n") << "h.txt:2: slots must be a positive integer, got \"0\"";
+    QTest::newRow("unknown entry") << QByteArray("a gpus=2\n") << "h.txt:1: unknown entry \"gpus=2\"";
+    QTest::newRow("empty") << QByteArray("# nothing\n") << "h.txt: no hosts";
+}
+
+void TestRunSpec::hostfile_lines() {
+    QFETCH(QByteArray, text);
+    QFETCH(QString, expected);
+    QString got;
+    try {
+        QStringList parts;
+        for (const auto& h : thresher::launcher::parse_hostfile(text, "h.txt")) parts << QString("%1:%2").arg(h.address).arg(h.workers);
+        got = parts.join(' ');
+    } catch (const SpecError& e) {
+        got = QString::fromStdString(e.what());
+    }
+    QVERIFY2(got.startsWith(expected), qPrintable(got));
+}
+
+void TestRunSpec::round_trip_data() {
+    QTest::addColumn<QByteArray>("text");
+    QJsonObject inline_model = parse(kLocal);
+    inline_model["model"] = parse(kModel);
+    QTest::newRow("local, every field") << QByteArray(kLocal);
+    QTest::newRow("minimal") << QByteArray(R"({"format":"thresher-run","version":1,"model":"../models/m.json"})");
+    QTest::newRow("inline model") << QJsonDocument(inline_model).toJson();
+    QTest::newRow("ssh hosts and hostfile") << QByteArray(kSsh);
+}
+
+void TestRunSpec::round_trip() {
+    QFETCH(QByteArray, text);
+    const RunSpec s = load_text(text);
+    const RunSpec again = RunSpec::from_json(s.to_json(), s.source, s.base_dir);
+    QVERIFY(again == s);
+    QCOMPARE(again.to_json(), s.to_json());
+    // Through a file, as the GUI saves it.
+    s.save_to(path("runs/saved.json"));
+    RunSpec loaded = RunSpec::load(path("runs/saved.json"));
+    QCOMPARE(loaded.source, path("runs/saved.json"));
+    loaded.source = s.source;
+    QVERIFY(loaded == s);
+}
+
+void TestRunSpec::engine_arguments_local() {
+    const RunSpec s = load_text(kLocal);
+    const EngineFiles files{{}, "/private/secret"};
+    const QStringList a0 = s.engine_arguments(0, files), a1 = s.engine_arguments(1, files);
+    const auto value = [](const QStringList& a, const QString& option) {
+        const auto i = a.indexOf(option);
+        return i >= 0 && i + 1 < a.size() ? a[i + 1] : QString("<absent>");
+    };
+    QCOMPARE(a0.first(), QString("train"));
+    for (const auto& a : {a0, a1}) {
+        QCOMPARE(value(a, "--model"), path("models/m.json"));
+        QCOMPARE(value(a, "--data"), path("data/d.csv"));
+        QCOMPARE(value(a, "--epochs"), QString("2"));
+        QCOMPARE(value(a, "--batch"), QString("8"));
+        QCOMPARE(value(a, "--seed"), QString("7"));
+        QCOMPARE(value(a, "--limit"), QString("64"));
+        QCOMPARE(value(a, "--threads"), QString("1"));
+        QCOMPARE(value(a, "--workers-per-node"), QString("2"));
+        QCOMPARE(value(a, "--strategy"), QString("gradient-sharing"));
+        QCOMPARE(value(a, "--threshold"), QString("0.002"));
+        QCOMPARE(value(a, "--threshold-algorithm"), QString("fixed"));
+        QCOMPARE(value(a, "--residual"), QString("none"));
+        QCOMPARE(value(a, "--nodes"), QString("127.0.0.1:45000,127.0.0.1:45001"));
+        QCOMPARE(value(a, "--secret-file"), QString("/private/secret"));
+        QVERIFY(!a.contains("--averaging-frequency"));
+    }
+    QCOMPARE(value(a0, "--node-rank"), QString("0"));
+    QCOMPARE(value(a1, "--node-rank"), QString("1"));
+    // Only node 0 saves: local nodes would otherwise write the same file.
+    QCOMPARE(value(a0, "--save"), path("runs/out/tiny.thr"));
+    QVERIFY(!a1.contains("--save"));
+    // Automatic threads split this machine's cores between the local nodes.
+    const RunSpec automatic = load_text(patched("training.threads", "0"));
+    QCOMPARE(value(automatic.engine_arguments(0, files), "--threads"),
+             QString::number(std::max(1, int(std::thread::hardware_concurrency()) / 2)));
+}
+
+void TestRunSpec::engine_arguments_strategies_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QStringList>("present");
+    QTest::addColumn<QStringList>("absent");
+    QTest::newRow("parameter averaging") << QByteArray(kSsh)
+        << QStringList{"--strategy parameter-averaging", "--averaging-frequency 3", "--save-updater false",
+                       "--nodes gpu1:40123,gpu2:40123,10.0.0.3:40123", "--workers-per-node 2", "--threads 0"}
+        << QStringList{"--threshold-algorithm", "--residual", "--save", "--seed", "--limit"};
+    QTest::newRow("single node: no network, no secret")
+        << patched("cluster", R"({"kind":"local","nodes":1,"workers_per_node":1})")
+        << QStringList{"--strategy gradient-sharing", "--save " + path("runs/out/tiny.thr")}
+        << QStringList{"--nodes", "--node-rank", "--secret-file"};
+    QTest::newRow("single strategy")
+        << patched("training", R"({"strategy":"single"})", patched("cluster", R"({"kind":"local"})"))
+        << QStringList{"--strategy single", "--epochs 1", "--batch 64"}
+        << QStringList{"--threshold-algorithm", "--averaging-frequency", "--nodes"};
+}
+
+void TestRunSpec::engine_arguments_strategies() {
+    QFETCH(QByteArray, text);
+    QFETCH(QStringList, present);
+    QFETCH(QStringList, absent);
+    const RunSpec s = load_text(text);
+    const QString line = " " + s.engine_arguments(0, {{}, "/private/secret"}).join(' ') + " ";
+    for (const auto& p : present) QVERIFY2(line.contains(" " + p + " "), qPrintable(p + " not in" + line));
+    for (const auto& a : absent) QVERIFY2(!line.contains(" " + a + " "), qPrintable(a + " in" + line));
+}
+
+void TestRunSpec::engine_arguments_need_files() {
+    QJsonObject o = parse(kLocal);
+    o["model"] = parse(kModel);
+    const RunSpec s = load_text(QJsonDocument(o).toJson());
+    QVERIFY_THROWS_EXCEPTION(std::logic_error, s.engine_arguments(0, {{}, "/s"}));  // inline model not written
+    QVERIFY_THROWS_EXCEPTION(std::logic_error, s.engine_arguments(0, {"/tmp/m.json", {}}));  // two nodes, no secret
+    QVERIFY_THROWS_EXCEPTION(std::logic_error, s.engine_arguments(2, {"/tmp/m.json", "/s"}));  // no node 2
+    const QStringList a = s.engine_arguments(1, {"/tmp/m.json", "/s"});
+    QCOMPARE(a[a.indexOf("--model") + 1], QString("/tmp/m.json"));
+}
+
+QTEST_GUILESS_MAIN(TestRunSpec)
+#include "test_run_spec.moc"
