@@ -3,6 +3,7 @@
 # ocl-icd-opencl-dev: Debian builds oneDNN with its OpenCL GPU runtime, so oneDNN's CMake package
 # looks for OpenCL even though Thresher only uses its CPU engine.
 # iproute2, iptables: test_cluster_faults builds a lossy link between network namespaces.
+# openssh-server, openssh-client: the SSH tests start a real sshd (and ssh-keygen) on loopback.
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -11,7 +12,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -q --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ca-certificates \
   libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libssl-dev \
-  libboost-dev libboost-system-dev libssh-dev \
+  libboost-dev libboost-system-dev libssh-dev openssh-server openssh-client \
   iproute2 iptables \
   qt6-base-dev libqcustomplot-dev \
   dataset-fashion-mnist

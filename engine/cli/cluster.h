@@ -30,6 +30,9 @@ public:
     ClusterSession(const ClusterOptions&, train::ClusterShape& shape, events::EventWriter& events);
     // A factory whose masters talk to the other nodes.
     train::MasterFactory factory(const StrategyOptions&);
+    // The transport to the other nodes, or null for a single node (commands other than train).
+    dist::Transport* transport() { return transport_.get(); }
+    const train::ClusterShape& shape() const { return shape_; }
 
 private:
     train::ClusterShape shape_;

@@ -1,6 +1,9 @@
 #include "cli/commands.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
 #include <cmath>
 #include <iostream>
 
@@ -52,8 +55,49 @@ void evaluate_command(const std::string& model_file, const std::string& data_spe
     else std::cerr << r.regression->summary() << "\n";
 }
 
+namespace {
+
+// A node's predictions: [u64 count][u32 outputs] then count x (u64 index, outputs floats).
+std::vector<std::uint8_t> pack_predictions(const std::vector<std::size_t>& index, const std::vector<float>& values, int k) {
+    std::vector<std::uint8_t> out(12 + index.size() * (8 + 4 * static_cast<std::size_t>(k)));
+    std::uint8_t* p = out.data();
+    const std::uint64_t count = index.size();
+    const std::uint32_t outputs = static_cast<std::uint32_t>(k);
+    std::memcpy(p, &count, 8), p += 8;
+    std::memcpy(p, &outputs, 4), p += 4;
+    for (std::size_t i = 0; i < index.size(); ++i) {
+        const std::uint64_t at = index[i];
+        std::memcpy(p, &at, 8), p += 8;
+        std::memcpy(p, values.data() + i * static_cast<std::size_t>(k), 4 * static_cast<std::size_t>(k)), p += 4 * k;
+    }
+    return out;
+}
+
+// Adds a peer's predictions to `rows` (index -> outputs); false when the payload is malformed.
+bool unpack_predictions(const std::vector<std::uint8_t>& in, int k, std::size_t n, std::map<std::size_t, std::vector<float>>& rows) {
+    if (in.size() < 12) return false;
+    std::uint64_t count = 0;
+    std::uint32_t outputs = 0;
+    std::memcpy(&count, in.data(), 8);
+    std::memcpy(&outputs, in.data() + 8, 4);
+    const std::size_t row = 8 + 4 * static_cast<std::size_t>(k);
+    if (outputs != static_cast<std::uint32_t>(k) || count > n || in.size() != 12 + count * row) return false;
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::uint8_t* p = in.data() + 12 + i * row;
+        std::uint64_t at = 0;
+        std::memcpy(&at, p, 8);
+        if (at >= n) return false;
+        std::vector<float> v(static_cast<std::size_t>(k));
+        std::memcpy(v.data(), p + 8, 4 * static_cast<std::size_t>(k));
+        rows[at] = std::move(v);
+    }
+    return true;
+}
+
+}  // namespace
+
 void predict_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
-                     int threads, const std::string& device) {
+                     int threads, const std::string& device, ClusterSession* cluster) {
     auto l = load(model_file, threads, device);
     auto split = data::load_data(data_spec);
     auto& ds = pick(split);
@@ -62,24 +106,59 @@ void predict_command(const std::string& model_file, const std::string& data_spec
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = l.net->config().output_size();
     const bool classifier = l.net->config().is_classifier();
-    constexpr int kBatch = 256;
-    std::vector<float> out;
-    for (std::size_t start = 0; start < n; start += kBatch) {
-        const int count = static_cast<int>(std::min<std::size_t>(kBatch, n - start));
-        out.resize(static_cast<std::size_t>(count) * k);
-        l.net->predict(ds.sample(start), count, out.data());
-        for (int i = 0; i < count; ++i) {
-            const float* row = out.data() + static_cast<std::size_t>(i) * k;
-            nlohmann::json j{{"index", start + i}};
-            std::vector<float> values(row, row + k);
-            if (classifier) {
-                j["class"] = std::max_element(row, row + k) - row;
-                j["probabilities"] = values;
-            } else {
-                j["outputs"] = values;
-            }
-            std::cout << j.dump() << '\n';
+    dist::Transport* transport = cluster ? cluster->transport() : nullptr;
+    const int nodes = transport ? transport->world() : 1;
+    const int rank = transport ? transport->rank() : 0;
+
+    // This node's shard, gathered into contiguous batches.
+    constexpr std::size_t kBatch = 256;
+    const std::size_t width = ds.shape.size();
+    std::vector<std::size_t> index;
+    for (std::size_t i = static_cast<std::size_t>(rank); i < n; i += static_cast<std::size_t>(nodes)) index.push_back(i);
+    std::vector<float> values(index.size() * static_cast<std::size_t>(k)), x;
+    for (std::size_t start = 0; start < index.size(); start += kBatch) {
+        const std::size_t count = std::min(kBatch, index.size() - start);
+        x.resize(count * width);
+        for (std::size_t j = 0; j < count; ++j) std::copy_n(ds.sample(index[start + j]), width, x.data() + j * width);
+        l.net->predict(x.data(), static_cast<int>(count), values.data() + start * static_cast<std::size_t>(k));
+    }
+
+    if (rank != 0) {
+        transport->send(0, dist::MessageType::Predictions, pack_predictions(index, values, k));
+        if (!transport->flush(std::chrono::seconds(60)))
+            throw Error("predict: node 0 did not acknowledge this node's " + std::to_string(index.size()) + " predictions");
+        std::cerr << "predict: node " << rank << " sent " << index.size() << " predictions to node 0\n";
+        return;
+    }
+    std::map<std::size_t, std::vector<float>> rows;
+    for (std::size_t j = 0; j < index.size(); ++j)
+        rows[index[j]] = std::vector<float>(values.begin() + static_cast<long>(j * k), values.begin() + static_cast<long>((j + 1) * k));
+    std::vector<bool> heard(static_cast<std::size_t>(nodes), false);
+    heard[0] = true;
+    for (int waiting = nodes - 1; waiting > 0;) {
+        auto m = transport->receive(std::chrono::milliseconds(200));
+        if (m && m->type == dist::MessageType::Predictions && m->sender > 0 && m->sender < nodes &&
+            !heard[static_cast<std::size_t>(m->sender)]) {
+            if (!unpack_predictions(m->payload, k, n, rows))
+                throw Error("predict: malformed predictions from node " + std::to_string(m->sender));
+            heard[static_cast<std::size_t>(m->sender)] = true;
+            --waiting;
         }
+        for (int p : transport->unreachable_peers())
+            if (!heard[static_cast<std::size_t>(p)])
+                throw Error("predict: node " + std::to_string(p) + " stopped answering; its predictions are missing");
+    }
+    if (rows.size() != n)
+        throw Error("predict: " + std::to_string(n - rows.size()) + " of " + std::to_string(n) + " predictions are missing");
+    for (const auto& [i, v] : rows) {
+        nlohmann::json j{{"index", i}};
+        if (classifier) {
+            j["class"] = std::max_element(v.begin(), v.end()) - v.begin();
+            j["probabilities"] = v;
+        } else {
+            j["outputs"] = v;
+        }
+        std::cout << j.dump() << '\n';
     }
     std::cout.flush();
 }

@@ -5,14 +5,18 @@
 #include <cstddef>
 #include <string>
 
+#include "cli/cluster.h"
+
 namespace thresher::cli {
 
 // {"event":"evaluation", accuracy/precision/recall/f1/confusion or mse/mae/r2, "loss", "count"}
 void evaluate_command(const std::string& model_file, const std::string& data, std::size_t limit, int threads,
                       const std::string& device);
-// One line per input: {"index", "class", "probabilities"} (or "outputs" for regression).
+// One line per input: {"index", "class", "probabilities"} (or "outputs" for regression). With
+// a cluster, node r predicts inputs i ≡ r (mod nodes) and node 0 prints every line in input
+// order (DL4J's feedForwardWithKey); the other nodes print nothing on stdout.
 void predict_command(const std::string& model_file, const std::string& data, std::size_t limit, int threads,
-                     const std::string& device);
+                     const std::string& device, ClusterSession* cluster = nullptr);
 // {"max_abs_diff", "params"}; returns false when above `tolerance` (exit 1 for scripts).
 bool compare_command(const std::string& a, const std::string& b, double tolerance);
 void devices_command();

@@ -52,13 +52,16 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--save-updater", strategy.save_updater, "Parameter averaging: average updater state too")
         ->capture_default_str();
     cli::ClusterOptions cluster;
-    train_cmd->add_option("--nodes", cluster.nodes, "All nodes of a multi-node run, HOST:PORT,HOST:PORT,... (UDP and TCP port)");
-    train_cmd->add_option("--node-rank", cluster.node_rank, "This node's index in --nodes (0 runs the controller)");
-    train_cmd->add_option("--secret-file", cluster.secret_file, "Run secret (mode 0600); else THRESHER_SECRET")
-        ->check(CLI::ExistingFile);
-    train_cmd->add_option("--bind", cluster.bind, "Local address to bind (default: all; THRESHER_IP also works)");
-    train_cmd->add_option("--network-mask", cluster.network_mask, "Bind the local address inside this CIDR, e.g. 10.0.0.0/24");
-    train_cmd->add_option("--run-id", cluster.run_id, "Run id in every datagram (default: derived from the secret)");
+    auto add_cluster_options = [&cluster](CLI::App* sub) {
+        sub->add_option("--nodes", cluster.nodes, "All nodes of a multi-node run, HOST:PORT,HOST:PORT,... (UDP and TCP port)");
+        sub->add_option("--node-rank", cluster.node_rank, "This node's index in --nodes (0 runs the controller)");
+        sub->add_option("--secret-file", cluster.secret_file, "Run secret (mode 0600); else THRESHER_SECRET")
+            ->check(CLI::ExistingFile);
+        sub->add_option("--bind", cluster.bind, "Local address to bind (default: this node's --nodes address)");
+        sub->add_option("--network-mask", cluster.network_mask, "Bind the local address inside this CIDR, e.g. 10.0.0.0/24");
+        sub->add_option("--run-id", cluster.run_id, "Run id in every datagram (default: derived from the secret)");
+    };
+    add_cluster_options(train_cmd);
     for (auto* sub : {train_cmd}) {
         sub->add_option("--threads", threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
         sub->add_option("--device", device, "Backend device");
@@ -75,6 +78,8 @@ int main(int argc, char** argv) {
         sub->add_option("--threads", threads, "CPU threads")->check(CLI::NonNegativeNumber);
         sub->add_option("--device", device, "Backend device");
     }
+
+    add_cluster_options(predict_cmd);
 
     std::string a, b;
     double tolerance = std::numeric_limits<double>::infinity();
@@ -104,7 +109,8 @@ int main(int argc, char** argv) {
         } else if (eval_cmd->parsed()) {
             cli::evaluate_command(model_file, data_spec, limit, threads, device);
         } else if (predict_cmd->parsed()) {
-            cli::predict_command(model_file, data_spec, limit, threads, device);
+            cli::ClusterSession session(cluster, t.cluster, events);
+            cli::predict_command(model_file, data_spec, limit, threads, device, &session);
         } else if (compare_cmd->parsed()) {
             return cli::compare_command(a, b, tolerance) ? 0 : 1;
         } else if (devices_cmd->parsed()) {

@@ -29,10 +29,11 @@ enum class MessageType : std::uint8_t {
     Heartbeat = 6,
     Evaluation = 7,     // evaluation counts to merge on the controller
     Control = 8,        // start/stop/epoch control from the controller
+    Predictions = 9,    // a node's share of a distributed `predict`, for the controller
 };
 
 // True for the values listed above: anything else on the wire is not a message type.
-constexpr bool is_message_type(std::uint8_t value) { return value >= 1 && value <= 8; }
+constexpr bool is_message_type(std::uint8_t value) { return value >= 1 && value <= 9; }
 
 struct Message {
     int sender = -1;

@@ -26,6 +26,7 @@ class TestMultiNode : public QObject {
 private Q_SLOTS:
     void initTestCase();
     void gradient_sharing_replicas_equal();
+    void distributed_predict_equals_single_node();
     void averaging_equals_combined_batch();
     void refusals_data();
     void refusals();
@@ -81,6 +82,24 @@ void TestMultiNode::gradient_sharing_replicas_equal() {
     }
     const auto cmp = run_engine({"compare", path("gs0.thr"), path("gs1.thr"), "--tolerance", "1e-5"});
     QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+}
+
+void TestMultiNode::distributed_predict_equals_single_node() {
+    if (!QFile::exists(path("gs0.thr"))) QSKIP("needs the model gradient_sharing_replicas_equal saves");
+    const auto single = run_engine({"predict", "--model-file", path("gs0.thr"), "--data", path("data.csv")});
+    QVERIFY2(single.exit_code == 0, qPrintable(single.summary()));
+    const auto ports = free_udp_ports(2);
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
+    QList<QStringList> args;
+    for (int rank = 0; rank < 2; ++rank)
+        args << QStringList{"predict", "--model-file", path("gs0.thr"), "--data", path("data.csv"), "--nodes", nodes,
+                            "--node-rank", QString::number(rank), "--secret-file", path("secret")};
+    const auto runs = run_nodes(args);
+    for (const auto& r : runs) QVERIFY2(r.finished && r.exit_code == 0, qPrintable(r.summary()));
+    // Node 0 prints all 96 lines in input order, exactly what one node prints; node 1 prints none.
+    QCOMPARE(runs[0].stdout_text, single.stdout_text);
+    QCOMPARE(single.events.size(), 96);
+    QVERIFY(runs[1].stdout_text.isEmpty());
 }
 
 void TestMultiNode::averaging_equals_combined_batch() {
