@@ -1,13 +1,17 @@
 // `thresher-launch check SPEC`: the pre-flight. Validates the spec, then for a local cluster
 // checks that the engine runs (`thresher-engine devices`), that the data is there, and that each
-// node's port is free for UDP and TCP, printing one verdict per node. SSH hosts are reported as
-// not checked until the SSH launcher arrives. Exit 0: ready; 1: a check failed; 2: bad spec.
+// node's port is free for UDP and TCP, printing one verdict per node. For an SSH cluster every
+// host is checked in parallel (launcher/ssh/preflight.h): one verdict line per node, then its
+// checks indented. Exit 0: ready; 1: a check failed; 2: bad spec.
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <cerrno>
+#include <mutex>
+#include <fcntl.h>
+#include <termios.h>
 #include <cstdio>
 #include <cstring>
 #include <netinet/in.h>
@@ -16,6 +20,7 @@
 
 #include "commands.h"
 #include "local_launcher.h"
+#include "preflight.h"
 #include "run_spec.h"
 
 namespace thresher::launcher::cli {
@@ -67,6 +72,55 @@ bool engine_runs(const QString& engine, QString& detail) {
     return !devices.isEmpty();
 }
 
+// Asks on the terminal (/dev/tty, echo off), one host at a time; no terminal: no answer.
+std::optional<std::string> ask_on_terminal(const std::string& prompt) {
+    static std::mutex one_at_a_time;
+    const std::lock_guard lock(one_at_a_time);
+    const int fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    termios saved{};
+    const bool is_tty = ::tcgetattr(fd, &saved) == 0;
+    if (is_tty) {
+        termios quiet = saved;
+        quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+        ::tcsetattr(fd, TCSAFLUSH, &quiet);
+    }
+    (void)!::write(fd, prompt.data(), prompt.size());
+    std::string answer;
+    char c = 0;
+    bool got_line = false;
+    while (::read(fd, &c, 1) == 1) {
+        if (c == '\n') {
+            got_line = true;
+            break;
+        }
+        answer.push_back(c);
+    }
+    if (is_tty) ::tcsetattr(fd, TCSAFLUSH, &saved);
+    (void)!::write(fd, "\n", 1);
+    ::close(fd);
+    if (!got_line) return std::nullopt;
+    return answer;
+}
+
+int check_ssh_hosts(const RunSpec& spec, const CheckOptions& o) {
+    const auto hosts = spec.cluster.all_hosts();
+    std::vector<ssh::SshTarget> targets;
+    for (const SshHost& host : hosts) targets.push_back(ssh::target_for(host, o.accept_new_host_keys));
+    const auto verdicts = ssh::check_hosts(targets, spec.udp_port, ask_on_terminal, o.host_timeout_s);
+    bool ok = true;
+    for (size_t rank = 0; rank < verdicts.size(); ++rank) {
+        const ssh::HostVerdict& v = verdicts[rank];
+        say(QString("node %1  %2  %3").arg(rank).arg(QString::fromStdString(v.where), v.failed() ? "FAILED" : "ok"));
+        for (const ssh::Check& c : v.checks)
+            say(QString("  %1 %2 %3").arg(QString::fromStdString(c.name), -14).arg(ssh::to_string(c.status), -5)
+                    .arg(QString::fromStdString(c.detail)));
+        ok = ok && !v.failed();
+    }
+    say(ok ? "verdict: ready" : "verdict: NOT ready");
+    return ok ? kExitOk : kExitFailed;
+}
+
 }  // namespace
 
 int check_command(const CheckOptions& o) {
@@ -82,13 +136,7 @@ int check_command(const CheckOptions& o) {
             .arg(spec.training.strategy).arg(spec.udp_port));
     say("model: " + (spec.model_is_inline() ? QString("inline") : spec.model_file()));
 
-    if (spec.cluster.kind == ClusterSettings::Kind::Ssh) {
-        const auto hosts = spec.cluster.all_hosts();
-        for (int rank = 0; rank < hosts.size(); ++rank)
-            say(QString("node %1  %2  not checked: SSH arrives later").arg(rank).arg(hosts[rank].address));
-        say("verdict: spec valid; SSH hosts not checked in this build");
-        return kExitOk;
-    }
+    if (spec.cluster.kind == ClusterSettings::Kind::Ssh) return check_ssh_hosts(spec, o);
 
     bool ok = true;
     QString data = spec.data_argument();

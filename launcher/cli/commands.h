@@ -21,8 +21,11 @@ int run_command(const RunOptions& options);
 struct CheckOptions {
     QString spec;
     QString engine;
+    bool accept_new_host_keys = false;  // SSH: add unknown host keys to ~/.ssh/known_hosts
+    int host_timeout_s = 30;            // SSH: each host's whole check
 };
-// Validates the spec and checks, per node, that it could start: engine, ports.
+// Validates the spec and checks, per node, that it could start: engine and ports locally; for SSH
+// hosts (in parallel) reachable, host key, login, system, GPUs, port, disk.
 int check_command(const CheckOptions& options);
 
 }  // namespace thresher::launcher::cli

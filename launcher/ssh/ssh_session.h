@@ -86,6 +86,8 @@ public:
     const std::string& where() const { return where_; }
     // "SHA256:…" of the server's host key.
     const std::string& host_key_fingerprint() const { return fingerprint_; }
+    // True when this connect added the (unknown) host key to known_hosts.
+    bool host_key_added() const { return host_key_added_; }
     ssh_session handle() const { return session_.get(); }
 
 private:
@@ -98,6 +100,7 @@ private:
     std::string where_;
     std::string known_hosts_;
     std::string fingerprint_;
+    bool host_key_added_ = false;
 };
 
 }  // namespace thresher::launcher::ssh

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Throughput over a 1 Gbit/s link: two engine nodes in network namespaces this script creates
+# (thr-bench-a/b, veth with 10.232.0.1/.2, shaped by `tc tbf` to 1 gbit in both directions),
+# training the MLP on Fashion-MNIST with one thread each, for:
+#   gradient-sharing        threshold-encoded updates every iteration (the default adaptive τ)
+#   averaging-5             parameters + updater state averaged every 5 iterations
+#   dense-1                 parameters averaged every iteration without updater state: a dense
+#                           exchange of 4·N bytes each way per iteration
+# against one node alone (same thread count). Reports samples/s (both nodes' samples / wall
+# time) and the overhead per iteration relative to the single node's iteration time.
+# Rates are measured between each node's first and last iteration event (start-up and
+# evaluation excluded). Needs root, iproute2 and tc; cleans the namespaces up on exit.
+# Environment: LIMIT (12800
+# training samples per run), RATE (1gbit), THRESHER_BIN.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+E="${THRESHER_BIN:-$ROOT/build/release/bin}/thresher-engine"
+LIMIT="${LIMIT:-12800}"
+RATE="${RATE:-1gbit}"
+[ "$(id -u)" -eq 0 ] || { echo "netns_throughput: needs root (network namespaces)" >&2; exit 2; }
+A=thr-bench-a B=thr-bench-b
+WORK="$(mktemp -d /tmp/thresher-netns.XXXXXX)"
+cleanup() { ip netns del "$A" 2>/dev/null || true; ip netns del "$B" 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+cleanup; mkdir -p "$WORK"
+ip netns add "$A"; ip netns add "$B"
+ip link add thr-bva type veth peer name thr-bvb
+ip link set thr-bva netns "$A"; ip link set thr-bvb netns "$B"
+ip -n "$A" addr add 10.232.0.1/24 dev thr-bva; ip -n "$B" addr add 10.232.0.2/24 dev thr-bvb
+for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
+ip -n "$A" link set thr-bva up; ip -n "$B" link set thr-bvb up
+tc -n "$A" qdisc add dev thr-bva root tbf rate "$RATE" burst 512kb latency 20ms
+tc -n "$B" qdisc add dev thr-bvb root tbf rate "$RATE" burst 512kb latency 20ms
+(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$WORK/secret")
+MODEL="$ROOT/resources/models/mlp.json"
+common=(train --model "$MODEL" --data fashion-mnist --epochs 1 --batch 64 --limit "$LIMIT" --test-limit 1000 --threads 1)
+
+summarise() {  # label, files...: steady-state rates between each node's first and last iteration
+  python3 - "$@" <<'PY'
+import json, sys
+label, files = sys.argv[1], sys.argv[2:]
+rate, per_iter, iter_ms, tx = 0.0, 0.0, 0.0, 0.0
+for f in files:
+    ev = [json.loads(l) for l in open(f)]
+    its = [e for e in ev if e["event"] == "iteration"]
+    span = its[-1]["t"] - its[0]["t"]
+    rate += (its[-1]["samples"] - its[0]["samples"]) / span
+    per_iter = max(per_iter, span * 1000 / (len(its) - 1))
+    iter_ms = max(iter_ms, sum(e["iter_ms"] for e in its) / len(its))
+    tx = max(tx, ev[-1].get("bytes_tx", 0) / len(its))
+print(f"{label} {rate:.1f} {per_iter:.3f} {iter_ms:.3f} {tx:.0f}")
+PY
+}
+
+ip netns exec "$A" "$E" "${common[@]}" > "$WORK/single.jsonl" 2>/dev/null
+summarise single "$WORK/single.jsonl" > "$WORK/results"
+run_pair() {  # label, strategy args...
+  local label=$1; shift
+  local nodes="10.232.0.1:40123,10.232.0.2:40123"
+  ip netns exec "$A" "$E" "${common[@]}" --nodes "$nodes" --node-rank 0 --secret-file "$WORK/secret" "$@" > "$WORK/$label-0.jsonl" 2>/dev/null &
+  ip netns exec "$B" "$E" "${common[@]}" --nodes "$nodes" --node-rank 1 --secret-file "$WORK/secret" "$@" > "$WORK/$label-1.jsonl" 2>/dev/null &
+  wait
+  summarise "$label" "$WORK/$label-0.jsonl" "$WORK/$label-1.jsonl" >> "$WORK/results"
+}
+run_pair gradient-sharing --strategy gradient-sharing
+run_pair averaging-5 --strategy parameter-averaging --averaging-frequency 5
+run_pair dense-1 --strategy parameter-averaging --averaging-frequency 1 --save-updater false
+
+python3 - "$WORK/results" "$RATE" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+base_rate, base_iter = float(rows[0][1]), float(rows[0][2])
+print(f"MLP, 2 nodes over a {sys.argv[2]} link (tc tbf), 1 thread each; one node alone: {base_rate:.0f} samples/s, {base_iter:.2f} ms per iteration")
+print(f"{'strategy':<18} {'samples/s':>10} {'vs 1 node':>10} {'ms/iter':>9} {'overhead':>10} {'tx B/iter':>11}")
+for label, rate, per_iter, iter_ms, tx in rows:
+    r, p = float(rate), float(per_iter)
+    print(f"{label:<18} {r:>10.0f} {r / base_rate:>9.2f}x {p:>9.2f} {p - base_iter:>8.2f}ms {float(tx):>11.0f}")
+PY
