@@ -75,6 +75,7 @@ ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& sha
         (inet_pton(AF_INET, own.c_str(), &scratch) == 1 || inet_pton(AF_INET6, own.c_str(), &scratch) == 1))
         bind = own;
     bind = dist::choose_bind_address(bind, o.network_mask, std::getenv("THRESHER_IP"));
+    bulk_ = std::make_unique<dist::BulkChannel>(o.node_rank, endpoints, bind == "0.0.0.0" ? std::string() : bind, run_id, secret);
     transport_ = std::make_unique<dist::UdpTransport>(o.node_rank, endpoints, bind, run_id, std::move(secret));
 }
 
@@ -86,7 +87,7 @@ train::MasterFactory ClusterSession::factory(const StrategyOptions& options) {
     const auto sharing = gradient_sharing_options(options);
     const auto averaging = averaging_options(options);
     return [this, strategy, sharing, averaging](const nn::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
-        link_ = std::make_unique<dist::NodeLink>(std::move(transport_), shape_, config.param_count(), &events_);
+        link_ = std::make_unique<dist::NodeLink>(std::move(transport_), shape_, config.param_count(), &events_, std::move(bulk_));
         std::unique_ptr<train::TrainingMaster> master;
         if (strategy == "gradient-sharing") {
             auto gs = std::make_unique<dist::GradientSharing>(shape_, config.param_count(), sharing, link_->outbox());

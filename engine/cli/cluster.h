@@ -9,6 +9,7 @@
 
 #include "cli/masters.h"
 #include "dist/masters/node_link.h"
+#include "dist/net/bulk_channel.h"
 #include "dist/net/udp_transport.h"
 
 namespace thresher::cli {
@@ -38,6 +39,7 @@ private:
     train::ClusterShape shape_;
     events::EventWriter& events_;
     std::unique_ptr<dist::Transport> transport_;  // until the link takes it
+    std::unique_ptr<dist::BulkChannel> bulk_;     // TCP on the same port number, ditto
     std::unique_ptr<dist::NodeLink> link_;
 };
 

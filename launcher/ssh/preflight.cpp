@@ -89,7 +89,7 @@ Check probe_port(SshSession& session, int port, const Budget& budget) {
     const int udp = f.value(1).toInt(&udp_ok), tcp = f.value(3).toInt(&tcp_ok);
     if (r.exit_status != 0 || f.size() != 6 || !udp_ok || !tcp_ok)
         return {name, CheckStatus::Warn, "could not tell: " + first_line(r.err + r.out)};
-    const std::string via = "(" + f.value(5).toStdString() + ")";
+    const std::string via = std::string("(") + f.value(5).toStdString() + ")";
     if (udp == 0 && tcp == 0) return {name, CheckStatus::Ok, "UDP and TCP free " + via};
     std::string busy = udp > 0 && tcp > 0 ? "UDP and TCP" : udp > 0 ? "UDP" : "TCP";
     return {name, CheckStatus::Fail, busy + " in use " + via};
@@ -129,7 +129,7 @@ bool HostVerdict::failed() const {
 HostVerdict check_host(const SshTarget& target, int udp_port, const AskSecret& ask_secret, int timeout_s) {
     HostVerdict verdict;
     verdict.where = (target.user.empty() ? std::string() : target.user + "@") + target.host +
-                    (target.port > 0 ? ":" + std::to_string(target.port) : std::string());
+                    (target.port > 0 ? std::string(":") + std::to_string(target.port) : std::string());
     const Budget budget(timeout_s);
     SshTarget t = target;
     t.connect_timeout_s = std::min(target.connect_timeout_s > 0 ? target.connect_timeout_s : 10, timeout_s);
@@ -138,12 +138,13 @@ HostVerdict check_host(const SshTarget& target, int udp_port, const AskSecret& a
         session.emplace(t, ask_secret);
     } catch (const SshError& e) {
         const char* name = e.step() == SshStep::Connect ? "reachable" : e.step() == SshStep::HostKey ? "host key" : "authenticated";
+        verdict.where = e.where();
         verdict.checks.push_back({name, CheckStatus::Fail, e.what()});
         return verdict;
     }
     verdict.where = session->where();
     verdict.checks.push_back({"reachable", CheckStatus::Ok, "connected, host key " + session->host_key_fingerprint() +
-                                                                  (session->host_key_added() ? " new: added to known_hosts" : " known")});
+                                                                  (session->host_key_added() ? " (new: added to known_hosts)" : " known")});
     verdict.checks.push_back({"authenticated", CheckStatus::Ok, "as " + verdict.where.substr(0, verdict.where.find('@'))});
     using Probe = Check (*)(SshSession&, const Budget&);
     const auto run = [&](const std::string& name, auto&& probe) {

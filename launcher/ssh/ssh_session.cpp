@@ -36,9 +36,19 @@ std::string option_string(ssh_session s, ssh_options_e option, const std::string
     return result;
 }
 
-void wipe(std::optional<std::string>& secret) {
-    if (secret && !secret->empty()) ::explicit_bzero(secret->data(), secret->size());
-    secret.reset();
+void wipe(std::string& secret) {
+    if (!secret.empty()) ::explicit_bzero(secret.data(), secret.size());
+    secret.clear();
+}
+
+// Asks for a secret into `out`; false when there is no callback or it gave no answer.
+bool ask(const AskSecret& ask_secret, const std::string& prompt, std::string& out) {
+    if (!ask_secret) return false;
+    std::optional<std::string> answer = ask_secret(prompt);
+    if (!answer) return false;
+    out.assign(*answer);
+    wipe(*answer);
+    return true;
 }
 
 std::string methods_text(int methods) {
@@ -72,16 +82,20 @@ const char* to_string(SshStep step) {
 }
 
 void SshSession::fail(SshStep step, const std::string& what) const {
-    throw SshError(step, "ssh " + where_ + ": " + to_string(step) + ": " + what);
+    throw SshError(step, where_, "ssh " + where_ + ": " + to_string(step) + ": " + what);
 }
 
 SshSession::SshSession(const SshTarget& target, const AskSecret& ask_secret) {
     where_ = (target.user.empty() ? std::string("?") : target.user) + "@" + target.host + ":" +
              (target.port > 0 ? std::to_string(target.port) : std::string("?"));
     set_options(target);
-    if (ssh_connect(session_.get()) != SSH_OK)
-        fail(SshStep::Connect, std::string(ssh_get_error(session_.get())) + " (timeout " +
-                                   std::to_string(target.connect_timeout_s) + " s)");
+    const auto started = Clock::now();
+    if (ssh_connect(session_.get()) != SSH_OK) {
+        std::string why = ssh_get_error(session_.get());
+        if (Clock::now() - started >= std::chrono::milliseconds(target.connect_timeout_s * 1000 - 500))
+            why += " (no answer within the " + std::to_string(target.connect_timeout_s) + " s connect timeout)";
+        fail(SshStep::Connect, why);
+    }
     verify_host_key(target);
     authenticate(target, ask_secret);
 }
@@ -179,13 +193,12 @@ void SshSession::authenticate(const SshTarget& target, const AskSecret& ask_secr
             ssh_key raw = nullptr;
             if (ssh_pki_import_privkey_file(file.c_str(), nullptr, nullptr, nullptr, &raw) != SSH_OK) {
                 // Encrypted (or not a key): ask for the passphrase once.
-                std::optional<std::string> passphrase;
-                if (ask_secret) passphrase = ask_secret("Passphrase for " + file + " (" + where_ + "): ");
-                if (!passphrase)
+                std::string passphrase;
+                if (!ask(ask_secret, "Passphrase for " + file + " (" + where_ + "): ", passphrase))
                     fail(SshStep::Auth, "identity file " + file + " is encrypted (or not a private key) and no "
                                         "passphrase was given");
                 raw = nullptr;
-                const int imported = ssh_pki_import_privkey_file(file.c_str(), passphrase->c_str(), nullptr, nullptr, &raw);
+                const int imported = ssh_pki_import_privkey_file(file.c_str(), passphrase.c_str(), nullptr, nullptr, &raw);
                 wipe(passphrase);
                 if (imported != SSH_OK)
                     fail(SshStep::Auth, "cannot read identity file " + file + ": wrong passphrase or not a private key");
@@ -197,10 +210,10 @@ void SshSession::authenticate(const SshTarget& target, const AskSecret& ask_secr
             tried.push_back("identity file " + file);
         }
     }
-    if ((methods & SSH_AUTH_METHOD_PASSWORD) && ask_secret) {
-        std::optional<std::string> password = ask_secret("Password for " + where_ + ": ");
-        if (password) {
-            rc = ssh_userauth_password(s, nullptr, password->c_str());
+    if (methods & SSH_AUTH_METHOD_PASSWORD) {
+        std::string password;
+        if (ask(ask_secret, "Password for " + where_ + ": ", password)) {
+            rc = ssh_userauth_password(s, nullptr, password.c_str());
             wipe(password);
             if (rc == SSH_AUTH_SUCCESS) return;
             if (rc == SSH_AUTH_ERROR) fail(SshStep::Auth, ssh_get_error(s));

@@ -41,11 +41,14 @@ const char* to_string(SshStep step);
 // A failure of one step with one host; what() is the complete message.
 class SshError : public LaunchError {
 public:
-    SshError(SshStep step, const std::string& message) : LaunchError(message), step_(step) {}
+    SshError(SshStep step, const std::string& where, const std::string& message)
+        : LaunchError(message), step_(step), where_(where) {}
     SshStep step() const { return step_; }
+    const std::string& where() const { return where_; }  // user@host:port
 
 private:
     SshStep step_;
+    std::string where_;
 };
 
 // Asks the user for a secret (a key's passphrase, a password); nullopt: none given. Called from

@@ -105,8 +105,9 @@ void TestLaunchCli::outcomes_data() {
     QTest::newRow("run: bad model") << "bad-model" << QStringList{"run", "SPEC"} << 1
                                     << "thresher-launch: run failed: node ";
     QTest::newRow("check: ready") << "local" << QStringList{"check", "SPEC"} << 0 << "verdict: ready";
-    QTest::newRow("check: ssh hosts") << "ssh" << QStringList{"check", "SPEC"} << 0
-                                      << "node 1  b.example  not checked: SSH arrives later";
+    // Real SSH checks are in tests/launcher/ssh; hosts that do not resolve simply fail.
+    QTest::newRow("check: ssh hosts") << "ssh" << QStringList{"check", "SPEC", "--host-timeout", "10"} << 1
+                                      << "node 1  me@b.example:22  FAILED";
     QTest::newRow("check: port taken") << "taken" << QStringList{"check", "SPEC"} << 1 << "FAILED: UDP port";
     QTest::newRow("check: no engine") << "local" << QStringList{"check", "SPEC", "--engine", "/nonexistent/engine"} << 1
                                       << "FAILED: the engine does not run";

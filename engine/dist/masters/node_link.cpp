@@ -64,21 +64,37 @@ bool add_sums(std::span<const std::uint8_t> in, std::uint64_t round, std::vector
 }  // namespace
 
 NodeLink::NodeLink(std::unique_ptr<Transport> transport, const train::ClusterShape& cluster, std::size_t param_count,
-                   events::EventWriter* events)
+                   events::EventWriter* events, std::unique_ptr<BulkChannel> bulk)
     : transport_(std::move(transport)), cluster_(cluster), n_(param_count), events_(events),
       updates_received_(static_cast<std::size_t>(cluster.nodes), 0),
       updates_announced_(static_cast<std::size_t>(cluster.nodes), -1),
       last_poke_(static_cast<std::size_t>(cluster.nodes)),
-      lost_(static_cast<std::size_t>(cluster.nodes), false) {}
+      lost_(static_cast<std::size_t>(cluster.nodes), false), bulk_(std::move(bulk)) {}
 
 void NodeLink::start() {
     if (!receiver_.joinable()) receiver_ = std::thread([this] { receive_loop(); });
+    if (bulk_ && !bulk_receiver_.joinable()) bulk_receiver_ = std::thread([this] { bulk_loop(); });
+}
+
+void NodeLink::bulk_loop() {
+    while (!stop_) {
+        auto m = bulk_->receive(std::chrono::milliseconds(50));
+        if (m) handle(std::move(*m));
+    }
+}
+
+void NodeLink::send_large(int dest, MessageType type, const std::vector<std::uint8_t>& payload) {
+    if (bulk_)
+        bulk_->send(dest, type, payload);
+    else
+        transport_->send(dest, type, payload);
 }
 
 NodeLink::~NodeLink() {
     stop_ = true;
     changed_.notify_all();
     if (receiver_.joinable()) receiver_.join();
+    if (bulk_receiver_.joinable()) bulk_receiver_.join();
     // Give the last acknowledgements a moment, so peers do not retransmit into a closed port.
     transport_->flush(std::chrono::milliseconds(2000));
 }
@@ -224,7 +240,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     std::unique_lock lock(mutex_);
     if (cluster_.node_rank != 0) {
         lock.unlock();
-        transport_->send(0, MessageType::Average, pack_sums(round, workers, params, state));
+        send_large(0, MessageType::Average, pack_sums(round, workers, params, state));
         lock.lock();
         while (!average_results_.count(round)) {
             poke(0);
@@ -256,7 +272,15 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     for (const auto& part : parts)
         if (!add_sums(part.payload, round, params, state, workers, false))
             warn("averaging round " + std::to_string(round) + ": malformed sums from node " + std::to_string(part.sender) + " ignored");
-    transport_->broadcast(MessageType::AverageResult, pack_sums(round, workers, params, state));
+    const auto result = pack_sums(round, workers, params, state);
+    for (int node = 1; node < cluster_.nodes; ++node) {
+        if (lost_[static_cast<std::size_t>(node)]) continue;
+        try {
+            send_large(node, MessageType::AverageResult, result);
+        } catch (const Error& e) {
+            warn("averaging round " + std::to_string(round) + ": node " + std::to_string(node) + ": " + e.what());
+        }
+    }
 }
 
 std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch, const nlohmann::json& local) {
@@ -288,8 +312,9 @@ std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch
 
 nlohmann::json NodeLink::traffic() const {
     const auto s = transport_->stats();
-    return {{"bytes_tx", s.bytes_tx},
-            {"bytes_rx", s.bytes_rx},
+    const std::uint64_t bulk_tx = bulk_ ? bulk_->bytes_tx() : 0, bulk_rx = bulk_ ? bulk_->bytes_rx() : 0;
+    return {{"bytes_tx", s.bytes_tx + bulk_tx},
+            {"bytes_rx", s.bytes_rx + bulk_rx},
             {"dropped", s.dropped_total()},
             {"retransmitted", s.retransmitted}};
 }

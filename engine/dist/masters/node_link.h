@@ -22,6 +22,7 @@
 
 #include "dist/masters/gradient_sharing.h"
 #include "dist/masters/parameter_averaging.h"
+#include "dist/net/bulk_channel.h"
 #include "dist/net/transport.h"
 #include "events/event_writer.h"
 
@@ -29,8 +30,9 @@ namespace thresher::dist {
 
 class NodeLink {
 public:
+    // `bulk` (optional) carries the averaging rounds over TCP; without it they go over `transport`.
     NodeLink(std::unique_ptr<Transport>, const train::ClusterShape&, std::size_t param_count,
-             events::EventWriter* events = nullptr);
+             events::EventWriter* events = nullptr, std::unique_ptr<BulkChannel> bulk = nullptr);
     ~NodeLink();
     NodeLink(const NodeLink&) = delete;
     NodeLink& operator=(const NodeLink&) = delete;
@@ -57,6 +59,8 @@ public:
 
 private:
     void receive_loop();
+    void bulk_loop();
+    void send_large(int dest, MessageType type, const std::vector<std::uint8_t>& payload);
     void handle(Message&& m);
     void warn(const std::string& message);
     // True once the transport gave up on `node`; remembered (and warned about) once.
@@ -85,7 +89,8 @@ private:
     std::vector<bool> lost_;  // nodes the run goes on without
     std::atomic<std::uint64_t> rejected_{0};
     std::atomic<bool> stop_{false};
-    std::thread receiver_;
+    std::unique_ptr<BulkChannel> bulk_;
+    std::thread receiver_, bulk_receiver_;
 };
 
 }  // namespace thresher::dist
