@@ -93,6 +93,7 @@ train::MasterFactory ClusterSession::factory(const StrategyOptions& options) {
             auto gs = std::make_unique<dist::GradientSharing>(shape_, config.param_count(), sharing, link_->outbox());
             link_->attach(*gs);
             gs->set_remote_drain([link = link_.get()] { link->drain_remote(); });
+            gs->set_reconcile([link = link_.get()](const std::vector<nn::Network*>& nets) { link->reconcile(nets); });
             master = std::move(gs);
         } else {
             master = std::make_unique<dist::ParameterAveraging>(shape_, averaging, link_->reducer());

@@ -22,7 +22,7 @@ struct GradientSharing::Worker {
 GradientSharing::GradientSharing(const train::ClusterShape& cluster, std::size_t param_count,
                                  GradientSharingOptions options, Outbox outbox)
     : cluster_(cluster), n_(param_count), options_(std::move(options)), outbox_(std::move(outbox)),
-      done_(cluster.workers_per_node, AllDone{this}) {
+      done_(cluster.workers_per_node, AllDone{this}), drained_(cluster.workers_per_node, AllDrained{this}) {
     // Parse once here so a bad spec fails before any thread starts.
     auto algorithm = parse_threshold_algorithm(options_.threshold_algorithm, "--threshold-algorithm");
     auto post = parse_residual_processor(options_.residual, "--residual");
@@ -125,15 +125,32 @@ void GradientSharing::AllDone::operator()() noexcept {
     }
 }
 
+void GradientSharing::AllDrained::operator()() noexcept {
+    try {
+        if (self->reconcile_) {
+            std::vector<nn::Network*> nets;
+            for (auto& w : self->workers_) nets.push_back(w->net);
+            self->reconcile_(nets);
+        }
+    } catch (...) {
+        self->drain_error_ = std::current_exception();
+    }
+}
+
 void GradientSharing::finish(int local) {
     // Once every local worker has stopped producing, every local message is in every inbox;
     // the completion step has also waited for the other nodes' messages.
     done_.arrive_and_wait();
     if (drain_error_) std::rethrow_exception(drain_error_);
     drain(*workers_.at(static_cast<std::size_t>(local)));
+    drained_.arrive_and_wait();
+    if (drain_error_) std::rethrow_exception(drain_error_);
 }
 
-void GradientSharing::abort(int) { done_.arrive_and_drop(); }
+void GradientSharing::abort(int) {
+    done_.arrive_and_drop();
+    drained_.arrive_and_drop();
+}
 
 GradientSharing::Accounting GradientSharing::accounting(int local) const {
     const Worker& w = *workers_.at(static_cast<std::size_t>(local));

@@ -60,6 +60,12 @@ public:
     // Runs once, after every local worker stopped producing and before they drain: the node
     // link waits there for the other nodes' last messages.
     void set_remote_drain(std::function<void()> drain) { remote_drain_ = std::move(drain); }
+    // Runs once, after every local worker has drained: the node link makes the nodes' replicas
+    // agree even when a node died mid-broadcast and the survivors got different parts of its
+    // last messages (one averaging round among the survivors).
+    void set_reconcile(std::function<void(const std::vector<nn::Network*>&)> reconcile) {
+        reconcile_ = std::move(reconcile);
+    }
 
     // Accounting of one local worker (tests): Σ of its updates, Σ of its sent messages, residual.
     struct Accounting {
@@ -80,12 +86,18 @@ private:
     Outbox outbox_;
     std::vector<std::unique_ptr<Worker>> workers_;
     std::function<void()> remote_drain_;
+    std::function<void(const std::vector<nn::Network*>&)> reconcile_;
     std::exception_ptr drain_error_;
     struct AllDone {
         GradientSharing* self;
         void operator()() noexcept;
     };
+    struct AllDrained {
+        GradientSharing* self;
+        void operator()() noexcept;
+    };
     std::barrier<AllDone> done_;
+    std::barrier<AllDrained> drained_;
 };
 
 }  // namespace thresher::dist

@@ -231,6 +231,25 @@ void NodeLink::drain_remote() {
     }
 }
 
+void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
+    const std::size_t p = replicas.front()->param_count();
+    std::vector<double> sums(p, 0.0), no_state;
+    for (auto* net : replicas) {
+        const auto params = net->get_params();
+        for (std::size_t i = 0; i < p; ++i) sums[i] += params[i];
+    }
+    int workers = static_cast<int>(replicas.size());
+    try {
+        reduce(sums, no_state, workers);
+    } catch (const Error& e) {
+        warn(std::string("final reconciliation failed, replicas may differ: ") + e.what());
+        return;
+    }
+    std::vector<float> mean(p);
+    for (std::size_t i = 0; i < p; ++i) mean[i] = static_cast<float>(sums[i] / workers);
+    for (auto* net : replicas) net->set_params(mean);
+}
+
 ParameterAveraging::Reducer NodeLink::reducer() {
     return [this](std::vector<double>& params, std::vector<double>& state, int& workers) { reduce(params, state, workers); };
 }

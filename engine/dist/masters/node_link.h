@@ -45,6 +45,9 @@ public:
     GradientSharing::Outbox outbox();
     void attach(GradientSharing&);
     void drain_remote();  // blocks until every peer's messages have arrived (or it is gone)
+    // One averaging round of the local replicas among all surviving nodes (see
+    // GradientSharing::set_reconcile); warns instead when the controller itself is gone.
+    void reconcile(const std::vector<nn::Network*>& replicas);
 
     // Parameter averaging: this node's sums in, the cluster's sums out (via node 0).
     ParameterAveraging::Reducer reducer();
