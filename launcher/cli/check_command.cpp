@@ -124,13 +124,9 @@ int check_ssh_hosts(const RunSpec& spec, const CheckOptions& o) {
 }  // namespace
 
 int check_command(const CheckOptions& o) {
-    RunSpec spec;
-    try {
-        spec = RunSpec::load(o.spec);
-    } catch (const SpecError& e) {
-        std::fprintf(stderr, "thresher-launch: error: %s\n", e.what());
-        return kExitUsage;
-    }
+    const auto loaded = load_spec(o.spec);
+    if (!loaded) return kExitUsage;
+    const RunSpec& spec = *loaded;
     say(QString("spec %1: valid (%2: %3 %4 node(s) × %5 worker(s), %6, udp_port %7)")
             .arg(o.spec, spec.name).arg(spec.node_count()).arg(to_string(spec.cluster.kind)).arg(spec.workers_per_node())
             .arg(spec.training.strategy).arg(spec.udp_port));

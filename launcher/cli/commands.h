@@ -3,10 +3,17 @@
 #pragma once
 
 #include <QString>
+#include <optional>
+
+#include "run_spec.h"
 
 namespace thresher::launcher::cli {
 
 constexpr int kExitOk = 0, kExitFailed = 1, kExitUsage = 2;
+
+// Loads and validates a spec; on a spec error prints it on stderr and returns nothing (the
+// caller exits with kExitUsage).
+std::optional<RunSpec> load_spec(const QString& path);
 
 struct RunOptions {
     QString spec;

@@ -28,13 +28,9 @@ QString describe_cluster(const RunSpec& spec) {
 }  // namespace
 
 int run_command(const RunOptions& o) {
-    RunSpec spec;
-    try {
-        spec = RunSpec::load(o.spec);
-    } catch (const SpecError& e) {
-        std::fprintf(stderr, "thresher-launch: error: %s\n", e.what());
-        return kExitUsage;
-    }
+    const auto loaded = load_spec(o.spec);
+    if (!loaded) return kExitUsage;
+    const RunSpec& spec = *loaded;
     LaunchOptions launch;
     launch.engine = o.engine;
     launch.grace_ms = int(o.grace_s * 1000);
