@@ -49,23 +49,29 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
     const std::size_t mine = n > static_cast<std::size_t>(shard) ? (n - static_cast<std::size_t>(shard) + step - 1) / step : 0;
     for (std::size_t start = 0; start < mine; start += static_cast<std::size_t>(batch)) {
         const int count = static_cast<int>(std::min<std::size_t>(batch, mine - start));
-        // Gather this shard's rows (sample shard + j*shards) into one contiguous batch.
-        x.resize(static_cast<std::size_t>(count) * width);
-        t.resize(static_cast<std::size_t>(count) * ds.target_size);
-        labels.resize(static_cast<std::size_t>(count));
-        for (int j = 0; j < count; ++j) {
-            const std::size_t i = static_cast<std::size_t>(shard) + (start + static_cast<std::size_t>(j)) * step;
-            std::copy_n(ds.sample(i), width, x.data() + static_cast<std::size_t>(j) * width);
-            std::copy_n(ds.targets.data() + i * ds.target_size, ds.target_size, t.data() + static_cast<std::size_t>(j) * ds.target_size);
-            if (r.classification) labels[static_cast<std::size_t>(j)] = ds.labels[i];
+        const float* xs = ds.features.data() + start * width;
+        const float* ts = ds.targets.data() + start * ds.target_size;
+        const std::int32_t* ls = r.classification ? ds.labels.data() + start : nullptr;
+        if (step > 1) {
+            // Gather this shard's rows (sample shard + j*shards) into one contiguous batch.
+            x.resize(static_cast<std::size_t>(count) * width);
+            t.resize(static_cast<std::size_t>(count) * ds.target_size);
+            labels.resize(static_cast<std::size_t>(count));
+            for (int j = 0; j < count; ++j) {
+                const std::size_t i = static_cast<std::size_t>(shard) + (start + static_cast<std::size_t>(j)) * step;
+                std::copy_n(ds.sample(i), width, x.data() + static_cast<std::size_t>(j) * width);
+                std::copy_n(ds.targets.data() + i * ds.target_size, ds.target_size, t.data() + static_cast<std::size_t>(j) * ds.target_size);
+                if (r.classification) labels[static_cast<std::size_t>(j)] = ds.labels[i];
+            }
+            xs = x.data(), ts = t.data(), ls = labels.data();
         }
         out.resize(static_cast<std::size_t>(count) * k);
-        loss_sum += net.loss(x.data(), t.data(), count, 0, backend::Mode::Inference, out.data()) * count;
+        loss_sum += net.loss(xs, ts, count, 0, backend::Mode::Inference, out.data()) * count;
         evaluated += static_cast<std::size_t>(count);
         if (r.classification)
-            r.classification->add(out.data(), labels.data(), count);
+            r.classification->add(out.data(), ls, count);
         else
-            r.regression->add(out.data(), t.data(), count);
+            r.regression->add(out.data(), ts, count);
     }
     r.loss_sum = loss_sum;
     r.count = evaluated;

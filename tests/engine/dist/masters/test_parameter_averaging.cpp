@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <functional>
 
 #include "backend/registry.h"
 #include "dist/masters/parameter_averaging.h"
@@ -20,6 +21,33 @@ void sample(int i, float* x, float* t) {
     for (int j = 0; j < 6; ++j) x[j] = std::sin(0.7f * i + 1.3f * j);
     for (int k = 0; k < 3; ++k) t[k] = k == i % 3 ? 1.f : 0.f;
 }
+// Replicas trained as threads under `master`: worker w's batch b at step s is sample
+// index(w, s, b). Backends are kept alive with their networks.
+struct Replicas {
+    std::vector<std::unique_ptr<backend::Backend>> backends;
+    std::vector<std::unique_ptr<nn::Network>> nets;
+};
+
+Replicas train_replicas(const nn::ModelConfig& config, dist::ParameterAveraging& master, int workers, int steps,
+                        int batch, const std::function<int(int w, int s, int b)>& index) {
+    Replicas r;
+    r.backends.resize(workers);
+    r.nets.resize(workers);
+    run_workers(workers, [&](int w) {
+        r.backends[w] = backend::create_backend("cpu", {1});
+        r.nets[w] = std::make_unique<nn::Network>(config, *r.backends[w]);
+        master.attach(w, *r.nets[w]);
+        std::vector<float> x(batch * 6), t(batch * 3);
+        for (int s = 0; s < steps; ++s) {
+            for (int b = 0; b < batch; ++b) sample(index(w, s, b), &x[b * 6], &t[b * 3]);
+            r.nets[w]->compute_gradients(x.data(), t.data(), batch, 0);
+            master.step(w, s, true);
+        }
+        master.finish(w);
+    });
+    return r;
+}
+
 }  // namespace
 
 class TestParameterAveraging : public QObject {
@@ -35,21 +63,10 @@ void TestParameterAveraging::equals_single_machine_on_combined_batch() {
     const auto config = nn::ModelConfig::parse(kModel, "pa");
     train::ClusterShape cluster{1, 0, workers};
     dist::ParameterAveraging master(cluster, {1, true});
-    std::vector<std::unique_ptr<backend::Backend>> backends(workers);
-    std::vector<std::unique_ptr<nn::Network>> nets(workers);
-    run_workers(workers, [&](int w) {
-        backends[w] = backend::create_backend("cpu", {1});
-        nets[w] = std::make_unique<nn::Network>(config, *backends[w]);
-        master.attach(w, *nets[w]);
-        std::vector<float> x(batch * 6), t(batch * 3);
-        for (int s = 0; s < steps; ++s) {
-            // Step s: the combined batch is samples [s*12, s*12+12); worker w takes rows w, w+3, ...
-            for (int b = 0; b < batch; ++b) sample(s * workers * batch + b * workers + w, &x[b * 6], &t[b * 3]);
-            nets[w]->compute_gradients(x.data(), t.data(), batch, 0);
-            master.step(w, s, true);
-        }
-        master.finish(w);
-    });
+    // Step s: the combined batch is samples [s*12, s*12+12); worker w takes rows w, w+3, ...
+    const auto r = train_replicas(config, master, workers, steps, batch,
+                                  [&](int w, int s, int b) { return s * workers * batch + b * workers + w; });
+    const auto& nets = r.nets;
     QCOMPARE(master.averages(), long(steps));
 
     auto be = backend::create_backend("cpu", {1});
@@ -89,20 +106,8 @@ void TestParameterAveraging::replicas_equal_after_run() {
     config.updater.kind = backend::UpdaterKind::Adam;
     config.updater.learning_rate = 0.01f;
     dist::ParameterAveraging master({1, 0, workers}, {frequency, true});
-    std::vector<std::unique_ptr<backend::Backend>> backends(workers);
-    std::vector<std::unique_ptr<nn::Network>> nets(workers);
-    run_workers(workers, [&](int w) {
-        backends[w] = backend::create_backend("cpu", {1});
-        nets[w] = std::make_unique<nn::Network>(config, *backends[w]);
-        master.attach(w, *nets[w]);
-        std::vector<float> x(5 * 6), t(5 * 3);
-        for (int s = 0; s < steps; ++s) {
-            for (int b = 0; b < 5; ++b) sample(1000 * w + s * 5 + b, &x[b * 6], &t[b * 3]);
-            nets[w]->compute_gradients(x.data(), t.data(), 5, 0);
-            master.step(w, s, true);
-        }
-        master.finish(w);
-    });
+    const auto r = train_replicas(config, master, workers, steps, 5, [](int w, int s, int b) { return 1000 * w + s * 5 + b; });
+    const auto& nets = r.nets;
     QCOMPARE(master.averages(), long((steps + frequency - 1) / frequency));
     QCOMPARE(nets[0]->get_params(), nets[1]->get_params());
     QCOMPARE(nets[0]->get_updater_state(), nets[1]->get_updater_state());
