@@ -39,7 +39,7 @@ std::uint64_t run_id_from(const dist::Secret& secret) {
 }
 }  // namespace
 
-ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& shape, events::EventWriter& events)
+ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& shape, events::EventWriter& events, bool bulk)
     : events_(events) {
     if (o.nodes.empty()) {
         if (o.node_rank != 0) throw ConfigError("--node-rank " + std::to_string(o.node_rank) + " needs --nodes");
@@ -75,7 +75,7 @@ ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& sha
         (inet_pton(AF_INET, own.c_str(), &scratch) == 1 || inet_pton(AF_INET6, own.c_str(), &scratch) == 1))
         bind = own;
     bind = dist::choose_bind_address(bind, o.network_mask, std::getenv("THRESHER_IP"));
-    bulk_ = std::make_unique<dist::BulkChannel>(o.node_rank, endpoints, bind == "0.0.0.0" ? std::string() : bind, run_id, secret);
+    if (bulk) bulk_ = std::make_unique<dist::BulkChannel>(o.node_rank, endpoints, bind == "0.0.0.0" ? std::string() : bind, run_id, secret);
     transport_ = std::make_unique<dist::UdpTransport>(o.node_rank, endpoints, bind, run_id, std::move(secret));
 }
 

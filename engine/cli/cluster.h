@@ -28,7 +28,8 @@ std::vector<dist::UdpEndpoint> parse_nodes(const std::string& nodes);
 // Owns what a multi-node run needs beyond the master, for the length of the run.
 class ClusterSession {
 public:
-    ClusterSession(const ClusterOptions&, train::ClusterShape& shape, events::EventWriter& events);
+    // `bulk`: also open the TCP bulk channel (training's averaging rounds); predict needs only UDP.
+    ClusterSession(const ClusterOptions&, train::ClusterShape& shape, events::EventWriter& events, bool bulk = true);
     // A factory whose masters talk to the other nodes.
     train::MasterFactory factory(const StrategyOptions&);
     // The transport to the other nodes, or null for a single node (commands other than train).

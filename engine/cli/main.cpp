@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
         } else if (eval_cmd->parsed()) {
             cli::evaluate_command(model_file, data_spec, limit, threads, device);
         } else if (predict_cmd->parsed()) {
-            cli::ClusterSession session(cluster, t.cluster, events);
+            cli::ClusterSession session(cluster, t.cluster, events, /*bulk=*/false);
             cli::predict_command(model_file, data_spec, limit, threads, device, &session);
         } else if (compare_cmd->parsed()) {
             return cli::compare_command(a, b, tolerance) ? 0 : 1;
