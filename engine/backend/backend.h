@@ -53,7 +53,7 @@ struct BatchNormDesc {
 
 enum class Mode { Training, Inference };
 
-// DL4J's updaters, with its formulas (engine/nn/README.md lists them).
+// DL4J's updaters, with its formulas (engine/config/README.md lists them).
 enum class UpdaterKind { Sgd, Nesterovs, AdaGrad, RmsProp, Adam };
 
 struct UpdaterSpec {

@@ -56,12 +56,12 @@ ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& sha
     if (shape.nodes == 1) return;
     // A multi-node run is refused without a secret: unauthenticated datagrams could rewrite
     // every replica's parameters.
-    dist::Secret secret = !o.secret_file.empty() ? dist::load_secret(o.secret_file) : [] {
+    dist::Secret secret = o.secret ? *o.secret : !o.secret_file.empty() ? dist::load_secret(o.secret_file) : [] {
         try {
             return dist::secret_from_env();
         } catch (const Error& e) {
-            throw ConfigError(std::string("a multi-node run needs the run secret: --secret-file FILE (mode 0600) or "
-                                          "THRESHER_SECRET (") + e.what() + ")");
+            throw ConfigError(std::string("a multi-node run needs the run secret: --secret-file FILE (mode 0600), "
+                                          "--secret-stdin or THRESHER_SECRET (") + e.what() + ")");
         }
     }();
     const std::uint64_t run_id = o.run_id ? o.run_id : run_id_from(secret);

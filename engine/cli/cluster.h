@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct ClusterOptions {
     std::string nodes;        // "H:P,H:P,..." (empty: one node)
     int node_rank = 0;
     std::string secret_file;  // mode 0600; else THRESHER_SECRET
+    std::optional<dist::Secret> secret;  // already read (--secret-stdin, see stdin_control.h); wins
     std::string bind;         // --bind ADDR
     std::string network_mask; // --network-mask CIDR
     std::uint64_t run_id = 0; // 0: derived from the secret, so every node agrees without saying

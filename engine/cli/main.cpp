@@ -2,12 +2,16 @@
 // JSON lines on stdout, logs on stderr, a non-zero exit with one clear message on any error.
 #include <CLI/CLI.hpp>
 
+#include <atomic>
 #include <iostream>
 #include <limits>
+#include <optional>
+#include <unistd.h>
 
 #include "cli/cluster.h"
 #include "cli/commands.h"
 #include "cli/masters.h"
+#include "cli/stdin_control.h"
 #include "core/error.h"
 #include "events/event_writer.h"
 #include "train/trainer.h"
@@ -62,6 +66,13 @@ int main(int argc, char** argv) {
         sub->add_option("--run-id", cluster.run_id, "Run id in every datagram (default: derived from the secret)");
     };
     add_cluster_options(train_cmd);
+    // train only: predict's nodes are started by hand or by scripts, not by the SSH launcher.
+    bool secret_stdin = false;
+    train_cmd
+        ->add_flag("--secret-stdin", secret_stdin,
+                   "Read the run secret from the first line of stdin, then stop the run when stdin ends "
+                   "(the SSH launcher's way: a closed connection ends the engine)")
+        ->excludes("--secret-file");
     for (auto* sub : {train_cmd}) {
         sub->add_option("--threads", threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
         sub->add_option("--device", device, "Backend device");
@@ -93,17 +104,41 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     events::EventWriter events(std::cout, cluster.node_rank);
+    // Exactly one run_finished leaves the process, whether training, a failure or the stdin
+    // watch's deadline (stdin_control.h) ends the run.
+    std::atomic<bool> finished_reported{false};
+    auto report_finished = [&](const std::string& status, nlohmann::json fields) {
+        if (finished_reported.exchange(true)) return;
+        fields["status"] = status;
+        events.write("run_finished", std::move(fields));
+    };
+    std::atomic<bool> stop_requested{false};
+    std::optional<cli::StdinWatch> stdin_watch;  // declared before the session: it outlives it
     try {
         if (train_cmd->parsed()) {
             if (*seed_opt) t.seed = seed;
             t.threads = threads;
             t.device = device;
             try {
+                if (secret_stdin) {
+                    cluster.secret = cli::read_secret_line(STDIN_FILENO);
+                    t.stop = &stop_requested;
+                    // 3 s: well inside the launcher's default 5 s grace before it kills the group.
+                    stdin_watch.emplace(STDIN_FILENO, stop_requested, [&] {
+                        events.warning("stdin closed and the run did not end within 3 s: ending the process now");
+                        report_finished("stopped", {{"iters", 0}, {"wall_s", events.seconds()}});
+                    }, std::chrono::milliseconds(3000));
+                }
                 cli::ClusterSession session(cluster, t.cluster, events);
-                train::run_training(t, events, std::cerr, session.factory(strategy));
+                auto outcome = train::run_training(t, events, std::cerr, session.factory(strategy));
+                report_finished(outcome.status, std::move(outcome.fields));
+                if (outcome.status == "stopped") {
+                    std::cerr << "thresher-engine: stopped (stdin closed)" << std::endl;
+                    return cli::kExitStopped;
+                }
             } catch (const std::exception& e) {
                 events.error(e.what());
-                events.write("run_finished", {{"status", "failed"}, {"iters", 0}, {"wall_s", events.seconds()}});
+                report_finished("failed", {{"iters", 0}, {"wall_s", events.seconds()}});
                 throw;
             }
         } else if (eval_cmd->parsed()) {

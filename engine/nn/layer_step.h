@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "backend/backend.h"
-#include "nn/model_config.h"
+#include "config/model_config.h"
 
 namespace thresher::nn {
 

@@ -5,7 +5,7 @@
 //   mse (any element-wise activation):  L = 1/B sum_rows mean_cols (p - t)^2,  dL/dp = 2(p-t)/(B K)
 #pragma once
 
-#include "nn/model_config.h"
+#include "config/model_config.h"
 
 namespace thresher::nn {
 

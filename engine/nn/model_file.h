@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "data/feature_transform.h"
-#include "nn/model_config.h"
+#include "config/model_config.h"
 
 namespace thresher::nn {
 

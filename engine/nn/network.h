@@ -16,7 +16,7 @@
 
 #include "backend/backend.h"
 #include "nn/layer_step.h"
-#include "nn/model_config.h"
+#include "config/model_config.h"
 
 namespace thresher::nn {
 

@@ -42,6 +42,9 @@ struct Run {
     nn::TrainingPosition start;  // where training starts (a resumed run's saved position)
     int threads_per_worker = 0;
     std::atomic<bool> failed{false};
+    std::atomic<bool> stopped{false};     // a worker saw TrainOptions::stop
+    std::atomic<long> iterations{0};      // local worker 0's iterations so far (for a stopped run)
+    bool stop_requested() const { return o.stop != nullptr && o.stop->load(); }
     std::mutex error_mutex;
     std::exception_ptr error;  // the first worker failure
     Clock::time_point began = Clock::now();
@@ -134,6 +137,13 @@ void worker_main(Run& run, int local) {
         long epoch_samples = 0;
         for (;;) {
             if (run.failed) return;
+            if (run.stop_requested()) {
+                // Like a failed worker, a stopped one releases whatever its peers might wait on
+                // for it (a local barrier, an averaging round), then leaves without saving.
+                run.stopped = true;
+                master.abort(local);
+                return;
+            }
             const auto t0 = Clock::now();
             if (!batches.next(batch)) break;
             const double etl_ms = ms_since(t0);
@@ -150,6 +160,7 @@ void worker_main(Run& run, int local) {
             nlohmann::json fields = master.step(local, pos.iterations, count > 0);
             const double iter_ms = ms_since(t1);
             ++pos.iterations;
+            if (local == 0) run.iterations = pos.iterations;
             if (count == 0) continue;
             samples_total += count;
             epoch_loss += loss * count;
@@ -180,7 +191,7 @@ void worker_main(Run& run, int local) {
 
 }  // namespace
 
-void run_training(const TrainOptions& o, events::EventWriter& ev, std::ostream& log, const MasterFactory& factory) {
+TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std::ostream& log, const MasterFactory& factory) {
     if (o.epochs < 1) throw ConfigError("--epochs must be at least 1, got " + std::to_string(o.epochs));
     if (o.batch < 1) throw ConfigError("--batch must be at least 1, got " + std::to_string(o.batch));
     const int W = o.cluster.workers_per_node;
@@ -252,6 +263,11 @@ void run_training(const TrainOptions& o, events::EventWriter& ev, std::ostream& 
     for (auto& t : threads_) t.join();
     if (run.error) std::rethrow_exception(run.error);
     const double wall = std::chrono::duration<double>(Clock::now() - run.began).count();
+    if (run.stopped) {
+        nlohmann::json fields{{"iters", run.iterations.load()}, {"wall_s", wall}};
+        fields.update(master->traffic());
+        return {"stopped", fields};
+    }
     long iters = 0;
     {
         data::BatchPlan plan;
@@ -261,9 +277,9 @@ void run_training(const TrainOptions& o, events::EventWriter& ev, std::ostream& 
         iters = static_cast<long>(data::batches_per_epoch(run.data.train, plan)) * (o.epochs - run.start.epochs_done) +
                 run.start.iterations;
     }
-    nlohmann::json finished{{"status", "ok"}, {"iters", iters}, {"wall_s", wall}};
+    nlohmann::json finished{{"iters", iters}, {"wall_s", wall}};
     finished.update(master->traffic());  // the node's totals, after the final drain
-    ev.write("run_finished", finished);
+    return {"ok", finished};
 }
 
 }  // namespace thresher::train

@@ -4,6 +4,7 @@
 // run resumed from a model file repeats the uninterrupted run's losses.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,15 +32,26 @@ struct TrainOptions {
     int eval_batch = 256;
     std::string normalize = "none";  // none | standardize | minmax, fitted on the training set
     ClusterShape cluster;     // nodes, this node's rank, workers per node
+    // Set from another thread to end the run early: each worker stops before its next
+    // iteration (nothing is saved beyond the last finished epoch). Null: never stopped.
+    const std::atomic<bool>* stop = nullptr;
+};
+
+// How a run ended, for the caller's run_finished event: status "ok" (every epoch done) or
+// "stopped" (TrainOptions::stop), and the event's other fields (iters, wall_s, traffic totals).
+// The caller writes the event so that exactly one run_finished leaves the process whoever ends it.
+struct TrainingOutcome {
+    std::string status;
+    nlohmann::json fields;
 };
 
 // Builds the master once the model is known (it needs the parameter count, for example).
 using MasterFactory = std::function<std::unique_ptr<TrainingMaster>(const nn::ModelConfig&)>;
 
 // Runs training on this node's workers (one thread each, with its own backend and replica) and
-// writes events. Returns normally on success; throws thresher::Error (with a message naming
-// what and where) on bad input or a failed worker.
-void run_training(const TrainOptions&, events::EventWriter&, std::ostream& log,
+// writes events up to (not including) run_finished. Returns how the run ended; throws
+// thresher::Error (with a message naming what and where) on bad input or a failed worker.
+TrainingOutcome run_training(const TrainOptions&, events::EventWriter&, std::ostream& log,
                   const MasterFactory& master = {});
 
 }  // namespace thresher::train

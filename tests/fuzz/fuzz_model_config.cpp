@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "core/error.h"
-#include "nn/model_config.h"
+#include "config/model_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);

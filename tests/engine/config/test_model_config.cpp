@@ -4,7 +4,7 @@
 #include <QtTest>
 
 #include "core/error.h"
-#include "nn/model_config.h"
+#include "config/model_config.h"
 
 using namespace thresher;
 

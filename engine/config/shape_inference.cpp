@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "nn/model_config.h"
+#include "config/model_config.h"
 
 namespace thresher::nn {
 

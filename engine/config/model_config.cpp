@@ -1,12 +1,12 @@
 // Parsing, serialising and validating Thresher's own model JSON. Shape inference lives in
 // shape_inference.cpp.
-#include "nn/model_config.h"
+#include "config/model_config.h"
 
 #include <fstream>
 #include <sstream>
 
 #include "core/error.h"
-#include "nn/json_fields.h"
+#include "config/json_fields.h"
 
 namespace thresher::nn {
 

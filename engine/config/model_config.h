@@ -1,5 +1,5 @@
 // ModelConfig: what a network is, independent of any backend. Parsed from Thresher's own JSON
-// (documented in engine/nn/README.md; DL4J and Keras importers will produce the same struct),
+// (documented in engine/config/README.md; DL4J and Keras importers will produce the same struct),
 // validated before anything runs, with every layer's input/output shape and parameter count
 // inferred. Errors are ConfigErrors naming the source, the layer and the field:
 //   lenet.json: layers[2] (convolution): "kernel": must be two positive integers, got [5,0]

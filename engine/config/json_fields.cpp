@@ -1,4 +1,4 @@
-#include "nn/json_fields.h"
+#include "config/json_fields.h"
 
 #include <cctype>
 #include <cmath>
