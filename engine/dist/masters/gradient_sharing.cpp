@@ -50,14 +50,17 @@ void GradientSharing::attach(int local, nn::Network& net) {
     workers_.at(static_cast<std::size_t>(local))->net = &net;
 }
 
-void GradientSharing::drain(Worker& w) {
+GradientSharing::DrainStats GradientSharing::drain(Worker& w) {
     std::vector<Message> pending;
     {
         std::lock_guard lock(w.inbox_mutex);
         pending.swap(w.inbox);
     }
+    const auto t0 = std::chrono::steady_clock::now();
     float* params = w.net->params();
     for (const auto& m : pending) apply(*m, params, -1.f);
+    return {std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+            static_cast<long>(pending.size())};
 }
 
 void GradientSharing::publish(int local, const Message& m) {
@@ -79,7 +82,7 @@ void GradientSharing::deliver_remote(Message m) {
 
 nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) {
     Worker& w = *workers_.at(static_cast<std::size_t>(local));
-    drain(w);
+    const DrainStats decoded = drain(w);
     if (!had_batch) return nlohmann::json::object();
     nn::Network& net = *w.net;
     net.compute_update(iteration);  // gradients() now holds the update u
@@ -104,7 +107,11 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
         for (std::size_t i = 0; i < n_; ++i) w.sum_sent[i] += decoded[i];
     }
     ++w.messages;
+    // decode_ms and messages_applied give the per-message decode cost in DL4J's scalability
+    // estimate iter / (iter + encode + decode × workers + overhead), which the app plots.
     nlohmann::json fields{{"encode_ms", encode_ms},
+                          {"decode_ms", decoded.ms},
+                          {"messages_applied", decoded.messages},
                           {"threshold", tau},
                           {"density", w.last_density},
                           {"message_bytes", encoded_bytes(*message)},

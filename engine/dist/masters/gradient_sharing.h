@@ -78,7 +78,11 @@ public:
 private:
     struct Worker;
     void publish(int local, const Message& m);
-    void drain(Worker& w);
+    struct DrainStats {
+        double ms = 0.0;    // applying other workers' messages
+        long messages = 0;  // how many were applied
+    };
+    DrainStats drain(Worker& w);
 
     train::ClusterShape cluster_;
     std::size_t n_;

@@ -1,0 +1,78 @@
+// thresher: the desktop application. With no arguments it opens the default LeNet run (two local
+// nodes on Fashion-MNIST); options open a spec, import a model, or render the window to a PNG and
+// exit (for documentation and tests):
+//   thresher [--open SPEC | --import MODEL] [--tab NAME] [--replay EVENTS.jsonl]
+//            [--history FILE] [--engine PATH] [--screenshot FILE]
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QIcon>
+#include <QTimer>
+#include <cstdio>
+
+#include "main_window.h"
+#include "ssh_launcher.h"
+
+namespace {
+
+// The example run shipped with Thresher: next to the installed program, or in the source tree.
+QString default_spec() {
+    const QString app_dir = QCoreApplication::applicationDirPath();
+    for (const QString& candidate : {app_dir + "/../share/thresher/runs/lenet-local.json",
+                                     QString(THRESHER_SOURCE_DIR) + "/resources/runs/lenet-local.json"})
+        if (QFileInfo::exists(candidate)) return QFileInfo(candidate).absoluteFilePath();
+    return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName("thresher");
+    QApplication::setOrganizationName("thresher");
+    QApplication::setApplicationVersion(THRESHER_VERSION);
+    QApplication::setWindowIcon(QIcon(":/icons/thresher.svg"));
+    thresher::launcher::ssh::register_ssh_launcher();
+
+    QCommandLineParser cli;
+    cli.setApplicationDescription("Thresher: distributed neural-network training (gradient sharing, parameter averaging)");
+    cli.addHelpOption();
+    cli.addVersionOption();
+    QCommandLineOption open({"o", "open"}, "Open a run spec (JSON).", "SPEC");
+    QCommandLineOption import({"i", "import"}, "Import a model: Thresher, DL4J or Keras JSON.", "MODEL");
+    QCommandLineOption screenshot("screenshot", "Render the window to a PNG file and exit.", "FILE");
+    QCommandLineOption tab("tab", "Show a tab: model, training, run, history, scalability.", "NAME");
+    QCommandLineOption replay("replay", "Show a recorded events file (JSON lines) on the Run tab.", "EVENTS");
+    QCommandLineOption history("history", "Run history database (default: the user's data folder).", "FILE");
+    QCommandLineOption engine("engine", "thresher-engine to run (default: next to this program).", "PATH");
+    cli.addOptions({open, import, screenshot, tab, replay, history, engine});
+    cli.process(app);
+
+    thresher::ui::WindowOptions options;
+    options.history_path = cli.value(history);
+    options.launch.engine = cli.value(engine);
+    thresher::ui::MainWindow window(options);
+
+    bool ok = true;
+    if (cli.isSet(open))
+        ok = window.open_spec(cli.value(open));
+    else if (const QString spec = default_spec(); !spec.isEmpty())
+        ok = window.open_spec(spec);
+    if (cli.isSet(import)) ok = window.import_model(cli.value(import)) && ok;
+    if (cli.isSet(replay)) ok = window.replay_events(cli.value(replay)) && ok;
+    if (cli.isSet(tab)) window.show_tab(cli.value(tab));
+    window.show();
+
+    if (cli.isSet(screenshot)) {
+        // Let layouts settle and the charts' queued replots run before grabbing.
+        QTimer::singleShot(300, &window, [&] {
+            const bool saved = window.save_screenshot(cli.value(screenshot));
+            if (!saved) std::fprintf(stderr, "thresher: cannot write %s\n", qPrintable(cli.value(screenshot)));
+            if (!window.last_error().isEmpty())
+                std::fprintf(stderr, "thresher: %s\n", qPrintable(window.last_error()));
+            QApplication::exit(saved && ok ? 0 : 1);
+        });
+    }
+    return QApplication::exec();
+}

@@ -1,0 +1,565 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QVBoxLayout>
+#include <thread>
+
+#include "charts_panel.h"
+#include "history_page.h"
+#include "model_document.h"
+#include "model_page.h"
+#include "preflight.h"
+#include "run_history.h"
+#include "run_page.h"
+#include "scalability_experiment.h"
+#include "scalability_page.h"
+#include "training_page.h"
+
+namespace thresher::ui {
+
+namespace {
+
+// A relative path of `spec` re-expressed for a spec saved in `new_dir`.
+QString rebase(const launcher::RunSpec& spec, const QString& path, const QString& new_dir) {
+    if (path.isEmpty() || QDir::isAbsolutePath(path)) return path;
+    return QDir(new_dir).relativeFilePath(spec.resolve(path));
+}
+
+}  // namespace
+
+MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(parent), options_(std::move(options)) {
+    document_ = new ModelDocument(this);
+    try {
+        history_ = std::make_unique<RunHistory>(options_.history_path.isEmpty() ? RunHistory::default_path()
+                                                                               : options_.history_path);
+    } catch (const HistoryError& e) {
+        // The app stays usable; this session's runs are kept in memory only.
+        history_ = std::make_unique<RunHistory>(":memory:");
+        last_error_ = QString::fromUtf8(e.what()) + " — run history is kept in memory for this session only";
+    }
+
+    auto* central = new QWidget;
+    auto* layout = new QVBoxLayout(central);
+    layout->setContentsMargins(6, 6, 6, 6);
+    banner_ = new QLabel;
+    banner_->setWordWrap(true);
+    banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    banner_->setStyleSheet("background: #fdecea; color: #8a1c1c; border: 1px solid #f5c2c0; padding: 6px;");
+    banner_->setVisible(false);
+    layout->addWidget(banner_);
+    tabs_ = new QTabWidget;
+    model_page_ = new ModelPage(document_);
+    training_page_ = new TrainingPage(document_);
+    run_page_ = new RunPage;
+    history_page_ = new HistoryPage(history_.get());
+    scalability_page_ = new ScalabilityPage;
+    tabs_->addTab(model_page_, "1 · Model");
+    tabs_->addTab(training_page_, "2 · Training && cluster");
+    tabs_->addTab(run_page_, "3 · Run");
+    tabs_->addTab(history_page_, "History");
+    tabs_->addTab(scalability_page_, "Scalability");
+    layout->addWidget(tabs_, 1);
+    setCentralWidget(central);
+    build_menus();
+
+    connect(model_page_, &ModelPage::importRequested, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, "Import a model", {},
+                                                          "Model JSON (Thresher, DL4J, Keras) (*.json);;All files (*)");
+        if (!path.isEmpty()) import_model(path);
+    });
+    connect(model_page_, &ModelPage::templateRequested, this, &MainWindow::load_template);
+    connect(training_page_, &TrainingPage::checkHostsRequested, this, &MainWindow::check_hosts);
+    connect(run_page_, &RunPage::launchRequested, this, &MainWindow::launch);
+    connect(run_page_, &RunPage::stopRequested, this, &MainWindow::stop);
+    connect(history_page_, &HistoryPage::overlaysChanged, this,
+            [this] { run_page_->charts()->set_overlays(history_page_->overlays()); });
+    connect(history_page_, &HistoryPage::error, this, &MainWindow::show_error);
+    connect(history_page_, &HistoryPage::openSpecRequested, this, [this](qint64 run) {
+        try {
+            const auto spec = launcher::RunSpec::from_json(history_->spec(run), QString("history run #%1").arg(run),
+                                                           QDir::currentPath());
+            spec_ = spec;
+            spec_path_.clear();
+            model_origin_path_.clear();
+            if (spec.model_is_inline())
+                document_->set_model(spec.model_inline);
+            else
+                document_->load(spec.model_file());
+            training_page_->set_spec(spec_);
+            set_title();
+            tabs_->setCurrentWidget(model_page_);
+        } catch (const std::exception& e) {
+            show_error(QString::fromUtf8(e.what()));
+        }
+    });
+    connect(scalability_page_, &ScalabilityPage::startRequested, this, &MainWindow::start_scalability);
+    connect(scalability_page_, &ScalabilityPage::stopRequested, this, [this] {
+        if (experiment_) experiment_->stop();
+    });
+    connect(document_, &ModelDocument::changed, this, &MainWindow::set_title);
+
+    // The default run: LeNet on Fashion-MNIST, two local nodes, gradient sharing.
+    spec_.name = "lenet-local";
+    spec_.source = "(new run)";
+    spec_.base_dir = QDir::currentPath();
+    spec_.cluster.nodes = 2;
+    spec_.training.threads = 1;
+    load_template("lenet");
+    training_page_->set_spec(spec_);
+    resize(1280, 860);
+    set_title();
+    if (!last_error_.isEmpty()) show_error(last_error_);
+}
+
+MainWindow::~MainWindow() {
+    // Engines must not outlive the window: the launcher's destructor kills what still runs.
+    launcher_.reset();
+}
+
+void MainWindow::build_menus() {
+    auto* file = menuBar()->addMenu("&File");
+    auto* open = file->addAction("&Open run spec…", this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, "Open run spec", {}, "Run specs (*.json)");
+        if (!path.isEmpty()) open_spec(path);
+    });
+    open->setShortcut(QKeySequence::Open);
+    auto* save = file->addAction("&Save run spec", this, [this] {
+        QString path = spec_path_;
+        if (path.isEmpty()) path = QFileDialog::getSaveFileName(this, "Save run spec", spec_.name + ".json", "Run specs (*.json)");
+        if (!path.isEmpty()) save_spec(path);
+    });
+    save->setShortcut(QKeySequence::Save);
+    file->addAction("Save run spec &as…", this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Save run spec", spec_.name + ".json", "Run specs (*.json)");
+        if (!path.isEmpty()) save_spec(path);
+    });
+    file->addSeparator();
+    file->addAction("&Import model (DL4J, Keras)…", this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, "Import a model", {}, "Model JSON (*.json);;All files (*)");
+        if (!path.isEmpty()) import_model(path);
+    });
+    file->addAction("Save &model as…", this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Save model", document_->model().value("name").toString("model") + ".json",
+                                                          "Thresher model (*.json)");
+        if (path.isEmpty()) return;
+        try {
+            document_->save(path);
+        } catch (const std::exception& e) {
+            show_error(QString::fromUtf8(e.what()));
+        }
+    });
+    file->addAction("Export charts as &PNG…", this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Export charts", spec_.name + "-charts.png", "PNG images (*.png)");
+        if (path.isEmpty()) return;
+        try {
+            run_page_->charts()->save_png(path);
+        } catch (const std::exception& e) {
+            show_error(QString::fromUtf8(e.what()));
+        }
+    });
+    file->addSeparator();
+    auto* quit = file->addAction("&Quit", this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    auto* run = menuBar()->addMenu("&Run");
+    launch_action_ = run->addAction("&Launch", this, &MainWindow::launch);
+    launch_action_->setShortcut(QKeySequence("Ctrl+R"));
+    stop_action_ = run->addAction("&Stop", this, &MainWindow::stop);
+    stop_action_->setShortcut(QKeySequence("Ctrl+."));
+    stop_action_->setEnabled(false);
+    run->addAction("&Check hosts", this, &MainWindow::check_hosts);
+
+    auto* bar = addToolBar("Main");
+    bar->setMovable(false);
+    bar->addAction(open);
+    bar->addAction(save);
+    bar->addSeparator();
+    bar->addAction(launch_action_);
+    bar->addAction(stop_action_);
+}
+
+void MainWindow::show_error(const QString& message) {
+    last_error_ = message;
+    banner_->setText("⚠ " + message);
+    banner_->setVisible(true);
+    statusBar()->showMessage(message.section('\n', 0, 0), 15000);
+}
+
+void MainWindow::clear_error() {
+    banner_->setVisible(false);
+    banner_->clear();
+}
+
+void MainWindow::set_title() {
+    const QString file = spec_path_.isEmpty() ? QString("unsaved run") : QFileInfo(spec_path_).fileName();
+    const QString params = document_->valid() ? QLocale().toString(document_->param_count()) + " parameters"
+                                              : QString("model has an error");
+    setWindowTitle(QString("Thresher — %1 (%2) — %3").arg(spec_.name, file, params));
+}
+
+void MainWindow::load_template(const QString& name) {
+    QFile file(":/models/" + name + ".json");
+    if (!file.open(QIODevice::ReadOnly)) {
+        show_error("no built-in template " + name);
+        return;
+    }
+    document_->set_model(QJsonDocument::fromJson(file.readAll()).object());
+    model_origin_path_.clear();
+    model_origin_json_ = {};
+    model_page_->select_row(-1);
+}
+
+bool MainWindow::open_spec(const QString& path) {
+    clear_error();
+    try {
+        auto spec = launcher::RunSpec::load(path);
+        if (spec.model_is_inline()) {
+            document_->set_model(spec.model_inline);
+            model_origin_path_.clear();
+        } else {
+            QStringList notes;
+            document_->load(spec.model_file(), &notes);
+            model_origin_path_ = spec.model_path;
+            model_origin_json_ = document_->model();
+        }
+        spec_ = spec;
+        spec_path_ = QFileInfo(path).absoluteFilePath();
+        training_page_->set_spec(spec_);
+        set_title();
+        statusBar()->showMessage("Opened " + path, 5000);
+        return true;
+    } catch (const std::exception& e) {
+        show_error(QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+launcher::RunSpec MainWindow::current_spec() const {
+    launcher::RunSpec s = spec_;
+    training_page_->apply_to(s);
+    if (!model_origin_path_.isEmpty() && document_->model() == model_origin_json_) {
+        s.model_path = model_origin_path_;
+        s.model_inline = {};
+    } else {
+        s.model_path.clear();
+        s.model_inline = document_->model();
+    }
+    return s;
+}
+
+bool MainWindow::save_spec(const QString& path) {
+    clear_error();
+    try {
+        auto spec = current_spec();
+        const QString dir = QFileInfo(path).absolutePath();
+        spec.model_path = rebase(spec, spec.model_path, dir);
+        if (spec.data != "fashion-mnist") spec.data = rebase(spec, spec.data, dir);
+        spec.cluster.hostfile = rebase(spec, spec.cluster.hostfile, dir);
+        spec.save = rebase(spec, spec.save, dir);
+        // Validate exactly what will be written, as `thresher-launch` will read it.
+        const auto checked = launcher::RunSpec::from_json(spec.to_json(), path, dir);
+        checked.save_to(path);
+        spec_ = launcher::RunSpec::load(path);
+        spec_path_ = QFileInfo(path).absoluteFilePath();
+        if (!spec_.model_is_inline()) model_origin_path_ = spec_.model_path;
+        set_title();
+        statusBar()->showMessage("Saved " + path, 5000);
+        return true;
+    } catch (const std::exception& e) {
+        show_error(QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+bool MainWindow::import_model(const QString& path) {
+    clear_error();
+    try {
+        QStringList notes;
+        const QString format = document_->load(path, &notes);
+        model_origin_path_.clear();  // an imported model is saved inline (or with Save model as)
+        model_page_->select_row(-1);
+        tabs_->setCurrentWidget(model_page_);
+        QString message = QString("Imported %1 (%2 format): %3 layers").arg(QFileInfo(path).fileName(), format)
+                              .arg(document_->layer_count());
+        if (!notes.isEmpty()) message += " — notes: " + notes.join("; ");
+        statusBar()->showMessage(message, 15000);
+        return true;
+    } catch (const std::exception& e) {
+        show_error(QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+bool MainWindow::running() const { return launcher_ != nullptr || (experiment_ && experiment_->running()); }
+
+void MainWindow::connect_launcher(launcher::Launcher* l) {
+    connect(l, &launcher::Launcher::event, this, [this](const QJsonObject& e) {
+        run_page_->add_event(e);
+        if (run_id_) history_->add_event(run_id_, e);
+    });
+    connect(l, &launcher::Launcher::logLine, run_page_, &RunPage::add_log);
+    // Queued: the launcher may report from inside start(), and is destroyed in the handler.
+    connect(l, &launcher::Launcher::finished, this, &MainWindow::run_ended, Qt::QueuedConnection);
+}
+
+bool MainWindow::launch() {
+    if (running()) return false;
+    clear_error();
+    if (!document_->valid()) {
+        tabs_->setCurrentWidget(model_page_);
+        show_error("The model is not valid, so the run cannot start: " + document_->error());
+        return false;
+    }
+    launcher::RunSpec spec;
+    try {
+        spec = current_spec();
+        spec = launcher::RunSpec::from_json(spec.to_json(), spec.source, spec.base_dir);
+        launcher_ = launcher::create_launcher(spec, options_.launch);
+    } catch (const std::exception& e) {
+        show_error(QString::fromUtf8(e.what()));
+        return false;
+    }
+    connect_launcher(launcher_.get());
+    try {
+        run_id_ = history_->begin_run(spec.name, spec.to_json());
+    } catch (const HistoryError& e) {
+        run_id_ = 0;
+        show_error(QString::fromUtf8(e.what()));
+    }
+    run_page_->begin(spec.name);
+    launch_action_->setEnabled(false);
+    stop_action_->setEnabled(true);
+    tabs_->setCurrentWidget(run_page_);
+    launcher_->start(spec);
+    return true;
+}
+
+void MainWindow::stop() {
+    if (launcher_) launcher_->stop();
+    if (experiment_ && experiment_->running()) experiment_->stop();
+}
+
+void MainWindow::run_ended(int exit_code, const QString& summary) {
+    launcher_.reset();
+    const RunMetrics& m = run_page_->metrics();
+    const bool ok = exit_code == 0;
+    if (run_id_) {
+        RunResult r;
+        r.status = ok ? "ok" : exit_code == launcher::kExitStopped ? "stopped" : "failed";
+        r.exit_code = exit_code;
+        r.summary = summary;
+        r.accuracy = m.final_accuracy();
+        r.samples_per_s = m.samples_per_s();
+        r.wall_s = m.wall_s();
+        try {
+            history_->finish_run(run_id_, r);
+        } catch (const HistoryError& e) {
+            show_error(QString::fromUtf8(e.what()));
+        }
+    }
+    run_page_->end(ok, summary);
+    if (!ok && exit_code != launcher::kExitStopped) show_error(summary);
+    history_page_->refresh();
+    launch_action_->setEnabled(true);
+    stop_action_->setEnabled(false);
+    Q_EMIT runFinished(exit_code, summary);
+}
+
+void MainWindow::start_scalability() {
+    if (running()) return;
+    clear_error();
+    const QList<int> counts = scalability_page_->counts();
+    if (counts.isEmpty()) {
+        show_error("Worker counts: give a comma-separated list of positive numbers, e.g. 1, 2, 4");
+        return;
+    }
+    launcher::RunSpec base;
+    try {
+        base = current_spec();
+        base = launcher::RunSpec::from_json(base.to_json(), base.source, base.base_dir);
+    } catch (const std::exception& e) {
+        show_error(QString::fromUtf8(e.what()));
+        return;
+    }
+    delete experiment_;
+    experiment_ = new ScalabilityExperiment(options_.launch, this);
+    auto finish_history_run = [this](const QString& status, int code, const QString& summary) {
+        if (!run_id_) return;
+        const RunMetrics& m = run_page_->metrics();
+        RunResult r{status, code, summary, m.wall_s(), m.final_accuracy(), m.samples_per_s()};
+        try {
+            history_->finish_run(run_id_, r);
+        } catch (const HistoryError& e) {
+            show_error(QString::fromUtf8(e.what()));
+        }
+        run_id_ = 0;
+    };
+    connect(experiment_, &ScalabilityExperiment::runStarted, this, [this](int workers, const launcher::RunSpec& spec) {
+        try {
+            run_id_ = history_->begin_run(spec.name, spec.to_json());
+        } catch (const HistoryError& e) {
+            show_error(QString::fromUtf8(e.what()));
+        }
+        run_page_->begin(spec.name);
+        scalability_page_->set_status(QString("Running with %1 worker(s)…").arg(workers));
+    });
+    connect(experiment_, &ScalabilityExperiment::event, this, [this](const QJsonObject& e) {
+        run_page_->add_event(e);
+        if (run_id_) history_->add_event(run_id_, e);
+    });
+    connect(experiment_, &ScalabilityExperiment::logLine, run_page_, &RunPage::add_log);
+    connect(experiment_, &ScalabilityExperiment::pointReady, this, [this, finish_history_run](const ScalePoint&) {
+        finish_history_run("ok", 0, "scalability run");
+        run_page_->end(true, "scalability run finished");
+        scalability_page_->show_points(experiment_->points());
+    });
+    connect(experiment_, &ScalabilityExperiment::finished, this, [this, finish_history_run](bool ok, const QString& summary) {
+        finish_history_run(ok ? "ok" : "failed", ok ? 0 : 1, summary);
+        scalability_page_->set_running(false);
+        scalability_page_->set_status(summary);
+        if (!ok) show_error("Scalability experiment: " + summary);
+        run_page_->set_running(false);
+        history_page_->refresh();
+        Q_EMIT runFinished(ok ? 0 : 1, summary);
+    });
+    scalability_page_->set_running(true);
+    scalability_page_->show_points({});
+    experiment_->start(base, counts,
+                       scalability_page_->vary_nodes() ? ScalabilityExperiment::Vary::Nodes
+                                                       : ScalabilityExperiment::Vary::WorkersPerNode);
+}
+
+void MainWindow::check_hosts() {
+    clear_error();
+    const auto spec = current_spec();
+    if (spec.cluster.kind != launcher::ClusterSettings::Kind::Ssh || spec.cluster.all_hosts().isEmpty()) {
+        show_error("Check hosts: the cluster is local; choose \"SSH hosts\" and add hosts first");
+        return;
+    }
+    QStringList names;
+    std::vector<launcher::ssh::SshTarget> targets;
+    for (const auto& h : spec.cluster.all_hosts()) {
+        names.append(h.address);
+        targets.push_back(launcher::ssh::target_for(h, false));
+    }
+    training_page_->check_button()->setEnabled(false);
+    training_page_->check_button()->setText("Checking…");
+    statusBar()->showMessage(QString("Checking %1 host(s)…").arg(targets.size()));
+    // Passphrases and passwords are asked on the GUI thread while the check thread waits.
+    launcher::ssh::AskSecret ask = [this](const std::string& prompt) -> std::optional<std::string> {
+        std::optional<std::string> answer;
+        QMetaObject::invokeMethod(
+            this,
+            [this, &prompt, &answer] {
+                bool ok = false;
+                const QString text = QInputDialog::getText(this, "SSH", QString::fromStdString(prompt),
+                                                           QLineEdit::Password, {}, &ok);
+                if (ok) answer = text.toStdString();
+            },
+            Qt::BlockingQueuedConnection);
+        return answer;
+    };
+    const int port = spec.udp_port;
+    std::thread([this, targets, names, port, ask] {
+        const auto verdicts = launcher::ssh::check_hosts(targets, port, ask);
+        QMetaObject::invokeMethod(this, [this, verdicts, names, targets, port, ask] {
+            QList<QStringList> lines;
+            QList<bool> failed;
+            std::vector<int> unknown_keys;
+            for (std::size_t i = 0; i < verdicts.size(); ++i) {
+                QStringList l;
+                for (const auto& c : verdicts[i].checks) {
+                    l << QString("%1 %2: %3").arg(launcher::ssh::to_string(c.status), QString::fromStdString(c.name),
+                                                  QString::fromStdString(c.detail));
+                    if (c.name == "host key" && c.detail.find("unknown host key") != std::string::npos)
+                        unknown_keys.push_back(static_cast<int>(i));
+                }
+                lines.append(l);
+                failed.append(verdicts[i].failed());
+            }
+            training_page_->show_verdicts(names, lines, failed);
+            training_page_->check_button()->setEnabled(true);
+            training_page_->check_button()->setText("Check hosts");
+            statusBar()->showMessage("Host check finished", 5000);
+            // An unknown key is the user's call: show its fingerprint and ask once per host.
+            for (int i : unknown_keys) {
+                const auto answer = QMessageBox::question(
+                    this, "Unknown host key",
+                    QString("%1\n\nTrust this host and add its key to known_hosts?").arg(lines[i].join("\n")));
+                if (answer != QMessageBox::Yes) continue;
+                auto target = targets[static_cast<std::size_t>(i)];
+                target.accept_new_host_key = true;
+                launcher::ssh::check_host(target, port, ask);
+            }
+            if (!unknown_keys.empty()) check_hosts();
+        });
+    }).detach();
+}
+
+bool MainWindow::save_screenshot(const QString& path) {
+    run_page_->charts()->redraw_now();
+    QApplication::processEvents();
+    return grab().save(path, "PNG");
+}
+
+bool MainWindow::replay_events(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        show_error(path + ": cannot open: " + file.errorString());
+        return false;
+    }
+    run_page_->begin(QFileInfo(path).fileName());
+    int line_no = 0;
+    while (!file.atEnd()) {
+        ++line_no;
+        const QByteArray line = file.readLine().trimmed();
+        if (line.isEmpty()) continue;
+        QJsonParseError err;
+        const auto doc = QJsonDocument::fromJson(line, &err);
+        if (!doc.isObject()) {
+            show_error(QString("%1:%2: not a JSON event: %3").arg(path).arg(line_no).arg(err.errorString()));
+            run_page_->set_running(false);
+            return false;
+        }
+        run_page_->add_event(doc.object());
+    }
+    run_page_->end(true, "replayed " + QFileInfo(path).fileName());
+    return true;
+}
+
+void MainWindow::show_tab(const QString& name) {
+    const QStringList names{"model", "training", "run", "history", "scalability"};
+    const int i = names.indexOf(name.toLower());
+    if (i >= 0) tabs_->setCurrentIndex(i);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (running()) {
+        const auto answer = QMessageBox::question(this, "Thresher", "A run is still going. Stop it and quit?");
+        if (answer != QMessageBox::Yes) {
+            event->ignore();
+            return;
+        }
+        launcher_.reset();  // kills the engines now
+        if (experiment_) experiment_->stop();
+    }
+    history_->flush();
+    event->accept();
+}
+
+}  // namespace thresher::ui

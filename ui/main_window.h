@@ -1,0 +1,109 @@
+// MainWindow: Thresher's desktop application. Tabs follow the order of work — Model (layer
+// editor, import), Training (strategy, data, cluster), Run (launch, progress, live charts, log),
+// History (SQLite: reopen, overlay, export), Scalability (runs at several worker counts). The
+// window owns one RunSpec: what File ▸ Save writes is exactly what `thresher-launch run` runs.
+// Errors never abort and never block: they show in a red banner above the tabs and in the
+// status bar, and the window stays usable.
+#pragma once
+
+#include <QJsonObject>
+#include <QMainWindow>
+#include <memory>
+
+#include "launcher.h"
+#include "run_spec.h"
+
+class QAction;
+class QLabel;
+class QTabWidget;
+
+namespace thresher::ui {
+
+class HistoryPage;
+class ModelDocument;
+class ModelPage;
+class RunHistory;
+class RunPage;
+class ScalabilityExperiment;
+class ScalabilityPage;
+class TrainingPage;
+
+struct WindowOptions {
+    QString history_path;            // empty: RunHistory::default_path()
+    launcher::LaunchOptions launch;  // engine program, grace period
+};
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(WindowOptions options = {}, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // File operations; each returns false (and shows why) on failure.
+    bool open_spec(const QString& path);
+    bool save_spec(const QString& path);
+    bool import_model(const QString& path);
+    void load_template(const QString& name);  // "lenet" or "mlp": resources/models, built in
+
+    // The spec as the window shows it now (model inline unless it still equals its file).
+    launcher::RunSpec current_spec() const;
+    bool launch();
+    void stop();
+    bool running() const;
+    void check_hosts();
+
+    // Renders the whole window to a PNG (for --screenshot); false when it cannot be written.
+    bool save_screenshot(const QString& path);
+    // Replays a JSON-lines events file into the Run page as if a run produced it.
+    bool replay_events(const QString& path);
+    void show_tab(const QString& name);  // model, training, run, history, scalability
+
+    QString last_error() const { return last_error_; }
+    ModelDocument* document() const { return document_; }
+    ModelPage* model_page() const { return model_page_; }
+    TrainingPage* training_page() const { return training_page_; }
+    RunPage* run_page() const { return run_page_; }
+    HistoryPage* history_page() const { return history_page_; }
+    ScalabilityPage* scalability_page() const { return scalability_page_; }
+    RunHistory* history() const { return history_.get(); }
+    qint64 current_run_id() const { return run_id_; }
+
+Q_SIGNALS:
+    // After a run (or the scalability experiment's last run) ended and was recorded.
+    void runFinished(int exitCode, const QString& summary);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void build_menus();
+    void show_error(const QString& message);
+    void clear_error();
+    void set_title();
+    void run_ended(int exit_code, const QString& summary);
+    void start_scalability();
+    void connect_launcher(launcher::Launcher* l);
+
+    WindowOptions options_;
+    ModelDocument* document_ = nullptr;
+    launcher::RunSpec spec_;  // the loaded spec; pages hold the edits until current_spec()
+    QString spec_path_;
+    QString model_origin_path_;     // the model file the document came from (as the spec wrote it)
+    QJsonObject model_origin_json_;  // its content as loaded, to notice edits
+    QTabWidget* tabs_ = nullptr;
+    QLabel* banner_ = nullptr;
+    ModelPage* model_page_ = nullptr;
+    TrainingPage* training_page_ = nullptr;
+    RunPage* run_page_ = nullptr;
+    HistoryPage* history_page_ = nullptr;
+    ScalabilityPage* scalability_page_ = nullptr;
+    std::unique_ptr<RunHistory> history_;
+    std::unique_ptr<launcher::Launcher> launcher_;
+    ScalabilityExperiment* experiment_ = nullptr;
+    qint64 run_id_ = 0;
+    QString last_error_;
+    QAction* launch_action_ = nullptr;
+    QAction* stop_action_ = nullptr;
+};
+
+}  // namespace thresher::ui

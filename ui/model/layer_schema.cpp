@@ -1,0 +1,83 @@
+#include "layer_schema.h"
+
+#include <QJsonArray>
+
+namespace thresher::ui {
+
+namespace {
+
+using Kind = FieldSpec::Kind;
+
+const QStringList kActivations{"identity", "relu", "leakyrelu", "tanh", "sigmoid", "softmax"};
+
+FieldSpec activation(const QString& fallback) {
+    return {"activation", "Activation", Kind::Choice, kActivations, fallback, "applied to the layer's output"};
+}
+
+}  // namespace
+
+QStringList layer_types() {
+    return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output"};
+}
+
+QList<FieldSpec> layer_fields(const QString& type) {
+    if (type == "dense")
+        return {{"units", "Units", Kind::Int, {}, QJsonValue(), "outputs of the layer"}, activation("relu")};
+    if (type == "convolution")
+        return {{"filters", "Filters", Kind::Int, {}, QJsonValue(), "output channels"},
+                {"kernel", "Kernel", Kind::Pair, {}, QJsonValue(), "height × width"},
+                {"stride", "Stride", Kind::Pair, {}, 1, ""},
+                {"padding", "Padding", Kind::Pair, {}, 0, "truncate mode only"},
+                {"dilation", "Dilation", Kind::Pair, {}, 1, ""},
+                {"mode", "Mode", Kind::Choice, {"truncate", "same"}, "truncate", "same: output = ceil(input / stride)"},
+                activation("identity")};
+    if (type == "subsampling")
+        return {{"pooling", "Pooling", Kind::Choice, {"max", "avg"}, "max", ""},
+                {"kernel", "Kernel", Kind::Pair, {}, 2, ""},
+                {"stride", "Stride", Kind::Pair, {}, QJsonValue(), "default: the kernel"},
+                {"padding", "Padding", Kind::Pair, {}, 0, ""},
+                {"mode", "Mode", Kind::Choice, {"truncate", "same"}, "truncate", ""}};
+    if (type == "batch_norm")
+        return {{"eps", "Epsilon", Kind::Float, {}, 1e-5, ""},
+                {"decay", "Decay", Kind::Float, {}, 0.9, "running = decay·running + (1−decay)·batch"}};
+    if (type == "dropout")
+        return {{"retain", "Retain probability", Kind::Float, {}, 0.5, "probability of keeping an activation"}};
+    if (type == "output")
+        return {{"units", "Units", Kind::Int, {}, QJsonValue(), "classes (or regression targets)"},
+                activation("softmax"),
+                {"loss", "Loss", Kind::Choice, {"mcxent", "negativeloglikelihood", "xent", "mse"}, "mcxent",
+                 "mcxent and negativeloglikelihood need softmax; xent needs sigmoid"}};
+    return {};
+}
+
+QJsonObject default_layer(const QString& type) {
+    if (type == "dense") return {{"type", type}, {"units", 100}, {"activation", "relu"}};
+    if (type == "convolution")
+        return {{"type", type}, {"filters", 16}, {"kernel", QJsonArray{3, 3}}, {"activation", "relu"}};
+    if (type == "subsampling")
+        return {{"type", type}, {"pooling", "max"}, {"kernel", QJsonArray{2, 2}}, {"stride", QJsonArray{2, 2}}};
+    if (type == "batch_norm") return {{"type", type}};
+    if (type == "dropout") return {{"type", type}, {"retain", 0.5}};
+    if (type == "output") return {{"type", type}, {"units", 10}, {"activation", "softmax"}, {"loss", "mcxent"}};
+    return {{"type", type}};
+}
+
+QStringList updater_types() { return {"sgd", "nesterovs", "adagrad", "rmsprop", "adam"}; }
+
+QList<FieldSpec> updater_fields(const QString& type) {
+    QList<FieldSpec> fields{{"learning_rate", "Learning rate", Kind::Float, {}, type == "sgd" || type == "adam" ? 1e-3 : 0.1, ""}};
+    if (type == "nesterovs") fields.append({"momentum", "Momentum", Kind::Float, {}, 0.9, ""});
+    if (type == "adagrad") fields.append({"epsilon", "Epsilon", Kind::Float, {}, 1e-6, ""});
+    if (type == "rmsprop") {
+        fields.append({"rms_decay", "RMS decay", Kind::Float, {}, 0.95, ""});
+        fields.append({"epsilon", "Epsilon", Kind::Float, {}, 1e-8, ""});
+    }
+    if (type == "adam") {
+        fields.append({"beta1", "β₁", Kind::Float, {}, 0.9, ""});
+        fields.append({"beta2", "β₂", Kind::Float, {}, 0.999, ""});
+        fields.append({"epsilon", "Epsilon", Kind::Float, {}, 1e-8, ""});
+    }
+    return fields;
+}
+
+}  // namespace thresher::ui

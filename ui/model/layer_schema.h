@@ -1,0 +1,35 @@
+// LayerSchema: which fields each layer type of Thresher's model JSON has (engine/config/README.md),
+// in a form the layer editor can build a property form from. The schema only drives the form;
+// validation stays in engine/config, so the editor and the engine can never disagree about what
+// a valid model is.
+#pragma once
+
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace thresher::ui {
+
+struct FieldSpec {
+    enum class Kind { Int, Float, Pair, Choice };
+    QString key;      // the JSON field
+    QString label;    // what the form shows
+    Kind kind = Kind::Int;
+    QStringList choices;  // Kind::Choice
+    QJsonValue fallback;  // what the engine assumes when the field is absent (shown, not written)
+    QString tip;
+};
+
+// Layer types in the order the "Add layer" menu shows them.
+QStringList layer_types();
+// The fields of one type; empty for an unknown type.
+QList<FieldSpec> layer_fields(const QString& type);
+// A new layer of `type` with sensible values (what "Add layer" inserts).
+QJsonObject default_layer(const QString& type);
+
+QStringList updater_types();
+QList<FieldSpec> updater_fields(const QString& type);
+
+}  // namespace thresher::ui

@@ -1,0 +1,237 @@
+#include "model_document.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QFile>
+#include <QLocale>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <stdexcept>
+
+#include "config/model_config.h"
+#include "config/model_format.h"
+#include "core/error.h"
+
+namespace thresher::ui {
+
+namespace {
+
+QString pair_text(const QJsonValue& v) {
+    if (v.isArray()) {
+        auto a = v.toArray();
+        if (a.size() == 2 && a[0] == a[1]) return QString::number(a[0].toInt());
+        QStringList parts;
+        for (const auto& x : a) parts << QString::number(x.toInt());
+        return parts.join("×");
+    }
+    return QString::number(v.toInt());
+}
+
+QString square(const QJsonValue& v) {
+    QString s = pair_text(v);
+    return s.contains("×") ? s : s + "×" + s;
+}
+
+}  // namespace
+
+ModelDocument::ModelDocument(QObject* parent) : QAbstractTableModel(parent) { revalidate(); }
+
+void ModelDocument::set_model(const QJsonObject& model) {
+    beginResetModel();
+    model_ = model;
+    revalidate();
+    endResetModel();
+    Q_EMIT changed();
+}
+
+QString ModelDocument::load(const QString& path, QStringList* notes) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        throw std::runtime_error((path + ": cannot open: " + file.errorString()).toStdString());
+    const QByteArray text = file.readAll();
+    QJsonParseError perr;
+    const QJsonDocument doc = QJsonDocument::fromJson(text, &perr);
+    // Thresher's own JSON is kept exactly as written (an invalid one too: the user fixes it in the
+    // editor, with the error shown). Anything else goes through the engine's importers.
+    if (doc.isObject() && (doc.object().contains("layers") || doc.object().value("format") == "thresher-model")) {
+        set_model(doc.object());
+        return "thresher";
+    }
+    try {
+        auto imported = nn::import_model_text(std::string_view(text.constData(), text.size()), path.toStdString());
+        const auto json = QJsonDocument::fromJson(QByteArray::fromStdString(imported.model.to_json().dump()));
+        if (notes)
+            for (const auto& n : imported.notes) notes->append(QString::fromStdString(n));
+        set_model(json.object());
+        return QString::fromStdString(std::string(nn::to_string(imported.format)));
+    } catch (const Error& e) {
+        throw std::runtime_error(e.what());
+    }
+}
+
+void ModelDocument::save(const QString& path) const {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        throw std::runtime_error((path + ": cannot write: " + file.errorString()).toStdString());
+    file.write(QJsonDocument(model_).toJson(QJsonDocument::Indented));
+    if (!file.commit()) throw std::runtime_error((path + ": cannot write: " + file.errorString()).toStdString());
+}
+
+int ModelDocument::layer_count() const { return model_.value("layers").toArray().size(); }
+
+QJsonObject ModelDocument::layer(int row) const { return model_.value("layers").toArray().at(row).toObject(); }
+
+void ModelDocument::set_layers(const QJsonArray& layers) {
+    model_["layers"] = layers;
+    revalidate();
+}
+
+void ModelDocument::set_layer(int row, const QJsonObject& layer) {
+    auto layers = model_.value("layers").toArray();
+    if (row < 0 || row >= layers.size()) return;
+    layers[row] = layer;
+    set_layers(layers);
+    // Shapes and counts of every later row may change with one layer.
+    Q_EMIT dataChanged(index(row, 0), index(rowCount() - 1, ColumnCount - 1));
+    Q_EMIT changed();
+}
+
+void ModelDocument::insert_layer(int row, const QJsonObject& layer) {
+    auto layers = model_.value("layers").toArray();
+    row = std::clamp(row, 0, static_cast<int>(layers.size()));
+    beginInsertRows({}, row, row);
+    layers.insert(row, layer);
+    set_layers(layers);
+    endInsertRows();
+    Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+    Q_EMIT changed();
+}
+
+void ModelDocument::remove_layer(int row) {
+    auto layers = model_.value("layers").toArray();
+    if (row < 0 || row >= layers.size()) return;
+    beginRemoveRows({}, row, row);
+    layers.removeAt(row);
+    set_layers(layers);
+    endRemoveRows();
+    if (rowCount() > 0) Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+    Q_EMIT changed();
+}
+
+void ModelDocument::move_layer(int from, int to) {
+    auto layers = model_.value("layers").toArray();
+    if (from < 0 || from >= layers.size() || to < 0 || to >= layers.size() || from == to) return;
+    beginResetModel();
+    const auto moved = layers.takeAt(from);
+    layers.insert(to, moved);
+    set_layers(layers);
+    endResetModel();
+    Q_EMIT changed();
+}
+
+void ModelDocument::set_field(const QString& key, const QJsonValue& value) {
+    if (value.isUndefined() || value.isNull())
+        model_.remove(key);
+    else
+        model_[key] = value;
+    revalidate();
+    if (rowCount() > 0) Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+    Q_EMIT changed();
+}
+
+void ModelDocument::revalidate() {
+    const int n = layer_count();
+    rows_.assign(static_cast<std::size_t>(n), RowInfo{});
+    error_.reset();
+    error_row_ = -1;
+    params_ = 0;
+    input_shape_.clear();
+    const QByteArray text = QJsonDocument(model_).toJson(QJsonDocument::Compact);
+    try {
+        const auto config = nn::ModelConfig::parse(std::string_view(text.constData(), text.size()), "model");
+        input_shape_ = QString::fromStdString(config.input.str());
+        for (int i = 0; i < n && i < static_cast<int>(config.layers.size()); ++i) {
+            rows_[i].shape = QString::fromStdString(config.layers[i].out_shape.str());
+            rows_[i].params = static_cast<qint64>(config.layers[i].param_count);
+        }
+        params_ = static_cast<qint64>(config.param_count());
+    } catch (const Error& e) {
+        error_ = QString::fromUtf8(e.what());
+        static const QRegularExpression layer_ref(R"(layers\[(\d+)\])");
+        if (auto m = layer_ref.match(*error_); m.hasMatch()) error_row_ = m.captured(1).toInt();
+    }
+}
+
+QString ModelDocument::output_shape(int row) const {
+    return row >= 0 && row < static_cast<int>(rows_.size()) ? rows_[row].shape : QString();
+}
+
+qint64 ModelDocument::layer_params(int row) const {
+    return row >= 0 && row < static_cast<int>(rows_.size()) ? rows_[row].params : 0;
+}
+
+int ModelDocument::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : layer_count(); }
+
+int ModelDocument::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant ModelDocument::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= layer_count()) return {};
+    const int row = index.row();
+    const bool is_error_row = error_ && row == error_row_;
+    if (role == Qt::DisplayRole) {
+        const auto l = layer(row);
+        switch (index.column()) {
+            case ColIndex: return row;
+            case ColType: return l.value("name").toString().isEmpty() ? l.value("type").toString()
+                                                                     : l.value("type").toString() + " “" + l.value("name").toString() + "”";
+            case ColSettings: return describe(l);
+            case ColOutput: return is_error_row ? QStringLiteral("error") : output_shape(row);
+            case ColParams: return error_ ? QVariant() : QVariant(QLocale().toString(layer_params(row)));
+        }
+    }
+    if (role == Qt::ToolTipRole && is_error_row) return *error_;
+    if (role == Qt::ForegroundRole && is_error_row) return QBrush(QColor(180, 0, 0));
+    if (role == Qt::TextAlignmentRole && (index.column() == ColParams || index.column() == ColIndex))
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    return {};
+}
+
+QVariant ModelDocument::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    switch (section) {
+        case ColIndex: return "#";
+        case ColType: return "Layer";
+        case ColSettings: return "Settings";
+        case ColOutput: return "Output shape";
+        case ColParams: return "Parameters";
+    }
+    return {};
+}
+
+QString ModelDocument::describe(const QJsonObject& l) {
+    const QString type = l.value("type").toString();
+    QStringList parts;
+    if (type == "dense" || type == "output") {
+        parts << QString::number(l.value("units").toInt()) + " units";
+        parts << l.value("activation").toString(type == "dense" ? "relu" : "softmax");
+        if (type == "output") parts << l.value("loss").toString("mcxent");
+    } else if (type == "convolution") {
+        parts << QString::number(l.value("filters").toInt()) + " × " + square(l.value("kernel"));
+        if (l.contains("stride")) parts << "stride " + pair_text(l.value("stride"));
+        if (l.contains("padding")) parts << "pad " + pair_text(l.value("padding"));
+        if (l.value("mode").toString() == "same") parts << "same";
+        parts << l.value("activation").toString("identity");
+    } else if (type == "subsampling") {
+        parts << l.value("pooling").toString("max") + " " + square(l.contains("kernel") ? l.value("kernel") : QJsonValue(2));
+        if (l.contains("stride")) parts << "stride " + pair_text(l.value("stride"));
+    } else if (type == "dropout") {
+        parts << "retain " + QString::number(l.value("retain").toDouble(0.5));
+    } else if (type == "batch_norm") {
+        parts << "eps " + QString::number(l.value("eps").toDouble(1e-5));
+    }
+    return parts.join(", ");
+}
+
+}  // namespace thresher::ui

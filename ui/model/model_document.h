@@ -1,0 +1,84 @@
+// ModelDocument: the model being edited in the app — Thresher model JSON (engine/config/README.md)
+// as a table of layers for a QTableView. Every edit re-validates the whole model with the engine's
+// own config library (thresher_config), so each row shows the output shape and parameter count
+// the engine will infer, and an invalid model shows the engine's error on the row it names:
+//   model: layers[2] (convolution): "kernel": must be two positive integers, got [5,0]
+// Files: Thresher JSON is kept as written; DL4J and Keras files are imported through the same
+// library (what `thresher-engine train --model` reads) and become Thresher JSON.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+#include <optional>
+#include <vector>
+
+namespace thresher::ui {
+
+class ModelDocument : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { ColIndex, ColType, ColSettings, ColOutput, ColParams, ColumnCount };
+
+    explicit ModelDocument(QObject* parent = nullptr);
+
+    // The whole model JSON; setting it resets the table.
+    void set_model(const QJsonObject& model);
+    QJsonObject model() const { return model_; }
+
+    // Reads Thresher, DL4J or Keras JSON; throws std::runtime_error naming the file on failure.
+    // Returns the format read ("thresher", "dl4j", "keras") and fills `notes` with what the import
+    // approximated.
+    QString load(const QString& path, QStringList* notes = nullptr);
+    void save(const QString& path) const;
+
+    int layer_count() const;
+    QJsonObject layer(int row) const;
+    void set_layer(int row, const QJsonObject& layer);
+    void insert_layer(int row, const QJsonObject& layer);
+    void remove_layer(int row);
+    void move_layer(int from, int to);
+
+    // Model-wide fields (name, input, updater, weight_init, l1, l2, seed).
+    void set_field(const QString& key, const QJsonValue& value);
+
+    // Validation of the current JSON.
+    bool valid() const { return !error_; }
+    QString error() const { return error_.value_or(QString()); }
+    int error_row() const { return error_row_; }  // -1: the error is not about one layer
+    qint64 param_count() const { return params_; }
+    QString output_shape(int row) const;
+    qint64 layer_params(int row) const;
+    QString input_shape() const { return input_shape_; }
+
+    // QAbstractTableModel
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+    // A one-line description of a layer's settings: "20 × 5×5, stride 1, identity".
+    static QString describe(const QJsonObject& layer);
+
+Q_SIGNALS:
+    // After every change, with the validation result already updated.
+    void changed();
+
+private:
+    void revalidate();
+    void set_layers(const QJsonArray& layers);
+
+    QJsonObject model_;
+    std::optional<QString> error_;
+    int error_row_ = -1;
+    qint64 params_ = 0;
+    QString input_shape_;
+    struct RowInfo {
+        QString shape;
+        qint64 params = 0;
+    };
+    std::vector<RowInfo> rows_;
+};
+
+}  // namespace thresher::ui

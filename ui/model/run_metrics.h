@@ -1,0 +1,102 @@
+// RunMetrics: a run's events (DESIGN.md "The event contract") turned into the series the Run
+// page plots. Pure data: the engine's events go in through add(), in arrival order, from the GUI
+// thread; the chart widget reads the series when its batched redraw timer fires and uses
+// revision() to skip a redraw when nothing arrived.
+//
+// Rates come from cumulative counters: a node's bytes_tx at t=10.0 s is 5 000 000 and at
+// t=10.5 s 5 400 000, so it sent 800 000 bytes/s over that half second. A rate point is made
+// once at least `rate_window_s` has passed on that node's clock, so bursts of events with the
+// same `t` don't give infinite rates.
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+#include <QVector>
+#include <map>
+#include <optional>
+
+namespace thresher::ui {
+
+struct Series {
+    QVector<double> x, y;
+    void add(double xv, double yv) {
+        x.append(xv);
+        y.append(yv);
+    }
+    bool empty() const { return x.isEmpty(); }
+    int size() const { return static_cast<int>(x.size()); }
+};
+
+class RunMetrics {
+public:
+    explicit RunMetrics(double rate_window_s = 0.5) : rate_window_s_(rate_window_s) {}
+
+    void add(const QJsonObject& event);
+    void clear();
+    // Grows with every event that changed a series.
+    quint64 revision() const { return revision_; }
+
+    // Loss per iteration: x = the worker's iteration count, every worker's points in arrival order.
+    const Series& loss() const { return loss_; }
+    // Exponential moving average of loss() with TensorBoard's smoothing weight w in [0, 1):
+    // s_i = w·s_{i−1} + (1−w)·loss_i, debiased so the first points are not pulled towards 0.
+    Series smoothed_loss(double weight) const;
+    // Per global worker: iteration time (ms) against iteration.
+    const std::map<int, Series>& iteration_ms() const { return iter_ms_; }
+    // Per node: bytes/s sent and received against run time t.
+    const std::map<int, Series>& sent_rate() const { return tx_rate_; }
+    const std::map<int, Series>& received_rate() const { return rx_rate_; }
+    // Gradient sharing, per global worker: τ and message density against iteration.
+    const std::map<int, Series>& threshold() const { return threshold_; }
+    const std::map<int, Series>& density() const { return density_; }
+    // Per epoch (1-based): test accuracy and the epoch's mean training loss.
+    const Series& accuracy() const { return accuracy_; }
+    const Series& epoch_loss() const { return epoch_loss_; }
+
+    // Summary figures for history and the scalability experiment.
+    std::optional<double> final_accuracy() const;
+    // Samples per second of the whole run: all workers' samples over the training span of `t`.
+    std::optional<double> samples_per_s() const;
+    // Means over every iteration event seen (ms); nullopt when none carried the field.
+    std::optional<double> mean_iter_ms() const { return mean(iter_sum_); }
+    std::optional<double> mean_encode_ms() const { return mean(encode_sum_); }
+    // Mean time to apply one other worker's message (decode_ms / messages_applied).
+    std::optional<double> decode_ms_per_message() const;
+    // The slowest node's wall_s from run_finished; nullopt while running.
+    std::optional<double> wall_s() const { return wall_s_; }
+    QString status() const { return status_; }  // run_finished's status, empty while running
+    int warnings() const { return warnings_; }
+    int errors() const { return errors_; }
+
+private:
+    struct Sum {
+        double total = 0;
+        qint64 count = 0;
+    };
+    static std::optional<double> mean(const Sum& s) {
+        if (s.count == 0) return std::nullopt;
+        return s.total / static_cast<double>(s.count);
+    }
+    struct RateState {
+        double t = 0;
+        double tx = 0, rx = 0;
+    };
+
+    void add_iteration(const QJsonObject& e);
+
+    double rate_window_s_;
+    quint64 revision_ = 0;
+    Series loss_, accuracy_, epoch_loss_;
+    std::map<int, Series> iter_ms_, tx_rate_, rx_rate_, threshold_, density_;
+    std::map<int, RateState> rate_state_;
+    std::map<int, std::pair<qint64, qint64>> samples_;  // per worker: first and latest cumulative `samples`
+    std::optional<double> first_t_, last_t_;
+    Sum iter_sum_, encode_sum_;
+    double decode_total_ms_ = 0;
+    qint64 decoded_messages_ = 0;
+    std::optional<double> wall_s_;
+    QString status_;
+    int warnings_ = 0, errors_ = 0;
+};
+
+}  // namespace thresher::ui

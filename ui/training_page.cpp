@@ -1,0 +1,376 @@
+#include "training_page.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleValidator>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QTableWidget>
+#include <QThread>
+#include <QVBoxLayout>
+
+#include "layer_schema.h"
+#include "model_document.h"
+
+namespace thresher::ui {
+
+namespace {
+
+QLineEdit* number_edit(const QString& placeholder) {
+    auto* e = new QLineEdit;
+    e->setPlaceholderText(placeholder);
+    auto* v = new QDoubleValidator(e);
+    v->setLocale(QLocale::c());
+    e->setValidator(v);
+    return e;
+}
+
+int gpu_count() {
+    // /dev/nvidia0, /dev/nvidia1, … exist for each GPU the driver sees.
+    return static_cast<int>(QDir("/dev").entryList({"nvidia[0-9]*"}, QDir::System).size());
+}
+
+}  // namespace
+
+TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
+    auto* scroll_content = new QWidget;
+    auto* columns = new QHBoxLayout(scroll_content);
+    auto* left = new QVBoxLayout;
+    auto* right = new QVBoxLayout;
+    columns->addLayout(left, 1);
+    columns->addLayout(right, 1);
+
+    // Strategy.
+    auto* strategy_box = new QGroupBox("Training master");
+    auto* sform = new QFormLayout(strategy_box);
+    strategy_ = new QComboBox;
+    strategy_->addItem("Gradient sharing (asynchronous, threshold-encoded)", "gradient-sharing");
+    strategy_->addItem("Parameter averaging (synchronous)", "parameter-averaging");
+    strategy_->addItem("Single worker", "single");
+    sform->addRow("Strategy", strategy_);
+    left->addWidget(strategy_box);
+
+    sharing_box_ = new QGroupBox("Gradient sharing");
+    auto* gform = new QFormLayout(sharing_box_);
+    threshold_algorithm_ = new QComboBox;
+    threshold_algorithm_->addItem("Adaptive (DL4J default: density 1e-4 … 1e-2)", "adaptive");
+    threshold_algorithm_->addItem("Fixed", "fixed");
+    threshold_algorithm_->addItem("Target density", "target");
+    gform->addRow("Threshold algorithm", threshold_algorithm_);
+    threshold_ = number_edit("1e-3");
+    threshold_->setToolTip("Initial threshold τ: update entries with |r| ≥ τ are sent as ±τ");
+    gform->addRow("Threshold τ", threshold_);
+    residual_ = new QComboBox;
+    residual_->addItem("Clip to ±5τ every 5 iterations", "clip");
+    residual_->addItem("None", "none");
+    gform->addRow("Residual", residual_);
+    left->addWidget(sharing_box_);
+
+    averaging_box_ = new QGroupBox("Parameter averaging");
+    auto* aform = new QFormLayout(averaging_box_);
+    averaging_frequency_ = new QSpinBox;
+    averaging_frequency_->setRange(1, 100000);
+    aform->addRow("Average every (iterations)", averaging_frequency_);
+    save_updater_ = new QCheckBox("Average updater state too");
+    aform->addRow("", save_updater_);
+    left->addWidget(averaging_box_);
+
+    auto* train_box = new QGroupBox("Training");
+    auto* tform = new QFormLayout(train_box);
+    epochs_ = new QSpinBox;
+    epochs_->setRange(1, 100000);
+    tform->addRow("Epochs", epochs_);
+    batch_ = new QSpinBox;
+    batch_->setRange(1, 1 << 20);
+    tform->addRow("Batch per worker", batch_);
+    threads_ = new QSpinBox;
+    threads_->setRange(0, 1024);
+    threads_->setSpecialValueText("automatic");
+    tform->addRow("CPU threads per node", threads_);
+    limit_ = new QSpinBox;
+    limit_->setRange(0, std::numeric_limits<int>::max());
+    limit_->setSpecialValueText("all");
+    limit_->setSingleStep(1000);
+    tform->addRow("Training samples", limit_);
+    updater_ = new QComboBox;
+    updater_->addItems(updater_types());
+    tform->addRow("Updater", updater_);
+    updater_form_ = tform;
+    left->addWidget(train_box);
+    left->addStretch(1);
+
+    // Data.
+    auto* data_box = new QGroupBox("Data");
+    auto* dform = new QFormLayout(data_box);
+    data_kind_ = new QComboBox;
+    data_kind_->addItem("Fashion-MNIST (/usr/share/datasets/fashion-mnist)", "fashion-mnist");
+    data_kind_->addItem("Folder of IDX files", "idx");
+    data_kind_->addItem("CSV file (label first)", "csv");
+    dform->addRow("Data set", data_kind_);
+    auto* path_row = new QHBoxLayout;
+    data_path_ = new QLineEdit;
+    data_browse_ = new QPushButton("Browse…");
+    path_row->addWidget(data_path_);
+    path_row->addWidget(data_browse_);
+    dform->addRow("Path", path_row);
+    right->addWidget(data_box);
+
+    // Cluster.
+    auto* cluster_box = new QGroupBox("Cluster");
+    auto* cl = new QVBoxLayout(cluster_box);
+    auto* ckind_row = new QFormLayout;
+    cluster_kind_ = new QComboBox;
+    cluster_kind_->addItem("Local (this machine)", "local");
+    cluster_kind_->addItem("SSH hosts", "ssh");
+    ckind_row->addRow("Where", cluster_kind_);
+    udp_port_ = new QSpinBox;
+    udp_port_->setRange(1024, 65535);
+    ckind_row->addRow("UDP port", udp_port_);
+    cl->addLayout(ckind_row);
+    cluster_stack_ = new QStackedWidget;
+    auto* local = new QWidget;
+    auto* lform = new QFormLayout(local);
+    nodes_ = new QSpinBox;
+    nodes_->setRange(1, 64);
+    lform->addRow("Nodes (engine processes)", nodes_);
+    workers_ = new QSpinBox;
+    workers_->setRange(1, 256);
+    lform->addRow("Workers per node", workers_);
+    const int gpus = gpu_count();
+    detected_ = new QLabel(QString("Detected: %1 CPU cores, %2").arg(QThread::idealThreadCount())
+                               .arg(gpus == 0 ? QString("no GPU") : QString("%1 GPU(s)").arg(gpus)));
+    detected_->setStyleSheet("color: gray");
+    lform->addRow("", detected_);
+    cluster_stack_->addWidget(local);
+    auto* ssh = new QWidget;
+    auto* sl = new QVBoxLayout(ssh);
+    sl->setContentsMargins(0, 0, 0, 0);
+    hosts_ = new QTableWidget(0, 5);
+    hosts_->setHorizontalHeaderLabels({"Address", "Port", "User", "Identity file", "Workers"});
+    hosts_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    hosts_->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Stretch);
+    hosts_->verticalHeader()->hide();
+    sl->addWidget(hosts_);
+    auto* host_buttons = new QHBoxLayout;
+    auto* add_host = new QPushButton("Add host");
+    auto* remove_host = new QPushButton("Remove host");
+    check_ = new QPushButton("Check hosts");
+    check_->setToolTip("Connect to every host: host key, login, system, GPUs, port, disk");
+    host_buttons->addWidget(add_host);
+    host_buttons->addWidget(remove_host);
+    host_buttons->addStretch(1);
+    host_buttons->addWidget(check_);
+    sl->addLayout(host_buttons);
+    verdicts_ = new QTableWidget(0, 2);
+    verdicts_->setHorizontalHeaderLabels({"Host", "Verdict"});
+    verdicts_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    verdicts_->verticalHeader()->hide();
+    verdicts_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    sl->addWidget(verdicts_);
+    cluster_stack_->addWidget(ssh);
+    cl->addWidget(cluster_stack_);
+    right->addWidget(cluster_box, 1);
+
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(scroll_content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(scroll);
+
+    auto notify = [this] {
+        if (syncing_) return;
+        update_visibility();
+        Q_EMIT changed();
+    };
+    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_})
+        connect(c, &QComboBox::currentIndexChanged, this, notify);
+    for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, nodes_, workers_, udp_port_})
+        connect(s, &QSpinBox::valueChanged, this, notify);
+    for (auto* e : {threshold_, data_path_}) connect(e, &QLineEdit::textEdited, this, notify);
+    connect(save_updater_, &QCheckBox::toggled, this, notify);
+    connect(hosts_, &QTableWidget::itemChanged, this, notify);
+    connect(add_host, &QPushButton::clicked, this, [this] {
+        add_host_row({});
+        Q_EMIT changed();
+    });
+    connect(remove_host, &QPushButton::clicked, this, [this] {
+        if (hosts_->currentRow() >= 0) hosts_->removeRow(hosts_->currentRow());
+        Q_EMIT changed();
+    });
+    connect(check_, &QPushButton::clicked, this, &TrainingPage::checkHostsRequested);
+    connect(data_browse_, &QPushButton::clicked, this, [this] {
+        const bool csv = data_kind_->currentData() == "csv";
+        const QString path = csv ? QFileDialog::getOpenFileName(this, "CSV data", {}, "CSV files (*.csv);;All files (*)")
+                                 : QFileDialog::getExistingDirectory(this, "Folder of IDX files");
+        if (path.isEmpty()) return;
+        data_path_->setText(path);
+        Q_EMIT changed();
+    });
+    connect(updater_, &QComboBox::currentTextChanged, this, [this] {
+        if (syncing_) return;
+        write_updater();
+        refresh_updater();
+    });
+    connect(document_, &ModelDocument::changed, this, [this] {
+        if (!syncing_) refresh_updater();
+    });
+    refresh_updater();
+    update_visibility();
+}
+
+void TrainingPage::update_visibility() {
+    const QString s = strategy_->currentData().toString();
+    sharing_box_->setVisible(s == "gradient-sharing");
+    averaging_box_->setVisible(s == "parameter-averaging");
+    threshold_->setEnabled(threshold_algorithm_->currentData() != "target");
+    const bool fmnist = data_kind_->currentData() == "fashion-mnist";
+    data_path_->setEnabled(!fmnist);
+    data_browse_->setEnabled(!fmnist);
+    cluster_stack_->setCurrentIndex(cluster_kind_->currentData() == "ssh" ? 1 : 0);
+}
+
+// The updater lives in the model JSON: its editors write through the document.
+void TrainingPage::refresh_updater() {
+    syncing_ = true;
+    const QJsonObject u = document_->model().value("updater").toObject();
+    const QString type = u.value("type").toString("sgd");
+    updater_->setCurrentText(type);
+    for (auto* w : updater_editors_) {
+        updater_form_->removeRow(w);
+    }
+    updater_editors_.clear();
+    for (const FieldSpec& f : updater_fields(type)) {
+        auto* e = number_edit(QString::number(f.fallback.toDouble()));
+        e->setObjectName("updater_" + f.key);
+        if (u.contains(f.key)) e->setText(QString::number(u.value(f.key).toDouble()));
+        connect(e, &QLineEdit::textEdited, this, [this] { write_updater(); });
+        updater_form_->addRow(f.label, e);
+        updater_editors_.append(e);
+    }
+    syncing_ = false;
+}
+
+void TrainingPage::write_updater() {
+    if (syncing_) return;
+    const QString type = updater_->currentText();
+    QJsonObject u{{"type", type}};
+    const auto fields = updater_fields(type);
+    for (int i = 0; i < fields.size() && i < updater_editors_.size(); ++i) {
+        bool ok = false;
+        const double v = static_cast<QLineEdit*>(updater_editors_[i])->text().toDouble(&ok);
+        if (ok) u[fields[i].key] = v;
+    }
+    syncing_ = true;
+    document_->set_field("updater", u);
+    syncing_ = false;
+    Q_EMIT changed();
+}
+
+void TrainingPage::add_host_row(const launcher::SshHost& h) {
+    const int row = hosts_->rowCount();
+    hosts_->insertRow(row);
+    hosts_->setItem(row, 0, new QTableWidgetItem(h.address));
+    hosts_->setItem(row, 1, new QTableWidgetItem(QString::number(h.port)));
+    hosts_->setItem(row, 2, new QTableWidgetItem(h.user));
+    hosts_->setItem(row, 3, new QTableWidgetItem(h.identity_file));
+    hosts_->setItem(row, 4, new QTableWidgetItem(QString::number(h.workers)));
+}
+
+void TrainingPage::set_spec(const launcher::RunSpec& spec) {
+    syncing_ = true;
+    const auto& t = spec.training;
+    strategy_->setCurrentIndex(strategy_->findData(t.strategy));
+    const QString algo = t.threshold_algorithm.section(':', 0, 0);
+    threshold_algorithm_->setCurrentIndex(std::max(0, threshold_algorithm_->findData(algo)));
+    threshold_->setText(t.threshold ? QString::number(*t.threshold) : QString());
+    residual_->setCurrentIndex(std::max(0, residual_->findData(t.residual.section(':', 0, 0))));
+    averaging_frequency_->setValue(t.averaging_frequency);
+    save_updater_->setChecked(t.save_updater);
+    epochs_->setValue(t.epochs);
+    batch_->setValue(t.batch);
+    threads_->setValue(t.threads);
+    limit_->setValue(t.limit ? static_cast<int>(*t.limit) : 0);
+    if (spec.data == "fashion-mnist") {
+        data_kind_->setCurrentIndex(0);
+        data_path_->clear();
+    } else {
+        data_kind_->setCurrentIndex(spec.data.endsWith(".csv", Qt::CaseInsensitive) ? 2 : 1);
+        data_path_->setText(spec.data);
+    }
+    cluster_kind_->setCurrentIndex(spec.cluster.kind == launcher::ClusterSettings::Kind::Ssh ? 1 : 0);
+    nodes_->setValue(spec.cluster.nodes);
+    workers_->setValue(spec.cluster.workers_per_node);
+    hosts_->setRowCount(0);
+    for (const auto& h : spec.cluster.hosts) add_host_row(h);
+    hostfile_ = spec.cluster.hostfile;
+    udp_port_->setValue(spec.udp_port);
+    syncing_ = false;
+    update_visibility();
+    refresh_updater();
+}
+
+void TrainingPage::apply_to(launcher::RunSpec& spec) const {
+    auto& t = spec.training;
+    t.strategy = strategy_->currentData().toString();
+    const QString algo = threshold_algorithm_->currentData().toString();
+    // Keep parameters a hand-written spec gave the algorithm ("adaptive:…") when it stays the same.
+    if (t.threshold_algorithm.section(':', 0, 0) != algo) t.threshold_algorithm = algo;
+    bool ok = false;
+    const double tau = threshold_->text().toDouble(&ok);
+    t.threshold = ok && tau > 0 ? std::optional<double>(tau) : std::nullopt;
+    const QString residual = residual_->currentData().toString();
+    if (t.residual.section(':', 0, 0) != residual) t.residual = residual;
+    t.averaging_frequency = averaging_frequency_->value();
+    t.save_updater = save_updater_->isChecked();
+    t.epochs = epochs_->value();
+    t.batch = batch_->value();
+    t.threads = threads_->value();
+    t.limit = limit_->value() > 0 ? std::optional<qint64>(limit_->value()) : std::nullopt;
+    const QString kind = data_kind_->currentData().toString();
+    spec.data = kind == "fashion-mnist" ? QString("fashion-mnist") : data_path_->text().trimmed();
+    spec.cluster.kind = cluster_kind_->currentData() == "ssh" ? launcher::ClusterSettings::Kind::Ssh
+                                                              : launcher::ClusterSettings::Kind::Local;
+    spec.cluster.nodes = nodes_->value();
+    spec.cluster.workers_per_node = workers_->value();
+    spec.cluster.hosts.clear();
+    for (int r = 0; r < hosts_->rowCount(); ++r) {
+        auto text = [&](int c) { return hosts_->item(r, c) ? hosts_->item(r, c)->text().trimmed() : QString(); };
+        if (text(0).isEmpty()) continue;
+        launcher::SshHost h;
+        h.address = text(0);
+        h.port = text(1).toInt() > 0 ? text(1).toInt() : 22;
+        h.user = text(2);
+        h.identity_file = text(3);
+        h.workers = std::max(1, text(4).toInt());
+        spec.cluster.hosts.append(h);
+    }
+    spec.cluster.hostfile = hostfile_;
+    spec.udp_port = udp_port_->value();
+}
+
+void TrainingPage::show_verdicts(const QStringList& hosts, const QList<QStringList>& lines, const QList<bool>& failed) {
+    verdicts_->setRowCount(0);
+    for (int i = 0; i < hosts.size(); ++i) {
+        verdicts_->insertRow(i);
+        auto* host = new QTableWidgetItem((failed.value(i) ? "✖ " : "✔ ") + hosts[i]);
+        host->setForeground(failed.value(i) ? QColor(176, 0, 32) : QColor(27, 94, 32));
+        verdicts_->setItem(i, 0, host);
+        verdicts_->setItem(i, 1, new QTableWidgetItem(lines.value(i).join("\n")));
+    }
+    verdicts_->resizeRowsToContents();
+}
+
+}  // namespace thresher::ui

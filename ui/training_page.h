@@ -1,0 +1,85 @@
+// TrainingPage: everything of the RunSpec but the model — strategy and its settings, updater and
+// learning rate (they live in the model JSON, so they are edited through the ModelDocument),
+// epochs and batch, data set, cluster (local nodes and workers, or an SSH host table with "Check
+// hosts"), UDP port. set_spec() fills the widgets, apply_to() writes them back; the RunSpec stays
+// the one format the GUI and `thresher-launch` share.
+#pragma once
+
+#include <QWidget>
+
+#include "run_spec.h"
+
+class QCheckBox;
+class QComboBox;
+class QGroupBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+class QStackedWidget;
+class QTableWidget;
+class QFormLayout;
+
+namespace thresher::ui {
+
+class ModelDocument;
+
+class TrainingPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit TrainingPage(ModelDocument* document, QWidget* parent = nullptr);
+
+    void set_spec(const launcher::RunSpec& spec);
+    void apply_to(launcher::RunSpec& spec) const;
+
+    // Shows pre-flight verdicts: one row per host, one line per check.
+    void show_verdicts(const QStringList& hosts, const QList<QStringList>& lines, const QList<bool>& failed);
+    QPushButton* check_button() const { return check_; }
+
+Q_SIGNALS:
+    void changed();
+    void checkHostsRequested();
+
+private:
+    void update_visibility();
+    void refresh_updater();
+    void write_updater();
+    void add_host_row(const launcher::SshHost& host);
+
+    ModelDocument* document_;
+    bool syncing_ = false;
+    // Strategy.
+    QComboBox* strategy_ = nullptr;
+    QGroupBox* sharing_box_ = nullptr;
+    QGroupBox* averaging_box_ = nullptr;
+    QComboBox* threshold_algorithm_ = nullptr;
+    QLineEdit* threshold_ = nullptr;
+    QComboBox* residual_ = nullptr;
+    QSpinBox* averaging_frequency_ = nullptr;
+    QCheckBox* save_updater_ = nullptr;
+    // Training.
+    QSpinBox* epochs_ = nullptr;
+    QSpinBox* batch_ = nullptr;
+    QSpinBox* threads_ = nullptr;
+    QSpinBox* limit_ = nullptr;
+    QComboBox* updater_ = nullptr;
+    QFormLayout* updater_form_ = nullptr;
+    QList<QWidget*> updater_editors_;
+    // Data.
+    QComboBox* data_kind_ = nullptr;
+    QLineEdit* data_path_ = nullptr;
+    QPushButton* data_browse_ = nullptr;
+    // Cluster.
+    QComboBox* cluster_kind_ = nullptr;
+    QStackedWidget* cluster_stack_ = nullptr;
+    QSpinBox* nodes_ = nullptr;
+    QSpinBox* workers_ = nullptr;
+    QLabel* detected_ = nullptr;
+    QTableWidget* hosts_ = nullptr;
+    QPushButton* check_ = nullptr;
+    QTableWidget* verdicts_ = nullptr;
+    QSpinBox* udp_port_ = nullptr;
+    QString hostfile_;  // kept as loaded: the GUI edits hosts, not hostfiles
+};
+
+}  // namespace thresher::ui
