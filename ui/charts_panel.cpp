@@ -22,6 +22,14 @@ const QList<QColor> kPalette{QColor(0, 114, 178), QColor(230, 159, 0), QColor(0,
 
 QColor color_at(int i) { return kPalette[i % kPalette.size()]; }
 
+// bytes/s → kB/s, the unit the traffic chart shows.
+std::map<int, Series> kilo(const std::map<int, Series>& in) {
+    std::map<int, Series> out = in;
+    for (auto& [id, s] : out)
+        for (double& y : s.y) y /= 1000.0;
+    return out;
+}
+
 }  // namespace
 
 ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
@@ -51,7 +59,7 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
     grid->setSpacing(4);
     loss_ = make_chart("Loss", "iteration", "loss");
     iter_ = make_chart("Iteration time per worker", "iteration", "ms");
-    traffic_ = make_chart("Network traffic per node", "run time (s)", "bytes/s");
+    traffic_ = make_chart("Network traffic per node", "run time (s)", "kB/s");
     threshold_ = make_chart("Threshold τ and density", "iteration", "τ");
     accuracy_ = make_chart("Test accuracy per epoch", "epoch", "accuracy");
     threshold_->yAxis2->setVisible(true);
@@ -229,15 +237,16 @@ void ChartsPanel::redraw() {
     ++redraws_;
 
     const RunMetrics& m = *metrics_;
-    graph(loss_, "loss", "loss", QColor(0, 114, 178, 90))->setData(m.loss().x, m.loss().y, true);
+    const Series raw = m.loss();
+    graph(loss_, "loss", "loss (mean of workers)", QColor(0, 114, 178, 90))->setData(raw.x, raw.y, true);
     const Series smooth = m.smoothed_loss(smoothing());
     auto* sg = graph(loss_, "loss-smoothed", "smoothed", QColor(0, 114, 178));
     sg->setPen(QPen(QColor(0, 114, 178), 2.2));
     sg->setData(smooth.x, smooth.y, true);
 
     refresh_series(iter_, "worker", m.iteration_ms(), "worker %1", 0);
-    refresh_series(traffic_, "tx", m.sent_rate(), "node %1 sent", 0);
-    refresh_series(traffic_, "rx", m.received_rate(), "node %1 received", 4);
+    refresh_series(traffic_, "tx", kilo(m.sent_rate()), "node %1 sent", 0);
+    refresh_series(traffic_, "rx", kilo(m.received_rate()), "node %1 received", 4);
     refresh_series(threshold_, "tau", m.threshold(), "τ worker %1", 0);
     refresh_series(threshold_, "density", m.density(), "density worker %1", 4);
 

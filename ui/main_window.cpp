@@ -221,7 +221,7 @@ void MainWindow::load_template(const QString& name) {
     document_->set_model(QJsonDocument::fromJson(file.readAll()).object());
     model_origin_path_.clear();
     model_origin_json_ = {};
-    model_page_->select_row(-1);
+    model_page_->select_row(0);
 }
 
 bool MainWindow::open_spec(const QString& path) {
@@ -240,6 +240,7 @@ bool MainWindow::open_spec(const QString& path) {
         spec_ = spec;
         spec_path_ = QFileInfo(path).absoluteFilePath();
         training_page_->set_spec(spec_);
+        model_page_->select_row(0);
         set_title();
         statusBar()->showMessage("Opened " + path, 5000);
         return true;
@@ -292,7 +293,7 @@ bool MainWindow::import_model(const QString& path) {
         QStringList notes;
         const QString format = document_->load(path, &notes);
         model_origin_path_.clear();  // an imported model is saved inline (or with Save model as)
-        model_page_->select_row(-1);
+        model_page_->select_row(0);
         tabs_->setCurrentWidget(model_page_);
         QString message = QString("Imported %1 (%2 format): %3 layers").arg(QFileInfo(path).fileName(), format)
                               .arg(document_->layer_count());

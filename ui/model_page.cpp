@@ -106,12 +106,20 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     seed_ = new QSpinBox;
     seed_->setRange(0, std::numeric_limits<int>::max());
     mform->addRow("Seed", seed_);
-    left_layout->addWidget(model_box);
     split->addWidget(left);
 
+    // Right: the model-wide settings above the selected layer's form.
+    auto* right = new QWidget;
+    auto* right_layout = new QVBoxLayout(right);
+    right_layout->setContentsMargins(0, 0, 0, 0);
+    right_layout->addWidget(model_box);
+    auto* layer_box = new QGroupBox("Selected layer");
+    auto* layer_layout = new QVBoxLayout(layer_box);
     form_ = new LayerForm(document_);
-    form_->setMinimumWidth(260);
-    split->addWidget(form_);
+    layer_layout->addWidget(form_);
+    right_layout->addWidget(layer_box, 1);
+    right->setMinimumWidth(340);
+    split->addWidget(right);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
     outer->addWidget(split, 1);

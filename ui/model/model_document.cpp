@@ -151,9 +151,9 @@ void ModelDocument::revalidate() {
     const QByteArray text = QJsonDocument(model_).toJson(QJsonDocument::Compact);
     try {
         const auto config = nn::ModelConfig::parse(std::string_view(text.constData(), text.size()), "model");
-        input_shape_ = QString::fromStdString(config.input.str());
+        input_shape_ = QString::fromStdString(config.input.str()).replace('x', QChar(0x00D7));
         for (int i = 0; i < n && i < static_cast<int>(config.layers.size()); ++i) {
-            rows_[i].shape = QString::fromStdString(config.layers[i].out_shape.str());
+            rows_[i].shape = QString::fromStdString(config.layers[i].out_shape.str()).replace('x', QChar(0x00D7));
             rows_[i].params = static_cast<qint64>(config.layers[i].param_count);
         }
         params_ = static_cast<qint64>(config.param_count());

@@ -35,7 +35,11 @@ void RunMetrics::add_iteration(const QJsonObject& e) {
     const int node = e.value("node").toInt();
     const double iter = e.value("iter").toDouble();
     const double t = e.value("t").toDouble();
-    if (e.contains("loss")) loss_.add(iter, e.value("loss").toDouble());
+    if (e.contains("loss")) {
+        auto& [sum, n] = loss_by_iter_[e.value("iter").toInteger()];
+        sum += e.value("loss").toDouble();
+        ++n;
+    }
     if (e.contains("iter_ms")) {
         const double ms = e.value("iter_ms").toDouble();
         iter_ms_[worker].add(iter, ms);
@@ -76,12 +80,21 @@ void RunMetrics::add_iteration(const QJsonObject& e) {
     }
 }
 
-Series RunMetrics::smoothed_loss(double weight) const {
+Series RunMetrics::loss() const {
     Series out;
-    out.x = loss_.x;
-    out.y.reserve(loss_.y.size());
+    out.x.reserve(static_cast<qsizetype>(loss_by_iter_.size()));
+    out.y.reserve(static_cast<qsizetype>(loss_by_iter_.size()));
+    for (const auto& [iter, sum_n] : loss_by_iter_) out.add(static_cast<double>(iter), sum_n.first / sum_n.second);
+    return out;
+}
+
+Series RunMetrics::smoothed_loss(double weight) const {
+    const Series raw = loss();
+    Series out;
+    out.x = raw.x;
+    out.y.reserve(raw.y.size());
     double s = 0, norm = 0;
-    for (double v : loss_.y) {
+    for (double v : raw.y) {
         s = weight * s + (1 - weight) * v;
         norm = weight * norm + (1 - weight);
         out.y.append(s / norm);

@@ -36,8 +36,9 @@ public:
     // Grows with every event that changed a series.
     quint64 revision() const { return revision_; }
 
-    // Loss per iteration: x = the worker's iteration count, every worker's points in arrival order.
-    const Series& loss() const { return loss_; }
+    // Loss per iteration: x = the iteration count, y = the mean loss of the workers that have
+    // reported that iteration (workers run asynchronously, so the latest points may hold fewer).
+    Series loss() const;
     // Exponential moving average of loss() with TensorBoard's smoothing weight w in [0, 1):
     // s_i = w·s_{i−1} + (1−w)·loss_i, debiased so the first points are not pulled towards 0.
     Series smoothed_loss(double weight) const;
@@ -86,7 +87,8 @@ private:
 
     double rate_window_s_;
     quint64 revision_ = 0;
-    Series loss_, accuracy_, epoch_loss_;
+    std::map<qint64, std::pair<double, int>> loss_by_iter_;  // iter → (sum of losses, workers)
+    Series accuracy_, epoch_loss_;
     std::map<int, Series> iter_ms_, tx_rate_, rx_rate_, threshold_, density_;
     std::map<int, RateState> rate_state_;
     std::map<int, std::pair<qint64, qint64>> samples_;  // per worker: first and latest cumulative `samples`

@@ -1,0 +1,206 @@
+// The desktop app under QT_QPA_PLATFORM=offscreen, driven as a user would: import a Keras model
+// → launch a local 2-node run on Fashion-MNIST → the charts receive points → Stop → the run is in
+// the SQLite history as stopped, with its events; editing a layer in its form changes the table;
+// a spec saved by the window is one `thresher-launch run` completes; charts redraw at most ~25
+// times a second however fast events arrive; `thresher --screenshot` writes a real picture and
+// fails, naming the file, on a spec that does not exist.
+#include <QtTest>
+
+#include <QApplication>
+#include <QImage>
+#include <QProcess>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <qcustomplot_include.h>
+
+#include "charts_panel.h"
+#include "history_page.h"
+#include "launch_fixture.h"
+#include "layer_form.h"
+#include "main_window.h"
+#include "model_document.h"
+#include "model_page.h"
+#include "run_history.h"
+#include "run_page.h"
+#include "ssh_launcher.h"
+
+using namespace launch_fixture;
+using thresher::ui::MainWindow;
+using thresher::ui::WindowOptions;
+
+namespace {
+
+QString source(const QString& rel) { return qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/" + rel; }
+
+WindowOptions options(const QTemporaryDir& dir) {
+    WindowOptions o;
+    o.history_path = dir.filePath("history.sqlite");
+    o.launch.engine = bin("thresher-engine");
+    o.launch.grace_ms = 3000;
+    return o;
+}
+
+int points(QCustomPlot* plot) {
+    int n = 0;
+    for (int i = 0; i < plot->graphCount(); ++i) n += plot->graph(i)->data()->size();
+    return n;
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { thresher::launcher::ssh::register_ssh_launcher(); }
+    void import_launch_watch_stop_history();
+    void layer_form_edits_the_model();
+    void saved_spec_runs_in_the_cli();
+    void redraws_are_batched();
+    void invalid_model_does_not_launch();
+    void screenshot_cli();
+};
+
+void TestMainWindow::import_launch_watch_stop_history() {
+    QTemporaryDir dir;
+    const int port = free_ports(2);
+    // Many epochs of a small slice: the run lasts until Stop.
+    const QString spec = dir.filePath("run.json");
+    QVERIFY(write_file(spec, local_spec(source("resources/models/mlp.json"), "fashion-mnist", 2, port,
+                                        R"("epochs":200,"batch":32,"limit":1024,"threads":1)")));
+    MainWindow w(options(dir));
+    w.show();
+    QVERIFY2(w.open_spec(spec), qPrintable(w.last_error()));
+    QVERIFY2(w.import_model(source("tests/engine/config/data/keras3_mlp.json")), qPrintable(w.last_error()));
+    QVERIFY(w.document()->valid());
+    QVERIFY(w.current_spec().model_is_inline());  // the imported model travels inside the spec
+
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY2(w.launch(), qPrintable(w.last_error()));
+    QVERIFY(w.running());
+    auto charts = w.run_page()->charts()->charts();
+    // Loss and iteration-time points from both nodes' workers.
+    QTRY_VERIFY_WITH_TIMEOUT(points(charts[0]) >= 20 && w.run_page()->metrics().iteration_ms().size() == 2, 60000);
+    QVERIFY(points(charts[1]) > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(points(charts[2]) > 0, 30000);  // traffic needs half a second of counters
+    QVERIFY(points(charts[3]) > 0);                          // threshold and density
+
+    const qint64 run = w.current_run_id();
+    QVERIFY(run > 0);
+    w.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 20000);
+    QCOMPARE(finished[0][0].toInt(), thresher::launcher::kExitStopped);
+    QVERIFY(!w.running());
+    QVERIFY(pids_with_cmdline(QString::number(port)).isEmpty());
+
+    const auto record = w.history()->run(run);
+    QVERIFY(record);
+    QCOMPARE(record->status, QString("stopped"));
+    QVERIFY(w.history()->events(run).size() >= 20);
+    QCOMPARE(w.history()->spec(run).value("udp_port").toInt(), port);
+    QCOMPARE(w.history_page()->table()->rowCount(), 1);
+}
+
+void TestMainWindow::layer_form_edits_the_model() {
+    QTemporaryDir dir;
+    MainWindow w(options(dir));
+    w.show();
+    w.load_template("lenet");
+    w.model_page()->select_row(0);
+    auto* filters = w.model_page()->findChild<QSpinBox*>("field_filters");
+    QVERIFY(filters);
+    QCOMPARE(filters->value(), 20);
+    filters->setValue(10);  // as if typed: 10 × 1 × 5 × 5 + 10
+    QCOMPARE(w.document()->layer(0).value("filters").toInt(), 10);
+    QCOMPARE(w.document()->layer_params(0), 260);
+    QCOMPARE(w.document()->output_shape(0), QString("10×24×24"));
+    // The table's cell says the same.
+    const auto* table = w.model_page()->table();
+    QCOMPARE(table->model()->data(table->model()->index(0, thresher::ui::ModelDocument::ColParams)).toString(),
+             QLocale().toString(260));
+}
+
+void TestMainWindow::saved_spec_runs_in_the_cli() {
+    QTemporaryDir dir;
+    const int port = free_ports(2);
+    const QString in = dir.filePath("in.json");
+    QVERIFY(write_file(in, local_spec(source("resources/models/mlp.json"), "fashion-mnist", 2, port,
+                                      R"("epochs":1,"batch":64,"limit":512,"threads":1)")));
+    MainWindow w(options(dir));
+    QVERIFY2(w.open_spec(in), qPrintable(w.last_error()));
+    w.document()->set_field("name", "edited-in-gui");  // an edit: the model is saved inline
+    QDir().mkpath(dir.filePath("elsewhere"));
+    const QString out = dir.filePath("elsewhere/saved.json");
+    QVERIFY2(w.save_spec(out), qPrintable(w.last_error()));
+
+    QProcess cli;
+    cli.start(bin("thresher-launch"), {"run", out, "--events"});
+    QVERIFY(cli.waitForFinished(120000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    const QByteArray events = cli.readAllStandardOutput();
+    QVERIFY(events.contains("\"run\":\"edited-in-gui\""));
+    QVERIFY(events.contains("\"status\":\"ok\""));
+}
+
+void TestMainWindow::redraws_are_batched() {
+    QTemporaryDir dir;
+    MainWindow w(options(dir));
+    w.show();
+    auto* page = w.run_page();
+    page->begin("synthetic");
+    const int before = page->charts()->redraw_count();
+    QElapsedTimer clock;
+    clock.start();
+    // 3000 events as fast as they come, with the event loop turning between bursts.
+    for (int i = 0; i < 3000; ++i) {
+        page->add_event({{"event", "iteration"}, {"node", 0}, {"worker", 0}, {"iter", i + 1}, {"t", i * 0.01},
+                         {"loss", 1.0 / (i + 1)}, {"iter_ms", 5.0}, {"bytes_tx", i * 100}, {"bytes_rx", i * 100},
+                         {"samples", (i + 1) * 64}});
+        if (i % 100 == 0) QCoreApplication::processEvents();
+    }
+    QTest::qWait(100);
+    const double elapsed_s = clock.elapsed() / 1000.0;
+    const int redraws = page->charts()->redraw_count() - before;
+    QVERIFY(redraws >= 1);
+    QVERIFY2(redraws <= 25 * elapsed_s + 2, qPrintable(QString("%1 redraws in %2 s").arg(redraws).arg(elapsed_s)));
+    QCOMPARE(points(page->charts()->charts()[0]), 2 * 3000);  // raw and smoothed: nothing dropped
+}
+
+void TestMainWindow::invalid_model_does_not_launch() {
+    QTemporaryDir dir;
+    MainWindow w(options(dir));
+    auto layer = w.document()->layer(0);
+    layer["kernel"] = QJsonArray{5, 0};
+    w.document()->set_layer(0, layer);
+    QVERIFY(!w.launch());
+    QVERIFY(!w.running());
+    QVERIFY2(w.last_error().contains("kernel"), qPrintable(w.last_error()));
+    QCOMPARE(w.history()->runs().size(), 0);
+}
+
+void TestMainWindow::screenshot_cli() {
+    QTemporaryDir dir;
+    const QString png = dir.filePath("window.png");
+    QProcess app;
+    app.start(bin("thresher"), {"--history", dir.filePath("h.sqlite"), "--tab", "model", "--screenshot", png});
+    QVERIFY(app.waitForFinished(60000));
+    QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+    QImage image(png);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.width() >= 1000 && image.height() >= 700);
+    // A real picture, not a blank: many distinct colours.
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 7)
+        for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+    QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+
+    QProcess bad;
+    bad.start(bin("thresher"), {"--history", dir.filePath("h.sqlite"), "--open", "/nonexistent/run.json",
+                                "--screenshot", dir.filePath("bad.png")});
+    QVERIFY(bad.waitForFinished(60000));
+    QCOMPARE(bad.exitCode(), 1);
+    QVERIFY(bad.readAllStandardError().contains("/nonexistent/run.json"));
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"
