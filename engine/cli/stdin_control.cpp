@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>  // explicit_bzero
 #include <poll.h>
 #include <string>
 #include <sys/eventfd.h>

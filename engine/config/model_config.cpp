@@ -2,11 +2,9 @@
 // shape_inference.cpp.
 #include "config/model_config.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "core/error.h"
 #include "config/json_fields.h"
+#include "config/model_format.h"
 
 namespace thresher::nn {
 
@@ -248,13 +246,7 @@ ModelConfig ModelConfig::parse(std::string_view text, const std::string& source)
     return from_json(parse_json_text(text, source), source);
 }
 
-ModelConfig ModelConfig::load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(path + ": cannot open model file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse(ss.str(), path);
-}
+ModelConfig ModelConfig::load(const std::string& path) { return import_model_file(path).model; }
 
 nlohmann::json ModelConfig::to_json() const {
     nlohmann::json j{{"format", "thresher-model"}, {"version", 1}, {"name", name}, {"seed", seed}};

@@ -1,5 +1,5 @@
 // ModelConfig: what a network is, independent of any backend. Parsed from Thresher's own JSON
-// (documented in engine/config/README.md; DL4J and Keras importers will produce the same struct),
+// (documented in engine/config/README.md; the DL4J and Keras importers produce the same struct),
 // validated before anything runs, with every layer's input/output shape and parameter count
 // inferred. Errors are ConfigErrors naming the source, the layer and the field:
 //   lenet.json: layers[2] (convolution): "kernel": must be two positive integers, got [5,0]
@@ -95,7 +95,8 @@ struct ModelConfig {
     // Parses and validates Thresher JSON; `source` names the file in messages.
     static ModelConfig parse(std::string_view text, const std::string& source);
     static ModelConfig from_json(const nlohmann::json& j, const std::string& source);
-    // Reads a file in any supported format (Thresher JSON now; DL4J and Keras with issue 5).
+    // Reads a file in any supported format (Thresher, DL4J or Keras JSON, by content); the
+    // import notes are dropped here: import_model_file() in model_format.h returns them.
     static ModelConfig load(const std::string& path);
     nlohmann::json to_json() const;
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backend/registry.h"
+#include "config/model_format.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "data/data_source.h"
@@ -205,7 +206,10 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
             ev.warning("--seed " + std::to_string(*o.seed) + " ignored: resuming run seed " + std::to_string(run.start.seed));
     } else {
         if (o.model_path.empty()) throw ConfigError("train: --model or --resume is required");
-        run.config = nn::ModelConfig::load(o.model_path);
+        // DL4J and Keras files say what the import approximated; the user sees it as warnings.
+        auto imported = nn::import_model_file(o.model_path);
+        for (const auto& note : imported.notes) ev.warning("model " + o.model_path + ": " + note);
+        run.config = std::move(imported.model);
         run.start.seed = o.seed.value_or(run.config.seed);
     }
     run.data = data::load_data(o.data_spec);

@@ -1,0 +1,620 @@
+// Reading one DL4J layer takes four questions whose answers come in two spellings (current
+// "@class" objects, older strings): which activation, which weight init, which updater, which
+// regularisation. Each has one function below that accepts both.
+#include "config/dl4j_import.h"
+
+#include <filesystem>
+#include <map>
+
+#include "config/import_support.h"
+#include "config/json_fields.h"
+#include "core/error.h"
+
+namespace thresher::nn {
+
+namespace {
+
+using import::Place;
+using import::simple_class_name;
+
+enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation };
+
+std::optional<Kind> kind_of(const std::string& name) {
+    static const std::map<std::string, Kind> kinds{
+        {"DenseLayer", Kind::Dense},          {"dense", Kind::Dense},
+        {"OutputLayer", Kind::Output},        {"output", Kind::Output},
+        {"ConvolutionLayer", Kind::Convolution}, {"Convolution2D", Kind::Convolution},
+        {"convolution", Kind::Convolution},   {"SubsamplingLayer", Kind::Subsampling},
+        {"Subsampling2D", Kind::Subsampling}, {"subsampling", Kind::Subsampling},
+        {"BatchNormalization", Kind::BatchNorm}, {"batchNormalization", Kind::BatchNorm},
+        {"DropoutLayer", Kind::Dropout},      {"dropout", Kind::Dropout},
+        {"ActivationLayer", Kind::Activation}, {"activation", Kind::Activation}};
+    auto it = kinds.find(name);
+    if (it == kinds.end()) return std::nullopt;
+    return it->second;
+}
+
+// Fields every DL4J version writes that either match what Thresher does or only steer DL4J's own
+// execution (workspaces, cuDNN algorithm choice); reading them would change nothing.
+void ignore_harmless(Place& p) {
+    p.ignore({"@class", "layerName", "biasInit", "gainInit", "constraints", "timeDistributedFormat",
+              "cudnnAlgoMode", "cudnnFwdAlgo", "cudnnBwdFilterAlgo", "cudnnBwdDataAlgo",
+              "cudnnAllowFallback", "dist", "variables", "pnorm", "eps", "biasLearningRate",
+              "learningRateSchedule", "lrScoreBasedDecay", "momentumSchedule", "momentumAfter",
+              "learningRateAfter", "gradientNormalizationThreshold", "convolutionType",
+              "avgPoolIncludePadInDivisor", "useLogStd", "isMinibatch", "gamma", "beta",
+              "collapseDimensions", "nin", "nIn", "nout", "nOut", "weightNoise", "biasUpdater",
+              "gradientNormalization", "hasLayerNorm", "regularizationBias", "l1Bias", "l2Bias",
+              "customLossFunction", "rho", "adamMeanDecay", "adamVarDecay", "rmsDecay", "epsilon",
+              "momentum", "learningRate"});
+}
+
+const char* kSupportedActivations = "identity, relu, leakyrelu, tanh, sigmoid, softmax";
+
+ActivationSpec activation_from_name(Place& p, const std::string& key, const std::string& name, float alpha) {
+    const std::string n = normalise_name(name);
+    if (n == "identity" || n == "linear") return {Activation::Identity, alpha};
+    if (n == "relu") return {Activation::Relu, alpha};
+    if (n == "leakyrelu" || n == "lrelu") return {Activation::LeakyRelu, alpha};
+    if (n == "tanh") return {Activation::Tanh, alpha};
+    if (n == "sigmoid") return {Activation::Sigmoid, alpha};
+    if (n == "softmax") return {Activation::Softmax, alpha};
+    p.fail(key, "activation \"" + name + "\" is not supported (Thresher has " + kSupportedActivations + ")");
+}
+
+// "activationFn": {"@class": "org.nd4j.linalg.activations.impl.ActivationReLU", ...} or the older
+// "activationFunction": "relu" (with the leaky slope at the conf level, "leakyreluAlpha").
+ActivationSpec read_activation(Place& p, float legacy_alpha) {
+    if (const auto* fn = p.object({"activationFn"})) {
+        std::vector<std::string> scratch;  // an activation object has nothing worth a note
+        Place a(*fn, p.source(), p.where() + ".activationFn", scratch);
+        const auto cls = simple_class_name(a.string({"@class"}).value_or(""));
+        if (cls == "ActivationReLU") {
+            // DL4J 1.0's ReLU carries optional max / threshold / negativeSlope.
+            const auto slope = a.number({"negativeSlope"}).value_or(0.0);
+            if (a.number({"max"}).value_or(0.0) != 0.0 || a.number({"threshold"}).value_or(0.0) != 0.0)
+                p.fail("activationFn", "ActivationReLU with max or threshold is not supported");
+            if (slope != 0.0) return {Activation::LeakyRelu, static_cast<float>(slope)};
+            return {Activation::Relu, 0.01f};
+        }
+        if (cls == "ActivationLReLU") return {Activation::LeakyRelu, static_cast<float>(a.number({"alpha"}).value_or(0.01))};
+        if (cls.rfind("Activation", 0) != 0) p.fail("activationFn", "unknown activation class " + fn->dump());
+        return activation_from_name(p, "activationFn", cls.substr(10), 0.01f);
+    }
+    if (auto name = p.string({"activationFunction"})) return activation_from_name(p, "activationFunction", *name, legacy_alpha);
+    p.note("no activation given: using DL4J's default, sigmoid");
+    return {Activation::Sigmoid, 0.01f};
+}
+
+WeightInit init_from_name(Place& p, const std::string& key, const std::string& name) {
+    const std::string n = normalise_name(name);
+    if (n == "xavier") return WeightInit::Xavier;
+    if (n == "xavieruniform") return WeightInit::XavierUniform;
+    if (n == "relu") return WeightInit::Relu;
+    if (n == "normal") return WeightInit::Normal;
+    if (n == "uniform") return WeightInit::Uniform;
+    if (n == "zero") return WeightInit::Zero;
+    if (n == "reluuniform") {
+        p.note("\"" + key + "\": " + name + " approximated by relu (He normal)");
+        return WeightInit::Relu;
+    }
+    p.note("\"" + key + "\": " + name + " has no Thresher equivalent: using xavier");
+    return WeightInit::Xavier;
+}
+
+// "weightInitFn": {"@class": "org.deeplearning4j.nn.weights.WeightInitXavier"} or "weightInit": "XAVIER".
+std::optional<WeightInit> read_weight_init(Place& p) {
+    if (const auto* fn = p.object({"weightInitFn"})) {
+        const auto cls = simple_class_name(import::text_or(*fn, "@class", ""));
+        if (cls == "WeightInitConstant" && import::number_or(*fn, "value", 1.0) == 0.0) return WeightInit::Zero;
+        if (cls.rfind("WeightInit", 0) != 0) p.fail("weightInitFn", "unknown weight init class " + fn->dump());
+        return init_from_name(p, "weightInitFn", cls.substr(10));
+    }
+    if (auto name = p.string({"weightInit"})) return init_from_name(p, "weightInit", *name);
+    return std::nullopt;
+}
+
+// A DL4J hyperparameter is a number or an ISchedule object; a schedule is imported as its start.
+std::optional<double> scheduled_value(Place& p, const std::string& key, const nlohmann::json& v) {
+    if (v.is_number()) return v.get<double>();
+    if (v.is_object()) {
+        const auto cls = simple_class_name(import::text_or(v, "@class", ""));
+        if (cls == "FixedSchedule" && v.contains("value") && v["value"].is_number()) return v["value"].get<double>();
+        if (v.contains("initialValue") && v["initialValue"].is_number()) {
+            p.note("\"" + key + "\": " + cls + " imported as its initial value (Thresher has no schedules)");
+            return v["initialValue"].get<double>();
+        }
+    }
+    p.fail(key, "expected a number or a schedule, got " + v.dump());
+}
+
+UpdaterSpec default_updater(UpdaterKind kind) {
+    // DL4J's defaults per updater, as Thresher JSON uses them.
+    UpdaterSpec u;
+    u.kind = kind;
+    switch (kind) {
+        case UpdaterKind::Sgd: u.learning_rate = 1e-3f; break;
+        case UpdaterKind::Nesterovs: u.learning_rate = 0.1f; break;
+        case UpdaterKind::AdaGrad: u.learning_rate = 0.1f; u.epsilon = 1e-6f; break;
+        case UpdaterKind::RmsProp: u.learning_rate = 0.1f; u.epsilon = 1e-8f; break;
+        case UpdaterKind::Adam: u.learning_rate = 1e-3f; u.epsilon = 1e-8f; break;
+    }
+    return u;
+}
+
+std::optional<UpdaterKind> updater_kind(const std::string& name) {
+    const std::string n = normalise_name(name);
+    if (n == "sgd") return UpdaterKind::Sgd;
+    if (n == "nesterovs") return UpdaterKind::Nesterovs;
+    if (n == "adagrad") return UpdaterKind::AdaGrad;
+    if (n == "rmsprop") return UpdaterKind::RmsProp;
+    if (n == "adam") return UpdaterKind::Adam;
+    return std::nullopt;
+}
+
+// "iupdater": {"@class": "org.nd4j.linalg.learning.config.Nesterovs", "learningRate": 0.1, ...} or
+// the older "updater": "NESTEROVS" with "learningRate", "momentum", ... beside it on the layer.
+std::optional<UpdaterSpec> read_updater(Place& p) {
+    const char* kSupported = " is not supported (Thresher has Sgd, Nesterovs, AdaGrad, RmsProp, Adam)";
+    if (const auto* obj = p.object({"iupdater", "iUpdater"})) {
+        std::vector<std::string> scratch;
+        Place u(*obj, p.source(), p.where() + ".iupdater", scratch);
+        const auto cls = simple_class_name(u.string({"@class"}).value_or("(no @class)"));
+        auto kind = updater_kind(cls);
+        if (!kind) p.fail("iupdater", "updater " + cls + kSupported);
+        UpdaterSpec s = default_updater(*kind);
+        if (auto lr = u.number({"learningRate"})) {
+            s.learning_rate = static_cast<float>(*lr);
+        } else if (const auto* sched = u.object({"learningRateSchedule"})) {
+            s.learning_rate = static_cast<float>(*scheduled_value(p, "iupdater.learningRateSchedule", *sched));
+        }
+        if (auto v = u.number({"momentum"})) s.momentum = static_cast<float>(*v);
+        if (u.has("momentumISchedule") || u.has("momentumSchedule"))
+            p.note("\"iupdater\": momentum schedule ignored (Thresher has no schedules)");
+        if (auto v = u.number({"beta1"})) s.beta1 = static_cast<float>(*v);
+        if (auto v = u.number({"beta2"})) s.beta2 = static_cast<float>(*v);
+        if (auto v = u.number({"epsilon"})) s.epsilon = static_cast<float>(*v);
+        if (auto v = u.number({"rmsDecay"})) s.rms_decay = static_cast<float>(*v);
+        return s;
+    }
+    auto name = p.string({"updater"});
+    if (!name) return std::nullopt;
+    auto kind = updater_kind(*name);
+    if (!kind) p.fail("updater", "updater " + *name + kSupported);
+    UpdaterSpec s = default_updater(*kind);
+    if (auto v = p.number({"learningRate"})) s.learning_rate = static_cast<float>(*v);
+    if (auto v = p.number({"momentum"})) s.momentum = static_cast<float>(*v);
+    if (auto v = p.number({"adamMeanDecay"})) s.beta1 = static_cast<float>(*v);
+    if (auto v = p.number({"adamVarDecay"})) s.beta2 = static_cast<float>(*v);
+    if (auto v = p.number({"epsilon"})) s.epsilon = static_cast<float>(*v);
+    if (auto v = p.number({"rmsDecay"})) s.rms_decay = static_cast<float>(*v);
+    return s;
+}
+
+// "regularization": [{"@class": "...L2Regularization", "l2": {FixedSchedule}}, ...] or the older
+// plain "l1" / "l2" numbers.
+void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
+    float l1 = 0.f, l2 = 0.f;
+    if (const auto* list = p.array({"regularization"})) {
+        for (const auto& r : *list) {
+            const auto cls = r.is_object() ? simple_class_name(import::text_or(r, "@class", "")) : "";
+            auto value = [&](const char* key) -> float {
+                if (!r.contains(key)) p.fail("regularization", cls + " without \"" + key + "\": " + r.dump());
+                return static_cast<float>(*scheduled_value(p, "regularization", r[key]));
+            };
+            if (cls == "L1Regularization") {
+                l1 += value("l1");
+            } else if (cls == "L2Regularization") {
+                l2 += value("l2");
+            } else if (cls == "WeightDecay") {
+                const float c = value("coeff");
+                l2 += c;
+                p.note("\"regularization\": WeightDecay " + import::number_text(c) +
+                       " approximated as l2 (Thresher adds l2·w to the gradient before the updater)");
+            } else {
+                p.fail("regularization", "unsupported regularization " + r.dump());
+            }
+        }
+    } else {
+        l1 = static_cast<float>(p.number({"l1"}).value_or(0.0));
+        l2 = static_cast<float>(p.number({"l2"}).value_or(0.0));
+        if (!legacy_enabled && (l1 != 0.f || l2 != 0.f)) {
+            p.note("l1/l2 ignored: the conf says \"useRegularization\": false");
+            l1 = l2 = 0.f;
+        }
+    }
+    if (l1 < 0.f || l2 < 0.f) p.fail("regularization", "l1 and l2 must not be negative");
+    l.l1 = l1;
+    l.l2 = l2;
+    const auto* bias = p.array({"regularizationBias"});
+    if ((bias && !bias->empty()) || p.number({"l1Bias"}).value_or(0.0) != 0.0 || p.number({"l2Bias"}).value_or(0.0) != 0.0)
+        p.note("bias regularisation ignored (Thresher never regularises biases)");
+}
+
+// The probability of *keeping* an input (DL4J's dropOut(p) and Dropout(p) both mean retain).
+std::optional<float> read_dropout(Place& p) {
+    if (const auto* d = p.object({"idropout"})) {
+        const auto cls = simple_class_name(import::text_or(*d, "@class", ""));
+        if (cls != "Dropout") p.fail("idropout", cls + " is not supported (only Dropout)");
+        if (d->contains("pSchedule") && !(*d)["pSchedule"].is_null())
+            p.note("\"idropout\": dropout schedule ignored; using p");
+        const auto pv = import::number_or(*d, "p", 0.5);
+        if (!(pv > 0.0 && pv <= 1.0)) p.fail("idropout", "p must be in (0, 1], got " + d->dump());
+        return static_cast<float>(pv);
+    }
+    const auto v = p.number({"dropOut"}).value_or(0.0);
+    if (v == 0.0) return std::nullopt;  // 0 meant "no dropout" in the older form
+    if (!(v > 0.0 && v <= 1.0)) p.fail("dropOut", "must be a retain probability in (0, 1], got " + std::to_string(v));
+    return static_cast<float>(v);
+}
+
+LossKind read_loss(Place& p) {
+    std::string name;
+    if (const auto* fn = p.object({"lossFn"})) {
+        name = simple_class_name(import::text_or(*fn, "@class", ""));
+        if (fn->contains("weights") && !(*fn)["weights"].is_null())
+            p.fail("lossFn", "per-output loss weights are not supported");
+        if (name.rfind("Loss", 0) == 0) name = name.substr(4);
+    } else if (auto s = p.string({"lossFunction"})) {
+        name = *s;
+    } else {
+        p.fail("lossFn", "is required on an output layer");
+    }
+    const std::string n = normalise_name(name);
+    if (n == "mcxent") return LossKind::MultiClassCrossEntropy;
+    if (n == "negativeloglikelihood") return LossKind::NegativeLogLikelihood;
+    if (n == "binaryxent" || n == "xent") return LossKind::BinaryCrossEntropy;
+    if (n == "mse") return LossKind::MSE;
+    p.fail(p.has("lossFn") ? "lossFn" : "lossFunction",
+           "loss " + name + " is not supported (Thresher has MCXENT, NEGATIVELOGLIKELIHOOD, XENT, MSE)");
+}
+
+ConvMode read_mode(Place& p) {
+    const auto mode = p.string({"convolutionMode"}).value_or("Truncate");
+    const auto n = normalise_name(mode);
+    if (n == "same") return ConvMode::Same;
+    if (n == "truncate") return ConvMode::Truncate;
+    if (n == "strict") {
+        p.note("convolutionMode Strict imported as Truncate (same sizes whenever Strict accepts them)");
+        return ConvMode::Truncate;
+    }
+    p.fail("convolutionMode", mode + " is not supported (Truncate, Strict or Same)");
+}
+
+// What a layer said its input size was, checked against shape inference once the whole model is
+// known: the surest sign that the input shape was understood.
+struct InputCheck {
+    std::size_t layer;
+    int n_in;
+    std::string where;
+};
+
+// One spatial dimension through convolution and pooling layers (shape_inference.cpp's formulas);
+// 0 when a window does not fit.
+int forward_dim(int in, const std::vector<LayerConfig>& layers, int d) {
+    for (const auto& l : layers) {
+        if (l.type != LayerType::Convolution && l.type != LayerType::Subsampling) continue;
+        const int dil = l.type == LayerType::Convolution ? l.dilation[d] : 1;
+        const long long k_eff = static_cast<long long>(l.kernel[d] - 1) * dil + 1;
+        if (l.mode == ConvMode::Same) {
+            in = (in + l.stride[d] - 1) / l.stride[d];
+        } else {
+            const long long span = static_cast<long long>(in) + 2LL * l.padding[d] - k_eff;
+            if (span < 0) return 0;
+            in = static_cast<int>(span / l.stride[d] + 1);
+        }
+    }
+    return in;
+}
+
+struct Preprocessor {
+    std::string kind;  // simple class name
+    int height = 0, width = 0, channels = 0;
+    std::string where;
+};
+
+std::map<int, Preprocessor> read_preprocessors(Place& root) {
+    std::map<int, Preprocessor> out;
+    const auto* pre = root.object({"inputPreProcessors"});
+    if (!pre) return out;
+    static const std::map<std::string, std::string> legacy{{"cnnToFeedForward", "CnnToFeedForwardPreProcessor"},
+                                                           {"feedForwardToCnn", "FeedForwardToCnnPreProcessor"}};
+    for (const auto& [key, value] : pre->items()) {
+        const std::string where = "inputPreProcessors[" + key + "]";
+        int index = -1;
+        try {
+            index = std::stoi(key);
+        } catch (const std::exception&) {
+        }
+        if (index < 0 || std::to_string(index) != key) root.fail("inputPreProcessors", "key \"" + key + "\" is not a layer index");
+        Preprocessor p;
+        p.where = where;
+        const nlohmann::json* body = &value;
+        if (value.is_object() && value.contains("@class")) {
+            p.kind = simple_class_name(value["@class"].is_string() ? value["@class"].get<std::string>() : "");
+        } else if (value.is_object() && value.size() == 1 && value.begin().value().is_object()) {
+            auto it = legacy.find(value.begin().key());
+            p.kind = it == legacy.end() ? value.begin().key() : it->second;
+            body = &value.begin().value();
+        } else {
+            root.fail("inputPreProcessors", where + " is not a preprocessor: " + value.dump());
+        }
+        if (p.kind != "CnnToFeedForwardPreProcessor" && p.kind != "FeedForwardToCnnPreProcessor")
+            throw ConfigError(root.source() + ": " + where + ": preprocessor " + p.kind + " is not supported");
+        std::vector<std::string> scratch;
+        Place b(*body, root.source(), where, scratch);
+        p.height = b.integer({"inputHeight"}, 1).value_or(0);
+        p.width = b.integer({"inputWidth"}, 1).value_or(0);
+        p.channels = b.integer({"numChannels"}, 1).value_or(0);
+        if (!p.height || !p.width || !p.channels)
+            b.fail("needs \"inputHeight\", \"inputWidth\" and \"numChannels\"");
+        out[index] = p;
+    }
+    return out;
+}
+
+}  // namespace
+
+ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& source) {
+    ImportResult result;
+    result.format = ModelFormat::Dl4j;
+    auto& notes = result.notes;
+    Place root(root_json, source, "model", notes);
+    if (root.has("vertices") || root.has("networkInputs"))
+        root.fail("a DL4J ComputationGraph configuration cannot be imported (only MultiLayerConfiguration: "
+                  "a plain stack of layers)");
+    const auto* confs = root.array({"confs"});
+    if (!confs || confs->empty()) root.fail("confs", "must be a non-empty array of layer configurations");
+
+    ModelConfig m;
+    m.name = std::filesystem::path(source).stem().string();
+    if (m.name.empty()) m.name = "dl4j";
+    std::vector<InputCheck> checks;
+    std::vector<std::size_t> first_of_conf;  // our index of each conf's layer (after any dropout in front)
+
+    for (std::size_t i = 0; i < confs->size(); ++i) {
+        const std::string conf_where = "confs[" + std::to_string(i) + "]";
+        Place c((*confs)[i], source, conf_where, notes);
+        const auto* layer = c.object({"layer"});
+        if (!layer) c.fail("layer", "is required");
+        std::string cls;
+        const nlohmann::json* body = layer;
+        if (layer->contains("@class") && (*layer)["@class"].is_string()) {
+            cls = simple_class_name((*layer)["@class"].get<std::string>());
+        } else if (layer->size() == 1 && layer->begin().value().is_object()) {
+            cls = layer->begin().key();  // the older name-keyed form: {"dense": {...}}
+            body = &layer->begin().value();
+        } else {
+            c.fail("layer", "expected {\"@class\": ...} or {\"<layer type>\": {...}}, got " + layer->dump().substr(0, 200));
+        }
+        std::string name;
+        if (body->is_object() && body->contains("layerName") && (*body)["layerName"].is_string())
+            name = (*body)["layerName"].get<std::string>();
+        const std::string where = conf_where + " (" + cls + (name.empty() ? "" : " \"" + name + "\"") + ")";
+        Place p(*body, source, where, notes);
+        const auto kind = kind_of(cls);
+        if (!kind)
+            p.fail("layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, "
+                   "ConvolutionLayer, SubsamplingLayer, BatchNormalization, DropoutLayer and ActivationLayer)");
+
+        // Conf-level settings. Every conf repeats the builder's seed; the first stands for the model.
+        if (auto s = c.number({"seed"}); i == 0 && s && *s >= 0 && *s < 9.007199254740992e15)
+            m.seed = static_cast<std::uint64_t>(*s);
+        const bool use_regularization = c.boolean({"useRegularization"}).value_or(true);
+        const float leaky_alpha = static_cast<float>(c.number({"leakyreluAlpha"}).value_or(0.01));
+        if (auto policy = c.string({"learningRatePolicy"}); policy && normalise_name(*policy) != "none")
+            c.note("learning-rate policy " + *policy + " ignored (Thresher has no schedules)");
+        if (auto algo = c.string({"optimizationAlgo"}); algo && normalise_name(*algo) != "stochasticgradientdescent")
+            c.note("optimizationAlgo " + *algo + " ignored: Thresher trains with minibatch gradient descent");
+        if (auto n = c.number({"numIterations"}); n && *n > 1)
+            c.note("numIterations " + std::to_string(static_cast<int>(*n)) + " ignored: one update per minibatch");
+        if (c.boolean({"minimize"}).value_or(true) == false) c.fail("minimize", "maximising the loss is not supported");
+        c.ignore({"layer", "cacheMode", "dataType", "epochCount", "iterationCount", "maxNumLineSearchIterations",
+                  "miniBatch", "stepFunction", "variables", "l1ByParam", "l2ByParam", "learningRateByParam",
+                  "lrPolicyDecayRate", "lrPolicyPower", "lrPolicySteps", "useDropConnect", "pretrain"});
+        c.note_unread();
+
+        first_of_conf.push_back(m.layers.size());
+        if (auto retain = read_dropout(p); retain && *retain < 1.f && *kind != Kind::Dropout) {
+            LayerConfig d;
+            d.type = LayerType::Dropout;
+            d.name = (name.empty() ? conf_where : name) + " input dropout";
+            d.retain = *retain;
+            m.layers.push_back(d);
+        }
+
+        LayerConfig l;
+        l.name = name.empty() ? conf_where : name;
+        const auto n_in = p.integer({"nin", "nIn"}, 0);
+        const auto n_out = p.integer({"nout", "nOut"}, 0);
+        auto need_n_out = [&]() {
+            if (!n_out || *n_out < 1) p.fail("nOut", "is required: a positive number of outputs");
+            return *n_out;
+        };
+        // Every path ends here, so whatever field nobody read is named in a note.
+        auto finish = [&]() {
+            ignore_harmless(p);
+            p.ignore({"activationFn", "activationFunction", "weightInitFn", "weightInit", "iupdater", "iUpdater",
+                      "updater", "regularization", "l1", "l2", "idropout", "dropOut", "lossFn", "lossFunction",
+                      "hasBias", "kernelSize", "stride", "padding", "dilation", "convolutionMode", "poolingType",
+                      "decay", "lockGammaBeta", "cnn2dDataFormat", "dataFormat"});
+            p.note_unread();
+        };
+        bool params = false;
+        switch (*kind) {
+            case Kind::Dense:
+            case Kind::Output:
+                l.type = *kind == Kind::Dense ? LayerType::Dense : LayerType::Output;
+                l.units = need_n_out();
+                l.activation = read_activation(p, leaky_alpha);
+                if (*kind == Kind::Output) l.loss = read_loss(p);
+                if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
+                params = true;
+                break;
+            case Kind::Convolution: {
+                l.type = LayerType::Convolution;
+                l.units = need_n_out();
+                l.kernel = p.pair({"kernelSize"}, 1).value_or(std::array<int, 2>{5, 5});
+                l.stride = p.pair({"stride"}, 1).value_or(std::array<int, 2>{1, 1});
+                l.padding = p.pair({"padding"}, 0).value_or(std::array<int, 2>{0, 0});
+                l.dilation = p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1});
+                l.mode = read_mode(p);
+                l.activation = read_activation(p, leaky_alpha);
+                if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
+                params = true;
+                break;
+            }
+            case Kind::Subsampling: {
+                l.type = LayerType::Subsampling;
+                const auto pooling = p.string({"poolingType"}).value_or("MAX");
+                const auto pn = normalise_name(pooling);
+                if (pn != "max" && pn != "avg")
+                    p.fail("poolingType", pooling + " pooling is not supported (MAX or AVG)");
+                l.max_pool = pn == "max";
+                l.kernel = p.pair({"kernelSize"}, 1).value_or(std::array<int, 2>{1, 1});
+                l.stride = p.pair({"stride"}, 1).value_or(std::array<int, 2>{2, 2});
+                l.padding = p.pair({"padding"}, 0).value_or(std::array<int, 2>{0, 0});
+                if (p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1}) != std::array<int, 2>{1, 1})
+                    p.fail("dilation", "dilated pooling is not supported");
+                l.mode = read_mode(p);
+                break;
+            }
+            case Kind::BatchNorm:
+                l.type = LayerType::BatchNorm;
+                l.bn_eps = static_cast<float>(p.number({"eps"}).value_or(1e-5));
+                l.bn_decay = static_cast<float>(p.number({"decay"}).value_or(0.9));
+                if (p.boolean({"lockGammaBeta"}).value_or(false))
+                    p.fail("lockGammaBeta", "fixed gamma/beta are not supported (Thresher learns both)");
+                if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
+                params = true;
+                break;
+            case Kind::Dropout: {
+                auto retain = read_dropout(p);
+                if (!retain || *retain >= 1.f) {
+                    p.note("dropout layer without dropout: left out");
+                    finish();
+                    continue;
+                }
+                l.type = LayerType::Dropout;
+                l.retain = *retain;
+                break;
+            }
+            case Kind::Activation: {
+                const auto act = read_activation(p, leaky_alpha);
+                auto* prev = m.layers.empty() ? nullptr : &m.layers.back();
+                const bool foldable = prev && (prev->type == LayerType::Dense || prev->type == LayerType::Convolution) &&
+                                      prev->activation.kind == Activation::Identity;
+                if (!foldable)
+                    p.fail("an ActivationLayer can only follow a dense or convolution layer with identity activation "
+                           "(Thresher applies activations inside those layers)");
+                if (act.kind == Activation::Softmax && prev->type == LayerType::Convolution)
+                    p.fail("softmax over a convolution's output is not supported");
+                prev->activation = act;
+                finish();
+                continue;
+            }
+        }
+        if (params) {
+            l.weight_init = read_weight_init(p);
+            if (!l.weight_init) l.weight_init = WeightInit::Xavier;
+            l.updater = read_updater(p);
+            if (!l.updater) {
+                p.note("no updater given: using DL4J's default, Sgd with learning rate 1e-3");
+                l.updater = default_updater(UpdaterKind::Sgd);
+            }
+            read_regularisation(p, l, use_regularization);
+            if (p.boolean({"hasBias"}).value_or(true) == false)
+                p.note("hasBias false: Thresher always learns a bias");
+            if (p.boolean({"hasLayerNorm"}).value_or(false)) p.fail("hasLayerNorm", "layer normalisation is not supported");
+            if (p.has("weightNoise")) p.fail("weightNoise", "weight noise is not supported");
+            if (p.has("biasUpdater")) p.note("\"biasUpdater\" ignored: biases use the layer's updater");
+            if (auto g = p.string({"gradientNormalization"}); g && normalise_name(*g) != "none")
+                p.note("gradientNormalization " + *g + " ignored");
+            if (auto b = p.number({"biasInit"}); b && *b != 0.0) p.note("biasInit ignored: biases start at 0");
+            if (p.has("constraints") && !p.json()["constraints"].empty()) p.note("constraints ignored");
+        }
+        if (auto f = p.string({"cnn2dDataFormat", "dataFormat"}); f && normalise_name(*f) == "nhwc")
+            p.note("cnn2dDataFormat NHWC: Thresher feeds images as channels x height x width");
+        finish();
+        m.layers.push_back(std::move(l));
+    }
+
+    // The input shape: DL4J keeps InputType.convolutionalFlat(h, w, c) as a FeedForwardToCnn
+    // preprocessor in front of layer 0; otherwise the first layer's nIn says it.
+    auto pre = read_preprocessors(root);
+    bool image_needs_size = false;
+    if (auto it = pre.find(0); it != pre.end() && it->second.kind == "FeedForwardToCnnPreProcessor") {
+        m.input = Shape{it->second.channels, it->second.height, it->second.width};
+        pre.erase(it);
+    } else {
+        const std::size_t first = first_of_conf.front();
+        const auto* check = checks.empty() || checks.front().layer != first ? nullptr : &checks.front();
+        const auto t = first < m.layers.size() ? m.layers[first].type : LayerType::Dense;
+        if (!check)
+            root.fail("cannot tell the input shape: the first layer has no nIn and there is no FeedForwardToCnn "
+                      "preprocessor (DL4J writes one for setInputType(InputType.convolutionalFlat(h, w, c)))");
+        if (t == LayerType::Dense || t == LayerType::Output) {
+            m.input = Shape{check->n_in, 1, 1};
+        } else {
+            m.input = Shape{check->n_in, 0, 0};  // height and width from the CnnToFeedForward below
+            image_needs_size = true;
+        }
+    }
+    for (auto& [index, p] : pre) {
+        if (index < 0 || static_cast<std::size_t>(index) >= first_of_conf.size() ||
+            first_of_conf[index] >= m.layers.size())
+            throw ConfigError(source + ": " + p.where + ": no layer " + std::to_string(index) + " to stand in front of");
+        if (p.kind != "CnnToFeedForwardPreProcessor")
+            throw ConfigError(source + ": " + p.where + ": " + p.kind +
+                              " between layers is not supported (images can be flattened, not rebuilt)");
+        if (image_needs_size) {
+            // InputType.convolutional(h, w, c) leaves no trace but the flattening preprocessor's
+            // size: walk each dimension back to the smallest input that gives it.
+            const std::vector<LayerConfig> before(m.layers.begin(), m.layers.begin() + first_of_conf[index]);
+            int hw[2] = {0, 0};
+            const int want[2] = {p.height, p.width};
+            for (int d = 0; d < 2; ++d)
+                for (int in = 1; in <= 16384 && !hw[d]; ++in)
+                    if (forward_dim(in, before, d) == want[d]) hw[d] = in;
+            if (!hw[0] || !hw[1])
+                throw ConfigError(source + ": " + p.where + ": no input height/width leads to " +
+                                  std::to_string(p.height) + "x" + std::to_string(p.width) + " here");
+            m.input.h = hw[0];
+            m.input.w = hw[1];
+            notes.push_back("input: height x width " + std::to_string(hw[0]) + "x" + std::to_string(hw[1]) +
+                            " inferred from " + p.where + " (the smallest size that gives it)");
+            image_needs_size = false;
+        }
+    }
+    if (image_needs_size)
+        root.fail("cannot tell the input height and width: no FeedForwardToCnn or CnnToFeedForward preprocessor "
+                  "records them (DL4J writes them for setInputType(InputType.convolutionalFlat(h, w, c)))");
+    if (m.layers.empty()) root.fail("confs", "no layers left to import");
+
+    import::hoist_layer_defaults(m);
+    result.model = import::validated(m, source);
+
+    for (const auto& c : checks) {
+        const auto& l = result.model.layers[c.layer];
+        const bool per_channel = l.type == LayerType::Convolution || (l.type == LayerType::BatchNorm && !l.in_shape.flat());
+        const auto have = per_channel ? static_cast<std::size_t>(l.in_shape.c) : l.in_shape.size();
+        if (have != static_cast<std::size_t>(c.n_in))
+            throw ConfigError(source + ": " + c.where + ": \"nIn\": is " + std::to_string(c.n_in) + " but the layer's input is " +
+                              l.in_shape.str() + (per_channel ? " (channels " : " (") + std::to_string(have) + ")");
+    }
+    for (const auto& [index, p] : pre) {
+        const auto& l = result.model.layers[first_of_conf[index]];
+        if (l.in_shape.size() != static_cast<std::size_t>(p.channels) * p.height * p.width)
+            throw ConfigError(source + ": " + p.where + ": flattens " + std::to_string(p.channels) + "x" +
+                              std::to_string(p.height) + "x" + std::to_string(p.width) + " but layer " +
+                              std::to_string(index) + "'s input is " + l.in_shape.str());
+    }
+    root.ignore({"confs", "inputPreProcessors", "backpropType", "cacheMode", "dataType", "epochCount", "iterationCount",
+                 "inferenceWorkspaceMode", "trainingWorkspaceMode", "tbpttBackLength", "tbpttFwdLength",
+                 "validateOutputLayerConfig", "validateTbpttConfig", "backprop", "pretrain"});
+    if (root.boolean({"pretrain"}).value_or(false)) root.note("\"pretrain\": true ignored (no layer-wise pretraining)");
+    root.note_unread();
+    return result;
+}
+
+}  // namespace thresher::nn

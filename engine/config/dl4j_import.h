@@ -1,0 +1,22 @@
+// DL4J MultiLayerConfiguration JSON (MultiLayerConfiguration.toJson(), a model zip's
+// configuration.json) to a ModelConfig. Both forms DL4J has written are read:
+//   current (1.0.0-alpha on):  "layer": {"@class": "org.deeplearning4j.nn.conf.layers.DenseLayer",
+//                               "activationFn": {"@class": "...ActivationReLU"}, "iupdater": {...}}
+//   older (0.x), name-keyed:   "layer": {"dense": {"activationFunction": "relu",
+//                               "updater": "NESTEROVS", "learningRate": 0.1, "weightInit": "XAVIER"}}
+// A layer's dropout (DL4J drops the layer's *input*) becomes a dropout layer in front of it; an
+// ActivationLayer is folded into the layer before it. The mapping and what is refused are listed
+// in engine/config/README.md.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config/model_format.h"
+
+namespace thresher::nn {
+
+ImportResult import_dl4j(const nlohmann::json& root, const std::string& source);
+
+}  // namespace thresher::nn

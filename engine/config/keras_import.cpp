@@ -1,0 +1,360 @@
+// Keras layers are walked in order with one piece of state beside the layers built so far:
+// whether the tensor is flat yet. Keras applies Dense to the last axis of an image (per pixel),
+// which Thresher cannot do, so a Dense before any Flatten is refused rather than flattened.
+#include "config/keras_import.h"
+
+#include <filesystem>
+
+#include "config/import_support.h"
+#include "core/error.h"
+
+namespace thresher::nn {
+
+namespace {
+
+using import::Place;
+
+const char* kSupportedLayers =
+    "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, BatchNormalization, Dropout, Flatten, "
+    "Activation, ReLU, LeakyReLU, Softmax";
+
+ActivationSpec activation_from_name(Place& p, const std::string& key, const nlohmann::json& v) {
+    if (v.is_null()) return {Activation::Identity, 0.01f};
+    if (!v.is_string()) p.fail(key, "custom activation " + v.dump().substr(0, 120) + " is not supported");
+    const auto name = v.get<std::string>();
+    if (name == "linear") return {Activation::Identity, 0.01f};
+    if (name == "relu") return {Activation::Relu, 0.01f};
+    if (name == "tanh") return {Activation::Tanh, 0.01f};
+    if (name == "sigmoid") return {Activation::Sigmoid, 0.01f};
+    if (name == "softmax") return {Activation::Softmax, 0.01f};
+    if (name == "leaky_relu") return {Activation::LeakyRelu, 0.2f};  // Keras 3's default slope
+    p.fail(key, "activation \"" + name + "\" is not supported (Thresher has linear, relu, leaky_relu, tanh, sigmoid, softmax)");
+}
+
+// {"class_name": "GlorotUniform", "config": {...}} (Keras 3 adds "module" and "registered_name").
+WeightInit read_initializer(Place& p, const char* key) {
+    const auto* init = p.object({key});
+    if (!init) return WeightInit::XavierUniform;  // Keras's default kernel initializer
+    const auto name = import::text_or(*init, "class_name", "");
+    const auto cfg = init->value("config", nlohmann::json::object());
+    auto approx = [&](WeightInit w, const std::string& why) {
+        p.note(std::string(1, '"').append(key) + "\": " + name + " " + why);
+        return w;
+    };
+    if (name == "GlorotUniform" || name == "glorot_uniform") return WeightInit::XavierUniform;
+    if (name == "GlorotNormal" || name == "glorot_normal") return WeightInit::Xavier;
+    if (name == "HeNormal" || name == "he_normal") return WeightInit::Relu;
+    if (name == "LecunNormal" || name == "lecun_normal") return WeightInit::Normal;
+    if (name == "Zeros" || name == "zeros") return WeightInit::Zero;
+    if (name == "HeUniform" || name == "he_uniform") return approx(WeightInit::Relu, "approximated by relu (He normal)");
+    if (name == "VarianceScaling" && cfg.is_object()) {
+        // Keras 2.0-2.2 wrote glorot_uniform and friends as VarianceScaling.
+        const double scale = import::number_or(cfg, "scale", 1.0);
+        const auto mode = import::text_or(cfg, "mode", "fan_in");
+        const auto dist = import::text_or(cfg, "distribution", "normal");
+        const bool uniform = dist == "uniform";
+        if (scale == 1.0 && mode == "fan_avg") return uniform ? WeightInit::XavierUniform : WeightInit::Xavier;
+        if (scale == 2.0 && mode == "fan_in" && !uniform) return WeightInit::Relu;
+        if (scale == 1.0 && mode == "fan_in" && !uniform) return WeightInit::Normal;
+    }
+    if (name == "RandomNormal" || name == "TruncatedNormal")
+        return approx(WeightInit::Normal, "approximated by normal (N(0, 1/fan_in))");
+    if (name == "RandomUniform") return approx(WeightInit::Uniform, "approximated by uniform (±1/√fan_in)");
+    return approx(WeightInit::Xavier, "has no Thresher equivalent: using xavier");
+}
+
+// Keras adds l2·Σw² to the loss, so its gradient is 2·l2·w; Thresher adds l2·w to the gradient.
+void read_regularizer(Place& p, LayerConfig& l) {
+    l.l1 = 0.f;
+    l.l2 = 0.f;
+    const auto* r = p.object({"kernel_regularizer"});
+    if (r) {
+        const auto name = import::text_or(*r, "class_name", "");
+        const auto cfg = r->value("config", nlohmann::json::object());
+        if (name != "L1L2" && name != "L1" && name != "L2" && name != "l1_l2" && name != "l1" && name != "l2")
+            p.fail("kernel_regularizer", "regularizer " + name + " is not supported (L1, L2, L1L2)");
+        auto get = [&](const char* k) {
+            const auto v = cfg.is_object() && cfg.contains(k) ? cfg[k] : nlohmann::json(0.0);
+            if (!v.is_number() || v.get<double>() < 0) p.fail("kernel_regularizer", std::string(k) + " must be a non-negative number");
+            return static_cast<float>(v.get<double>());
+        };
+        l.l1 = get("l1");
+        l.l2 = 2.f * get("l2");
+        if (*l.l2 != 0.f)
+            p.note("kernel_regularizer l2 " + import::number_text(*l.l2 / 2) + " becomes Thresher l2 " +
+                   import::number_text(*l.l2) + " (Keras penalises l2·Σw², whose gradient is 2·l2·w)");
+    }
+    for (const char* key : {"bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint",
+                            "gamma_regularizer", "beta_regularizer", "gamma_constraint", "beta_constraint"})
+        if (p.has(key)) p.note(std::string(1, '"').append(key) + "\" ignored");
+}
+
+// Fields Keras writes that change nothing for a config imported without weights.
+void ignore_harmless(Place& p) {
+    p.ignore({"name", "trainable", "dtype", "data_format", "seed", "bias_initializer", "beta_initializer",
+              "gamma_initializer", "moving_mean_initializer", "moving_variance_initializer", "synchronized",
+              "autocast", "input_dtype", "batch_input_shape", "batch_shape", "input_shape", "sparse", "ragged",
+              "optional", "build_config", "kernel_regularizer", "bias_regularizer", "activity_regularizer",
+              "kernel_constraint", "bias_constraint", "gamma_regularizer", "beta_regularizer", "gamma_constraint",
+              "beta_constraint", "quantization_config", "lora_rank", "lora_alpha", "renorm", "renorm_clipping",
+              "renorm_momentum", "fused", "virtual_batch_size", "adjustment"});
+}
+
+std::vector<int> shape_of(Place& p, const nlohmann::json& v, const std::string& key, bool has_batch) {
+    if (!v.is_array() || v.empty()) p.fail(key, "must be a shape array, got " + v.dump());
+    std::vector<int> dims;
+    for (std::size_t i = has_batch ? 1 : 0; i < v.size(); ++i) {
+        if (!v[i].is_number_integer() || v[i].get<long long>() < 1 || v[i].get<long long>() > (1 << 16))
+            p.fail(key, "variable or invalid dimension in " + v.dump() + " (Thresher needs fixed sizes)");
+        dims.push_back(v[i].get<int>());
+    }
+    if (dims.empty() || dims.size() > 3) p.fail(key, "shape " + v.dump() + " is not features, [h, w] or [h, w, c]");
+    return dims;
+}
+
+bool positively_homogeneous(Activation a) {  // act(k·x) = k·act(x) for k > 0: commutes with dropout
+    return a == Activation::Relu || a == Activation::LeakyRelu || a == Activation::Identity;
+}
+
+// An activation layer becomes the activation of the dense or convolution layer before it, through
+// layers it commutes with: max pooling (monotone activations) and dropout (relu-like ones).
+// Flatten is no layer here, and element-wise activations commute with it anyway.
+void fold_activation(Place& p, std::vector<LayerConfig>& layers, ActivationSpec act) {
+    if (act.kind == Activation::Softmax && (layers.empty() || layers.back().type != LayerType::Dense))
+        p.fail("softmax can only follow a Dense layer directly");
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+        if (it->type == LayerType::Dense || it->type == LayerType::Convolution) {
+            if (it->activation.kind != Activation::Identity)
+                p.fail("cannot fold into \"" + it->name + "\": it already applies " +
+                       std::string(to_string(it->activation.kind)));
+            it->activation = act;
+            return;
+        }
+        const bool max_pool = it->type == LayerType::Subsampling && it->max_pool;
+        const bool dropout = it->type == LayerType::Dropout && positively_homogeneous(act.kind);
+        if (!max_pool && !dropout)
+            p.fail("cannot fold this activation into an earlier layer across \"" + it->name +
+                   "\" (Thresher applies activations inside dense and convolution layers)");
+    }
+    p.fail("an activation layer needs a Dense or Conv2D layer before it");
+}
+
+}  // namespace
+
+ImportResult import_keras(const nlohmann::json& model, const std::string& source) {
+    ImportResult result;
+    result.format = ModelFormat::Keras;
+    auto& notes = result.notes;
+    Place root(model, source, "model", notes);
+    const auto cls = root.string({"class_name"}).value_or("");
+    if (cls == "Model" || cls == "Functional")
+        root.fail("class_name", "a Keras functional " + cls + " cannot be imported (only Sequential: a plain stack of layers)");
+    if (cls != "Sequential") root.fail("class_name", "expected \"Sequential\", got \"" + cls + "\"");
+
+    // Keras 2.2 on: {"name", "layers": [...]}; Keras 2.0/2.1: the list itself.
+    if (!root.has("config")) root.fail("config", "is required");
+    const auto& cfg = model["config"];
+    const nlohmann::json* list = &cfg;
+    ModelConfig m;
+    std::vector<std::string> scratch;
+    std::optional<Place> config;
+    if (cfg.is_object()) {
+        config.emplace(cfg, source, "config", notes);
+        if (auto n = config->string({"name"})) m.name = *n;
+        list = config->array({"layers"});
+        if (!list) config->fail("layers", "is required");
+    } else if (!cfg.is_array()) {
+        root.fail("config", "must be an object with \"layers\" or a list of layers");
+    }
+    if (m.name == "model") m.name = std::filesystem::path(source).stem().string();
+    if (list->empty()) root.fail("config", "has no layers");
+
+    // Input shape: the InputLayer, the first layer's batch_input_shape / input_shape, or the
+    // model's build_input_shape, whichever comes first.
+    std::optional<std::vector<int>> dims;
+    for (const auto& layer : *list) {
+        if (!layer.is_object() || !layer.contains("config") || !layer["config"].is_object()) continue;
+        const auto& c = layer["config"];
+        Place lp(c, source, "config.layers[0]", scratch);
+        for (const char* key : {"batch_input_shape", "batch_shape"})
+            if (c.contains(key) && !c[key].is_null()) dims = shape_of(lp, c[key], key, true);
+        if (!dims && c.contains("input_shape") && !c["input_shape"].is_null()) dims = shape_of(lp, c["input_shape"], "input_shape", false);
+        if (!dims && layer.contains("build_config") && layer["build_config"].is_object() &&
+            layer["build_config"].contains("input_shape"))
+            dims = shape_of(lp, layer["build_config"]["input_shape"], "build_config.input_shape", true);
+        break;
+    }
+    if (!dims && config && config->has("build_input_shape"))
+        dims = shape_of(*config, cfg["build_input_shape"], "build_input_shape", true);
+    if (!dims) root.fail("cannot tell the input shape: no InputLayer, batch_input_shape, input_shape or build_input_shape");
+    bool channels_first = false;
+    for (const auto& layer : *list)
+        if (layer.is_object() && layer.contains("config") && layer["config"].is_object() &&
+            import::text_or(layer["config"], "data_format", "") == "channels_first")
+            channels_first = true;
+    // [h, w] without channels (e.g. 28x28 MNIST before a Flatten) is one channel.
+    bool needs_flatten = dims->size() == 2;
+    if (dims->size() == 1) m.input = Shape{(*dims)[0], 1, 1};
+    else if (dims->size() == 2) m.input = Shape{1, (*dims)[0], (*dims)[1]};
+    else if (channels_first) m.input = Shape{(*dims)[0], (*dims)[1], (*dims)[2]};
+    else m.input = Shape{(*dims)[2], (*dims)[0], (*dims)[1]};
+    bool flat = m.input.flat();
+    bool flatten_noted = false;
+
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        const auto& layer = (*list)[i];
+        const std::string at = "layers[" + std::to_string(i) + "]";
+        Place outer(layer, source, at, notes);
+        const auto kind = outer.string({"class_name"}).value_or("");
+        const auto* c = outer.object({"config"});
+        if (!c) outer.fail("config", "is required");
+        const std::string name = import::text_or(*c, "name", "");
+        Place p(*c, source, at + " (" + kind + (name.empty() ? "" : " \"" + name + "\"") + ")", notes);
+        outer.ignore({"module", "registered_name", "build_config", "inbound_nodes", "name"});
+        outer.note_unread();
+        ignore_harmless(p);
+        if (c->contains("trainable") && (*c)["trainable"] == false) p.note("\"trainable\": false ignored: Thresher trains every layer");
+        if (needs_flatten && kind != "Flatten" && kind != "InputLayer" && kind != "Dropout")
+            p.fail("an input of shape [height, width] must go through Flatten first");
+
+        LayerConfig l;
+        l.name = name.empty() ? at : name;
+        bool params = false;
+        if (kind == "InputLayer") {
+            p.note_unread();
+            continue;
+        } else if (kind == "Dense") {
+            if (!flat)
+                p.fail("Dense on an image-shaped input: Keras applies it to the last axis at every position, "
+                       "Thresher only to flat features (add Flatten before it)");
+            l.type = LayerType::Dense;
+            const auto units = p.integer({"units"}, 1);
+            if (!units) p.fail("units", "is required");
+            l.units = *units;
+            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")));
+            params = true;
+        } else if (kind == "Conv2D") {
+            l.type = LayerType::Convolution;
+            const auto filters = p.integer({"filters"}, 1);
+            if (!filters) p.fail("filters", "is required");
+            l.units = *filters;
+            const auto kernel = p.pair({"kernel_size"}, 1);
+            if (!kernel) p.fail("kernel_size", "is required");
+            l.kernel = *kernel;
+            l.stride = p.pair({"strides"}, 1).value_or(std::array<int, 2>{1, 1});
+            l.dilation = p.pair({"dilation_rate"}, 1).value_or(std::array<int, 2>{1, 1});
+            if (p.integer({"groups"}, 1).value_or(1) != 1) p.fail("groups", "grouped convolution is not supported");
+            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")));
+            if (l.activation.kind == Activation::Softmax) p.fail("activation", "softmax on a convolution is not supported");
+            params = true;
+        } else if (kind == "MaxPooling2D" || kind == "MaxPool2D" || kind == "AveragePooling2D" || kind == "AvgPool2D") {
+            l.type = LayerType::Subsampling;
+            l.max_pool = kind.rfind("Max", 0) == 0;
+            l.kernel = p.pair({"pool_size"}, 1).value_or(std::array<int, 2>{2, 2});
+            l.stride = p.pair({"strides"}, 1).value_or(l.kernel);
+        } else if (kind == "BatchNormalization") {
+            l.type = LayerType::BatchNorm;
+            const auto& axis_json = c->contains("axis") ? (*c)["axis"] : nlohmann::json(-1);
+            const auto axis = axis_json.is_array() && axis_json.size() == 1 ? axis_json[0] : axis_json;
+            const bool ok = axis.is_number_integer() &&
+                            (flat ? (axis == -1 || axis == 1)
+                                  : channels_first ? (axis == 1 || axis == -3) : (axis == -1 || axis == 3));
+            if (!ok) p.fail("axis", "normalising over axis " + axis_json.dump() + " is not supported (only the channel axis)");
+            p.ignore({"axis"});
+            l.bn_decay = static_cast<float>(p.number({"momentum"}).value_or(0.99));
+            l.bn_eps = static_cast<float>(p.number({"epsilon"}).value_or(1e-3));
+            if (!p.boolean({"center"}).value_or(true) || !p.boolean({"scale"}).value_or(true))
+                p.note("center/scale false: Thresher learns both beta and gamma");
+            params = true;
+        } else if (kind == "Dropout") {
+            const auto rate = p.number({"rate"}).value_or(0.0);
+            if (!(rate >= 0.0 && rate < 1.0)) p.fail("rate", "must be in [0, 1)");
+            if (p.has("noise_shape")) p.fail("noise_shape", "dropout with a noise shape is not supported");
+            p.note_unread();
+            if (rate == 0.0) continue;
+            l.type = LayerType::Dropout;
+            l.retain = static_cast<float>(1.0 - rate);  // Keras gives the probability of dropping
+            m.layers.push_back(l);
+            continue;
+        } else if (kind == "Flatten") {
+            if (!flat && !flatten_noted && !needs_flatten) {
+                p.note("Keras flattens height x width x channels, Thresher channels x height x width: the features "
+                       "are in another order, which does not matter when training from scratch (no weights are imported)");
+                flatten_noted = true;
+            }
+            flat = true;
+            needs_flatten = false;
+            p.note_unread();
+            continue;
+        } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "Softmax") {
+            ActivationSpec act;
+            if (kind == "Activation") {
+                act = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")));
+                p.ignore({"activation"});
+            } else if (kind == "ReLU") {
+                if (p.number({"max_value"}) || p.number({"threshold"}).value_or(0.0) != 0.0)
+                    p.fail("ReLU with max_value or threshold is not supported");
+                const auto slope = p.number({"negative_slope"}).value_or(0.0);
+                act = slope == 0.0 ? ActivationSpec{Activation::Relu, 0.01f}
+                                   : ActivationSpec{Activation::LeakyRelu, static_cast<float>(slope)};
+            } else if (kind == "LeakyReLU") {
+                act = {Activation::LeakyRelu, static_cast<float>(p.number({"negative_slope", "alpha"}).value_or(0.3))};
+            } else {
+                act = {Activation::Softmax, 0.01f};
+                p.ignore({"axis"});
+            }
+            if (act.kind == Activation::LeakyRelu && !(act.alpha >= 0.f && act.alpha <= 1.f))
+                p.fail("leaky slope must be in [0, 1]");
+            fold_activation(p, m.layers, act);
+            p.note_unread();
+            continue;
+        } else {
+            p.fail("layer " + kind + " is not supported (Thresher imports " + kSupportedLayers + ")");
+        }
+
+        if (l.type == LayerType::Convolution || l.type == LayerType::Subsampling) {
+            const auto padding = p.string({"padding"}).value_or("valid");
+            if (padding == "same") l.mode = ConvMode::Same;
+            else if (padding != "valid") p.fail("padding", "\"" + padding + "\" is not supported (valid or same)");
+        }
+        if (params) {
+            if (l.type != LayerType::BatchNorm) {
+                l.weight_init = read_initializer(p, "kernel_initializer");
+                if (!p.boolean({"use_bias"}).value_or(true)) p.note("use_bias false: Thresher always learns a bias");
+            }
+            read_regularizer(p, l);
+            if (l.type == LayerType::BatchNorm) l.l1 = l.l2 = 0.f;
+        }
+        p.ignore({"activation"});
+        p.note_unread();
+        m.layers.push_back(std::move(l));
+    }
+
+    // The last Dense is the output layer; to_json() holds neither loss nor optimizer.
+    if (m.layers.empty() || m.layers.back().type != LayerType::Dense)
+        root.fail("the last layer must be Dense (it becomes the output layer), got " +
+                  (m.layers.empty() ? std::string("no layers") : std::string(to_string(m.layers.back().type))));
+    auto& out = m.layers.back();
+    out.type = LayerType::Output;
+    out.loss = out.activation.kind == Activation::Softmax ? LossKind::MultiClassCrossEntropy : LossKind::MSE;
+    notes.push_back(std::string("output: Keras to_json() holds no loss; using ") + std::string(to_string(out.loss)) +
+                    (out.loss == LossKind::MSE ? " (the output is not softmax)" : " (softmax output)"));
+    UpdaterSpec adam;
+    adam.kind = UpdaterKind::Adam;
+    adam.learning_rate = 1e-3f;
+    adam.epsilon = 1e-7f;  // Keras's Adam epsilon
+    for (auto& l : m.layers)
+        if (l.weight_init || l.l1) l.updater = adam;
+    notes.push_back("updater: Keras to_json() holds no optimizer; using Adam with learning rate 1e-3");
+    import::hoist_layer_defaults(m);
+    if (config) {
+        config->ignore({"layers", "trainable", "dtype", "build_input_shape"});
+        config->note_unread();
+    }
+    root.ignore({"config", "keras_version", "backend", "module", "registered_name", "build_config", "compile_config"});
+    root.note_unread();
+    result.model = import::validated(m, source);
+    return result;
+}
+
+}  // namespace thresher::nn

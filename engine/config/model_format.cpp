@@ -1,0 +1,70 @@
+#include "config/model_format.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "config/dl4j_import.h"
+#include "config/json_fields.h"
+#include "config/keras_import.h"
+#include "core/error.h"
+
+namespace thresher::nn {
+
+namespace {
+
+// Keras configs also come wrapped: h5py's model_config attribute holds {"class_name", "config"}
+// directly, but a TensorFlow.js model.json nests it as modelTopology.model_config.
+const nlohmann::json* keras_model(const nlohmann::json& j) {
+    if (!j.is_object()) return nullptr;
+    if (j.contains("class_name") && j.contains("config")) return &j;
+    for (const char* wrapper : {"model_config", "modelTopology"}) {
+        auto it = j.find(wrapper);
+        if (it != j.end() && it->is_object()) return keras_model(*it);
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+std::string_view to_string(ModelFormat f) {
+    switch (f) {
+        case ModelFormat::Thresher: return "thresher";
+        case ModelFormat::Dl4j: return "dl4j";
+        case ModelFormat::Keras: return "keras";
+    }
+    return "unknown";
+}
+
+ModelFormat detect_model_format(const nlohmann::json& j) {
+    if (!j.is_object()) return ModelFormat::Thresher;
+    if (j.contains("confs") || j.contains("vertices") || j.contains("networkInputs")) return ModelFormat::Dl4j;
+    if (!j.contains("layers") && keras_model(j)) return ModelFormat::Keras;
+    return ModelFormat::Thresher;
+}
+
+ImportResult import_model_text(std::string_view text, const std::string& source) {
+    const auto j = parse_json_text(text, source);
+    const auto format = detect_model_format(j);
+    try {
+        switch (format) {
+            case ModelFormat::Dl4j: return import_dl4j(j, source);
+            case ModelFormat::Keras: return import_keras(*keras_model(j), source);
+            case ModelFormat::Thresher: break;
+        }
+    } catch (const nlohmann::json::exception& e) {
+        // The importers check the type of every value they use; this is the backstop that keeps a
+        // value of a kind nobody expected a ConfigError instead of a crash.
+        throw ConfigError(source + ": " + std::string(to_string(format)) + " import: unexpected JSON: " + e.what());
+    }
+    return {ModelConfig::from_json(j, source), ModelFormat::Thresher, {}};
+}
+
+ImportResult import_model_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(path + ": cannot open model file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return import_model_text(ss.str(), path);
+}
+
+}  // namespace thresher::nn

@@ -1,0 +1,39 @@
+// The one place that decides what a model file is: Thresher JSON, a DL4J MultiLayerConfiguration
+// or a Keras Sequential model, told apart by content (never by extension), and imported into the
+// same validated ModelConfig. `thresher-engine train --model` (through ModelConfig::load) and the
+// desktop app both come here, so they accept the same files and refuse them with the same words.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/model_config.h"
+
+namespace thresher::nn {
+
+enum class ModelFormat { Thresher, Dl4j, Keras };
+std::string_view to_string(ModelFormat);
+
+// By content: "confs" is DL4J's MultiLayerConfiguration (and "vertices" its ComputationGraph,
+// which is refused by the importer), a "class_name" with a "config" is Keras (also wrapped in the
+// "model_config" of an HDF5 attribute or a TensorFlow.js "modelTopology"), anything else is read
+// as Thresher JSON, whose parser names what is missing.
+ModelFormat detect_model_format(const nlohmann::json& j);
+
+struct ImportResult {
+    ModelConfig model;
+    ModelFormat format = ModelFormat::Thresher;
+    // What was approximated or dropped on the way ("confs[3]: ignored field(s) ..."), for people;
+    // a Thresher file has none.
+    std::vector<std::string> notes;
+};
+
+// `source` names the file in messages. Throws ConfigError naming the file, the layer and what
+// cannot be imported.
+ImportResult import_model_text(std::string_view text, const std::string& source);
+ImportResult import_model_file(const std::string& path);
+
+}  // namespace thresher::nn
