@@ -55,10 +55,11 @@ int main(int argc, char** argv) {
     thresher::ui::MainWindow window(options);
 
     bool ok = true;
-    if (cli.isSet(open))
-        ok = window.open_spec(cli.value(open));
-    else if (const QString spec = default_spec(); !spec.isEmpty())
+    const QString spec = cli.isSet(open) ? cli.value(open) : default_spec();
+    if (!spec.isEmpty()) {
         ok = window.open_spec(spec);
+        if (ok) std::fprintf(stderr, "thresher: opened %s\n", qPrintable(QFileInfo(spec).absoluteFilePath()));
+    }
     if (cli.isSet(import)) ok = window.import_model(cli.value(import)) && ok;
     if (cli.isSet(replay)) ok = window.replay_events(cli.value(replay)) && ok;
     if (cli.isSet(tab)) window.show_tab(cli.value(tab));

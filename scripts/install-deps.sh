@@ -4,6 +4,8 @@
 # looks for OpenCL even though Thresher only uses its CPU engine.
 # iproute2, iptables: test_cluster_faults builds a lossy link between network namespaces.
 # openssh-server, openssh-client: the SSH tests start a real sshd (and ssh-keygen) on loopback.
+# libqt6sql6-sqlite: the app's run history (Qt's SQLite driver); libqt6svg6: its SVG icon;
+# xvfb, xauth: `xvfb-run` for looking at the app on a machine without a display.
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -14,5 +16,5 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libssl-dev \
   libboost-dev libboost-system-dev libssh-dev openssh-server openssh-client \
   iproute2 iptables \
-  qt6-base-dev libqcustomplot-dev \
+  qt6-base-dev libqt6sql6-sqlite libqt6svg6 libqcustomplot-dev xvfb xauth \
   dataset-fashion-mnist

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The main job: installs the dependencies, builds, and trains LeNet on Fashion-MNIST for 3 epochs
-# from the command line, events on stdout and the per-epoch confusion matrix on stderr. (The
-# desktop application takes over this job once it exists.)
+# The main job: installs the dependencies, builds, and opens the desktop app with the default
+# LeNet run loaded (resources/runs/lenet-local.json: two local nodes, gradient sharing,
+# Fashion-MNIST) — press Launch to train. Without a display it runs that same spec through
+# `thresher-launch`, with a progress bar on stderr. Arguments go to the program that runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake --preset release
 cmake --build --preset release -j"$(nproc)"
-exec build/release/bin/thresher-engine train --model resources/models/lenet.json --data fashion-mnist \
-  --epochs 3 --batch 64 --save build/lenet.thr "$@"
+if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
+  exec build/release/bin/thresher --open resources/runs/lenet-local.json "$@"
+fi
+echo "No display: running resources/runs/lenet-local.json with thresher-launch (the app shows the same run)." >&2
+exec build/release/bin/thresher-launch run resources/runs/lenet-local.json "$@"
