@@ -3,6 +3,7 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QTableWidget>
@@ -25,6 +26,11 @@ QString optional_text(const std::optional<double>& v, int decimals) {
 
 HistoryPage::HistoryPage(RunHistory* history, QWidget* parent) : QWidget(parent), history_(history) {
     auto* outer = new QVBoxLayout(this);
+    auto* hint = new QLabel("Every launched run is kept here (" + history_->path() +
+                            "). Tick “Overlay” to draw a run dashed beside the current one on the Run tab.");
+    hint->setWordWrap(true);
+    hint->setStyleSheet("color: gray");
+    outer->addWidget(hint);
     table_ = new QTableWidget(0, ColCount);
     table_->setHorizontalHeaderLabels({"Overlay", "#", "Name", "Started", "Status", "Wall (s)", "Accuracy", "Samples/s"});
     table_->horizontalHeader()->setSectionResizeMode(ColName, QHeaderView::Stretch);

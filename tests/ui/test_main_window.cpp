@@ -8,6 +8,8 @@
 
 #include <QApplication>
 #include <QImage>
+#include <QLineEdit>
+#include <QTableWidget>
 #include <QProcess>
 #include <QSpinBox>
 #include <QTableView>
@@ -23,6 +25,7 @@
 #include "model_page.h"
 #include "run_history.h"
 #include "run_page.h"
+#include "scalability_page.h"
 #include "ssh_launcher.h"
 
 using namespace launch_fixture;
@@ -47,6 +50,12 @@ int points(QCustomPlot* plot) {
     return n;
 }
 
+// Set THRESHER_SCREENSHOTS=DIR to keep pictures of the windows these tests drive, to look at.
+void keep_screenshot(MainWindow& w, const QString& name) {
+    const QString dir = qEnvironmentVariable("THRESHER_SCREENSHOTS");
+    if (!dir.isEmpty()) w.save_screenshot(dir + "/" + name + ".png");
+}
+
 }  // namespace
 
 class TestMainWindow : public QObject {
@@ -58,6 +67,7 @@ private Q_SLOTS:
     void saved_spec_runs_in_the_cli();
     void redraws_are_batched();
     void invalid_model_does_not_launch();
+    void scalability_experiment_runs_each_count();
     void screenshot_cli();
 };
 
@@ -87,6 +97,7 @@ void TestMainWindow::import_launch_watch_stop_history() {
 
     const qint64 run = w.current_run_id();
     QVERIFY(run > 0);
+    keep_screenshot(w, "run-live");
     w.stop();
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 20000);
     QCOMPARE(finished[0][0].toInt(), thresher::launcher::kExitStopped);
@@ -176,6 +187,54 @@ void TestMainWindow::invalid_model_does_not_launch() {
     QVERIFY(!w.running());
     QVERIFY2(w.last_error().contains("kernel"), qPrintable(w.last_error()));
     QCOMPARE(w.history()->runs().size(), 0);
+}
+
+void TestMainWindow::scalability_experiment_runs_each_count() {
+    QTemporaryDir dir;
+    const int port = free_ports(2);
+    const QString spec = dir.filePath("run.json");
+    QVERIFY(write_file(spec, local_spec(source("resources/models/mlp.json"), "fashion-mnist", 2, port,
+                                        R"("epochs":1,"batch":32,"limit":1024,"threads":1)")));
+    MainWindow w(options(dir));
+    w.show();
+    QVERIFY2(w.open_spec(spec), qPrintable(w.last_error()));
+    w.show_tab("scalability");
+    QCOMPARE(w.scalability_page()->counts(), (QList<int>{1, 2, 4}));
+    auto* counts = w.scalability_page()->findChild<QLineEdit*>();
+    QVERIFY(counts);
+    counts->setText("1, 2");
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QMetaObject::invokeMethod(w.scalability_page(), "startRequested");
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    QVERIFY2(finished[0][0].toInt() == 0, qPrintable(finished[0][1].toString()));
+    // One row per count, the baseline first; every run in history.
+    auto* table = w.scalability_page()->table();
+    QCOMPARE(table->rowCount(), 2);
+    QCOMPARE(table->item(0, 0)->text(), QString("1"));
+    QCOMPARE(table->item(0, 2)->text(), QString("1.00"));
+    QVERIFY(table->item(1, 1)->text().toDouble() > 0);
+    QVERIFY(table->item(1, 4)->text() != "—");  // the DL4J estimate, from measured times
+    const auto runs = w.history()->runs();
+    QCOMPARE(runs.size(), 2);
+    for (const auto& r : runs) QCOMPARE(r.status, QString("ok"));
+    keep_screenshot(w, "scalability");
+    w.show_tab("history");
+    keep_screenshot(w, "history");
+
+    // Ticking a run draws it dashed on the loss and accuracy charts; unticking removes it.
+    auto graph_names = [&w] {
+        QStringList names;
+        auto* loss = w.run_page()->charts()->charts()[0];
+        for (int i = 0; i < loss->graphCount(); ++i) names << loss->graph(i)->name();
+        return names;
+    };
+    auto* tick = w.history_page()->table()->item(1, 0);  // the oldest run: the 1-worker baseline
+    tick->setCheckState(Qt::Checked);
+    QVERIFY2(graph_names().contains(QString("#%1 run-x1").arg(runs[1].id)), qPrintable(graph_names().join(", ")));
+    auto* loss = w.run_page()->charts()->charts()[0];
+    QVERIFY(points(loss) > 0);
+    tick->setCheckState(Qt::Unchecked);
+    QVERIFY(!graph_names().join(",").contains("run-x1"));
 }
 
 void TestMainWindow::screenshot_cli() {
