@@ -15,6 +15,8 @@
 #include <QPushButton>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QPointer>
+#include <QThread>
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <thread>
@@ -44,6 +46,7 @@ QString rebase(const launcher::RunSpec& spec, const QString& path, const QString
 
 MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(parent), options_(std::move(options)) {
     document_ = new ModelDocument(this);
+    if (!options_.launch.ssh.ask_secret) options_.launch.ssh.ask_secret = ask_secret();
     try {
         history_ = std::make_unique<RunHistory>(options_.history_path.isEmpty() ? RunHistory::default_path()
                                                                                : options_.history_path);
@@ -461,55 +464,70 @@ void MainWindow::check_hosts() {
     training_page_->check_button()->setEnabled(false);
     training_page_->check_button()->setText("Checking…");
     statusBar()->showMessage(QString("Checking %1 host(s)…").arg(targets.size()));
-    // Passphrases and passwords are asked on the GUI thread while the check thread waits.
-    launcher::ssh::AskSecret ask = [this](const std::string& prompt) -> std::optional<std::string> {
-        std::optional<std::string> answer;
-        QMetaObject::invokeMethod(
-            this,
-            [this, &prompt, &answer] {
-                bool ok = false;
-                const QString text = QInputDialog::getText(this, "SSH", QString::fromStdString(prompt),
-                                                           QLineEdit::Password, {}, &ok);
-                if (ok) answer = text.toStdString();
-            },
-            Qt::BlockingQueuedConnection);
-        return answer;
-    };
+    const auto ask = ask_secret();
     const int port = spec.udp_port;
-    std::thread([this, targets, names, port, ask] {
+    // The window may close while hosts are checked: the verdicts then go nowhere.
+    QPointer<MainWindow> self(this);
+    std::thread([self, targets, names, port, ask] {
         const auto verdicts = launcher::ssh::check_hosts(targets, port, ask);
-        QMetaObject::invokeMethod(this, [this, verdicts, names, targets, port, ask] {
-            QList<QStringList> lines;
-            QList<bool> failed;
-            std::vector<int> unknown_keys;
-            for (std::size_t i = 0; i < verdicts.size(); ++i) {
-                QStringList l;
-                for (const auto& c : verdicts[i].checks) {
-                    l << QString("%1 %2: %3").arg(launcher::ssh::to_string(c.status), QString::fromStdString(c.name),
-                                                  QString::fromStdString(c.detail));
-                    if (c.name == "host key" && c.detail.find("unknown host key") != std::string::npos)
-                        unknown_keys.push_back(static_cast<int>(i));
-                }
-                lines.append(l);
-                failed.append(verdicts[i].failed());
-            }
-            training_page_->show_verdicts(names, lines, failed);
-            training_page_->check_button()->setEnabled(true);
-            training_page_->check_button()->setText("Check hosts");
-            statusBar()->showMessage("Host check finished", 5000);
-            // An unknown key is the user's call: show its fingerprint and ask once per host.
-            for (int i : unknown_keys) {
-                const auto answer = QMessageBox::question(
-                    this, "Unknown host key",
-                    QString("%1\n\nTrust this host and add its key to known_hosts?").arg(lines[i].join("\n")));
-                if (answer != QMessageBox::Yes) continue;
-                auto target = targets[static_cast<std::size_t>(i)];
-                target.accept_new_host_key = true;
-                launcher::ssh::check_host(target, port, ask);
-            }
-            if (!unknown_keys.empty()) check_hosts();
+        QMetaObject::invokeMethod(qApp, [self, verdicts, names, targets, port] {
+            if (self) self->show_host_verdicts(names, targets, verdicts, port);
         });
     }).detach();
+}
+
+std::function<std::optional<std::string>(const std::string&)> MainWindow::ask_secret() {
+    // Passphrases and passwords are asked on the GUI thread while the SSH thread that needs one
+    // waits; they are never stored (the SSH session wipes them after use).
+    return [this](const std::string& prompt) -> std::optional<std::string> {
+        std::optional<std::string> answer;
+        auto ask = [this, &prompt, &answer] {
+            bool ok = false;
+            const QString text = QInputDialog::getText(this, "SSH", QString::fromStdString(prompt), QLineEdit::Password,
+                                                       {}, &ok);
+            if (ok) answer = text.toStdString();
+        };
+        if (QThread::currentThread() == thread())
+            ask();
+        else
+            QMetaObject::invokeMethod(this, ask, Qt::BlockingQueuedConnection);
+        return answer;
+    };
+}
+
+void MainWindow::show_host_verdicts(const QStringList& names, const std::vector<launcher::ssh::SshTarget>& targets,
+                                    const std::vector<launcher::ssh::HostVerdict>& verdicts, int port) {
+    QList<QStringList> lines;
+    QList<bool> failed;
+    std::vector<int> unknown_keys;
+    for (std::size_t i = 0; i < verdicts.size(); ++i) {
+        QStringList l;
+        for (const auto& c : verdicts[i].checks) {
+            l << QString("%1 %2: %3").arg(launcher::ssh::to_string(c.status), QString::fromStdString(c.name),
+                                          QString::fromStdString(c.detail));
+            if (c.name == "host key" && c.detail.find("unknown host key") != std::string::npos)
+                unknown_keys.push_back(static_cast<int>(i));
+        }
+        lines.append(l);
+        failed.append(verdicts[i].failed());
+    }
+    training_page_->show_verdicts(names, lines, failed);
+    training_page_->check_button()->setEnabled(true);
+    training_page_->check_button()->setText("Check hosts");
+    statusBar()->showMessage("Host check finished", 5000);
+    // An unknown key is the user's call: show its fingerprint and ask once per host; a changed
+    // key is never offered (the check refuses it outright).
+    bool trusted = false;
+    for (int i : unknown_keys) {
+        const auto answer = QMessageBox::question(
+            this, "Unknown host key", QString("%1\n\nTrust this host and add its key to known_hosts?").arg(lines[i].join("\n")));
+        if (answer != QMessageBox::Yes) continue;
+        auto target = targets[static_cast<std::size_t>(i)];
+        target.accept_new_host_key = true;
+        launcher::ssh::check_host(target, port, options_.launch.ssh.ask_secret);
+        trusted = true;
+    }
+    if (trusted) check_hosts();
 }
 
 bool MainWindow::save_screenshot(const QString& path) {

@@ -8,9 +8,13 @@
 
 #include <QJsonObject>
 #include <QMainWindow>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "launcher.h"
+#include "preflight.h"
 #include "run_spec.h"
 
 class QAction;
@@ -83,6 +87,10 @@ private:
     void run_ended(int exit_code, const QString& summary);
     void start_scalability();
     void connect_launcher(launcher::Launcher* l);
+    void show_host_verdicts(const QStringList& names, const std::vector<launcher::ssh::SshTarget>& targets,
+                            const std::vector<launcher::ssh::HostVerdict>& verdicts, int port);
+    // The SSH prompt for passphrases and passwords: a dialog on the GUI thread.
+    std::function<std::optional<std::string>(const std::string&)> ask_secret();
 
     WindowOptions options_;
     ModelDocument* document_ = nullptr;
