@@ -179,7 +179,12 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     verdicts_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     sl->addWidget(verdicts_);
     cluster_stack_->addWidget(ssh);
-    cl->addWidget(cluster_stack_);
+    summary_ = new QLabel;
+    summary_->setWordWrap(true);
+    summary_->setObjectName("cluster_summary");
+    summary_->setStyleSheet("color: #0b4f7c");
+    cl->addWidget(summary_);
+    cl->addWidget(cluster_stack_, 1);
     right->addWidget(cluster_box, 1);
 
     auto* scroll = new QScrollArea;
@@ -231,6 +236,28 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     update_visibility();
 }
 
+void TrainingPage::update_summary() {
+    // Worked out for the user: 2 nodes × 1 worker, batch 64 → 2 workers, 128 samples a step.
+    int workers = 0;
+    if (cluster_kind_->currentData() == "ssh") {
+        for (int r = 0; r < hosts_->rowCount(); ++r)
+            if (hosts_->item(r, 0) && !hosts_->item(r, 0)->text().trimmed().isEmpty())
+                workers += std::max(1, hosts_->item(r, 4) ? hosts_->item(r, 4)->text().toInt() : 1);
+    } else {
+        workers = nodes_->value() * workers_->value();
+    }
+    const int step = workers * batch_->value();
+    QString text = QString("= %1 worker(s) in all; each step trains %2 samples (%1 × batch %3)")
+                       .arg(workers)
+                       .arg(step)
+                       .arg(batch_->value());
+    if (data_kind_->currentData() == "fashion-mnist" && step > 0) {
+        const int samples = limit_->value() > 0 ? std::min(limit_->value(), 60000) : 60000;
+        text += QString(", so an epoch of Fashion-MNIST is %1 steps").arg((samples + step - 1) / step);
+    }
+    summary_->setText(text);
+}
+
 void TrainingPage::update_visibility() {
     const QString s = strategy_->currentData().toString();
     sharing_box_->setVisible(s == "gradient-sharing");
@@ -240,6 +267,7 @@ void TrainingPage::update_visibility() {
     data_path_->setEnabled(!fmnist);
     data_browse_->setEnabled(!fmnist);
     cluster_stack_->setCurrentIndex(cluster_kind_->currentData() == "ssh" ? 1 : 0);
+    update_summary();
 }
 
 // The updater lives in the model JSON: its editors write through the document.

@@ -42,6 +42,7 @@ Q_SIGNALS:
 
 private:
     void update_visibility();
+    void update_summary();
     void refresh_updater();
     void write_updater();
     void add_host_row(const launcher::SshHost& host);
@@ -79,6 +80,7 @@ private:
     QPushButton* check_ = nullptr;
     QTableWidget* verdicts_ = nullptr;
     QSpinBox* udp_port_ = nullptr;
+    QLabel* summary_ = nullptr;
     QString hostfile_;  // kept as loaded: the GUI edits hosts, not hostfiles
 };
 
