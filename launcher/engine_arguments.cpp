@@ -4,8 +4,9 @@
 //         --workers-per-node 1 --strategy gradient-sharing --threshold-algorithm adaptive
 //         --residual clip --nodes 127.0.0.1:40123,127.0.0.1:40124 --node-rank 1
 //         --secret-file /tmp/…/secret
-// The secret only ever travels as a file name; the model is saved by node 0 alone (the
+// The secret only ever travels as a file name (or, over SSH, on stdin: --secret-stdin); the model is saved by node 0 alone (the
 // controller), so nodes sharing a host never write the same file.
+#include <QHash>
 #include <QStringList>
 #include <algorithm>
 #include <stdexcept>
@@ -20,7 +21,9 @@ QStringList RunSpec::node_endpoints() const {
     if (cluster.kind == ClusterSettings::Kind::Local) {
         for (int rank = 0; rank < cluster.nodes; ++rank) out << QString("127.0.0.1:%1").arg(udp_port + rank);
     } else {
-        for (const auto& host : cluster.all_hosts()) out << QString("%1:%2").arg(host.address).arg(udp_port);
+        QHash<QString, int> on_address;  // nodes so far per address: they need distinct ports
+        for (const auto& host : cluster.all_hosts())
+            out << QString("%1:%2").arg(host.address).arg(udp_port + on_address[host.address]++);
     }
     return out;
 }
@@ -32,7 +35,8 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
                                std::to_string(nodes - 1));
     const QString model = files.model.isEmpty() ? model_file() : files.model;
     if (model.isEmpty()) throw std::logic_error("engine_arguments: the inline model must be written to a file first");
-    if (nodes > 1 && files.secret.isEmpty()) throw std::logic_error("engine_arguments: a multi-node run needs a secret file");
+    if (nodes > 1 && files.secret.isEmpty() && !files.secret_on_stdin)
+        throw std::logic_error("engine_arguments: a multi-node run needs a secret file");
 
     // Threads 0 (automatic): local nodes share this machine's cores (2 nodes on 8 cores: 4
     // each, never oversubscribed); a remote node uses all of its own.
@@ -40,7 +44,7 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
     if (threads == 0 && cluster.kind == ClusterSettings::Kind::Local)
         threads = std::max(1, int(std::thread::hardware_concurrency()) / nodes);
 
-    QStringList a{"train", "--model", model, "--data", data_argument(), "--epochs", QString::number(training.epochs),
+    QStringList a{"train", "--model", model, "--data", files.data.isEmpty() ? data_argument() : files.data, "--epochs", QString::number(training.epochs),
                   "--batch", QString::number(training.batch)};
     if (training.seed) a << "--seed" << QString::number(*training.seed);
     if (training.limit) a << "--limit" << QString::number(*training.limit);
@@ -53,10 +57,14 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
         a << "--averaging-frequency" << QString::number(training.averaging_frequency) << "--save-updater"
           << (training.save_updater ? "true" : "false");
     }
-    if (nodes > 1)
-        a << "--nodes" << node_endpoints().join(',') << "--node-rank" << QString::number(node_rank) << "--secret-file"
-          << files.secret;
-    if (node_rank == 0 && !save.isEmpty()) a << "--save" << save_file();
+    if (nodes > 1) {
+        a << "--nodes" << node_endpoints().join(',') << "--node-rank" << QString::number(node_rank);
+        if (!files.secret_on_stdin) a << "--secret-file" << files.secret;
+    }
+    // Even for one node: with --secret-stdin the engine also ends when its stdin closes, which
+    // is how a stopped or lost SSH connection ends a remote engine (engine/cli/stdin_control.h).
+    if (files.secret_on_stdin) a << "--secret-stdin";
+    if (node_rank == 0 && !save.isEmpty()) a << "--save" << (files.save.isEmpty() ? save_file() : files.save);
     return a;
 }
 

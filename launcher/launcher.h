@@ -1,16 +1,26 @@
 // Launcher: what the GUI's Launch button and `thresher-launch run` drive, whatever the cluster.
-// LocalLauncher starts engines on this machine; the SSH launcher (a later session, libssh) will
-// implement the same interface, so callers only ever see these signals:
+// LocalLauncher starts engines on this machine; SshLauncher (launcher/ssh) starts them on
+// cluster hosts over SSH. Callers only ever see these signals:
 //   event(QJsonObject)       every engine event, merged from all nodes, tagged with "node"
-//   logLine(QString)         engine stderr, one line at a time, prefixed "[node N] "
+//   logLine(QString)         engine stderr, one line at a time, prefixed "[node N] " (local) or
+//                            "[host N ADDRESS] " (SSH), and the launcher's own "[launcher] " notes
 //   finished(exitCode, summary)  once, after every process of the run has ended
+//
+// create_launcher() picks the implementation. The SSH one lives in thresher_ssh, which links
+// this library (not the other way round), so it is registered at run time: a program that wants
+// SSH clusters calls thresher::launcher::ssh::register_ssh_launcher() once at start-up (the CLI's
+// main does; so must the GUI's). A static initialiser would not do: the linker drops unreferenced
+// objects of static libraries, and the registration with them.
 #pragma once
 
 #include <QJsonObject>
 #include <QObject>
 #include <QString>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "run_spec.h"
 
@@ -21,10 +31,25 @@ namespace thresher::launcher {
 constexpr int kExitStopped = -1;        // stop() ended the run
 constexpr int kExitCouldNotStart = 127;  // an engine could not be started (or files not written)
 
+// SSH clusters only (the SSH launcher's policy; see launcher/ssh/ssh_launcher.h).
+struct SshLaunchOptions {
+    QString known_hosts_file;           // empty: ~/.ssh/known_hosts
+    QString ssh_config_file;            // empty: ~/.ssh/config (when it exists)
+    bool accept_new_host_keys = false;  // add unknown host keys to known_hosts (a changed key: never)
+    int connect_timeout_s = 10;         // per host: TCP connect and SSH handshake
+    int start_timeout_s = 120;          // per host: from starting the engine to its run_started
+    // Where bundles, staged data and run folders go on every host ("~/" is the remote home).
+    QString remote_cache = "~/.cache/thresher";
+    // Asks for a key's passphrase or a password (nullopt: none given). Called from the hosts'
+    // connection threads, possibly several at once: serialise inside (SshSession's AskSecret).
+    std::function<std::optional<std::string>(const std::string& prompt)> ask_secret;
+};
+
 struct LaunchOptions {
     QString engine;          // thresher-engine to run; empty: next to this program, else $PATH
-    int grace_ms = 5000;     // stop(): SIGTERM, this long, then SIGKILL
+    int grace_ms = 5000;     // stop(): SIGTERM (SSH: stdin closed), this long, then SIGKILL
     bool stop_on_node_failure = true;  // a node that fails ends the whole run
+    SshLaunchOptions ssh;
 };
 
 // The run cannot be launched at all (e.g. an SSH cluster in a build without SSH).
@@ -41,7 +66,8 @@ public:
 
     // Starts the run; every outcome, failure to start included, arrives through finished().
     virtual void start(const RunSpec& spec) = 0;
-    // Ends the run: SIGTERM, the grace period, then SIGKILL. finished() follows.
+    // Ends the run: SIGTERM (SSH: the engines' stdin is closed), the grace period, then SIGKILL
+    // of each engine's process group; a second stop() kills at once. finished() follows.
     virtual void stop() = 0;
     virtual bool running() const = 0;
 
@@ -51,7 +77,12 @@ Q_SIGNALS:
     void finished(int exitCode, const QString& summary);
 };
 
-// The launcher the spec's cluster needs. Throws LaunchError for SSH clusters in this build.
+// The launcher the spec's cluster needs. Throws LaunchError for an SSH cluster when no SSH
+// launcher was registered (see the top of this file).
 std::unique_ptr<Launcher> create_launcher(const RunSpec& spec, const LaunchOptions& options, QObject* parent = nullptr);
+
+// Makes the launcher for one cluster kind; set_launcher_factory(kind, {}) removes it again.
+using LauncherFactory = std::function<std::unique_ptr<Launcher>(const LaunchOptions& options, QObject* parent)>;
+void set_launcher_factory(ClusterSettings::Kind kind, LauncherFactory factory);
 
 }  // namespace thresher::launcher

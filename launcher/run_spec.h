@@ -71,6 +71,10 @@ struct ClusterSettings {
 struct EngineFiles {
     QString model;   // empty: the spec's model path (an inline model must be written first)
     QString secret;  // the run secret (mode 0600); needed when the run has several nodes
+    bool secret_on_stdin = false;  // instead: `--secret-stdin` (the SSH launcher writes it there)
+    // ({} initialisers: `EngineFiles{model, secret}` stays warning-free under -Wextra.)
+    QString data{};  // empty: data_argument() (SSH: a staged copy on the host)
+    QString save{};  // empty: save_file() (SSH: node 0 saves on its host; the launcher fetches it)
 };
 
 struct RunSpec {
@@ -107,7 +111,8 @@ struct RunSpec {
     int workers_per_node() const;
     int total_workers() const { return node_count() * workers_per_node(); }
     // HOST:PORT of every node: 127.0.0.1 and udp_port + rank for local nodes (they share one
-    // host, so each needs its own port); each host's address and udp_port for SSH nodes.
+    // host, so each needs its own port); each host's address and udp_port for SSH nodes, plus
+    // one for every earlier node with the same address (two nodes on 10.0.0.5: 40123, 40124).
     QStringList node_endpoints() const;
     // The full thresher-engine argv (without the program) for node `node_rank`.
     QStringList engine_arguments(int node_rank, const EngineFiles& files = {}) const;

@@ -42,6 +42,16 @@ QString rebase(const launcher::RunSpec& spec, const QString& path, const QString
     return QDir(new_dir).relativeFilePath(spec.resolve(path));
 }
 
+// The spec as history keeps it: every path absolute, so "Open its spec" works from anywhere.
+QJsonObject for_history(const launcher::RunSpec& spec) {
+    launcher::RunSpec s = spec;
+    if (!s.model_is_inline()) s.model_path = s.model_file();
+    s.data = s.data_argument();
+    s.save = s.save_file();
+    if (!s.cluster.hostfile.isEmpty()) s.cluster.hostfile = s.resolve(s.cluster.hostfile);
+    return s.to_json();
+}
+
 }  // namespace
 
 MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(parent), options_(std::move(options)) {
@@ -340,7 +350,7 @@ bool MainWindow::launch() {
     }
     connect_launcher(launcher_.get());
     try {
-        run_id_ = history_->begin_run(spec.name, spec.to_json());
+        run_id_ = history_->begin_run(spec.name, for_history(spec));
     } catch (const HistoryError& e) {
         run_id_ = 0;
         show_error(QString::fromUtf8(e.what()));
@@ -415,7 +425,7 @@ void MainWindow::start_scalability() {
     };
     connect(experiment_, &ScalabilityExperiment::runStarted, this, [this](int workers, const launcher::RunSpec& spec) {
         try {
-            run_id_ = history_->begin_run(spec.name, spec.to_json());
+            run_id_ = history_->begin_run(spec.name, for_history(spec));
         } catch (const HistoryError& e) {
             show_error(QString::fromUtf8(e.what()));
         }

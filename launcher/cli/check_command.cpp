@@ -9,9 +9,6 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <cerrno>
-#include <mutex>
-#include <fcntl.h>
-#include <termios.h>
 #include <cstdio>
 #include <cstring>
 #include <netinet/in.h>
@@ -21,6 +18,7 @@
 #include "commands.h"
 #include "local_launcher.h"
 #include "preflight.h"
+#include "terminal_prompt.h"
 #include "run_spec.h"
 
 namespace thresher::launcher::cli {
@@ -70,37 +68,6 @@ bool engine_runs(const QString& engine, QString& detail) {
     }
     detail = devices.isEmpty() ? QString("no devices listed") : devices.join("; ");
     return !devices.isEmpty();
-}
-
-// Asks on the terminal (/dev/tty, echo off), one host at a time; no terminal: no answer.
-std::optional<std::string> ask_on_terminal(const std::string& prompt) {
-    static std::mutex one_at_a_time;
-    const std::lock_guard lock(one_at_a_time);
-    const int fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    termios saved{};
-    const bool is_tty = ::tcgetattr(fd, &saved) == 0;
-    if (is_tty) {
-        termios quiet = saved;
-        quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-        ::tcsetattr(fd, TCSAFLUSH, &quiet);
-    }
-    (void)!::write(fd, prompt.data(), prompt.size());
-    std::string answer;
-    char c = 0;
-    bool got_line = false;
-    while (::read(fd, &c, 1) == 1) {
-        if (c == '\n') {
-            got_line = true;
-            break;
-        }
-        answer.push_back(c);
-    }
-    if (is_tty) ::tcsetattr(fd, TCSAFLUSH, &saved);
-    (void)!::write(fd, "\n", 1);
-    ::close(fd);
-    if (!got_line) return std::nullopt;
-    return answer;
 }
 
 int check_ssh_hosts(const RunSpec& spec, const CheckOptions& o) {

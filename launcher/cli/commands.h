@@ -21,6 +21,12 @@ struct RunOptions {
     bool events = false;   // JSON lines on stdout
     bool verbose = false;  // engine stderr on stderr
     double grace_s = 5.0;
+    // SSH clusters (as for check; see LaunchOptions::ssh).
+    bool accept_new_host_keys = false;
+    QString known_hosts;
+    int connect_timeout_s = 10;
+    int start_timeout_s = 120;
+    QString remote_cache = "~/.cache/thresher";
 };
 // Runs the spec until it finishes, fails, or is stopped by SIGINT/SIGTERM/SIGHUP.
 int run_command(const RunOptions& options);

@@ -1,6 +1,6 @@
-// `thresher-launch run SPEC`: starts the run the spec describes and follows it on stderr
-// (progress bar and ETA on a terminal, one line per epoch elsewhere); `--events` passes every
-// engine event through to stdout as JSON lines. SIGINT/SIGTERM/SIGHUP stop the run (TERM, grace,
+// `thresher-launch run SPEC`: starts the run the spec describes (local or SSH cluster: whatever
+// create_launcher returns) and follows it on stderr (progress bar and ETA on a terminal, one line
+// per epoch elsewhere); `--events` passes every engine event through to stdout as JSON lines. SIGINT/SIGTERM/SIGHUP stop the run (TERM, grace,
 // KILL; a second Ctrl-C kills at once) and the exit code is then 1.
 #include <QCoreApplication>
 #include <QJsonDocument>
@@ -13,6 +13,7 @@
 #include "progress.h"
 #include "run_spec.h"
 #include "terminal_output.h"
+#include "terminal_prompt.h"
 #include "unix_signals.h"
 
 namespace thresher::launcher::cli {
@@ -34,6 +35,12 @@ int run_command(const RunOptions& o) {
     LaunchOptions launch;
     launch.engine = o.engine;
     launch.grace_ms = int(o.grace_s * 1000);
+    launch.ssh.accept_new_host_keys = o.accept_new_host_keys;
+    launch.ssh.known_hosts_file = o.known_hosts;
+    launch.ssh.connect_timeout_s = o.connect_timeout_s;
+    launch.ssh.start_timeout_s = o.start_timeout_s;
+    launch.ssh.remote_cache = o.remote_cache;
+    launch.ssh.ask_secret = ask_on_terminal;
     std::unique_ptr<Launcher> launcher;
     try {
         launcher = create_launcher(spec, launch);

@@ -77,6 +77,7 @@ const char* to_string(SshStep step) {
     case SshStep::HostKey: return "host key";
     case SshStep::Auth: return "auth";
     case SshStep::Exec: return "exec";
+    case SshStep::Sftp: return "sftp";
     }
     return "?";
 }

@@ -35,7 +35,7 @@ using ChannelPtr = std::unique_ptr<std::remove_pointer_t<ssh_channel>, ChannelDe
 using KeyPtr = std::unique_ptr<std::remove_pointer_t<ssh_key>, KeyDeleter>;
 
 // Where SshSession failed.
-enum class SshStep { Connect, HostKey, Auth, Exec };
+enum class SshStep { Connect, HostKey, Auth, Exec, Sftp };
 const char* to_string(SshStep step);
 
 // A failure of one step with one host; what() is the complete message.
@@ -92,12 +92,13 @@ public:
     // True when this connect added the (unknown) host key to known_hosts.
     bool host_key_added() const { return host_key_added_; }
     ssh_session handle() const { return session_.get(); }
+    // Throws SshError for `step` naming this host (for helpers working on this session).
+    [[noreturn]] void fail(SshStep step, const std::string& what) const;
 
 private:
     void set_options(const SshTarget& target);
     void verify_host_key(const SshTarget& target);
     void authenticate(const SshTarget& target, const AskSecret& ask_secret);
-    [[noreturn]] void fail(SshStep step, const std::string& what) const;
 
     SessionPtr session_;
     std::string where_;

@@ -98,4 +98,16 @@ bool alive(qint64 pid) {
     return close >= 0 && stat.size() > close + 2 && stat[close + 2] != 'Z';
 }
 
+QList<qint64> pids_with_cmdline(const QString& marker) {
+    QList<qint64> out;
+    const QByteArray needle = marker.toUtf8();
+    for (const Proc& p : processes()) {
+        if (p.pid == ::getpid() || p.state == 'Z') continue;
+        QFile f(QString("/proc/%1/cmdline").arg(p.pid));
+        if (!f.open(QIODevice::ReadOnly)) continue;  // gone meanwhile
+        if (f.readAll().contains(needle)) out << p.pid;
+    }
+    return out;
+}
+
 }  // namespace launch_fixture

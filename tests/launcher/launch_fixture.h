@@ -38,5 +38,7 @@ struct Proc {
 QList<Proc> processes();
 // True while `pid` exists and is not a zombie (a zombie runs nothing and holds nothing).
 bool alive(qint64 pid);
+// Live processes (not zombies) whose command line contains `marker`, this process excluded.
+QList<qint64> pids_with_cmdline(const QString& marker);
 
 }  // namespace launch_fixture

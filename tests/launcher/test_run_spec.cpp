@@ -82,6 +82,7 @@ private Q_SLOTS:
     void engine_arguments_strategies_data();
     void engine_arguments_strategies();
     void engine_arguments_need_files();
+    void engine_arguments_over_ssh();
 
 private:
     QString path(const QString& name) const { return dir_.filePath(name); }
@@ -356,6 +357,33 @@ void TestRunSpec::engine_arguments_need_files() {
     QVERIFY_THROWS_EXCEPTION(std::logic_error, s.engine_arguments(2, {"/tmp/m.json", "/s"}));  // no node 2
     const QStringList a = s.engine_arguments(1, {"/tmp/m.json", "/s"});
     QCOMPARE(a[a.indexOf("--model") + 1], QString("/tmp/m.json"));
+}
+
+void TestRunSpec::engine_arguments_over_ssh() {
+    // What SshLauncher passes: the secret on stdin (also for one node: EOF on stdin then ends
+    // the engine), the staged data and node 0's save file on the host.
+    const RunSpec s = load_text(patched("save", "\"out.thr\"", QByteArray(kSsh)));
+    EngineFiles files;
+    files.model = "/r/run-1/model.json";
+    files.secret_on_stdin = true;
+    files.data = "/r/data/abc/d.csv";
+    files.save = "/r/run-1/model.thr";
+    const QStringList a0 = s.engine_arguments(0, files), a1 = s.engine_arguments(1, files);
+    for (const auto& a : {a0, a1}) {
+        QVERIFY(a.contains("--secret-stdin"));
+        QVERIFY(!a.contains("--secret-file"));
+        QCOMPARE(a[a.indexOf("--data") + 1], QString("/r/data/abc/d.csv"));
+        QCOMPARE(a[a.indexOf("--model") + 1], QString("/r/run-1/model.json"));
+    }
+    QCOMPARE(a0[a0.indexOf("--save") + 1], QString("/r/run-1/model.thr"));
+    QVERIFY(!a1.contains("--save"));
+    const RunSpec one = load_text(patched("cluster", R"({"kind":"ssh","hosts":[{"address":"h"}]})"));
+    QVERIFY(one.engine_arguments(0, files).contains("--secret-stdin"));
+    QVERIFY(!one.engine_arguments(0, files).contains("--nodes"));
+
+    // Two nodes on one address (two sessions to one machine) need two ports; others share one.
+    const RunSpec same = load_text(patched("cluster", R"({"kind":"ssh","hosts":[{"address":"a"},{"address":"b"},{"address":"a"}]})"));
+    QCOMPARE(same.node_endpoints(), QStringList({"a:45000", "b:45000", "a:45001"}));
 }
 
 QTEST_GUILESS_MAIN(TestRunSpec)

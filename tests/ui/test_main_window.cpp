@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QTableWidget>
 #include <QProcess>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -44,6 +45,15 @@ WindowOptions options(const QTemporaryDir& dir) {
     return o;
 }
 
+// A 2-node local MLP spec on fresh ports, written to DIR/NAME; `training` is its training body.
+QString mlp_spec(const QTemporaryDir& dir, const QString& name, const QString& training, int* port = nullptr) {
+    const int p = free_ports(2);
+    if (port) *port = p;
+    const QString path = dir.filePath(name);
+    write_file(path, local_spec(source("resources/models/mlp.json"), "fashion-mnist", 2, p, training));
+    return path;
+}
+
 int points(QCustomPlot* plot) {
     int n = 0;
     for (int i = 0; i < plot->graphCount(); ++i) n += plot->graph(i)->data()->size();
@@ -73,11 +83,9 @@ private Q_SLOTS:
 
 void TestMainWindow::import_launch_watch_stop_history() {
     QTemporaryDir dir;
-    const int port = free_ports(2);
+    int port = 0;
     // Many epochs of a small slice: the run lasts until Stop.
-    const QString spec = dir.filePath("run.json");
-    QVERIFY(write_file(spec, local_spec(source("resources/models/mlp.json"), "fashion-mnist", 2, port,
-                                        R"("epochs":200,"batch":32,"limit":1024,"threads":1)")));
+    const QString spec = mlp_spec(dir, "run.json", R"("epochs":200,"batch":32,"limit":1024,"threads":1)", &port);
     MainWindow w(options(dir));
     w.show();
     QVERIFY2(w.open_spec(spec), qPrintable(w.last_error()));
@@ -86,8 +94,9 @@ void TestMainWindow::import_launch_watch_stop_history() {
     QVERIFY(w.current_spec().model_is_inline());  // the imported model travels inside the spec
 
     QSignalSpy finished(&w, &MainWindow::runFinished);
-    QVERIFY2(w.launch(), qPrintable(w.last_error()));
-    QVERIFY(w.running());
+    QTest::mouseClick(w.run_page()->launch_button(), Qt::LeftButton);
+    QVERIFY2(w.running(), qPrintable(w.last_error()));
+    QVERIFY(!w.run_page()->launch_button()->isEnabled());
     auto charts = w.run_page()->charts()->charts();
     // Loss and iteration-time points from both nodes' workers.
     QTRY_VERIFY_WITH_TIMEOUT(points(charts[0]) >= 20 && w.run_page()->metrics().iteration_ms().size() == 2, 60000);
@@ -98,7 +107,8 @@ void TestMainWindow::import_launch_watch_stop_history() {
     const qint64 run = w.current_run_id();
     QVERIFY(run > 0);
     keep_screenshot(w, "run-live");
-    w.stop();
+    QVERIFY(w.run_page()->stop_button()->isEnabled());
+    QTest::mouseClick(w.run_page()->stop_button(), Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 20000);
     QCOMPARE(finished[0][0].toInt(), thresher::launcher::kExitStopped);
     QVERIFY(!w.running());
@@ -133,10 +143,7 @@ void TestMainWindow::layer_form_edits_the_model() {
 
 void TestMainWindow::saved_spec_runs_in_the_cli() {
     QTemporaryDir dir;
-    const int port = free_ports(2);
-    const QString in = dir.filePath("in.json");
-    QVERIFY(write_file(in, local_spec(source("resources/models/mlp.json"), "fashion-mnist", 2, port,
-                                      R"("epochs":1,"batch":64,"limit":512,"threads":1)")));
+    const QString in = mlp_spec(dir, "in.json", R"("epochs":1,"batch":64,"limit":512,"threads":1)");
     MainWindow w(options(dir));
     QVERIFY2(w.open_spec(in), qPrintable(w.last_error()));
     w.document()->set_field("name", "edited-in-gui");  // an edit: the model is saved inline
@@ -191,10 +198,7 @@ void TestMainWindow::invalid_model_does_not_launch() {
 
 void TestMainWindow::scalability_experiment_runs_each_count() {
     QTemporaryDir dir;
-    const int port = free_ports(2);
-    const QString spec = dir.filePath("run.json");
-    QVERIFY(write_file(spec, local_spec(source("resources/models/mlp.json"), "fashion-mnist", 2, port,
-                                        R"("epochs":1,"batch":32,"limit":1024,"threads":1)")));
+    const QString spec = mlp_spec(dir, "run.json", R"("epochs":1,"batch":32,"limit":1024,"threads":1)");
     MainWindow w(options(dir));
     w.show();
     QVERIFY2(w.open_spec(spec), qPrintable(w.last_error()));

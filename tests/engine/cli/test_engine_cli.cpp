@@ -49,6 +49,8 @@ private Q_SLOTS:
     void normalisation_travels_with_the_model();
     void several_workers_data();
     void several_workers();
+    void imported_model_trains_data();
+    void imported_model_trains();
 
 private:
     QString path(const QString& name) const { return dir_.filePath(name); }
@@ -284,6 +286,32 @@ void TestEngineCli::several_workers() {
     }
     QCOMPARE(samples, 270);
     QCOMPARE(r.of("epoch_end").size(), 3);
+    QCOMPARE(r.of("run_finished").first().value("status").toString(), QString("ok"));
+}
+
+// `--model` takes DL4J and Keras JSON as it takes Thresher's: the fixtures of the import tests
+// train on real Fashion-MNIST.
+void TestEngineCli::imported_model_trains_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<int>("params");
+    QTest::newRow("dl4j current LeNet") << "dl4j_lenet.json" << 431080;
+    QTest::newRow("dl4j 0.x MLP") << "dl4j_mlp_legacy.json" << 443610;
+    QTest::newRow("keras 3 MLP") << "keras3_mlp.json" << 407050;
+}
+
+void TestEngineCli::imported_model_trains() {
+    QFETCH(QString, file);
+    QFETCH(int, params);
+    if (!QFile::exists(qEnvironmentVariable("THRESHER_FASHION_MNIST") + "/train-images-idx3-ubyte.gz"))
+        QSKIP("Fashion-MNIST is not installed");
+    const QString model = source_dir() + "/tests/engine/config/data/" + file;
+    const auto r = run_engine({"train", "--model", model, "--data", "fashion-mnist", "--limit", "512", "--epochs", "1",
+                               "--seed", "1", "--threads", "2"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    QVERIFY2(r.contract_errors.isEmpty(), qPrintable(r.contract_errors.join('\n')));
+    QCOMPARE(r.of("run_started").first().value("params").toInt(), params);
+    QVERIFY(!r.of("iteration").isEmpty());
+    QCOMPARE(r.of("epoch_end").size(), 1);
     QCOMPARE(r.of("run_finished").first().value("status").toString(), QString("ok"));
 }
 

@@ -32,7 +32,9 @@ bool SshdFixture::keygen(const QString& name, const QString& passphrase, QString
     return true;
 }
 
-bool SshdFixture::start(QString& error) {
+bool SshdFixture::start(QString& error, const QString& address, const QString& netns) {
+    address_ = address;
+    netns_ = netns;
     if (!dir_.isValid()) {
         error = "no temporary directory";
         return false;
@@ -68,10 +70,11 @@ bool SshdFixture::restart_with_new_host_key(QString& error) {
 
 bool SshdFixture::launch(const QString& host_key, QString& error) {
     const QString config = QString("Port %1\n"
-                                   "ListenAddress 127.0.0.1\n"
+                                   "ListenAddress %5\n"
                                    "HostKey %2\n"
                                    "AuthorizedKeysFile %3\n"
                                    "PidFile %4\n"
+                                   "Subsystem sftp internal-sftp\n"
                                    "PermitRootLogin prohibit-password\n"
                                    "PubkeyAuthentication yes\n"
                                    "PasswordAuthentication no\n"
@@ -79,7 +82,7 @@ bool SshdFixture::launch(const QString& host_key, QString& error) {
                                    "UsePAM no\n"
                                    "StrictModes no\n"
                                    "LogLevel VERBOSE\n")
-                               .arg(port_).arg(path(host_key), path("authorized_keys"), path("sshd.pid"));
+                               .arg(port_).arg(path(host_key), path("authorized_keys"), path("sshd.pid"), address_);
     if (!launch_fixture::write_file(path("sshd_config"), config.toUtf8())) {
         error = "cannot write sshd_config";
         return false;
@@ -90,14 +93,16 @@ bool SshdFixture::launch(const QString& host_key, QString& error) {
     sshd_ = std::make_unique<QProcess>();
     sshd_->setStandardOutputFile(log_file);
     sshd_->setStandardErrorFile(log_file);
-    sshd_->start(kSshd, {"-D", "-e", "-f", path("sshd_config")});
+    const QStringList sshd_args{"-D", "-e", "-f", path("sshd_config")};
+    if (netns_.isEmpty()) sshd_->start(kSshd, sshd_args);
+    else sshd_->start("ip", QStringList{"netns", "exec", netns_, kSshd} + sshd_args);
     if (!sshd_->waitForStarted(10000)) {
         error = "cannot start sshd: " + sshd_->errorString();
         return false;
     }
     QElapsedTimer waited;
     waited.start();
-    const QByteArray ready = QString("Server listening on 127.0.0.1 port %1").arg(port_).toUtf8();
+    const QByteArray ready = QString("Server listening on %1 port %2").arg(address_).arg(port_).toUtf8();
     while (true) {
         QFile f(log_file);
         const QByteArray log = f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
@@ -123,7 +128,7 @@ void SshdFixture::stop() {
 
 thresher::launcher::ssh::SshTarget SshdFixture::target(bool accept_new_host_key) const {
     thresher::launcher::ssh::SshTarget t;
-    t.host = "127.0.0.1";
+    t.host = address_.toStdString();
     t.port = port_;
     t.user = "root";
     t.identity_file = client_key().toStdString();
@@ -132,4 +137,9 @@ thresher::launcher::ssh::SshTarget SshdFixture::target(bool accept_new_host_key)
     t.connect_timeout_s = 5;
     t.accept_new_host_key = accept_new_host_key;
     return t;
+}
+
+QString SshdFixture::host_json(const QString& identity) const {
+    return QString(R"({"address":"%1","port":%2,"user":"root","identity_file":"%3"})")
+        .arg(address_).arg(port_).arg(identity.isEmpty() ? client_key() : identity);
 }

@@ -1,0 +1,52 @@
+// StagedTree: a set of local files that SshLauncher copies to cluster hosts once and then finds
+// there again by content hash — the engine bundle and data sets. Only the local side lives here
+// (which files, and their SHA-256); remote_stage.h puts a tree on a host.
+//
+// The engine bundle is thresher-engine plus every shared library it loads that is not part of
+// glibc (ldd decides; glibc's own libraries must come from the host, since they are tied to its
+// dynamic loader). Example on a Debian build:
+//   bin/thresher-engine
+//   lib/libdnnl.so.2  lib/libcrypto.so.3  lib/libgomp.so.1  lib/libstdc++.so.6  lib/libgcc_s.so.1
+//   lib/libz.so.1  lib/libOpenCL.so.1
+// The engine runs there with LD_LIBRARY_PATH=<bundle>/lib: no binary is rewritten (no patchelf),
+// and LD_LIBRARY_PATH wins over the build tree's RUNPATH.
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace thresher::launcher::ssh {
+
+struct StagedFile {
+    QString local;     // absolute local path (symlinks resolved)
+    QString relative;  // path inside the tree, '/'-separated, e.g. "lib/libdnnl.so.2"
+    bool executable = false;
+    qint64 size = 0;
+};
+
+struct StagedTree {
+    QString kind;  // the cache folder it goes to: "bundles" or "data"
+    QString hash;  // SHA-256 (hex) over every file's relative path, mode, size and contents
+    QList<StagedFile> files;  // sorted by relative path
+    qint64 bytes = 0;
+    // For a single-file data set: the file's relative path (the engine is given DIR/that);
+    // empty for a folder (the engine is given DIR itself).
+    QString entry;
+};
+
+// glibc's own libraries by soname (libc.so.6, libm.so.6, ld-linux-x86-64.so.2, libpthread, …).
+bool is_glibc_library(const QString& soname);
+
+// The libraries `ldd` lists for `program` as (soname, resolved path), glibc's included. Throws
+// LaunchError when ldd fails or a library is "not found" here already.
+QList<QPair<QString, QString>> shared_libraries(const QString& program);
+
+// The bundle for `engine`. Hashing reads every file (~50 MB with oneDNN), so results are kept
+// for the life of the process, per engine path, size and modification time. Throws LaunchError.
+StagedTree engine_bundle(const QString& engine);
+
+// A data set: a folder (its files, recursively) or one file. Throws LaunchError.
+StagedTree data_tree(const QString& path);
+
+}  // namespace thresher::launcher::ssh
