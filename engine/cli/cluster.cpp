@@ -65,6 +65,9 @@ ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& sha
         }
     }();
     const std::uint64_t run_id = o.run_id ? o.run_id : run_id_from(secret);
+    if (!(o.join_wait_s >= 0 && o.join_wait_s <= 86400))
+        throw ConfigError("--join-wait " + std::to_string(o.join_wait_s) + ": expected seconds in 0..86400");
+    join_wait_ = std::chrono::milliseconds(static_cast<long long>(o.join_wait_s * 1000));
     // With no choice given, bind the node's own --nodes address when it is a literal IP: on a
     // host with several interfaces a wildcard socket may answer from another address, and peers
     // drop datagrams from an address that is not the sender's --nodes entry.
@@ -88,6 +91,8 @@ train::MasterFactory ClusterSession::factory(const StrategyOptions& options) {
     const auto averaging = averaging_options(options);
     return [this, strategy, sharing, averaging](const nn::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
         link_ = std::make_unique<dist::NodeLink>(std::move(transport_), shape_, config.param_count(), &events_, std::move(bulk_));
+        // Late and restarted nodes join mid-run with gradient sharing; averaging only at the start.
+        link_->set_join_policy(strategy == "gradient-sharing", join_wait_);
         std::unique_ptr<train::TrainingMaster> master;
         if (strategy == "gradient-sharing") {
             auto gs = std::make_unique<dist::GradientSharing>(shape_, config.param_count(), sharing, link_->outbox());
@@ -102,6 +107,10 @@ train::MasterFactory ClusterSession::factory(const StrategyOptions& options) {
         master->set_evaluation_merger({shape_.node_rank, shape_.nodes, [link = link_.get()](int epoch, const nlohmann::json& local) {
                                            return link->gather_evaluation(epoch, local);
                                        }});
+        master->set_membership({[link = link_.get()](const std::atomic<bool>* stop) { return link->join(stop); },
+                                [link = link_.get()](const nn::Network& net, const train::RunPosition& position) {
+                                    link->after_step(net, position);
+                                }});
         link_->start();
         return master;
     };

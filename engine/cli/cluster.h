@@ -3,6 +3,7 @@
 // other nodes through a NodeLink.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@ struct ClusterOptions {
     std::string bind;         // --bind ADDR
     std::string network_mask; // --network-mask CIDR
     std::uint64_t run_id = 0; // 0: derived from the secret, so every node agrees without saying
+    double join_wait_s = 30;  // --join-wait: how long the controller waits for every node at the start
 };
 
 std::vector<dist::UdpEndpoint> parse_nodes(const std::string& nodes);
@@ -41,6 +43,7 @@ public:
 private:
     train::ClusterShape shape_;
     events::EventWriter& events_;
+    std::chrono::milliseconds join_wait_{30000};
     std::unique_ptr<dist::Transport> transport_;  // until the link takes it
     std::unique_ptr<dist::BulkChannel> bulk_;     // TCP on the same port number, ditto
     std::unique_ptr<dist::NodeLink> link_;

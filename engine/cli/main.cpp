@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
         sub->add_option("--run-id", cluster.run_id, "Run id in every datagram (default: derived from the secret)");
     };
     add_cluster_options(train_cmd);
+    train_cmd->add_option("--join-wait", cluster.join_wait_s,
+                          "Seconds the controller waits for every node before training starts; later nodes (and "
+                          "nodes restarted with the same command line) join with its current parameters")
+        ->capture_default_str()->check(CLI::Range(0.0, 86400.0));
     // train only: predict's nodes are started by hand or by scripts, not by the SSH launcher.
     bool secret_stdin = false;
     train_cmd

@@ -41,6 +41,10 @@ struct Run {
     data::FeatureTransform transform;  // fitted on the training set (or the resumed model's)
     TrainingMaster* master = nullptr;
     nn::TrainingPosition start;  // where training starts (a resumed run's saved position)
+    // A node that joined a running cluster: the controller's state, and how many batches of the
+    // first epoch the cluster had already taken (start.iterations counts up to that epoch).
+    std::optional<JoinState> joined;
+    long skip = 0;
     int threads_per_worker = 0;
     std::atomic<bool> failed{false};
     std::atomic<bool> stopped{false};     // a worker saw TrainOptions::stop
@@ -112,7 +116,10 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
 void worker_main(Run& run, int local) {
     auto backend = backend::create_backend(run.o.device, {run.threads_per_worker});
     nn::Network net(run.config, *backend);
-    if (run.resume) {
+    if (run.joined) {
+        net.set_params(run.joined->params);
+        net.set_updater_state(run.joined->updater_state);
+    } else if (run.resume) {
         net.set_params(run.resume->params);
         net.set_updater_state(run.resume->updater_state);
     } else if (run.o.seed) {
@@ -124,6 +131,8 @@ void worker_main(Run& run, int local) {
     const int worker = cluster.global_worker(local);
     nn::TrainingPosition pos = run.start;
     long samples_total = 0;
+    long skip = run.skip;
+    const auto& after_step = master.membership().after_step;
     for (int epoch = pos.epochs_done; epoch < run.o.epochs && !run.failed; ++epoch) {
         data::BatchPlan plan;
         plan.batch_size = static_cast<std::size_t>(run.o.batch);
@@ -136,6 +145,11 @@ void worker_main(Run& run, int local) {
         data::Batch batch;
         double epoch_loss = 0.0;
         long epoch_samples = 0;
+        const long epoch_began = pos.iterations;
+        // A joiner's first epoch: the batches the cluster took before it came are its shard's
+        // first `skip`; the controller's parameters already hold what the others learnt from them.
+        for (; skip > 0 && batches.next(batch); --skip) ++pos.iterations;
+        skip = 0;
         for (;;) {
             if (run.failed) return;
             if (run.stop_requested()) {
@@ -162,6 +176,7 @@ void worker_main(Run& run, int local) {
             const double iter_ms = ms_since(t1);
             ++pos.iterations;
             if (local == 0) run.iterations = pos.iterations;
+            if (local == 0 && after_step) after_step(net, RunPosition{epoch, pos.iterations, pos.iterations - epoch_began});
             if (count == 0) continue;
             samples_total += count;
             epoch_loss += loss * count;
@@ -235,6 +250,20 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         master = std::make_unique<LocalMaster>();
     }
     run.master = master.get();
+    // Multi-node: the controller waits here for the others to start together; a node that comes
+    // once the cluster is training gets its current state and position instead.
+    if (master->membership().join) {
+        if (auto state = master->membership().join(o.stop)) {
+            if (state->params.size() != run.config.param_count())
+                throw Error("the controller sent " + std::to_string(state->params.size()) + " parameters, the model has " +
+                            std::to_string(run.config.param_count()) + ": is this node running the same model?");
+            const RunPosition& p = state->position;
+            run.start.epochs_done = p.epoch;
+            run.start.iterations = p.iteration - p.epoch_iteration;
+            run.skip = p.epoch_iteration;
+            run.joined = std::move(state);
+        }
+    }
 
     const auto info = backend::create_backend(o.device, {run.threads_per_worker})->info();
     log << run.config.summary() << "backend: " << info.name << " (" << info.detail << "), " << W << " worker(s) on this node\n"
@@ -251,6 +280,8 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
                              {"model", run.config.name},
                              {"epochs", o.epochs},
                              {"start_epoch", run.start.epochs_done},
+                             {"start_iter", run.start.iterations + run.skip},
+                             {"joined", run.joined.has_value()},
                              {"batch", o.batch},
                              {"train_samples", o.train_limit ? std::min(o.train_limit, run.data.train.count) : run.data.train.count}});
 

@@ -10,6 +10,7 @@
 // 8 workers, node 1 holds 4..7), which is also the data shard a worker reads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,6 +29,19 @@ struct ClusterShape {
     int workers_per_node = 1;
     int total_workers() const { return nodes * workers_per_node; }
     int global_worker(int local) const { return node_rank * workers_per_node + local; }
+};
+
+// Where a run stands between two steps: what a node that joins mid-run continues from.
+struct RunPosition {
+    int epoch = 0;             // the epoch in progress
+    long iteration = 0;        // iterations done since the run began (the updater's step count)
+    long epoch_iteration = 0;  // of those, in `epoch` (the joiner skips that many of its batches)
+};
+
+// A running cluster's current state, as the controller hands it to a node that joins.
+struct JoinState {
+    std::vector<float> params, updater_state;
+    RunPosition position;
 };
 
 class TrainingMaster {
@@ -64,9 +78,24 @@ public:
     void set_evaluation_merger(EvaluationMerger m) { merger_ = std::move(m); }
     const EvaluationMerger& evaluation_merger() const { return merger_; }
 
+    // Joining a multi-node run (dist/masters/node_link.h). `join` runs once, before the workers
+    // start: it returns the state to start from when the cluster is already training (nullopt:
+    // start from the run's initial parameters, with everyone; also when `stop` is set while it
+    // waits, so the run stops as usual). `after_step` runs on local worker
+    // 0 after each of its steps, its replica at rest: where the controller copies its current
+    // parameters for a joiner, and where a node learns it must stop (it throws). Unset: a
+    // single node.
+    struct Membership {
+        std::function<std::optional<JoinState>(const std::atomic<bool>* stop)> join;
+        std::function<void(const nn::Network&, const RunPosition&)> after_step;
+    };
+    void set_membership(Membership m) { membership_ = std::move(m); }
+    const Membership& membership() const { return membership_; }
+
 private:
     std::function<nlohmann::json()> traffic_source_;
     EvaluationMerger merger_;
+    Membership membership_;
 };
 
 // The `single` strategy: each replica applies its own updates (used with one worker).

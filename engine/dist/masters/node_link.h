@@ -3,11 +3,37 @@
 //   Update         another node's gradient-sharing message -> every local replica
 //   Average        (node 0, the controller) a node's parameter sums for an averaging round
 //   AverageResult  the cluster's sums for a round, sent by node 0
-//   Control        "done": a node's workers stopped, with how many updates it sent
-// Draining a gradient-sharing run: every node announces "done, I sent k messages"; a node has
-// drained when each peer said done and all k of its messages have arrived. The transport
-// delivers exactly once, so counting is enough; a peer the transport gives up on is reported
-// in a warning and no longer waited for.
+//   Control        "done" (a node's workers stopped), "joined" (a node joined mid-run), "stop"
+//                  (to a restarted controller)
+//   ParamsRequest / Params   joining, over the controller's TCP channel (join_protocol.h)
+//
+// Starting and joining. Every node asks the controller to join (join(), before its workers
+// start). The controller waits up to `join_wait` for every node's request, then answers them
+// all "start": the nodes that came begin together from the run's initial parameters; the others
+// are not waited for. A node that asks later -- one that started late, or one restarted with the
+// same command line after it died -- is answered between two steps of the controller's local
+// worker 0 (after_step) with a snapshot: that replica's parameters and updater state and the
+// position (epoch, iteration, batches of the epoch done). It continues from there and tells the
+// other nodes "joined"; from then on they wait for it again. The controller itself cannot come
+// back: a restarted node 0 is told to stop (its state and the run's position are gone), and the
+// others go on without it. Joins are refused once the controller has begun to drain, and with
+// parameter averaging once training has begun (its rounds would need the joiner in step).
+//
+// Nodes and their processes. A peer's process is known by its transport incarnation: when a
+// node is restarted, its messages come with a newer one, and everything counted for the old
+// process is forgotten. A node is a member (waited for), joining (a new process that has not
+// joined yet: sent updates, not waited for) or gone (lost, or absent at the start).
+//
+// Draining a gradient-sharing run: every node sends each other node "done" as a message of its
+// own; a node has drained when every member's "done" has arrived and so has every message that
+// member sent before it (the transport numbers a pair of processes' messages 1, 2, 3, ..., so
+// "all ids up to the done's" is exactly what was sent before it, however they were reordered).
+// A member the transport gives up on is reported in a warning and no longer waited for; one that
+// (re)joins after our "done" gets a "done" of its own.
+//
+// Rejoining, for a user: restart the node's engine with the same command line while the run
+// goes on (and node 0 is alive). The final reconcile (an averaging round among the members)
+// includes it, so every replica ends equal.
 #pragma once
 
 #include <atomic>
@@ -21,8 +47,10 @@
 #include <vector>
 
 #include "dist/masters/gradient_sharing.h"
+#include "dist/masters/join_protocol.h"
 #include "dist/masters/parameter_averaging.h"
 #include "dist/net/bulk_channel.h"
+#include "dist/net/datagram.h"
 #include "dist/net/transport.h"
 #include "events/event_writer.h"
 
@@ -33,6 +61,17 @@ public:
     // `bulk` (optional) carries the averaging rounds over TCP; without it they go over `transport`.
     NodeLink(std::unique_ptr<Transport>, const train::ClusterShape&, std::size_t param_count,
              events::EventWriter* events = nullptr, std::unique_ptr<BulkChannel> bulk = nullptr);
+
+    // Joining (see above). `mid_run`: whether nodes may join once training has begun (gradient
+    // sharing); `wait`: how long the controller waits for every node at the start.
+    void set_join_policy(bool mid_run, std::chrono::milliseconds wait);
+    // Before the workers start: nullopt to start with everyone, or the cluster's current state.
+    // Throws thresher::Error when the controller refuses or cannot be reached. Returns nullopt
+    // at once when `stop` becomes true (the run is being stopped).
+    std::optional<train::JoinState> join(const std::atomic<bool>* stop = nullptr);
+    // On local worker 0 after each step: the controller answers waiting joiners from `net`.
+    // Throws when this node must stop (a restarted controller).
+    void after_step(const nn::Network& net, const train::RunPosition& position);
     ~NodeLink();
     NodeLink(const NodeLink&) = delete;
     NodeLink& operator=(const NodeLink&) = delete;
@@ -61,11 +100,36 @@ public:
     std::uint64_t rejected_updates() const { return rejected_; }
 
 private:
+    enum class PeerState { Member, Joining, Gone };
+    struct Peer {
+        PeerState state = PeerState::Member;
+        std::uint64_t incarnation = 0;  // the process whose messages count (0: none heard yet)
+        IdWindow received;              // ids of its messages delivered to us
+        std::uint64_t done_id = 0;      // the id of its "done" (0: none yet)
+        std::uint64_t served = 0;       // controller: the incarnation last answered (replays refused)
+        std::chrono::steady_clock::time_point last_poke{};
+    };
+    struct JoinRequest {
+        int node;
+        std::uint64_t incarnation;
+    };
+
     void receive_loop();
     void bulk_loop();
     void send_large(int dest, MessageType type, const std::vector<std::uint8_t>& payload);
-    void handle(Message&& m);
+    // `counted`: it came through the transport, so it has an id in the sender's sequence.
+    void handle(Message&& m, bool counted);
+    void handle_control(const Message& m);
+    void handle_join_request(const Message& m);
     void warn(const std::string& message);
+    std::uint64_t own_incarnation() const;
+    void reply(int node, const JoinReply& r);
+    // Notes the process `incarnation` of `node` (caller holds mutex_): a newer one resets what
+    // was counted for it. False when messages of that process are to be ignored.
+    bool observe(int node, std::uint64_t incarnation);
+    void joined(int node, int epoch, long iteration, bool rejoin, bool served_here);  // caller holds mutex_
+    bool waited_for(int node) const { return peers_[static_cast<std::size_t>(node)].state == PeerState::Member; }
+    std::vector<std::uint8_t> done_payload() const;
     // True once the transport gave up on `node`; remembered (and warned about) once.
     bool peer_lost(int node);
     // While waiting on `node`, keep a heartbeat outstanding to it (one per second): the transport
@@ -81,15 +145,22 @@ private:
 
     mutable std::mutex mutex_;
     std::condition_variable changed_;
-    std::vector<std::uint64_t> updates_received_;  // per node
-    std::vector<std::int64_t> updates_announced_;  // per node: -1 until its "done"
+    std::vector<Peer> peers_;  // by node; our own entry unused
     std::uint64_t updates_sent_ = 0;
-    std::map<std::uint64_t, std::vector<Message>> averages_;      // round -> node sums (node 0)
+    std::map<std::uint64_t, std::map<int, Message>> averages_;    // round -> node -> sums (node 0)
     std::map<std::uint64_t, Message> average_results_;            // round -> cluster sums
-    std::map<int, std::vector<nlohmann::json>> evaluations_;      // epoch -> other nodes' parts
+    std::map<int, std::map<int, nlohmann::json>> evaluations_;    // epoch -> node -> its part
     std::uint64_t round_ = 0;
-    std::vector<std::chrono::steady_clock::time_point> last_poke_;
-    std::vector<bool> lost_;  // nodes the run goes on without
+    // Joining.
+    bool join_mid_run_ = true;
+    std::chrono::milliseconds join_wait_{30000};
+    bool started_ = false;    // controller: the start is over; later requests get snapshots
+    bool finishing_ = false;  // controller: draining; requests are refused
+    bool done_sent_ = false;
+    std::vector<JoinRequest> join_requests_;  // controller: waiting for an answer
+    std::optional<JoinReply> join_reply_;     // the controller's answer to us
+    bool controller_replaced_ = false;        // node 0 was restarted: ignore it for good
+    std::string fatal_;                       // why this node cannot go on (a restarted controller)
     std::atomic<std::uint64_t> rejected_{0};
     std::atomic<bool> stop_{false};
     std::unique_ptr<BulkChannel> bulk_;

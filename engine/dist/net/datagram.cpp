@@ -137,6 +137,8 @@ std::vector<std::uint8_t> seal(const DatagramHeader& header, std::span<const std
     put16(p + 28, header.chunk_index);
     put16(p + 30, header.chunk_count);
     put16(p + 32, static_cast<std::uint16_t>(payload.size()));
+    put64(p + 34, header.sender_incarnation);
+    put64(p + 42, header.dest_incarnation);
     std::copy(payload.begin(), payload.end(), p + kHeaderBytes);
     std::uint8_t mac[kMacBytes];
     if (!hmac_sha256(secret.bytes(), std::span(out).first(kHeaderBytes + payload.size()), mac))
@@ -194,6 +196,8 @@ std::optional<Datagram> open(std::span<const std::uint8_t> bytes, const Secret& 
     d.header.message_id = get64(p + 20);
     d.header.chunk_index = chunk_index;
     d.header.chunk_count = chunk_count;
+    d.header.sender_incarnation = get64(p + 34);
+    d.header.dest_incarnation = get64(p + 42);
     d.payload.assign(p + kHeaderBytes, p + kHeaderBytes + payload_length);
     return d;
 }

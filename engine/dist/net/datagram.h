@@ -1,23 +1,31 @@
 // The wire format of one UDP datagram of a distributed run, and the checks a received one must
-// pass before any of its fields is believed. Layout (network byte order, 34-byte header):
+// pass before any of its fields is believed. Layout (network byte order, 50-byte header):
 //
 //   offset  size  field
 //        0     4  magic 'THRS' (0x54485253)
-//        4     1  version (1)
+//        4     1  version (2; version 1 had no incarnations and is refused)
 //        5     1  type (transport.h MessageType, or the UDP transport's internal Ack)
 //        6     1  flags (none defined in version 1: must be 0)
 //        7     1  reserved (must be 0)
 //        8     8  run_id: datagrams of another run (or a stale one) are dropped
 //       16     4  sender rank
-//       20     8  message_id: per (sender, destination), 1, 2, 3, ...
+//       20     8  message_id: per (sender incarnation, destination incarnation), 1, 2, 3, ...
 //       28     2  chunk_index  (< chunk_count)
 //       30     2  chunk_count  (>= 1)
 //       32     2  payload_length
-//       34     n  payload
-//     34+n    32  HMAC-SHA256(run secret, bytes [0, 34+n))
+//       34     8  sender_incarnation: which process of that rank sent it (never 0)
+//       42     8  dest_incarnation: which process of the destination rank it is for (0: the
+//                 sender does not know yet, allowed only in the transport's hellos)
+//       50     n  payload
+//     50+n    32  HMAC-SHA256(run secret, bytes [0, 50+n))
+//
+// Incarnations make a restarted node a new peer rather than a replayer: each engine process
+// picks one at start (its start time in nanoseconds, so a restart of a rank has a larger one),
+// message ids count from 1 per pair of incarnations, and a receiver refuses datagrams of an
+// older incarnation of a sender or for an incarnation other than its own (udp_transport.cpp).
 //
 // A whole datagram is at most 1200 bytes, below the path MTU of any network we run on (IPv6
-// guarantees 1280), so the network never fragments it: 1200 - 34 - 32 = 1134 payload bytes.
+// guarantees 1280), so the network never fragments it: 1200 - 50 - 32 = 1118 payload bytes.
 #pragma once
 
 #include <cstddef>
@@ -33,11 +41,11 @@
 namespace thresher::dist {
 
 inline constexpr std::uint32_t kDatagramMagic = 0x54485253;  // "THRS"
-inline constexpr std::uint8_t kDatagramVersion = 1;
-inline constexpr std::size_t kHeaderBytes = 34;
+inline constexpr std::uint8_t kDatagramVersion = 2;
+inline constexpr std::size_t kHeaderBytes = 50;
 inline constexpr std::size_t kMacBytes = 32;
 inline constexpr std::size_t kMaxDatagramBytes = 1200;
-inline constexpr std::size_t kMaxPayloadBytes = kMaxDatagramBytes - kHeaderBytes - kMacBytes;  // 1134
+inline constexpr std::size_t kMaxPayloadBytes = kMaxDatagramBytes - kHeaderBytes - kMacBytes;  // 1118
 
 // Why a received datagram was not used. Every drop is counted under one of these
 // (TransportStats::dropped), so an operator can tell loss from attack from misconfiguration.
@@ -50,7 +58,8 @@ enum class DropReason : std::uint8_t {
     BadLength,      // payload_length disagrees with the datagram size, or a malformed payload
     BadChunk,       // chunk_count 0, chunk_index >= chunk_count, or chunks of one message disagree
     BadMac,         // HMAC does not verify: wrong secret or altered bytes
-    Replay,         // an authentic copy of a message already delivered (below the dedup window)
+    Replay,         // an authentic copy of a message already delivered (below the dedup window),
+                    // or from an older incarnation of its sender, or for another incarnation of us
     UnknownSender,  // sender rank out of range, our own rank, or not from that rank's address
     Oversize,       // longer than kMaxDatagramBytes, or over the reassembly memory cap
 };
@@ -65,6 +74,8 @@ struct DatagramHeader {
     std::uint64_t message_id = 0;
     std::uint16_t chunk_index = 0;
     std::uint16_t chunk_count = 1;
+    std::uint64_t sender_incarnation = 0;
+    std::uint64_t dest_incarnation = 0;
     // magic, version, reserved and payload_length are implied: seal() writes them, open() checks them.
 };
 

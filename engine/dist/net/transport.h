@@ -40,6 +40,9 @@ struct Message {
     MessageType type = MessageType::Heartbeat;
     std::uint64_t id = 0;  // per (sender, receiver): 1, 2, 3, ... in the sender's send order
     std::vector<std::uint8_t> payload;
+    // Which process of rank `sender` sent it (UdpTransport: see datagram.h); ids count from 1
+    // again for each new incarnation of either side. 0 where the transport has none.
+    std::uint64_t incarnation = 0;
 };
 
 struct TransportStats {
@@ -79,6 +82,10 @@ public:
     // Peers whose messages have stayed unacknowledged past the give-up deadline (10 s unless
     // configured): most likely dead. A peer that acknowledges again leaves the list.
     virtual std::vector<int> unreachable_peers() const { return {}; }
+    // This process's incarnation, and the newest one heard from `rank` (0: none heard yet). A
+    // transport without restarts (in memory) has none: both 0.
+    virtual std::uint64_t incarnation() const { return 0; }
+    virtual std::uint64_t peer_incarnation(int /*rank*/) const { return 0; }
 };
 
 }  // namespace thresher::dist

@@ -6,6 +6,11 @@
 //   drops (n, i) from in-flight  <--ack---   delivers message n once all k chunks are in and
 //   resends what stays unacked                remembers n in the sender's IdWindow
 //
+// Incarnations (datagram.h): a peer's data is accepted only once both sides know each other's
+// incarnation, learnt from hellos (an internal datagram type, greeting with backoff until an
+// answer comes) or from any authentic datagram. A newer incarnation of a peer resets all we
+// knew about it (adopt()); an older one is a replay.
+//
 // Flow control: at most `cwnd` chunks per peer are in flight. cwnd grows by one per chunk acked
 // on its first try and halves (at most once per retransmit_after) when a retransmission timer
 // fires: a receiver whose socket buffer overflows (2 of 3 ranks sending it 5 MB at once) makes
@@ -42,6 +47,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::uint8_t kAckType = 0x80;      // outside MessageType: acks never reach the caller
+constexpr std::uint8_t kHelloType = 0x81;    // "this is my incarnation"; payload: u8 1 = please answer
+constexpr auto kMaxHelloInterval = std::chrono::seconds(1);
 constexpr std::size_t kAckEntryBytes = 10;   // message_id u64 + chunk_index u16
 constexpr std::size_t kMaxChunks = 65535;    // chunk_count is a u16
 constexpr double kInitialWindow = 32;
@@ -78,6 +85,21 @@ struct PeerOut {
     Clock::time_point pending_since{};
     bool unreachable = false;
 };
+
+// Greeting a peer whose incarnation we do not know yet.
+struct Greeting {
+    Clock::time_point next{};      // next hello asking for an answer
+    Clock::duration every{};       // doubles up to kMaxHelloInterval
+    Clock::time_point last_answer{};  // answers are rate-limited: a replay must not make a flood
+};
+
+// The start time in nanoseconds: a later process of the same rank gets a larger number, as long
+// as the host's clock does not step back by more than the time between the two starts.
+std::uint64_t default_incarnation() {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now().time_since_epoch()).count();
+    return ns > 0 ? static_cast<std::uint64_t>(ns) : 1;
+}
 
 struct Partial {
     MessageType type;
@@ -154,6 +176,8 @@ struct UdpTransport::Impl {
     void on_receive(const boost::system::error_code& ec, std::size_t size);
     void handle_datagram(std::size_t size);
     void on_ack(int sender, const std::vector<std::uint8_t>& payload);
+    void adopt(int peer, std::uint64_t incarnation);
+    void greet(int peer, bool want_answer);
     void on_chunk(int sender, Datagram& datagram);
     void queue_ack(int sender, std::uint64_t id, std::uint16_t chunk);
     void send_acks(int sender);
@@ -173,6 +197,7 @@ struct UdpTransport::Impl {
     const int rank;
     const int world;
     const std::uint64_t run_id;
+    const std::uint64_t own_incarnation;
     const Secret secret;
     const UdpOptions options;
     const std::size_t chunk_bytes;  // payload bytes per chunk
@@ -189,6 +214,8 @@ struct UdpTransport::Impl {
     // Network thread only.
     std::vector<PeerOut> out;
     std::vector<PeerIn> in;
+    std::vector<std::uint64_t> peer_inc;  // 0: not known yet
+    std::vector<Greeting> greeting;
     std::size_t partial_bytes = 0;
     TransportStats local_stats;
 
@@ -201,6 +228,7 @@ struct UdpTransport::Impl {
     std::uint64_t self_id = 0;
     TransportStats stats;
     std::vector<bool> unreachable;
+    std::vector<std::uint64_t> incarnations;  // peer_inc as last published
     std::string failure;  // why the network thread stopped, if it did
 
     std::thread thread;  // last: started when everything above is ready
@@ -211,12 +239,16 @@ UdpTransport::Impl::Impl(int r, std::vector<UdpEndpoint> peer_list, const std::s
     : rank(r),
       world(static_cast<int>(peer_list.size())),
       run_id(run),
+      own_incarnation(opts.incarnation.value_or(default_incarnation())),
       secret(std::move(key)),
       options(opts),
       chunk_bytes(opts.max_datagram > kHeaderBytes + kMacBytes ? opts.max_datagram - kHeaderBytes - kMacBytes : 0),
       out(peer_list.size()),
       in(peer_list.size()),
-      unreachable(peer_list.size(), false) {
+      peer_inc(peer_list.size(), 0),
+      greeting(peer_list.size()),
+      unreachable(peer_list.size(), false),
+      incarnations(peer_list.size(), 0) {
     if (world < 1 || rank < 0 || rank >= world)
         throw Error("udp transport: rank " + std::to_string(rank) + " is not among " + std::to_string(world) + " nodes");
     if (options.max_datagram > kMaxDatagramBytes || chunk_bytes < kAckEntryBytes * 4)
@@ -227,6 +259,9 @@ UdpTransport::Impl::Impl(int r, std::vector<UdpEndpoint> peer_list, const std::s
         options.give_up_after.count() <= 0 || options.max_window < kMinWindow)
         throw Error("udp transport: retransmission options must be positive, with max_retransmit_after >= "
                     "retransmit_after and max_window >= 4");
+    if (own_incarnation == 0 || options.hello_after.count() <= 0)
+        throw Error("udp transport: the incarnation and hello_after must be positive");
+    for (auto& g : greeting) g.every = options.hello_after;
 
     boost::system::error_code ec;
     const auto address = asio::ip::make_address(bind_address, ec);
@@ -326,9 +361,72 @@ void UdpTransport::Impl::handle_datagram(std::size_t size) {
     // captured datagram re-sent from elsewhere stops here.
     if (sender >= static_cast<std::uint32_t>(world) || static_cast<int>(sender) == rank || rx_from != peers[sender])
         return drop(DropReason::UnknownSender);
-    if (datagram->header.type == kAckType) return on_ack(static_cast<int>(sender), datagram->payload);
-    if (!is_message_type(datagram->header.type)) return drop(DropReason::BadVersion);
-    on_chunk(static_cast<int>(sender), *datagram);
+    const int peer = static_cast<int>(sender);
+    const auto& h = datagram->header;
+    // Which process of that rank: a real one never says 0; an older one than we know is gone, so
+    // this is a copy of something it sent once; a newer one replaces it.
+    if (h.sender_incarnation == 0) return drop(DropReason::BadVersion);
+    if (h.sender_incarnation < peer_inc[peer]) return drop(DropReason::Replay);
+    if (h.sender_incarnation > peer_inc[peer]) adopt(peer, h.sender_incarnation);
+    if (h.type == kHelloType) {
+        if (datagram->payload.size() != 1) return drop(DropReason::BadLength);
+        if (datagram->payload[0] == 1) greet(peer, false);
+        return;
+    }
+    // Data and acks are for one process of ours: this one. Others' are replays (of datagrams
+    // meant for our predecessor), or a peer that has not heard of us yet: tell it who we are.
+    if (h.dest_incarnation != own_incarnation) {
+        drop(DropReason::Replay);
+        return greet(peer, false);
+    }
+    if (h.type == kAckType) return on_ack(peer, datagram->payload);
+    if (!is_message_type(h.type)) return drop(DropReason::BadVersion);
+    on_chunk(peer, *datagram);
+}
+
+void UdpTransport::Impl::adopt(int peer, std::uint64_t incarnation) {
+    const bool restarted = peer_inc[peer] != 0;
+    peer_inc[peer] = incarnation;
+    // What it had half sent, and which of its ids were done, belonged to its predecessor.
+    for (const auto& [id, partial] : in[peer].partial) partial_bytes -= partial.reserved;
+    in[peer] = PeerIn{};
+    std::uint64_t dropped = 0;
+    if (restarted) {
+        // Our messages to the predecessor die with it: the new process never heard of their ids.
+        // (On first contact nothing was sent yet, so what waits is kept, for this incarnation.)
+        dropped = out[peer].pending.size();
+        out[peer] = PeerOut{};
+    }
+    out[peer].unreachable = false;
+    out[peer].last_ack = Clock::now();
+    {
+        // Published at once, with the unacked count: a caller that saw flush() succeed because
+        // of the restart must also see the new incarnation.
+        std::lock_guard lock(shared_mutex);
+        incarnations[peer] = incarnation;
+        unreachable[peer] = false;
+        unacked_messages -= dropped;
+        if (dropped > 0 && unacked_messages == 0) all_acked.notify_all();
+    }
+    greeting[peer].every = options.hello_after;
+    pump(peer);
+}
+
+void UdpTransport::Impl::greet(int peer, bool want_answer) {
+    Greeting& g = greeting[peer];
+    const auto now = Clock::now();
+    if (!want_answer) {
+        if (now - g.last_answer < kTick) return;
+        g.last_answer = now;
+    }
+    DatagramHeader h;
+    h.type = kHelloType;
+    h.run_id = run_id;
+    h.sender = static_cast<std::uint32_t>(rank);
+    h.sender_incarnation = own_incarnation;
+    h.dest_incarnation = peer_inc[peer];
+    const std::uint8_t payload[1] = {static_cast<std::uint8_t>(want_answer ? 1 : 0)};
+    transmit(peer, seal(h, payload, secret));
 }
 
 void UdpTransport::Impl::on_chunk(int sender, Datagram& datagram) {
@@ -349,7 +447,7 @@ void UdpTransport::Impl::on_chunk(int sender, Datagram& datagram) {
         if (h.chunk_count == 1) {  // the common small message: no reassembly
             queue_ack(sender, h.message_id, 0);
             peer.window.mark_done(h.message_id);
-            return deliver(Message{sender, type, h.message_id, std::move(datagram.payload)});
+            return deliver(Message{sender, type, h.message_id, std::move(datagram.payload), peer_inc[sender]});
         }
         // Reserve the whole message at its first chunk, so a message once started always fits
         // and memory stays bounded whatever authenticated senders do. A refused chunk is not
@@ -375,7 +473,7 @@ void UdpTransport::Impl::on_chunk(int sender, Datagram& datagram) {
 
     std::size_t total = 0;
     for (const auto& c : p.chunks) total += c.size();
-    Message message{sender, p.type, h.message_id, {}};
+    Message message{sender, p.type, h.message_id, {}, peer_inc[sender]};
     message.payload.reserve(total);
     for (const auto& c : p.chunks) message.payload.insert(message.payload.end(), c.begin(), c.end());
     partial_bytes -= p.reserved;
@@ -409,6 +507,8 @@ void UdpTransport::Impl::send_acks(int sender) {
     h.type = kAckType;
     h.run_id = run_id;
     h.sender = static_cast<std::uint32_t>(rank);
+    h.sender_incarnation = own_incarnation;
+    h.dest_incarnation = peer_inc[sender];
     transmit(sender, seal(h, payload, secret));
 }
 
@@ -456,6 +556,7 @@ void UdpTransport::Impl::enqueue(int dest, MessageType type, std::shared_ptr<con
 
 void UdpTransport::Impl::pump(int dest) {
     PeerOut& o = out[dest];
+    if (peer_inc[dest] == 0) return;  // not before we know which process we talk to (on_tick greets)
     while (!o.unsent.empty() && static_cast<double>(o.in_flight.size()) < o.cwnd) {
         const std::uint64_t id = o.unsent.front();
         Outgoing& message = o.pending.at(id);
@@ -473,6 +574,8 @@ void UdpTransport::Impl::send_chunk(int dest, std::uint64_t id, const Outgoing& 
     h.type = static_cast<std::uint8_t>(message.type);
     h.run_id = run_id;
     h.sender = static_cast<std::uint32_t>(rank);
+    h.sender_incarnation = own_incarnation;
+    h.dest_incarnation = peer_inc[dest];
     h.message_id = id;
     h.chunk_index = chunk;
     h.chunk_count = message.chunk_count;
@@ -497,6 +600,11 @@ void UdpTransport::Impl::on_tick(const boost::system::error_code& ec) {
     if (ec == asio::error::operation_aborted) return;
     const auto now = Clock::now();
     for (int dest = 0; dest < world; ++dest) {
+        if (dest != rank && peer_inc[dest] == 0 && now >= greeting[dest].next) {
+            greet(dest, true);
+            greeting[dest].next = now + greeting[dest].every;
+            greeting[dest].every = std::min<Clock::duration>(greeting[dest].every * 2, kMaxHelloInterval);
+        }
         PeerOut& o = out[dest];
         o.unreachable = !o.pending.empty() && now - std::max(o.last_ack, o.pending_since) >= options.give_up_after;
         bool lost = false;
@@ -526,6 +634,7 @@ void UdpTransport::Impl::publish() {
     std::lock_guard lock(shared_mutex);
     stats = local_stats;
     for (int p = 0; p < world; ++p) unreachable[p] = out[p].unreachable;
+    incarnations = peer_inc;
 }
 
 // ---- the public face ----
@@ -553,7 +662,7 @@ void UdpTransport::send(int dest, MessageType type, std::span<const std::uint8_t
     std::lock_guard lock(impl_->shared_mutex);
     impl_->check_running();
     if (dest == impl_->rank) {
-        impl_->inbox.push_back(Message{dest, type, ++impl_->self_id, std::move(bytes)});
+        impl_->inbox.push_back(Message{dest, type, ++impl_->self_id, std::move(bytes), impl_->own_incarnation});
         impl_->inbox_ready.notify_one();
         return;
     }
@@ -608,6 +717,14 @@ std::vector<int> UdpTransport::unreachable_peers() const {
     for (int p = 0; p < impl_->world; ++p)
         if (impl_->unreachable[p]) peers.push_back(p);
     return peers;
+}
+
+std::uint64_t UdpTransport::incarnation() const { return impl_->own_incarnation; }
+
+std::uint64_t UdpTransport::peer_incarnation(int rank) const {
+    std::lock_guard lock(impl_->shared_mutex);
+    if (rank < 0 || rank >= impl_->world) return 0;
+    return rank == impl_->rank ? impl_->own_incarnation : impl_->incarnations[static_cast<std::size_t>(rank)];
 }
 
 // ---- choosing the interface ----

@@ -1,5 +1,5 @@
 // Transport between engine processes over UDP (Boost.Asio), one socket per node. What it adds to
-// UDP: whole messages of up to ~74 MB (chunked into datagrams of at most 1200 bytes and
+// UDP: whole messages of up to ~73 MB (chunked into datagrams of at most 1200 bytes and
 // reassembled), delivery despite loss (each chunk is acknowledged; unacknowledged chunks are sent
 // again after 30 ms, backing off to 500 ms), exactly once despite duplication and replay (a
 // per-sender window of delivered message ids), and authenticity (every datagram carries an HMAC
@@ -14,9 +14,14 @@
 // to do about a dead peer (stop sending to it, end the run) is the training master's decision.
 // Messages to one peer leave in send order through one window, so a large message delays the
 // small ones queued behind it to that peer (bulk data belongs on TCP, see DESIGN.md).
-// Message ids restart at 1 with each UdpTransport: a process that restarts mid-run looks like a
-// replay to peers that remember its earlier messages (a late joiner that never sent is fine);
-// rejoining after a restart would need peers to forget the old ids, which this version lacks.
+// Restarts: every UdpTransport is a new incarnation of its rank (datagram.h). Peers greet each
+// other with hellos until each knows the other's incarnation; data waits for that. When a peer
+// shows a newer incarnation (its process was restarted), everything about the old one is
+// forgotten: its half-received messages, its id window, and our queued and unacknowledged
+// messages to it (they were for a process that is gone; the training master decides what the
+// new one needs). Ids to the new incarnation count from 1 again. Datagrams of an older
+// incarnation, or addressed to an incarnation of ours other than this one, are replays: dropped
+// and counted under DropReason::Replay.
 //
 // Example, node 1 of three:
 //   UdpTransport t(1, {{"10.0.0.1", 40123}, {"10.0.0.2", 40123}, {"10.0.0.3", 40123}},
@@ -47,11 +52,16 @@ struct UdpOptions {
     std::chrono::milliseconds max_retransmit_after{500};  // backoff doubles up to this
     std::chrono::milliseconds give_up_after{10000};       // then the peer is listed unreachable
     std::size_t max_datagram = kMaxDatagramBytes;         // smaller only; the wire format caps it
-    // Reassembly memory, all senders together; a message reserves chunk_count x 1134 bytes at its
+    // Reassembly memory, all senders together; a message reserves chunk_count x 1118 bytes at its
     // first chunk. One needing more than this is never delivered (its sender lists us unreachable),
-    // so keep it above max_message_bytes() (~74 MB) unless that is the point.
+    // so keep it above max_message_bytes() (~73 MB) unless that is the point.
     std::size_t max_partial_bytes = std::size_t{256} << 20;
     std::size_t max_window = 512;  // ceiling of the chunks in flight per peer (the window adapts below it)
+    // Our incarnation; by default the start time in nanoseconds since the epoch, so a restarted
+    // process of the same rank outranks its predecessor. Tests set it to play old and new ones.
+    std::optional<std::uint64_t> incarnation;
+    // How often a peer whose incarnation we do not know yet is greeted (backing off to 1 s).
+    std::chrono::milliseconds hello_after{20};
     // Port to bind; by default the port of our own entry in `peers`. A loopback proxy in the tests
     // binds elsewhere and stands in at the configured address.
     std::optional<std::uint16_t> bind_port;
@@ -76,9 +86,11 @@ public:
     bool flush(std::chrono::milliseconds timeout) override;
     TransportStats stats() const override;
     std::vector<int> unreachable_peers() const override;
+    std::uint64_t incarnation() const override;
+    std::uint64_t peer_incarnation(int rank) const override;
 
     std::uint16_t local_port() const;
-    // The largest payload send() accepts: 65535 chunks of (max_datagram - 66) bytes.
+    // The largest payload send() accepts: 65535 chunks of (max_datagram - 82) bytes.
     std::size_t max_message_bytes() const;
 
 private:

@@ -89,7 +89,7 @@ QByteArray header(quint8 type, quint64 run_id, quint32 sender, quint64 message_i
                   quint16 payload_length) {
     QByteArray h;
     put_be(h, 0x54485253, 4);  // "THRS"
-    h.append(char(1));         // version
+    h.append(char(2));         // version
     h.append(static_cast<char>(type));
     h.append(char(0));  // flags
     h.append(char(0));  // reserved
@@ -99,6 +99,8 @@ QByteArray header(quint8 type, quint64 run_id, quint32 sender, quint64 message_i
     put_be(h, chunk, 2);
     put_be(h, chunks, 2);
     put_be(h, payload_length, 2);
+    put_be(h, 1, 8);  // sender incarnation: a process that started long ago
+    put_be(h, 0, 8);  // destination incarnation: not known (real data names node 0's, see datagram.h)
     return h;
 }
 

@@ -36,6 +36,8 @@ DatagramHeader sample_header() {
     h.message_id = 77;
     h.chunk_index = 3;
     h.chunk_count = 9;
+    h.sender_incarnation = 0x1122334455667788ull;
+    h.dest_incarnation = 0x99AABBCCDDEEFF01ull;
     return h;
 }
 
@@ -102,11 +104,17 @@ void TestDatagram::round_trip() {
     QCOMPARE(d->header.message_id, h.message_id);
     QCOMPARE(d->header.chunk_index, h.chunk_index);
     QCOMPARE(d->header.chunk_count, h.chunk_count);
+    QCOMPARE(d->header.sender_incarnation, h.sender_incarnation);
+    QCOMPARE(d->header.dest_incarnation, h.dest_incarnation);
     QVERIFY(d->payload == payload);
-    // Magic and version sit where the format says, in network byte order.
+    // Magic, version and the incarnations sit where the format says, in network byte order.
     QCOMPARE(int(wire[0]), int('T'));
     QCOMPARE(int(wire[3]), int('S'));
-    QCOMPARE(int(wire[4]), 1);
+    QCOMPARE(int(wire[4]), 2);
+    QCOMPARE(int(wire[34]), 0x11);
+    QCOMPARE(int(wire[41]), 0x88);
+    QCOMPARE(int(wire[42]), 0x99);
+    QCOMPARE(int(wire[49]), 0x01);
 }
 
 void TestDatagram::mac_is_hmac_sha256() {
@@ -147,7 +155,8 @@ void TestDatagram::hostile_data() {
     const auto payload = sample_payload(100);
     const QByteArray good = bytes_of(seal(sample_header(), payload, key));
     // Offsets per datagram.h: version 4, type 5, flags 6, reserved 7, run 8, sender 16, id 20,
-    // chunk index 28, chunk count 30, payload length 32, payload 34, MAC 134.
+    // chunk index 28, chunk count 30, payload length 32, sender incarnation 34, destination
+    // incarnation 42, payload 50, MAC 150.
     auto with = [&](int offset, std::initializer_list<int> values) {
         QByteArray b = good;
         int i = offset;
@@ -162,10 +171,11 @@ void TestDatagram::hostile_data() {
     QTest::newRow("64 KiB") << QByteArray(65507, 'T') << DropReason::Oversize;
     QTest::newRow("zeros") << QByteArray(200, 0) << DropReason::BadMagic;
     QTest::newRow("magic byte flipped") << with(0, {'t'}) << DropReason::BadMagic;
-    QTest::newRow("HTTP request") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\n\r\n").leftJustified(80, ' ')
+    QTest::newRow("HTTP request") << QByteArray("GET / HTTP/1.1\r\nHost: x\r\n\r\n").leftJustified(120, ' ')
                                   << DropReason::BadMagic;
     QTest::newRow("version 0") << with(4, {0}) << DropReason::BadVersion;
-    QTest::newRow("version 2") << with(4, {2}) << DropReason::BadVersion;
+    QTest::newRow("version 1 (before incarnations)") << with(4, {1}) << DropReason::BadVersion;
+    QTest::newRow("version 3") << with(4, {3}) << DropReason::BadVersion;
     QTest::newRow("unknown flag") << with(6, {0x01}) << DropReason::BadVersion;
     QTest::newRow("reserved set") << with(7, {0x80}) << DropReason::BadVersion;
     QTest::newRow("run id off by one") << with(15, {0xEE}) << DropReason::WrongRun;
@@ -182,9 +192,11 @@ void TestDatagram::hostile_data() {
     QTest::newRow("sender changed") << with(19, {3}) << DropReason::BadMac;
     QTest::newRow("message id changed") << with(27, {78}) << DropReason::BadMac;
     QTest::newRow("chunk index changed") << with(29, {4}) << DropReason::BadMac;
-    QTest::newRow("payload bit flipped") << with(40, {good[40] ^ 0x10}) << DropReason::BadMac;
-    QTest::newRow("MAC bit flipped") << with(140, {good[140] ^ 0x01}) << DropReason::BadMac;
-    QTest::newRow("MAC zeroed") << with(134, {0, 0, 0, 0, 0, 0, 0, 0})
+    QTest::newRow("sender incarnation changed") << with(41, {good[41] ^ 0x01}) << DropReason::BadMac;
+    QTest::newRow("destination incarnation changed") << with(42, {0}) << DropReason::BadMac;
+    QTest::newRow("payload bit flipped") << with(60, {good[60] ^ 0x10}) << DropReason::BadMac;
+    QTest::newRow("MAC bit flipped") << with(160, {good[160] ^ 0x01}) << DropReason::BadMac;
+    QTest::newRow("MAC zeroed") << with(150, {0, 0, 0, 0, 0, 0, 0, 0})
                                 << DropReason::BadMac;
     QTest::newRow("wrong key") << bytes_of(seal(sample_header(), payload, test_key(0xA5))) << DropReason::BadMac;
     QTest::newRow("key one byte longer") << bytes_of(seal(sample_header(), payload, Secret(std::vector<std::uint8_t>(33, 0x5A))))

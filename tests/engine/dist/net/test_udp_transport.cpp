@@ -1,7 +1,8 @@
 // UdpTransport on real loopback sockets: three ranks as threads exchange thousands of messages
 // from 1 byte to 5 MB, exactly once and intact, directly and through a proxy that drops,
 // duplicates, delays and replays datagrams; an attacker's datagrams are all dropped and counted;
-// a peer that goes away is listed unreachable; a taken port and a bad interface choice give
+// a peer that goes away is listed unreachable; a restarted peer is a new incarnation whose
+// messages count from 1 while its predecessor's replayed datagrams are refused; a taken port and a bad interface choice give
 // clear errors. Every wait is bounded, so a failure is a message, never a hang.
 #include <QtTest>
 
@@ -269,6 +270,7 @@ private Q_SLOTS:
     void exactly_once_through_a_lossy_proxy();
     void attacker_datagrams_are_dropped_and_counted();
     void peer_that_goes_away_is_unreachable();
+    void restarted_peer_is_a_new_incarnation();
     void reassembly_memory_is_capped();
     void bad_sends_are_refused();
     void port_in_use_is_a_clear_error();
@@ -430,7 +432,9 @@ void TestUdpTransport::peer_that_goes_away_is_unreachable() {
     QVERIFY(ranks[0]->flush(5s));
     QVERIFY(ranks[0]->unreachable_peers().empty());
 
-    ranks[1].reset();  // rank 1's process is gone
+    const std::uint64_t incarnation1 = ranks[1]->incarnation();
+    QCOMPARE(ranks[0]->peer_incarnation(1), incarnation1);
+    ranks[1].reset();  // rank 1 is unreachable (its socket is closed)
     const auto gone = Clock::now();
     ranks[0]->send(1, MessageType::Heartbeat, hello);
     while (ranks[0]->unreachable_peers().empty() && Clock::now() - gone < 10s) std::this_thread::sleep_for(10ms);
@@ -439,15 +443,122 @@ void TestUdpTransport::peer_that_goes_away_is_unreachable() {
     QVERIFY2(after >= 350ms && after < 3s, qPrintable(QString("listed after %1 ms").arg(after.count())));
     QVERIFY(!ranks[0]->flush(50ms));
 
-    // It comes back on the same port: the pending message gets through and it leaves the list.
+    // The same process comes back on the same port (a network outage, not a restart: the same
+    // incarnation): the pending message gets through and it leaves the list. A restart is a new
+    // incarnation (restarted_peer_is_a_new_incarnation).
     std::vector<UdpEndpoint> peers{{"127.0.0.1", ranks[0]->local_port()}, {"127.0.0.1", port1}};
-    UdpTransport back(1, peers, "127.0.0.1", kRun, run_secret(), options);
+    UdpOptions same = options;
+    same.incarnation = incarnation1;
+    UdpTransport back(1, peers, "127.0.0.1", kRun, run_secret(), same);
     auto m = back.receive(5s);
     QVERIFY(m.has_value());
     QCOMPARE(m->id, std::uint64_t{2});
     QVERIFY(ranks[0]->flush(5s));
     for (int wait = 0; wait < 100 && !ranks[0]->unreachable_peers().empty(); ++wait) std::this_thread::sleep_for(10ms);
     QVERIFY(ranks[0]->unreachable_peers().empty());
+}
+
+void TestUdpTransport::restarted_peer_is_a_new_incarnation() {
+    // Rank 1 runs as incarnation 100, dies, and is started again as incarnation 200 on the same
+    // port. Rank 0 must take 200's messages (ids from 1 again), forget what it still had queued
+    // for 100, and refuse 100's datagrams when they are replayed, counting them.
+    const auto ports = free_ports(2);
+    const std::vector<UdpEndpoint> peers{{"127.0.0.1", ports[0]}, {"127.0.0.1", ports[1]}};
+    UdpOptions options;
+    options.give_up_after = 500ms;
+    UdpTransport r0(0, peers, "127.0.0.1", kRun, run_secret(), options);
+    UdpOptions old_options = options, new_options = options;
+    old_options.incarnation = 100;
+    new_options.incarnation = 200;
+    const std::uint64_t own = r0.incarnation();
+    QVERIFY(own > 200);  // nanoseconds since 1970
+
+    auto payload = [](int incarnation, int k) {
+        return std::vector<std::uint8_t>{static_cast<std::uint8_t>(incarnation), static_cast<std::uint8_t>(k), 0x5A};
+    };
+    // Byte for byte the datagram that rank 1 as `incarnation` sent as message `id` (one chunk).
+    auto datagram_of = [&](std::uint64_t incarnation, std::uint64_t dest_incarnation, std::uint64_t id,
+                           const std::vector<std::uint8_t>& bytes) {
+        DatagramHeader h;
+        h.type = static_cast<std::uint8_t>(MessageType::Update);
+        h.run_id = kRun;
+        h.sender = 1;
+        h.message_id = id;
+        h.sender_incarnation = incarnation;
+        h.dest_incarnation = dest_incarnation;
+        return seal(h, bytes, run_secret());
+    };
+
+    {
+        UdpTransport old(1, peers, "127.0.0.1", kRun, run_secret(), old_options);
+        for (int k = 1; k <= 3; ++k) old.send(0, MessageType::Update, payload(100, k));
+        for (int k = 1; k <= 3; ++k) {
+            auto m = r0.receive(5s);
+            QVERIFY(m.has_value());
+            QCOMPARE(m->incarnation, std::uint64_t{100});
+            QCOMPARE(m->id, std::uint64_t(k));
+        }
+        r0.send(1, MessageType::Heartbeat, {});
+        QVERIFY(old.receive(5s).has_value());
+        QVERIFY(old.flush(5s) && r0.flush(5s));
+        QCOMPARE(r0.peer_incarnation(1), std::uint64_t{100});
+    }
+    // Rank 1 is dead: what rank 0 sends it now stays unacknowledged, and rank 0 gives it up.
+    r0.send(1, MessageType::Heartbeat, std::vector<std::uint8_t>{0xDE, 0xAD});
+    for (int wait = 0; wait < 300 && r0.unreachable_peers().empty(); ++wait) std::this_thread::sleep_for(10ms);
+    QCOMPARE(r0.unreachable_peers(), std::vector<int>{1});
+
+    {
+        UdpTransport restarted(1, peers, "127.0.0.1", kRun, run_secret(), new_options);
+        // Its hello makes rank 0 forget the dead process: the queued message is dropped (flush no
+        // longer waits for it, it is never delivered) and rank 1 is reachable again.
+        QVERIFY(r0.flush(5s));
+        QCOMPARE(r0.peer_incarnation(1), std::uint64_t{200});
+        QVERIFY(r0.unreachable_peers().empty());
+        for (int wait = 0; wait < 500 && restarted.peer_incarnation(0) == 0; ++wait) std::this_thread::sleep_for(1ms);
+        QCOMPARE(restarted.peer_incarnation(0), own);  // from rank 0's answer to its hello
+        for (int k = 1; k <= 3; ++k) restarted.send(0, MessageType::Update, payload(200, k));
+        for (int k = 1; k <= 3; ++k) {
+            auto m = r0.receive(5s);
+            QVERIFY(m.has_value());
+            QCOMPARE(m->incarnation, std::uint64_t{200});
+            QCOMPARE(m->id, std::uint64_t(k));  // ids count from 1 again, and are not taken for replays
+            QVERIFY(m->payload == payload(200, k));
+        }
+        r0.send(1, MessageType::Heartbeat, std::vector<std::uint8_t>{7});
+        auto m = restarted.receive(5s);
+        QVERIFY(m.has_value());
+        QCOMPARE(m->id, std::uint64_t{1});  // not the dropped message to 100
+        QVERIFY(m->payload == std::vector<std::uint8_t>{7});
+        QVERIFY(!restarted.receive(200ms).has_value());
+        QVERIFY(restarted.flush(5s) && r0.flush(5s));
+    }
+
+    // Replays from rank 1's address (its port is free again): everything incarnation 100 sent,
+    // 100 with ids it never used, 200's messages again, and 200's addressed to another process
+    // of rank 0. All Replay; then one fresh message of 200 through the same socket is delivered.
+    asio::io_context io;
+    udp::socket replayer(io, udp::endpoint(asio::ip::address_v4::loopback(), ports[1]));
+    const udp::endpoint target(asio::ip::address_v4::loopback(), ports[0]);
+    const auto replays_before = r0.stats().dropped[DropReason::Replay];
+    std::vector<std::vector<std::uint8_t>> replays;
+    for (int k = 1; k <= 3; ++k) replays.push_back(datagram_of(100, own, k, payload(100, k)));
+    for (int k = 4; k <= 6; ++k) replays.push_back(datagram_of(100, own, k, payload(100, k)));
+    for (int k = 1; k <= 3; ++k) replays.push_back(datagram_of(200, own, k, payload(200, k)));
+    replays.push_back(datagram_of(200, own - 1, 9, payload(200, 9)));
+    replays.push_back(datagram_of(200, 0, 10, payload(200, 10)));
+    for (const auto& d : replays) replayer.send_to(asio::buffer(d), target);
+    const auto expected = replays_before + replays.size();
+    for (int wait = 0; wait < 200 && r0.stats().dropped[DropReason::Replay] < expected; ++wait) std::this_thread::sleep_for(5ms);
+    QVERIFY(!r0.receive(100ms).has_value());
+    QCOMPARE(r0.stats().dropped[DropReason::Replay], expected);
+    replayer.send_to(asio::buffer(datagram_of(200, own, 4, payload(200, 4))), target);
+    auto fresh = r0.receive(5s);
+    QVERIFY(fresh.has_value());
+    QCOMPARE(fresh->incarnation, std::uint64_t{200});
+    QCOMPARE(fresh->id, std::uint64_t{4});
+    QCOMPARE(r0.stats().dropped[DropReason::Replay], expected);
+    QCOMPARE(r0.peer_incarnation(1), std::uint64_t{200});
 }
 
 void TestUdpTransport::reassembly_memory_is_capped() {
