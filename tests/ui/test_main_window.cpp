@@ -179,6 +179,7 @@ void TestMainWindow::redraws_are_batched() {
     QTest::qWait(100);
     const double elapsed_s = clock.elapsed() / 1000.0;
     const int redraws = page->charts()->redraw_count() - before;
+    qInfo("%d events → %d redraws in %.2f s", 3000, redraws, elapsed_s);
     QVERIFY(redraws >= 1);
     QVERIFY2(redraws <= 25 * elapsed_s + 2, qPrintable(QString("%1 redraws in %2 s").arg(redraws).arg(elapsed_s)));
     QCOMPARE(points(page->charts()->charts()[0]), 2 * 3000);  // raw and smoothed: nothing dropped
