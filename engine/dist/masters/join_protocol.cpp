@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "dist/masters/payload_io.h"
+
 namespace thresher::dist {
 
 namespace {
@@ -12,20 +14,8 @@ constexpr std::uint8_t kJoinRequest = 1;
 constexpr std::uint64_t kMaxFloats = std::uint64_t{1} << 28;
 constexpr std::uint32_t kMaxNodes = 4096;
 
-template <typename T>
-void put(std::vector<std::uint8_t>& out, T v) {
-    const std::size_t at = out.size();
-    out.resize(at + sizeof(T));
-    std::memcpy(out.data() + at, &v, sizeof(T));
-}
-
-template <typename T>
-bool get(std::span<const std::uint8_t>& in, T& v) {
-    if (in.size() < sizeof(T)) return false;
-    std::memcpy(&v, in.data(), sizeof(T));
-    in = in.subspan(sizeof(T));
-    return true;
-}
+using payload_io::get;
+using payload_io::put;
 
 void put_floats(std::vector<std::uint8_t>& out, const std::vector<float>& v) {
     const std::size_t at = out.size();

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "dist/masters/payload_io.h"
 
 namespace thresher::dist {
 
@@ -16,20 +17,8 @@ constexpr std::uint8_t kJoined = 2;  // i32 epoch, i64 iteration, u8 rejoin
 constexpr std::uint8_t kStop = 3;    // to a restarted controller: the reason, in words
 constexpr std::size_t kMaxReason = 1000;
 
-template <typename T>
-void put(std::vector<std::uint8_t>& out, T v) {
-    const std::size_t at = out.size();
-    out.resize(at + sizeof(T));
-    std::memcpy(out.data() + at, &v, sizeof(T));  // (insert() trips GCC 12's -Wstringop-overflow)
-}
-
-template <typename T>
-bool get(std::span<const std::uint8_t>& in, T& v) {
-    if (in.size() < sizeof(T)) return false;
-    std::memcpy(&v, in.data(), sizeof(T));
-    in = in.subspan(sizeof(T));
-    return true;
-}
+using payload_io::get;
+using payload_io::put;
 
 // Average / AverageResult: round u64, workers u32, params u64, state u64, then float sums.
 std::vector<std::uint8_t> pack_sums(std::uint64_t round, int workers, const std::vector<double>& params,
