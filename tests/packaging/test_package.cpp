@@ -34,7 +34,7 @@ void TestPackage::install_layout_and_app_finds_its_run() {
     const QString prefix = dir.filePath("usr");
     QByteArray err;
     QCOMPARE(run("cmake", {"--install", THRESHER_BUILD_DIR, "--prefix", prefix}, nullptr, &err), 0);
-    for (const QString& f : {"bin/thresher", "bin/thresher-launch", "bin/thresher-engine",
+    for (const char* f : {"bin/thresher", "bin/thresher-launch", "bin/thresher-engine",
                              "share/thresher/models/lenet.json", "share/thresher/runs/lenet-local.json",
                              "share/applications/thresher.desktop", "share/icons/hicolor/scalable/apps/thresher.svg"})
         QVERIFY2(QFileInfo::exists(prefix + "/" + f), qPrintable(f));
@@ -60,7 +60,7 @@ void TestPackage::debian_package() {
                           "./usr/share/applications/thresher.desktop", "./usr/share/thresher/runs/lenet-local.json"})
         QVERIFY2(out.contains(f), f);
     QCOMPARE(run("dpkg-deb", {"-f", deb, "Depends"}, &out), 0);
-    for (const char* d : {"libqt6sql6-sqlite", "libqt6svg6", "libdnnl2", "libssh-4", "libqcustomplot2.1-qt6"})
+    for (const char* d : {"libqt6sql6-sqlite", "libqt6svg6", "qt6-qpa-plugins", "libdnnl2", "libssh-4", "libqcustomplot2.1-qt6"})
         QVERIFY2(out.contains(d), out.constData());
 }
 

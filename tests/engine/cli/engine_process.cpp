@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QProcess>
 #include <QTimer>
+#include <QtTest>
 #include <chrono>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -79,6 +80,15 @@ QList<int> free_udp_ports(int n) {
     }
     for (int fd : fds) ::close(fd);
     return ports;
+}
+
+void check_finished_ok(const EngineRun& r, int node) {
+    QVERIFY2(r.finished && r.exit_code == 0, qPrintable(QString("node %1: %2").arg(node).arg(r.summary())));
+    QVERIFY2(r.contract_errors.isEmpty(), qPrintable(r.contract_errors.join('\n')));
+    const auto finished = r.of("run_finished");
+    QVERIFY2(finished.size() == 1, qPrintable(r.summary()));
+    QCOMPARE(finished.last().value("status").toString(), QString("ok"));
+    QCOMPARE(finished.last().value("node").toInt(), node);
 }
 
 int free_udp_port() { return free_udp_ports(1).first(); }

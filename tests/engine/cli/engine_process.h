@@ -30,6 +30,10 @@ EngineRun run_engine(const QStringList& args, int timeout_ms = 120000);
 // Fills events/contract_errors from stdout_text (run_engine does this itself).
 void parse_events(EngineRun& r);
 
+// QTest checks that node `node` exited 0 with exactly one run_finished "ok" and nothing but
+// contract events on stdout (a failure returns from here; callers stop on QTest::currentTestFailed).
+void check_finished_ok(const EngineRun& r, int node);
+
 // A UDP port nobody holds right now (bind to 0, read it back, release it); free_udp_ports(n)
 // gives n distinct ones.
 int free_udp_port();

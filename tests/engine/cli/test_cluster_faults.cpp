@@ -187,7 +187,6 @@ private:
                            QString::number(rank), "--secret-file", path("secret"), "--save", save} +
                kSharing;
     }
-    void check_finished_ok(const EngineRun& r, int node);
     QTemporaryDir dir_;
 };
 
@@ -206,15 +205,6 @@ void TestClusterFaults::cleanupTestCase() {
     const QString ip = find_tool("ip");
     if (ip.isEmpty() || ::geteuid() != 0) return;
     for (char side : {'a', 'b'}) run_tool(ip, {"netns", "del", ns_name(side)});
-}
-
-void TestClusterFaults::check_finished_ok(const EngineRun& r, int node) {
-    QVERIFY2(r.finished && r.exit_code == 0, qPrintable(QString("node %1: %2").arg(node).arg(r.summary())));
-    QVERIFY2(r.contract_errors.isEmpty(), qPrintable(r.contract_errors.join('\n')));
-    const auto finished = r.of("run_finished");
-    QVERIFY2(finished.size() == 1, qPrintable(r.summary()));
-    QCOMPARE(finished.last().value("status").toString(), QString("ok"));
-    QCOMPARE(finished.last().value("node").toInt(), node);
 }
 
 void TestClusterFaults::gradient_sharing_survives_loss_and_reordering() {

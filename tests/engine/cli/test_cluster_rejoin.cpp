@@ -46,7 +46,6 @@ private:
         const auto ports = free_udp_ports(3);
         return QString("127.0.0.1:%1,127.0.0.1:%2,127.0.0.1:%3").arg(ports[0]).arg(ports[1]).arg(ports[2]);
     }
-    void check_finished_ok(const EngineRun& r, int node);
     // The joiner's own events: one node_joined naming itself, mid-run; `rejoin` as expected.
     void check_joined(const EngineRun& r, bool rejoin);
     // The three saved models are equal, and the last evaluation merged all three nodes' shards.
@@ -57,15 +56,6 @@ private:
 void TestClusterRejoin::initTestCase() {
     QVERIFY(dir_.isValid());
     QVERIFY(write_file(path("secret"), QByteArray(kSecretHex) + "\n"));
-}
-
-void TestClusterRejoin::check_finished_ok(const EngineRun& r, int node) {
-    QVERIFY2(r.finished && r.exit_code == 0, qPrintable(QString("node %1: %2").arg(node).arg(r.summary())));
-    QVERIFY2(r.contract_errors.isEmpty(), qPrintable(r.contract_errors.join('\n')));
-    const auto finished = r.of("run_finished");
-    QVERIFY2(finished.size() == 1, qPrintable(r.summary()));
-    QCOMPARE(finished.last().value("status").toString(), QString("ok"));
-    QCOMPARE(finished.last().value("node").toInt(), node);
 }
 
 void TestClusterRejoin::check_joined(const EngineRun& r, bool rejoin) {
