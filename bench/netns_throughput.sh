@@ -13,16 +13,14 @@
 # Environment: LIMIT (12800
 # training samples per run), RATE (1gbit), THRESHER_BIN.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-E="${THRESHER_BIN:-$ROOT/build/release/bin}/thresher-engine"
-LIMIT="${LIMIT:-12800}"
-RATE="${RATE:-1gbit}"
 [ "$(id -u)" -eq 0 ] || { echo "netns_throughput: needs root (network namespaces)" >&2; exit 2; }
 A=thr-bench-a B=thr-bench-b
-WORK="$(mktemp -d /tmp/thresher-netns.XXXXXX)"
-cleanup() { ip netns del "$A" 2>/dev/null || true; ip netns del "$B" 2>/dev/null || true; rm -rf "$WORK"; }
-trap cleanup EXIT
-cleanup; mkdir -p "$WORK"
+cleanup() { ip netns del "$A" 2>/dev/null || true; ip netns del "$B" 2>/dev/null || true; }
+CLEANUP=cleanup
+source "$(dirname "${BASH_SOURCE[0]}")/cluster_env.sh" netns
+LIMIT="${LIMIT:-12800}"
+RATE="${RATE:-1gbit}"
+cleanup
 ip netns add "$A"; ip netns add "$B"
 ip link add thr-bva type veth peer name thr-bvb
 ip link set thr-bva netns "$A"; ip link set thr-bvb netns "$B"
@@ -31,7 +29,6 @@ for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
 ip -n "$A" link set thr-bva up; ip -n "$B" link set thr-bvb up
 tc -n "$A" qdisc add dev thr-bva root tbf rate "$RATE" burst 512kb latency 20ms
 tc -n "$B" qdisc add dev thr-bvb root tbf rate "$RATE" burst 512kb latency 20ms
-(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$WORK/secret")
 MODEL="$ROOT/resources/models/mlp.json"
 common=(train --model "$MODEL" --data fashion-mnist --epochs 1 --batch 64 --limit "$LIMIT" --test-limit 1000 --threads 1)
 

@@ -8,18 +8,13 @@
 #               retransmissions included; run_finished's bytes_tx / iterations)
 # and the reduction dense / wire. Environment: LIMIT (12800), EPOCHS (1), THRESHER_BIN.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-E="${THRESHER_BIN:-$ROOT/build/release/bin}/thresher-engine"
+source "$(dirname "${BASH_SOURCE[0]}")/cluster_env.sh" traffic
 LIMIT="${LIMIT:-12800}"
 EPOCHS="${EPOCHS:-1}"
-WORK="$(mktemp -d /tmp/thresher-traffic.XXXXXX)"
-trap 'rm -rf "$WORK"' EXIT
-(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$WORK/secret")
-port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 printf '%-6s %12s %10s %14s %14s %12s %9s\n' model params density dense_B/iter message_B/iter wire_B/iter reduction
 for model in lenet mlp; do
-  nodes="127.0.0.1:$(port),127.0.0.1:$(port)"
+  nodes="$(loopback_nodes 2)"
   for r in 0 1; do
     "$E" train --model "$ROOT/resources/models/$model.json" --data fashion-mnist --epochs "$EPOCHS" \
       --limit "$LIMIT" --test-limit 1000 --threads 1 --nodes "$nodes" --node-rank $r \

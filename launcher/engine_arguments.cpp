@@ -59,6 +59,8 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
     }
     if (nodes > 1) {
         a << "--nodes" << node_endpoints().join(',') << "--node-rank" << QString::number(node_rank);
+        if (cluster.topology != "auto") a << "--topology" << cluster.topology;
+        if (cluster.topology == "tree") a << "--fanout" << QString::number(cluster.fanout);
         if (!files.secret_on_stdin) a << "--secret-file" << files.secret;
     }
     // Even for one node: with --secret-stdin the engine also ends when its stdin closes, which

@@ -148,6 +148,8 @@ SshHost read_host(const Reader& h) {
 ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
     ClusterSettings s;
     const QString kind = c.one_of("kind", "local", {"local", "ssh"});
+    s.topology = c.one_of("topology", s.topology, {"auto", "mesh", "relay", "tree"});
+    s.fanout = int(c.integer("fanout", s.fanout, 1, 1024, "an integer in 1..1024"));
     if (kind == "local") {
         // Re-read with the fields a local cluster knows, so ssh fields here are reported.
         s.nodes = c.positive_int("nodes", s.nodes);
@@ -247,7 +249,7 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
                                                             "threshold_algorithm", "residual", "averaging_frequency",
                                                             "save_updater", "limit", "threads"}));
     if (r.has("cluster"))
-        spec.cluster = read_cluster(r.object("cluster", {"kind", "nodes", "workers_per_node", "hosts", "hostfile"}), spec);
+        spec.cluster = read_cluster(r.object("cluster", {"kind", "nodes", "workers_per_node", "hosts", "hostfile", "topology", "fanout"}), spec);
     spec.udp_port = int(r.integer("udp_port", spec.udp_port, 1, 65535, "an integer in 1..65535"));
     spec.save = r.string("save", {});
 
@@ -279,6 +281,8 @@ QJsonObject RunSpec::to_json() const {
     if (training.limit) t["limit"] = double(*training.limit);
 
     QJsonObject c{{"kind", to_string(cluster.kind)}};
+    if (cluster.topology != "auto") c["topology"] = cluster.topology;
+    if (cluster.topology == "tree") c["fanout"] = cluster.fanout;
     if (cluster.kind == ClusterSettings::Kind::Local) {
         c["nodes"] = cluster.nodes;
         c["workers_per_node"] = cluster.workers_per_node;

@@ -62,6 +62,10 @@ struct ClusterSettings {
     QString hostfile;
     QList<SshHost> hostfile_hosts;
 
+    // How nodes exchange messages (thresher-engine --topology/--fanout): auto, mesh, relay, tree.
+    QString topology = "auto";
+    int fanout = 2;
+
     QList<SshHost> all_hosts() const { return hosts + hostfile_hosts; }
     bool operator==(const ClusterSettings&) const = default;
 };

@@ -137,6 +137,23 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     udp_port_ = new QSpinBox;
     udp_port_->setRange(1024, 65535);
     ckind_row->addRow("UDP port", udp_port_);
+    topology_ = new QComboBox;
+    topology_->setObjectName("topology");
+    topology_->addItem("Automatic (mesh; averaging in a tree beyond 8 nodes)", "auto");
+    topology_->addItem("Mesh: every node to every other", "mesh");
+    topology_->addItem("Relay through node 0", "relay");
+    topology_->addItem("Tree", "tree");
+    topology_->setToolTip("How nodes exchange gradient-sharing messages and averaging rounds. A mesh is one hop but "
+                          "each node uploads its own messages to every other; a tree bounds every node to fanout + 1 links and "
+                          "spreads averaging rounds over the nodes instead of node 0.");
+    fanout_ = new QSpinBox;
+    fanout_->setObjectName("fanout");
+    fanout_->setRange(1, 1024);
+    fanout_->setPrefix("fanout ");
+    auto* topology_row = new QHBoxLayout;
+    topology_row->addWidget(topology_, 1);
+    topology_row->addWidget(fanout_);
+    ckind_row->addRow("Topology", topology_row);
     cl->addLayout(ckind_row);
     cluster_stack_ = new QStackedWidget;
     auto* local = new QWidget;
@@ -200,9 +217,9 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
         update_visibility();
         Q_EMIT changed();
     };
-    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_})
+    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_, topology_})
         connect(c, &QComboBox::currentIndexChanged, this, notify);
-    for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, nodes_, workers_, udp_port_})
+    for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, nodes_, workers_, udp_port_, fanout_})
         connect(s, &QSpinBox::valueChanged, this, notify);
     for (auto* e : {threshold_, data_path_}) connect(e, &QLineEdit::textEdited, this, notify);
     connect(save_updater_, &QCheckBox::toggled, this, notify);
@@ -267,6 +284,7 @@ void TrainingPage::update_visibility() {
     data_path_->setEnabled(!fmnist);
     data_browse_->setEnabled(!fmnist);
     cluster_stack_->setCurrentIndex(cluster_kind_->currentData() == "ssh" ? 1 : 0);
+    fanout_->setVisible(topology_->currentData() == "tree");
     update_summary();
 }
 
@@ -345,6 +363,8 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
     for (const auto& h : spec.cluster.hosts) add_host_row(h);
     hostfile_ = spec.cluster.hostfile;
     udp_port_->setValue(spec.udp_port);
+    topology_->setCurrentIndex(std::max(0, topology_->findData(spec.cluster.topology)));
+    fanout_->setValue(spec.cluster.fanout);
     syncing_ = false;
     update_visibility();
     refresh_updater();
@@ -387,6 +407,8 @@ void TrainingPage::apply_to(launcher::RunSpec& spec) const {
     }
     spec.cluster.hostfile = hostfile_;
     spec.udp_port = udp_port_->value();
+    spec.cluster.topology = topology_->currentData().toString();
+    spec.cluster.fanout = fanout_->value();
 }
 
 void TrainingPage::show_verdicts(const QStringList& hosts, const QList<QStringList>& lines, const QList<bool>& failed) {

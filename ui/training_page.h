@@ -80,6 +80,8 @@ private:
     QPushButton* check_ = nullptr;
     QTableWidget* verdicts_ = nullptr;
     QSpinBox* udp_port_ = nullptr;
+    QComboBox* topology_ = nullptr;
+    QSpinBox* fanout_ = nullptr;
     QLabel* summary_ = nullptr;
     QString hostfile_;  // kept as loaded: the GUI edits hosts, not hostfiles
 };

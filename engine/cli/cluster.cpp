@@ -53,6 +53,7 @@ ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& sha
     shape.nodes = static_cast<int>(endpoints.size());
     shape.node_rank = o.node_rank;
     shape_ = shape;
+    topology_ = dist::parse_topology(o.topology, o.fanout, shape.nodes);
     if (shape.nodes == 1) return;
     // A multi-node run is refused without a secret: unauthenticated datagrams could rewrite
     // every replica's parameters.
@@ -93,6 +94,7 @@ train::MasterFactory ClusterSession::factory(const StrategyOptions& options) {
         link_ = std::make_unique<dist::NodeLink>(std::move(transport_), shape_, config.param_count(), &events_, std::move(bulk_));
         // Late and restarted nodes join mid-run with gradient sharing; averaging only at the start.
         link_->set_join_policy(strategy == "gradient-sharing", join_wait_);
+        link_->set_topology(topology_);
         std::unique_ptr<train::TrainingMaster> master;
         if (strategy == "gradient-sharing") {
             auto gs = std::make_unique<dist::GradientSharing>(shape_, config.param_count(), sharing, link_->outbox());

@@ -25,6 +25,8 @@ struct ClusterOptions {
     std::string network_mask; // --network-mask CIDR
     std::uint64_t run_id = 0; // 0: derived from the secret, so every node agrees without saying
     double join_wait_s = 30;  // --join-wait: how long the controller waits for every node at the start
+    std::string topology = "auto";  // --topology (dist/masters/topology.h)
+    int fanout = 2;                 // --fanout
 };
 
 std::vector<dist::UdpEndpoint> parse_nodes(const std::string& nodes);
@@ -44,6 +46,7 @@ private:
     train::ClusterShape shape_;
     events::EventWriter& events_;
     std::chrono::milliseconds join_wait_{30000};
+    dist::Topology topology_;
     std::unique_ptr<dist::Transport> transport_;  // until the link takes it
     std::unique_ptr<dist::BulkChannel> bulk_;     // TCP on the same port number, ditto
     std::unique_ptr<dist::NodeLink> link_;

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/masters.h"
 #include "cli/stdin_control.h"
+#include "cli/stop_watch.h"
 #include "core/error.h"
 #include "events/event_writer.h"
 #include "train/trainer.h"
@@ -70,6 +71,13 @@ int main(int argc, char** argv) {
                           "Seconds the controller waits for every node before training starts; later nodes (and "
                           "nodes restarted with the same command line) join with its current parameters")
         ->capture_default_str()->check(CLI::Range(0.0, 86400.0));
+    train_cmd->add_option("--topology", cluster.topology,
+                          "How nodes exchange updates and averaging rounds: mesh (each node to every other), relay "
+                          "(through node 0), tree (--fanout children per node), auto (mesh; beyond 8 nodes "
+                          "averaging rounds in a tree of fanout 4)")
+        ->capture_default_str();
+    train_cmd->add_option("--fanout", cluster.fanout, "Children per node in a tree topology")
+        ->capture_default_str()->check(CLI::Range(1, 1024));
     // train only: predict's nodes are started by hand or by scripts, not by the SSH launcher.
     bool secret_stdin = false;
     train_cmd
@@ -108,8 +116,8 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     events::EventWriter events(std::cout, cluster.node_rank);
-    // Exactly one run_finished leaves the process, whether training, a failure or the stdin
-    // watch's deadline (stdin_control.h) ends the run.
+    // Exactly one run_finished leaves the process, whether training, a failure or the stop
+    // watch's deadline (stop_watch.h) ends the run.
     std::atomic<bool> finished_reported{false};
     auto report_finished = [&](const std::string& status, nlohmann::json fields) {
         if (finished_reported.exchange(true)) return;
@@ -117,27 +125,26 @@ int main(int argc, char** argv) {
         events.write("run_finished", std::move(fields));
     };
     std::atomic<bool> stop_requested{false};
-    std::optional<cli::StdinWatch> stdin_watch;  // declared before the session: it outlives it
+    std::optional<cli::StopWatch> stop_watch;  // declared before the session: it outlives it
     try {
         if (train_cmd->parsed()) {
             if (*seed_opt) t.seed = seed;
             t.threads = threads;
             t.device = device;
             try {
-                if (secret_stdin) {
-                    cluster.secret = cli::read_secret_line(STDIN_FILENO);
-                    t.stop = &stop_requested;
-                    // 3 s: well inside the launcher's default 5 s grace before it kills the group.
-                    stdin_watch.emplace(STDIN_FILENO, stop_requested, [&] {
-                        events.warning("stdin closed and the run did not end within 3 s: ending the process now");
-                        report_finished("stopped", {{"iters", 0}, {"wall_s", events.seconds()}});
-                    }, std::chrono::milliseconds(3000));
-                }
+                if (secret_stdin) cluster.secret = cli::read_secret_line(STDIN_FILENO);
+                // SIGTERM, SIGINT and (with --secret-stdin) EOF on stdin stop the run gracefully.
+                // 3 s: well inside the launchers' default 5 s grace before they kill the group.
+                t.stop = &stop_requested;
+                stop_watch.emplace(stop_requested, secret_stdin ? STDIN_FILENO : -1, [&](const std::string& why) {
+                    events.warning(why + " and the run did not end within 3 s: ending the process now");
+                    report_finished("stopped", {{"iters", 0}, {"wall_s", events.seconds()}});
+                }, std::chrono::milliseconds(3000));
                 cli::ClusterSession session(cluster, t.cluster, events);
                 auto outcome = train::run_training(t, events, std::cerr, session.factory(strategy));
                 report_finished(outcome.status, std::move(outcome.fields));
                 if (outcome.status == "stopped") {
-                    std::cerr << "thresher-engine: stopped (stdin closed)" << std::endl;
+                    std::cerr << "thresher-engine: stopped (" << stop_watch->reason() << ")" << std::endl;
                     return cli::kExitStopped;
                 }
             } catch (const std::exception& e) {

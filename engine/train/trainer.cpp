@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <latch>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "backend/registry.h"
@@ -31,7 +33,7 @@ double ms_since(Clock::time_point t) {
 // Everything the worker threads of one run share (read-only after setup, except as noted).
 struct Run {
     Run(const TrainOptions& options, events::EventWriter& events, std::ostream& log_stream)
-        : o(options), ev(events), log(log_stream) {}
+        : o(options), ev(events), log(log_stream), left(options.cluster.workers_per_node) {}
     const TrainOptions& o;
     events::EventWriter& ev;
     std::ostream& log;
@@ -52,6 +54,7 @@ struct Run {
     bool stop_requested() const { return o.stop != nullptr && o.stop->load(); }
     std::mutex error_mutex;
     std::exception_ptr error;  // the first worker failure
+    std::latch left;           // local workers done with the master (their replicas may go)
     Clock::time_point began = Clock::now();
 };
 
@@ -112,10 +115,9 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
         run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << result.regression->summary() << "\n";
 }
 
-// One worker: its own backend (OpenMP thread count is per calling thread) and replica.
-void worker_main(Run& run, int local) {
-    auto backend = backend::create_backend(run.o.device, {run.threads_per_worker});
-    nn::Network net(run.config, *backend);
+// One worker's training on its replica, from the start position to the end of the run (or a
+// stop, where it leaves without saving).
+void train_replica(Run& run, int local, nn::Network& net) {
     if (run.joined) {
         net.set_params(run.joined->params);
         net.set_updater_state(run.joined->updater_state);
@@ -151,11 +153,11 @@ void worker_main(Run& run, int local) {
         for (; skip > 0 && batches.next(batch); --skip) ++pos.iterations;
         skip = 0;
         for (;;) {
-            if (run.failed) return;
-            if (run.stop_requested()) {
-                // Like a failed worker, a stopped one releases whatever its peers might wait on
-                // for it (a local barrier, an averaging round), then leaves without saving.
-                run.stopped = true;
+            if (run.failed || run.stop_requested()) {
+                // Like a failed worker, one that stops (or sees another fail) releases whatever
+                // its peers might wait on for it (a local barrier, an averaging round), then
+                // leaves without saving.
+                if (!run.failed) run.stopped = true;
                 master.abort(local);
                 return;
             }
@@ -203,6 +205,25 @@ void worker_main(Run& run, int local) {
     master.finish(local);
     if (local == 0 && !run.o.save_path.empty())
         nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform});
+}
+
+// One worker: its own backend (OpenMP thread count is per calling thread) and replica.
+void worker_main(Run& run, int local) {
+    std::unique_ptr<backend::Backend> backend;
+    std::optional<nn::Network> net;  // destroyed before its backend
+    try {
+        backend = backend::create_backend(run.o.device, {run.threads_per_worker});
+        net.emplace(run.config, *backend);
+        train_replica(run, local, *net);
+    } catch (...) {
+        record_failure(run);
+        run.master->abort(local);
+    }
+    // The replica outlives this worker's part in the master. The last worker to leave a barrier
+    // (abort's arrive_and_drop, after a stop or a failure) runs its completion step -- a last
+    // average, the final reconcile -- which reads every local replica, also those of the workers
+    // that left before it. So no replica goes before every local worker is done with the master.
+    run.left.arrive_and_wait();
 }
 
 }  // namespace
@@ -287,14 +308,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
 
     std::vector<std::thread> threads_;
     for (int w = 0; w < W; ++w)
-        threads_.emplace_back([&run, w] {
-            try {
-                worker_main(run, w);
-            } catch (...) {
-                record_failure(run);
-                run.master->abort(w);
-            }
-        });
+        threads_.emplace_back([&run, w] { worker_main(run, w); });
     for (auto& t : threads_) t.join();
     if (run.error) std::rethrow_exception(run.error);
     const double wall = std::chrono::duration<double>(Clock::now() - run.began).count();

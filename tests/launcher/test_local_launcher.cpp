@@ -1,7 +1,7 @@
 // LocalLauncher with real thresher-engine processes on loopback: a small 2-node run finishes
 // with events from both nodes; a bad model or a node that cannot start its network fails the
-// run with a summary naming the node and the engine's error; stop() mid-run leaves no engine
-// behind, and escalates to SIGKILL of the whole process group when TERM is ignored; and a
+// run with a summary naming the node and the engine's error; stop() mid-run ends every engine
+// gracefully (each reports run_finished "stopped") and leaves none behind, and escalates to SIGKILL of the whole process group when TERM is ignored; and a
 // `thresher-launch run` killed with SIGKILL takes its engines with it (PR_SET_PDEATHSIG).
 #include <QtTest>
 
@@ -32,6 +32,7 @@ struct Record {
         QObject::connect(&l, &Launcher::event, [this, keep_events](const QJsonObject& e) {
             const int node = e.value("node").toInt();
             if (e.value("event").toString() == "iteration") ++iterations[node];
+            if (e.value("event").toString() == "run_finished") run_finished[node] << e.value("status").toString();
             if (keep_events) events << e;
         });
         QObject::connect(&l, &Launcher::logLine, [this](const QString& line) { log << line; });
@@ -50,6 +51,7 @@ struct Record {
     QList<QJsonObject> events;
     QStringList log;
     QHash<int, int> iterations;
+    QHash<int, QStringList> run_finished;  // node -> the statuses of its run_finished events
     int finished = 0, exit_code = -100;
     QString summary;
 };
@@ -225,6 +227,11 @@ void TestLocalLauncher::stop_mid_run_leaves_no_engines() {
     QVERIFY2(!r.summary.contains("SIGKILL"), qPrintable(r.summary));  // SIGTERM was enough
     for (qint64 pid : pids) QVERIFY2(!alive(pid), qPrintable(QString("engine %1 still running").arg(pid)));
     QVERIFY2(clock.elapsed() < 4000, qPrintable(QString("stop took %1 ms").arg(clock.elapsed())));
+    // SIGTERM is a graceful stop (engine/cli/stop_watch.h): each engine reported its end.
+    for (int node = 0; node < 2; ++node)
+        QVERIFY2(r.run_finished.value(node) == QStringList{"stopped"},
+                 qPrintable(QString("node %1: %2").arg(node).arg(r.run_finished.value(node).join(','))));
+    qInfo("stopped in %lld ms", clock.elapsed());
 }
 
 void TestLocalLauncher::stop_escalates_to_sigkill_of_the_group() {

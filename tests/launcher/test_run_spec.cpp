@@ -196,6 +196,9 @@ void TestRunSpec::bad_specs_data() {
     QTest::newRow("udp_port too large") << patched("udp_port", "70000") << ": udp_port: must be an integer in 1..65535, got 70000";
     QTest::newRow("local ports past 65535") << patched("udp_port", "65535") << ": udp_port: 2 local nodes use ports 65535..65536, past 65535";
     QTest::newRow("cluster kind") << patched("cluster.kind", "\"slurm\"") << ": cluster.kind: must be one of local, ssh; got \"slurm\"";
+    QTest::newRow("topology") << patched("cluster.topology", "\"ring\"")
+                              << ": cluster.topology: must be one of auto, mesh, relay, tree; got \"ring\"";
+    QTest::newRow("fanout 0") << patched("cluster.fanout", "0") << ": cluster.fanout: must be an integer in 1..1024, got 0";
     QTest::newRow("local nodes 0") << patched("cluster.nodes", "0") << ": cluster.nodes: must be a positive integer, got 0";
     QTest::newRow("hosts on a local cluster") << patched("cluster.hosts", "[]") << ": cluster.hosts: only for \"kind\": \"ssh\"";
     QTest::newRow("ssh: no hosts") << patched("cluster", R"({"kind":"ssh"})")
@@ -267,6 +270,7 @@ void TestRunSpec::round_trip_data() {
     QTest::newRow("minimal") << QByteArray(R"({"format":"thresher-run","version":1,"model":"../models/m.json"})");
     QTest::newRow("inline model") << QJsonDocument(inline_model).toJson();
     QTest::newRow("ssh hosts and hostfile") << QByteArray(kSsh);
+    QTest::newRow("tree topology") << patched("cluster", R"({"kind":"local","nodes":3,"topology":"tree","fanout":3})");
 }
 
 void TestRunSpec::round_trip() {
@@ -336,6 +340,14 @@ void TestRunSpec::engine_arguments_strategies_data() {
         << patched("training", R"({"strategy":"single"})", patched("cluster", R"({"kind":"local"})"))
         << QStringList{"--strategy single", "--epochs 1", "--batch 64"}
         << QStringList{"--threshold-algorithm", "--averaging-frequency", "--nodes"};
+    QTest::newRow("tree topology")
+        << patched("cluster", R"({"kind":"local","nodes":3,"topology":"tree","fanout":3})")
+        << QStringList{"--topology tree", "--fanout 3"} << QStringList{};
+    QTest::newRow("relay topology: no fanout")
+        << patched("cluster", R"({"kind":"local","nodes":3,"topology":"relay","fanout":3})")
+        << QStringList{"--topology relay"} << QStringList{"--fanout"};
+    QTest::newRow("automatic topology: the engine's default")
+        << QByteArray(kLocal) << QStringList{} << QStringList{"--topology", "--fanout"};
 }
 
 void TestRunSpec::engine_arguments_strategies() {

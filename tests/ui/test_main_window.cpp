@@ -7,6 +7,9 @@
 #include <QtTest>
 
 #include <QApplication>
+#include <QComboBox>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QImage>
 #include <QLineEdit>
 #include <QTableWidget>
@@ -147,6 +150,13 @@ void TestMainWindow::saved_spec_runs_in_the_cli() {
     MainWindow w(options(dir));
     QVERIFY2(w.open_spec(in), qPrintable(w.last_error()));
     w.document()->set_field("name", "edited-in-gui");  // an edit: the model is saved inline
+    // The cluster's topology: a tree with fanout 1 (the chain 0 - 1) shows its fanout and is saved.
+    auto* topology = w.findChild<QComboBox*>("topology");
+    auto* fanout = w.findChild<QSpinBox*>("fanout");
+    QVERIFY(topology && fanout);
+    topology->setCurrentIndex(topology->findData("tree"));
+    QVERIFY(!fanout->isHidden());
+    fanout->setValue(1);
     QDir().mkpath(dir.filePath("elsewhere"));
     const QString out = dir.filePath("elsewhere/saved.json");
     QVERIFY2(w.save_spec(out), qPrintable(w.last_error()));
@@ -158,6 +168,11 @@ void TestMainWindow::saved_spec_runs_in_the_cli() {
     const QByteArray events = cli.readAllStandardOutput();
     QVERIFY(events.contains("\"run\":\"edited-in-gui\""));
     QVERIFY(events.contains("\"status\":\"ok\""));
+    QFile saved(out);
+    QVERIFY(saved.open(QIODevice::ReadOnly));
+    const QJsonObject cluster = QJsonDocument::fromJson(saved.readAll()).object().value("cluster").toObject();
+    QCOMPARE(cluster.value("topology").toString(), QString("tree"));
+    QCOMPARE(cluster.value("fanout").toInt(), 1);
 }
 
 void TestMainWindow::redraws_are_batched() {

@@ -1,60 +1,26 @@
+// NodeLink, part 1: the receive loop, peers and their processes, gradient-sharing messages (routing,
+// relaying, draining) and traffic. Joining is in node_link_join.cpp, rounds in node_link_rounds.cpp.
 #include "dist/masters/node_link.h"
 
 #include <algorithm>
-#include <cstring>
-#include <set>
+#include <limits>
 
 #include "core/error.h"
+#include "dist/masters/node_link_control.h"
 #include "dist/masters/payload_io.h"
 
 namespace thresher::dist {
 
 namespace {
 
-// Control payloads: kind byte, then fields.
-constexpr std::uint8_t kDone = 1;    // u64 updates sent (for logs; the message's own id is what counts)
-constexpr std::uint8_t kJoined = 2;  // i32 epoch, i64 iteration, u8 rejoin
-constexpr std::uint8_t kStop = 3;    // to a restarted controller: the reason, in words
-constexpr std::size_t kMaxReason = 1000;
+using namespace node_link_control;
+
+// How long a drained member's missing messages are waited for once nothing more comes from it:
+// past this they were lost with a relay that died (a live path delivers within seconds).
+constexpr auto kDrainStall = std::chrono::seconds(10);
 
 using payload_io::get;
 using payload_io::put;
-
-// Average / AverageResult: round u64, workers u32, params u64, state u64, then float sums.
-std::vector<std::uint8_t> pack_sums(std::uint64_t round, int workers, const std::vector<double>& params,
-                                    const std::vector<double>& state) {
-    std::vector<std::uint8_t> out;
-    out.reserve(28 + 4 * (params.size() + state.size()));
-    put(out, round);
-    put(out, static_cast<std::uint32_t>(workers));
-    put(out, static_cast<std::uint64_t>(params.size()));
-    put(out, static_cast<std::uint64_t>(state.size()));
-    for (double v : params) put(out, static_cast<float>(v));
-    for (double v : state) put(out, static_cast<float>(v));
-    return out;
-}
-
-// Adds a peer's sums into ours; false (and nothing added) when the payload does not fit them.
-bool add_sums(std::span<const std::uint8_t> in, std::uint64_t round, std::vector<double>& params,
-              std::vector<double>& state, int& workers, bool replace) {
-    std::uint64_t r = 0, np = 0, ns = 0;
-    std::uint32_t w = 0;
-    if (!get(in, r) || !get(in, w) || !get(in, np) || !get(in, ns)) return false;
-    if (r != round || np != params.size() || ns != state.size() || in.size() != 4 * (np + ns) || w == 0 ||
-        w > (1u << 20))
-        return false;
-    auto read = [&](std::vector<double>& dst) {
-        for (auto& d : dst) {
-            float f = 0.f;
-            get(in, f);
-            d = replace ? f : d + f;
-        }
-    };
-    read(params);
-    read(state);
-    workers = replace ? static_cast<int>(w) : workers + static_cast<int>(w);
-    return true;
-}
 
 }  // namespace
 
@@ -130,11 +96,30 @@ void NodeLink::poke(int node) {
     transport_->send(node, MessageType::Heartbeat, {});
 }
 
-std::vector<std::uint8_t> NodeLink::done_payload() const {
+std::vector<std::uint8_t> NodeLink::done_payload(int node) const {
     std::vector<std::uint8_t> done;
     put(done, kDone);
     put(done, updates_sent_);
+    put(done, peers_[static_cast<std::size_t>(node)].first_seq);
+    // The controller must not wait for evaluation parts a node that has stopped will not send.
+    put(done, static_cast<std::int32_t>(evaluated_));
     return done;
+}
+
+void NodeLink::set_topology(const Topology& topology) {
+    std::lock_guard lock(mutex_);
+    topology_ = topology;
+}
+
+Routes NodeLink::routes(bool rounds) const {
+    std::vector<bool> live(static_cast<std::size_t>(cluster_.nodes), false);
+    for (int node = 0; node < cluster_.nodes; ++node) {
+        const PeerState state = peers_[static_cast<std::size_t>(node)].state;
+        live[static_cast<std::size_t>(node)] = node == cluster_.node_rank ||
+                                               (rounds ? state == PeerState::Member : state != PeerState::Gone);
+    }
+    if (rounds) return Routes(Topology{TopologyKind::Tree, topology_.fanout, true}, live);
+    return Routes(topology_, live);
 }
 
 bool NodeLink::observe(int node, std::uint64_t incarnation) {
@@ -144,8 +129,11 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
     if (incarnation < p.incarnation) return false;  // its predecessor's, still queued behind
     const bool restarted = p.incarnation != 0;
     p.incarnation = incarnation;
-    p.received = IdWindow{};
-    p.done_id = 0;
+    p.updates = IdWindow{};
+    p.done = false;
+    p.done_count = 0;
+    p.given_up = false;
+    p.first_seq = updates_sent_ + 1;  // a new process gets only what we send from now on
     changed_.notify_all();
     if (restarted && node == 0) {
         // The run's parameters and position lived in the process that died, and a new node 0
@@ -171,26 +159,8 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
         p.state = PeerState::Joining;  // absent at the start, here now
     }
     // A process that came after our "done" needs one of its own, or it would wait for it.
-    if (done_sent_ && p.state != PeerState::Gone) transport_->send(node, MessageType::Control, done_payload());
+    if (done_sent_ && p.state != PeerState::Gone) transport_->send(node, MessageType::Control, done_payload(node));
     return true;
-}
-
-void NodeLink::joined(int node, int epoch, long iteration, bool rejoin, bool served_here) {
-    Peer& p = peers_[static_cast<std::size_t>(node)];
-    if (p.state == PeerState::Member && !served_here) return;  // known already
-    p.state = PeerState::Member;
-    const std::string message = "node " + std::to_string(node) + (rejoin ? " rejoined" : " joined") + " at epoch " +
-                                std::to_string(epoch) + " iteration " + std::to_string(iteration) +
-                                ", parameters from the controller";
-    if (events_)
-        events_->write("node_joined", {{"joined_node", node},
-                                       {"epoch", epoch},
-                                       {"iter", iteration},
-                                       {"rejoin", rejoin},
-                                       {"message", message}});
-    // A node that died and came back is worth the user's attention; a late starter is not.
-    if (rejoin) warn(message);
-    changed_.notify_all();
 }
 
 void NodeLink::receive_loop() {
@@ -212,33 +182,32 @@ void NodeLink::receive_loop() {
 void NodeLink::handle(Message&& m, bool counted) {
     if (m.sender < 0 || m.sender >= cluster_.nodes || m.sender == cluster_.node_rank) return;
     const int sender = m.sender;
-    const std::uint64_t id = m.id, incarnation = m.incarnation;
     if (counted) {
         std::lock_guard lock(mutex_);
-        if (!observe(sender, incarnation)) return;
+        if (!observe(sender, m.incarnation)) return;
     }
     switch (m.type) {
-        case MessageType::Update: {
-            // [u32 worker][encoded update]; authenticated, but still checked field by field.
-            std::span<const std::uint8_t> in(m.payload);
-            std::uint32_t worker = 0;
-            try {
-                if (!get(in, worker)) throw Error("no worker id");
-                auto update = std::make_shared<EncodedUpdate>(deserialize(in, static_cast<std::uint32_t>(n_)));
-                if (sharing_) sharing_->deliver_remote(std::move(update));
-            } catch (const Error& e) {
-                ++rejected_;
-                warn("update from node " + std::to_string(sender) + " rejected: " + e.what());
-            }
-            break;
-        }
+        case MessageType::Update: handle_update(m); break;
         case MessageType::Control: handle_control(m); break;
         case MessageType::Average: {
             std::uint64_t round = 0;
             std::span<const std::uint8_t> in(m.payload);
             if (!get(in, round)) break;
-            std::lock_guard lock(mutex_);
-            averages_[round].insert_or_assign(sender, std::move(m));  // a restarted node's replaces its predecessor's
+            std::vector<std::uint8_t> late;
+            {
+                std::lock_guard lock(mutex_);
+                if (auto it = finished_rounds_.find(round); it != finished_rounds_.end())
+                    late = it->second;  // tree: its parent went away mid-round and it came to us
+                else
+                    averages_[round].insert_or_assign(sender, std::move(m));  // a restarted node's replaces its predecessor's
+            }
+            if (!late.empty()) {
+                try {
+                    send_large(sender, MessageType::AverageResult, late);
+                } catch (const Error& e) {
+                    warn("averaging round " + std::to_string(round) + ": node " + std::to_string(sender) + ": " + e.what());
+                }
+            }
             break;
         }
         case MessageType::AverageResult: {
@@ -278,12 +247,56 @@ void NodeLink::handle(Message&& m, bool counted) {
         }
         default: break;
     }
-    // Counted once handled: a node has drained a peer when all ids up to its "done" are here,
-    // and by then their updates must already sit in the local inboxes.
     std::lock_guard lock(mutex_);
-    if (counted && peers_[static_cast<std::size_t>(sender)].incarnation == incarnation)
-        peers_[static_cast<std::size_t>(sender)].received.mark_done(id);
     changed_.notify_all();
+}
+
+void NodeLink::handle_update(const Message& m) {
+    // [u32 origin][u64 origin's incarnation][u64 sequence][u32 worker][encoded update];
+    // authenticated, but still checked field by field.
+    std::span<const std::uint8_t> in(m.payload);
+    std::uint32_t origin = 0, worker = 0;
+    std::uint64_t incarnation = 0, seq = 0;
+    std::shared_ptr<EncodedUpdate> update;
+    try {
+        if (!get(in, origin) || !get(in, incarnation) || !get(in, seq) || !get(in, worker))
+            throw Error("shorter than its header");
+        if (origin >= static_cast<std::uint32_t>(cluster_.nodes) || static_cast<int>(origin) == cluster_.node_rank ||
+            seq == 0)
+            throw Error("origin node " + std::to_string(origin) + " or sequence number " + std::to_string(seq) +
+                        " out of range");
+        update = std::make_shared<EncodedUpdate>(deserialize(in, static_cast<std::uint32_t>(n_)));
+    } catch (const Error& e) {
+        ++rejected_;
+        warn("update from node " + std::to_string(m.sender) + " rejected: " + e.what());
+        return;
+    }
+    const int from = static_cast<int>(origin);
+    std::vector<int> onward;
+    {
+        std::lock_guard lock(mutex_);
+        if (!observe(from, incarnation)) return;  // an earlier process of the origin
+        Peer& o = peers_[static_cast<std::size_t>(from)];
+        if (o.updates.state(seq) != IdWindow::State::New) {
+            ++duplicates_;
+            return;
+        }
+        const Routes r = routes(false);
+        if (r.floods())
+            for (int node : r.neighbours(cluster_.node_rank))
+                if (node != m.sender && node != from) onward.push_back(node);
+    }
+    if (sharing_) sharing_->deliver_remote(std::move(update));
+    for (int node : onward) transport_->send(node, MessageType::Update, m.payload);
+    relayed_ += onward.size();
+    // Counted once delivered: a node has drained an origin when every number up to its "done"'s
+    // count is here, and by then those updates must already sit in the local inboxes.
+    std::lock_guard lock(mutex_);
+    Peer& o = peers_[static_cast<std::size_t>(from)];
+    if (o.incarnation == incarnation || incarnation == 0) {
+        o.updates.mark_done(seq);
+        o.last_news = std::chrono::steady_clock::now();
+    }
 }
 
 void NodeLink::handle_control(const Message& m) {
@@ -293,8 +306,15 @@ void NodeLink::handle_control(const Message& m) {
     std::lock_guard lock(mutex_);
     Peer& p = peers_[static_cast<std::size_t>(m.sender)];
     if (kind == kDone) {
-        std::uint64_t count = 0;
-        if (get(in, count) && p.incarnation == m.incarnation) p.done_id = m.id;
+        std::uint64_t count = 0, first = 0;
+        if (get(in, count) && get(in, first) && first >= 1 && (m.incarnation == 0 || p.incarnation == m.incarnation)) {
+            p.done = true;
+            p.done_count = count;
+            p.updates.advance_floor(first - 1);  // sent before we were its destination: never coming
+            p.last_news = std::chrono::steady_clock::now();
+            std::int32_t epoch = 0;  // absent from an older engine's "done": assume every part comes
+            p.done_epoch = get(in, epoch) ? epoch : std::numeric_limits<int>::max();
+        }
     } else if (kind == kJoined) {
         std::int32_t epoch = 0;
         std::int64_t iteration = 0;
@@ -307,200 +327,22 @@ void NodeLink::handle_control(const Message& m) {
     }
 }
 
-void NodeLink::reply(int node, const JoinReply& r) {
-    try {
-        send_large(node, MessageType::Params, pack_join_reply(r));
-    } catch (const Error& e) {
-        warn("could not answer node " + std::to_string(node) + "'s request to join: " + e.what());
-    }
-}
-
-void NodeLink::handle_join_request(const Message& m) {
-    if (cluster_.node_rank != 0) return;
-    const auto incarnation = parse_join_request(m.payload);
-    if (!incarnation) {
-        ++rejected_;
-        return;
-    }
-    JoinReply refusal;
-    refusal.kind = JoinReply::Kind::Refused;
-    refusal.incarnation = *incarnation;
-    {
-        std::lock_guard lock(mutex_);
-        Peer& p = peers_[static_cast<std::size_t>(m.sender)];
-        if (*incarnation <= p.served) {  // a copy of a request answered before: nobody is waiting
-            ++rejected_;
-            return;
-        }
-        if (finishing_) {
-            refusal.reason = "the run is finishing (the controller has stopped training); there is nothing left to join";
-        } else if (started_ && !join_mid_run_) {
-            refusal.reason = "joining a running parameter-averaging run is not supported (its averaging rounds would "
-                             "need the new node in step); use gradient sharing, or start the whole run again";
-        } else {
-            join_requests_.push_back({m.sender, *incarnation});
-            changed_.notify_all();
-            return;
-        }
-        p.served = *incarnation;
-    }
-    reply(m.sender, refusal);
-}
-
-std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
-    auto stopping = [stop] { return stop != nullptr && stop->load(); };
-    if (cluster_.node_rank == 0) {
-        // The start: wait for every node's request (or join_wait), then let those here begin.
-        std::map<int, std::uint64_t> asked;  // node -> its newest incarnation that asked
-        std::vector<int> absent;
-        JoinReply start;
-        {
-            std::unique_lock lock(mutex_);
-            const auto deadline = std::chrono::steady_clock::now() + join_wait_;
-            for (;;) {
-                if (!fatal_.empty()) throw Error(fatal_);
-                for (const auto& r : join_requests_) asked[r.node] = std::max(asked[r.node], r.incarnation);
-                join_requests_.clear();
-                if (static_cast<int>(asked.size()) >= cluster_.nodes - 1 || std::chrono::steady_clock::now() >= deadline ||
-                    stopping())
-                    break;
-                changed_.wait_for(lock, std::chrono::milliseconds(50));
-            }
-            started_ = true;
-            start.members.assign(static_cast<std::size_t>(cluster_.nodes), false);
-            start.members[0] = true;
-            for (int node = 1; node < cluster_.nodes; ++node) {
-                Peer& p = peers_[static_cast<std::size_t>(node)];
-                if (auto it = asked.find(node); it != asked.end()) {
-                    p.served = it->second;
-                    start.members[static_cast<std::size_t>(node)] = true;
-                } else if (p.state == PeerState::Member) {
-                    p.state = PeerState::Gone;
-                    absent.push_back(node);
-                }
-            }
-        }
-        for (int node : absent)
-            warn("node " + std::to_string(node) + " did not ask to join within " +
-                 std::to_string(join_wait_.count() / 1000.0).substr(0, 4) +
-                 " s of the controller's start: the run begins without it, and it joins with the current parameters "
-                 "when it comes");
-        for (const auto& [node, incarnation] : asked) {
-            start.incarnation = incarnation;
-            reply(node, start);
-        }
-        return std::nullopt;
-    }
-
-    // Any other node asks the controller, and waits for the answer while the controller answers
-    // heartbeats: it may be waiting for the others to start, or evaluating, first.
-    const std::uint64_t me = own_incarnation();
-    const auto request = pack_join_request(me);
-    try {
-        if (bulk_)
-            bulk_->send(0, MessageType::ParamsRequest, request, join_wait_ + std::chrono::seconds(60));
-        else
-            transport_->send(0, MessageType::ParamsRequest, request);
-    } catch (const Error& e) {
-        throw Error(std::string("cannot reach the controller (node 0) to join the run: ") + e.what() +
-                    "; nodes join through the controller, so a run whose node 0 is gone cannot be joined: start "
-                    "the whole run again");
-    }
-    JoinReply reply;
-    std::vector<int> tell;  // the nodes to tell we joined
-    {
-        std::unique_lock lock(mutex_);
-        for (;;) {
-            if (join_reply_ && join_reply_->incarnation == me) break;
-            if (stopping()) return std::nullopt;
-            if (controller_replaced_ || peer_lost(0))
-                throw Error("the controller (node 0) stopped answering before this node could join the run");
-            poke(0);
-            changed_.wait_for(lock, std::chrono::milliseconds(50));
-        }
-        reply = std::move(*join_reply_);
-        join_reply_.reset();
-        if (reply.kind == JoinReply::Kind::Refused)
-            throw Error("the controller (node 0) refused to let node " + std::to_string(cluster_.node_rank) +
-                        " join: " + reply.reason);
-        for (int node = 1; node < cluster_.nodes; ++node) {
-            if (node == cluster_.node_rank) continue;
-            Peer& p = peers_[static_cast<std::size_t>(node)];
-            if (!reply.members[static_cast<std::size_t>(node)] && p.state == PeerState::Member) p.state = PeerState::Gone;
-            if (p.state != PeerState::Gone) tell.push_back(node);
-        }
-    }
-    if (reply.kind == JoinReply::Kind::Start) return std::nullopt;
-
-    const auto& pos = reply.state.position;
-    std::vector<std::uint8_t> note;
-    put(note, kJoined);
-    put(note, static_cast<std::int32_t>(pos.epoch));
-    put(note, static_cast<std::int64_t>(pos.iteration));
-    put(note, static_cast<std::uint8_t>(reply.rejoin ? 1 : 0));
-    for (int node : tell) transport_->send(node, MessageType::Control, note);
-    if (events_)
-        events_->write("node_joined",
-                       {{"joined_node", cluster_.node_rank},
-                        {"epoch", pos.epoch},
-                        {"iter", pos.iteration},
-                        {"rejoin", reply.rejoin},
-                        {"message", "this node (node " + std::to_string(cluster_.node_rank) + ")" +
-                                        (reply.rejoin ? " rejoined" : " joined") + " the running cluster at epoch " +
-                                        std::to_string(pos.epoch) + " iteration " + std::to_string(pos.iteration) +
-                                        ", parameters from the controller"}});
-    return std::move(reply.state);
-}
-
-void NodeLink::after_step(const nn::Network& net, const train::RunPosition& position) {
-    std::vector<JoinRequest> requests;
-    {
-        std::lock_guard lock(mutex_);
-        if (!fatal_.empty()) throw Error(fatal_);
-        if (join_requests_.empty() || cluster_.node_rank != 0) return;
-        requests.swap(join_requests_);
-    }
-    JoinReply snapshot;
-    snapshot.kind = JoinReply::Kind::Snapshot;
-    snapshot.state.params = net.get_params();
-    snapshot.state.updater_state = net.get_updater_state();
-    snapshot.state.position = position;
-    for (const auto& q : requests) {
-        {
-            std::lock_guard lock(mutex_);
-            Peer& p = peers_[static_cast<std::size_t>(q.node)];
-            if (q.incarnation <= p.served) continue;  // answered meanwhile
-            // The request (TCP) may overtake the new process's first datagram (UDP).
-            if (!observe(q.node, q.incarnation) || p.incarnation != q.incarnation) continue;
-            snapshot.rejoin = p.served != 0;
-            p.served = q.incarnation;
-            joined(q.node, position.epoch, position.iteration, snapshot.rejoin, true);
-            snapshot.incarnation = q.incarnation;
-            snapshot.members.assign(static_cast<std::size_t>(cluster_.nodes), false);
-            snapshot.members[0] = true;
-            for (int node = 1; node < cluster_.nodes; ++node)
-                snapshot.members[static_cast<std::size_t>(node)] = waited_for(node);
-        }
-        reply(q.node, snapshot);
-    }
-}
-
 GradientSharing::Outbox NodeLink::outbox() {
     return [this](int worker, const std::vector<std::uint8_t>& bytes) {
         std::vector<std::uint8_t> payload;
-        payload.reserve(4 + bytes.size());
-        put(payload, static_cast<std::uint32_t>(worker));
-        payload.insert(payload.end(), bytes.begin(), bytes.end());
+        payload.reserve(24 + bytes.size());
         std::vector<int> dests;
         {
             std::lock_guard lock(mutex_);
-            ++updates_sent_;
+            put(payload, static_cast<std::uint32_t>(cluster_.node_rank));
+            put(payload, own_incarnation());
+            put(payload, ++updates_sent_);
             // Members, and new processes that will join: what they get before their snapshot
             // arrives is applied on top of it (a few updates of slack, evened out at the end).
-            for (int node = 0; node < cluster_.nodes; ++node)
-                if (node != cluster_.node_rank && peers_[static_cast<std::size_t>(node)].state != PeerState::Gone)
-                    dests.push_back(node);
+            dests = routes(false).neighbours(cluster_.node_rank);
         }
+        put(payload, static_cast<std::uint32_t>(worker));
+        payload.insert(payload.end(), bytes.begin(), bytes.end());
         for (int node : dests) transport_->send(node, MessageType::Update, payload);
     };
 }
@@ -514,10 +356,9 @@ void NodeLink::drain_remote() {
         finishing_ = true;
         refused.swap(join_requests_);
         done_sent_ = true;
-        const auto done = done_payload();
         for (int node = 0; node < cluster_.nodes; ++node)
             if (node != cluster_.node_rank && peers_[static_cast<std::size_t>(node)].state != PeerState::Gone)
-                transport_->send(node, MessageType::Control, done);
+                transport_->send(node, MessageType::Control, done_payload(node));
     }
     for (const auto& q : refused) {
         JoinReply refusal;
@@ -539,123 +380,20 @@ void NodeLink::drain_remote() {
             Peer& p = peers_[static_cast<std::size_t>(node)];
             if (p.state == PeerState::Joining) peer_lost(node);  // not waited for, but noticed when gone
             if (!waited_for(node)) continue;
-            if (p.done_id == 0 || p.received.floor() < p.done_id) {
-                poke(node);
-                complete = complete && peer_lost(node);
+            if (p.given_up || (p.done && p.updates.floor() >= p.done_count)) continue;
+            if (p.done && std::chrono::steady_clock::now() - p.last_news > kDrainStall) {
+                p.given_up = true;
+                warn(std::to_string(p.done_count - p.updates.floor()) + " of node " + std::to_string(node) +
+                     "'s messages never arrived (a node that relayed them is gone); the final reconciliation evens "
+                     "the replicas out");
+                continue;
             }
+            poke(node);
+            complete = complete && peer_lost(node);
         }
         if (complete) return;
         changed_.wait_for(lock, std::chrono::milliseconds(100));
     }
-}
-void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
-    const std::size_t p = replicas.front()->param_count();
-    std::vector<double> sums(p, 0.0), no_state;
-    for (auto* net : replicas) {
-        const auto params = net->get_params();
-        for (std::size_t i = 0; i < p; ++i) sums[i] += params[i];
-    }
-    int workers = static_cast<int>(replicas.size());
-    try {
-        reduce(sums, no_state, workers);
-    } catch (const Error& e) {
-        warn(std::string("final reconciliation failed, replicas may differ: ") + e.what());
-        return;
-    }
-    std::vector<float> mean(p);
-    for (std::size_t i = 0; i < p; ++i) mean[i] = static_cast<float>(sums[i] / workers);
-    for (auto* net : replicas) net->set_params(mean);
-}
-
-ParameterAveraging::Reducer NodeLink::reducer() {
-    return [this](std::vector<double>& params, std::vector<double>& state, int& workers) { reduce(params, state, workers); };
-}
-
-void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, int& workers) {
-    const std::uint64_t round = round_++;
-    std::unique_lock lock(mutex_);
-    if (cluster_.node_rank != 0) {
-        if (peer_lost(0)) throw Error("the controller (node 0) is gone, so averaging round " + std::to_string(round) + " cannot happen");
-        lock.unlock();
-        send_large(0, MessageType::Average, pack_sums(round, workers, params, state));
-        lock.lock();
-        while (!average_results_.count(round)) {
-            poke(0);
-            if (peer_lost(0)) throw Error("the controller (node 0) stopped answering during averaging round " + std::to_string(round));
-            changed_.wait_for(lock, std::chrono::milliseconds(100));
-        }
-        const Message result = std::move(average_results_.at(round));
-        average_results_.erase(round);
-        lock.unlock();
-        if (!add_sums(result.payload, round, params, state, workers, true))
-            throw Error("averaging round " + std::to_string(round) + ": malformed result from node 0");
-        return;
-    }
-    // The controller: wait for every other node's sums, add them, send the totals back.
-    // Only members' sums count: a node that is gone (or has not joined) takes no part.
-    std::vector<Message> parts;
-    for (;;) {
-        bool all_in = true;
-        for (int node = 1; node < cluster_.nodes; ++node)
-            if (waited_for(node) && !averages_[round].count(node)) {
-                poke(node);
-                all_in = !peer_lost(node) ? false : all_in;
-            }
-        if (all_in) break;
-        changed_.wait_for(lock, std::chrono::milliseconds(100));
-    }
-    for (auto& [node, part] : averages_[round])
-        if (waited_for(node)) parts.push_back(std::move(part));
-    averages_.erase(round);
-    lock.unlock();
-    for (const auto& part : parts)
-        if (!add_sums(part.payload, round, params, state, workers, false))
-            warn("averaging round " + std::to_string(round) + ": malformed sums from node " + std::to_string(part.sender) + " ignored");
-    const auto result = pack_sums(round, workers, params, state);
-    std::vector<int> members;
-    {
-        std::lock_guard relock(mutex_);
-        for (int node = 1; node < cluster_.nodes; ++node)
-            if (waited_for(node)) members.push_back(node);
-    }
-    for (int node : members) {
-        try {
-            send_large(node, MessageType::AverageResult, result);
-        } catch (const Error& e) {
-            warn("averaging round " + std::to_string(round) + ": node " + std::to_string(node) + ": " + e.what());
-        }
-    }
-}
-
-std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch, const nlohmann::json& local) {
-    if (cluster_.node_rank != 0) {
-        {
-            std::lock_guard lock(mutex_);
-            if (!waited_for(0)) return std::nullopt;  // the controller is gone: nobody merges
-        }
-        std::vector<std::uint8_t> payload;
-        put(payload, static_cast<std::int32_t>(epoch));
-        const std::string text = local.dump();
-        payload.insert(payload.end(), text.begin(), text.end());
-        transport_->send(0, MessageType::Evaluation, payload);
-        return std::nullopt;
-    }
-    std::unique_lock lock(mutex_);
-    for (;;) {
-        bool all_in = true;
-        for (int node = 1; node < cluster_.nodes; ++node)
-            if (waited_for(node) && !evaluations_[epoch].count(node)) {
-                poke(node);
-                all_in = !peer_lost(node) ? false : all_in;
-            }
-        if (all_in) break;
-        changed_.wait_for(lock, std::chrono::milliseconds(100));
-    }
-    std::vector<nlohmann::json> parts{local};
-    for (auto& [node, part] : evaluations_[epoch])
-        if (waited_for(node)) parts.push_back(std::move(part));
-    evaluations_.erase(epoch);
-    return parts;
 }
 
 nlohmann::json NodeLink::traffic() const {
@@ -664,7 +402,8 @@ nlohmann::json NodeLink::traffic() const {
     return {{"bytes_tx", s.bytes_tx + bulk_tx},
             {"bytes_rx", s.bytes_rx + bulk_rx},
             {"dropped", s.dropped_total()},
-            {"retransmitted", s.retransmitted}};
+            {"retransmitted", s.retransmitted},
+            {"relayed", relayed_.load()}};
 }
 
 }  // namespace thresher::dist

@@ -24,12 +24,20 @@
 // process is forgotten. A node is a member (waited for), joining (a new process that has not
 // joined yet: sent updates, not waited for) or gone (lost, or absent at the start).
 //
-// Draining a gradient-sharing run: every node sends each other node "done" as a message of its
-// own; a node has drained when every member's "done" has arrived and so has every message that
-// member sent before it (the transport numbers a pair of processes' messages 1, 2, 3, ..., so
-// "all ids up to the done's" is exactly what was sent before it, however they were reordered).
-// A member the transport gives up on is reported in a warning and no longer waited for; one that
-// (re)joins after our "done" gets a "done" of its own.
+// Routing (topology.h): a gradient-sharing message goes to the node's neighbours -- every other
+// node in a mesh; parent and children in a relay star or a tree, where each node passes what it
+// receives on to its other neighbours. A message carries its origin, the origin's process
+// (incarnation) and the origin's sequence number 1, 2, 3, ...; a copy that arrives twice (two
+// nodes' views of who is gone differed for a moment) is dropped by that number.
+//
+// Draining a gradient-sharing run: every node sends each other node "done" straight, with the
+// number of messages it originated and the first of them that was meant for the receiver; a node
+// has drained when every member's "done" has arrived and so has every numbered message from that
+// member from the first one up to the count, however they were reordered or relayed. A member the
+// transport gives up on is reported in a warning and no longer waited for; one that (re)joins after
+// our "done" gets a "done" of its own. Messages that a relay took with it when it died are given
+// up on after kDrainStall without news from their origin (warned; the final reconcile evens the
+// replicas out).
 //
 // Rejoining, for a user: restart the node's engine with the same command line while the run
 // goes on (and node 0 is alive). The final reconcile (an averaging round among the members)
@@ -49,6 +57,7 @@
 #include "dist/masters/gradient_sharing.h"
 #include "dist/masters/join_protocol.h"
 #include "dist/masters/parameter_averaging.h"
+#include "dist/masters/topology.h"
 #include "dist/net/bulk_channel.h"
 #include "dist/net/datagram.h"
 #include "dist/net/transport.h"
@@ -95,6 +104,9 @@ public:
     // which gets every node's part back (its own first); nullopt on the other nodes.
     std::optional<std::vector<nlohmann::json>> gather_evaluation(int epoch, const nlohmann::json& local);
 
+    // How messages travel (before start(); mesh unless set).
+    void set_topology(const Topology&);
+
     nlohmann::json traffic() const;
     Transport& transport() { return *transport_; }
     std::uint64_t rejected_updates() const { return rejected_; }
@@ -104,8 +116,13 @@ private:
     struct Peer {
         PeerState state = PeerState::Member;
         std::uint64_t incarnation = 0;  // the process whose messages count (0: none heard yet)
-        IdWindow received;              // ids of its messages delivered to us
-        std::uint64_t done_id = 0;      // the id of its "done" (0: none yet)
+        IdWindow updates;               // sequence numbers of its messages delivered here
+        bool done = false;              // its "done" has come; then it originated done_count
+        std::uint64_t done_count = 0;
+        int done_epoch = -1;            // with "done": the last epoch it sent an evaluation for
+        bool given_up = false;          // drained without the messages a dead relay took
+        std::uint64_t first_seq = 1;    // our first message it was a destination of
+        std::chrono::steady_clock::time_point last_news{};  // its last message or "done"
         std::uint64_t served = 0;       // controller: the incarnation last answered (replays refused)
         std::chrono::steady_clock::time_point last_poke{};
     };
@@ -129,7 +146,12 @@ private:
     bool observe(int node, std::uint64_t incarnation);
     void joined(int node, int epoch, long iteration, bool rejoin, bool served_here);  // caller holds mutex_
     bool waited_for(int node) const { return peers_[static_cast<std::size_t>(node)].state == PeerState::Member; }
-    std::vector<std::uint8_t> done_payload() const;
+    std::vector<std::uint8_t> done_payload(int node) const;  // caller holds mutex_
+    void handle_update(const Message& m);
+    // Gradient-sharing messages go between members and joining processes along topology_;
+    // `rounds`: the tree of averaging rounds, among members only. Caller holds mutex_.
+    Routes routes(bool rounds) const;
+    void tree_reduce(std::uint64_t round, std::vector<double>& params, std::vector<double>& state, int& workers);
     // True once the transport gave up on `node`; remembered (and warned about) once.
     bool peer_lost(int node);
     // While waiting on `node`, keep a heartbeat outstanding to it (one per second): the transport
@@ -149,7 +171,9 @@ private:
     std::uint64_t updates_sent_ = 0;
     std::map<std::uint64_t, std::map<int, Message>> averages_;    // round -> node -> sums (node 0)
     std::map<std::uint64_t, Message> average_results_;            // round -> cluster sums
+    std::map<std::uint64_t, std::vector<std::uint8_t>> finished_rounds_;  // tree: the last results, for late sums
     std::map<int, std::map<int, nlohmann::json>> evaluations_;    // epoch -> node -> its part
+    int evaluated_ = -1;  // the last epoch this node sent its evaluation part for (told with "done")
     std::uint64_t round_ = 0;
     // Joining.
     bool join_mid_run_ = true;
@@ -162,6 +186,9 @@ private:
     bool controller_replaced_ = false;        // node 0 was restarted: ignore it for good
     std::string fatal_;                       // why this node cannot go on (a restarted controller)
     std::atomic<std::uint64_t> rejected_{0};
+    std::atomic<std::uint64_t> relayed_{0};     // messages passed on to a neighbour
+    std::atomic<std::uint64_t> duplicates_{0};  // messages that came twice by two routes
+    Topology topology_;
     std::atomic<bool> stop_{false};
     std::unique_ptr<BulkChannel> bulk_;
     std::thread receiver_, bulk_receiver_;

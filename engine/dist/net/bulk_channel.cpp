@@ -122,6 +122,8 @@ struct BulkChannel::Impl {
         }
     }
 
+    std::shared_ptr<tcp::socket> connect(int dest, std::chrono::milliseconds timeout);
+
     void refuse(const std::shared_ptr<tcp::socket>& socket) {
         ++rejected;
         boost::system::error_code ignored;
@@ -144,8 +146,7 @@ struct BulkChannel::Impl {
 BulkChannel::BulkChannel(int rank, std::vector<UdpEndpoint> peers, const std::string& bind_address, std::uint64_t run_id,
                          Secret secret)
     : impl_(std::make_unique<Impl>(rank, std::move(peers), run_id, std::move(secret))) {
-    if (rank != 0) return;
-    const auto port = impl_->peers.at(0).port;
+    const auto port = impl_->peers.at(static_cast<std::size_t>(rank)).port;
     boost::system::error_code ec;
     const auto address = boost::asio::ip::make_address(bind_address.empty() ? "0.0.0.0" : bind_address, ec);
     if (ec) throw Error("bulk channel: --bind " + bind_address + " is not an IP address");
@@ -156,9 +157,9 @@ BulkChannel::BulkChannel(int rank, std::vector<UdpEndpoint> peers, const std::st
     if (!ec) impl_->acceptor->bind(endpoint, ec);
     if (!ec) impl_->acceptor->listen(16, ec);
     if (ec)
-        throw Error("TCP port " + std::to_string(port) + " on " + address.to_string() +
-                    " (the controller's bulk channel) cannot be used: " + ec.message() +
-                    "; stop what holds it, or give node 0 another port in --nodes");
+        throw Error("TCP port " + std::to_string(port) + " on " + address.to_string() + " (node " +
+                    std::to_string(rank) + "'s bulk channel) cannot be used: " + ec.message() +
+                    "; stop what holds it, or give node " + std::to_string(rank) + " another port in --nodes");
     impl_->accept_thread = std::thread([this] { impl_->accept_loop(); });
 }
 
@@ -186,45 +187,38 @@ BulkChannel::~BulkChannel() {
     for (auto& t : readers) t.join();
 }
 
+std::shared_ptr<tcp::socket> BulkChannel::Impl::connect(int dest, std::chrono::milliseconds timeout) {
+    const auto& where = peers.at(static_cast<std::size_t>(dest));
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    boost::system::error_code ec;
+    tcp::resolver resolver(io);
+    std::shared_ptr<tcp::socket> socket;
+    for (;;) {
+        socket = std::make_shared<tcp::socket>(io);
+        auto results = resolver.resolve(where.host, std::to_string(where.port), ec);
+        if (!ec) boost::asio::connect(*socket, results, ec);
+        if (!ec) break;
+        if (std::chrono::steady_clock::now() > deadline)
+            throw Error("bulk channel: cannot connect to node " + std::to_string(dest) + " at " + where.host + ":" +
+                        std::to_string(where.port) + " over TCP: " + ec.message());
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    socket->set_option(tcp::no_delay(true), ec);
+    {
+        std::lock_guard lock(mutex);
+        sockets[dest] = socket;
+        write_locks.try_emplace(dest, std::make_unique<std::mutex>());
+    }
+    start_reader(socket, dest);
+    return socket;
+}
+
 void BulkChannel::send(int dest, MessageType type, std::span<const std::uint8_t> payload,
                        std::chrono::milliseconds connect_timeout) {
     Impl& d = *impl_;
-    if (dest == d.rank || (d.rank != 0 && dest != 0) || dest < 0 || dest >= static_cast<int>(d.peers.size()))
+    if (dest == d.rank || dest < 0 || dest >= static_cast<int>(d.peers.size()))
         throw Error("bulk channel: node " + std::to_string(d.rank) + " cannot send to node " + std::to_string(dest) +
-                    " (the channel joins node 0 and each other node)");
-    std::shared_ptr<tcp::socket> socket;
-    std::mutex* write_lock = nullptr;
-    {
-        std::lock_guard lock(d.mutex);
-        if (auto it = d.sockets.find(dest); it != d.sockets.end()) {
-            socket = it->second;
-            write_lock = d.write_locks.at(dest).get();
-        }
-    }
-    if (!socket) {
-        if (d.rank == 0) throw Error("bulk channel: node " + std::to_string(dest) + " has not connected to the controller");
-        const auto& where = d.peers.at(0);
-        const auto deadline = std::chrono::steady_clock::now() + connect_timeout;
-        boost::system::error_code ec;
-        tcp::resolver resolver(d.io);
-        for (;;) {
-            socket = std::make_shared<tcp::socket>(d.io);
-            auto results = resolver.resolve(where.host, std::to_string(where.port), ec);
-            if (!ec) boost::asio::connect(*socket, results, ec);
-            if (!ec) break;
-            if (std::chrono::steady_clock::now() > deadline)
-                throw Error("bulk channel: cannot connect to node 0 at " + where.host + ":" + std::to_string(where.port) +
-                            " over TCP: " + ec.message());
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        socket->set_option(tcp::no_delay(true), ec);
-        {
-            std::lock_guard lock(d.mutex);
-            d.sockets[dest] = socket;
-            write_lock = d.write_locks.try_emplace(dest, std::make_unique<std::mutex>()).first->second.get();
-        }
-        d.start_reader(socket, dest);
-    }
+                    " (the run has nodes 0.." + std::to_string(d.peers.size() - 1) + ")");
     std::vector<std::uint8_t> header(kHeader), tag(kMac);
     std::uint8_t* p = header.data();
     put(p, kMagic);
@@ -235,13 +229,35 @@ void BulkChannel::send(int dest, MessageType type, std::span<const std::uint8_t>
     put(p, static_cast<std::uint32_t>(d.rank));
     put(p, static_cast<std::uint64_t>(payload.size()));
     mac(d.secret, header, payload, tag.data());
-    std::lock_guard lock(*write_lock);
-    boost::system::error_code ec;
     const std::array<boost::asio::const_buffer, 3> frame{boost::asio::buffer(header), boost::asio::buffer(payload.data(), payload.size()),
                                                          boost::asio::buffer(tag)};
-    boost::asio::write(*socket, frame, ec);
-    if (ec) throw Error("bulk channel: sending to node " + std::to_string(dest) + " failed: " + ec.message());
-    d.tx += kHeader + payload.size() + kMac;
+    // A connection either side opened will do (whoever needed one first made it). One that broke
+    // -- the peer's process was restarted -- is replaced by a new one, once.
+    boost::system::error_code ec;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        std::shared_ptr<tcp::socket> socket;
+        {
+            std::lock_guard lock(d.mutex);
+            if (auto it = d.sockets.find(dest); it != d.sockets.end()) socket = it->second;
+        }
+        if (!socket) socket = d.connect(dest, connect_timeout);
+        std::mutex* write_lock = nullptr;
+        {
+            std::lock_guard lock(d.mutex);
+            write_lock = d.write_locks.at(dest).get();
+        }
+        {
+            std::lock_guard lock(*write_lock);
+            boost::asio::write(*socket, frame, ec);
+        }
+        if (!ec) {
+            d.tx += kHeader + payload.size() + kMac;
+            return;
+        }
+        std::lock_guard lock(d.mutex);
+        if (auto it = d.sockets.find(dest); it != d.sockets.end() && it->second == socket) d.sockets.erase(it);
+    }
+    throw Error("bulk channel: sending to node " + std::to_string(dest) + " failed: " + ec.message());
 }
 
 std::optional<Message> BulkChannel::receive(std::chrono::milliseconds timeout) {

@@ -1,8 +1,9 @@
 // The TCP side of a node's port (DESIGN.md: "the same number over TCP for control and bulk
 // transfers"): large messages between the controller (node 0) and the other nodes, such as
 // averaging rounds of tens of megabytes, which TCP's congestion control carries at link speed
-// where chunked, individually acknowledged datagrams cannot. A star: node 0 listens; the others
-// connect to it on their first send.
+// where chunked, individually acknowledged datagrams cannot. Every node listens on its port; a
+// node connects to another on its first send to it (a tree's averaging rounds go between any two
+// nodes), and either side's connection carries frames both ways.
 //
 // Frame: magic 'THRB' u32, version u8 (1), type u8, reserved u16 (0), run id u64, sender u32,
 // length u64, then the payload and HMAC-SHA256 (run secret) over everything before it. A frame
@@ -25,16 +26,16 @@ namespace thresher::dist {
 
 class BulkChannel {
 public:
-    // Node 0 binds bind_address:port (its --nodes entry's port) at once; a taken port is a
-    // thresher::Error naming it. Other nodes only remember where node 0 is.
+    // Binds bind_address:port (this node's --nodes entry's port) at once; a taken port is a
+    // thresher::Error naming it.
     BulkChannel(int rank, std::vector<UdpEndpoint> peers, const std::string& bind_address, std::uint64_t run_id,
                 Secret secret);
     ~BulkChannel();
     BulkChannel(const BulkChannel&) = delete;
     BulkChannel& operator=(const BulkChannel&) = delete;
 
-    // Blocks until the frame is written. Only between node 0 and another node; a node other than
-    // 0 connects on its first send (retrying for up to `connect_timeout`).
+    // Blocks until the frame is written; connects first if no connection to `dest` is open
+    // (retrying for up to `connect_timeout`).
     void send(int dest, MessageType type, std::span<const std::uint8_t> payload,
               std::chrono::milliseconds connect_timeout = std::chrono::seconds(10));
     std::optional<Message> receive(std::chrono::milliseconds timeout);

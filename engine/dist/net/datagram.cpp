@@ -207,6 +207,16 @@ IdWindow::State IdWindow::state(std::uint64_t id) const {
     return above_.count(id) != 0 ? State::Done : State::New;
 }
 
+void IdWindow::advance_floor(std::uint64_t id) {
+    if (id <= floor_) return;
+    floor_ = id;
+    above_.erase(above_.begin(), above_.upper_bound(floor_));
+    while (!above_.empty() && *above_.begin() == floor_ + 1) {
+        floor_ = *above_.begin();
+        above_.erase(above_.begin());
+    }
+}
+
 void IdWindow::mark_done(std::uint64_t id) {
     if (id <= floor_) return;
     if (id == floor_ + 1) {

@@ -105,6 +105,9 @@ public:
     enum class State { New, Done, BelowFloor };
     State state(std::uint64_t id) const;
     void mark_done(std::uint64_t id);
+    // Treats every id up to `id` as done (ids that will never come, such as those sent before a
+    // peer was a destination).
+    void advance_floor(std::uint64_t id);
     std::uint64_t floor() const { return floor_; }
     std::size_t above_floor() const { return above_.size(); }
 

@@ -34,8 +34,8 @@ void parse_events(EngineRun& r);
 // contract events on stdout (a failure returns from here; callers stop on QTest::currentTestFailed).
 void check_finished_ok(const EngineRun& r, int node);
 
-// A UDP port nobody holds right now (bind to 0, read it back, release it); free_udp_ports(n)
-// gives n distinct ones.
+// A port nobody holds right now over UDP nor TCP (a node binds both: datagrams and its bulk
+// channel); free_udp_ports(n) gives n distinct ones.
 int free_udp_port();
 QList<int> free_udp_ports(int n);
 

@@ -27,6 +27,7 @@ class TestClusterRejoin : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase();
+    void killed_node_restarted_rejoins_data();
     void killed_node_restarted_rejoins();
     void late_node_joins();
     void restarted_controller_is_refused();
@@ -94,10 +95,18 @@ void TestClusterRejoin::check_all_three_finished_together(const QList<EngineRun>
     }
 }
 
+void TestClusterRejoin::killed_node_restarted_rejoins_data() {
+    QTest::addColumn<QStringList>("topology");
+    QTest::newRow("mesh") << QStringList{};
+    // The chain 0 - 1 - 2: node 0 hears of node 2's new process only through node 1's relaying.
+    QTest::newRow("tree fanout 1") << QStringList{"--topology", "tree", "--fanout", "1"};
+}
+
 void TestClusterRejoin::killed_node_restarted_rejoins() {
+    QFETCH(QStringList, topology);
     const QString nodes = three_nodes();
     NodeGroup group;
-    for (int rank = 0; rank < 3; ++rank) group.start(node_args(nodes, rank, "kill"));
+    for (int rank = 0; rank < 3; ++rank) group.start(node_args(nodes, rank, "kill") + topology);
     QVERIFY2(group.wait_for([&] { return group.count_events(2, "iteration") >= 10 ||
                                          group.process(2).state() == QProcess::NotRunning; },
                             120000),
@@ -106,7 +115,7 @@ void TestClusterRejoin::killed_node_restarted_rejoins() {
              qPrintable("node 2 ended before it could be killed:\n" + group.stdout_so_far(2).right(1000)));
     group.process(2).kill();  // SIGKILL: no goodbye
     QVERIFY(group.process(2).waitForFinished(10000));
-    const int restarted = group.start(node_args(nodes, 2, "kill"));  // the same command line
+    const int restarted = group.start(node_args(nodes, 2, "kill") + topology);  // the same command line
     const auto runs = group.wait_all(240000);
     QVERIFY2(runs[2].exit_code == -1, qPrintable("node 2 was not killed: " + runs[2].summary()));
     check_finished_ok(runs[0], 0);

@@ -28,6 +28,8 @@ private Q_SLOTS:
     void gradient_sharing_replicas_equal();
     void distributed_predict_equals_single_node();
     void averaging_equals_combined_batch();
+    void topologies_relay_and_reduce_data();
+    void topologies_relay_and_reduce();
     void refusals_data();
     void refusals();
 
@@ -121,6 +123,69 @@ void TestMultiNode::averaging_equals_combined_batch() {
                                   "--batch", "16", "--seed", "3", "--limit", "16", "--save", path("early.thr")});
     QVERIFY(init.exit_code == 0);
     QCOMPARE(run_engine({"compare", path("early.thr"), path("single.thr"), "--tolerance", "1e-3"}).exit_code, 1);
+}
+
+void TestMultiNode::topologies_relay_and_reduce_data() {
+    QTest::addColumn<QString>("topology");
+    QTest::addColumn<int>("nodes");
+    QTest::addColumn<QList<int>>("relays");  // the nodes that pass messages on
+    QTest::addColumn<int>("limit");          // samples: a whole number of steps for every node
+    // Relay: a star on node 0. Tree, fanout 2 over 4 nodes: 0 -> 1, 2; 1 -> 3. Tree, fanout 1:
+    // the chain 0 - 1 - 2, the longest path for its size. Auto over 9 nodes: messages in a mesh,
+    // averaging rounds in a tree of fanout 4 (0 -> 1..4, 1 -> 5..8).
+    QTest::newRow("relay, 3 nodes") << "relay" << 3 << QList<int>{0} << 96;
+    QTest::newRow("tree fanout 2, 4 nodes") << "tree:2" << 4 << QList<int>{0, 1} << 96;
+    QTest::newRow("tree fanout 1, 3 nodes") << "tree:1" << 3 << QList<int>{1} << 96;
+    QTest::newRow("auto, 9 nodes") << "auto" << 9 << QList<int>{} << 72;
+}
+
+// Every node's replica ends equal with gradient sharing whatever the route, only the relays pass
+// messages on; and parameter averaging reduced up the tree equals one node on the combined batch.
+void TestMultiNode::topologies_relay_and_reduce() {
+    QFETCH(QString, topology);
+    QFETCH(int, nodes);
+    QFETCH(QList<int>, relays);
+    QFETCH(int, limit);
+    QStringList top{"--topology", topology.section(':', 0, 0), "--limit", QString::number(limit)};
+    if (topology.contains(':')) top << "--fanout" << topology.section(':', 1);
+    const auto ports = free_udp_ports(nodes);
+    QStringList endpoints;
+    for (int p : ports) endpoints << QString("127.0.0.1:%1").arg(p);
+    const QString list = endpoints.join(',');
+    const QStringList gs = QStringList{"--strategy", "gradient-sharing", "--threshold-algorithm", "fixed:0.01",
+                                       "--residual", "none"} + top;
+    QList<QStringList> args;
+    for (int rank = 0; rank < nodes; ++rank) args << node_args(rank, list, path(QString("top%1.thr").arg(rank)), gs);
+    auto runs = run_nodes(args);
+    for (int node = 0; node < nodes; ++node) {
+        check_finished_ok(runs[node], node);
+        if (QTest::currentTestFailed()) return;
+        QVERIFY2(runs[node].of("warning").isEmpty(), qPrintable(runs[node].summary()));
+        const double relayed = runs[node].of("run_finished").last().value("relayed").toDouble();
+        QVERIFY2(relays.contains(node) ? relayed > 0 : relayed == 0,
+                 qPrintable(QString("node %1 relayed %2 messages").arg(node).arg(relayed)));
+    }
+    for (int node = 1; node < nodes; ++node) {
+        const auto cmp = run_engine({"compare", path("top0.thr"), path(QString("top%1.thr").arg(node)), "--tolerance", "1e-5"});
+        QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+    }
+
+    const QStringList pa = QStringList{"--strategy", "parameter-averaging", "--averaging-frequency", "1"} + top;
+    args.clear();
+    for (int rank = 0; rank < nodes; ++rank) args << node_args(rank, list, path(QString("tpa%1.thr").arg(rank)), pa);
+    runs = run_nodes(args);
+    for (int node = 0; node < nodes; ++node) {
+        check_finished_ok(runs[node], node);
+        if (QTest::currentTestFailed()) return;
+    }
+    const auto single = run_engine({"train", "--model", path("mn.json"), "--data", path("data.csv"), "--epochs", "2",
+                                    "--batch", QString::number(8 * nodes), "--seed", "3", "--threads", "1", "--limit",
+                                    QString::number(limit), "--save", path("tsingle.thr")});
+    QVERIFY2(single.exit_code == 0, qPrintable(single.summary()));
+    for (int node = 0; node < nodes; ++node) {
+        const auto cmp = run_engine({"compare", path(QString("tpa%1.thr").arg(node)), path("tsingle.thr"), "--tolerance", "1e-5"});
+        QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+    }
 }
 
 void TestMultiNode::refusals_data() {

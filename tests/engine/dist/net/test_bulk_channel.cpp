@@ -21,16 +21,24 @@ namespace {
 
 Secret key(std::uint8_t fill) { return Secret(std::vector<std::uint8_t>(32, fill)); }
 
-int free_tcp_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
+// `n` nodes on loopback with TCP ports nobody holds right now (all picked while the others are
+// still held, so they differ).
+std::vector<UdpEndpoint> loopback_peers(int n) {
+    std::vector<int> fds;
+    std::vector<UdpEndpoint> peers;
+    for (int i = 0; i < n; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+        socklen_t len = sizeof a;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+        fds.push_back(fd);
+        peers.push_back({"127.0.0.1", ntohs(a.sin_port)});
+    }
+    for (int fd : fds) ::close(fd);
+    return peers;
 }
 
 // Writes raw bytes to the controller's port from a plain socket, as an attacker would.
@@ -61,10 +69,9 @@ private Q_SLOTS:
 };
 
 void TestBulkChannel::large_messages_both_ways() {
-    const int port = free_tcp_port();
-    const std::vector<UdpEndpoint> peers{{"127.0.0.1", static_cast<std::uint16_t>(port)}, {"127.0.0.1", 1}, {"127.0.0.1", 2}};
+    const auto peers = loopback_peers(3);
     BulkChannel controller(0, peers, "127.0.0.1", 77, key(5));
-    BulkChannel one(1, peers, "", 77, key(5)), two(2, peers, "", 77, key(5));
+    BulkChannel one(1, peers, "127.0.0.1", 77, key(5)), two(2, peers, "127.0.0.1", 77, key(5));
     const auto a = pattern(20 << 20, 1), b = pattern(3 << 20, 2);
     std::thread t1([&] { one.send(0, MessageType::Average, a); });
     std::thread t2([&] { two.send(0, MessageType::Average, b); });
@@ -90,16 +97,28 @@ void TestBulkChannel::large_messages_both_ways() {
     }
     QVERIFY(controller.bytes_rx() > (23u << 20));
     QCOMPARE(controller.rejected(), std::uint64_t(0));
-    // Only the star exists: node 1 cannot address node 2.
-    QVERIFY_THROWS_EXCEPTION(Error, one.send(2, MessageType::Average, a));
+    // Any two nodes can talk (a tree's averaging rounds): node 1 to node 2 and back on the
+    // connection node 1 opened.
+    one.send(2, MessageType::Average, b);
+    auto m = two.receive(std::chrono::seconds(20));
+    QVERIFY(m);
+    QCOMPARE(m->sender, 1);
+    QVERIFY(m->payload == b);
+    two.send(1, MessageType::AverageResult, a);
+    m = one.receive(std::chrono::seconds(20));
+    QVERIFY(m);
+    QCOMPARE(m->sender, 2);
+    QVERIFY(m->payload == a);
+    QVERIFY_THROWS_EXCEPTION(Error, one.send(1, MessageType::Average, a));  // not to itself
+    QVERIFY_THROWS_EXCEPTION(Error, one.send(3, MessageType::Average, a));  // no such node
 }
 
 void TestBulkChannel::hostile_connections_deliver_nothing() {
-    const int port = free_tcp_port();
-    const std::vector<UdpEndpoint> peers{{"127.0.0.1", static_cast<std::uint16_t>(port)}, {"127.0.0.1", 1}};
+    const auto peers = loopback_peers(4);
+    const int port = peers[0].port;
     BulkChannel controller(0, peers, "127.0.0.1", 9, key(1));
-    BulkChannel wrong_key(1, peers, "", 9, key(2));
-    BulkChannel wrong_run(1, peers, "", 10, key(1));
+    BulkChannel wrong_key(1, peers, "127.0.0.1", 9, key(2));
+    BulkChannel wrong_run(2, peers, "127.0.0.1", 10, key(1));
     raw_send(port, pattern(5000, 9));                                     // garbage
     std::vector<std::uint8_t> header(28, 0);
     const std::uint32_t magic = 0x42524854;
@@ -113,7 +132,7 @@ void TestBulkChannel::hostile_connections_deliver_nothing() {
     wrong_run.send(0, MessageType::Average, pattern(1000, 5));            // another run
     QTRY_COMPARE_WITH_TIMEOUT(controller.rejected(), std::uint64_t(4), 10000);
     QVERIFY(!controller.receive(std::chrono::milliseconds(300)));
-    BulkChannel honest(1, peers, "", 9, key(1));
+    BulkChannel honest(3, peers, "127.0.0.1", 9, key(1));
     honest.send(0, MessageType::Average, pattern(1000, 6));
     auto m = controller.receive(std::chrono::seconds(10));
     QVERIFY(m);
@@ -121,8 +140,8 @@ void TestBulkChannel::hostile_connections_deliver_nothing() {
 }
 
 void TestBulkChannel::taken_port_is_named() {
-    const int port = free_tcp_port();
-    const std::vector<UdpEndpoint> peers{{"127.0.0.1", static_cast<std::uint16_t>(port)}, {"127.0.0.1", 1}};
+    const auto peers = loopback_peers(2);
+    const int port = peers[0].port;
     BulkChannel first(0, peers, "127.0.0.1", 1, key(1));
     try {
         BulkChannel second(0, peers, "127.0.0.1", 1, key(1));

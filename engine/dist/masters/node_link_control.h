@@ -1,0 +1,15 @@
+// The Control messages of NodeLink (node_link.h): a kind byte, then its fields. Shared by the
+// parts of node_link*.cpp; nothing outside the link reads them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace thresher::dist::node_link_control {
+
+constexpr std::uint8_t kDone = 1;    // u64 messages originated, u64 the first the receiver was a destination of
+constexpr std::uint8_t kJoined = 2;  // i32 epoch, i64 iteration, u8 rejoin
+constexpr std::uint8_t kStop = 3;    // to a restarted controller: the reason, in words
+constexpr std::size_t kMaxReason = 1000;
+
+}  // namespace thresher::dist::node_link_control

@@ -1,0 +1,213 @@
+// NodeLink, part 2: starting and joining (node_link.h) -- the controller's start, join requests
+// and their answers, snapshots for late and restarted nodes.
+#include "dist/masters/node_link.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "dist/masters/node_link_control.h"
+#include "dist/masters/payload_io.h"
+
+namespace thresher::dist {
+
+using payload_io::get;
+using payload_io::put;
+using namespace node_link_control;
+
+void NodeLink::joined(int node, int epoch, long iteration, bool rejoin, bool served_here) {
+    Peer& p = peers_[static_cast<std::size_t>(node)];
+    if (p.state == PeerState::Member && !served_here) return;  // known already
+    p.state = PeerState::Member;
+    const std::string message = "node " + std::to_string(node) + (rejoin ? " rejoined" : " joined") + " at epoch " +
+                                std::to_string(epoch) + " iteration " + std::to_string(iteration) +
+                                ", parameters from the controller";
+    if (events_)
+        events_->write("node_joined", {{"joined_node", node},
+                                       {"epoch", epoch},
+                                       {"iter", iteration},
+                                       {"rejoin", rejoin},
+                                       {"message", message}});
+    // A node that died and came back is worth the user's attention; a late starter is not.
+    if (rejoin) warn(message);
+    changed_.notify_all();
+}
+
+void NodeLink::reply(int node, const JoinReply& r) {
+    try {
+        send_large(node, MessageType::Params, pack_join_reply(r));
+    } catch (const Error& e) {
+        warn("could not answer node " + std::to_string(node) + "'s request to join: " + e.what());
+    }
+}
+
+void NodeLink::handle_join_request(const Message& m) {
+    if (cluster_.node_rank != 0) return;
+    const auto incarnation = parse_join_request(m.payload);
+    if (!incarnation) {
+        ++rejected_;
+        return;
+    }
+    JoinReply refusal;
+    refusal.kind = JoinReply::Kind::Refused;
+    refusal.incarnation = *incarnation;
+    {
+        std::lock_guard lock(mutex_);
+        Peer& p = peers_[static_cast<std::size_t>(m.sender)];
+        if (*incarnation <= p.served) {  // a copy of a request answered before: nobody is waiting
+            ++rejected_;
+            return;
+        }
+        if (finishing_) {
+            refusal.reason = "the run is finishing (the controller has stopped training); there is nothing left to join";
+        } else if (started_ && !join_mid_run_) {
+            refusal.reason = "joining a running parameter-averaging run is not supported (its averaging rounds would "
+                             "need the new node in step); use gradient sharing, or start the whole run again";
+        } else {
+            join_requests_.push_back({m.sender, *incarnation});
+            changed_.notify_all();
+            return;
+        }
+        p.served = *incarnation;
+    }
+    reply(m.sender, refusal);
+}
+
+std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
+    auto stopping = [stop] { return stop != nullptr && stop->load(); };
+    if (cluster_.node_rank == 0) {
+        // The start: wait for every node's request (or join_wait), then let those here begin.
+        std::map<int, std::uint64_t> asked;  // node -> its newest incarnation that asked
+        std::vector<int> absent;
+        JoinReply start;
+        {
+            std::unique_lock lock(mutex_);
+            const auto deadline = std::chrono::steady_clock::now() + join_wait_;
+            for (;;) {
+                if (!fatal_.empty()) throw Error(fatal_);
+                for (const auto& r : join_requests_) asked[r.node] = std::max(asked[r.node], r.incarnation);
+                join_requests_.clear();
+                if (static_cast<int>(asked.size()) >= cluster_.nodes - 1 || std::chrono::steady_clock::now() >= deadline ||
+                    stopping())
+                    break;
+                changed_.wait_for(lock, std::chrono::milliseconds(50));
+            }
+            started_ = true;
+            start.members.assign(static_cast<std::size_t>(cluster_.nodes), false);
+            start.members[0] = true;
+            for (int node = 1; node < cluster_.nodes; ++node) {
+                Peer& p = peers_[static_cast<std::size_t>(node)];
+                if (auto it = asked.find(node); it != asked.end()) {
+                    p.served = it->second;
+                    start.members[static_cast<std::size_t>(node)] = true;
+                } else if (p.state == PeerState::Member) {
+                    p.state = PeerState::Gone;
+                    absent.push_back(node);
+                }
+            }
+        }
+        for (int node : absent)
+            warn("node " + std::to_string(node) + " did not ask to join within " +
+                 std::to_string(join_wait_.count() / 1000.0).substr(0, 4) +
+                 " s of the controller's start: the run begins without it, and it joins with the current parameters "
+                 "when it comes");
+        for (const auto& [node, incarnation] : asked) {
+            start.incarnation = incarnation;
+            reply(node, start);
+        }
+        return std::nullopt;
+    }
+
+    // Any other node asks the controller, and waits for the answer while the controller answers
+    // heartbeats: it may be waiting for the others to start, or evaluating, first.
+    const std::uint64_t me = own_incarnation();
+    const auto request = pack_join_request(me);
+    try {
+        if (bulk_)
+            bulk_->send(0, MessageType::ParamsRequest, request, join_wait_ + std::chrono::seconds(60));
+        else
+            transport_->send(0, MessageType::ParamsRequest, request);
+    } catch (const Error& e) {
+        throw Error(std::string("cannot reach the controller (node 0) to join the run: ") + e.what() +
+                    "; nodes join through the controller, so a run whose node 0 is gone cannot be joined: start "
+                    "the whole run again");
+    }
+    JoinReply reply;
+    std::vector<int> tell;  // the nodes to tell we joined
+    {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            if (join_reply_ && join_reply_->incarnation == me) break;
+            if (stopping()) return std::nullopt;
+            if (controller_replaced_ || peer_lost(0))
+                throw Error("the controller (node 0) stopped answering before this node could join the run");
+            poke(0);
+            changed_.wait_for(lock, std::chrono::milliseconds(50));
+        }
+        reply = std::move(*join_reply_);
+        join_reply_.reset();
+        if (reply.kind == JoinReply::Kind::Refused)
+            throw Error("the controller (node 0) refused to let node " + std::to_string(cluster_.node_rank) +
+                        " join: " + reply.reason);
+        for (int node = 1; node < cluster_.nodes; ++node) {
+            if (node == cluster_.node_rank) continue;
+            Peer& p = peers_[static_cast<std::size_t>(node)];
+            if (!reply.members[static_cast<std::size_t>(node)] && p.state == PeerState::Member) p.state = PeerState::Gone;
+            if (p.state != PeerState::Gone) tell.push_back(node);
+        }
+    }
+    if (reply.kind == JoinReply::Kind::Start) return std::nullopt;
+
+    const auto& pos = reply.state.position;
+    std::vector<std::uint8_t> note;
+    put(note, kJoined);
+    put(note, static_cast<std::int32_t>(pos.epoch));
+    put(note, static_cast<std::int64_t>(pos.iteration));
+    put(note, static_cast<std::uint8_t>(reply.rejoin ? 1 : 0));
+    for (int node : tell) transport_->send(node, MessageType::Control, note);
+    if (events_)
+        events_->write("node_joined",
+                       {{"joined_node", cluster_.node_rank},
+                        {"epoch", pos.epoch},
+                        {"iter", pos.iteration},
+                        {"rejoin", reply.rejoin},
+                        {"message", "this node (node " + std::to_string(cluster_.node_rank) + ")" +
+                                        (reply.rejoin ? " rejoined" : " joined") + " the running cluster at epoch " +
+                                        std::to_string(pos.epoch) + " iteration " + std::to_string(pos.iteration) +
+                                        ", parameters from the controller"}});
+    return std::move(reply.state);
+}
+
+void NodeLink::after_step(const nn::Network& net, const train::RunPosition& position) {
+    std::vector<JoinRequest> requests;
+    {
+        std::lock_guard lock(mutex_);
+        if (!fatal_.empty()) throw Error(fatal_);
+        if (join_requests_.empty() || cluster_.node_rank != 0) return;
+        requests.swap(join_requests_);
+    }
+    JoinReply snapshot;
+    snapshot.kind = JoinReply::Kind::Snapshot;
+    snapshot.state.params = net.get_params();
+    snapshot.state.updater_state = net.get_updater_state();
+    snapshot.state.position = position;
+    for (const auto& q : requests) {
+        {
+            std::lock_guard lock(mutex_);
+            Peer& p = peers_[static_cast<std::size_t>(q.node)];
+            if (q.incarnation <= p.served) continue;  // answered meanwhile
+            // The request (TCP) may overtake the new process's first datagram (UDP).
+            if (!observe(q.node, q.incarnation) || p.incarnation != q.incarnation) continue;
+            snapshot.rejoin = p.served != 0;
+            p.served = q.incarnation;
+            joined(q.node, position.epoch, position.iteration, snapshot.rejoin, true);
+            snapshot.incarnation = q.incarnation;
+            snapshot.members.assign(static_cast<std::size_t>(cluster_.nodes), false);
+            snapshot.members[0] = true;
+            for (int node = 1; node < cluster_.nodes; ++node)
+                snapshot.members[static_cast<std::size_t>(node)] = waited_for(node);
+        }
+        reply(q.node, snapshot);
+    }
+}
+
+}  // namespace thresher::dist

@@ -1,0 +1,251 @@
+// NodeLink, part 3: rounds among the nodes -- averaging (a star on node 0, or reduced up a tree:
+// topology.h), the final reconcile of gradient sharing, and the merge of distributed evaluation.
+#include "dist/masters/node_link.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "dist/masters/node_link_control.h"
+#include "dist/masters/payload_io.h"
+
+namespace thresher::dist {
+
+using payload_io::get;
+using payload_io::put;
+
+namespace {
+
+// Average / AverageResult: round u64, workers u32, params u64, state u64, then float sums.
+std::vector<std::uint8_t> pack_sums(std::uint64_t round, int workers, const std::vector<double>& params,
+                                    const std::vector<double>& state) {
+    std::vector<std::uint8_t> out;
+    out.reserve(28 + 4 * (params.size() + state.size()));
+    put(out, round);
+    put(out, static_cast<std::uint32_t>(workers));
+    put(out, static_cast<std::uint64_t>(params.size()));
+    put(out, static_cast<std::uint64_t>(state.size()));
+    for (double v : params) put(out, static_cast<float>(v));
+    for (double v : state) put(out, static_cast<float>(v));
+    return out;
+}
+
+// Adds a peer's sums into ours; false (and nothing added) when the payload does not fit them.
+bool add_sums(std::span<const std::uint8_t> in, std::uint64_t round, std::vector<double>& params,
+              std::vector<double>& state, int& workers, bool replace) {
+    std::uint64_t r = 0, np = 0, ns = 0;
+    std::uint32_t w = 0;
+    if (!get(in, r) || !get(in, w) || !get(in, np) || !get(in, ns)) return false;
+    if (r != round || np != params.size() || ns != state.size() || in.size() != 4 * (np + ns) || w == 0 ||
+        w > (1u << 20))
+        return false;
+    auto read = [&](std::vector<double>& dst) {
+        for (auto& d : dst) {
+            float f = 0.f;
+            get(in, f);
+            d = replace ? f : d + f;
+        }
+    };
+    read(params);
+    read(state);
+    workers = replace ? static_cast<int>(w) : workers + static_cast<int>(w);
+    return true;
+}
+
+}  // namespace
+
+void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
+    const std::size_t p = replicas.front()->param_count();
+    std::vector<double> sums(p, 0.0), no_state;
+    for (auto* net : replicas) {
+        const auto params = net->get_params();
+        for (std::size_t i = 0; i < p; ++i) sums[i] += params[i];
+    }
+    int workers = static_cast<int>(replicas.size());
+    try {
+        reduce(sums, no_state, workers);
+    } catch (const Error& e) {
+        warn(std::string("final reconciliation failed, replicas may differ: ") + e.what());
+        return;
+    }
+    std::vector<float> mean(p);
+    for (std::size_t i = 0; i < p; ++i) mean[i] = static_cast<float>(sums[i] / workers);
+    for (auto* net : replicas) net->set_params(mean);
+}
+
+ParameterAveraging::Reducer NodeLink::reducer() {
+    return [this](std::vector<double>& params, std::vector<double>& state, int& workers) { reduce(params, state, workers); };
+}
+
+void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, int& workers) {
+    const std::uint64_t round = round_++;
+    if (topology_.tree_rounds) return tree_reduce(round, params, state, workers);
+    std::unique_lock lock(mutex_);
+    if (cluster_.node_rank != 0) {
+        if (peer_lost(0)) throw Error("the controller (node 0) is gone, so averaging round " + std::to_string(round) + " cannot happen");
+        lock.unlock();
+        send_large(0, MessageType::Average, pack_sums(round, workers, params, state));
+        lock.lock();
+        while (!average_results_.count(round)) {
+            poke(0);
+            if (peer_lost(0)) throw Error("the controller (node 0) stopped answering during averaging round " + std::to_string(round));
+            changed_.wait_for(lock, std::chrono::milliseconds(100));
+        }
+        const Message result = std::move(average_results_.at(round));
+        average_results_.erase(round);
+        lock.unlock();
+        if (!add_sums(result.payload, round, params, state, workers, true))
+            throw Error("averaging round " + std::to_string(round) + ": malformed result from node 0");
+        return;
+    }
+    // The controller: wait for every other node's sums, add them, send the totals back.
+    // Only members' sums count: a node that is gone (or has not joined) takes no part.
+    std::vector<Message> parts;
+    for (;;) {
+        bool all_in = true;
+        for (int node = 1; node < cluster_.nodes; ++node)
+            if (waited_for(node) && !averages_[round].count(node)) {
+                poke(node);
+                all_in = !peer_lost(node) ? false : all_in;
+            }
+        if (all_in) break;
+        changed_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+    for (auto& [node, part] : averages_[round])
+        if (waited_for(node)) parts.push_back(std::move(part));
+    averages_.erase(round);
+    lock.unlock();
+    for (const auto& part : parts)
+        if (!add_sums(part.payload, round, params, state, workers, false))
+            warn("averaging round " + std::to_string(round) + ": malformed sums from node " + std::to_string(part.sender) + " ignored");
+    const auto result = pack_sums(round, workers, params, state);
+    std::vector<int> members;
+    {
+        std::lock_guard relock(mutex_);
+        for (int node = 1; node < cluster_.nodes; ++node)
+            if (waited_for(node)) members.push_back(node);
+    }
+    for (int node : members) {
+        try {
+            send_large(node, MessageType::AverageResult, result);
+        } catch (const Error& e) {
+            warn("averaging round " + std::to_string(round) + ": node " + std::to_string(node) + ": " + e.what());
+        }
+    }
+}
+
+void NodeLink::tree_reduce(std::uint64_t round, std::vector<double>& params, std::vector<double>& state, int& workers) {
+    // Up: wait for our children's sums (each holds its subtree's), add ours, pass them to our
+    // parent. Down: the root's totals come back from the parent and go on to the children.
+    // A child that is gone is not waited for; its children come to us instead (topology.h),
+    // re-sending their sums when they notice their parent is gone.
+    const int me = cluster_.node_rank;
+    std::unique_lock lock(mutex_);
+    auto controller_gone = [&] {
+        if (me != 0 && peer_lost(0))
+            throw Error("the controller (node 0) is gone, so averaging round " + std::to_string(round) + " cannot happen");
+    };
+    controller_gone();
+    for (;;) {
+        bool all_in = true;
+        for (int child : routes(true).children(me))
+            if (!averages_[round].count(child)) {
+                poke(child);
+                all_in = !peer_lost(child) ? false : all_in;
+            }
+        if (all_in) break;
+        changed_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+    // Everyone's sums that came, not only our children's: a node whose view of who is gone
+    // differs from ours may take us for its parent, and then waits for our answer.
+    std::vector<Message> parts;
+    std::vector<int> below;
+    for (auto& [node, part] : averages_[round])
+        if (waited_for(node)) {
+            below.push_back(node);
+            parts.push_back(std::move(part));
+        }
+    averages_.erase(round);
+    lock.unlock();
+    for (const auto& part : parts)
+        if (!add_sums(part.payload, round, params, state, workers, false))
+            warn("averaging round " + std::to_string(round) + ": malformed sums from node " + std::to_string(part.sender) + " ignored");
+    std::vector<std::uint8_t> result = pack_sums(round, workers, params, state);
+    lock.lock();
+    if (me != 0) {
+        int parent = -1;
+        for (;;) {
+            controller_gone();
+            if (average_results_.count(round)) break;
+            const int now = routes(true).parent(me);
+            if (now != parent) {  // the first time, and again when our parent went away
+                parent = now;
+                lock.unlock();
+                send_large(parent, MessageType::Average, result);
+                lock.lock();
+                continue;
+            }
+            poke(parent);
+            peer_lost(parent);
+            changed_.wait_for(lock, std::chrono::milliseconds(100));
+        }
+        result = std::move(average_results_.at(round).payload);
+        average_results_.erase(round);
+        lock.unlock();
+        if (!add_sums(result, round, params, state, workers, true))
+            throw Error("averaging round " + std::to_string(round) + ": malformed result from node " + std::to_string(parent));
+        lock.lock();
+    }
+    for (int child : routes(true).children(me))
+        if (std::find(below.begin(), below.end(), child) == below.end()) below.push_back(child);
+    finished_rounds_[round] = result;
+    while (finished_rounds_.size() > 4) finished_rounds_.erase(finished_rounds_.begin());
+    lock.unlock();
+    for (int node : below) {
+        try {
+            send_large(node, MessageType::AverageResult, result);
+        } catch (const Error& e) {
+            warn("averaging round " + std::to_string(round) + ": node " + std::to_string(node) + ": " + e.what());
+        }
+    }
+}
+
+std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch, const nlohmann::json& local) {
+    if (cluster_.node_rank != 0) {
+        {
+            std::lock_guard lock(mutex_);
+            if (!waited_for(0)) return std::nullopt;  // the controller is gone: nobody merges
+        }
+        std::vector<std::uint8_t> payload;
+        put(payload, static_cast<std::int32_t>(epoch));
+        const std::string text = local.dump();
+        payload.insert(payload.end(), text.begin(), text.end());
+        transport_->send(0, MessageType::Evaluation, payload);
+        std::lock_guard lock(mutex_);
+        evaluated_ = epoch;
+        return std::nullopt;
+    }
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        bool all_in = true;
+        for (int node = 1; node < cluster_.nodes; ++node)
+            if (waited_for(node) && !evaluations_[epoch].count(node)) {
+                // A node that said "done" after its last part for an earlier epoch stopped
+                // training before this epoch's end (SIGTERM, stdin closed): this part never comes.
+                // It is alive and draining, waiting for our "done", so without this both would
+                // wait for each other until the engines' stop deadline ends them.
+                const Peer& p = peers_[static_cast<std::size_t>(node)];
+                if (p.done && p.done_epoch < epoch) continue;
+                poke(node);
+                all_in = !peer_lost(node) ? false : all_in;
+            }
+        if (all_in) break;
+        changed_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+    std::vector<nlohmann::json> parts{local};
+    for (auto& [node, part] : evaluations_[epoch])
+        if (waited_for(node)) parts.push_back(std::move(part));
+    evaluations_.erase(epoch);
+    return parts;
+}
+
+}  // namespace thresher::dist
