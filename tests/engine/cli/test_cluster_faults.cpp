@@ -17,7 +17,6 @@
 #include <QMessageAuthenticationCode>
 #include <QProcess>
 #include <QRandomGenerator>
-#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QThread>
 #include <cmath>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "engine_process.h"
+#include "netns_pair.h"
 
 namespace {
 
@@ -49,35 +49,9 @@ QByteArray csv_rows(int rows) {
 
 const QStringList kSharing{"--strategy", "gradient-sharing", "--threshold-algorithm", "fixed:0.01", "--residual", "none"};
 
-// `program args...` to completion (10 s at most); its stderr in `err`. True on exit 0.
-bool run_tool(const QString& program, const QStringList& args, QString* err = nullptr) {
-    QProcess p;
-    p.start(program, args);
-    const bool ok = p.waitForStarted(10000) && p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit &&
-                    p.exitCode() == 0;
-    if (!ok && p.state() != QProcess::NotRunning) p.kill(), p.waitForFinished(5000);
-    if (err) *err = program + " " + args.join(' ') + ": " + QString::fromUtf8(p.readAllStandardError()).trimmed();
-    return ok;
-}
-
-QString find_tool(const QString& name) {
-    QString found = QStandardPaths::findExecutable(name);
-    if (found.isEmpty()) found = QStandardPaths::findExecutable(name, {"/usr/sbin", "/sbin", "/usr/bin", "/bin"});
-    return found;
-}
-
-// The namespaces this process makes: names carry the pid, so parallel runs never share one.
-QString ns_name(char side) { return QString("thr-%1-%2").arg(side).arg(::getpid()); }
-
-// Deletes the namespaces it names when it goes out of scope (deleting one also removes its end
-// of the veth pair), whatever the test's outcome.
-struct NamespaceGuard {
-    QString ip;
-    QStringList names;
-    ~NamespaceGuard() {
-        for (const auto& n : names) run_tool(ip, {"netns", "del", n});
-    }
-};
+using test_support::find_tool;
+using test_support::NetnsPair;
+using test_support::run_tool;
 
 // ---- hand-built datagrams (layout: engine/dist/net/datagram.h) ----
 
@@ -201,40 +175,26 @@ void TestClusterFaults::initTestCase() {
 }
 
 void TestClusterFaults::cleanupTestCase() {
-    // The guard in the test removes them; this catches a run that died between creating them and
+    // The pair in the test removes them; this catches a run that died between creating them and
     // arming it. Deleting a namespace that does not exist is harmless.
-    const QString ip = find_tool("ip");
-    if (ip.isEmpty() || ::geteuid() != 0) return;
-    for (char side : {'a', 'b'}) run_tool(ip, {"netns", "del", ns_name(side)});
+    NetnsPair("thr").remove_leftovers();
 }
 
 void TestClusterFaults::gradient_sharing_survives_loss_and_reordering() {
-    if (::geteuid() != 0) QSKIP("needs root: creates network namespaces and iptables rules");
-    const QString ip = find_tool("ip"), iptables = find_tool("iptables");
-    if (ip.isEmpty() || iptables.isEmpty())
-        QSKIP("needs the ip and iptables tools (Debian packages iproute2, iptables; scripts/install-deps.sh installs them)");
-
-    NamespaceGuard guard{ip, {}};
-    const QString a = ns_name('a'), b = ns_name('b');
-    QString err;
-    if (!run_tool(ip, {"netns", "add", a}, &err)) QSKIP(qPrintable("cannot create a network namespace here: " + err));
-    guard.names << a;
-    QVERIFY2(run_tool(ip, {"netns", "add", b}, &err), qPrintable(err));
-    guard.names << b;
+    const QString iptables = find_tool("iptables");
+    if (iptables.isEmpty())
+        QSKIP("needs the iptables tool (Debian package iptables; scripts/install-deps.sh installs it)");
     // Addresses only inside our own namespaces; the subnet varies with the pid for readability
     // in `ip netns` listings, not for isolation (the namespaces already isolate it).
     const int x = static_cast<int>(::getpid() % 200) + 20;
     const QString addr_a = QString("10.231.%1.1").arg(x), addr_b = QString("10.231.%1.2").arg(x);
-    const QList<QStringList> setup{
-        {"-n", a, "link", "add", "veth-a", "type", "veth", "peer", "name", "veth-b", "netns", b},
-        {"-n", a, "addr", "add", addr_a + "/24", "dev", "veth-a"},
-        {"-n", b, "addr", "add", addr_b + "/24", "dev", "veth-b"},
-        {"-n", a, "link", "set", "veth-a", "up"},
-        {"-n", b, "link", "set", "veth-b", "up"},
-        {"-n", a, "link", "set", "lo", "up"},
-        {"-n", b, "link", "set", "lo", "up"},
-    };
-    for (const auto& cmd : setup) QVERIFY2(run_tool(ip, cmd, &err), qPrintable(err));
+    NetnsPair pair("thr");
+    if (!pair.create(addr_a, addr_b)) {
+        if (!pair.skip_reason.isEmpty()) QSKIP(qPrintable(pair.skip_reason));
+        QFAIL(qPrintable(pair.error));
+    }
+    const QString &ip = pair.ip, &a = pair.a, &b = pair.b;
+    QString err;
     for (const auto& ns : {a, b})
         QVERIFY2(run_tool(ip, {"netns", "exec", ns, iptables, "-A", "INPUT", "-p", "udp", "-m", "statistic", "--mode",
                                "random", "--probability", "0.05", "-j", "DROP"},

@@ -12,41 +12,18 @@
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QProcess>
-#include <QStandardPaths>
 #include <csignal>
 #include <unistd.h>
 
 #include "launch_fixture.h"
+#include "netns_pair.h"
 #include "sshd_fixture.h"
 
 using namespace launch_fixture;
 
 namespace {
 
-QString find_tool(const QString& name) {
-    QString found = QStandardPaths::findExecutable(name);
-    if (found.isEmpty()) found = QStandardPaths::findExecutable(name, {"/usr/sbin", "/sbin", "/usr/bin", "/bin"});
-    return found;
-}
-
-bool run_tool(const QString& program, const QStringList& args, QString* error = nullptr) {
-    QProcess p;
-    p.start(program, args);
-    const bool ok = p.waitForFinished(30000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
-    if (!ok && error) *error = program + " " + args.join(' ') + ": " + QString::fromUtf8(p.readAllStandardError());
-    return ok;
-}
-
-QString ns_name(char side) { return QString("thr-ssh-%1-%2").arg(side).arg(::getpid()); }
-
-// Deletes the namespaces it names (and with them their veth ends) whatever the outcome.
-struct NamespaceGuard {
-    QString ip;
-    QStringList names;
-    ~NamespaceGuard() {
-        for (const auto& n : names) run_tool(ip, {"netns", "del", n});
-    }
-};
+using test_support::NetnsPair;
 
 QList<QJsonObject> events_of(const QByteArray& out) {
     QList<QJsonObject> events;
@@ -90,11 +67,7 @@ void TestSshLaunchCli::initTestCase() {
     QVERIFY(write_file(path("data.csv"), tiny_csv(480)));
 }
 
-void TestSshLaunchCli::cleanupTestCase() {
-    const QString ip = find_tool("ip");
-    if (ip.isEmpty() || ::geteuid() != 0) return;
-    for (char side : {'a', 'b'}) run_tool(ip, {"netns", "del", ns_name(side)});
-}
+void TestSshLaunchCli::cleanupTestCase() { NetnsPair("thr-ssh").remove_leftovers(); }
 
 QString TestSshLaunchCli::spec(const QString& name, const QString& model, const QString& data, const QString& training,
                                const QStringList& hosts, int port) {
@@ -145,28 +118,15 @@ void TestSshLaunchCli::killed_launcher_leaves_no_engine() {
 }
 
 void TestSshLaunchCli::two_namespaces_train_over_ssh() {
-    if (::geteuid() != 0) QSKIP("needs root: creates network namespaces with sshd in each");
-    const QString ip = find_tool("ip");
-    if (ip.isEmpty()) QSKIP("needs the ip tool (Debian package iproute2)");
-    NamespaceGuard guard{ip, {}};
-    const QString a = ns_name('a'), b = ns_name('b');
-    QString err;
-    if (!run_tool(ip, {"netns", "add", a}, &err)) QSKIP(qPrintable("cannot create a network namespace here: " + err));
-    guard.names << a;
-    QVERIFY2(run_tool(ip, {"netns", "add", b}, &err), qPrintable(err));
-    guard.names << b;
     // The namespaces are isolated from the host's network, so these addresses are ours alone.
     const QString addr_a = "10.77.0.1", addr_b = "10.77.0.2";
-    const QList<QStringList> setup{
-        {"-n", a, "link", "add", "veth-a", "type", "veth", "peer", "name", "veth-b", "netns", b},
-        {"-n", a, "addr", "add", addr_a + "/24", "dev", "veth-a"},
-        {"-n", b, "addr", "add", addr_b + "/24", "dev", "veth-b"},
-        {"-n", a, "link", "set", "veth-a", "up"},
-        {"-n", b, "link", "set", "veth-b", "up"},
-        {"-n", a, "link", "set", "lo", "up"},
-        {"-n", b, "link", "set", "lo", "up"},
-    };
-    for (const auto& cmd : setup) QVERIFY2(run_tool(ip, cmd, &err), qPrintable(err));
+    NetnsPair pair("thr-ssh");
+    if (!pair.create(addr_a, addr_b)) {
+        if (!pair.skip_reason.isEmpty()) QSKIP(qPrintable(pair.skip_reason + " (with sshd in each)"));
+        QFAIL(qPrintable(pair.error));
+    }
+    const QString &ip = pair.ip, &a = pair.a, &b = pair.b;
+    QString err;
 
     SshdFixture host_a, host_b;
     QVERIFY2(host_a.start(err, addr_a, a), qPrintable(err));
