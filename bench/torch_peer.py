@@ -11,6 +11,12 @@ Nesterov momentum (DL4J's Nesterovs updater; the same arithmetic cost as plain m
 the learning rate, momentum and L2 (weights only) read from resources/models/<model>.json,
 training set shuffled every epoch.
 
+--device cuda (bench/gpu_throughput.sh) keeps the model and the whole data set on the GPU and
+turns TF32 off for convolutions and matrix products (PyTorch allows it for cuDNN convolutions by
+default), so both sides compute in plain FP32 as thresher-engine's CUDA backend does; --tf32
+allows it again. Every iteration reads the loss back (loss.item()), which waits for the GPU, as
+the engine does when it computes the loss on the host.
+
 Output, JSON lines on stdout:
   per epoch {"epoch","samples_per_s","loss","accuracy",...}: samples_per_s counts the training
     samples of that epoch over the pure training time (shuffling, forward, backward, update);
@@ -108,6 +114,12 @@ def main():
                         help="the engine's model file to take learning rate, momentum and L2 from "
                              "(default resources/models/<model>.json)")
     parser.add_argument("--data-dir", default=DATA_DIR)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    parser.add_argument("--warmup", type=int, default=0,
+                        help="leave the first N iterations of the run out of the timing, as the "
+                             "engine's summary leaves out its first 20 (CUDA start-up, cuDNN choices)")
+    parser.add_argument("--tf32", action="store_true",
+                        help="on CUDA, let cuDNN and cuBLAS use TF32 tensor cores")
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -115,9 +127,14 @@ def main():
     torch.set_num_interop_threads(1)
     torch.manual_seed(args.seed)
 
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
     x_train, y_train = load_split(args.data_dir, "train", args.limit)
     x_test, y_test = load_split(args.data_dir, "t10k")
-    model = build_model(args.model)
+    x_train, y_train, x_test, y_test = (t.to(device) for t in (x_train, y_train, x_test, y_test))
+    model = build_model(args.model).to(device)
     # Hyper-parameters come from the engine's own model file, so the two sides cannot drift.
     spec_path = args.model_json or os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "resources", "models", args.model + ".json")
@@ -141,26 +158,39 @@ def main():
     total_samples = 0
     total_train_s = 0.0
     accuracy = 0.0
+    def now():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        return time.perf_counter()
+
+    iteration = 0
     for epoch in range(args.epochs):
-        start = time.perf_counter()
-        order = torch.randperm(n, generator=shuffle)
+        start = now()
+        timed_samples = n
+        order = torch.randperm(n, generator=shuffle).to(device)
         loss_sum = 0.0
         for first in range(0, n, args.batch):
+            if iteration == args.warmup and iteration > 0:
+                start = now()  # the warm-up is over: time from here
+                timed_samples = n - first
+            iteration += 1
             idx = order[first:first + args.batch]
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(model(x_train[idx]), y_train[idx])
             loss.backward()
             optimizer.step()
             loss_sum += loss.item() * idx.shape[0]
-        train_s = time.perf_counter() - start
-        total_samples += n
+        train_s = now() - start
+        total_samples += timed_samples
         total_train_s += train_s
         accuracy = evaluate(model, x_test, y_test)
-        emit({"epoch": epoch, "samples_per_s": n / train_s, "train_s": train_s,
+        emit({"epoch": epoch, "samples_per_s": timed_samples / train_s, "train_s": train_s,
               "loss": loss_sum / n, "accuracy": accuracy})
 
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     emit({"peer": "pytorch", "model": args.model, "torch": torch.__version__,
+          "device": str(device) if device.type == "cpu" else torch.cuda.get_device_name(device),
+          "tf32": bool(args.tf32) and device.type == "cuda",
           "epochs": args.epochs, "batch": args.batch, "threads": args.threads,
           "train_samples": n, "samples_per_s": total_samples / total_train_s if total_train_s else 0.0,
           "accuracy": accuracy, "peak_rss_mb": peak_rss_mb})

@@ -1,0 +1,304 @@
+// The CUDA backend's memory, element-wise work and registration (see cuda_backend.h).
+#include "backend/cuda/cuda_backend.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+#include "backend/cuda/kernels.h"
+#include "backend/cuda/ops.h"
+#include "core/error.h"
+#include "core/rng.h"
+
+namespace thresher::backend::cuda {
+
+namespace {
+
+std::string gib(std::size_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+    return buf;
+}
+
+// "NVIDIA H100 80GB HBM3, 79.1 GiB, compute capability 9.0"
+std::string describe(const cudaDeviceProp& p) {
+    return std::string(p.name) + ", " + gib(p.totalGlobalMem) + ", compute capability " +
+           std::to_string(p.major) + "." + std::to_string(p.minor);
+}
+
+// 91900 -> "9.19.0" (cuDNN and cuBLAS both encode major * 10000 + minor * 100 + patch).
+std::string version(long v) {
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+           std::to_string(v % 100);
+}
+
+bool overlap(const float* a, const float* b, std::size_t n) {
+    const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+    const std::uintptr_t bytes = n * sizeof(float);
+    return x < y + bytes && y < x + bytes;
+}
+
+}  // namespace
+
+int device_count() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();  // no driver or no device: not an error for a listing
+        return 0;
+    }
+    return n;
+}
+
+CudaBackend::CudaBackend(int device, const BackendOptions&) : device_(device) {
+    const auto& lib = libraries();  // cuBLAS and cuDNN: a clear error here when they are missing
+    activate();
+    cudaDeviceProp prop{};
+    THRESHER_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+
+    cudaStream_t stream = nullptr;
+    THRESHER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    stream_.reset(stream);
+
+    cublasHandle_t blas = nullptr;
+    THRESHER_CUDA_CHECK(lib.cublasCreate_v2(&blas));
+    cublas_.reset(blas);
+    THRESHER_CUDA_CHECK(lib.cublasSetStream_v2(blas, stream));
+    // Plain FP32 (no TF32 tensor cores): results must agree with the CPU backend.
+    THRESHER_CUDA_CHECK(lib.cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
+    int blas_version = 0;
+    THRESHER_CUDA_CHECK(lib.cublasGetVersion_v2(blas, &blas_version));
+
+    cudnnHandle_t dnn = nullptr;
+    THRESHER_CUDA_CHECK(lib.cudnnCreate(&dnn));
+    cudnn_.reset(dnn);
+    THRESHER_CUDA_CHECK(lib.cudnnSetStream(dnn, stream));
+
+    cudaEvent_t event = nullptr;
+    THRESHER_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    staged_.reset(event);
+
+    info_ = {"cuda:" + std::to_string(device),
+             describe(prop) + ", cuDNN " + version(static_cast<long>(lib.cudnnGetVersion())) +
+                 ", cuBLAS " + version(blas_version)};
+}
+
+CudaBackend::~CudaBackend() {
+    // Let enqueued work finish before its buffers and handles go; errors cannot be reported here.
+    if (cudaSetDevice(device_) == cudaSuccess && stream_) (void)cudaStreamSynchronize(stream_.get());
+}
+
+void CudaBackend::activate() const { THRESHER_CUDA_CHECK(cudaSetDevice(device_)); }
+
+void CudaBackend::synchronize() const {
+    activate();
+    THRESHER_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+}
+
+void* CudaBackend::workspace(std::size_t bytes) {
+    if (bytes > workspace_.size()) {
+        workspace_ = DeviceArray<unsigned char>();  // cudaFree waits for work that may still use it
+        workspace_ = DeviceArray<unsigned char>(bytes);
+    }
+    return workspace_.data();
+}
+
+// --- memory --------------------------------------------------------------------------------------
+
+float* CudaBackend::allocate(std::size_t count) {
+    if (count == 0) return nullptr;
+    activate();
+    void* p = nullptr;
+    THRESHER_CUDA_CHECK(cudaMalloc(&p, count * sizeof(float)));
+    // Zero-filled, like the CPU backend's memory; ordered before any later use on the stream.
+    const cudaError_t zeroed = cudaMemsetAsync(p, 0, count * sizeof(float), stream_.get());
+    if (zeroed != cudaSuccess) {
+        (void)cudaFree(p);
+        THRESHER_CUDA_CHECK(zeroed);
+    }
+    return static_cast<float*>(p);
+}
+
+void CudaBackend::release(float* p) {
+    // Called from Buffer's destructor: must not throw. cudaFree waits for work still using p.
+    if (!p) return;
+    (void)cudaSetDevice(device_);
+    (void)cudaFree(p);
+}
+
+void CudaBackend::upload(float* dst, const float* host, std::size_t n) {
+    if (n == 0) return;
+    activate();
+    THRESHER_CUDA_CHECK(
+        cudaMemcpyAsync(dst, host, n * sizeof(float), cudaMemcpyHostToDevice, stream_.get()));
+    THRESHER_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // the caller may reuse `host` now
+}
+
+void CudaBackend::download(float* host, const float* src, std::size_t n) {
+    if (n == 0) return;
+    activate();
+    THRESHER_CUDA_CHECK(
+        cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()));
+    THRESHER_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+}
+
+void CudaBackend::copy(float* dst, const float* src, std::size_t n) {
+    if (dst == src || n == 0) return;
+    activate();
+    const std::size_t bytes = n * sizeof(float);
+    if (!overlap(dst, src, n)) {
+        THRESHER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_.get()));
+        return;
+    }
+    // memmove semantics (the CPU backend's): cudaMemcpy leaves overlapping copies undefined.
+    DeviceArray<float> tmp(n);
+    THRESHER_CUDA_CHECK(cudaMemcpyAsync(tmp.data(), src, bytes, cudaMemcpyDeviceToDevice, stream_.get()));
+    THRESHER_CUDA_CHECK(cudaMemcpyAsync(dst, tmp.data(), bytes, cudaMemcpyDeviceToDevice, stream_.get()));
+    THRESHER_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+}
+
+void CudaBackend::fill(float* dst, float value, std::size_t n) {
+    if (n == 0) return;
+    activate();
+    kernels::fill(stream_.get(), dst, value, n);
+}
+
+const float* CudaBackend::stage_input(const float* host, std::size_t n) {
+    if (n == 0) return staging_device_.data();
+    activate();
+    if (n > staging_host_.size()) {
+        synchronize();  // enqueued work may still read the old buffers
+        staging_host_ = PinnedArray<float>();
+        staging_device_ = DeviceArray<float>();
+        staging_host_ = PinnedArray<float>(n);
+        staging_device_ = DeviceArray<float>(n);
+    } else {
+        // The previous batch's copy must have left the pinned buffer before it is overwritten.
+        THRESHER_CUDA_CHECK(cudaEventSynchronize(staged_.get()));
+    }
+    std::memcpy(staging_host_.data(), host, n * sizeof(float));
+    THRESHER_CUDA_CHECK(cudaMemcpyAsync(staging_device_.data(), staging_host_.data(),
+                                        n * sizeof(float), cudaMemcpyHostToDevice, stream_.get()));
+    THRESHER_CUDA_CHECK(cudaEventRecord(staged_.get(), stream_.get()));
+    return staging_device_.data();
+}
+
+// --- planned ops ---------------------------------------------------------------------------------
+
+std::unique_ptr<DenseOp> CudaBackend::make_dense(const DenseDesc& d) {
+    activate();
+    return make_dense_op(*this, d);
+}
+std::unique_ptr<ConvOp> CudaBackend::make_conv(const ConvDesc& d) {
+    activate();
+    return make_conv_op(*this, d);
+}
+std::unique_ptr<PoolOp> CudaBackend::make_pool(const PoolDesc& d) {
+    activate();
+    return make_pool_op(*this, d);
+}
+std::unique_ptr<BatchNormOp> CudaBackend::make_batch_norm(const BatchNormDesc& d) {
+    activate();
+    return make_batch_norm_op(*this, d);
+}
+
+// --- element-wise ----------------------------------------------------------------------------------
+
+void CudaBackend::activation_forward(ActivationSpec a, const float* x, float* y, int rows, int cols) {
+    const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+    activate();
+    switch (a.kind) {
+        case Activation::Identity: copy(y, x, n); return;
+        case Activation::Softmax: kernels::softmax_forward(stream_.get(), x, y, rows, cols); return;
+        default: kernels::activation_forward(stream_.get(), a, x, y, n); return;
+    }
+}
+
+void CudaBackend::activation_backward(ActivationSpec a, const float* y, const float* dy, float* dz,
+                                      int rows, int cols) {
+    const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+    activate();
+    switch (a.kind) {
+        case Activation::Identity: copy(dz, dy, n); return;
+        case Activation::Softmax:
+            kernels::softmax_backward(stream_.get(), y, dy, dz, rows, cols);
+            return;
+        default: kernels::activation_backward(stream_.get(), a, y, dy, dz, n); return;
+    }
+}
+
+void CudaBackend::dropout_forward(const float* x, float* y, float* mask, std::size_t n, float retain,
+                                  std::uint64_t seed) {
+    activate();
+    kernels::dropout(stream_.get(), x, y, mask, n, retain, 1.f / retain,
+                     derive_seed(seed, 0x44524f50 /* "DROP", as the CPU backend */));
+}
+
+void CudaBackend::multiply(const float* a, const float* b, float* out, std::size_t n) {
+    activate();
+    kernels::multiply(stream_.get(), a, b, out, n);
+}
+
+void CudaBackend::axpy(float alpha, const float* x, float* y, std::size_t n) {
+    activate();
+    kernels::axpy(stream_.get(), alpha, x, y, n);
+}
+
+void CudaBackend::blend(float* running, const float* batch, float momentum, std::size_t n) {
+    activate();
+    kernels::blend(stream_.get(), running, batch, momentum, n);
+}
+
+void CudaBackend::updater_step(const UpdaterSpec& s, float* grad, float* state, const float* params,
+                               std::size_t n, long iteration) {
+    activate();
+    float adam_alpha = 0.f;
+    if (s.kind == UpdaterKind::Adam) {
+        // The CPU backend's expression, in double, rounded once to float.
+        const double t = static_cast<double>(iteration) + 1.0;
+        const float lr = s.learning_rate, b1 = s.beta1, b2 = s.beta2;
+        adam_alpha = static_cast<float>(lr * std::sqrt(1.0 - std::pow(b2, t)) / (1.0 - std::pow(b1, t)));
+    }
+    kernels::updater_step(stream_.get(), s, adam_alpha, grad, state, params, n);
+}
+
+}  // namespace thresher::backend::cuda
+
+namespace thresher::backend {
+
+void register_cuda_backend() {
+    register_backend(
+        "cuda",
+        [](int index, const BackendOptions& options) -> std::unique_ptr<Backend> {
+            const std::string name = "--device cuda:" + std::to_string(index);
+            int count = 0;
+            const cudaError_t status = cudaGetDeviceCount(&count);
+            if (status != cudaSuccess) {
+                (void)cudaGetLastError();
+                throw Error(name + ": no usable CUDA device (" + cudaGetErrorName(status) + ": " +
+                            cudaGetErrorString(status) + ")");
+            }
+            if (count == 0) throw Error(name + ": this machine has no CUDA device");
+            if (index >= count)
+                throw Error(name + ": this machine has " + std::to_string(count) +
+                            " CUDA device(s), cuda:0" +
+                            (count > 1 ? " to cuda:" + std::to_string(count - 1) : std::string()));
+            return std::make_unique<cuda::CudaBackend>(index, options);
+        },
+        [] {
+            std::vector<DeviceListing> list;
+            const int count = cuda::device_count();
+            for (int i = 0; i < count; ++i) {
+                cudaDeviceProp prop{};
+                if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
+                    (void)cudaGetLastError();
+                    continue;
+                }
+                list.push_back({"cuda:" + std::to_string(i), cuda::describe(prop)});
+            }
+            return list;
+        });
+}
+
+}  // namespace thresher::backend

@@ -1,0 +1,276 @@
+// Element-wise kernels of the CUDA backend: activations (from the output, as on the CPU), row-wise
+// softmax, bias sums, dropout, and the small vector operations the Network and its layers use.
+// Each mirrors engine/backend/cpu/elementwise.cpp or cpu_backend.cpp expression for expression.
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/device_util.cuh"
+#include "backend/cuda/kernels.h"
+
+namespace thresher::backend::cuda::kernels {
+
+namespace {
+
+__device__ float activate(Activation kind, float alpha, float x) {
+    switch (kind) {
+        case Activation::Relu: return x > 0.f ? x : 0.f;
+        case Activation::LeakyRelu: return x > 0.f ? x : alpha * x;
+        case Activation::Tanh: return tanhf(x);
+        case Activation::Sigmoid: return 1.f / (1.f + expf(-x));
+        case Activation::Identity:
+        case Activation::Softmax: return x;
+    }
+    return x;
+}
+
+// dL/dx from the output y and dL/dy.
+__device__ float derivative(Activation kind, float alpha, float y, float dy) {
+    switch (kind) {
+        case Activation::Relu: return y > 0.f ? dy : 0.f;
+        // y > 0 exactly where x > 0 (for alpha > 0), so the output decides the slope.
+        case Activation::LeakyRelu: return y > 0.f ? dy : alpha * dy;
+        case Activation::Tanh: return dy * (1.f - y * y);
+        case Activation::Sigmoid: return dy * y * (1.f - y);
+        case Activation::Identity:
+        case Activation::Softmax: return dy;
+    }
+    return dy;
+}
+
+__global__ void fill_kernel(float* p, float value, std::size_t n) {
+    THRESHER_GRID_STRIDE(i, n) p[i] = value;
+}
+
+__global__ void activation_forward_kernel(Activation kind, float alpha, const float* x, float* y,
+                                          std::size_t n) {
+    THRESHER_GRID_STRIDE(i, n) y[i] = activate(kind, alpha, x[i]);
+}
+
+__global__ void activation_backward_kernel(Activation kind, float alpha, const float* y,
+                                           const float* dy, float* dz, std::size_t n) {
+    THRESHER_GRID_STRIDE(i, n) dz[i] = derivative(kind, alpha, y[i], dy[i]);
+}
+
+// One warp per row. `row` is the same for all lanes of a warp, so a warp past the last row leaves
+// as a whole and the shuffles below always see 32 live lanes. Each lane reads and writes only its
+// own columns, which makes x == y (in place) safe.
+constexpr int kRowsPerBlock = kThreads / 32;
+
+__global__ void softmax_forward_kernel(const float* x, float* y, int rows, int cols) {
+    const long row = static_cast<long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const float* xr = x + row * cols;
+    float* yr = y + row * cols;
+    float m = -INFINITY;
+    for (int c = lane; c < cols; c += 32) m = fmaxf(m, xr[c]);
+    m = warp_max(m);
+    float sum = 0.f;
+    for (int c = lane; c < cols; c += 32) {
+        const float e = expf(xr[c] - m);
+        yr[c] = e;
+        sum += e;
+    }
+    sum = warp_sum(sum);
+    const float inv = 1.f / sum;
+    for (int c = lane; c < cols; c += 32) yr[c] *= inv;
+}
+
+// dz = y * (dy - <dy, y>) per row: the softmax Jacobian applied to dy.
+__global__ void softmax_backward_kernel(const float* y, const float* dy, float* dz, int rows,
+                                        int cols) {
+    const long row = static_cast<long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= rows) return;
+    const long o = row * cols;
+    float dot = 0.f;
+    for (int c = lane; c < cols; c += 32) dot += dy[o + c] * y[o + c];
+    dot = warp_sum(dot);
+    for (int c = lane; c < cols; c += 32) dz[o + c] = y[o + c] * (dy[o + c] - dot);
+}
+
+__global__ void bias_activation_kernel(float* y, const float* bias, std::size_t n, int channels,
+                                       std::size_t inner, Activation kind, float alpha) {
+    THRESHER_GRID_STRIDE(i, n) {
+        const std::size_t c = (i / inner) % static_cast<std::size_t>(channels);
+        y[i] = activate(kind, alpha, y[i] + bias[c]);
+    }
+}
+
+// One thread per column, adding the rows in order (as the CPU loop does).
+__global__ void column_sums_kernel(const float* m, float* out, int rows, int cols) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= cols) return;
+    float s = 0.f;
+    for (int r = 0; r < rows; ++r) s += m[static_cast<long>(r) * cols + c];
+    out[c] = s;
+}
+
+// One block per channel; double partial sums, like the CPU's per-channel double accumulator.
+__global__ void channel_sums_kernel(const float* m, float* out, int n, int c, std::size_t hw) {
+    const int ch = blockIdx.x;
+    const std::size_t count = static_cast<std::size_t>(n) * hw;
+    double s = 0.0;
+    for (std::size_t j = threadIdx.x; j < count; j += blockDim.x) {
+        const std::size_t img = j / hw, k = j % hw;
+        s += m[(img * c + ch) * hw + k];
+    }
+    s = block_sum(s);
+    if (threadIdx.x == 0) out[ch] = static_cast<float>(s);
+}
+
+__device__ std::uint64_t splitmix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+// Element i draws thresher::derive_seed(key, i) = splitmix(splitmix(splitmix(key) ^ i) ^ 0)
+// (engine/core/rng.cpp); u is its top 53 bits as a double in [0, 1), compared in double as on the
+// CPU, so both backends draw the same mask bit for bit.
+__global__ void dropout_kernel(const float* x, float* y, float* mask, std::size_t n, float retain,
+                               float scale, std::uint64_t key) {
+    const std::uint64_t mixed = splitmix(key);
+    THRESHER_GRID_STRIDE(i, n) {
+        const std::uint64_t h = splitmix(splitmix(mixed ^ static_cast<std::uint64_t>(i)) ^ 0u);
+        const double u = static_cast<double>(h >> 11) * 0x1.0p-53;
+        const float m = u < static_cast<double>(retain) ? scale : 0.f;
+        mask[i] = m;
+        y[i] = x[i] * m;
+    }
+}
+
+__global__ void multiply_kernel(const float* a, const float* b, float* out, std::size_t n) {
+    THRESHER_GRID_STRIDE(i, n) out[i] = a[i] * b[i];
+}
+
+__global__ void axpy_kernel(float alpha, const float* x, float* y, std::size_t n) {
+    THRESHER_GRID_STRIDE(i, n) y[i] += alpha * x[i];
+}
+
+__global__ void blend_kernel(float* running, const float* batch, float momentum, std::size_t n) {
+    THRESHER_GRID_STRIDE(i, n) running[i] = momentum * running[i] + (1.f - momentum) * batch[i];
+}
+
+__global__ void pad_kernel(const float* x, float* padded, std::size_t planes, int h, int w,
+                           int pad_t, int pad_l, int hp, int wp) {
+    const std::size_t n = planes * hp * wp;
+    THRESHER_GRID_STRIDE(i, n) {
+        const int col = static_cast<int>(i % wp);
+        const int row = static_cast<int>((i / wp) % hp);
+        const std::size_t plane = i / (static_cast<std::size_t>(wp) * hp);
+        const int r = row - pad_t, q = col - pad_l;
+        padded[i] = (r >= 0 && r < h && q >= 0 && q < w)
+                        ? x[(plane * h + r) * w + q]
+                        : 0.f;
+    }
+}
+
+__global__ void crop_kernel(const float* padded, float* x, std::size_t planes, int h, int w,
+                            int pad_t, int pad_l, int hp, int wp) {
+    const std::size_t n = planes * h * w;
+    THRESHER_GRID_STRIDE(i, n) {
+        const int q = static_cast<int>(i % w);
+        const int r = static_cast<int>((i / w) % h);
+        const std::size_t plane = i / (static_cast<std::size_t>(w) * h);
+        x[i] = padded[(plane * hp + r + pad_t) * wp + q + pad_l];
+    }
+}
+
+}  // namespace
+
+void fill(cudaStream_t s, float* p, float value, std::size_t n) {
+    if (n == 0) return;
+    fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(p, value, n);
+    THRESHER_CUDA_LAUNCHED(fill_kernel);
+}
+
+void activation_forward(cudaStream_t s, ActivationSpec a, const float* x, float* y, std::size_t n) {
+    if (n == 0) return;
+    activation_forward_kernel<<<blocks_for(n), kThreads, 0, s>>>(a.kind, a.alpha, x, y, n);
+    THRESHER_CUDA_LAUNCHED(activation_forward_kernel);
+}
+
+void activation_backward(cudaStream_t s, ActivationSpec a, const float* y, const float* dy, float* dz,
+                         std::size_t n) {
+    if (n == 0) return;
+    activation_backward_kernel<<<blocks_for(n), kThreads, 0, s>>>(a.kind, a.alpha, y, dy, dz, n);
+    THRESHER_CUDA_LAUNCHED(activation_backward_kernel);
+}
+
+void softmax_forward(cudaStream_t s, const float* x, float* y, int rows, int cols) {
+    if (rows <= 0 || cols <= 0) return;
+    const unsigned blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
+    softmax_forward_kernel<<<blocks, kThreads, 0, s>>>(x, y, rows, cols);
+    THRESHER_CUDA_LAUNCHED(softmax_forward_kernel);
+}
+
+void softmax_backward(cudaStream_t s, const float* y, const float* dy, float* dz, int rows, int cols) {
+    if (rows <= 0 || cols <= 0) return;
+    const unsigned blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
+    softmax_backward_kernel<<<blocks, kThreads, 0, s>>>(y, dy, dz, rows, cols);
+    THRESHER_CUDA_LAUNCHED(softmax_backward_kernel);
+}
+
+void bias_activation(cudaStream_t s, float* y, const float* bias, std::size_t n, int channels,
+                     std::size_t inner, ActivationSpec a) {
+    if (n == 0) return;
+    bias_activation_kernel<<<blocks_for(n), kThreads, 0, s>>>(y, bias, n, channels, inner, a.kind,
+                                                              a.alpha);
+    THRESHER_CUDA_LAUNCHED(bias_activation_kernel);
+}
+
+void column_sums(cudaStream_t s, const float* m, float* out, int rows, int cols) {
+    if (cols <= 0) return;
+    column_sums_kernel<<<static_cast<unsigned>((cols + kThreads - 1) / kThreads), kThreads, 0, s>>>(
+        m, out, rows, cols);
+    THRESHER_CUDA_LAUNCHED(column_sums_kernel);
+}
+
+void channel_sums(cudaStream_t s, const float* m, float* out, int n, int c, std::size_t hw) {
+    if (c <= 0) return;
+    channel_sums_kernel<<<static_cast<unsigned>(c), kThreads, 0, s>>>(m, out, n, c, hw);
+    THRESHER_CUDA_LAUNCHED(channel_sums_kernel);
+}
+
+void dropout(cudaStream_t s, const float* x, float* y, float* mask, std::size_t n, float retain,
+             float scale, std::uint64_t key) {
+    if (n == 0) return;
+    dropout_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, mask, n, retain, scale, key);
+    THRESHER_CUDA_LAUNCHED(dropout_kernel);
+}
+
+void multiply(cudaStream_t s, const float* a, const float* b, float* out, std::size_t n) {
+    if (n == 0) return;
+    multiply_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, b, out, n);
+    THRESHER_CUDA_LAUNCHED(multiply_kernel);
+}
+
+void axpy(cudaStream_t s, float alpha, const float* x, float* y, std::size_t n) {
+    if (n == 0) return;
+    axpy_kernel<<<blocks_for(n), kThreads, 0, s>>>(alpha, x, y, n);
+    THRESHER_CUDA_LAUNCHED(axpy_kernel);
+}
+
+void blend(cudaStream_t s, float* running, const float* batch, float momentum, std::size_t n) {
+    if (n == 0) return;
+    blend_kernel<<<blocks_for(n), kThreads, 0, s>>>(running, batch, momentum, n);
+    THRESHER_CUDA_LAUNCHED(blend_kernel);
+}
+
+void pad(cudaStream_t s, const float* x, float* padded, std::size_t planes, int h, int w, int pad_t,
+         int pad_l, int hp, int wp) {
+    const std::size_t n = planes * hp * wp;
+    if (n == 0) return;
+    pad_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, padded, planes, h, w, pad_t, pad_l, hp, wp);
+    THRESHER_CUDA_LAUNCHED(pad_kernel);
+}
+
+void crop(cudaStream_t s, const float* padded, float* x, std::size_t planes, int h, int w, int pad_t,
+          int pad_l, int hp, int wp) {
+    const std::size_t n = planes * h * w;
+    if (n == 0) return;
+    crop_kernel<<<blocks_for(n), kThreads, 0, s>>>(padded, x, planes, h, w, pad_t, pad_l, hp, wp);
+    THRESHER_CUDA_LAUNCHED(crop_kernel);
+}
+
+}  // namespace thresher::backend::cuda::kernels

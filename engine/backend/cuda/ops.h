@@ -1,0 +1,18 @@
+// Factories for the CUDA backend's planned ops, one file each: dense on cuBLAS, convolution on
+// cuDNN, pooling and batch normalisation on the backend's own kernels.
+#pragma once
+
+#include <memory>
+
+#include "backend/backend.h"
+
+namespace thresher::backend::cuda {
+
+class CudaBackend;
+
+std::unique_ptr<DenseOp> make_dense_op(CudaBackend&, const DenseDesc&);
+std::unique_ptr<ConvOp> make_conv_op(CudaBackend&, const ConvDesc&);
+std::unique_ptr<PoolOp> make_pool_op(CudaBackend&, const PoolDesc&);
+std::unique_ptr<BatchNormOp> make_batch_norm_op(CudaBackend&, const BatchNormDesc&);
+
+}  // namespace thresher::backend::cuda

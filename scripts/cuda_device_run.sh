@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs on a GPU machine lent through the device tool, from the repository root, with the bundle
+# scripts/cuda_device_bundle.sh made (carried as build/device-bundle): the CUDA suites, then the
+# encoder and training benchmarks (bench/gpu_throughput.sh). cuBLAS and cuDNN are the machine's
+# own (its CUDA toolkit or PyTorch's wheels), found by name.
+#
+# Usage: bash scripts/cuda_device_run.sh [tests] [bench]     (default: both)
+# Logs go to $OUT when the device tool sets it (at most 8 files come back), else a /tmp folder.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+BUNDLE="${BUNDLE:-build/device-bundle}"
+RESULTS="${OUT:-$(mktemp -d /tmp/thresher-device.XXXXXX)}"
+STEPS="${*:-tests bench}"
+mkdir -p "$RESULTS"
+
+libs=/tmp/thresher-libs
+mkdir -p "$libs"
+tar -xJf "$BUNDLE/libs.tar.xz" -C "$libs" || { echo "cuda_device_run: no $BUNDLE/libs.tar.xz (run scripts/cuda_device_bundle.sh here first and carry $BUNDLE)" >&2; exit 2; }
+gpu_dirs=""
+for so in libcublas.so.13 libcudnn.so.9; do
+  found="$(find /usr/local /opt /usr/lib -name "$so" 2>/dev/null | head -1)"
+  if [[ -z "$found" ]]; then
+    echo "cuda_device_run: $so not found on this machine" >&2
+  else
+    gpu_dirs+="$(dirname "$found"):"
+  fi
+done
+export LD_LIBRARY_PATH="$libs:${gpu_dirs}${LD_LIBRARY_PATH:-}"
+export QT_QPA_PLATFORM=offscreen
+{
+  nvidia-smi -L
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  for b in "$BUNDLE"/bin/*; do ldd "$b" | grep "not found" | sed "s|^|$(basename "$b"): |"; done
+  "$BUNDLE/bin/thresher-engine" devices
+} 2>&1 | tee "$RESULTS/environment.txt"
+
+status=0
+if [[ " $STEPS " == *" tests "* ]]; then
+  for t in test_backend_parity test_device_encoder; do
+    "$BUNDLE/bin/$t" >"$RESULTS/$t.txt" 2>&1 || status=1
+    grep -E "^FAIL" -A2 "$RESULTS/$t.txt" | head -n 60
+    echo "$t: $(grep -c '^SKIP' "$RESULTS/$t.txt") rows skipped"
+    tail -n 2 "$RESULTS/$t.txt"
+  done
+fi
+if [[ " $STEPS " == *" bench "* ]]; then
+  logs=/tmp/thresher-gpu-bench
+  rm -rf "$logs"
+  data="$BUNDLE/data"
+  [[ -d "$data" ]] || data=/usr/share/datasets/fashion-mnist
+  THRESHER_BIN="$BUNDLE/bin" DATA="$data" RESULTS_DIR="$logs" bench/gpu_throughput.sh 2>&1 |
+    tee "$RESULTS/bench.txt" || status=1
+  tar -czf "$RESULTS/bench-logs.tar.gz" -C /tmp thresher-gpu-bench
+fi
+exit "$status"

@@ -1,0 +1,626 @@
+// Every backend this build registers, op by op, against plain double-precision loops
+// (reference_ops.h) and, for backends other than the CPU, against the CPU backend itself: forward
+// and backward of dense (each activation), convolution (padding, stride, dilation, DL4J's
+// asymmetric Same padding), max and average pooling (with padding), batch normalisation
+// (training, inference, backward), activations including softmax, dropout (the same mask from
+// the same seed, bit for bit), the small vector ops, every updater over several iterations, and
+// a few training steps of a whole network.
+//
+// Rows are per device ("cpu", "cuda:0", ...). A row whose device this machine does not have
+// skips with the reason ("no CUDA device: ..."), so the suite passes on GPU-less CI and runs for
+// real where a GPU is present. Tolerance: |got - want| <= 1e-4·|want| + 1e-4·max|want| (float
+// sums in another order, cuDNN's algorithms, exp/tanh of another maths library).
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "backend/registry.h"
+#include "core/error.h"
+#include "nn/network.h"
+#include "reference_ops.h"
+
+using namespace thresher;
+using namespace thresher::backend;
+using reference::Vec;
+
+namespace {
+
+constexpr double kTolerance = 1e-4;
+
+Vec random_vec(std::size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    Vec v(n);
+    for (auto& x : v) x = dist(gen);
+    return v;
+}
+
+// "" when every element is within tolerance, else the first offender and the worst error.
+QString compare(const char* what, const Vec& got, const Vec& want, double tol = kTolerance) {
+    if (got.size() != want.size())
+        return QString("%1: %2 values, expected %3").arg(what).arg(got.size()).arg(want.size());
+    double scale = 0;
+    for (float w : want) scale = std::max(scale, std::abs(double(w)));
+    std::size_t bad = got.size(), worst = 0;
+    double worst_err = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double err = std::abs(double(got[i]) - want[i]);
+        const bool ok = err <= tol * std::abs(double(want[i])) + tol * scale;  // false for NaN
+        if (!ok && bad == got.size()) bad = i;
+        if (!(err <= worst_err)) worst_err = err, worst = i;
+    }
+    if (bad == got.size()) return {};
+    return QString("%1[%2] = %3, expected %4 (worst: [%5] off by %6, scale %7)")
+        .arg(what).arg(bad).arg(got[bad], 0, 'g', 9).arg(want[bad], 0, 'g', 9)
+        .arg(worst).arg(worst_err, 0, 'g', 3).arg(scale, 0, 'g', 3);
+}
+
+#define EXPECT_CLOSE(...)                                      \
+    do {                                                       \
+        const QString problem_ = compare(__VA_ARGS__);         \
+        QVERIFY2(problem_.isEmpty(), qPrintable(problem_));    \
+    } while (false)
+
+// Backend memory for a test: uploads, zeroed outputs, downloads.
+class On {
+public:
+    explicit On(Backend& be) : be_(be) {}
+    float* put(const Vec& v) {
+        keep_.emplace_back(be_, v.size());
+        be_.upload(keep_.back().data(), v.data(), v.size());
+        return keep_.back().data();
+    }
+    float* zeros(std::size_t n) {
+        keep_.emplace_back(be_, n);
+        return keep_.back().data();
+    }
+    Vec get(const float* p, std::size_t n) {
+        Vec v(n);
+        be_.download(v.data(), p, n);
+        return v;
+    }
+    Backend& backend() { return be_; }
+
+private:
+    Backend& be_;
+    std::vector<Buffer> keep_;
+};
+
+const char* activation_name(Activation a) {
+    switch (a) {
+        case Activation::Identity: return "identity";
+        case Activation::Relu: return "relu";
+        case Activation::LeakyRelu: return "leakyrelu";
+        case Activation::Tanh: return "tanh";
+        case Activation::Sigmoid: return "sigmoid";
+        case Activation::Softmax: return "softmax";
+    }
+    return "?";
+}
+
+constexpr Activation kActivations[] = {Activation::Identity, Activation::Relu, Activation::LeakyRelu,
+                                       Activation::Tanh, Activation::Sigmoid, Activation::Softmax};
+
+int conv_out(int in, int k, int s, int d, int pad_before, int pad_after) {
+    return (in + pad_before + pad_after - ((k - 1) * d + 1)) / s + 1;
+}
+
+}  // namespace
+
+class TestBackendParity : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void device_listing();
+    void memory_data() { device_rows(); }
+    void memory();
+    void elementwise_data() { device_rows(); }
+    void elementwise();
+    void dropout_data() { device_rows(); }
+    void dropout();
+    void activations_data();
+    void activations();
+    void dense_data();
+    void dense();
+    void conv_data();
+    void conv();
+    void pool_data();
+    void pool();
+    void batch_norm_data();
+    void batch_norm();
+    void updaters_data();
+    void updaters();
+    void network_steps_data() { device_rows(); }
+    void network_steps();
+
+private:
+    // One row per device of every registered backend: "cpu", "cuda:0", ...; `suffix` names the
+    // variant, and `add` appends the variant's columns.
+    template <class Add>
+    void device_rows(const char* suffix, Add add) {
+        for (const auto& kind : registered_backends()) {
+            const QString device = kind == "cpu" ? QString("cpu") : QString::fromStdString(kind + ":0");
+            add(QTest::newRow(qPrintable(device + (suffix[0] ? " " : "") + suffix)) << device);
+        }
+    }
+    void device_rows() {
+        QTest::addColumn<QString>("device");
+        device_rows("", [](QTestData&) {});
+    }
+    // The backend for a row, or null with the reason to skip.
+    std::unique_ptr<Backend> open(const QString& device, QString& why);
+
+    std::unique_ptr<Backend> cpu_;
+};
+
+#define OPEN_OR_SKIP(be, device)                          \
+    QString why_;                                         \
+    auto be = open(device, why_);                         \
+    if (!be) QSKIP(qPrintable(why_));                     \
+    [[maybe_unused]] const bool is_cpu_ = (device) == "cpu"
+
+void TestBackendParity::initTestCase() { cpu_ = create_backend("cpu", {2}); }
+
+std::unique_ptr<Backend> TestBackendParity::open(const QString& device, QString& why) {
+    try {
+        return create_backend(device.toStdString(), {2});
+    } catch (const Error& e) {
+        if (device == "cpu") throw;  // the reference must always be there
+        why = QString("no %1 device: %2").arg(device.section(':', 0, 0).toUpper(), e.what());
+        return nullptr;
+    }
+}
+
+void TestBackendParity::device_listing() {
+    // `thresher-engine devices` prints this list: cpu always, one entry per GPU (none without).
+    const auto devices = list_devices();
+    QVERIFY(!devices.empty());
+    QCOMPARE(devices.front().name, std::string("cpu"));
+    for (const auto& d : devices) {
+        if (d.name.rfind("cuda:", 0) != 0) continue;
+        QVERIFY2(d.description.find("compute capability") != std::string::npos, d.description.c_str());
+        QVERIFY2(d.description.find("GiB") != std::string::npos, d.description.c_str());
+        auto be = create_backend(d.name);  // every listed device opens
+        QCOMPARE(be->info().name, d.name);
+        QVERIFY(!be->host_memory());
+    }
+    const auto kinds = registered_backends();
+    if (std::find(kinds.begin(), kinds.end(), "cuda") != kinds.end()) {
+        try {
+            create_backend("cuda:99");
+            QFAIL("cuda:99 opened");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("cuda:99"), e.what());
+        }
+    }
+}
+
+void TestBackendParity::memory() {
+    QFETCH(QString, device);
+    OPEN_OR_SKIP(be, device);
+    QCOMPARE(QString::fromStdString(be->info().name), device);
+    QCOMPARE(be->host_memory(), is_cpu_);
+    const std::size_t n = 1000;
+    Buffer a(*be, n), b(*be, n);
+    Vec host(n, 1.f);
+    be->download(host.data(), a.data(), n);
+    QVERIFY2(std::all_of(host.begin(), host.end(), [](float v) { return v == 0.f; }), "allocate() is not zero-filled");
+
+    const Vec x = random_vec(n, 1);
+    be->upload(a.data(), x.data(), n);
+    be->copy(b.data(), a.data(), n);
+    be->download(host.data(), b.data(), n);
+    QCOMPARE(host, x);
+
+    // Overlapping copy: memmove semantics.
+    be->copy(a.data() + 1, a.data(), n - 1);
+    be->download(host.data(), a.data(), n);
+    Vec shifted = x;
+    std::copy_backward(x.begin(), x.end() - 1, shifted.end());
+    QCOMPARE(host, shifted);
+
+    be->fill(b.data() + 10, -2.5f, 20);
+    be->download(host.data(), b.data(), n);
+    for (std::size_t i = 0; i < n; ++i) QCOMPARE(host[i], i >= 10 && i < 30 ? -2.5f : x[i]);
+
+    // stage_input: a device view of host data, valid until the next call.
+    const Vec y = random_vec(n, 2);
+    const float* staged = be->stage_input(x.data(), n);
+    be->download(host.data(), staged, n);
+    QCOMPARE(host, x);
+    staged = be->stage_input(y.data(), n / 2);
+    be->download(host.data(), staged, n / 2);
+    QVERIFY(std::equal(y.begin(), y.begin() + n / 2, host.begin()));
+}
+
+void TestBackendParity::elementwise() {
+    QFETCH(QString, device);
+    OPEN_OR_SKIP(be, device);
+    On on(*be);
+    const std::size_t n = 777;
+    const Vec a = random_vec(n, 3), b = random_vec(n, 4);
+    Vec product(n), axpy = b, blend = a;
+    for (std::size_t i = 0; i < n; ++i) {
+        product[i] = a[i] * b[i];
+        axpy[i] += 0.3f * a[i];
+        blend[i] = 0.9f * a[i] + (1.f - 0.9f) * b[i];
+    }
+    float* pa = on.put(a);
+    float* pb = on.put(b);
+    float* out = on.zeros(n);
+    be->multiply(pa, pb, out, n);
+    EXPECT_CLOSE("multiply", on.get(out, n), product, 1e-6);
+    float* y = on.put(b);
+    be->axpy(0.3f, pa, y, n);
+    EXPECT_CLOSE("axpy", on.get(y, n), axpy, 1e-6);
+    float* running = on.put(a);
+    be->blend(running, pb, 0.9f, n);
+    EXPECT_CLOSE("blend", on.get(running, n), blend, 1e-6);
+}
+
+void TestBackendParity::dropout() {
+    QFETCH(QString, device);
+    OPEN_OR_SKIP(be, device);
+    On on(*be);
+    const std::size_t n = 5000;
+    const float retain = 0.7f;
+    const Vec x = random_vec(n, 5);
+    float* y = on.zeros(n);
+    float* mask = on.zeros(n);
+    be->dropout_forward(on.put(x), y, mask, n, retain, 42);
+    // The same seed gives the same mask on every backend, bit for bit.
+    const Vec want = reference::dropout_mask(n, retain, 42);
+    QCOMPARE(on.get(mask, n), want);
+    Vec yw(n);
+    for (std::size_t i = 0; i < n; ++i) yw[i] = x[i] * want[i];
+    QCOMPARE(on.get(y, n), yw);
+    const auto kept = std::count_if(want.begin(), want.end(), [](float m) { return m != 0.f; });
+    QVERIFY2(std::abs(double(kept) / n - retain) < 0.03, "the mask keeps the wrong fraction");
+}
+
+void TestBackendParity::activations_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<int>("kind");
+    for (Activation a : kActivations)
+        device_rows(activation_name(a), [a](QTestData& row) { row << int(a); });
+}
+
+void TestBackendParity::activations() {
+    QFETCH(QString, device);
+    QFETCH(int, kind);
+    OPEN_OR_SKIP(be, device);
+    const ActivationSpec act{static_cast<Activation>(kind), 0.05f};
+    const int rows = 7, cols = 13;
+    const std::size_t n = rows * cols;
+    const Vec x = random_vec(n, 6, -3.f, 3.f), dy = random_vec(n, 7);
+    auto run = [&](Backend& b) {
+        On on(b);
+        float* y = on.zeros(n);
+        b.activation_forward(act, on.put(x), y, rows, cols);
+        float* d = on.put(dy);
+        b.activation_backward(act, y, d, d, rows, cols);  // in place, as the layers call it
+        return std::pair{on.get(y, n), on.get(d, n)};
+    };
+    const auto [y, dz] = run(*be);
+    const Vec y_ref = reference::activation_forward(act, x, rows, cols);
+    EXPECT_CLOSE("y", y, y_ref);
+    EXPECT_CLOSE("dz", dz, reference::activation_backward(act, y_ref, dy, rows, cols));
+    if (!is_cpu_) {
+        const auto [yc, dzc] = run(*cpu_);
+        EXPECT_CLOSE("y vs cpu", y, yc);
+        EXPECT_CLOSE("dz vs cpu", dz, dzc);
+    }
+}
+
+void TestBackendParity::dense_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<int>("kind");
+    for (Activation a : kActivations)
+        device_rows(activation_name(a), [a](QTestData& row) { row << int(a); });
+}
+
+void TestBackendParity::dense() {
+    QFETCH(QString, device);
+    QFETCH(int, kind);
+    OPEN_OR_SKIP(be, device);
+    const DenseDesc d{9, 37, 11, {static_cast<Activation>(kind), 0.05f}};
+    const Vec x = random_vec(std::size_t(d.batch) * d.in, 8), w = random_vec(std::size_t(d.in) * d.out, 9),
+              b = random_vec(d.out, 10), dz = random_vec(std::size_t(d.batch) * d.out, 11);
+    auto run = [&](Backend& be_) {
+        On on(be_);
+        auto op = be_.make_dense(d);
+        float* px = on.put(x);
+        float* pw = on.put(w);
+        float* y = on.zeros(dz.size());
+        float* dx = on.zeros(x.size());
+        float* dw = on.zeros(w.size());
+        float* db = on.zeros(b.size());
+        op->forward(px, pw, on.put(b), y);
+        op->backward(px, pw, on.put(dz), dx, dw, db);
+        return std::vector<Vec>{on.get(y, dz.size()), on.get(dx, x.size()), on.get(dw, w.size()),
+                                on.get(db, b.size())};
+    };
+    const auto got = run(*be);
+    const auto g = reference::dense_backward(d, x, w, dz);
+    const std::vector<Vec> want{reference::dense_forward(d, x, w, b), g.dx, g.dw, g.db};
+    const char* names[] = {"y", "dx", "dw", "db"};
+    for (int i = 0; i < 4; ++i) EXPECT_CLOSE(names[i], got[i], want[i]);
+    if (!is_cpu_) {
+        const auto cpu = run(*cpu_);
+        for (int i = 0; i < 4; ++i) EXPECT_CLOSE(names[i], got[i], cpu[i]);
+    }
+}
+
+void TestBackendParity::conv_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<QVector<int>>("shape");  // in_c in_h in_w out_c kh kw sh sw dh dw pt pl pb pr act
+    const std::vector<std::pair<const char*, QVector<int>>> cases{
+        {"3x3 pad 1 relu", {3, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, int(Activation::Relu)}},
+        {"5x3 stride 2x1 tanh", {2, 9, 8, 5, 5, 3, 2, 1, 1, 1, 0, 0, 0, 0, int(Activation::Tanh)}},
+        {"dilation 2 pad 2", {3, 8, 8, 2, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, int(Activation::Identity)}},
+        {"same asymmetric", {2, 7, 7, 3, 4, 4, 2, 2, 1, 1, 1, 1, 2, 2, int(Activation::LeakyRelu)}},
+        {"same asymmetric stride 1", {1, 6, 5, 2, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, int(Activation::Sigmoid)}},
+        {"1x1", {6, 4, 4, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, int(Activation::Identity)}},
+    };
+    for (const auto& [name, shape] : cases)
+        device_rows(name, [&shape](QTestData& row) { row << shape; });
+}
+
+void TestBackendParity::conv() {
+    QFETCH(QString, device);
+    QFETCH(QVector<int>, shape);
+    OPEN_OR_SKIP(be, device);
+    ConvDesc d;
+    d.batch = 3;
+    d.in_c = shape[0], d.in_h = shape[1], d.in_w = shape[2], d.out_c = shape[3];
+    d.kh = shape[4], d.kw = shape[5], d.sh = shape[6], d.sw = shape[7], d.dh = shape[8], d.dw = shape[9];
+    d.pad_t = shape[10], d.pad_l = shape[11], d.pad_b = shape[12], d.pad_r = shape[13];
+    d.act = {static_cast<Activation>(shape[14]), 0.05f};
+    d.out_h = conv_out(d.in_h, d.kh, d.sh, d.dh, d.pad_t, d.pad_b);
+    d.out_w = conv_out(d.in_w, d.kw, d.sw, d.dw, d.pad_l, d.pad_r);
+    const std::size_t nx = std::size_t(d.batch) * d.in_c * d.in_h * d.in_w;
+    const std::size_t nw = std::size_t(d.out_c) * d.in_c * d.kh * d.kw;
+    const std::size_t ny = std::size_t(d.batch) * d.out_c * d.out_h * d.out_w;
+    const Vec x = random_vec(nx, 12), w = random_vec(nw, 13), b = random_vec(d.out_c, 14),
+              dz = random_vec(ny, 15);
+    auto run = [&](Backend& be_) {
+        On on(be_);
+        auto op = be_.make_conv(d);
+        float* px = on.put(x);
+        float* pw = on.put(w);
+        float* y = on.zeros(ny);
+        float* dx = on.zeros(nx);
+        float* dw = on.zeros(nw);
+        float* db = on.zeros(b.size());
+        op->forward(px, pw, on.put(b), y);
+        op->backward(px, pw, on.put(dz), dx, dw, db);
+        const Vec dx_first = on.get(dx, nx);
+        op->backward(px, pw, on.put(dz), nullptr, dw, db);  // the first layer: no dx
+        return std::vector<Vec>{on.get(y, ny), dx_first, on.get(dw, nw), on.get(db, b.size())};
+    };
+    const auto got = run(*be);
+    const auto g = reference::conv_backward(d, x, w, dz);
+    const std::vector<Vec> want{reference::conv_forward(d, x, w, b), g.dx, g.dw, g.db};
+    const char* names[] = {"y", "dx", "dw", "db"};
+    for (int i = 0; i < 4; ++i) EXPECT_CLOSE(names[i], got[i], want[i]);
+    if (!is_cpu_) {
+        const auto cpu = run(*cpu_);
+        for (int i = 0; i < 4; ++i) EXPECT_CLOSE(names[i], got[i], cpu[i]);
+    }
+}
+
+void TestBackendParity::pool_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<QVector<int>>("shape");  // max in_h in_w kh kw sh sw pt pl pb pr
+    const std::vector<std::pair<const char*, QVector<int>>> cases{
+        {"max 2x2", {1, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0}},
+        {"max 3x3 stride 2 pad 1", {1, 9, 7, 3, 3, 2, 2, 1, 1, 1, 1}},
+        {"max same asymmetric", {1, 8, 8, 3, 3, 2, 2, 0, 0, 1, 1}},
+        {"max overlapping asymmetric", {1, 6, 7, 3, 2, 1, 1, 0, 0, 2, 1}},
+        {"avg 2x2", {0, 8, 6, 2, 2, 2, 2, 0, 0, 0, 0}},
+        {"avg 3x3 stride 1 pad 1", {0, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1}},
+        {"avg same asymmetric", {0, 7, 5, 2, 2, 2, 2, 0, 0, 1, 1}},
+    };
+    for (const auto& [name, shape] : cases)
+        device_rows(name, [&shape](QTestData& row) { row << shape; });
+}
+
+void TestBackendParity::pool() {
+    QFETCH(QString, device);
+    QFETCH(QVector<int>, shape);
+    OPEN_OR_SKIP(be, device);
+    PoolDesc d;
+    d.batch = 2, d.c = 3;
+    d.max = shape[0] != 0;
+    d.in_h = shape[1], d.in_w = shape[2], d.kh = shape[3], d.kw = shape[4], d.sh = shape[5], d.sw = shape[6];
+    d.pad_t = shape[7], d.pad_l = shape[8], d.pad_b = shape[9], d.pad_r = shape[10];
+    d.out_h = conv_out(d.in_h, d.kh, d.sh, 1, d.pad_t, d.pad_b);
+    d.out_w = conv_out(d.in_w, d.kw, d.sw, 1, d.pad_l, d.pad_r);
+    const std::size_t nx = std::size_t(d.batch) * d.c * d.in_h * d.in_w;
+    const std::size_t ny = std::size_t(d.batch) * d.c * d.out_h * d.out_w;
+    const Vec x = random_vec(nx, 16), dy = random_vec(ny, 17);
+    auto run = [&](Backend& be_) {
+        On on(be_);
+        auto op = be_.make_pool(d);
+        float* px = on.put(x);
+        float* y = on.zeros(ny);
+        float* dx = on.zeros(nx);
+        op->forward(px, y, Mode::Inference);
+        const Vec y_inference = on.get(y, ny);
+        op->forward(px, y, Mode::Training);
+        op->backward(on.put(dy), dx);
+        return std::vector<Vec>{y_inference, on.get(y, ny), on.get(dx, nx)};
+    };
+    const auto got = run(*be);
+    const Vec y_ref = reference::pool_forward(d, x);
+    const std::vector<Vec> want{y_ref, y_ref, reference::pool_backward(d, x, dy)};
+    const char* names[] = {"y (inference)", "y (training)", "dx"};
+    for (int i = 0; i < 3; ++i) EXPECT_CLOSE(names[i], got[i], want[i]);
+    if (!is_cpu_) {
+        const auto cpu = run(*cpu_);
+        for (int i = 0; i < 3; ++i) EXPECT_CLOSE(names[i], got[i], cpu[i]);
+    }
+}
+
+void TestBackendParity::batch_norm_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<QVector<int>>("shape");  // batch c h w
+    device_rows("images", [](QTestData& row) { row << QVector<int>{4, 3, 5, 6}; });
+    device_rows("flat", [](QTestData& row) { row << QVector<int>{6, 7, 1, 1}; });
+    device_rows("one sample", [](QTestData& row) { row << QVector<int>{1, 2, 3, 3}; });
+    device_rows("one value per channel", [](QTestData& row) { row << QVector<int>{1, 4, 1, 1}; });
+}
+
+void TestBackendParity::batch_norm() {
+    QFETCH(QString, device);
+    QFETCH(QVector<int>, shape);
+    OPEN_OR_SKIP(be, device);
+    const BatchNormDesc d{shape[0], shape[1], shape[2], shape[3], 1e-5f};
+    const std::size_t n = std::size_t(d.batch) * d.c * d.h * d.w, c = std::size_t(d.c);
+    Vec x = random_vec(n, 18, -2.f, 3.f);
+    const Vec gamma = random_vec(c, 19, 0.5f, 1.5f), beta = random_vec(c, 20), dy = random_vec(n, 21),
+              run_mean = random_vec(c, 22), run_var = random_vec(c, 23, 0.5f, 2.f);
+    auto run = [&](Backend& be_) {
+        On on(be_);
+        auto op = be_.make_batch_norm(d);
+        float* px = on.put(x);
+        float* pg = on.put(gamma);
+        float* pb = on.put(beta);
+        float* y = on.zeros(n);
+        float* mean = on.zeros(c);
+        float* var = on.zeros(c);
+        float* yi = on.zeros(n);
+        float* dx = on.zeros(n);
+        float* dg = on.zeros(c);
+        float* db = on.zeros(c);
+        op->forward_training(px, pg, pb, y, mean, var);
+        op->forward_inference(px, pg, pb, on.put(run_mean), on.put(run_var), yi);
+        op->backward(px, on.put(dy), pg, pb, mean, var, dx, dg, db);
+        return std::vector<Vec>{on.get(y, n),  on.get(mean, c), on.get(var, c), on.get(yi, n),
+                                on.get(dx, n), on.get(dg, c),   on.get(db, c)};
+    };
+    const auto got = run(*be);
+    const auto f = reference::batch_norm_training(d, x, gamma, beta);
+    const auto g = reference::batch_norm_backward(d, x, dy, gamma, f.mean, f.var);
+    const std::vector<Vec> want{f.y,  f.mean,   f.var, reference::batch_norm_inference(d, x, gamma, beta, run_mean, run_var),
+                                g.dx, g.dgamma, g.dbeta};
+    const char* names[] = {"y", "batch mean", "batch var", "y (inference)", "dx", "dgamma", "dbeta"};
+    for (int i = 0; i < 7; ++i) EXPECT_CLOSE(names[i], got[i], want[i]);
+    if (!is_cpu_) {
+        const auto cpu = run(*cpu_);
+        for (int i = 0; i < 7; ++i) EXPECT_CLOSE(names[i], got[i], cpu[i]);
+    }
+}
+
+void TestBackendParity::updaters_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<bool>("regularised");
+    const std::pair<const char*, UpdaterKind> kinds[] = {{"sgd", UpdaterKind::Sgd},
+                                                         {"nesterovs", UpdaterKind::Nesterovs},
+                                                         {"adagrad", UpdaterKind::AdaGrad},
+                                                         {"rmsprop", UpdaterKind::RmsProp},
+                                                         {"adam", UpdaterKind::Adam}};
+    for (const auto& [name, kind] : kinds)
+        for (bool reg : {false, true}) {
+            const QString label = QString(name) + (reg ? " l1 l2" : "");
+            device_rows(qPrintable(label), [kind, reg](QTestData& row) { row << int(kind) << reg; });
+        }
+}
+
+void TestBackendParity::updaters() {
+    QFETCH(QString, device);
+    QFETCH(int, kind);
+    QFETCH(bool, regularised);
+    OPEN_OR_SKIP(be, device);
+    UpdaterSpec spec;
+    spec.kind = static_cast<UpdaterKind>(kind);
+    spec.learning_rate = spec.kind == UpdaterKind::Adam ? 0.01f : 0.1f;
+    spec.epsilon = spec.kind == UpdaterKind::AdaGrad ? 1e-6f : 1e-8f;
+    if (regularised) spec.l1 = 0.01f, spec.l2 = 0.05f;
+    const std::size_t n = 1000;
+    const std::size_t state_n = n * updater_state_per_param(spec.kind);
+    const Vec params = random_vec(n, 24);
+    const int steps = 5;
+    auto run = [&](Backend& be_) {
+        On on(be_);
+        float* w = on.put(params);
+        float* g = on.zeros(n);
+        float* state = on.zeros(state_n);
+        std::vector<Vec> updates;
+        for (int t = 0; t < steps; ++t) {
+            const Vec grad = random_vec(n, 100 + t);
+            be_.upload(g, grad.data(), n);
+            be_.updater_step(spec, g, state, w, n, t);
+            updates.push_back(on.get(g, n));
+        }
+        updates.push_back(on.get(state, state_n));
+        return updates;
+    };
+    const auto got = run(*be);
+    std::vector<double> state(state_n, 0.0);
+    for (int t = 0; t < steps; ++t) {
+        const Vec grad = random_vec(n, 100 + t);
+        std::vector<double> g(grad.begin(), grad.end());
+        reference::updater_step(spec, g, state, params, t);
+        EXPECT_CLOSE(qPrintable(QString("update %1").arg(t)), got[t], Vec(g.begin(), g.end()));
+    }
+    EXPECT_CLOSE("state", got[steps], Vec(state.begin(), state.end()));
+    if (!is_cpu_) {
+        const auto cpu = run(*cpu_);
+        for (int t = 0; t <= steps; ++t)
+            EXPECT_CLOSE(qPrintable(QString(t < steps ? "update %1 vs cpu" : "state vs cpu").arg(t)), got[t], cpu[t]);
+    }
+}
+
+void TestBackendParity::network_steps() {
+    // A bit of every layer, three Nesterov steps, then inference: the whole Network on the device
+    // (uploads, staging, flat buffers, dropout seeds, running statistics) against the CPU backend.
+    QFETCH(QString, device);
+    OPEN_OR_SKIP(be, device);
+    const auto config = nn::ModelConfig::parse(R"({"input":{"channels":2,"height":9,"width":9},
+        "seed":7, "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9}, "l2":0.001,
+        "layers":[
+          {"type":"convolution","filters":4,"kernel":3,"mode":"same","activation":"relu"},
+          {"type":"subsampling","pooling":"max","kernel":2,"stride":2,"mode":"same"},
+          {"type":"batch_norm"},
+          {"type":"convolution","filters":3,"kernel":2,"activation":"tanh"},
+          {"type":"subsampling","pooling":"avg","kernel":2,"stride":1},
+          {"type":"dropout","retain":0.8},
+          {"type":"dense","units":8,"activation":"sigmoid"},
+          {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})",
+                                               "parity");
+    const int batch = 6;
+    const Vec x = random_vec(std::size_t(batch) * 2 * 9 * 9, 30);
+    Vec t(std::size_t(batch) * 3, 0.f);
+    for (int i = 0; i < batch; ++i) t[std::size_t(i) * 3 + i % 3] = 1.f;
+    struct Run {
+        std::vector<double> losses;
+        Vec params, out;
+    };
+    auto run = [&](Backend& be_) {
+        nn::Network net(config, be_);
+        Run r;
+        for (int step = 0; step < 3; ++step) {
+            r.losses.push_back(net.compute_gradients(x.data(), t.data(), batch, 1000 + step));
+            net.compute_update(step);
+            net.apply_update();
+        }
+        r.params = net.get_params();
+        r.out.resize(t.size());
+        net.predict(x.data(), batch, r.out.data());
+        return r;
+    };
+    const Run got = run(*be);
+    const Run want = run(*cpu_);  // for the cpu row: the run is reproducible
+    for (int step = 0; step < 3; ++step)
+        QVERIFY2(std::abs(got.losses[step] - want.losses[step]) <= kTolerance * std::abs(want.losses[step]),
+                 qPrintable(QString("loss at step %1: %2, cpu %3").arg(step).arg(got.losses[step]).arg(want.losses[step])));
+    EXPECT_CLOSE("parameters", got.params, want.params);
+    EXPECT_CLOSE("predictions", got.out, want.out);
+}
+
+QTEST_GUILESS_MAIN(TestBackendParity)
+#include "test_backend_parity.moc"
