@@ -15,6 +15,8 @@ namespace {
 
 using namespace node_link_control;
 
+// How long a stopped node waits for the others' "done" before it leaves without them.
+constexpr auto kLeaveGrace = std::chrono::milliseconds(500);
 // How long a drained member's missing messages are waited for once nothing more comes from it:
 // past this they were lost with a relay that died (a live path delivers within seconds).
 constexpr auto kDrainStall = std::chrono::seconds(10);
@@ -285,18 +287,17 @@ void NodeLink::handle_update(const Message& m) {
         if (r.floods())
             for (int node : r.neighbours(cluster_.node_rank))
                 if (node != m.sender && node != from) onward.push_back(node);
-    }
-    if (sharing_) sharing_->deliver_remote(std::move(update));
-    for (int node : onward) transport_->send(node, MessageType::Update, m.payload);
-    relayed_ += onward.size();
-    // Counted once delivered: a node has drained an origin when every number up to its "done"'s
-    // count is here, and by then those updates must already sit in the local inboxes.
-    std::lock_guard lock(mutex_);
-    Peer& o = peers_[static_cast<std::size_t>(from)];
-    if (o.incarnation == incarnation || incarnation == 0) {
+        // Under the lock: once drain_remote() has returned, the master may be destroyed at any
+        // moment, so nothing may still be on its way into it.
+        if (delivering_ && sharing_) sharing_->deliver_remote(std::move(update));
+        // Counted once delivered: a node has drained an origin when every number up to its
+        // "done"'s count is here, and by then those updates must already sit in the inboxes.
         o.updates.mark_done(seq);
         o.last_news = std::chrono::steady_clock::now();
+        changed_.notify_all();
     }
+    for (int node : onward) transport_->send(node, MessageType::Update, m.payload);
+    relayed_ += onward.size();
 }
 
 void NodeLink::handle_control(const Message& m) {
@@ -321,6 +322,11 @@ void NodeLink::handle_control(const Message& m) {
         std::uint8_t rejoin = 0;
         if (get(in, epoch) && get(in, iteration) && get(in, rejoin) && cluster_.node_rank != 0)
             joined(m.sender, epoch, static_cast<long>(iteration), rejoin == 1, false);
+    } else if (kind == kLeft && p.state != PeerState::Gone && (m.incarnation == 0 || p.incarnation == m.incarnation)) {
+        p.state = PeerState::Gone;
+        warn("node " + std::to_string(m.sender) + "'s run was stopped; the run goes on without it" +
+             (m.sender == 0 ? " (and without a controller: no more joins, evaluation merged per node)" : ""));
+        changed_.notify_all();
     } else if (kind == kStop && cluster_.node_rank == 0 && fatal_.empty()) {
         fatal_ = std::string(reinterpret_cast<const char*>(in.data()), std::min(in.size(), kMaxReason));
         if (fatal_.empty()) fatal_ = "node " + std::to_string(m.sender) + " told this controller to stop";
@@ -372,8 +378,23 @@ void NodeLink::drain_remote() {
         reply(q.node, refusal);
     }
     std::unique_lock lock(mutex_);
+    const bool stopping = stop_requested_ != nullptr && stop_requested_->load();
+    const auto leave_at = std::chrono::steady_clock::now() + kLeaveGrace;
     for (;;) {
         if (!fatal_.empty()) throw Error(fatal_);
+        if (stopping && std::chrono::steady_clock::now() >= leave_at) {
+            // The others train on: do not hold this stopped node until they finish.
+            left_ = true;
+            std::vector<std::uint8_t> left;
+            put(left, kLeft);
+            for (int node = 0; node < cluster_.nodes; ++node)
+                if (node != cluster_.node_rank && peers_[static_cast<std::size_t>(node)].state != PeerState::Gone)
+                    transport_->send(node, MessageType::Control, left);
+            warn("this node's run was stopped while other nodes train on: it leaves the run without their last "
+                 "messages and without the final reconciliation");
+            delivering_ = false;
+            return;
+        }
         bool complete = true;
         for (int node = 0; node < cluster_.nodes; ++node) {
             if (node == cluster_.node_rank) continue;
@@ -391,7 +412,10 @@ void NodeLink::drain_remote() {
             poke(node);
             complete = complete && peer_lost(node);
         }
-        if (complete) return;
+        if (complete) {
+            delivering_ = false;  // everything is in; later arrivals would reach some replicas only
+            return;
+        }
         changed_.wait_for(lock, std::chrono::milliseconds(100));
     }
 }

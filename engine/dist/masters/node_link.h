@@ -35,7 +35,10 @@
 // has drained when every member's "done" has arrived and so has every numbered message from that
 // member from the first one up to the count, however they were reordered or relayed. A member the
 // transport gives up on is reported in a warning and no longer waited for; one that (re)joins after
-// our "done" gets a "done" of its own. Messages that a relay took with it when it died are given
+// our "done" gets a "done" of its own. A node whose run was stopped (SIGTERM, stdin closed) waits
+// kLeaveGrace for the others' "done" -- they are stopping too when a launcher stops the run, and
+// then all drain and reconcile as usual -- and otherwise leaves: it tells them not to wait for it
+// and skips the final reconcile. Messages that a relay took with it when it died are given
 // up on after kDrainStall without news from their origin (warned; the final reconcile evens the
 // replicas out).
 //
@@ -185,6 +188,9 @@ private:
     std::optional<JoinReply> join_reply_;     // the controller's answer to us
     bool controller_replaced_ = false;        // node 0 was restarted: ignore it for good
     std::string fatal_;                       // why this node cannot go on (a restarted controller)
+    const std::atomic<bool>* stop_requested_ = nullptr;  // the run's stop flag (from join())
+    bool left_ = false;  // stopped while others trained on: left without the final reconcile
+    bool delivering_ = true;  // updates go to the master until its drain is over
     std::atomic<std::uint64_t> rejected_{0};
     std::atomic<std::uint64_t> relayed_{0};     // messages passed on to a neighbour
     std::atomic<std::uint64_t> duplicates_{0};  // messages that came twice by two routes

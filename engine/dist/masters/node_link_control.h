@@ -10,6 +10,7 @@ namespace thresher::dist::node_link_control {
 constexpr std::uint8_t kDone = 1;    // u64 messages originated, u64 the first the receiver was a destination of
 constexpr std::uint8_t kJoined = 2;  // i32 epoch, i64 iteration, u8 rejoin
 constexpr std::uint8_t kStop = 3;    // to a restarted controller: the reason, in words
+constexpr std::uint8_t kLeft = 4;    // this node's run was stopped while others train on: not waited for
 constexpr std::size_t kMaxReason = 1000;
 
 }  // namespace thresher::dist::node_link_control

@@ -73,6 +73,10 @@ void NodeLink::handle_join_request(const Message& m) {
 }
 
 std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
+    {
+        std::lock_guard lock(mutex_);
+        stop_requested_ = stop;
+    }
     auto stopping = [stop] { return stop != nullptr && stop->load(); };
     if (cluster_.node_rank == 0) {
         // The start: wait for every node's request (or join_wait), then let those here begin.

@@ -54,6 +54,10 @@ bool add_sums(std::span<const std::uint8_t> in, std::uint64_t round, std::vector
 }  // namespace
 
 void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
+    {
+        std::lock_guard lock(mutex_);
+        if (left_) return;  // stopped and left: the others do not wait in this round
+    }
     const std::size_t p = replicas.front()->param_count();
     std::vector<double> sums(p, 0.0), no_state;
     for (auto* net : replicas) {
