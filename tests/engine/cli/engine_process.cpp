@@ -64,40 +64,6 @@ void parse_events(EngineRun& r) {
     }
 }
 
-QList<int> free_udp_ports(int n) {
-    // All sockets stay open until every port is read, so the n ports differ. A node binds the
-    // same number over TCP too (its bulk channel), so a port whose TCP side is taken -- say, the
-    // local end of another test's connection -- is passed over.
-    QList<int> fds, ports;
-    auto bound = [](int type, int port) {
-        const int fd = ::socket(AF_INET, type, 0);
-        const int one = 1;
-        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as the engine's acceptor
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a.sin_port = htons(static_cast<quint16>(port));
-        if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-            ::close(fd);
-            return std::pair{-1, 0};
-        }
-        socklen_t len = sizeof a;
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-        return std::pair{fd, int(ntohs(a.sin_port))};
-    };
-    for (int tries = 0; ports.size() < n && tries < 100 * n; ++tries) {
-        const auto [udp, port] = bound(SOCK_DGRAM, 0);
-        if (udp < 0) continue;
-        fds << udp;
-        const auto [tcp, same] = bound(SOCK_STREAM, port);
-        if (tcp < 0) continue;  // keep the UDP one held, so it is not offered again
-        fds << tcp;
-        ports << port;
-    }
-    for (int fd : fds) ::close(fd);
-    return ports;
-}
-
 void check_finished_ok(const EngineRun& r, int node) {
     QVERIFY2(r.finished && r.exit_code == 0, qPrintable(QString("node %1: %2").arg(node).arg(r.summary())));
     QVERIFY2(r.contract_errors.isEmpty(), qPrintable(r.contract_errors.join('\n')));
@@ -106,8 +72,6 @@ void check_finished_ok(const EngineRun& r, int node) {
     QCOMPARE(finished.last().value("status").toString(), QString("ok"));
     QCOMPARE(finished.last().value("node").toInt(), node);
 }
-
-int free_udp_port() { return free_udp_ports(1).first(); }
 
 bool write_file(const QString& path, const QByteArray& bytes, QFile::Permissions perms) {
     QFile f(path);

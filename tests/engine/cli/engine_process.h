@@ -11,6 +11,8 @@
 #include <chrono>
 #include <memory>
 
+#include "free_ports.h"
+
 class QProcess;
 
 struct EngineRun {
@@ -34,10 +36,9 @@ void parse_events(EngineRun& r);
 // contract events on stdout (a failure returns from here; callers stop on QTest::currentTestFailed).
 void check_finished_ok(const EngineRun& r, int node);
 
-// A port nobody holds right now over UDP nor TCP (a node binds both: datagrams and its bulk
-// channel); free_udp_ports(n) gives n distinct ones.
-int free_udp_port();
-QList<int> free_udp_ports(int n);
+// Ports for nodes: free over UDP and TCP (tests/support/free_ports.h).
+using test_support::free_node_port;
+using test_support::free_node_ports;
 
 // Writes `bytes` to `path` with `perms` (0600 by default, as secret files need); false on failure.
 bool write_file(const QString& path, const QByteArray& bytes,

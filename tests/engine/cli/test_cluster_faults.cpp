@@ -251,7 +251,7 @@ void TestClusterFaults::killed_node_is_reported_and_others_finish() {
     QFETCH(int, killed);
     // MLP on 6000 Fashion-MNIST samples, 3 epochs, 3 nodes: ~190 iterations per node over some
     // seconds, with real update traffic (density ~1e-4..1e-3 of 1.8M parameters).
-    const auto ports = free_udp_ports(3);
+    const auto ports = free_node_ports(3);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2,127.0.0.1:%3").arg(ports[0]).arg(ports[1]).arg(ports[2]);
     const QString model = source_dir() + "/resources/models/mlp.json";
     NodeGroup group;
@@ -299,7 +299,7 @@ void TestClusterFaults::killed_node_is_reported_and_others_finish() {
 }
 
 void TestClusterFaults::hostile_datagrams_change_nothing() {
-    const auto ports = free_udp_ports(2);
+    const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     NodeGroup group;
     for (int rank = 0; rank < 2; ++rank)

@@ -44,7 +44,7 @@ private:
                 "--join-wait", "2"};
     }
     static QString three_nodes() {
-        const auto ports = free_udp_ports(3);
+        const auto ports = free_node_ports(3);
         return QString("127.0.0.1:%1,127.0.0.1:%2,127.0.0.1:%3").arg(ports[0]).arg(ports[1]).arg(ports[2]);
     }
     // The joiner's own events: one node_joined naming itself, mid-run; `rejoin` as expected.

@@ -43,7 +43,7 @@ void TestLenetAccuracy::two_nodes_match_one_node() {
     QVERIFY(secret.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
     const QString model = source_dir() + "/resources/models/lenet.json";
     const QStringList common{"train", "--model", model, "--data", "fashion-mnist", "--epochs", "2", "--seed", "1", "--threads", "1"};
-    const auto ports = free_udp_ports(2);
+    const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     QList<QStringList> args;
     for (int rank = 0; rank < 2; ++rank)

@@ -56,7 +56,7 @@ void TestMultiNode::initTestCase() {
 }
 
 void TestMultiNode::gradient_sharing_replicas_equal() {
-    const auto ports = free_udp_ports(2);
+    const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     const QStringList gs{"--strategy", "gradient-sharing", "--threshold-algorithm", "fixed:0.01", "--residual", "none"};
     const auto runs = run_nodes({node_args(0, nodes, path("gs0.thr"), gs), node_args(1, nodes, path("gs1.thr"), gs)});
@@ -90,7 +90,7 @@ void TestMultiNode::distributed_predict_equals_single_node() {
     if (!QFile::exists(path("gs0.thr"))) QSKIP("needs the model gradient_sharing_replicas_equal saves");
     const auto single = run_engine({"predict", "--model-file", path("gs0.thr"), "--data", path("data.csv")});
     QVERIFY2(single.exit_code == 0, qPrintable(single.summary()));
-    const auto ports = free_udp_ports(2);
+    const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     QList<QStringList> args;
     for (int rank = 0; rank < 2; ++rank)
@@ -105,7 +105,7 @@ void TestMultiNode::distributed_predict_equals_single_node() {
 }
 
 void TestMultiNode::averaging_equals_combined_batch() {
-    const auto ports = free_udp_ports(2);
+    const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     const QStringList pa{"--strategy", "parameter-averaging", "--averaging-frequency", "1"};
     const auto runs = run_nodes({node_args(0, nodes, path("pa0.thr"), pa), node_args(1, nodes, path("pa1.thr"), pa)});
@@ -148,7 +148,7 @@ void TestMultiNode::topologies_relay_and_reduce() {
     QFETCH(int, limit);
     QStringList top{"--topology", topology.section(':', 0, 0), "--limit", QString::number(limit)};
     if (topology.contains(':')) top << "--fanout" << topology.section(':', 1);
-    const auto ports = free_udp_ports(nodes);
+    const auto ports = free_node_ports(nodes);
     QStringList endpoints;
     for (int p : ports) endpoints << QString("127.0.0.1:%1").arg(p);
     const QString list = endpoints.join(',');
@@ -200,7 +200,7 @@ void TestMultiNode::refusals_data() {
 void TestMultiNode::refusals() {
     QFETCH(QString, setup);
     QFETCH(QString, expected);
-    const auto ports = free_udp_ports(2);
+    const auto ports = free_node_ports(2);
     const int port = ports[0];
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(port).arg(ports[1]);
     QStringList args = node_args(0, nodes, path("x.thr"), {});

@@ -52,7 +52,7 @@ void TestSecretStdin::initTestCase() {
 }
 
 void TestSecretStdin::two_nodes_share_the_secret_from_stdin() {
-    const auto ports = free_udp_ports(2);
+    const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     NodeGroup group;
     for (int rank = 0; rank < 2; ++rank) {
@@ -78,7 +78,7 @@ void TestSecretStdin::different_secrets_are_not_one_run() {
     // Each node takes what its own stdin says: with different secrets their datagrams fail each
     // other's HMAC (and the run ids differ), so the two cannot train together. The nodes wait
     // for each other and never finish; stopping them through stdin ends both.
-    const auto ports = free_udp_ports(2);
+    const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     NodeGroup group;
     for (int rank = 0; rank < 2; ++rank) {
@@ -98,7 +98,7 @@ void TestSecretStdin::different_secrets_are_not_one_run() {
 
 void TestSecretStdin::eof_on_stdin_stops_the_run() {
     // Two nodes on 200 epochs (far beyond the test's time); once both iterate, stdin closes.
-    const auto ports = free_udp_ports(2);
+    const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     NodeGroup group;
     for (int rank = 0; rank < 2; ++rank) {

@@ -133,7 +133,7 @@ void TestStopSignals::signal_stops_one_node() {
 }
 
 void TestStopSignals::start_two_nodes(NodeGroup& group, int workers) {
-    const auto ports = free_udp_ports(2);
+    const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     for (int rank = 0; rank < 2; ++rank) group.start(node_args(rank, nodes, workers));
     QVERIFY2(group.wait_for([&] { return group.count_events(0, "iteration") > 10 && group.count_events(1, "iteration") > 10; }, 60000),

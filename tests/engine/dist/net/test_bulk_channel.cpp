@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "dist/net/bulk_channel.h"
+#include "free_ports.h"
 
 using namespace thresher;
 using namespace thresher::dist;
@@ -21,23 +22,10 @@ namespace {
 
 Secret key(std::uint8_t fill) { return Secret(std::vector<std::uint8_t>(32, fill)); }
 
-// `n` nodes on loopback with TCP ports nobody holds right now (all picked while the others are
-// still held, so they differ).
+// `n` nodes on loopback, on ports nobody holds right now.
 std::vector<UdpEndpoint> loopback_peers(int n) {
-    std::vector<int> fds;
     std::vector<UdpEndpoint> peers;
-    for (int i = 0; i < n; ++i) {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-        socklen_t len = sizeof a;
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-        fds.push_back(fd);
-        peers.push_back({"127.0.0.1", ntohs(a.sin_port)});
-    }
-    for (int fd : fds) ::close(fd);
+    for (int port : test_support::free_node_ports(n)) peers.push_back({"127.0.0.1", static_cast<std::uint16_t>(port)});
     return peers;
 }
 

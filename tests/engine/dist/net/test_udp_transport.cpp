@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "dist/net/udp_transport.h"
+#include "free_ports.h"
 
 using namespace thresher;
 using namespace thresher::dist;
@@ -40,15 +41,10 @@ const Secret& run_secret() {
 
 bool quick() { return std::getenv("THRESHER_TEST_QUICK") != nullptr; }
 
-// `n` loopback ports that were free a moment ago (bound together, so they differ, then released).
+// `n` loopback ports that were free a moment ago (tests/support/free_ports.h).
 std::vector<std::uint16_t> free_ports(int n) {
-    asio::io_context io;
-    std::vector<udp::socket> sockets;
     std::vector<std::uint16_t> ports;
-    for (int i = 0; i < n; ++i) {
-        sockets.emplace_back(io, udp::endpoint(asio::ip::address_v4::loopback(), 0));
-        ports.push_back(sockets.back().local_endpoint().port());
-    }
+    for (int port : test_support::free_node_ports(n)) ports.push_back(static_cast<std::uint16_t>(port));
     return ports;
 }
 
