@@ -90,7 +90,8 @@ void RunPage::add_event(const QJsonObject& e) {
                                   .arg(e.value("nodes").toInt())
                                   .arg(e.value("workers").toInt())
                                   .arg(QLocale().toString(e.value("params").toInteger()))
-                                  .arg(e.value("strategy").toString(), e.value("backend").toString()));
+                                  .arg(e.value("strategy").toString(), e.value("backend").toString()) +
+                              (e.contains("topology") ? ", topology " + e.value("topology").toString() : QString()));
     }
     charts_->schedule_redraw();
     if (kind == "iteration" || kind == "epoch_end" || kind == "run_started") refresh_progress();

@@ -106,6 +106,7 @@ train::MasterFactory ClusterSession::factory(const StrategyOptions& options) {
             master = std::make_unique<dist::ParameterAveraging>(shape_, averaging, link_->reducer());
         }
         master->set_traffic_source([link = link_.get()] { return link->traffic(); });
+        master->set_run_fields({{"topology", dist::topology_name(topology_)}});
         master->set_evaluation_merger({shape_.node_rank, shape_.nodes, [link = link_.get()](int epoch, const nlohmann::json& local) {
                                            return link->gather_evaluation(epoch, local);
                                        }});

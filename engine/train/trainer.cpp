@@ -290,21 +290,23 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     log << run.config.summary() << "backend: " << info.name << " (" << info.detail << "), " << W << " worker(s) on this node\n"
         << "data: " << run.data.train.name << " (" << run.data.train.count << " training samples"
         << (run.data.has_test ? ", " + std::to_string(run.data.test.count) + " test samples" : std::string()) << ")\n";
-    ev.write("run_started", {{"run", run.config.name},
-                             {"nodes", o.cluster.nodes},
-                             {"workers", o.cluster.total_workers()},
-                             {"workers_per_node", W},
-                             {"params", run.config.param_count()},
-                             {"strategy", master->strategy()},
-                             {"backend", info.name},
-                             {"backend_detail", info.detail},
-                             {"model", run.config.name},
-                             {"epochs", o.epochs},
-                             {"start_epoch", run.start.epochs_done},
-                             {"start_iter", run.start.iterations + run.skip},
-                             {"joined", run.joined.has_value()},
-                             {"batch", o.batch},
-                             {"train_samples", o.train_limit ? std::min(o.train_limit, run.data.train.count) : run.data.train.count}});
+    nlohmann::json started{{"run", run.config.name},
+                           {"nodes", o.cluster.nodes},
+                           {"workers", o.cluster.total_workers()},
+                           {"workers_per_node", W},
+                           {"params", run.config.param_count()},
+                           {"strategy", master->strategy()},
+                           {"backend", info.name},
+                           {"backend_detail", info.detail},
+                           {"model", run.config.name},
+                           {"epochs", o.epochs},
+                           {"start_epoch", run.start.epochs_done},
+                           {"start_iter", run.start.iterations + run.skip},
+                           {"joined", run.joined.has_value()},
+                           {"batch", o.batch},
+                           {"train_samples", o.train_limit ? std::min(o.train_limit, run.data.train.count) : run.data.train.count}};
+    started.update(master->run_fields());
+    ev.write("run_started", started);
 
     std::vector<std::thread> threads_;
     for (int w = 0; w < W; ++w)

@@ -66,6 +66,9 @@ public:
     }
     // Where traffic() reads from: the node's link to other nodes, when there is one.
     void set_traffic_source(std::function<nlohmann::json()> source) { traffic_source_ = std::move(source); }
+    // Fields the run_started event adds about how this master runs (e.g. the cluster topology).
+    void set_run_fields(nlohmann::json fields) { run_fields_ = std::move(fields); }
+    const nlohmann::json& run_fields() const { return run_fields_; }
 
     // Distributed evaluation: this node evaluates shard `shard` of `shards` of the evaluation
     // set, and `gather` collects every node's result (EvaluationResult::to_json plus loss_sum and
@@ -94,6 +97,7 @@ public:
 
 private:
     std::function<nlohmann::json()> traffic_source_;
+    nlohmann::json run_fields_ = nlohmann::json::object();
     EvaluationMerger merger_;
     Membership membership_;
 };

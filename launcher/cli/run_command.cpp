@@ -82,7 +82,8 @@ int run_command(const RunOptions& o) {
             term.message(QString("run %1: %2 node(s), %3 worker(s), %4 parameters, %5 on %6")
                              .arg(e.value("run").toString()).arg(e.value("nodes").toInt()).arg(e.value("workers").toInt())
                              .arg(qint64(e.value("params").toDouble())).arg(e.value("strategy").toString(),
-                                                                           e.value("backend").toString()));
+                                                                           e.value("backend").toString()) +
+                         (e.contains("topology") ? ", topology " + e.value("topology").toString() : QString()));
         else if (kind == "epoch_end" && node == 0)  // node 0 (the controller) speaks for the run
             term.message(progress.epoch_line(e));
         else if (kind == "warning" || kind == "error")

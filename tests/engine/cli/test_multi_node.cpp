@@ -161,6 +161,11 @@ void TestMultiNode::topologies_relay_and_reduce() {
         check_finished_ok(runs[node], node);
         if (QTest::currentTestFailed()) return;
         QVERIFY2(runs[node].of("warning").isEmpty(), qPrintable(runs[node].summary()));
+        // run_started names the topology the node runs (auto resolves to what it chose).
+        const QString expected = topology == "relay"    ? "relay"
+                                 : topology == "auto"   ? "mesh, averaging in a tree (fanout 4)"
+                                                        : "tree (fanout " + topology.section(':', 1) + ")";
+        QCOMPARE(runs[node].of("run_started").first().value("topology").toString(), expected);
         const double relayed = runs[node].of("run_finished").last().value("relayed").toDouble();
         QVERIFY2(relays.contains(node) ? relayed > 0 : relayed == 0,
                  qPrintable(QString("node %1 relayed %2 messages").arg(node).arg(relayed)));
