@@ -3,7 +3,6 @@
 
 #include <QDir>
 #include <QFile>
-#include <cmath>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,15 +17,6 @@ const char* const kSlowModel = R"({"name":"slow","input":{"size":16},"updater":{
             {"type":"output","units":3}]})";
 
 QString bin(const QString& name) { return qEnvironmentVariable("THRESHER_BIN_DIR") + "/" + name; }
-
-QByteArray tiny_csv(int rows) {
-    QByteArray csv;
-    for (int i = 0; i < rows; ++i) {
-        for (int j = 0; j < 16; ++j) csv += QByteArray::number(std::sin(0.3 * i + j) + (j % 3 == i % 3 ? 1.0 : 0.0), 'f', 4) + ",";
-        csv += QByteArray::number(i % 3) + "\n";
-    }
-    return csv;
-}
 
 QByteArray local_spec(const QString& model, const QString& data, int nodes, int port, const QString& training,
                       const QString& extra) {

@@ -7,14 +7,16 @@
 #include <QList>
 #include <QString>
 
+#include "synthetic_data.h"
+
 namespace launch_fixture {
 
 // THRESHER_BIN_DIR/name (thresher-engine, thresher-launch).
 QString bin(const QString& name);
 
 // 16 features, 3 classes, `rows` rows; the last column is the class.
-QByteArray tiny_csv(int rows);
-// Trains in milliseconds on tiny_csv.
+using test_support::three_class_csv;
+// Trains in milliseconds on three_class_csv.
 extern const char* const kTinyModel;
 // Two 512-unit layers: about a millisecond per iteration, for runs that must last.
 extern const char* const kSlowModel;

@@ -64,8 +64,8 @@ void TestLaunchCli::initTestCase() {
     QVERIFY2(QFileInfo(bin("thresher-launch")).isExecutable(), qPrintable(bin("thresher-launch")));
     QVERIFY(write_file(path("tiny.json"), kTinyModel));
     QVERIFY(write_file(path("slow.json"), kSlowModel));
-    QVERIFY(write_file(path("data.csv"), tiny_csv(96)));
-    QVERIFY(write_file(path("big.csv"), tiny_csv(960)));
+    QVERIFY(write_file(path("data.csv"), three_class_csv(96)));
+    QVERIFY(write_file(path("big.csv"), three_class_csv(960)));
 }
 
 void TestLaunchCli::run_prints_epochs_and_passes_events() {

@@ -109,8 +109,8 @@ void TestLocalLauncher::initTestCase() {
     QVERIFY2(QFileInfo(bin("thresher-engine")).isExecutable(), qPrintable(bin("thresher-engine")));
     QVERIFY(write_file(path("tiny.json"), kTinyModel));
     QVERIFY(write_file(path("slow.json"), kSlowModel));
-    QVERIFY(write_file(path("data.csv"), tiny_csv(96)));
-    QVERIFY(write_file(path("big.csv"), tiny_csv(960)));
+    QVERIFY(write_file(path("data.csv"), three_class_csv(96)));
+    QVERIFY(write_file(path("big.csv"), three_class_csv(960)));
 }
 
 void TestLocalLauncher::two_nodes_finish_data() {

@@ -120,7 +120,9 @@ Routes NodeLink::routes(bool rounds) const {
         live[static_cast<std::size_t>(node)] = node == cluster_.node_rank ||
                                                (rounds ? state == PeerState::Member : state != PeerState::Gone);
     }
-    if (rounds) return Routes(Topology{TopologyKind::Tree, topology_.fanout, true}, live);
+    if (rounds)
+        return Routes(Topology{topology_.tree_rounds ? TopologyKind::Tree : TopologyKind::Relay, topology_.fanout, true},
+                      live);
     return Routes(topology_, live);
 }
 
@@ -283,9 +285,8 @@ void NodeLink::handle_update(const Message& m) {
             ++duplicates_;
             return;
         }
-        const Routes r = routes(false);
-        if (r.floods())
-            for (int node : r.neighbours(cluster_.node_rank))
+        if (topology_.kind != TopologyKind::Mesh)  // in a mesh the origin reached everyone itself
+            for (int node : routes(false).neighbours(cluster_.node_rank))
                 if (node != m.sender && node != from) onward.push_back(node);
         // Under the lock: once drain_remote() has returned, the master may be destroyed at any
         // moment, so nothing may still be on its way into it.

@@ -152,9 +152,9 @@ private:
     std::vector<std::uint8_t> done_payload(int node) const;  // caller holds mutex_
     void handle_update(const Message& m);
     // Gradient-sharing messages go between members and joining processes along topology_;
-    // `rounds`: the tree of averaging rounds, among members only. Caller holds mutex_.
+    // `rounds`: the tree of averaging rounds (a star on node 0 unless topology_.tree_rounds),
+    // among members only. Caller holds mutex_.
     Routes routes(bool rounds) const;
-    void tree_reduce(std::uint64_t round, std::vector<double>& params, std::vector<double>& state, int& workers);
     // True once the transport gave up on `node`; remembered (and warned about) once.
     bool peer_lost(int node);
     // While waiting on `node`, keep a heartbeat outstanding to it (one per second): the transport

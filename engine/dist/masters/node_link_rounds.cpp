@@ -81,67 +81,12 @@ ParameterAveraging::Reducer NodeLink::reducer() {
 }
 
 void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, int& workers) {
-    const std::uint64_t round = round_++;
-    if (topology_.tree_rounds) return tree_reduce(round, params, state, workers);
-    std::unique_lock lock(mutex_);
-    if (cluster_.node_rank != 0) {
-        if (peer_lost(0)) throw Error("the controller (node 0) is gone, so averaging round " + std::to_string(round) + " cannot happen");
-        lock.unlock();
-        send_large(0, MessageType::Average, pack_sums(round, workers, params, state));
-        lock.lock();
-        while (!average_results_.count(round)) {
-            poke(0);
-            if (peer_lost(0)) throw Error("the controller (node 0) stopped answering during averaging round " + std::to_string(round));
-            changed_.wait_for(lock, std::chrono::milliseconds(100));
-        }
-        const Message result = std::move(average_results_.at(round));
-        average_results_.erase(round);
-        lock.unlock();
-        if (!add_sums(result.payload, round, params, state, workers, true))
-            throw Error("averaging round " + std::to_string(round) + ": malformed result from node 0");
-        return;
-    }
-    // The controller: wait for every other node's sums, add them, send the totals back.
-    // Only members' sums count: a node that is gone (or has not joined) takes no part.
-    std::vector<Message> parts;
-    for (;;) {
-        bool all_in = true;
-        for (int node = 1; node < cluster_.nodes; ++node)
-            if (waited_for(node) && !averages_[round].count(node)) {
-                poke(node);
-                all_in = !peer_lost(node) ? false : all_in;
-            }
-        if (all_in) break;
-        changed_.wait_for(lock, std::chrono::milliseconds(100));
-    }
-    for (auto& [node, part] : averages_[round])
-        if (waited_for(node)) parts.push_back(std::move(part));
-    averages_.erase(round);
-    lock.unlock();
-    for (const auto& part : parts)
-        if (!add_sums(part.payload, round, params, state, workers, false))
-            warn("averaging round " + std::to_string(round) + ": malformed sums from node " + std::to_string(part.sender) + " ignored");
-    const auto result = pack_sums(round, workers, params, state);
-    std::vector<int> members;
-    {
-        std::lock_guard relock(mutex_);
-        for (int node = 1; node < cluster_.nodes; ++node)
-            if (waited_for(node)) members.push_back(node);
-    }
-    for (int node : members) {
-        try {
-            send_large(node, MessageType::AverageResult, result);
-        } catch (const Error& e) {
-            warn("averaging round " + std::to_string(round) + ": node " + std::to_string(node) + ": " + e.what());
-        }
-    }
-}
-
-void NodeLink::tree_reduce(std::uint64_t round, std::vector<double>& params, std::vector<double>& state, int& workers) {
-    // Up: wait for our children's sums (each holds its subtree's), add ours, pass them to our
-    // parent. Down: the root's totals come back from the parent and go on to the children.
-    // A child that is gone is not waited for; its children come to us instead (topology.h),
+    // Over the tree of rounds (a star on node 0 unless topology_.tree_rounds). Up: wait for our
+    // children's sums (each holds its subtree's), add ours, pass them to our parent. Down: the
+    // root's totals come back from the parent and go on to the children. Only members take part;
+    // a child that is gone is not waited for, and its children come to us instead (topology.h),
     // re-sending their sums when they notice their parent is gone.
+    const std::uint64_t round = round_++;
     const int me = cluster_.node_rank;
     std::unique_lock lock(mutex_);
     auto controller_gone = [&] {

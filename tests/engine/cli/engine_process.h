@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "free_ports.h"
+#include "synthetic_data.h"
 
 class QProcess;
 

@@ -19,7 +19,6 @@
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QThread>
-#include <cmath>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -37,15 +36,6 @@ const char* kSmallModel = R"({"name":"cf","input":{"size":16},"updater":{"type":
 const char* kWideModel = R"({"name":"cfw","input":{"size":16},"updater":{"type":"sgd","learning_rate":0.05},
   "layers":[{"type":"dense","units":256,"activation":"tanh"},{"type":"dense","units":256,"activation":"tanh"},
             {"type":"output","units":3}]})";
-
-QByteArray csv_rows(int rows) {
-    QByteArray csv;
-    for (int i = 0; i < rows; ++i) {
-        for (int j = 0; j < 16; ++j) csv += QByteArray::number(std::sin(0.3 * i + j) + (j % 3 == i % 3 ? 1.0 : 0.0), 'f', 4) + ",";
-        csv += QByteArray::number(i % 3) + "\n";
-    }
-    return csv;
-}
 
 const QStringList kSharing{"--strategy", "gradient-sharing", "--threshold-algorithm", "fixed:0.01", "--residual", "none"};
 
@@ -170,8 +160,8 @@ void TestClusterFaults::initTestCase() {
     QVERIFY(write_file(path("secret"), QByteArray(kSecretHex) + "\n"));
     QVERIFY(write_file(path("small.json"), kSmallModel));
     QVERIFY(write_file(path("wide.json"), kWideModel));
-    QVERIFY(write_file(path("loss.csv"), csv_rows(3600)));
-    QVERIFY(write_file(path("hostile.csv"), csv_rows(4000)));
+    QVERIFY(write_file(path("loss.csv"), test_support::three_class_csv(3600)));
+    QVERIFY(write_file(path("hostile.csv"), test_support::three_class_csv(4000)));
 }
 
 void TestClusterFaults::cleanupTestCase() {

@@ -47,12 +47,7 @@ void TestMultiNode::initTestCase() {
     QVERIFY(dir_.isValid());
     QVERIFY(write_file(path("mn.json"), kModel));
     QVERIFY(write_file(path("secret"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"));
-    QByteArray csv;
-    for (int i = 0; i < 96; ++i) {
-        for (int j = 0; j < 16; ++j) csv += QByteArray::number(std::sin(0.3 * i + j) + (j % 3 == i % 3 ? 1.0 : 0.0), 'f', 4) + ",";
-        csv += QByteArray::number(i % 3) + "\n";
-    }
-    QVERIFY(write_file(path("data.csv"), csv));
+    QVERIFY(write_file(path("data.csv"), test_support::three_class_csv(96)));
 }
 
 void TestMultiNode::gradient_sharing_replicas_equal() {

@@ -43,12 +43,7 @@ private:
 void TestSecretStdin::initTestCase() {
     QVERIFY(dir_.isValid());
     QVERIFY(write_file(path("m.json"), kModel));
-    QByteArray csv;
-    for (int i = 0; i < 480; ++i) {
-        for (int j = 0; j < 16; ++j) csv += QByteArray::number(std::sin(0.3 * i + j) + (j % 3 == i % 3 ? 1.0 : 0.0), 'f', 4) + ",";
-        csv += QByteArray::number(i % 3) + "\n";
-    }
-    QVERIFY(write_file(path("data.csv"), csv));
+    QVERIFY(write_file(path("data.csv"), test_support::three_class_csv(480)));
 }
 
 void TestSecretStdin::two_nodes_share_the_secret_from_stdin() {

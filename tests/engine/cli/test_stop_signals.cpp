@@ -15,7 +15,6 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <algorithm>
-#include <cmath>
 #include <csignal>
 
 #include "engine_process.h"
@@ -72,12 +71,7 @@ void TestStopSignals::initTestCase() {
     QVERIFY2(QFile::exists(engine_binary()), qPrintable(engine_binary()));
     QVERIFY(write_file(path("m.json"), kModel));
     QVERIFY(write_file(path("secret"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"));
-    QByteArray csv;
-    for (int i = 0; i < 480; ++i) {
-        for (int j = 0; j < 16; ++j) csv += QByteArray::number(std::sin(0.3 * i + j) + (j % 3 == i % 3 ? 1.0 : 0.0), 'f', 4) + ",";
-        csv += QByteArray::number(i % 3) + "\n";
-    }
-    QVERIFY(write_file(path("data.csv"), csv));
+    QVERIFY(write_file(path("data.csv"), test_support::three_class_csv(480)));
     // A shell starts background jobs with SIGINT ignored, and the engine keeps an ignored SIGINT
     // ignored (as it should); ctest run that way must still test the handler.
     std::signal(SIGINT, SIG_DFL);

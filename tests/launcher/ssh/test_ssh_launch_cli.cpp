@@ -63,8 +63,8 @@ void TestSshLaunchCli::initTestCase() {
     QVERIFY2(QFileInfo(bin("thresher-launch")).isExecutable(), qPrintable(bin("thresher-launch")));
     QVERIFY(write_file(path("slow.json"), kSlowModel));
     QVERIFY(write_file(path("tiny.json"), kTinyModel));
-    QVERIFY(write_file(path("big.csv"), tiny_csv(4800)));
-    QVERIFY(write_file(path("data.csv"), tiny_csv(480)));
+    QVERIFY(write_file(path("big.csv"), three_class_csv(4800)));
+    QVERIFY(write_file(path("data.csv"), three_class_csv(480)));
 }
 
 void TestSshLaunchCli::cleanupTestCase() { NetnsPair("thr-ssh").remove_leftovers(); }

@@ -89,8 +89,8 @@ void TestSshLauncher::initTestCase() {
     QVERIFY(learn.host_key_added());
     QVERIFY(write_file(path("tiny.json"), kTinyModel));
     QVERIFY(write_file(path("slow.json"), kSlowModel));
-    QVERIFY(write_file(path("data.csv"), tiny_csv(192)));
-    QVERIFY(write_file(path("big.csv"), tiny_csv(4800)));
+    QVERIFY(write_file(path("data.csv"), three_class_csv(192)));
+    QVERIFY(write_file(path("big.csv"), three_class_csv(4800)));
     QVERIFY2(QFileInfo(bin("thresher-engine")).isExecutable(), qPrintable(bin("thresher-engine")));
 }
 
