@@ -52,6 +52,10 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--residual", strategy.residual, "Residual post-processing: clip[:every:multiple] or none")
         ->capture_default_str();
     train_cmd->add_flag("--residual-stats", strategy.residual_stats, "Residual statistics in iteration events (debug)");
+    train_cmd->add_option("--max-staleness", strategy.max_staleness,
+                          "Gradient sharing: how many of each other worker's latest updates a gradient may miss "
+                          "(0: none, synchronous; off: never wait)")
+        ->capture_default_str();
     train_cmd->add_option("--averaging-frequency", strategy.averaging_frequency, "Parameter averaging: iterations between averages")
         ->capture_default_str()->check(CLI::PositiveNumber);
     train_cmd->add_option("--save-updater", strategy.save_updater, "Parameter averaging: average updater state too")
