@@ -128,6 +128,16 @@ TrainingSettings read_training(const Reader& t) {
     s.residual = t.string("residual", s.residual);
     if (!has_prefix(s.residual, {"clip", "none"}))
         t.fail("residual", "must be clip[:every:multiple] or none, got " + describe(t.value("residual")));
+    if (t.has("max_staleness")) {
+        if (t.value("max_staleness").isString()) {
+            if (t.value("max_staleness").toString() != "off")
+                t.fail("max_staleness", "must be a whole number of iterations (0: synchronous) or \"off\", got " +
+                                            describe(t.value("max_staleness")));
+            s.max_staleness.reset();
+        } else {
+            s.max_staleness = int(t.integer("max_staleness", 0, 0, 1000, "a whole number from 0 to 1000, or \"off\""));
+        }
+    }
     s.averaging_frequency = t.positive_int("averaging_frequency", s.averaging_frequency);
     s.save_updater = t.boolean("save_updater", s.save_updater);
     s.limit = t.optional_integer("limit", 1, "a positive integer");
@@ -246,7 +256,7 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
     spec.data = r.string("data", spec.data);
     if (r.has("training"))
         spec.training = read_training(r.object("training", {"strategy", "epochs", "batch", "seed", "threshold",
-                                                            "threshold_algorithm", "residual", "averaging_frequency",
+                                                            "threshold_algorithm", "residual", "max_staleness", "averaging_frequency",
                                                             "save_updater", "limit", "threads"}));
     if (r.has("cluster"))
         spec.cluster = read_cluster(r.object("cluster", {"kind", "nodes", "workers_per_node", "hosts", "hostfile", "topology", "fanout"}), spec);
@@ -278,6 +288,8 @@ QJsonObject RunSpec::to_json() const {
                   {"threads", training.threads}};
     if (training.seed) t["seed"] = double(*training.seed);
     if (training.threshold) t["threshold"] = *training.threshold;
+    if (training.max_staleness != TrainingSettings{}.max_staleness)
+        t["max_staleness"] = training.max_staleness ? QJsonValue(*training.max_staleness) : QJsonValue("off");
     if (training.limit) t["limit"] = double(*training.limit);
 
     QJsonObject c{{"kind", to_string(cluster.kind)}};

@@ -30,6 +30,9 @@ struct TrainingSettings {
     std::optional<double> threshold;          // initial τ; unset: the algorithm's default
     QString threshold_algorithm = "adaptive";  // fixed[:τ] | adaptive[:…] | target[:…]
     QString residual = "clip";                 // clip[:every:multiple] | none
+    // How many of each other worker's latest updates a gradient may miss (engine/dist/masters/
+    // README.md); nullopt: "off", never wait. JSON: a whole number or "off".
+    std::optional<int> max_staleness = 0;
     // Parameter averaging.
     int averaging_frequency = 5;
     bool save_updater = true;

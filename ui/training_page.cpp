@@ -75,6 +75,14 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     residual_->addItem("Clip to ±5τ every 5 iterations", "clip");
     residual_->addItem("None", "none");
     gform->addRow("Residual", residual_);
+    max_staleness_ = new QSpinBox;
+    max_staleness_->setRange(-1, 1000);
+    max_staleness_->setSpecialValueText("off (never wait)");  // shown for -1
+    max_staleness_->setSuffix(" iteration(s)");
+    max_staleness_->setToolTip("How many of each other worker's latest updates a gradient may miss before the worker "
+                               "waits for them (briefly, with a deadline). 0: every gradient sees every update up to "
+                               "the previous iteration, as one machine would; off: never wait (DL4J's way)");
+    gform->addRow("Staleness bound", max_staleness_);
     left->addWidget(sharing_box_);
 
     averaging_box_ = new QGroupBox("Parameter averaging");
@@ -219,7 +227,7 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     };
     for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_, topology_})
         connect(c, &QComboBox::currentIndexChanged, this, notify);
-    for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, nodes_, workers_, udp_port_, fanout_})
+    for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, nodes_, workers_, udp_port_, fanout_, max_staleness_})
         connect(s, &QSpinBox::valueChanged, this, notify);
     for (auto* e : {threshold_, data_path_}) connect(e, &QLineEdit::textEdited, this, notify);
     connect(save_updater_, &QCheckBox::toggled, this, notify);
@@ -343,6 +351,7 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
     threshold_algorithm_->setCurrentIndex(std::max(0, threshold_algorithm_->findData(algo)));
     threshold_->setText(t.threshold ? QString::number(*t.threshold) : QString());
     residual_->setCurrentIndex(std::max(0, residual_->findData(t.residual.section(':', 0, 0))));
+    max_staleness_->setValue(t.max_staleness.value_or(-1));
     averaging_frequency_->setValue(t.averaging_frequency);
     save_updater_->setChecked(t.save_updater);
     epochs_->setValue(t.epochs);
@@ -381,6 +390,7 @@ void TrainingPage::apply_to(launcher::RunSpec& spec) const {
     t.threshold = ok && tau > 0 ? std::optional<double>(tau) : std::nullopt;
     const QString residual = residual_->currentData().toString();
     if (t.residual.section(':', 0, 0) != residual) t.residual = residual;
+    t.max_staleness = max_staleness_->value() >= 0 ? std::optional<int>(max_staleness_->value()) : std::nullopt;
     t.averaging_frequency = averaging_frequency_->value();
     t.save_updater = save_updater_->isChecked();
     t.epochs = epochs_->value();

@@ -56,6 +56,7 @@ private:
     QComboBox* threshold_algorithm_ = nullptr;
     QLineEdit* threshold_ = nullptr;
     QComboBox* residual_ = nullptr;
+    QSpinBox* max_staleness_ = nullptr;  // -1: off
     QSpinBox* averaging_frequency_ = nullptr;
     QCheckBox* save_updater_ = nullptr;
     // Training.

@@ -25,7 +25,7 @@ const char* kLocal = R"({
   "format": "thresher-run", "version": 1, "name": "tiny",
   "model": "../models/m.json", "data": "../data/d.csv",
   "training": {"strategy": "gradient-sharing", "epochs": 2, "batch": 8, "seed": 7, "threshold": 0.002,
-               "threshold_algorithm": "fixed", "residual": "none", "limit": 64, "threads": 1},
+               "threshold_algorithm": "fixed", "residual": "none", "max_staleness": 2, "limit": 64, "threads": 1},
   "cluster": {"kind": "local", "nodes": 2, "workers_per_node": 2},
   "udp_port": 45000, "save": "out/tiny.thr"
 })";
@@ -178,6 +178,10 @@ void TestRunSpec::bad_specs_data() {
     QTest::newRow("threshold algorithm") << patched("training.threshold_algorithm", "\"magic:1\"")
                                          << ": training.threshold_algorithm: must be fixed[:τ], adaptive";
     QTest::newRow("residual") << patched("training.residual", "\"trim\"") << ": training.residual: must be clip[:every:multiple] or none, got \"trim\"";
+    QTest::newRow("max_staleness negative") << patched("training.max_staleness", "-1")
+                                            << ": training.max_staleness: must be a whole number from 0 to 1000, or \"off\", got -1";
+    QTest::newRow("max_staleness word") << patched("training.max_staleness", "\"never\"")
+                                        << ": training.max_staleness: must be a whole number of iterations (0: synchronous) or \"off\", got \"never\"";
     QTest::newRow("save_updater") << patched("training.save_updater", "\"yes\"") << ": training.save_updater: must be true or false, got \"yes\"";
     QTest::newRow("threads negative") << patched("training.threads", "-2") << ": training.threads: must be a non-negative integer (0: automatic), got -2";
     QTest::newRow("training not an object") << patched("training", "[1]") << ": training: must be an object, got an array";
@@ -309,6 +313,7 @@ void TestRunSpec::engine_arguments_local() {
         QCOMPARE(value(a, "--threshold"), QString("0.002"));
         QCOMPARE(value(a, "--threshold-algorithm"), QString("fixed"));
         QCOMPARE(value(a, "--residual"), QString("none"));
+        QCOMPARE(value(a, "--max-staleness"), QString("2"));
         QCOMPARE(value(a, "--nodes"), QString("127.0.0.1:45000,127.0.0.1:45001"));
         QCOMPARE(value(a, "--secret-file"), QString("/private/secret"));
         QVERIFY(!a.contains("--averaging-frequency"));
