@@ -36,6 +36,7 @@ struct GradientSharing::Worker {
     // This worker's own thread only.
     std::chrono::steady_clock::time_point ready{};  // end of the last before_gradient
     long timeouts = 0;                               // steps that went on without a waited-for message
+    long timeout_streak = 0;                         // of those, in a row up to the last step
     std::chrono::steady_clock::time_point last_timeout_warning{};
     long out_of_band = 0;  // messages in a row with a density outside the algorithm's band
     double ceiling = 0.0;  // the current τ ceiling (0: not computed yet)
@@ -178,6 +179,7 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
     }
     const auto now = std::chrono::steady_clock::now();
     const double wait_ms = std::chrono::duration<double, std::milli>(now - t0).count();
+    if (missing.empty()) w.timeout_streak = 0;
     if (!missing.empty()) report_timeout(w, local, iteration, missing, wait_ms);
     // The deadline follows the period from one gradient to the next, waits included: a peer that is
     // slow but alive sets the pace and is waited for. A step that gave up waiting would stretch
@@ -198,10 +200,14 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
 void GradientSharing::report_timeout(Worker& w, int local, long iteration, const std::vector<int>& missing,
                                      double waited_ms) {
     ++w.timeouts;
-    // A peer evaluating at the end of an epoch or a slow node makes every step wait: one warning
-    // per worker and half minute is enough to say so; the count is in every iteration event.
+    ++w.timeout_streak;
+    // Every step that went on without a waited-for update is counted in the iteration events
+    // (wait_timeouts). A warning is for a peer that stays behind -- paused, much slower, or dead
+    // before the node link noticed -- not for one late step on a loaded machine: it comes on the
+    // third such step in a row, and then at most every half minute per worker.
+    if (w.timeout_streak < kWarnAfterTimeouts) return;
     const auto now = std::chrono::steady_clock::now();
-    if (w.timeouts > 1 && now - w.last_timeout_warning < std::chrono::seconds(30)) return;
+    if (w.timeout_streak > kWarnAfterTimeouts && now - w.last_timeout_warning < std::chrono::seconds(30)) return;
     w.last_timeout_warning = now;
     std::string who;
     for (int m : missing) {
@@ -211,8 +217,8 @@ void GradientSharing::report_timeout(Worker& w, int local, long iteration, const
     warn("worker " + std::to_string(cluster_.global_worker(local)) + " waited " +
          std::to_string(static_cast<long>(waited_ms)) + " ms before iteration " + std::to_string(iteration) +
          " for the update of " + who + " and went on without it (staleness bound " +
-         std::to_string(*options_.max_staleness) + "); " + std::to_string(w.timeouts) +
-         " step(s) so far went on this way");
+         std::to_string(*options_.max_staleness) + "), " + std::to_string(w.timeout_streak) +
+         " steps in a row; " + std::to_string(w.timeouts) + " such steps in all");
 }
 
 float GradientSharing::threshold_for(Worker& w, long iteration) {

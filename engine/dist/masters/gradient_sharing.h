@@ -56,6 +56,8 @@ struct GradientSharingOptions {
 inline constexpr double kThresholdCeiling = 0.25;
 // Messages outside the density band in a row before a warning (and between repeats: 10×).
 inline constexpr long kBandPatience = 200;
+// Steps in a row that went on without a waited-for update before a warning (see report_timeout).
+inline constexpr long kWarnAfterTimeouts = 3;
 
 class GradientSharing final : public train::TrainingMaster {
 public:
