@@ -96,8 +96,11 @@ QString batch_script(const RunSpec& spec, const ScriptOptions& o) {
         t += "# cluster.network_mask " + s.network_mask + ": each node's own address inside it (a probe step).\n";
         t += "ip4() { local IFS=.; set -- $1; echo $(( ($1 << 24) | ($2 << 16) | ($3 << 8) | $4 )); }\n";
         t += QString("net=$(ip4 %1); mask=$(( %2 == 0 ? 0 : (0xffffffff << (32 - %2)) & 0xffffffff ))\n").arg(ip).arg(prefix);
-        t += QString("probe=$(srun --nodes=%1 --ntasks=%1 --ntasks-per-node=1 --cpus-per-task=%2 --label hostname -I)\n")
-                 .arg(nodes).arg(s.cpus_per_task);
+        // Each node's IPv4 addresses on one line, "n: 10.0.0.5 127.0.0.1 " (iproute2's `ip`: unlike
+        // `hostname -I` it lists loopback too).
+        const QString list = "ip -o -4 addr show | while read -r _ _ _ a _; do printf \"%s \" \"${a%/*}\"; done; echo";
+        t += QString("probe=$(srun --nodes=%1 --ntasks=%1 --ntasks-per-node=1 --cpus-per-task=%2 --label bash -c %3)\n")
+                 .arg(nodes).arg(s.cpus_per_task).arg(shell_quote(list));
         t += QString("for ((n = 0; n < %1; n++)); do\n").arg(nodes);
         t += "  a=\"\"\n"
              "  for x in $(printf '%s\\n' \"$probe\" | sed -n \"s/^ *$n: //p\"); do\n"
@@ -123,7 +126,7 @@ QString batch_script(const RunSpec& spec, const ScriptOptions& o) {
                      "  done ) &\n").arg(o.heartbeat_timeout_s);
     else
         t += "# The secret goes once the step ends (exec keeps this pid; the engines read it at start).\n"
-             "( while kill -0 $$ 2>/dev/null; do sleep 5; done; rm -f \"$run_dir/secret\" ) &\n";
+             "( while kill -0 $$ 2>/dev/null; do sleep 1; done; rm -f \"$run_dir/secret\" ) &\n";
 
     // Runs in each task: rank 0 reports the step's id (the launcher's stop is `scancel JOB.STEP`)
     // and adds --save; every task adds its rank.

@@ -7,7 +7,7 @@
 //      secret is never on a command line or in the environment;
 //   2. expands the job's node list with Slurm's own `scontrol show hostnames`, and takes each
 //      node's address from Slurm (`scontrol show node`: NodeAddr) — or, with
-//      cluster.network_mask, from a one-task-per-node probe step (`hostname -I`), the address
+//      cluster.network_mask, from a one-task-per-node probe step (`ip -o -4 addr show`), the address
 //      inside the mask;
 //   3. builds --nodes: node n, task l (SLURM_LOCALID) → ADDRESS_n:(udp_port + l); with
 //      --distribution=block task ids run node by node, so rank r = SLURM_PROCID is entry r

@@ -2,6 +2,7 @@
 #include "slurm_preflight.h"
 
 #include <QMap>
+#include <algorithm>
 #include <QRegularExpression>
 
 #include "slurm_command.h"
@@ -128,7 +129,12 @@ QList<SlurmCheck> check_slurm(const RunSpec& spec, const QString& engine, int ti
                           QString("%1 asked, partition MaxTime %2").arg(format_slurm_time(*s.time), max_time)};
     }
 
-    // The engine on the nodes themselves: one task per node runs `ENGINE devices`.
+    // The engine on the nodes themselves: one task per node runs `ENGINE devices` — only when the
+    // partition could run the job at all (else srun would wait out --immediate for nothing).
+    if (std::any_of(out.begin(), out.end(), [](const SlurmCheck& c) { return c.status == Status::Failed; })) {
+        out << SlurmCheck{"engine", Status::Warning, "not checked on the nodes: the checks above must pass first"};
+        return out;
+    }
     QStringList args{"--nodes=" + QString::number(spec.cluster.nodes), "--ntasks-per-node=1", "--partition=" + partition};
     if (!qEnvironmentVariableIsSet("SLURM_JOB_ID")) args << "--immediate=" + QString::number(timeout_s) << "--time=1";
     if (!s.account.isEmpty()) args << "--account=" + s.account;
