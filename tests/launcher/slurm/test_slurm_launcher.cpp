@@ -64,6 +64,7 @@ private Q_SLOTS:
     void lenet_spec_replicas_equal();
     void scancel_mid_run_ends_every_engine();
     void stop_cancels_the_job();
+    void stop_in_an_allocation_cancels_the_step();
     void pending_job_shows_its_reason();
     void bad_partition_is_a_clear_error();
 
@@ -234,6 +235,47 @@ void TestSlurmLauncher::stop_cancels_the_job() {
     QVERIFY2(wait_finished(o, 30000), qPrintable(o.text()));
     QVERIFY2(o.code == kExitStopped, qPrintable(o.text()));
     QVERIFY2(pids_with_cmdline(marker).isEmpty(), "engines outlived stop()");
+}
+
+void TestSlurmLauncher::stop_in_an_allocation_cancels_the_step() {
+    // An allocation without a shell (what salloc holds for a user), and this process inside it
+    // as salloc's shell would be: SLURM_JOB_ID and SLURM_JOB_NODELIST.
+    QString out, err;
+    QVERIFY2(cluster_.command("salloc", {"--no-shell", "--partition=main", "--nodes=1", "--ntasks=2", "--time=5"},
+                              &out, &err, 60000),
+             qPrintable(err));
+    const auto granted = QRegularExpression(R"(Granted job allocation (\d+))").match(err);
+    QVERIFY2(granted.hasMatch(), qPrintable(err));
+    const QString job = granted.captured(1);
+    qputenv("SLURM_JOB_ID", job.toUtf8());
+    qputenv("SLURM_JOB_NODELIST", SlurmCluster::kNode);
+    const auto leave = qScopeGuard([&] {
+        qunsetenv("SLURM_JOB_ID");
+        qunsetenv("SLURM_JOB_NODELIST");
+        cluster_.command("scancel", {job});
+    });
+    const RunSpec s = spec("in-allocation", R"("partition":"main","nodes":1,"tasks_per_node":2)",
+                           R"("epochs":1000,"batch":8,"threads":1)", "slow.json", "big.csv");
+    LaunchOptions opt = options();
+    opt.slurm.mode = SlurmLaunchOptions::Mode::Step;
+    SlurmLauncher l(opt);
+    Outcome o;
+    start(l, s, o);
+    QVERIFY2(wait_started(o, 2, 60000), qPrintable(o.text()));
+    QCOMPARE(l.job_id(), job);
+    QElapsedTimer t;
+    t.start();
+    while (l.step_id().isEmpty() && t.elapsed() < 10000) QTest::qWait(50);
+    QVERIFY2(l.step_id().startsWith(job + "."), qPrintable(o.text()));
+    const QString marker = l.run_dir() + "/secret";
+    QCOMPARE(engines_with(marker), 2);
+    l.stop();  // scancel JOB.STEP: the allocation stays
+    QVERIFY2(wait_finished(o, 30000), qPrintable(o.text()));
+    QVERIFY2(o.code == kExitStopped, qPrintable(o.text()));
+    QVERIFY2(pids_with_cmdline(marker).isEmpty(), "engines outlived stop()");
+    QString state;
+    QVERIFY(cluster_.command("squeue", {"-h", "-j", job, "-o", "%T"}, &state));
+    QCOMPARE(state.trimmed(), QString("RUNNING"));  // the user's allocation is theirs to end
 }
 
 void TestSlurmLauncher::pending_job_shows_its_reason() {
