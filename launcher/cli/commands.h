@@ -32,6 +32,7 @@ struct RunOptions {
     QString run_root;             // empty: ~/.cache/thresher/slurm
     double poll_s = 1.0;
     bool save_every_node = false;
+    int heartbeat_timeout_s = 30;
 };
 // Runs the spec until it finishes, fails, or is stopped by SIGINT/SIGTERM/SIGHUP.
 int run_command(const RunOptions& options);

@@ -4,6 +4,7 @@
 //                       [--accept-new-host-keys] [--known-hosts FILE] [--connect-timeout S]
 //                       [--start-timeout S] [--remote-cache DIR]
 //                       [--slurm-mode auto|step|submit] [--run-root DIR] [--poll S]
+//                       [--heartbeat-timeout S] [--save-every-node]
 //   thresher-launch check SPEC.json [--engine PATH] [--accept-new-host-keys] [--host-timeout S]
 //   thresher-launch script SPEC.json [--engine PATH]   (a Slurm spec's batch script, for sbatch)
 // Exit codes: 0 ok, 1 the run or a check failed, 2 usage or spec error.
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
                         "Slurm: folder for run folders, visible at the same path on the nodes (default ~/.cache/thresher/slurm)");
     run_cmd->add_flag("--save-every-node", run.save_every_node,
                       "Slurm: every node saves its replica next to the spec's save file (NAME.node-R.thr), to compare them");
+    run_cmd->add_option("--heartbeat-timeout", run.heartbeat_timeout_s,
+                        "Slurm submit: seconds without the launcher (its heartbeat file) before the job cancels itself")
+        ->capture_default_str()->check(CLI::Range(2, 86400));
     run_cmd->add_option("--poll", run.poll_s, "Slurm: seconds between looks at a submitted job")
         ->capture_default_str()->check(CLI::Range(0.1, 60.0));
 

@@ -47,6 +47,7 @@ int run_command(const RunOptions& o) {
     launch.slurm.run_root = o.run_root;
     launch.slurm.poll_ms = int(o.poll_s * 1000);
     launch.slurm.save_every_node = o.save_every_node;
+    launch.slurm.heartbeat_timeout_s = o.heartbeat_timeout_s;
     std::unique_ptr<Launcher> launcher;
     try {
         launcher = create_launcher(spec, launch);

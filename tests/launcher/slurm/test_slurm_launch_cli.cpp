@@ -67,6 +67,7 @@ private Q_SLOTS:
     void cleanupTestCase();
     void step_inside_salloc();
     void killed_launcher_ends_the_step();
+    void killed_launcher_cancels_its_job();
     void script_prints_the_batch_script();
     void check_asks_slurm();
 
@@ -151,6 +152,45 @@ void TestSlurmLaunchCli::killed_launcher_ends_the_step() {
     QVERIFY2(pids_with_cmdline(marker).isEmpty(), "engines still running 15 s after SIGKILL of thresher-launch");
     qInfo("every engine gone %.1f s after SIGKILL of the launcher", t.elapsed() / 1000.0);
     QVERIFY(salloc.state() == QProcess::NotRunning || salloc.waitForFinished(30000));
+}
+
+void TestSlurmLaunchCli::killed_launcher_cancels_its_job() {
+    // Submit mode: the job runs on its own, so it watches the launcher's heartbeat file and
+    // cancels itself when the launcher is gone.
+    const QString file = spec("orphan", R"("partition":"main","nodes":1,"tasks_per_node":2)",
+                              R"("epochs":1000,"batch":8,"threads":1)", "slow.json", "big.csv");
+    QProcess launcher;
+    launcher.start(bin("thresher-launch"), {"run", file, "--events", "--slurm-mode=submit", "--poll=0.2",
+                                            "--heartbeat-timeout=3", "--run-root=" + path("runs")});
+    QVERIFY(launcher.waitForStarted(10000));
+    QByteArray out;
+    QElapsedTimer t;
+    t.start();
+    while (count(out, "run_started", 1) < 1 && t.elapsed() < 60000 && launcher.state() != QProcess::NotRunning) {
+        launcher.waitForReadyRead(200);
+        out += launcher.readAllStandardOutput();
+    }
+    QVERIFY2(count(out, "run_started", 1) == 1, qPrintable(out + launcher.readAllStandardError()));
+    QString job;
+    for (const QByteArray& line : out.split('\n')) {
+        const QJsonObject e = QJsonDocument::fromJson(line).object();
+        if (e.value("event").toString() == "job_state") job = e.value("job").toString();
+    }
+    QVERIFY(!job.isEmpty());
+    const QString marker = path("slow.json");
+    QCOMPARE(engines_with(marker), 2);
+    QVERIFY(::kill(pid_t(launcher.processId()), SIGKILL) == 0);
+    QVERIFY(launcher.waitForFinished(10000));
+    t.restart();
+    while (!pids_with_cmdline(marker).isEmpty() && t.elapsed() < 30000) QTest::qWait(200);
+    QVERIFY2(pids_with_cmdline(marker).isEmpty(), "engines still running 30 s after the launcher was killed");
+    qInfo("every engine gone %.1f s after SIGKILL of the launcher (heartbeat timeout 3 s)", t.elapsed() / 1000.0);
+    QString state;  // COMPLETING while Slurm cleans up, then CANCELLED
+    t.restart();
+    while (cluster_.command("squeue", {"-h", "-j", job, "-t", "all", "-o", "%T"}, &state) &&
+           state.trimmed() != "CANCELLED" && t.elapsed() < 15000)
+        QTest::qWait(200);
+    QCOMPARE(state.trimmed(), QString("CANCELLED"));
 }
 
 void TestSlurmLaunchCli::script_prints_the_batch_script() {
