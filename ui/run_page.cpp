@@ -85,8 +85,10 @@ void RunPage::add_event(const QJsonObject& e) {
     } else if (kind == "job_state") {
         // A Slurm job: its id and state, with Slurm's reason while it waits in the queue.
         const QString reason = e.value("reason").toString();
-        const QString line = QString("Slurm job %1: %2%3").arg(e.value("job").toString(), e.value("state").toString())
-                                 .arg(reason.isEmpty() ? QString() : " (" + reason + ")");
+        const QString nodes = e.value("nodes").toString();
+        const QString line = QString("Slurm job %1: %2%3%4").arg(e.value("job").toString(), e.value("state").toString())
+                                 .arg(reason.isEmpty() ? QString() : " (" + reason + ")")
+                                 .arg(nodes.isEmpty() ? QString() : " on " + nodes);
         log_->appendPlainText(line);
         if (!progress_.started()) {
             bar_->setFormat(line);

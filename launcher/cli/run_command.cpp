@@ -94,8 +94,9 @@ int run_command(const RunOptions& o) {
         else if (kind == "epoch_end" && node == 0)  // node 0 (the controller) speaks for the run
             term.message(progress.epoch_line(e));
         else if (kind == "job_state")  // a queued job: its id, state and Slurm's reason
-            term.message(QString("Slurm job %1: %2%3").arg(e.value("job").toString(), e.value("state").toString())
-                             .arg(e.value("reason").toString().isEmpty() ? QString() : " (" + e.value("reason").toString() + ")"));
+            term.message(QString("Slurm job %1: %2%3%4").arg(e.value("job").toString(), e.value("state").toString())
+                             .arg(e.value("reason").toString().isEmpty() ? QString() : " (" + e.value("reason").toString() + ")")
+                             .arg(e.value("nodes").toString().isEmpty() ? QString() : " on " + e.value("nodes").toString()));
         else if (kind == "warning" || kind == "error")
             term.message(QString("node %1: %2: %3").arg(node).arg(kind, e.value("message").toString()));
         term.progress(progress.line());

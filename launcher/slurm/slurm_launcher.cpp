@@ -201,9 +201,6 @@ void SlurmLauncher::on_job_state(const CommandResult& r) {
     if (state != state_ || reason != reason_) {
         state_ = state;
         reason_ = reason;
-        Q_EMIT logLine(QString("[launcher] Slurm job %1: %2%3%4").arg(job_id_, state)
-                           .arg(reason.isEmpty() || reason == "None" ? QString() : " (" + reason + ")")
-                           .arg(nodes.isEmpty() ? QString() : " on " + nodes));
         emit_event({{"event", "job_state"}, {"scheduler", "slurm"}, {"job", job_id_}, {"state", state},
                     {"reason", reason == "None" ? QString() : reason}, {"nodes", nodes}});
     }
@@ -262,11 +259,10 @@ void SlurmLauncher::take_stderr(const QList<TaskLine>& lines) {
             if (stop_requested_) cancel(killed_);
             continue;
         }
+        if (text.trimmed().isEmpty()) continue;
         const QString line = l.task >= 0 ? QString("[node %1] %2").arg(l.task).arg(text) : "[slurm] " + text;
-        if (!text.trimmed().isEmpty()) {
-            err_tail_ << line;
-            if (err_tail_.size() > kTailLines) err_tail_.removeFirst();
-        }
+        err_tail_ << line;
+        if (err_tail_.size() > kTailLines) err_tail_.removeFirst();
         Q_EMIT logLine(line);
     }
 }
