@@ -194,7 +194,9 @@ void SlurmLauncher::on_job_state(const CommandResult& r) {
     if (!r.ok() || line.isEmpty()) {
         // Gone from the queue (purged after MinJobAge, or never known): decide from the engines.
         if (r.err.contains("Invalid job id") || (r.ok() && line.isEmpty())) return job_ended("GONE", {});
-        Q_EMIT logLine("[launcher] " + r.error() + " (will ask again)");
+        // Said once per new message: squeue runs every poll while slurmctld may be away a while.
+        if (r.error() != last_query_error_) Q_EMIT logLine("[launcher] " + r.error() + " (will ask again)");
+        last_query_error_ = r.error();
         return;
     }
     const QString state = line.section('|', 0, 0), reason = line.section('|', 1, 1), nodes = line.section('|', 2, 2);

@@ -79,6 +79,7 @@ private:
     bool submit_mode_ = false;
     QString job_id_, step_id_;
     QString state_, reason_;  // the job's last state from squeue
+    QString last_query_error_;
     std::unique_ptr<QProcess> step_;  // step mode: bash run.sh → srun
     qint64 step_pgid_ = 0;
     std::unique_ptr<AsyncCommand> query_;  // the squeue in flight
