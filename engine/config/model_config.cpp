@@ -2,6 +2,9 @@
 // shape_inference.cpp.
 #include "config/model_config.h"
 
+#include <charconv>
+#include <cstdlib>
+
 #include "core/error.h"
 #include "config/json_fields.h"
 #include "config/model_format.h"
@@ -50,15 +53,15 @@ UpdaterSpec parse_updater(const nlohmann::json& j, const std::string& source,
 }
 
 nlohmann::json updater_json(const UpdaterSpec& u) {
-    nlohmann::json j{{"type", kUpdaters[static_cast<int>(u.kind)]}, {"learning_rate", u.learning_rate}};
-    if (u.kind == UpdaterKind::Nesterovs) j["momentum"] = u.momentum;
+    nlohmann::json j{{"type", kUpdaters[static_cast<int>(u.kind)]}, {"learning_rate", decimal(u.learning_rate)}};
+    if (u.kind == UpdaterKind::Nesterovs) j["momentum"] = decimal(u.momentum);
     if (u.kind == UpdaterKind::Adam) {
-        j["beta1"] = u.beta1;
-        j["beta2"] = u.beta2;
+        j["beta1"] = decimal(u.beta1);
+        j["beta2"] = decimal(u.beta2);
     }
-    if (u.kind == UpdaterKind::RmsProp) j["rms_decay"] = u.rms_decay;
+    if (u.kind == UpdaterKind::RmsProp) j["rms_decay"] = decimal(u.rms_decay);
     if (u.kind == UpdaterKind::AdaGrad || u.kind == UpdaterKind::RmsProp || u.kind == UpdaterKind::Adam)
-        j["epsilon"] = u.epsilon;
+        j["epsilon"] = decimal(u.epsilon);
     return j;
 }
 
@@ -166,9 +169,21 @@ std::string Shape::str() const {
 }
 
 std::string LayerConfig::label(std::size_t index) const {
-    std::string s = "layers[" + std::to_string(index) + "] (" + std::string(to_string(type));
+    const std::string ours = "layers[" + std::to_string(index) + "]";
+    if (!origin.empty())
+        return origin + " (" + (origin_what.empty() ? "" : origin_what + "; ") + "Thresher " + ours + " " +
+               std::string(to_string(type)) + ")";
+    std::string s = ours + " (" + std::string(to_string(type));
     if (!name.empty()) s += " \"" + name + "\"";
     return s + ")";
+}
+
+double decimal(float v) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf - 1, v);
+    if (ec != std::errc{}) return v;
+    *end = '\0';
+    return std::strtod(buf, nullptr);
 }
 
 std::string_view to_string(LayerType t) { return kLayerTypes[static_cast<int>(t)]; }
@@ -254,8 +269,8 @@ nlohmann::json ModelConfig::to_json() const {
                               : nlohmann::json{{"channels", input.c}, {"height", input.h}, {"width", input.w}};
     j["weight_init"] = kInits[static_cast<int>(weight_init)];
     j["updater"] = updater_json(updater);
-    if (l1 != 0.f) j["l1"] = l1;
-    if (l2 != 0.f) j["l2"] = l2;
+    if (l1 != 0.f) j["l1"] = decimal(l1);
+    if (l2 != 0.f) j["l2"] = decimal(l2);
     auto& arr = j["layers"] = nlohmann::json::array();
     for (const auto& l : layers) {
         nlohmann::json o{{"type", to_string(l.type)}};
@@ -284,16 +299,16 @@ nlohmann::json ModelConfig::to_json() const {
                 o["mode"] = l.mode == ConvMode::Same ? "same" : "truncate";
                 break;
             case LayerType::BatchNorm:
-                o["eps"] = l.bn_eps;
-                o["decay"] = l.bn_decay;
+                o["eps"] = decimal(l.bn_eps);
+                o["decay"] = decimal(l.bn_decay);
                 break;
-            case LayerType::Dropout: o["retain"] = l.retain; break;
+            case LayerType::Dropout: o["retain"] = decimal(l.retain); break;
         }
-        if (l.activation.kind == Activation::LeakyRelu) o["alpha"] = l.activation.alpha;
+        if (l.activation.kind == Activation::LeakyRelu) o["alpha"] = decimal(l.activation.alpha);
         if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];
         if (l.updater) o["updater"] = updater_json(*l.updater);
-        if (l.l1) o["l1"] = *l.l1;
-        if (l.l2) o["l2"] = *l.l2;
+        if (l.l1) o["l1"] = decimal(*l.l1);
+        if (l.l2) o["l2"] = decimal(*l.l2);
         arr.push_back(std::move(o));
     }
     return j;

@@ -105,7 +105,7 @@ void TestModelImport::fixtures_data() {
         << qulonglong(407050) << "adam" << 1e-3 << 0.0 << "xavier_uniform" << 0.0 << "mcxent" << QStringList{"no loss"};
     QTest::newRow("keras 3 MLP") << "keras3_mlp.json" << "keras" << "dense,dropout,output" << "784"
         << qulonglong(407050) << "adam" << 1e-3 << 0.0 << "xavier_uniform" << 1e-3 << "mcxent"
-        << QStringList{"kernel_regularizer l2", "no loss"};
+        << QStringList{"\"kernel_regularizer\": l2 0.0005 becomes Thresher l2 0.001", "no loss"};
     // conv 16x1x3x3+16 (same: 16x28x28), max 2x2 -> 16x14x14, BN 4*16, output 3136*10+10
     QTest::newRow("keras 3 CNN") << "keras3_cnn.json" << "keras" << "convolution,subsampling,batch_norm,output"
         << "1x28x28" << qulonglong(160 + 64 + 31370) << "adam" << 1e-3 << 0.0 << "relu" << 0.0 << "mcxent"
@@ -358,9 +358,10 @@ void TestModelImport::refused_data() {
                   keras_layer("BatchNormalization", R"("name":"bn","axis":-1)"),
                   keras_layer("Activation", R"("name":"act","activation":"relu")"), kKerasOut})
         << QStringList{"layers[3] (Activation \"act\")", "across \"bn\""};
-    QTest::newRow("keras 1 layer name") << keras({kKerasFlatInput,
-        keras_layer("Convolution2D", R"("name":"c","nb_filter":4,"nb_row":3,"nb_col":3)"), kKerasOut})
-        << QStringList{"layers[1] (Convolution2D \"c\")", "not supported"};
+    QTest::newRow("keras 1 border_mode full") << keras({kKerasInput,
+        keras_layer("Convolution2D", R"("name":"c","nb_filter":4,"nb_row":3,"nb_col":3,"border_mode":"full")"),
+        keras_layer("Flatten", R"("name":"f")"), kKerasOut})
+        << QStringList{"config.layers[1] (Convolution2D \"c\")", "\"border_mode\"", "full"};
     QTest::newRow("keras variable input") << keras({keras_layer("InputLayer", R"("batch_shape":[null,null,8,1])"), kKerasOut})
         << QStringList{"\"batch_shape\"", "variable"};
 }
