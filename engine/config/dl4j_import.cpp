@@ -143,7 +143,7 @@ std::optional<WeightInit> read_weight_init(Place& p) {
 double scheduled_value(Place& p, const std::string& key, const nlohmann::json& v, const import::Range& range) {
     auto checked = [&](const nlohmann::json& x) {
         if (!x.is_number() || !range.contains(x.get<double>()))
-            p.fail(key, "must be a number in " + range.text() + ", got " + x.dump());
+            p.fail(key, "must be a number " + range.text() + ", got " + x.dump());
         return x.get<double>();
     };
     if (v.is_number() || v.is_string()) return checked(v);

@@ -33,7 +33,9 @@ bool Range::contains(double v) const {
 }
 
 std::string Range::text() const {
-    return std::string(min_open ? "(" : "[") + number_text(min) + ", " + number_text(max) + (max_open ? ")" : "]");
+    // The open-ended ranges (up to 1e6, a sanity bound) read as what they mean.
+    if (max >= 1e6 && !max_open) return std::string(min_open ? "> " : ">= ") + number_text(min) + " (and finite)";
+    return std::string(min_open ? "in (" : "in [") + number_text(min) + ", " + number_text(max) + (max_open ? ")" : "]");
 }
 
 std::optional<Typed> typed(const nlohmann::json& v) {
@@ -79,7 +81,7 @@ std::optional<double> Place::hyper(std::initializer_list<const char*> keys, cons
     if (!v) return std::nullopt;
     // Jackson writes NaN and infinities as the strings "NaN", "Infinity", "-Infinity".
     if (v->is_string() || !v->is_number() || !range.contains(v->get<double>()))
-        fail(key, "must be a number in " + range.text() + ", got " + v->dump());
+        fail(key, "must be a number " + range.text() + ", got " + v->dump());
     return v->get<double>();
 }
 

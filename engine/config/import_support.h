@@ -21,7 +21,7 @@ struct Range {
     double min, max;
     bool min_open = false, max_open = false;
     bool contains(double v) const;
-    std::string text() const;  // "(0, 1]"
+    std::string text() const;  // "in (0, 1]", or ">= 0 (and finite)" for the open-ended ones
 };
 inline constexpr Range kPositive{0.0, 1e6, true, false};      // learning rates, epsilons
 inline constexpr Range kNonNegative{0.0, 1e6, false, false};  // l1, l2
@@ -60,7 +60,7 @@ public:
     std::optional<double> number(std::initializer_list<const char*> keys);
     // A hyperparameter the model will use: like number(), but DL4J's "NaN"/"Infinity" strings and
     // values outside the range are refused, naming the field as the file spells it (a NaN learning
-    // rate must never train at some default). `range` reads like "(0, 1e6]" in messages.
+    // rate must never train at some default).
     std::optional<double> hyper(std::initializer_list<const char*> keys, const Range& range);
     std::optional<int> integer(std::initializer_list<const char*> keys, int min);
     std::optional<std::string> string(std::initializer_list<const char*> keys);

@@ -12,7 +12,10 @@ namespace {
 
 // The learning rate: a number, or (Keras 3) a LearningRateSchedule object imported as its start.
 float learning_rate(Place& o, float fallback) {
-    if (const auto* sched = o.object({"learning_rate", "lr", "learningRate"})) {
+    const auto& j = o.json();
+    const bool scheduled = (j.contains("learning_rate") && j["learning_rate"].is_object()) ||
+                           (j.contains("lr") && j["lr"].is_object());
+    if (const auto* sched = scheduled ? o.object({"learning_rate", "lr"}) : nullptr) {
         const auto name = text_or(*sched, "class_name", "");
         const auto cfg = sched->value("config", nlohmann::json::object());
         std::vector<std::string> scratch;

@@ -69,7 +69,11 @@ ImportResult import_model_text(std::string_view text, const std::string& source)
             case ModelFormat::Keras: {
                 KerasLocation at;
                 const auto* model = keras_model(j, &at);
-                return import_keras(*model, source, at);
+                auto r = import_keras(*model, source, at);
+                if (j.contains("weightsManifest"))
+                    r.notes.push_back("weightsManifest: the TensorFlow.js weights are not imported; training starts "
+                                      "from freshly initialised weights");
+                return r;
             }
             case ModelFormat::Thresher: break;
         }
