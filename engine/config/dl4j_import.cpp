@@ -50,16 +50,23 @@ void ignore_harmless(Place& p) {
               "momentum", "learningRate"});
 }
 
-const char* kSupportedActivations = "identity, relu, leakyrelu, tanh, sigmoid, softmax";
+const char* kSupportedActivations =
+    "identity, relu, leakyrelu, tanh, sigmoid, softmax, elu, selu, relu6, hardsigmoid, softplus, softsign";
 
 ActivationSpec activation_from_name(Place& p, const std::string& key, const std::string& name, float alpha) {
     const std::string n = normalise_name(name);
-    if (n == "identity" || n == "linear") return {Activation::Identity, alpha};
-    if (n == "relu") return {Activation::Relu, alpha};
+    if (n == "identity" || n == "linear") return {Activation::Identity, 0.01f};
+    if (n == "relu") return {Activation::Relu, 0.01f};
     if (n == "leakyrelu" || n == "lrelu") return {Activation::LeakyRelu, alpha};
-    if (n == "tanh") return {Activation::Tanh, alpha};
-    if (n == "sigmoid") return {Activation::Sigmoid, alpha};
-    if (n == "softmax") return {Activation::Softmax, alpha};
+    if (n == "tanh") return {Activation::Tanh, 0.01f};
+    if (n == "sigmoid") return {Activation::Sigmoid, 0.01f};
+    if (n == "softmax") return {Activation::Softmax, 0.01f};
+    if (n == "elu") return {Activation::Elu, 1.f};
+    if (n == "selu") return {Activation::Selu, 0.01f};
+    if (n == "relu6") return {Activation::Relu6, 0.01f};
+    if (n == "hardsigmoid") return {Activation::HardSigmoid, 0.2f};  // DL4J: clamp(0.2x + 0.5, 0, 1)
+    if (n == "softplus") return {Activation::Softplus, 0.01f};
+    if (n == "softsign") return {Activation::Softsign, 0.01f};
     p.fail(key, "activation \"" + name + "\" is not supported (Thresher has " + kSupportedActivations + ")");
 }
 
@@ -82,13 +89,16 @@ ActivationSpec read_activation(Place& p, float legacy_alpha) {
         if (n == "relu") {
             // DL4J 1.0's ReLU carries optional max / threshold / negativeSlope.
             const auto slope = a.hyper({"negativeSlope"}, import::kUnit).value_or(0.0);
-            if (a.number({"max"}).value_or(0.0) != 0.0 || a.number({"threshold"}).value_or(0.0) != 0.0)
-                p.fail("activationFn", "ReLU with max or threshold is not supported");
+            const auto max = a.number({"max"}).value_or(0.0);
+            if (a.number({"threshold"}).value_or(0.0) != 0.0 || (max != 0.0 && (max != 6.0 || slope != 0.0)))
+                p.fail("activationFn", "ReLU with a threshold, or a max other than 6, is not supported");
+            if (max == 6.0) return {Activation::Relu6, 0.01f};
             if (slope != 0.0) return {Activation::LeakyRelu, static_cast<float>(slope)};
             return {Activation::Relu, 0.01f};
         }
         if (n == "lrelu" || n == "leakyrelu")
             return {Activation::LeakyRelu, static_cast<float>(a.hyper({"alpha"}, import::kUnit).value_or(0.01))};
+        if (n == "elu") return {Activation::Elu, static_cast<float>(a.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
         return activation_from_name(p, "activationFn", cls, 0.01f);
     }
     if (auto name = p.string({"activationFunction"})) {

@@ -19,16 +19,18 @@ using import::Place;
 
 const char* kSupportedLayers =
     "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, BatchNormalization, Dropout, Flatten, "
-    "Activation, ReLU, LeakyReLU, Softmax; Keras 1's Convolution2D";
+    "Activation, ReLU, LeakyReLU, ELU, Softmax; Keras 1's Convolution2D";
 
 bool supported_layer(const std::string& kind) {
     static const std::set<std::string> known{"InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
                                              "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
-                                             "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax"};
+                                             "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
+                                             "ELU"};
     return known.count(kind) > 0;
 }
 
-ActivationSpec activation_from_name(Place& p, const std::string& key, const nlohmann::json& v) {
+// Keras 3 changed hard_sigmoid from clamp(0.2x + 0.5) to relu6(x + 3) / 6.
+ActivationSpec activation_from_name(Place& p, const std::string& key, const nlohmann::json& v, bool keras3 = false) {
     if (v.is_null()) return {Activation::Identity, 0.01f};
     if (!v.is_string()) p.fail(key, "custom activation " + v.dump().substr(0, 120) + " is not supported");
     const auto name = v.get<std::string>();
@@ -38,7 +40,14 @@ ActivationSpec activation_from_name(Place& p, const std::string& key, const nloh
     if (name == "sigmoid") return {Activation::Sigmoid, 0.01f};
     if (name == "softmax") return {Activation::Softmax, 0.01f};
     if (name == "leaky_relu") return {Activation::LeakyRelu, 0.2f};  // Keras 3's default slope
-    p.fail(key, "activation \"" + name + "\" is not supported (Thresher has linear, relu, leaky_relu, tanh, sigmoid, softmax)");
+    if (name == "elu") return {Activation::Elu, 1.f};
+    if (name == "selu") return {Activation::Selu, 0.01f};
+    if (name == "relu6") return {Activation::Relu6, 0.01f};
+    if (name == "hard_sigmoid") return {Activation::HardSigmoid, keras3 ? 1.f / 6.f : 0.2f};
+    if (name == "softplus") return {Activation::Softplus, 0.01f};
+    if (name == "softsign") return {Activation::Softsign, 0.01f};
+    p.fail(key, "activation \"" + name + "\" is not supported (Thresher has linear, relu, leaky_relu, tanh, sigmoid, "
+                "softmax, elu, selu, relu6, hard_sigmoid, softplus, softsign)");
 }
 
 // {"class_name": "GlorotUniform", "config": {...}} (Keras 3 adds "module" and "registered_name").
@@ -173,6 +182,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     auto& notes = result.notes;
     const std::string& prefix = at_file.model_path;
     Place root(model, source, prefix.empty() ? "model" : prefix.substr(0, prefix.size() - 1), notes);
+    const bool keras3 = model.contains("module");  // Keras 3 names every object's module
     const auto cls = root.string({"class_name"}).value_or("");
     if (cls == "Model" || cls == "Functional")
         root.fail("class_name", "a Keras functional " + cls + " cannot be imported (only Sequential: a plain stack of layers)");
@@ -276,7 +286,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             const auto units = p.integer({"units", "output_dim"}, 1);  // Keras 1: output_dim
             if (!units) p.fail("units", "is required");
             l.units = *units;
-            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")));
+            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
             params = true;
         } else if (kind == "Conv2D" || kind == "Convolution2D") {
             l.type = LayerType::Convolution;
@@ -296,7 +306,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             l.stride = p.pair({"strides", "subsample"}, 1).value_or(std::array<int, 2>{1, 1});
             l.dilation = p.pair({"dilation_rate"}, 1).value_or(std::array<int, 2>{1, 1});
             if (p.integer({"groups"}, 1).value_or(1) != 1) p.fail("groups", "grouped convolution is not supported");
-            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")));
+            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
             if (l.activation.kind == Activation::Softmax) p.fail("activation", "softmax on a convolution is not supported");
             params = true;
         } else if (kind == "MaxPooling2D" || kind == "MaxPool2D" || kind == "AveragePooling2D" || kind == "AvgPool2D") {
@@ -340,17 +350,21 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             needs_flatten = false;
             p.note_unread();
             continue;
-        } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "Softmax") {
+        } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "ELU" || kind == "Softmax") {
             ActivationSpec act;
             if (kind == "Activation") {
-                act = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")));
+                act = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
                 p.ignore({"activation"});
             } else if (kind == "ReLU") {
-                if (p.number({"max_value"}) || p.number({"threshold"}).value_or(0.0) != 0.0)
-                    p.fail("ReLU with max_value or threshold is not supported");
+                const auto max = p.number({"max_value"});
                 const auto slope = p.hyper({"negative_slope"}, import::kUnit).value_or(0.0);
-                act = slope == 0.0 ? ActivationSpec{Activation::Relu, 0.01f}
+                if (p.number({"threshold"}).value_or(0.0) != 0.0 || (max && (*max != 6.0 || slope != 0.0)))
+                    p.fail("ReLU with a threshold, or a max_value other than 6, is not supported");
+                act = max ? ActivationSpec{Activation::Relu6, 0.01f}
+                    : slope == 0.0 ? ActivationSpec{Activation::Relu, 0.01f}
                                    : ActivationSpec{Activation::LeakyRelu, static_cast<float>(slope)};
+            } else if (kind == "ELU") {
+                act = {Activation::Elu, static_cast<float>(p.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
             } else if (kind == "LeakyReLU") {
                 act = {Activation::LeakyRelu, static_cast<float>(p.hyper({"negative_slope", "alpha"}, import::kUnit).value_or(0.3))};
             } else {

@@ -15,8 +15,9 @@ namespace {
 
 const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling", "batch_norm",
                                            "dropout", "output"};
-const std::vector<std::string> kActivations{"identity", "relu", "leakyrelu", "tanh", "sigmoid",
-                                            "softmax"};
+const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
+                                            "sigmoid",  "softmax",  "elu",         "selu",
+                                            "relu6",    "hardsigmoid", "softplus", "softsign"};
 const std::vector<std::string> kLosses{"mcxent", "negativeloglikelihood", "xent", "mse"};
 const std::vector<std::string> kInits{"xavier", "xavier_uniform", "relu", "normal", "uniform",
                                       "zero"};
@@ -65,14 +66,25 @@ nlohmann::json updater_json(const UpdaterSpec& u) {
     return j;
 }
 
+// "alpha": leakyrelu's negative slope (default 0.01, in [0, 1]), elu's alpha (default 1, in
+// [0, 100]), hardsigmoid's slope (default 0.2, in (0, 10]).
 ActivationSpec parse_activation(JsonFields& f, Activation fallback) {
     ActivationSpec a{fallback, 0.01f};
     if (auto k = f.choice("activation", kActivations)) a.kind = static_cast<Activation>(*k);
-    if (auto alpha = f.number("alpha", 0.0, 1.0)) {
-        if (a.kind != Activation::LeakyRelu) f.fail("alpha", "only applies to activation leakyrelu");
-        a.alpha = static_cast<float>(*alpha);
+    if (a.kind == Activation::Elu) a.alpha = 1.f;
+    if (a.kind == Activation::HardSigmoid) a.alpha = 0.2f;
+    if (f.has("alpha")) {
+        double lo = 0.0, hi = 1.0;
+        if (a.kind == Activation::Elu) hi = 100.0;
+        else if (a.kind == Activation::HardSigmoid) lo = 1e-6, hi = 10.0;
+        else if (a.kind != Activation::LeakyRelu) f.fail("alpha", "only applies to activations leakyrelu, elu and hardsigmoid");
+        a.alpha = static_cast<float>(*f.number("alpha", lo, hi));
     }
     return a;
+}
+
+bool has_alpha(Activation a) {
+    return a == Activation::LeakyRelu || a == Activation::Elu || a == Activation::HardSigmoid;
 }
 
 LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::string& source) {
@@ -304,7 +316,7 @@ nlohmann::json ModelConfig::to_json() const {
                 break;
             case LayerType::Dropout: o["retain"] = decimal(l.retain); break;
         }
-        if (l.activation.kind == Activation::LeakyRelu) o["alpha"] = decimal(l.activation.alpha);
+        if (has_alpha(l.activation.kind)) o["alpha"] = decimal(l.activation.alpha);
         if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];
         if (l.updater) o["updater"] = updater_json(*l.updater);
         if (l.l1) o["l1"] = decimal(*l.l1);

@@ -84,6 +84,8 @@ private Q_SLOTS:
     void training_config_read();
     void training_config_refused_data();
     void training_config_refused();
+    void activations_of_imported_files_data();
+    void activations_of_imported_files();
 };
 
 void TestModelImport::fixtures_data() {
@@ -347,11 +349,11 @@ void TestModelImport::refused_data() {
         << QByteArray(R"({"vertices":{},"networkInputs":["in"],"networkOutputs":["out"]})")
         << QStringList{"ComputationGraph", "MultiLayerConfiguration"};
     QTest::newRow("dl4j unknown activation")
-        << dl4j_with("DenseLayer", R"("nin":4,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationELU","alpha":1.0})")
-        << QStringList{"confs[0] (DenseLayer)", "\"activationFn\"", "ELU", "not supported"};
+        << dl4j_with("DenseLayer", R"("nin":4,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationCube"})")
+        << QStringList{"confs[0] (DenseLayer)", "\"activationFn\"", "Cube", "not supported"};
     QTest::newRow("dl4j 0.x unknown activation")
-        << dl4j({R"({"layer":{"dense":{"nin":4,"nout":3,"activationFunction":"softsign"}}})", kDl4jOutput})
-        << QStringList{"confs[0] (dense)", "\"activationFunction\"", "softsign"};
+        << dl4j({R"({"layer":{"dense":{"nin":4,"nout":3,"activationFunction":"rationaltanh"}}})", kDl4jOutput})
+        << QStringList{"confs[0] (dense)", "\"activationFunction\"", "rationaltanh"};
     QTest::newRow("dl4j AdaDelta") << dl4j_with("DenseLayer",
         R"("nin":4,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationReLU"},
            "iupdater":{"@class":"org.nd4j.linalg.learning.config.AdaDelta","rho":0.95})")
@@ -390,8 +392,8 @@ void TestModelImport::refused_data() {
                   keras_layer("Flatten", R"("name":"f")"), kKerasOut})
         << QStringList{"layers[1] (Conv2D \"c\")", "\"groups\"", "grouped"};
     QTest::newRow("keras unknown activation")
-        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"elu")"), kKerasOut})
-        << QStringList{"layers[1] (Dense \"d\")", "\"activation\"", "elu"};
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"gelu")"), kKerasOut})
+        << QStringList{"layers[1] (Dense \"d\")", "\"activation\"", "gelu"};
     QTest::newRow("keras Dense on an image")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":4,"kernel_size":3)"), kKerasOut})
         << QStringList{"layers[2] (Dense \"out\")", "Flatten"};
@@ -687,6 +689,60 @@ void TestModelImport::training_config_refused() {
     const QString msg = refusal(text.toStdString(), "cfg.json");
     QVERIFY2(msg.startsWith("cfg.json: "), qPrintable(msg));
     for (const auto& f : expected) QVERIFY2(msg.contains(f), qPrintable(f + " not in: " + msg));
+}
+
+void TestModelImport::activations_of_imported_files_data() {
+    // Class 6: the activations real files use, in each spelling, with their parameters.
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("activation");
+    QTest::addColumn<double>("alpha");  // -1: not compared
+    auto dl4j_act = [](const QByteArray& fn) {
+        return dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"activationFn":)" + fn), kDl4jOutput});
+    };
+    QTest::newRow("dl4j 1.0 ELU") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationELU","alpha":0.5})") << "elu" << 0.5;
+    QTest::newRow("dl4j 0.9 wrapper ELU") << dl4j_act(R"({"ELU":{"alpha":1.0}})") << "elu" << 1.0;
+    QTest::newRow("dl4j SELU") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationSELU"})") << "selu" << -1.0;
+    QTest::newRow("dl4j HardSigmoid") << dl4j_act(R"({"HardSigmoid":{}})") << "hardsigmoid" << 0.2;
+    QTest::newRow("dl4j SoftPlus") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationSoftPlus"})") << "softplus" << -1.0;
+    QTest::newRow("dl4j SoftSign") << dl4j_act(R"({"SoftSign":{}})") << "softsign" << -1.0;
+    QTest::newRow("dl4j ReLU max 6") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationReLU","max":6.0,"threshold":0.0,"negativeSlope":0.0})")
+        << "relu6" << -1.0;
+    QTest::newRow("dl4j 0.x elu string") << dl4j({R"({"layer":{"dense":{"nin":4,"nout":3,"activationFunction":"elu"}}})", kDl4jOutput})
+        << "elu" << 1.0;
+    auto keras_act = [](const QByteArray& dense_extra, const QByteArray& after = {}) {
+        QByteArrayList layers{kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4)" + dense_extra)};
+        if (!after.isEmpty()) layers << after;
+        layers << kKerasOut;
+        return keras(layers);
+    };
+    QTest::newRow("keras selu") << keras_act(R"(,"activation":"selu")") << "selu" << -1.0;
+    QTest::newRow("keras softsign") << keras_act(R"(,"activation":"softsign")") << "softsign" << -1.0;
+    QTest::newRow("keras 2 hard_sigmoid") << keras_act(R"(,"activation":"hard_sigmoid")") << "hardsigmoid" << 0.2;
+    QTest::newRow("keras ELU layer") << keras_act("", keras_layer("ELU", R"("name":"e","alpha":0.7)")) << "elu" << 0.7;
+    QTest::newRow("keras ReLU max_value 6") << keras_act("", keras_layer("ReLU", R"("name":"r","max_value":6.0)")) << "relu6" << -1.0;
+    // Keras 3 (its objects name their module) changed hard_sigmoid to relu6(x + 3) / 6.
+    QByteArray k3 = keras_act(R"(,"activation":"hard_sigmoid")");
+    k3.insert(1, R"("module":"keras",)");
+    QTest::newRow("keras 3 hard_sigmoid") << k3 << "hardsigmoid" << double(1.f / 6.f);
+}
+
+void TestModelImport::activations_of_imported_files() {
+    QFETCH(QByteArray, json);
+    QFETCH(QString, activation);
+    QFETCH(double, alpha);
+    nn::ImportResult r;
+    try {
+        r = nn::import_model_text(json.toStdString(), "cfg.json");
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    const auto& a = r.model.layers[0].activation;
+    QCOMPARE(QString::fromUtf8(nn::to_string(a.kind).data()), activation);
+    if (alpha >= 0) QCOMPARE(a.alpha, float(alpha));
+    // Thresher JSON keeps it: the saved config reads back the same.
+    const auto again = nn::ModelConfig::from_json(r.model.to_json(), "again");
+    QCOMPARE(again.layers[0].activation.kind, a.kind);
+    QCOMPARE(again.layers[0].activation.alpha, a.alpha);
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)
