@@ -269,7 +269,7 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
             auto value = [&](const char* key) -> float {
                 if (!t->body->contains(key)) p.fail("regularization", cls + " without \"" + key + "\": " + r.dump());
                 return static_cast<float>(
-                    scheduled_value(p, std::string("regularization.") + key, (*t->body)[key], import::kNonNegative));
+                    scheduled_value(p, std::string("regularization.") + key, (*t->body)[key], import::kRegularisation));
             };
             if (cls == "L1Regularization") {
                 l1 += value("l1");
@@ -285,8 +285,8 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
             }
         }
     } else {
-        l1 = static_cast<float>(p.hyper({"l1"}, import::kNonNegative).value_or(0.0));
-        l2 = static_cast<float>(p.hyper({"l2"}, import::kNonNegative).value_or(0.0));
+        l1 = static_cast<float>(p.hyper({"l1"}, import::kRegularisation).value_or(0.0));
+        l2 = static_cast<float>(p.hyper({"l2"}, import::kRegularisation).value_or(0.0));
         if (!legacy_enabled && (l1 != 0.f || l2 != 0.f)) {
             p.note("l1/l2 ignored: the conf says \"useRegularization\": false");
             l1 = l2 = 0.f;
@@ -582,7 +582,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
             }
             case Kind::BatchNorm:
                 l.type = LayerType::BatchNorm;
-                l.bn_eps = static_cast<float>(p.hyper({"eps"}, import::Range{0.0, 1.0, true, false}).value_or(1e-5));
+                l.bn_eps = static_cast<float>(p.hyper({"eps"}, import::kBatchNormEps).value_or(1e-5));
                 l.bn_decay = static_cast<float>(p.hyper({"decay"}, import::kUnit).value_or(0.9));
                 if (p.boolean({"lockGammaBeta"}).value_or(false))
                     p.fail("lockGammaBeta", "fixed gamma/beta are not supported (Thresher learns both)");

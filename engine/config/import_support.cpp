@@ -183,7 +183,21 @@ ModelConfig validated(const ModelConfig& m, const std::string& source) {
     // named in the file's terms; then the field checks Thresher JSON gets.
     ModelConfig located = m;
     located.infer_shapes(source);
-    auto out = ModelConfig::from_json(m.to_json(), source);
+    ModelConfig out;
+    try {
+        out = ModelConfig::from_json(m.to_json(), source);
+    } catch (const ConfigError& e) {
+        // The field checks name Thresher's layers[i]: say where that layer is in the file.
+        std::string msg = e.what();
+        for (std::size_t i = 0; i < m.layers.size(); ++i) {
+            LayerConfig plain = m.layers[i];
+            plain.origin.clear();
+            const std::string ours = source + ": " + plain.label(i);
+            if (!m.layers[i].origin.empty() && msg.rfind(ours, 0) == 0)
+                throw ConfigError(source + ": " + m.layers[i].label(i) + msg.substr(ours.size()));
+        }
+        throw;
+    }
     for (std::size_t i = 0; i < out.layers.size() && i < m.layers.size(); ++i) {
         out.layers[i].origin = m.layers[i].origin;
         out.layers[i].origin_what = m.layers[i].origin_what;

@@ -24,10 +24,12 @@ struct Range {
     std::string text() const;  // "in (0, 1]", or ">= 0 (and finite)" for the open-ended ones
 };
 inline constexpr Range kPositive{0.0, 1e6, true, false};      // learning rates, epsilons
-inline constexpr Range kNonNegative{0.0, 1e6, false, false};  // l1, l2
+inline constexpr Range kNonNegative{0.0, 1e6, false, false};  // DL4J learning rates (0 allowed)
+inline constexpr Range kRegularisation{0.0, 1e3, false, false};  // l1, l2 (Thresher's own bound)
+inline constexpr Range kBatchNormEps{1e-12, 1.0, false, false};
 inline constexpr Range kUnit{0.0, 1.0, false, false};         // momentum, decays
 inline constexpr Range kUnitOpenTop{0.0, 1.0, false, true};   // betas, drop rates
-inline constexpr Range kRetain{0.0, 1.0, true, false};        // retain probabilities
+inline constexpr Range kRetain{1e-6, 1.0, false, false};       // retain probabilities (Thresher's bound)
 
 // A polymorphic value in either of Jackson's spellings, as DL4J wrote them: {"@class":
 // "org.nd4j.linalg.activations.impl.ActivationReLU", fields...} (1.0.0-alpha on) or the

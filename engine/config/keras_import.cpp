@@ -107,9 +107,10 @@ void read_regularizer(Place& p, LayerConfig& l) {
             p.fail(key, "regularizer " + name + " is not supported (L1, L2, L1L2)");
         std::vector<std::string> scratch;
         Place c(cfg, p.source(), p.where() + "." + key, scratch);
-        l.l1 = static_cast<float>(c.hyper({"l1"}, import::kNonNegative).value_or(0.0));
+        l.l1 = static_cast<float>(c.hyper({"l1"}, import::kRegularisation).value_or(0.0));
         // Keras stores float32 values (0.009999999776482582 for 0.01): keep the float's decimal.
-        const float l2 = static_cast<float>(c.hyper({"l2"}, import::kNonNegative).value_or(0.0));
+        // Half of Thresher's bound: it doubles.
+        const float l2 = static_cast<float>(c.hyper({"l2"}, import::Range{0.0, 500.0}).value_or(0.0));
         l.l2 = static_cast<float>(2.0 * decimal(l2));
         if (*l.l2 != 0.f)
             p.note(std::string("\"") + key + "\": l2 " + import::number_text(l2) + " becomes Thresher l2 " +
@@ -326,7 +327,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             if (!ok) p.fail("axis", "normalising over axis " + axis_json.dump() + " is not supported (only the channel axis)");
             p.ignore({"axis"});
             l.bn_decay = static_cast<float>(p.hyper({"momentum"}, import::kUnit).value_or(0.99));
-            l.bn_eps = static_cast<float>(p.hyper({"epsilon"}, import::Range{0.0, 1.0, true, false}).value_or(1e-3));
+            l.bn_eps = static_cast<float>(p.hyper({"epsilon"}, import::kBatchNormEps).value_or(1e-3));
             if (!p.boolean({"center"}).value_or(true) || !p.boolean({"scale"}).value_or(true))
                 p.note("center/scale false: Thresher learns both beta and gamma");
             params = true;
