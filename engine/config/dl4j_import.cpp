@@ -103,8 +103,7 @@ ActivationSpec read_activation(Place& p, float legacy_alpha) {
     }
     if (auto name = p.string({"activationFunction"})) {
         if (normalise_name(*name) == "leakyrelu" && !import::Range{0.0, 1.0}.contains(legacy_alpha))
-            p.fail("activationFunction", "leakyrelu needs the conf's \"leakyreluAlpha\" in [0, 1], got " +
-                                             import::number_text(legacy_alpha));
+            p.fail("activationFunction", "leakyrelu needs the conf's \"leakyreluAlpha\" in [0, 1]");
         return activation_from_name(p, "activationFunction", *name, legacy_alpha);
     }
     p.note("no activation given: using DL4J's default, sigmoid");
@@ -497,7 +496,9 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         const bool use_regularization = c.boolean({"useRegularization"}).value_or(true);
         // Only a leakyrelu layer uses it (read_activation checks the range then); DL4J writes "NaN" when unset.
         const auto& alpha_json = c.json().contains("leakyreluAlpha") ? c.json()["leakyreluAlpha"] : nlohmann::json(0.01);
-        const float leaky_alpha = alpha_json.is_number() ? alpha_json.get<float>() : std::nanf("");
+        // Out of range stays out of range (and a double beyond float is never cast): read_activation refuses it.
+        const double alpha_value = alpha_json.is_number() ? alpha_json.get<double>() : std::nan("");
+        const float leaky_alpha = alpha_value >= 0.0 && alpha_value <= 1.0 ? static_cast<float>(alpha_value) : std::nanf("");
         c.ignore({"leakyreluAlpha"});
         if (auto policy = c.string({"learningRatePolicy"}); policy && normalise_name(*policy) != "none")
             c.note("learning-rate policy " + *policy + " ignored (Thresher has no schedules)");
