@@ -178,7 +178,31 @@ std::string simple_class_name(const std::string& java_class) {
     return dot == std::string::npos ? java_class : java_class.substr(dot + 1);
 }
 
+namespace {
+
+// Thresher JSON cannot hold NaN (it would be written as null and read back as the default), so a
+// non-finite value an importer let through is caught here, before the round trip hides it.
+void check_finite(const ModelConfig& m, const std::string& source) {
+    auto updater_ok = [](const UpdaterSpec& u) {
+        for (float v : {u.learning_rate, u.momentum, u.beta1, u.beta2, u.epsilon, u.rms_decay, u.l1, u.l2})
+            if (!std::isfinite(v)) return false;
+        return true;
+    };
+    if (!updater_ok(m.updater) || !std::isfinite(m.l1) || !std::isfinite(m.l2))
+        throw ConfigError(source + ": the model's updater or regularisation is not a finite number");
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const auto& l = m.layers[i];
+        bool ok = std::isfinite(l.activation.alpha) && std::isfinite(l.retain) && std::isfinite(l.bn_eps) &&
+                  std::isfinite(l.bn_decay) && (!l.updater || updater_ok(*l.updater));
+        for (const auto& r : {l.l1, l.l2}) ok = ok && (!r || std::isfinite(*r));
+        if (!ok) throw ConfigError(source + ": " + l.label(i) + ": a hyperparameter is not a finite number");
+    }
+}
+
+}  // namespace
+
 ModelConfig validated(const ModelConfig& m, const std::string& source) {
+    check_finite(m, source);
     // Shapes first, on the layers that still know where they came from, so a shape problem is
     // named in the file's terms; then the field checks Thresher JSON gets.
     ModelConfig located = m;
