@@ -1,4 +1,4 @@
-// thresher-engine: train, evaluate, predict, compare, devices. See DESIGN.md for the contract:
+// thresher-engine: train, evaluate, predict, compare, devices, inspect. See DESIGN.md for the contract:
 // JSON lines on stdout, logs on stderr, a non-zero exit with one clear message on any error.
 #include <CLI/CLI.hpp>
 
@@ -10,6 +10,7 @@
 
 #include "cli/cluster.h"
 #include "cli/commands.h"
+#include "cli/inspect.h"
 #include "cli/masters.h"
 #include "cli/stdin_control.h"
 #include "cli/stop_watch.h"
@@ -117,6 +118,12 @@ int main(int argc, char** argv) {
 
     auto* devices_cmd = app.add_subcommand("devices", "List the compute devices this build can use");
 
+    std::string inspect_model;
+    bool inspect_json = false;
+    auto* inspect_cmd = app.add_subcommand("inspect", "Show a model file (Thresher, DL4J or Keras) as Thresher will train it");
+    inspect_cmd->add_option("MODEL", inspect_model, "Model file")->required()->check(CLI::ExistingFile);
+    inspect_cmd->add_flag("--json", inspect_json, "One JSON object on stdout instead of a table");
+
     CLI11_PARSE(app, argc, argv);
 
     events::EventWriter events(std::cout, cluster.node_rank);
@@ -165,6 +172,8 @@ int main(int argc, char** argv) {
             return cli::compare_command(a, b, tolerance) ? 0 : 1;
         } else if (devices_cmd->parsed()) {
             cli::devices_command();
+        } else if (inspect_cmd->parsed()) {
+            cli::inspect_command(inspect_model, inspect_json, std::cout, std::cerr);
         }
     } catch (const Error& e) {
         std::cerr << "thresher-engine: error: " << e.what() << std::endl;
