@@ -26,6 +26,7 @@ struct RunOptions {
     QString known_hosts;
     int connect_timeout_s = 10;
     int start_timeout_s = 120;
+    int heartbeat_timeout_s = 30;
     QString remote_cache = "~/.cache/thresher";
 };
 // Runs the spec until it finishes, fails, or is stopped by SIGINT/SIGTERM/SIGHUP.
