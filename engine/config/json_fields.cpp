@@ -204,7 +204,7 @@ void check_depth(std::string_view text, const std::string& source) {
                 throw ConfigError(source + ":" + line_column(text, i) + ": invalid JSON: nested deeper than " +
                                   std::to_string(kMaxJsonDepth) + " levels");
         } else if (c == ']' || c == '}') {
-            --depth;  // unbalanced text is the parser's to report
+            if (depth > 0) --depth;  // unbalanced text is the parser's to report
         }
     }
 }

@@ -81,6 +81,7 @@ void RunHistory::mark_interrupted_runs() {
 }
 
 void RunHistory::flush_quietly() {
+    added_since_flush_ = 0;
     try {
         flush();
     } catch (const HistoryError& e) {
@@ -137,7 +138,7 @@ void RunHistory::add_event(qint64 run, const QJsonObject& event) {
     pending_.append({run, next_seq_[run]++, QJsonDocument(event).toJson(QJsonDocument::Compact)});
     // A fast run keeps the memory it buffers bounded: one transaction per this many events (the
     // timer writes the rest). While writes fail, retry at this size only, not on every event.
-    if (pending_.size() % 2000 == 0) flush_quietly();
+    if (++added_since_flush_ >= 2000) flush_quietly();
 }
 
 void RunHistory::flush() {

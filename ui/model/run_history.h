@@ -107,6 +107,7 @@ private:
     QList<Pending> pending_;
     std::map<qint64, qint64> next_seq_;
     qint64 dropped_ = 0;
+    int added_since_flush_ = 0;  // events since the last flush attempt
     bool failing_ = false;  // the last flush failed: error() was emitted for this streak
     int interrupted_at_open_ = 0;
     std::unique_ptr<QLockFile> lock_;
