@@ -39,6 +39,10 @@ struct SshLaunchOptions {
     bool accept_new_host_keys = false;  // add unknown host keys to known_hosts (a changed key: never)
     int connect_timeout_s = 10;         // per host: TCP connect and SSH handshake
     int start_timeout_s = 120;          // per host: from starting the engine to its run_started
+    // Engines stop when their launcher has been silent this long (thresher-engine
+    // --stdin-heartbeat: the launcher writes a heartbeat line to each engine's stdin every sixth of
+    // it), so a frozen launcher or a vanished machine leaves no engine training for nobody; 0: off.
+    int heartbeat_timeout_s = 30;
     // Where bundles, staged data and run folders go on every host ("~/" is the remote home).
     QString remote_cache = "~/.cache/thresher";
     // Asks for a key's passphrase or a password (nullopt: none given). Called from the hosts'

@@ -90,6 +90,13 @@ int main(int argc, char** argv) {
                    "Read the run secret from the first line of stdin, then stop the run when stdin ends "
                    "(the SSH launcher's way: a closed connection ends the engine)")
         ->excludes("--secret-file");
+    double stdin_heartbeat_s = 0;
+    train_cmd
+        ->add_option("--stdin-heartbeat", stdin_heartbeat_s,
+                     "With --secret-stdin: stop the run when nothing arrives on stdin for this many seconds (the SSH "
+                     "launcher writes a heartbeat; 0: off)")
+        ->needs("--secret-stdin")
+        ->check(CLI::Range(0.0, 86400.0));
     for (auto* sub : {train_cmd}) {
         sub->add_option("--threads", threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
         sub->add_option("--device", device, "Backend device");
@@ -150,7 +157,8 @@ int main(int argc, char** argv) {
                 stop_watch.emplace(stop_requested, secret_stdin ? STDIN_FILENO : -1, [&](const std::string& why) {
                     events.warning(why + " and the run did not end within 3 s: ending the process now");
                     report_finished("stopped", {{"iters", 0}, {"wall_s", events.seconds()}});
-                }, std::chrono::milliseconds(3000));
+                }, std::chrono::milliseconds(3000),
+                   std::chrono::milliseconds(static_cast<long long>(stdin_heartbeat_s * 1000)));
                 cli::ClusterSession session(cluster, t.cluster, events);
                 auto outcome = train::run_training(t, events, std::cerr, session.factory(strategy));
                 report_finished(outcome.status, std::move(outcome.fields));

@@ -26,6 +26,7 @@ struct RunOptions {
     QString known_hosts;
     int connect_timeout_s = 10;
     int start_timeout_s = 120;
+    int heartbeat_timeout_s = 30;
     QString remote_cache = "~/.cache/thresher";
     // Slurm clusters (see LaunchOptions::slurm).
     QString slurm_mode = "auto";  // auto | step | submit

@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
         ->capture_default_str()->check(CLI::PositiveNumber);
     run_cmd->add_option("--start-timeout", run.start_timeout_s, "SSH: seconds for each engine to start (run_started)")
         ->capture_default_str()->check(CLI::PositiveNumber);
+    run_cmd->add_option("--heartbeat-timeout", run.heartbeat_timeout_s,
+                        "SSH: engines stop when this launcher has been silent this many seconds (frozen, or its "
+                        "machine gone); 0: off")
+        ->capture_default_str()->check(CLI::Range(0, 86400));
     run_cmd->add_option("--remote-cache", remote_cache,
                         "SSH: folder on the hosts for engine bundles, staged data and run folders")
         ->capture_default_str();

@@ -40,6 +40,7 @@ int run_command(const RunOptions& o) {
     launch.ssh.known_hosts_file = o.known_hosts;
     launch.ssh.connect_timeout_s = o.connect_timeout_s;
     launch.ssh.start_timeout_s = o.start_timeout_s;
+    launch.ssh.heartbeat_timeout_s = o.heartbeat_timeout_s;
     launch.ssh.remote_cache = o.remote_cache;
     launch.ssh.ask_secret = ask_on_terminal;
     using Mode = SlurmLaunchOptions::Mode;
