@@ -179,9 +179,11 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
             peer_lost(parent);
             changed_.wait_for(lock, std::chrono::milliseconds(100));
         }
-        round_acks_.erase(round);
+        // Late copies (resends, duplicates) of this round's acknowledgements and results are
+        // of no more use: drop them with any of earlier rounds.
+        round_acks_.erase(round_acks_.begin(), round_acks_.upper_bound(round));
         result = std::move(average_results_.at(round).payload);
-        average_results_.erase(round);
+        average_results_.erase(average_results_.begin(), average_results_.upper_bound(round));
         lock.unlock();
         if (!add_sums(result, round, params, state, workers, true))
             throw Error("averaging round " + std::to_string(round) + ": malformed result from node " + std::to_string(parent));
