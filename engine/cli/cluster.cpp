@@ -79,8 +79,14 @@ ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& sha
         (inet_pton(AF_INET, own.c_str(), &scratch) == 1 || inet_pton(AF_INET6, own.c_str(), &scratch) == 1))
         bind = own;
     bind = dist::choose_bind_address(bind, o.network_mask, std::getenv("THRESHER_IP"));
-    if (bulk) bulk_ = std::make_unique<dist::BulkChannel>(o.node_rank, endpoints, bind == "0.0.0.0" ? std::string() : bind, run_id, secret);
-    transport_ = std::make_unique<dist::UdpTransport>(o.node_rank, endpoints, bind, run_id, std::move(secret));
+    auto udp = std::make_unique<dist::UdpTransport>(o.node_rank, endpoints, bind, run_id, secret);
+    if (bulk) {
+        dist::BulkOptions options;
+        options.incarnation = udp->incarnation();  // one process, one incarnation on both channels
+        bulk_ = std::make_unique<dist::BulkChannel>(o.node_rank, endpoints, bind == "0.0.0.0" ? std::string() : bind,
+                                                    run_id, std::move(secret), options);
+    }
+    transport_ = std::move(udp);
 }
 
 train::MasterFactory ClusterSession::factory(const StrategyOptions& options) {

@@ -9,6 +9,7 @@
 
 #include "backend/registry.h"
 #include "core/error.h"
+#include "dist/net/wire.h"
 #include "data/data_source.h"
 #include "nn/model_file.h"
 #include "nn/network.h"
@@ -63,12 +64,11 @@ std::vector<std::uint8_t> pack_predictions(const std::vector<std::size_t>& index
     std::uint8_t* p = out.data();
     const std::uint64_t count = index.size();
     const std::uint32_t outputs = static_cast<std::uint32_t>(k);
-    std::memcpy(p, &count, 8), p += 8;
-    std::memcpy(p, &outputs, 4), p += 4;
+    dist::wire::store(p, count), p += 8;
+    dist::wire::store(p, outputs), p += 4;
     for (std::size_t i = 0; i < index.size(); ++i) {
-        const std::uint64_t at = index[i];
-        std::memcpy(p, &at, 8), p += 8;
-        std::memcpy(p, values.data() + i * static_cast<std::size_t>(k), 4 * static_cast<std::size_t>(k)), p += 4 * k;
+        dist::wire::store(p, static_cast<std::uint64_t>(index[i])), p += 8;
+        for (int j = 0; j < k; ++j) dist::wire::store(p, values[i * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)]), p += 4;
     }
     return out;
 }
@@ -78,17 +78,16 @@ bool unpack_predictions(const std::vector<std::uint8_t>& in, int k, std::size_t 
     if (in.size() < 12) return false;
     std::uint64_t count = 0;
     std::uint32_t outputs = 0;
-    std::memcpy(&count, in.data(), 8);
-    std::memcpy(&outputs, in.data() + 8, 4);
+    count = dist::wire::load<std::uint64_t>(in.data());
+    outputs = dist::wire::load<std::uint32_t>(in.data() + 8);
     const std::size_t row = 8 + 4 * static_cast<std::size_t>(k);
     if (outputs != static_cast<std::uint32_t>(k) || count > n || in.size() != 12 + count * row) return false;
     for (std::size_t i = 0; i < count; ++i) {
         const std::uint8_t* p = in.data() + 12 + i * row;
-        std::uint64_t at = 0;
-        std::memcpy(&at, p, 8);
+        const auto at = dist::wire::load<std::uint64_t>(p);
         if (at >= n) return false;
         std::vector<float> v(static_cast<std::size_t>(k));
-        std::memcpy(v.data(), p + 8, 4 * static_cast<std::size_t>(k));
+        for (int j = 0; j < k; ++j) v[static_cast<std::size_t>(j)] = dist::wire::load<float>(p + 8 + 4 * j);
         rows[at] = std::move(v);
     }
     return true;

@@ -20,13 +20,13 @@ using payload_io::put;
 void put_floats(std::vector<std::uint8_t>& out, const std::vector<float>& v) {
     const std::size_t at = out.size();
     out.resize(at + v.size() * sizeof(float));
-    if (!v.empty()) std::memcpy(out.data() + at, v.data(), v.size() * sizeof(float));
+    for (std::size_t i = 0; i < v.size(); ++i) wire::store(out.data() + at + 4 * i, v[i]);
 }
 
 bool get_floats(std::span<const std::uint8_t>& in, std::uint64_t n, std::vector<float>& v) {
     if (n > kMaxFloats || in.size() < n * sizeof(float)) return false;
     v.resize(n);
-    if (n > 0) std::memcpy(v.data(), in.data(), n * sizeof(float));
+    for (std::size_t i = 0; i < n; ++i) v[i] = wire::load<float>(in.data() + 4 * i);
     in = in.subspan(n * sizeof(float));
     return true;
 }

@@ -10,9 +10,9 @@
 //               u64 params, u64 updater state, then those floats
 //     Refused   u8... the reason, in words
 //
-// Fields are in host byte order (as NodeLink's other payloads: the nodes of a run share one
-// architecture). Payloads come authenticated (HMAC under the run secret), but are still parsed
-// field by field: a malformed one is refused, never trusted.
+// Fields, floats included, are in network byte order (dist/net/wire.h, like every wire format of
+// engine/dist: README.md there). Payloads come authenticated (HMAC under the run secret), but are
+// still parsed field by field: a malformed one is refused, never trusted.
 #pragma once
 
 #include <cstdint>

@@ -29,12 +29,43 @@ using payload_io::put;
 NodeLink::NodeLink(std::unique_ptr<Transport> transport, const train::ClusterShape& cluster, std::size_t param_count,
                    events::EventWriter* events, std::unique_ptr<BulkChannel> bulk)
     : transport_(std::move(transport)), cluster_(cluster), n_(param_count), events_(events),
-      peers_(static_cast<std::size_t>(cluster.nodes)), bulk_(std::move(bulk)) {}
+      peers_(static_cast<std::size_t>(cluster.nodes)), bulk_(std::move(bulk)) {
+    if (bulk_) bulk_->set_param_count(param_count);  // bounds every payload before it is read
+}
 
 void NodeLink::set_join_policy(bool mid_run, std::chrono::milliseconds wait) {
     std::lock_guard lock(mutex_);
     join_mid_run_ = mid_run;
     join_wait_ = wait;
+}
+
+void NodeLink::set_deadlines(const LinkDeadlines& d) {
+    std::lock_guard lock(mutex_);
+    deadlines_ = d;
+}
+
+void NodeLink::send_control(int node, std::uint8_t kind, std::uint64_t value) {
+    std::vector<std::uint8_t> payload;
+    put(payload, kind);
+    put(payload, value);
+    transport_->send(node, MessageType::Control, payload);
+}
+
+void NodeLink::serve_resends() {
+    std::vector<std::pair<int, std::vector<std::uint8_t>>> out;
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [node, round] : resends_)
+            if (auto it = finished_rounds_.find(round); it != finished_rounds_.end()) out.emplace_back(node, it->second);
+        resends_.clear();
+    }
+    for (const auto& [node, result] : out) {
+        try {
+            send_large(node, MessageType::AverageResult, result);
+        } catch (const Error& e) {
+            warn(std::string("sending an averaging result again: ") + e.what());
+        }
+    }
 }
 
 void NodeLink::start() {
@@ -46,6 +77,7 @@ void NodeLink::bulk_loop() {
     while (!stop_) {
         auto m = bulk_->receive(std::chrono::milliseconds(50));
         if (m) handle(std::move(*m), false);
+        serve_resends();
     }
 }
 
@@ -179,6 +211,7 @@ void NodeLink::receive_loop() {
     while (!stop_) {
         auto m = transport_->receive(std::chrono::milliseconds(50));
         if (m) handle(std::move(*m), true);
+        if (!bulk_) serve_resends();
         // The transport hears of a restarted peer (its hellos) before any message from it: look
         // now and then, so that a restarted controller is told to stop even if it never sends.
         const auto now = std::chrono::steady_clock::now();
@@ -212,6 +245,9 @@ void NodeLink::handle(Message&& m, bool counted) {
                 else
                     averages_[round].insert_or_assign(sender, std::move(m));  // a restarted node's replaces its predecessor's
             }
+            // Acknowledged over the datagram transport: a sender that hears nothing sends again
+            // (its frame may have died with a reset connection).
+            send_control(sender, kRoundAck, round);
             if (!late.empty()) {
                 try {
                     send_large(sender, MessageType::AverageResult, late);
@@ -341,6 +377,12 @@ void NodeLink::handle_control(const Message& m) {
         warn("node " + std::to_string(m.sender) + "'s run was stopped; the run goes on without it" +
              (m.sender == 0 ? " (and without a controller: no more joins, evaluation merged per node)" : ""));
         changed_.notify_all();
+    } else if (kind == kRoundAck) {
+        std::uint64_t round = 0;
+        if (get(in, round)) round_acks_[round] = m.sender;
+    } else if (kind == kResultAsk) {
+        std::uint64_t round = 0;
+        if (get(in, round) && finished_rounds_.count(round) && resends_.size() < 64) resends_.emplace_back(m.sender, round);
     } else if (kind == kStop && cluster_.node_rank == 0 && fatal_.empty()) {
         fatal_ = std::string(reinterpret_cast<const char*>(in.data()), std::min(in.size(), kMaxReason));
         if (fatal_.empty()) fatal_ = "node " + std::to_string(m.sender) + " told this controller to stop";
@@ -394,6 +436,7 @@ void NodeLink::drain_remote() {
         {
             std::lock_guard lock(mutex_);
             peers_[static_cast<std::size_t>(q.node)].served = q.incarnation;
+            peers_[static_cast<std::size_t>(q.node)].answer = pack_join_reply(refusal);
         }
         reply(q.node, refusal);
     }

@@ -68,6 +68,15 @@
 
 namespace thresher::dist {
 
+// How long the link waits in each exchange before it resends or fails (see node_link_rounds.cpp).
+struct LinkDeadlines {
+    std::chrono::milliseconds ack_wait{10000};     // sums sent, no acknowledgement: send them again
+    std::chrono::milliseconds result_ask{10000};   // acknowledged, no result: ask for it again
+    std::chrono::milliseconds round{600000};       // a round that does not finish: fail, naming the node
+    std::chrono::milliseconds gather{600000};      // an evaluation part that does not come: merge without it
+    std::chrono::milliseconds join_resend{10000};  // a join request unanswered: send it again
+};
+
 class NodeLink {
 public:
     // `bulk` (optional) carries the averaging rounds over TCP; without it they go over `transport`.
@@ -77,6 +86,7 @@ public:
     // Joining (see above). `mid_run`: whether nodes may join once training has begun (gradient
     // sharing); `wait`: how long the controller waits for every node at the start.
     void set_join_policy(bool mid_run, std::chrono::milliseconds wait);
+    void set_deadlines(const LinkDeadlines&);  // before start()
     // Before the workers start: nullopt to start with everyone, or the cluster's current state.
     // Throws thresher::Error when the controller refuses or cannot be reached. Returns nullopt
     // at once when `stop` becomes true (the run is being stopped).
@@ -127,11 +137,14 @@ private:
         std::uint64_t first_seq = 1;    // our first message it was a destination of
         std::chrono::steady_clock::time_point last_news{};  // its last message or "done"
         std::uint64_t served = 0;       // controller: the incarnation last answered (replays refused)
+        std::vector<std::uint8_t> answer;  // controller: that answer, when it was Start or Refused
+        bool served_rejoin = false;     // controller: that answer was a snapshot of a rejoin
         std::chrono::steady_clock::time_point last_poke{};
     };
     struct JoinRequest {
         int node;
         std::uint64_t incarnation;
+        bool again = false;  // its answer (a snapshot) was lost: answer once more
     };
 
     void receive_loop();
@@ -163,6 +176,10 @@ private:
     // notices a dead peer only through messages it cannot deliver.
     void poke(int node);
     void reduce(std::vector<double>& params, std::vector<double>& state, int& workers);
+    // Sends results of finished rounds asked for again (kResultAsk); on the bulk thread when there
+    // is one, so a large write never holds up the datagram receive loop.
+    void serve_resends();
+    void send_control(int node, std::uint8_t kind, std::uint64_t value);
 
     std::unique_ptr<Transport> transport_;
     train::ClusterShape cluster_;
@@ -176,7 +193,10 @@ private:
     std::uint64_t updates_sent_ = 0;
     std::map<std::uint64_t, std::map<int, Message>> averages_;    // round -> node -> sums (node 0)
     std::map<std::uint64_t, Message> average_results_;            // round -> cluster sums
-    std::map<std::uint64_t, std::vector<std::uint8_t>> finished_rounds_;  // tree: the last results, for late sums
+    std::map<std::uint64_t, std::vector<std::uint8_t>> finished_rounds_;  // the last results, for late sums and asks
+    std::map<std::uint64_t, int> round_acks_;                  // round -> the node that acknowledged our sums
+    std::vector<std::pair<int, std::uint64_t>> resends_;       // (node, round) results asked for again
+    LinkDeadlines deadlines_;
     std::map<int, std::map<int, nlohmann::json>> evaluations_;    // epoch -> node -> its part
     int evaluated_ = -1;  // the last epoch this node sent its evaluation part for (told with "done")
     std::uint64_t round_ = 0;

@@ -50,13 +50,38 @@ void NodeLink::handle_join_request(const Message& m) {
     JoinReply refusal;
     refusal.kind = JoinReply::Kind::Refused;
     refusal.incarnation = *incarnation;
+    std::vector<std::uint8_t> again;
     {
         std::lock_guard lock(mutex_);
         Peer& p = peers_[static_cast<std::size_t>(m.sender)];
-        if (*incarnation <= p.served) {  // a copy of a request answered before: nobody is waiting
+        if (*incarnation < p.served) {  // an earlier process's: nobody is waiting
             ++rejected_;
             return;
         }
+        if (*incarnation == p.served) {
+            // Asked again: our answer was lost (a connection reset under it). Send the same
+            // answer, or for a snapshot a fresh one after the next step.
+            if (p.answer.empty()) {
+                bool queued = false;
+                for (const auto& q : join_requests_) queued = queued || (q.node == m.sender && q.incarnation == p.served);
+                if (!queued) join_requests_.push_back({m.sender, p.served, true});
+                changed_.notify_all();
+                return;
+            }
+            again = p.answer;
+        }
+    }
+    if (!again.empty()) {
+        try {
+            send_large(m.sender, MessageType::Params, again);
+        } catch (const Error& e) {
+            warn("could not answer node " + std::to_string(m.sender) + "'s request to join again: " + e.what());
+        }
+        return;
+    }
+    {
+        std::lock_guard lock(mutex_);
+        Peer& p = peers_[static_cast<std::size_t>(m.sender)];
         if (finishing_) {
             refusal.reason = "the run is finishing (the controller has stopped training); there is nothing left to join";
         } else if (started_ && !join_mid_run_) {
@@ -68,6 +93,7 @@ void NodeLink::handle_join_request(const Message& m) {
             return;
         }
         p.served = *incarnation;
+        p.answer = pack_join_reply(refusal);
     }
     reply(m.sender, refusal);
 }
@@ -116,6 +142,11 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
                  "when it comes");
         for (const auto& [node, incarnation] : asked) {
             start.incarnation = incarnation;
+            const auto bytes = pack_join_reply(start);
+            {
+                std::lock_guard lock(mutex_);
+                peers_[static_cast<std::size_t>(node)].answer = bytes;
+            }
             reply(node, start);
         }
         return std::nullopt;
@@ -139,11 +170,28 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
     std::vector<int> tell;  // the nodes to tell we joined
     {
         std::unique_lock lock(mutex_);
+        auto asked_at = std::chrono::steady_clock::now();
         for (;;) {
             if (join_reply_ && join_reply_->incarnation == me) break;
             if (stopping()) return std::nullopt;
             if (controller_replaced_ || peer_lost(0))
                 throw Error("the controller (node 0) stopped answering before this node could join the run");
+            if (std::chrono::steady_clock::now() - asked_at > deadlines_.join_resend) {
+                // The request or its answer may have died with a connection: ask again (the
+                // controller answers a repeated request of the same process once more).
+                lock.unlock();
+                try {
+                    if (bulk_)
+                        bulk_->send(0, MessageType::ParamsRequest, request);
+                    else
+                        transport_->send(0, MessageType::ParamsRequest, request);
+                } catch (const Error& e) {
+                    warn(std::string("asking the controller (node 0) to join again: ") + e.what());
+                }
+                lock.lock();
+                asked_at = std::chrono::steady_clock::now();
+                continue;
+            }
             poke(0);
             changed_.wait_for(lock, std::chrono::milliseconds(50));
         }
@@ -198,12 +246,14 @@ void NodeLink::after_step(const nn::Network& net, const train::RunPosition& posi
         {
             std::lock_guard lock(mutex_);
             Peer& p = peers_[static_cast<std::size_t>(q.node)];
-            if (q.incarnation <= p.served) continue;  // answered meanwhile
+            if (q.incarnation < p.served || (q.incarnation == p.served && !q.again)) continue;  // answered meanwhile
             // The request (TCP) may overtake the new process's first datagram (UDP).
             if (!observe(q.node, q.incarnation) || p.incarnation != q.incarnation) continue;
-            snapshot.rejoin = p.served != 0;
+            snapshot.rejoin = q.again ? p.served_rejoin : p.served != 0;
             p.served = q.incarnation;
-            joined(q.node, position.epoch, position.iteration, snapshot.rejoin, true);
+            p.served_rejoin = snapshot.rejoin;
+            p.answer.clear();  // a snapshot is taken afresh when asked again
+            if (!q.again) joined(q.node, position.epoch, position.iteration, snapshot.rejoin, true);
             snapshot.incarnation = q.incarnation;
             snapshot.members.assign(static_cast<std::size_t>(cluster_.nodes), false);
             snapshot.members[0] = true;

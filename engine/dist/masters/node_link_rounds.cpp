@@ -94,14 +94,26 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
             throw Error("the controller (node 0) is gone, so averaging round " + std::to_string(round) + " cannot happen");
     };
     controller_gone();
+    const auto begun = std::chrono::steady_clock::now();
+    const LinkDeadlines limits = deadlines_;
+    auto seconds = [](std::chrono::milliseconds d) { return std::to_string(d.count() / 1000.0).substr(0, 5) + " s"; };
     for (;;) {
         bool all_in = true;
+        int missing = -1;
         for (int child : routes(true).children(me))
             if (!averages_[round].count(child)) {
                 poke(child);
-                all_in = !peer_lost(child) ? false : all_in;
+                if (!peer_lost(child)) {
+                    all_in = false;
+                    missing = child;
+                }
             }
         if (all_in) break;
+        // A child that is alive (it answers heartbeats) but sends no sums, even after its own
+        // resends, is stalled: fail rather than wait forever.
+        if (std::chrono::steady_clock::now() - begun > limits.round)
+            throw Error("averaging round " + std::to_string(round) + ": node " + std::to_string(missing) +
+                        " answers but sent no sums within " + seconds(limits.round) + " (a stalled node)");
         changed_.wait_for(lock, std::chrono::milliseconds(100));
     }
     // Everyone's sums that came, not only our children's: a node whose view of who is gone
@@ -121,24 +133,57 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     std::vector<std::uint8_t> result = pack_sums(round, workers, params, state);
     lock.lock();
     if (me != 0) {
+        // Our sums go to our parent, which acknowledges them; without an acknowledgement within
+        // ack_wait they are sent again (the frame may have died with its connection), and with
+        // one but no result within result_ask, the parent is asked for it again.
         int parent = -1;
+        auto sent_at = std::chrono::steady_clock::now(), asked_at = sent_at;
+        bool resend = true;
         for (;;) {
             controller_gone();
             if (average_results_.count(round)) break;
-            const int now = routes(true).parent(me);
-            if (now != parent) {  // the first time, and again when our parent went away
-                parent = now;
+            const auto now = std::chrono::steady_clock::now();
+            const int current = routes(true).parent(me);
+            if (current != parent) {  // the first time, and again when our parent went away
+                parent = current;
+                round_acks_.erase(round);
+                resend = true;
+            }
+            const auto ack = round_acks_.find(round);
+            const bool acked = ack != round_acks_.end() && ack->second == parent;
+            if (!acked && now - sent_at > limits.ack_wait) {
+                warn("averaging round " + std::to_string(round) + ": node " + std::to_string(parent) +
+                     " did not acknowledge this node's sums within " + seconds(limits.ack_wait) + "; sending them again");
+                resend = true;
+            }
+            if (resend) {
+                resend = false;
+                sent_at = asked_at = now;
                 lock.unlock();
-                send_large(parent, MessageType::Average, result);
+                try {
+                    send_large(parent, MessageType::Average, result);
+                } catch (const Error& e) {
+                    warn("averaging round " + std::to_string(round) + ": " + e.what() + "; trying again");
+                }
                 lock.lock();
                 continue;
             }
+            if (acked && now - asked_at > limits.result_ask) {
+                asked_at = now;
+                send_control(parent, node_link_control::kResultAsk, round);
+            }
+            if (now - begun > limits.round)
+                throw Error("averaging round " + std::to_string(round) + ": no result from node " + std::to_string(parent) +
+                            " within " + seconds(limits.round) + (acked ? " (it acknowledged this node's sums)" : ""));
             poke(parent);
             peer_lost(parent);
             changed_.wait_for(lock, std::chrono::milliseconds(100));
         }
+        // Late copies (resends, duplicates) of this round's acknowledgements and results are
+        // of no more use: drop them with any of earlier rounds.
+        round_acks_.erase(round_acks_.begin(), round_acks_.upper_bound(round));
         result = std::move(average_results_.at(round).payload);
-        average_results_.erase(round);
+        average_results_.erase(average_results_.begin(), average_results_.upper_bound(round));
         lock.unlock();
         if (!add_sums(result, round, params, state, workers, true))
             throw Error("averaging round " + std::to_string(round) + ": malformed result from node " + std::to_string(parent));
@@ -174,10 +219,18 @@ std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch
         return std::nullopt;
     }
     std::unique_lock lock(mutex_);
+    const auto begun = std::chrono::steady_clock::now();
     for (;;) {
         bool all_in = true;
+        const bool late = std::chrono::steady_clock::now() - begun > deadlines_.gather;
         for (int node = 1; node < cluster_.nodes; ++node)
             if (waited_for(node) && !evaluations_[epoch].count(node)) {
+                if (late) {
+                    warn("evaluation of epoch " + std::to_string(epoch) + ": node " + std::to_string(node) +
+                         "'s part did not come within " + std::to_string(deadlines_.gather.count() / 1000) +
+                         " s; the merged result leaves its shard out");
+                    continue;
+                }
                 // A node that said "done" after its last part for an earlier epoch stopped
                 // training before this epoch's end (SIGTERM, stdin closed): this part never comes.
                 // It is alive and draining, waiting for our "done", so without this both would

@@ -1,29 +1,14 @@
-// Fixed-size fields in and out of message payloads (host byte order: every node of a run is the
-// same engine build on the same architecture, which the launcher checks). `get` consumes from a
-// span and says false instead of reading past its end, so a short or hostile payload is refused
-// where it is parsed, never read out of bounds.
+// Fixed-size fields in and out of NodeLink's and the join protocol's payloads: the network byte
+// order of every wire format of engine/dist (dist/net/wire.h; formats in engine/dist/README.md).
+// `get` consumes from a span and says false instead of reading past its end, so a short or
+// hostile payload is refused where it is parsed, never read out of bounds.
 #pragma once
 
-#include <cstdint>
-#include <cstring>
-#include <span>
-#include <vector>
+#include "dist/net/wire.h"
 
 namespace thresher::dist::payload_io {
 
-template <typename T>
-void put(std::vector<std::uint8_t>& out, T v) {
-    const std::size_t at = out.size();
-    out.resize(at + sizeof(T));
-    std::memcpy(out.data() + at, &v, sizeof(T));  // (insert() trips GCC 12's -Wstringop-overflow)
-}
-
-template <typename T>
-bool get(std::span<const std::uint8_t>& in, T& v) {
-    if (in.size() < sizeof(T)) return false;
-    std::memcpy(&v, in.data(), sizeof(T));
-    in = in.subspan(sizeof(T));
-    return true;
-}
+using wire::get;
+using wire::put;
 
 }  // namespace thresher::dist::payload_io

@@ -1,10 +1,15 @@
+// BulkChannel (bulk_channel.h). Everything on a socket runs on the one Asio thread; callers of
+// send() meet it through a connection's write queue (tx_mutex) and the channel's `mutex`.
 #include "dist/net/bulk_channel.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <openssl/rand.h>
 
 #include <array>
 #include <atomic>
@@ -13,204 +18,675 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <future>
+#include <list>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/error.h"
+#include "dist/net/wire.h"
 
 namespace thresher::dist {
 
 namespace {
 
-using boost::asio::ip::tcp;
-constexpr std::uint32_t kMagic = 0x42524854;  // "THRB" little-endian
-constexpr std::size_t kHeader = 28;
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+// Handshake message (all three steps): magic 'THRH', version, step, reserved u16, run id, from,
+// to, from's incarnation, to's incarnation (0 in step 1), connector's nonce, acceptor's nonce (0
+// in step 1), then HMAC-SHA256(run secret) over those 72 bytes.
+constexpr std::uint32_t kHelloMagic = 0x54485248;  // "THRH"
+constexpr std::uint8_t kVersion = 1;
+constexpr std::size_t kNonce = 16;
+constexpr std::size_t kHelloBody = 72;
 constexpr std::size_t kMac = 32;
-constexpr std::uint64_t kMaxPayload = std::uint64_t{1} << 30;
+constexpr std::size_t kHello = kHelloBody + kMac;
+// Frame: magic 'THRF', type, flags (0), reserved u16 (0), sequence u64, length u64 (24 bytes),
+// HMAC(connection key) over those; then the payload and HMAC(connection key) over header+payload.
+constexpr std::uint32_t kFrameMagic = 0x54485246;  // "THRF"
+constexpr std::size_t kFrameHeader = 24;
+constexpr std::size_t kReadPiece = 1 << 20;  // a payload grows by at most this per read
+constexpr std::size_t kMaxLivePerPeer = 4;   // authenticated connections kept per peer (newest win)
 
-template <typename T>
-void put(std::uint8_t*& p, T v) {
-    std::memcpy(p, &v, sizeof v);
-    p += sizeof v;
-}
-template <typename T>
-T get(const std::uint8_t*& p) {
-    T v;
-    std::memcpy(&v, p, sizeof v);
-    p += sizeof v;
-    return v;
-}
+using Key = std::array<std::uint8_t, kMac>;
+using Nonce = std::array<std::uint8_t, kNonce>;
 
-// HMAC-SHA256 over header and payload, fed in two parts so a large payload is never copied.
-void mac(const Secret& key, std::span<const std::uint8_t> a, std::span<const std::uint8_t> b, std::uint8_t* out) {
+void hmac(std::span<const std::uint8_t> key, std::initializer_list<std::span<const std::uint8_t>> parts,
+          std::uint8_t* out) {
     EVP_MAC* m = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-    EVP_MAC_CTX* c = EVP_MAC_CTX_new(m);
+    EVP_MAC_CTX* c = m ? EVP_MAC_CTX_new(m) : nullptr;
     OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", const_cast<char*>("SHA256"), 0), OSSL_PARAM_construct_end()};
     std::size_t out_len = 0;
-    const bool ok = c && EVP_MAC_init(c, key.bytes().data(), key.size(), params) && EVP_MAC_update(c, a.data(), a.size()) &&
-                    EVP_MAC_update(c, b.data(), b.size()) && EVP_MAC_final(c, out, &out_len, kMac);
+    bool ok = c && EVP_MAC_init(c, key.data(), key.size(), params);
+    for (const auto& part : parts) ok = ok && EVP_MAC_update(c, part.data(), part.size());
+    ok = ok && EVP_MAC_final(c, out, &out_len, kMac);
     EVP_MAC_CTX_free(c);
     EVP_MAC_free(m);
     if (!ok || out_len != kMac) throw Error("bulk channel: HMAC-SHA256 failed in OpenSSL");
 }
+
+bool mac_ok(std::span<const std::uint8_t> key, std::initializer_list<std::span<const std::uint8_t>> parts,
+            const std::uint8_t* tag) {
+    Key expect;
+    hmac(key, parts, expect.data());
+    return CRYPTO_memcmp(expect.data(), tag, kMac) == 0;
+}
+
+struct Hello {
+    std::uint8_t step = 0;
+    std::uint64_t run_id = 0;
+    std::uint32_t from = 0, to = 0;
+    std::uint64_t from_inc = 0, to_inc = 0;
+    Nonce nonce_c{}, nonce_a{};
+};
+
+std::array<std::uint8_t, kHello> pack(const Hello& h, const Secret& secret) {
+    std::array<std::uint8_t, kHello> out{};
+    std::uint8_t* p = out.data();
+    wire::store(p, kHelloMagic);
+    wire::store(p + 4, kVersion);
+    wire::store(p + 5, h.step);
+    wire::store(p + 6, std::uint16_t{0});
+    wire::store(p + 8, h.run_id);
+    wire::store(p + 16, h.from);
+    wire::store(p + 20, h.to);
+    wire::store(p + 24, h.from_inc);
+    wire::store(p + 32, h.to_inc);
+    std::memcpy(p + 40, h.nonce_c.data(), kNonce);
+    std::memcpy(p + 56, h.nonce_a.data(), kNonce);
+    hmac(secret.bytes(), {std::span<const std::uint8_t>(p, kHelloBody)}, p + kHelloBody);
+    return out;
+}
+
+// nullopt unless it is a well-formed, authentic handshake message of step `step` of this run.
+std::optional<Hello> unpack(const std::array<std::uint8_t, kHello>& in, const Secret& secret, std::uint8_t step,
+                            std::uint64_t run_id) {
+    const std::uint8_t* p = in.data();
+    if (wire::load<std::uint32_t>(p) != kHelloMagic || p[4] != kVersion || p[5] != step ||
+        wire::load<std::uint16_t>(p + 6) != 0 || wire::load<std::uint64_t>(p + 8) != run_id)
+        return std::nullopt;
+    if (!mac_ok(secret.bytes(), {std::span<const std::uint8_t>(p, kHelloBody)}, p + kHelloBody)) return std::nullopt;
+    Hello h;
+    h.step = step;
+    h.run_id = run_id;
+    h.from = wire::load<std::uint32_t>(p + 16);
+    h.to = wire::load<std::uint32_t>(p + 20);
+    h.from_inc = wire::load<std::uint64_t>(p + 24);
+    h.to_inc = wire::load<std::uint64_t>(p + 32);
+    std::memcpy(h.nonce_c.data(), p + 40, kNonce);
+    std::memcpy(h.nonce_a.data(), p + 56, kNonce);
+    return h;
+}
+
+Nonce fresh_nonce() {
+    Nonce n;
+    if (RAND_bytes(n.data(), static_cast<int>(n.size())) != 1) throw Error("bulk channel: OpenSSL RAND_bytes failed");
+    return n;
+}
+
+// The connection's two keys (one per direction) from the final handshake message, which holds
+// both nonces, both ranks and both incarnations.
+Key derive(const Secret& secret, const std::array<std::uint8_t, kHello>& step3, char direction) {
+    static constexpr char kLabel[] = "thresher bulk frame key v1";
+    Key k;
+    const std::uint8_t d = static_cast<std::uint8_t>(direction);
+    hmac(secret.bytes(),
+         {std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(kLabel), sizeof kLabel),
+          std::span<const std::uint8_t>(&d, 1), std::span<const std::uint8_t>(step3.data(), kHelloBody)},
+         k.data());
+    return k;
+}
+
+asio::ip::address plain(const asio::ip::address& a) {
+    if (a.is_v6() && a.to_v6().is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+    return a;
+}
+
+void tune(tcp::socket& s) {
+    boost::system::error_code ec;
+    s.set_option(tcp::no_delay(true), ec);
+    s.set_option(asio::socket_base::keep_alive(true), ec);
+    // A peer that vanished (power loss, a firewall dropping the connection) is noticed within
+    // about 25 s idle, and unacknowledged data is given up on after 60 s.
+    const int idle = 10, interval = 5, count = 3;
+    const unsigned user_timeout_ms = 60000;
+    ::setsockopt(s.native_handle(), IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    ::setsockopt(s.native_handle(), IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    ::setsockopt(s.native_handle(), IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+    ::setsockopt(s.native_handle(), IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+}
+
+std::string type_name(MessageType t) {
+    switch (t) {
+        case MessageType::Params: return "parameters (join answer)";
+        case MessageType::ParamsRequest: return "join request";
+        case MessageType::Average: return "averaging sums";
+        case MessageType::AverageResult: return "averaging result";
+        default: return "message type " + std::to_string(static_cast<int>(t));
+    }
+}
+
+struct PendingWrite {
+    std::array<std::uint8_t, kFrameHeader + kMac> head{};
+    std::span<const std::uint8_t> payload;
+    std::array<std::uint8_t, kMac> tag{};
+    std::promise<boost::system::error_code> done;
+};
+
+struct Conn {
+    explicit Conn(asio::io_context& io) : socket(io), timer(io) {}
+    tcp::socket socket;
+    asio::steady_timer timer;
+    bool outbound = false;
+    bool open = false;  // through the handshake
+    int peer = -1;
+    std::uint64_t peer_inc = 0;
+    Nonce nonce_c{}, nonce_a{};
+    std::array<std::uint8_t, kHello> hello{};  // the handshake message being read or written
+    Key rx_key{}, tx_key{};
+    std::uint64_t rx_seq = 0;
+    // The frame being read.
+    std::array<std::uint8_t, kFrameHeader + kMac> head{};
+    MessageType type{};
+    std::uint64_t length = 0;
+    std::vector<std::uint8_t> body;
+    std::array<std::uint8_t, kMac> tag{};
+    // Writing: callers of send() queue under tx_mutex; the Asio thread writes them in order.
+    std::mutex tx_mutex;
+    bool closed = false;  // under tx_mutex
+    std::uint64_t tx_seq = 0;
+    std::deque<std::shared_ptr<PendingWrite>> queue;
+    bool writing = false;
+};
+using ConnPtr = std::shared_ptr<Conn>;
+
+struct Attempt {  // one outbound connect + handshake, watched by a caller of send()
+    bool done = false;
+    std::string error;
+};
 
 }  // namespace
 
 struct BulkChannel::Impl {
     int rank;
     std::vector<UdpEndpoint> peers;
+    std::vector<std::vector<tcp::endpoint>> endpoints;  // by rank, resolved once
+    std::vector<std::set<asio::ip::address>> addresses;
     std::uint64_t run_id;
     Secret secret;
-    boost::asio::io_context io;
-    std::unique_ptr<tcp::acceptor> acceptor;
-    std::thread accept_thread;
+    BulkOptions options;
+    asio::ip::address bind;  // unspecified: the kernel picks outbound source addresses
+    asio::io_context io;
+    tcp::acceptor acceptor{io};
+    asio::steady_timer accept_backoff{io};
+    std::chrono::milliseconds backoff{0};
+    std::thread thread;
 
-    std::mutex mutex;  // guards everything below
-    std::condition_variable arrived;
+    // Asio thread only.
+    std::list<ConnPtr> unidentified_list;  // inbound, in the handshake, oldest first
+    std::set<ConnPtr> all;
+    std::vector<ConnPtr> parked;  // waiting for set_param_count
+
+    mutable std::mutex mutex;  // guards everything below
+    std::condition_variable changed;
     std::deque<Message> inbox;
-    std::map<int, std::shared_ptr<tcp::socket>> sockets;  // by peer rank, once identified
-    std::vector<std::shared_ptr<tcp::socket>> all_sockets;
-    std::map<int, std::unique_ptr<std::mutex>> write_locks;
-    std::vector<std::thread> readers;
-    std::atomic<bool> stopping{false};
+    std::vector<std::vector<ConnPtr>> live;   // by rank: authenticated connections, newest last
+    std::vector<std::uint64_t> known_inc;     // by rank: the newest process proven
+    std::size_t params = 0;
+    bool params_known = false;
+    std::atomic<std::size_t> unidentified_count{0};
     std::atomic<std::uint64_t> tx{0}, rx{0}, rejected{0};
 
-    Impl(int r, std::vector<UdpEndpoint> p, std::uint64_t id, Secret s)
-        : rank(r), peers(std::move(p)), run_id(id), secret(std::move(s)) {}
+    Impl(int r, std::vector<UdpEndpoint> p, std::uint64_t id, Secret s, BulkOptions o)
+        : rank(r), peers(std::move(p)), run_id(id), secret(std::move(s)), options(o),
+          live(peers.size()), known_inc(peers.size(), 0) {}
 
-    void start_reader(std::shared_ptr<tcp::socket> socket, int known_peer) {
-        std::lock_guard lock(mutex);
-        all_sockets.push_back(socket);
-        readers.emplace_back([this, socket, known_peer] { read_loop(socket, known_peer); });
+    std::string where(int node) const {
+        const auto& e = peers[static_cast<std::size_t>(node)];
+        return "node " + std::to_string(node) + " at " + e.host + ":" + std::to_string(e.port);
     }
 
-    void read_loop(std::shared_ptr<tcp::socket> socket, int peer) {
-        boost::system::error_code ec;
-        std::vector<std::uint8_t> header(kHeader), payload, tag(kMac), expect(kMac);
-        for (;;) {
-            boost::asio::read(*socket, boost::asio::buffer(header), ec);
-            if (ec) return;
-            const std::uint8_t* p = header.data();
-            const auto magic = get<std::uint32_t>(p);
-            const auto version = get<std::uint8_t>(p);
-            const auto type = get<std::uint8_t>(p);
-            const auto reserved = get<std::uint16_t>(p);
-            const auto run = get<std::uint64_t>(p);
-            const auto sender = get<std::uint32_t>(p);
-            const auto length = get<std::uint64_t>(p);
-            const bool sane = magic == kMagic && version == 1 && reserved == 0 && run == run_id &&
-                              sender < peers.size() && static_cast<int>(sender) != rank && is_message_type(type) &&
-                              length <= kMaxPayload && (peer < 0 || static_cast<int>(sender) == peer);
-            if (!sane) return refuse(socket);
-            payload.resize(length);
-            boost::asio::read(*socket, boost::asio::buffer(payload), ec);
-            if (!ec) boost::asio::read(*socket, boost::asio::buffer(tag), ec);
-            if (ec) return;
-            mac(secret, header, payload, expect.data());
-            if (CRYPTO_memcmp(expect.data(), tag.data(), kMac) != 0) return refuse(socket);
-            rx += kHeader + length + kMac;
-            std::lock_guard lock(mutex);
-            if (peer < 0) {  // the first authentic frame tells who is on the other end
-                peer = static_cast<int>(sender);
-                sockets[peer] = socket;
-                write_locks.try_emplace(peer, std::make_unique<std::mutex>());
+    std::size_t limit(MessageType type) {
+        std::lock_guard lock(mutex);
+        if (type == MessageType::ParamsRequest) return payload_limit(type, 0, static_cast<int>(peers.size()));
+        if (!params_known) return SIZE_MAX;  // unknown yet: the caller parks the connection
+        return payload_limit(type, params, static_cast<int>(peers.size()));
+    }
+
+    // --- closing -------------------------------------------------------------------------------
+    void close(const ConnPtr& c, bool refused) {
+        if (refused) ++rejected;
+        if (!all.erase(c)) return;
+        boost::system::error_code ignored;
+        c->timer.cancel();
+        c->socket.shutdown(tcp::socket::shutdown_both, ignored);
+        c->socket.close(ignored);
+        unidentified_list.remove(c);
+        unidentified_count = unidentified_list.size();
+        std::erase(parked, c);
+        std::vector<std::shared_ptr<PendingWrite>> unstarted;
+        {
+            std::lock_guard lock(c->tx_mutex);
+            c->closed = true;
+            // The one being written ends through its handler (operation_aborted); the rest now.
+            const std::size_t keep = c->writing ? 1 : 0;
+            while (c->queue.size() > keep) {
+                unstarted.push_back(c->queue.back());
+                c->queue.pop_back();
             }
-            inbox.push_back(Message{peer, static_cast<MessageType>(type), 0, std::move(payload)});
-            payload = {};
-            arrived.notify_all();
+        }
+        for (auto& w : unstarted) w->done.set_value(asio::error::operation_aborted);
+        if (c->peer >= 0 && c->open) {
+            std::lock_guard lock(mutex);
+            std::erase(live[static_cast<std::size_t>(c->peer)], c);
+            changed.notify_all();
         }
     }
 
-    std::shared_ptr<tcp::socket> connect(int dest, std::chrono::milliseconds timeout);
-
-    void refuse(const std::shared_ptr<tcp::socket>& socket) {
-        ++rejected;
-        boost::system::error_code ignored;
-        socket->close(ignored);
+    void arm(const ConnPtr& c, std::chrono::milliseconds after) {
+        c->timer.expires_after(after);
+        c->timer.async_wait([this, c](boost::system::error_code ec) {
+            if (!ec) close(c, !c->open);  // a handshake past its deadline is a refusal; a stall is not
+        });
     }
 
-    void accept_loop() {
+    // --- accepting -----------------------------------------------------------------------------
+    void accept() {
+        acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) { on_accept(ec, std::move(socket)); });
+    }
+
+    void on_accept(boost::system::error_code ec, tcp::socket socket) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+        if (ec) {
+            // Out of descriptors (EMFILE/ENFILE) or memory: the pending connection stays queued and
+            // accept would fail again at once, so wait, growing the pause up to a second, and free
+            // a descriptor held by a connection that has not identified itself.
+            if (!unidentified_list.empty()) close(unidentified_list.front(), true);
+            backoff = std::min(std::chrono::milliseconds(1000), std::max(std::chrono::milliseconds(10), backoff * 2));
+            accept_backoff.expires_after(backoff);
+            accept_backoff.async_wait([this](boost::system::error_code e) {
+                if (!e) accept();
+            });
+            return;
+        }
+        backoff = std::chrono::milliseconds(0);
+        auto c = std::make_shared<Conn>(io);
+        c->socket = std::move(socket);
+        all.insert(c);
+        boost::system::error_code e;
+        const auto remote = c->socket.remote_endpoint(e);
+        bool known = false;
+        if (!e)
+            for (const auto& set : addresses) known = known || set.count(plain(remote.address()));
+        if (!known) {
+            close(c, true);
+            accept();
+            return;
+        }
+        if (unidentified_list.size() >= options.max_unidentified) close(unidentified_list.front(), true);
+        unidentified_list.push_back(c);
+        unidentified_count = unidentified_list.size();
+        tune(c->socket);
+        arm(c, options.handshake_timeout);
+        asio::async_read(c->socket, asio::buffer(c->hello), [this, c](boost::system::error_code ec2, std::size_t) {
+            if (ec2) return close(c, true);
+            on_hello1(c);
+        });
+        accept();
+    }
+
+    void on_hello1(const ConnPtr& c) {
+        const auto h = unpack(c->hello, secret, 1, run_id);
+        if (!h || h->to != static_cast<std::uint32_t>(rank) || h->from >= peers.size() ||
+            h->from == static_cast<std::uint32_t>(rank) || h->from_inc == 0)
+            return close(c, true);
+        boost::system::error_code e;
+        const auto remote = c->socket.remote_endpoint(e);
+        if (e || !addresses[h->from].count(plain(remote.address()))) return close(c, true);
+        {
+            std::lock_guard lock(mutex);
+            if (h->from_inc < known_inc[h->from]) return close(c, true);  // an older process of that node
+        }
+        c->peer = static_cast<int>(h->from);
+        c->peer_inc = h->from_inc;
+        c->nonce_c = h->nonce_c;
+        c->nonce_a = fresh_nonce();
+        Hello answer{2, run_id, static_cast<std::uint32_t>(rank), h->from, options.incarnation, h->from_inc, c->nonce_c, c->nonce_a};
+        c->hello = pack(answer, secret);
+        asio::async_write(c->socket, asio::buffer(c->hello), [this, c](boost::system::error_code ec, std::size_t) {
+            if (ec) return close(c, true);
+            asio::async_read(c->socket, asio::buffer(c->hello), [this, c](boost::system::error_code ec2, std::size_t) {
+                if (ec2) return close(c, true);
+                on_hello3(c);
+            });
+        });
+    }
+
+    void on_hello3(const ConnPtr& c) {
+        const auto h = unpack(c->hello, secret, 3, run_id);
+        if (!h || h->from != static_cast<std::uint32_t>(c->peer) || h->to != static_cast<std::uint32_t>(rank) ||
+            h->from_inc != c->peer_inc || h->to_inc != options.incarnation || h->nonce_c != c->nonce_c ||
+            h->nonce_a != c->nonce_a)
+            return close(c, true);
+        c->rx_key = derive(secret, c->hello, 'c');  // frames from the connector
+        c->tx_key = derive(secret, c->hello, 'a');
+        unidentified_list.remove(c);
+        unidentified_count = unidentified_list.size();
+        establish(c);
+    }
+
+    // --- connecting ----------------------------------------------------------------------------
+    void start_connect(int dest, std::shared_ptr<Attempt> attempt) {
+        auto c = std::make_shared<Conn>(io);
+        c->outbound = true;
+        c->peer = dest;
+        all.insert(c);
+        auto fail = [this, c, attempt](const std::string& why) {
+            close(c, false);
+            std::lock_guard lock(mutex);
+            if (!attempt->done) {
+                attempt->done = true;
+                attempt->error = why;
+            }
+            changed.notify_all();
+        };
+        boost::system::error_code e;
+        const auto& targets = endpoints[static_cast<std::size_t>(dest)];
+        if (!bind.is_unspecified()) {
+            // From this node's own address: the peer accepts a node only from its --nodes address.
+            c->socket.open(bind.is_v4() ? tcp::v4() : tcp::v6(), e);
+            if (!e) c->socket.bind(tcp::endpoint(bind, 0), e);
+            if (e) return fail("cannot bind a TCP socket to " + bind.to_string() + ": " + e.message());
+        }
+        c->timer.expires_after(options.handshake_timeout);
+        c->timer.async_wait([c, fail](boost::system::error_code ec) {
+            if (!ec && !c->open) fail("no connection and handshake within the deadline");
+        });
+        asio::async_connect(c->socket, targets, [this, c, fail](boost::system::error_code ec, const tcp::endpoint&) {
+            if (ec) return fail(ec.message());
+            tune(c->socket);
+            c->nonce_c = fresh_nonce();
+            Hello h{1, run_id, static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(c->peer), options.incarnation, 0, c->nonce_c, {}};
+            c->hello = pack(h, secret);
+            asio::async_write(c->socket, asio::buffer(c->hello), [this, c, fail](boost::system::error_code ec2, std::size_t) {
+                if (ec2) return fail(ec2.message());
+                asio::async_read(c->socket, asio::buffer(c->hello), [this, c, fail](boost::system::error_code ec3, std::size_t) {
+                    if (ec3) return fail("the peer closed the connection in the handshake (" + ec3.message() +
+                                         "): another run, another secret, or it refused this process");
+                    on_hello2(c, fail);
+                });
+            });
+        });
+    }
+
+    template <typename Fail>
+    void on_hello2(const ConnPtr& c, Fail fail) {
+        const auto h = unpack(c->hello, secret, 2, run_id);
+        if (!h || h->from != static_cast<std::uint32_t>(c->peer) || h->to != static_cast<std::uint32_t>(rank) ||
+            h->to_inc != options.incarnation || h->nonce_c != c->nonce_c || h->from_inc == 0) {
+            ++rejected;
+            return fail("the peer's handshake answer did not verify (another run or another secret?)");
+        }
+        {
+            std::lock_guard lock(mutex);
+            if (h->from_inc < known_inc[h->from]) return fail("an older process of the node answered");
+        }
+        c->peer_inc = h->from_inc;
+        c->nonce_a = h->nonce_a;
+        Hello last{3, run_id, static_cast<std::uint32_t>(rank), h->from, options.incarnation, h->from_inc, c->nonce_c, c->nonce_a};
+        c->hello = pack(last, secret);
+        c->tx_key = derive(secret, c->hello, 'c');
+        c->rx_key = derive(secret, c->hello, 'a');
+        asio::async_write(c->socket, asio::buffer(c->hello), [this, c, fail](boost::system::error_code ec, std::size_t) {
+            if (ec) return fail(ec.message());
+            establish(c);
+        });
+    }
+
+    // --- authenticated connections -------------------------------------------------------------
+    void establish(const ConnPtr& c) {
+        if (!all.count(c)) return;
+        c->timer.cancel();
+        std::vector<ConnPtr> replaced;
+        {
+            std::lock_guard lock(mutex);
+            auto& mine = live[static_cast<std::size_t>(c->peer)];
+            auto& known = known_inc[static_cast<std::size_t>(c->peer)];
+            if (c->peer_inc < known) {  // a newer process of that node got in meanwhile
+                ++rejected;
+                replaced.push_back(c);
+            } else {
+                if (c->peer_inc > known) {  // the node was restarted: its old connections are dead
+                    replaced.assign(mine.begin(), mine.end());
+                    mine.clear();
+                    known = c->peer_inc;
+                }
+                c->open = true;
+                mine.push_back(c);
+                if (mine.size() > kMaxLivePerPeer) {
+                    replaced.push_back(mine.front());
+                    mine.erase(mine.begin());
+                }
+            }
+            changed.notify_all();
+        }
+        for (auto& old : replaced) close(old, false);
+        if (c->open) read_header(c);
+    }
+
+    void read_header(const ConnPtr& c) {
+        asio::async_read(c->socket, asio::buffer(c->head), [this, c](boost::system::error_code ec, std::size_t) {
+            if (ec) return close(c, false);
+            on_header(c);
+        });
+    }
+
+    void on_header(const ConnPtr& c) {
+        const std::uint8_t* p = c->head.data();
+        if (!mac_ok(c->rx_key, {std::span<const std::uint8_t>(p, kFrameHeader)}, p + kFrameHeader)) return close(c, true);
+        const auto type = p[4];
+        const auto seq = wire::load<std::uint64_t>(p + 8);
+        c->length = wire::load<std::uint64_t>(p + 16);
+        if (wire::load<std::uint32_t>(p) != kFrameMagic || p[5] != 0 || wire::load<std::uint16_t>(p + 6) != 0 ||
+            !is_message_type(type) || seq != c->rx_seq + 1)
+            return close(c, true);
+        c->type = static_cast<MessageType>(type);
+        resume(c);
+    }
+
+    // Checks the frame's length against its type's limit (parking the connection while that limit
+    // is not known yet), then reads the payload.
+    void resume(const ConnPtr& c) {
+        const std::size_t max = limit(c->type);
+        if (max == SIZE_MAX) {
+            parked.push_back(c);
+            return;
+        }
+        if (max == 0 || c->length > max) return close(c, true);  // a type this channel does not carry, or too long
+        c->body.clear();
+        read_body(c);
+    }
+
+    void read_body(const ConnPtr& c) {
+        const std::size_t have = c->body.size();
+        if (have == c->length) {
+            asio::async_read(c->socket, asio::buffer(c->tag), [this, c](boost::system::error_code ec, std::size_t) {
+                c->timer.cancel();
+                if (ec) return close(c, false);
+                on_frame(c);
+            });
+            arm(c, options.stall_timeout);
+            return;
+        }
+        // Grown piece by piece as bytes come: a header alone never costs its length in memory.
+        const std::size_t piece = std::min<std::size_t>(kReadPiece, c->length - have);
+        c->body.resize(have + piece);
+        arm(c, options.stall_timeout);
+        asio::async_read(c->socket, asio::buffer(c->body.data() + have, piece),
+                         [this, c](boost::system::error_code ec, std::size_t) {
+                             if (ec) return close(c, false);
+                             read_body(c);
+                         });
+    }
+
+    void on_frame(const ConnPtr& c) {
+        if (!mac_ok(c->rx_key, {std::span<const std::uint8_t>(c->head.data(), kFrameHeader), c->body}, c->tag.data()))
+            return close(c, true);
+        ++c->rx_seq;
+        rx += kFrameHeader + 2 * kMac + c->length;
+        {
+            std::lock_guard lock(mutex);
+            inbox.push_back(Message{c->peer, c->type, c->rx_seq, std::move(c->body), c->peer_inc});
+            changed.notify_all();
+        }
+        c->body = {};
+        read_header(c);
+    }
+
+    // --- writing -------------------------------------------------------------------------------
+    void pump(const ConnPtr& c) {
+        std::shared_ptr<PendingWrite> w;
+        {
+            std::lock_guard lock(c->tx_mutex);
+            if (c->writing || c->queue.empty() || c->closed) return;
+            c->writing = true;
+            w = c->queue.front();
+        }
+        const std::array<asio::const_buffer, 3> frame{asio::buffer(w->head), asio::buffer(w->payload.data(), w->payload.size()),
+                                                      asio::buffer(w->tag)};
+        asio::async_write(c->socket, frame, [this, c, w](boost::system::error_code ec, std::size_t) {
+            {
+                std::lock_guard lock(c->tx_mutex);
+                c->writing = false;
+                if (!c->queue.empty() && c->queue.front() == w) c->queue.pop_front();
+            }
+            w->done.set_value(ec);
+            if (ec) return close(c, false);
+            pump(c);
+        });
+    }
+
+    ConnPtr sending_conn(int dest) {
+        std::lock_guard lock(mutex);
+        const auto& mine = live[static_cast<std::size_t>(dest)];
+        return mine.empty() ? nullptr : mine.back();
+    }
+
+    ConnPtr connect(int dest, std::chrono::milliseconds timeout) {
+        const auto deadline = Clock::now() + timeout;
+        std::string last_error = "no attempt finished";
         for (;;) {
-            auto socket = std::make_shared<tcp::socket>(io);
-            boost::system::error_code ec;
-            acceptor->accept(*socket, ec);
-            if (stopping || ec == boost::asio::error::operation_aborted || ec == boost::asio::error::bad_descriptor) return;
-            if (ec) continue;
-            socket->set_option(tcp::no_delay(true), ec);
-            start_reader(socket, -1);
+            if (auto c = sending_conn(dest)) return c;
+            auto attempt = std::make_shared<Attempt>();
+            asio::post(io, [this, dest, attempt] { start_connect(dest, attempt); });
+            std::unique_lock lock(mutex);
+            changed.wait_until(lock, deadline, [&] { return attempt->done || !live[static_cast<std::size_t>(dest)].empty(); });
+            if (!live[static_cast<std::size_t>(dest)].empty()) return live[static_cast<std::size_t>(dest)].back();
+            if (attempt->done) last_error = attempt->error;
+            if (Clock::now() >= deadline)
+                throw Error("bulk channel: cannot connect to " + where(dest) + " over TCP within " +
+                            std::to_string(timeout.count() / 1000.0).substr(0, 4) + " s: " + last_error);
+            changed.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(100)),
+                               [&] { return !live[static_cast<std::size_t>(dest)].empty(); });
         }
     }
 };
 
+std::size_t BulkChannel::payload_limit(MessageType type, std::size_t params, int nodes) {
+    // Parameters and updater state (at most 4 floats per parameter: Adam keeps 2, AMSGrad 3) as
+    // floats, plus the fixed fields.
+    const std::size_t floats = 5 * params;
+    switch (type) {
+        case MessageType::ParamsRequest: return 64;
+        case MessageType::Average:
+        case MessageType::AverageResult: return 64 + 4 * floats;
+        case MessageType::Params: return 1024 + static_cast<std::size_t>(std::max(nodes, 0)) + 4 * floats;
+        default: return 0;
+    }
+}
+
 BulkChannel::BulkChannel(int rank, std::vector<UdpEndpoint> peers, const std::string& bind_address, std::uint64_t run_id,
-                         Secret secret)
-    : impl_(std::make_unique<Impl>(rank, std::move(peers), run_id, std::move(secret))) {
-    const auto port = impl_->peers.at(static_cast<std::size_t>(rank)).port;
+                         Secret secret, BulkOptions options)
+    : impl_(std::make_unique<Impl>(rank, std::move(peers), run_id, std::move(secret), options)) {
+    Impl& d = *impl_;
+    if (options.incarnation == 0) throw Error("bulk channel: the incarnation must be positive");
+    const auto port = d.peers.at(static_cast<std::size_t>(rank)).port;
     boost::system::error_code ec;
-    const auto address = boost::asio::ip::make_address(bind_address.empty() ? "0.0.0.0" : bind_address, ec);
+    const auto address = asio::ip::make_address(bind_address.empty() ? "0.0.0.0" : bind_address, ec);
     if (ec) throw Error("bulk channel: --bind " + bind_address + " is not an IP address");
-    impl_->acceptor = std::make_unique<tcp::acceptor>(impl_->io);
+    d.bind = address;
+    tcp::resolver resolver(d.io);
+    for (std::size_t p = 0; p < d.peers.size(); ++p) {
+        auto results = resolver.resolve(d.peers[p].host, std::to_string(d.peers[p].port), ec);
+        std::vector<tcp::endpoint> list;
+        std::set<asio::ip::address> set;
+        if (!ec)
+            for (const auto& r : results)
+                if (address.is_unspecified() || r.endpoint().address().is_v4() == address.is_v4()) {
+                    list.push_back(r.endpoint());
+                    set.insert(plain(r.endpoint().address()));
+                }
+        if (list.empty())
+            throw Error("bulk channel: node " + std::to_string(p) + " host '" + d.peers[p].host +
+                        "' does not resolve to a usable address" + (ec ? ": " + ec.message() : std::string()));
+        d.endpoints.push_back(std::move(list));
+        d.addresses.push_back(std::move(set));
+    }
     const tcp::endpoint endpoint(address, port);
-    impl_->acceptor->open(endpoint.protocol(), ec);
-    if (!ec) impl_->acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) impl_->acceptor->bind(endpoint, ec);
-    if (!ec) impl_->acceptor->listen(16, ec);
+    d.acceptor.open(endpoint.protocol(), ec);
+    if (!ec) d.acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) d.acceptor.bind(endpoint, ec);
+    if (!ec) d.acceptor.listen(64, ec);
     if (ec)
         throw Error("TCP port " + std::to_string(port) + " on " + address.to_string() + " (node " +
                     std::to_string(rank) + "'s bulk channel) cannot be used: " + ec.message() +
                     "; stop what holds it, or give node " + std::to_string(rank) + " another port in --nodes");
-    impl_->accept_thread = std::thread([this] { impl_->accept_loop(); });
+    d.accept();
+    d.thread = std::thread([impl = impl_.get()] {
+        for (;;) {
+            try {
+                impl->io.run();
+                return;
+            } catch (const std::exception&) {
+                // A handler threw (OpenSSL failed, out of memory): that connection is lost, the
+                // channel goes on.
+            }
+        }
+    });
 }
 
 BulkChannel::~BulkChannel() {
-    impl_->stopping = true;
-    boost::system::error_code ignored;
-    if (impl_->acceptor) {
-        // close() alone does not wake a thread blocked in accept(2) on Linux; shutdown does.
-        ::shutdown(impl_->acceptor->native_handle(), SHUT_RDWR);
-        impl_->acceptor->close(ignored);
-    }
-    {
-        std::lock_guard lock(impl_->mutex);
-        for (auto& s : impl_->all_sockets) {
-            s->shutdown(tcp::socket::shutdown_both, ignored);
-            s->close(ignored);
-        }
-    }
-    if (impl_->accept_thread.joinable()) impl_->accept_thread.join();
-    std::vector<std::thread> readers;
-    {
-        std::lock_guard lock(impl_->mutex);
-        readers.swap(impl_->readers);
-    }
-    for (auto& t : readers) t.join();
+    Impl& d = *impl_;
+    std::promise<void> closed;
+    auto done = closed.get_future();
+    asio::post(d.io, [&d, &closed] {
+        boost::system::error_code ignored;
+        d.acceptor.close(ignored);
+        d.accept_backoff.cancel();
+        for (auto c : std::vector<ConnPtr>(d.all.begin(), d.all.end())) d.close(c, false);
+        closed.set_value();
+    });
+    // Handlers of what was just closed run out quickly; stop() then ends the thread regardless.
+    done.wait_for(std::chrono::seconds(2));
+    d.io.stop();
+    if (d.thread.joinable()) d.thread.join();
 }
 
-std::shared_ptr<tcp::socket> BulkChannel::Impl::connect(int dest, std::chrono::milliseconds timeout) {
-    const auto& where = peers.at(static_cast<std::size_t>(dest));
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    boost::system::error_code ec;
-    tcp::resolver resolver(io);
-    std::shared_ptr<tcp::socket> socket;
-    for (;;) {
-        socket = std::make_shared<tcp::socket>(io);
-        auto results = resolver.resolve(where.host, std::to_string(where.port), ec);
-        if (!ec) boost::asio::connect(*socket, results, ec);
-        if (!ec) break;
-        if (std::chrono::steady_clock::now() > deadline)
-            throw Error("bulk channel: cannot connect to node " + std::to_string(dest) + " at " + where.host + ":" +
-                        std::to_string(where.port) + " over TCP: " + ec.message());
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    socket->set_option(tcp::no_delay(true), ec);
+void BulkChannel::set_param_count(std::size_t params) {
     {
-        std::lock_guard lock(mutex);
-        sockets[dest] = socket;
-        write_locks.try_emplace(dest, std::make_unique<std::mutex>());
+        std::lock_guard lock(impl_->mutex);
+        impl_->params = params;
+        impl_->params_known = true;
     }
-    start_reader(socket, dest);
-    return socket;
+    asio::post(impl_->io, [d = impl_.get()] {
+        auto waiting = std::move(d->parked);
+        d->parked.clear();
+        for (auto& c : waiting) d->resume(c);
+    });
 }
 
 void BulkChannel::send(int dest, MessageType type, std::span<const std::uint8_t> payload,
@@ -219,50 +695,54 @@ void BulkChannel::send(int dest, MessageType type, std::span<const std::uint8_t>
     if (dest == d.rank || dest < 0 || dest >= static_cast<int>(d.peers.size()))
         throw Error("bulk channel: node " + std::to_string(d.rank) + " cannot send to node " + std::to_string(dest) +
                     " (the run has nodes 0.." + std::to_string(d.peers.size() - 1) + ")");
-    std::vector<std::uint8_t> header(kHeader), tag(kMac);
-    std::uint8_t* p = header.data();
-    put(p, kMagic);
-    put(p, std::uint8_t{1});
-    put(p, static_cast<std::uint8_t>(type));
-    put(p, std::uint16_t{0});
-    put(p, d.run_id);
-    put(p, static_cast<std::uint32_t>(d.rank));
-    put(p, static_cast<std::uint64_t>(payload.size()));
-    mac(d.secret, header, payload, tag.data());
-    const std::array<boost::asio::const_buffer, 3> frame{boost::asio::buffer(header), boost::asio::buffer(payload.data(), payload.size()),
-                                                         boost::asio::buffer(tag)};
+    const auto write_deadline =
+        d.options.write_timeout + std::chrono::seconds(payload.size() / std::max<std::size_t>(d.options.write_min_rate, 1));
     // A connection either side opened will do (whoever needed one first made it). One that broke
-    // -- the peer's process was restarted -- is replaced by a new one, once.
-    boost::system::error_code ec;
+    // -- the peer's process was restarted, a firewall dropped it -- is replaced by a new one, once.
+    std::string why;
     for (int attempt = 0; attempt < 2; ++attempt) {
-        std::shared_ptr<tcp::socket> socket;
+        ConnPtr c = d.connect(dest, connect_timeout);
+        auto w = std::make_shared<PendingWrite>();
+        w->payload = payload;
+        auto result = w->done.get_future();
         {
-            std::lock_guard lock(d.mutex);
-            if (auto it = d.sockets.find(dest); it != d.sockets.end()) socket = it->second;
+            std::lock_guard lock(c->tx_mutex);
+            if (c->closed) {
+                why = "the connection closed";
+                continue;
+            }
+            std::uint8_t* p = w->head.data();
+            wire::store(p, kFrameMagic);
+            wire::store(p + 4, static_cast<std::uint8_t>(type));
+            wire::store(p + 5, std::uint8_t{0});
+            wire::store(p + 6, std::uint16_t{0});
+            wire::store(p + 8, ++c->tx_seq);
+            wire::store(p + 16, static_cast<std::uint64_t>(payload.size()));
+            hmac(c->tx_key, {std::span<const std::uint8_t>(p, kFrameHeader)}, p + kFrameHeader);
+            hmac(c->tx_key, {std::span<const std::uint8_t>(p, kFrameHeader), payload}, w->tag.data());
+            c->queue.push_back(w);
         }
-        if (!socket) socket = d.connect(dest, connect_timeout);
-        std::mutex* write_lock = nullptr;
-        {
-            std::lock_guard lock(d.mutex);
-            write_lock = d.write_locks.at(dest).get();
+        asio::post(d.io, [&d, c] { d.pump(c); });
+        if (result.wait_for(write_deadline) != std::future_status::ready) {
+            asio::post(d.io, [&d, c] { d.close(c, false); });
+            result.wait();  // closing ends the write at once; the payload must outlive it
+            throw Error("bulk channel: writing " + std::to_string(payload.size()) + " bytes of " + type_name(type) +
+                        " to " + d.where(dest) + " did not finish within " +
+                        std::to_string(std::chrono::duration<double>(write_deadline).count()).substr(0, 5) + " s: the peer is not reading; its connection was closed");
         }
-        {
-            std::lock_guard lock(*write_lock);
-            boost::asio::write(*socket, frame, ec);
-        }
+        const auto ec = result.get();
         if (!ec) {
-            d.tx += kHeader + payload.size() + kMac;
+            d.tx += kFrameHeader + 2 * kMac + payload.size();
             return;
         }
-        std::lock_guard lock(d.mutex);
-        if (auto it = d.sockets.find(dest); it != d.sockets.end() && it->second == socket) d.sockets.erase(it);
+        why = ec.message();
     }
-    throw Error("bulk channel: sending to node " + std::to_string(dest) + " failed: " + ec.message());
+    throw Error("bulk channel: sending " + type_name(type) + " to " + d.where(dest) + " failed: " + why);
 }
 
 std::optional<Message> BulkChannel::receive(std::chrono::milliseconds timeout) {
     std::unique_lock lock(impl_->mutex);
-    if (!impl_->arrived.wait_for(lock, timeout, [&] { return !impl_->inbox.empty(); })) return std::nullopt;
+    if (!impl_->changed.wait_for(lock, timeout, [&] { return !impl_->inbox.empty(); })) return std::nullopt;
     Message m = std::move(impl_->inbox.front());
     impl_->inbox.pop_front();
     return m;
@@ -271,8 +751,11 @@ std::optional<Message> BulkChannel::receive(std::chrono::milliseconds timeout) {
 std::uint64_t BulkChannel::bytes_tx() const { return impl_->tx; }
 std::uint64_t BulkChannel::bytes_rx() const { return impl_->rx; }
 std::uint64_t BulkChannel::rejected() const { return impl_->rejected; }
+std::size_t BulkChannel::unidentified() const { return impl_->unidentified_count; }
 std::uint16_t BulkChannel::local_port() const {
-    return impl_->acceptor ? impl_->acceptor->local_endpoint().port() : 0;
+    boost::system::error_code ec;
+    const auto e = impl_->acceptor.local_endpoint(ec);
+    return ec ? 0 : e.port();
 }
 
 }  // namespace thresher::dist

@@ -1,6 +1,7 @@
 // Sealing and opening datagrams (layout in datagram.h). All multi-byte fields are big-endian and
 // written/read one byte at a time, so alignment and host byte order never matter.
 #include "dist/net/datagram.h"
+#include "dist/net/wire.h"
 
 #include <algorithm>
 #include <memory>
@@ -76,27 +77,13 @@ bool hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t
     return hmac.compute(key, data, out);
 }
 
-void put16(std::uint8_t* p, std::uint16_t v) {
-    p[0] = static_cast<std::uint8_t>(v >> 8);
-    p[1] = static_cast<std::uint8_t>(v);
-}
-void put32(std::uint8_t* p, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
-}
-void put64(std::uint8_t* p, std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (56 - 8 * i));
-}
-std::uint16_t get16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
-std::uint32_t get32(const std::uint8_t* p) {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v = v << 8 | p[i];
-    return v;
-}
-std::uint64_t get64(const std::uint8_t* p) {
-    std::uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v = v << 8 | p[i];
-    return v;
-}
+// Fields in network byte order, through the one wire helper (wire.h).
+void put16(std::uint8_t* p, std::uint16_t v) { wire::store(p, v); }
+void put32(std::uint8_t* p, std::uint32_t v) { wire::store(p, v); }
+void put64(std::uint8_t* p, std::uint64_t v) { wire::store(p, v); }
+std::uint16_t get16(const std::uint8_t* p) { return wire::load<std::uint16_t>(p); }
+std::uint32_t get32(const std::uint8_t* p) { return wire::load<std::uint32_t>(p); }
+std::uint64_t get64(const std::uint8_t* p) { return wire::load<std::uint64_t>(p); }
 
 }  // namespace
 

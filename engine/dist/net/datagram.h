@@ -20,7 +20,7 @@
 //     50+n    32  HMAC-SHA256(run secret, bytes [0, 50+n))
 //
 // Incarnations make a restarted node a new peer rather than a replayer: each engine process
-// picks one at start (its start time in nanoseconds, so a restart of a rank has a larger one),
+// picks one at start (incarnation.h: its start time in ns, kept above the host's previous one),
 // message ids count from 1 per pair of incarnations, and a receiver refuses datagrams of an
 // older incarnation of a sender or for an incarnation other than its own (udp_transport.cpp).
 //

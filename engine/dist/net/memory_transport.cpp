@@ -71,6 +71,7 @@ struct MemoryHubState {
     // Puts a message on its way with the configured faults. Caller holds `mutex`.
     void dispatch(int dest, Envelope envelope) {
         RankState& from = *ranks[envelope.sender];
+        if (lose && dest != envelope.sender && lose(envelope.sender, dest, envelope.type, *envelope.payload)) return;
         auto at = Clock::now();
         if (dest != envelope.sender) {
             // Bounded: drop < 1 ends the loop quickly; 64 losses in a row would be drop ~ 1.
@@ -108,11 +109,17 @@ struct MemoryHubState {
     }
 
     MemoryFaults faults;
+    MemoryHub::Loss lose;
     std::chrono::milliseconds give_up_after;
     Rng rng;
     std::mutex mutex;
     std::vector<std::unique_ptr<RankState>> ranks;
 };
+
+void MemoryHub::set_loss(Loss lose) {
+    std::lock_guard lock(state_->mutex);
+    state_->lose = std::move(lose);
+}
 
 MemoryHub::MemoryHub(int world, MemoryFaults faults, std::chrono::milliseconds give_up_after) {
     if (world < 1) throw Error("memory transport: world must be at least 1, got " + std::to_string(world));

@@ -8,12 +8,14 @@
 // Whatever the faults, every message is delivered exactly once, as UdpTransport promises.
 // set_alive(rank, false) cuts a rank off (a partition or a hung process): nothing flows to or
 // from it, its peers list it in unreachable_peers() after give_up_after, and held messages flow
-// again once it is set alive.
+// again once it is set alive. set_loss() loses chosen messages for good.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 
 #include "dist/net/transport.h"
 
@@ -40,6 +42,11 @@ public:
     // connects wait for it.
     std::unique_ptr<MemoryTransport> connect(int rank);
     void set_alive(int rank, bool alive);
+    // Messages for which `lose` (called under the hub's lock: keep it short) says true are lost
+    // for good, as a frame is when its TCP connection resets under it: the protocol above must
+    // notice and recover. Empty: none.
+    using Loss = std::function<bool(int from, int to, MessageType, std::span<const std::uint8_t> payload)>;
+    void set_loss(Loss lose);
 
 private:
     std::shared_ptr<MemoryHubState> state_;

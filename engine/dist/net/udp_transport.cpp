@@ -37,6 +37,8 @@
 #include <thread>
 
 #include "core/error.h"
+#include "dist/net/incarnation.h"
+#include "dist/net/wire.h"
 
 namespace thresher::dist {
 
@@ -93,13 +95,6 @@ struct Greeting {
     Clock::time_point last_answer{};  // answers are rate-limited: a replay must not make a flood
 };
 
-// The start time in nanoseconds: a later process of the same rank gets a larger number, as long
-// as the host's clock does not step back by more than the time between the two starts.
-std::uint64_t default_incarnation() {
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::system_clock::now().time_since_epoch()).count();
-    return ns > 0 ? static_cast<std::uint64_t>(ns) : 1;
-}
 
 struct Partial {
     MessageType type;
@@ -108,6 +103,7 @@ struct Partial {
     std::size_t reserved;  // counted against max_partial_bytes from the first chunk on
     std::vector<std::vector<std::uint8_t>> chunks;
     std::vector<bool> got;
+    Clock::time_point touched{};  // its last chunk: one whose sender went silent expires
 };
 
 // What we receive from one peer.
@@ -117,14 +113,6 @@ struct PeerIn {
     std::vector<ChunkKey> acks;  // to send at the end of this batch
 };
 
-void put_be(std::uint8_t* p, std::uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * (bytes - 1 - i)));
-}
-std::uint64_t get_be(const std::uint8_t* p, int bytes) {
-    std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v = v << 8 | p[i];
-    return v;
-}
 
 // "thresher-engine, pid 4242" for the process holding local UDP `port`, or "" when /proc does not
 // tell (another user's process, or no /proc). Reads /proc/net/udp{,6} for the socket inode, then
@@ -177,7 +165,8 @@ struct UdpTransport::Impl {
     void handle_datagram(std::size_t size);
     void on_ack(int sender, const std::vector<std::uint8_t>& payload);
     void adopt(int peer, std::uint64_t incarnation);
-    void greet(int peer, bool want_answer);
+    // `dest`: the incarnation the hello is addressed to (0: the one we know of that peer).
+    void greet(int peer, bool want_answer, std::uint64_t dest = 0);
     void on_chunk(int sender, Datagram& datagram);
     void queue_ack(int sender, std::uint64_t id, std::uint16_t chunk);
     void send_acks(int sender);
@@ -239,7 +228,7 @@ UdpTransport::Impl::Impl(int r, std::vector<UdpEndpoint> peer_list, const std::s
     : rank(r),
       world(static_cast<int>(peer_list.size())),
       run_id(run),
-      own_incarnation(opts.incarnation.value_or(default_incarnation())),
+      own_incarnation(opts.incarnation ? *opts.incarnation : new_incarnation()),
       secret(std::move(key)),
       options(opts),
       chunk_bytes(opts.max_datagram > kHeaderBytes + kMacBytes ? opts.max_datagram - kHeaderBytes - kMacBytes : 0),
@@ -367,7 +356,18 @@ void UdpTransport::Impl::handle_datagram(std::size_t size) {
     // this is a copy of something it sent once; a newer one replaces it.
     if (h.sender_incarnation == 0) return drop(DropReason::BadVersion);
     if (h.sender_incarnation < peer_inc[peer]) return drop(DropReason::Replay);
-    if (h.sender_incarnation > peer_inc[peer]) adopt(peer, h.sender_incarnation);
+    if (h.sender_incarnation > peer_inc[peer]) {
+        // A process of that rank we have not heard from. It is adopted only once it shows it
+        // knows this process (a datagram addressed to our incarnation, which no recording made
+        // before we started can carry): until then it is answered with a hello addressed to the
+        // incarnation it claims, which only that process, if it is alive, can take up. A datagram
+        // of an earlier run with the same secret, or of a dead predecessor, thus changes nothing.
+        if (h.dest_incarnation != own_incarnation) {
+            if (h.type != kHelloType) drop(DropReason::Replay);
+            return greet(peer, true, h.sender_incarnation);
+        }
+        adopt(peer, h.sender_incarnation);
+    }
     if (h.type == kHelloType) {
         if (datagram->payload.size() != 1) return drop(DropReason::BadLength);
         if (datagram->payload[0] == 1) greet(peer, false);
@@ -412,10 +412,10 @@ void UdpTransport::Impl::adopt(int peer, std::uint64_t incarnation) {
     pump(peer);
 }
 
-void UdpTransport::Impl::greet(int peer, bool want_answer) {
+void UdpTransport::Impl::greet(int peer, bool want_answer, std::uint64_t dest) {
     Greeting& g = greeting[peer];
     const auto now = Clock::now();
-    if (!want_answer) {
+    if (!want_answer || dest != 0) {  // an answer: rate-limited, so replays cannot make a flood
         if (now - g.last_answer < kTick) return;
         g.last_answer = now;
     }
@@ -424,7 +424,7 @@ void UdpTransport::Impl::greet(int peer, bool want_answer) {
     h.run_id = run_id;
     h.sender = static_cast<std::uint32_t>(rank);
     h.sender_incarnation = own_incarnation;
-    h.dest_incarnation = peer_inc[peer];
+    h.dest_incarnation = dest != 0 ? dest : peer_inc[peer];
     const std::uint8_t payload[1] = {static_cast<std::uint8_t>(want_answer ? 1 : 0)};
     transmit(peer, seal(h, payload, secret));
 }
@@ -462,6 +462,7 @@ void UdpTransport::Impl::on_chunk(int sender, Datagram& datagram) {
         return drop(DropReason::BadChunk);
     }
     Partial& p = it->second;
+    p.touched = Clock::now();
     queue_ack(sender, h.message_id, h.chunk_index);
     if (p.got[h.chunk_index]) {
         ++local_stats.duplicates;
@@ -499,8 +500,8 @@ void UdpTransport::Impl::send_acks(int sender) {
     if (acks.empty()) return;
     std::vector<std::uint8_t> payload(acks.size() * kAckEntryBytes);
     for (std::size_t i = 0; i < acks.size(); ++i) {
-        put_be(payload.data() + i * kAckEntryBytes, acks[i].first, 8);
-        put_be(payload.data() + i * kAckEntryBytes + 8, acks[i].second, 2);
+        wire::store(payload.data() + i * kAckEntryBytes, acks[i].first);
+        wire::store(payload.data() + i * kAckEntryBytes + 8, acks[i].second);
     }
     acks.clear();
     DatagramHeader h;
@@ -519,7 +520,7 @@ void UdpTransport::Impl::on_ack(int sender, const std::vector<std::uint8_t>& pay
     o.unreachable = false;
     std::uint64_t completed = 0;
     for (std::size_t at = 0; at < payload.size(); at += kAckEntryBytes) {
-        const ChunkKey key{get_be(payload.data() + at, 8), static_cast<std::uint16_t>(get_be(payload.data() + at + 8, 2))};
+        const ChunkKey key{wire::load<std::uint64_t>(payload.data() + at), wire::load<std::uint16_t>(payload.data() + at + 8)};
         auto flight = o.in_flight.find(key);
         if (flight == o.in_flight.end()) continue;  // acked before (a duplicate ack) or never sent
         const bool first_try = !flight->second.retransmitted;
@@ -604,6 +605,17 @@ void UdpTransport::Impl::on_tick(const boost::system::error_code& ec) {
             greet(dest, true);
             greeting[dest].next = now + greeting[dest].every;
             greeting[dest].every = std::min<Clock::duration>(greeting[dest].every * 2, kMaxHelloInterval);
+        }
+        // Half-received messages of a sender silent for twice give_up_after release their budget:
+        // the sender died (or gave up on us long ago) and will never complete them.
+        auto& partial = in[dest].partial;
+        for (auto it = partial.begin(); it != partial.end();) {
+            if (now - it->second.touched < 2 * options.give_up_after) {
+                ++it;
+                continue;
+            }
+            partial_bytes -= it->second.reserved;
+            it = partial.erase(it);
         }
         PeerOut& o = out[dest];
         o.unreachable = !o.pending.empty() && now - std::max(o.last_ack, o.pending_since) >= options.give_up_after;

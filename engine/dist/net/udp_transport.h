@@ -57,8 +57,9 @@ struct UdpOptions {
     // so keep it above max_message_bytes() (~73 MB) unless that is the point.
     std::size_t max_partial_bytes = std::size_t{256} << 20;
     std::size_t max_window = 512;  // ceiling of the chunks in flight per peer (the window adapts below it)
-    // Our incarnation; by default the start time in nanoseconds since the epoch, so a restarted
-    // process of the same rank outranks its predecessor. Tests set it to play old and new ones.
+    // Our incarnation; by default new_incarnation() (incarnation.h: the start time in ns, but
+    // never below the host's last one + 1), so a restarted process of the same rank outranks its
+    // predecessor even after the clock stepped back. Tests set it to play old and new ones.
     std::optional<std::uint64_t> incarnation;
     // How often a peer whose incarnation we do not know yet is greeted (backing off to 1 s).
     std::chrono::milliseconds hello_after{20};

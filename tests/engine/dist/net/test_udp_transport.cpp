@@ -267,6 +267,7 @@ private Q_SLOTS:
     void attacker_datagrams_are_dropped_and_counted();
     void peer_that_goes_away_is_unreachable();
     void restarted_peer_is_a_new_incarnation();
+    void unverified_process_is_not_adopted();
     void reassembly_memory_is_capped();
     void bad_sends_are_refused();
     void port_in_use_is_a_clear_error();
@@ -555,6 +556,64 @@ void TestUdpTransport::restarted_peer_is_a_new_incarnation() {
     QCOMPARE(fresh->id, std::uint64_t{4});
     QCOMPARE(r0.stats().dropped[DropReason::Replay], expected);
     QCOMPARE(r0.peer_incarnation(1), std::uint64_t{200});
+}
+
+void TestUdpTransport::unverified_process_is_not_adopted() {
+    // Datagrams of a process of rank 1 that rank 0 never spoke with -- recorded in an earlier run
+    // with the same secret, or sent by a predecessor now dead -- come from rank 1's address: a
+    // hello asking for an answer and an update. Rank 0 adopts nothing; it only answers the hello,
+    // addressed to the incarnation it claims. The real rank 1 that starts later is adopted.
+    const auto ports = free_ports(2);
+    const std::vector<UdpEndpoint> peers{{"127.0.0.1", ports[0]}, {"127.0.0.1", ports[1]}};
+    UdpTransport r0(0, peers, "127.0.0.1", kRun, run_secret(), {});
+    {
+        asio::io_context io;
+        udp::socket stale(io, udp::endpoint(asio::ip::address_v4::loopback(), ports[1]));
+        const udp::endpoint target(asio::ip::address_v4::loopback(), ports[0]);
+        DatagramHeader hello;
+        hello.type = 0x81;  // the transport's hello (udp_transport.cpp)
+        hello.run_id = kRun;
+        hello.sender = 1;
+        hello.sender_incarnation = 50;
+        hello.dest_incarnation = 0;
+        const std::uint8_t answer_please[1] = {1};
+        stale.send_to(asio::buffer(seal(hello, answer_please, run_secret())), target);
+        DatagramHeader update = hello;
+        update.type = static_cast<std::uint8_t>(MessageType::Update);
+        update.message_id = 1;
+        const std::uint8_t bytes[3] = {1, 2, 3};
+        stale.send_to(asio::buffer(seal(update, bytes, run_secret())), target);
+        // Rank 0's answer: a hello addressed to incarnation 50, which only that process could take up.
+        std::vector<std::uint8_t> buffer(2048);
+        udp::endpoint from;
+        bool answered = false;
+        stale.non_blocking(true);
+        for (int wait = 0; wait < 200 && !answered; ++wait) {
+            boost::system::error_code ec;
+            const auto n = stale.receive_from(asio::buffer(buffer), from, 0, ec);
+            if (ec) {
+                std::this_thread::sleep_for(5ms);
+                continue;
+            }
+            DropReason why{};
+            const auto d = open(std::span<const std::uint8_t>(buffer.data(), n), run_secret(), kRun, why);
+            answered = d && d->header.type == 0x81 && d->header.dest_incarnation == 50;
+        }
+        QVERIFY2(answered, "no hello addressed to the claimed incarnation came back");
+        QVERIFY(!r0.receive(200ms).has_value());
+        QCOMPARE(r0.peer_incarnation(1), std::uint64_t{0});
+    }
+    UdpOptions real;
+    real.incarnation = 300;
+    UdpTransport r1(1, peers, "127.0.0.1", kRun, run_secret(), real);
+    r1.send(0, MessageType::Update, std::vector<std::uint8_t>{9});
+    auto m = r0.receive(5s);
+    QVERIFY(m.has_value());
+    QCOMPARE(m->incarnation, std::uint64_t{300});
+    QCOMPARE(m->id, std::uint64_t{1});
+    QCOMPARE(r0.peer_incarnation(1), std::uint64_t{300});
+    r0.send(1, MessageType::Update, std::vector<std::uint8_t>{8});
+    QVERIFY(r1.receive(5s).has_value());
 }
 
 void TestUdpTransport::reassembly_memory_is_capped() {
