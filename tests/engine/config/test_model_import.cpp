@@ -286,6 +286,13 @@ void TestModelImport::approximations_are_noted_data() {
                "learningRate":"NaN","learningRateSchedule":{"@class":"org.nd4j.linalg.schedule.ExponentialSchedule",
                "gamma":0.96,"initialValue":0.01,"scheduleType":"EPOCH"}})"), kDl4jOutput})
         << "dense,output" << "ExponentialSchedule imported as its initial value";
+    // Schedules are not trained yet (issue 13 class 3): a MapSchedule starts at its value for 0,
+    // said in a note, instead of the self-contradicting "expected a number or a schedule".
+    QTest::newRow("dl4j MapSchedule")
+        << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"iupdater":{"@class":"org.nd4j.linalg.learning.config.Nesterovs",
+               "learningRate":"NaN","momentum":0.9,"learningRateSchedule":{"@class":"org.nd4j.linalg.schedule.MapSchedule",
+               "scheduleType":"ITERATION","values":{"0":0.06,"200":0.05,"600":0.028}}})"), kDl4jOutput})
+        << "dense,output" << "MapSchedule imported as its value at 0, 0.06";
     QTest::newRow("keras relu folded across dropout and max pooling")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
                   keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])"),
