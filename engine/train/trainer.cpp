@@ -255,7 +255,10 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         if (o.model_path.empty()) throw ConfigError("train: --model or --resume is required");
         // DL4J and Keras files say what the import approximated; the user sees it as warnings.
         auto imported = nn::import_model_file(o.model_path);
-        for (const auto& note : imported.notes) ev.warning("model " + o.model_path + ": " + note);
+        for (const auto& note : imported.notes) {
+            ev.warning("model " + o.model_path + ": " + note);
+            log << o.model_path << ": " << note << "\n";  // also for whoever reads only stderr
+        }
         run.config = std::move(imported.model);
         run.start.seed = o.seed.value_or(run.config.seed);
     }
