@@ -44,11 +44,17 @@ SlurmLauncher::SlurmLauncher(LaunchOptions options, QObject* parent) : Launcher(
     grace_.setSingleShot(true);
     connect(&grace_, &QTimer::timeout, this, [this] { cancel(true); });
     connect(&poll_timer_, &QTimer::timeout, this, &SlurmLauncher::poll);
+    give_up_.setSingleShot(true);
+    connect(&give_up_, &QTimer::timeout, this, [this] {
+        finish(kExitStopped, QString("stopped, but Slurm did not confirm within %1 s that job %2 ended (see squeue)")
+                                 .arg(give_up_.interval() / 1000).arg(step_id_.isEmpty() ? job_id_ : step_id_));
+    });
 }
 
 SlurmLauncher::~SlurmLauncher() {
     poll_timer_.stop();
     grace_.stop();
+    give_up_.stop();
     query_.reset();
     if (step_) {
         QObject::disconnect(step_.get(), nullptr, this, nullptr);
@@ -297,7 +303,7 @@ void SlurmLauncher::job_ended(const QString& state, const QString& reason) {
     if (stop_requested_)
         return finish(kExitStopped, QString("stopped after %1 s: Slurm job %2 %3").arg(elapsed, job_id_,
                                                                                     state == "GONE" ? "ended" : state));
-    const QString exit = exit_code_of(job_id_, timeout_ms());
+    const QString exit = exit_code_of(job_id_, std::min(timeout_ms(), 5000));
     QString summary = QString("Slurm job %1 ended %2").arg(job_id_, state == "GONE" ? "(it left the queue)" : state);
     if (!reason.isEmpty() && reason != "None") summary += " (" + reason + ")";
     if (!exit.isEmpty()) summary += ", exit code " + exit;
@@ -321,6 +327,8 @@ void SlurmLauncher::stop() {
 
 void SlurmLauncher::cancel(bool kill) {
     killed_ = killed_ || kill;
+    // Every wait has a deadline: Slurm (or srun) gets this long after the kill to confirm the end.
+    if (kill && !give_up_.isActive()) give_up_.start(timeout_ms() + 30000);
     const auto scancel = [this](const QStringList& args) {
         // Owned by this launcher; each deletes itself once scancel answered.
         auto* c = new AsyncCommand("scancel", args, timeout_ms(), [this](const CommandResult& r) {
@@ -350,6 +358,7 @@ void SlurmLauncher::finish(int code, const QString& summary) {
     active_ = false;
     poll_timer_.stop();
     grace_.stop();
+    give_up_.stop();
     if (!secret_path_.isEmpty()) QFile::remove(secret_path_);
     secret_path_.clear();
     // The run folder stays until the next start() or this launcher goes (its output is useful

@@ -84,6 +84,7 @@ private:
     qint64 step_pgid_ = 0;
     std::unique_ptr<AsyncCommand> query_;  // the squeue in flight
     QTimer poll_timer_, grace_;
+    QTimer give_up_;  // after the kill: how long Slurm has to confirm the end before finished()
     TaskLines out_lines_, err_lines_;
     qint64 out_offset_ = 0, err_offset_ = 0;  // submit: how far the output files were read
     std::map<int, std::unique_ptr<EventStream>> streams_;  // per task

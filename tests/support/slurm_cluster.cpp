@@ -108,12 +108,14 @@ ReturnToService=2
 SlurmdParameters=config_overrides
 KillWait=2
 MinJobAge=300
+EnforcePartLimits=ALL
 NodeName=%5 NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=%6 State=UNKNOWN
 PartitionName=%7 Nodes=%5 Default=YES MaxTime=INFINITE State=UP
 PartitionName=%8 Nodes=%5 MaxTime=INFINITE State=DOWN
+PartitionName=%9 Nodes=%5 MaxTime=1 State=UP
 )")
                             .arg(ports[0]).arg(ports[1]).arg(socket, dir_.path(), kNode).arg(cpus_)
-                            .arg(kPartition, kDownPartition);
+                            .arg(kPartition, kDownPartition, kShortPartition);
     QFile conf_file(conf());
     if (!conf_file.open(QIODevice::WriteOnly) || conf_file.write(conf_text.toUtf8()) != conf_text.toUtf8().size()) {
         error = "cannot write " + conf() + ": " + conf_file.errorString();

@@ -10,6 +10,7 @@
 //   NodeName=thr-node0 NodeAddr=127.0.0.1 CPUs=2      (the machine's CPUs)
 //   PartitionName=main Nodes=thr-node0 Default=YES State=UP
 //   PartitionName=down Nodes=thr-node0 State=DOWN     (jobs there stay PENDING: PartitionDown)
+//   PartitionName=short Nodes=thr-node0 MaxTime=1     (EnforcePartLimits=ALL: sbatch refuses more)
 // ProctrackType=proctrack/linuxproc and TaskPlugin=task/none (no cgroups needed); no accounting
 // database (sacct is unavailable; finished jobs stay visible to squeue/scontrol for MinJobAge).
 // Daemons must run as root: start() reports why not (for QSKIP) through unavailable().
@@ -30,6 +31,7 @@ public:
     static constexpr const char* kNode = "thr-node0";
     static constexpr const char* kPartition = "main";
     static constexpr const char* kDownPartition = "down";
+    static constexpr const char* kShortPartition = "short";  // MaxTime 1 minute
 
     // Empty when a private Slurm can run here, else why not (not root, a binary missing).
     static QString unavailable();

@@ -233,6 +233,11 @@ void TestSlurmLaunchCli::check_asks_slurm() {
     QCOMPARE(missing.code, 1);
     QVERIFY2(missing.out.contains("partition \"nope\" does not exist"), qPrintable(missing.text()));
 
+    const Run too_long = run(bin("thresher-launch"), {"check", spec("long", QString(R"("partition":"%1","nodes":1,"time":"10")")
+                                                                              .arg(SlurmCluster::kShortPartition), R"("epochs":1)")}, 90000);
+    QCOMPARE(too_long.code, 1);
+    QVERIFY2(too_long.out.contains("0-00:10:00 asked, partition MaxTime 00:01:00"), qPrintable(too_long.text()));
+
     const Run too_many = run(bin("thresher-launch"), {"check", spec("big", R"("partition":"main","nodes":3)", R"("epochs":1)")}, 90000);
     QCOMPARE(too_many.code, 1);
     QVERIFY2(too_many.out.contains("the run needs 3"), qPrintable(too_many.text()));

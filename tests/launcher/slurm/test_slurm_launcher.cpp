@@ -6,7 +6,8 @@
 //   - `scancel` of the job by someone else mid-run: every engine is gone within seconds and the
 //     summary says CANCELLED; stop(): the same, reported as stopped;
 //   - a job on a DOWN partition shows PENDING and Slurm's reason (PartitionDown);
-//   - a partition that does not exist: sbatch's own error, exit kExitCouldNotStart.
+//   - a partition that does not exist, a time limit over the partition's: sbatch's own error,
+//     exit kExitCouldNotStart.
 // Engines are found by their command line: it holds the run folder (the secret's path).
 #include <QtTest>
 
@@ -67,6 +68,7 @@ private Q_SLOTS:
     void stop_in_an_allocation_cancels_the_step();
     void pending_job_shows_its_reason();
     void bad_partition_is_a_clear_error();
+    void time_over_the_limit_is_a_clear_error();
 
 private:
     QString path(const QString& name) const { return dir_.filePath(name); }
@@ -320,6 +322,18 @@ void TestSlurmLauncher::bad_partition_is_a_clear_error() {
     QCOMPARE(o.code, kExitCouldNotStart);
     QVERIFY2(o.summary.startsWith("sbatch: error:"), qPrintable(o.summary));
     QVERIFY2(o.summary.contains("partition", Qt::CaseInsensitive), qPrintable(o.summary));
+}
+
+void TestSlurmLauncher::time_over_the_limit_is_a_clear_error() {
+    const RunSpec s = spec("too-long", QString(R"("partition":"%1","nodes":1,"time":"10")").arg(SlurmCluster::kShortPartition),
+                           R"("epochs":1)");
+    SlurmLauncher l(options());
+    Outcome o;
+    start(l, s, o);
+    QVERIFY2(wait_finished(o, 30000), qPrintable(o.text()));
+    QCOMPARE(o.code, kExitCouldNotStart);
+    QVERIFY2(o.summary.startsWith("sbatch: error:") && o.summary.contains("time limit", Qt::CaseInsensitive),
+             qPrintable(o.summary));
 }
 
 QTEST_GUILESS_MAIN(TestSlurmLauncher)
