@@ -26,14 +26,13 @@ struct RunOptions {
     QString known_hosts;
     int connect_timeout_s = 10;
     int start_timeout_s = 120;
-    int heartbeat_timeout_s = 30;
+    int heartbeat_timeout_s = 30;  // SSH engines and submitted Slurm jobs alike; 0: off
     QString remote_cache = "~/.cache/thresher";
     // Slurm clusters (see LaunchOptions::slurm).
     QString slurm_mode = "auto";  // auto | step | submit
     QString run_root;             // empty: ~/.cache/thresher/slurm
     double poll_s = 1.0;
     bool save_every_node = false;
-    int heartbeat_timeout_s = 30;
 };
 // Runs the spec until it finishes, fails, or is stopped by SIGINT/SIGTERM/SIGHUP.
 int run_command(const RunOptions& options);

@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--start-timeout", run.start_timeout_s, "SSH: seconds for each engine to start (run_started)")
         ->capture_default_str()->check(CLI::PositiveNumber);
     run_cmd->add_option("--heartbeat-timeout", run.heartbeat_timeout_s,
-                        "SSH: engines stop when this launcher has been silent this many seconds (frozen, or its "
-                        "machine gone); 0: off")
+                        "Seconds this launcher may be silent (frozen, killed, or its machine gone) before the run ends "
+                        "without it: SSH engines stop, a submitted Slurm job cancels itself (at least 2 s there); 0: off")
         ->capture_default_str()->check(CLI::Range(0, 86400));
     run_cmd->add_option("--remote-cache", remote_cache,
                         "SSH: folder on the hosts for engine bundles, staged data and run folders")
@@ -54,9 +54,6 @@ int main(int argc, char** argv) {
                         "Slurm: folder for run folders, visible at the same path on the nodes (default ~/.cache/thresher/slurm)");
     run_cmd->add_flag("--save-every-node", run.save_every_node,
                       "Slurm: every node saves its replica next to the spec's save file (NAME.node-R.thr), to compare them");
-    run_cmd->add_option("--heartbeat-timeout", run.heartbeat_timeout_s,
-                        "Slurm submit: seconds without the launcher (its heartbeat file) before the job cancels itself")
-        ->capture_default_str()->check(CLI::Range(2, 86400));
     run_cmd->add_option("--poll", run.poll_s, "Slurm: seconds between looks at a submitted job")
         ->capture_default_str()->check(CLI::Range(0.1, 60.0));
 

@@ -2,6 +2,7 @@
 // create_launcher returns) and follows it on stderr (progress bar and ETA on a terminal, one line
 // per epoch elsewhere); `--events` passes every engine event through to stdout as JSON lines. SIGINT/SIGTERM/SIGHUP stop the run (TERM, grace,
 // KILL; a second Ctrl-C kills at once) and the exit code is then 1.
+#include <algorithm>
 #include <QCoreApplication>
 #include <QJsonDocument>
 #include <csignal>
@@ -48,7 +49,8 @@ int run_command(const RunOptions& o) {
     launch.slurm.run_root = o.run_root;
     launch.slurm.poll_ms = int(o.poll_s * 1000);
     launch.slurm.save_every_node = o.save_every_node;
-    launch.slurm.heartbeat_timeout_s = o.heartbeat_timeout_s;
+    // Off (0) for a Slurm job means a week: its heartbeat check needs a positive timeout.
+    launch.slurm.heartbeat_timeout_s = o.heartbeat_timeout_s > 0 ? std::max(2, o.heartbeat_timeout_s) : 7 * 86400;
     std::unique_ptr<Launcher> launcher;
     try {
         launcher = create_launcher(spec, launch);
