@@ -4,9 +4,11 @@
 #include <QtTest>
 
 #include <QTemporaryDir>
+#include <cstring>
 #include <fstream>
 
 #include "backend/registry.h"
+#include "core/durable_file.h"
 #include "core/error.h"
 #include "nn/model_file.h"
 #include "nn/network.h"
@@ -38,6 +40,7 @@ private Q_SLOTS:
     void damaged_files();
     void every_flipped_byte_is_refused();
     void save_errors_name_the_file();
+    void header_sizes_checked_against_the_file();
 
 private:
     QTemporaryDir dir_;
@@ -145,6 +148,35 @@ void TestModelFile::save_errors_name_the_file() {
         QFAIL("saved into a missing folder");
     } catch (const ModelFileError& e) {
         QVERIFY2(std::string(e.what()).find(path) != std::string::npos, e.what());
+    }
+}
+
+void TestModelFile::header_sizes_checked_against_the_file() {
+    // A well-formed file (valid checksum) whose header claims 10^15 updater-state floats: refused
+    // from the file's size before anything is allocated, naming the file and the field.
+    if (!QFile::exists(saved_)) QSKIP("round trip test did not write the file");
+    const std::string good = read_all(saved_);
+    std::uint64_t header_len = 0;
+    std::memcpy(&header_len, good.data() + 12, sizeof header_len);
+    auto header = nlohmann::json::parse(good.substr(20, header_len));
+    header["updater_state"] = 1000000000000000ull;
+    const std::string h = header.dump();
+    std::string bytes = good.substr(0, 12);
+    const std::uint64_t len = h.size();
+    bytes.append(reinterpret_cast<const char*>(&len), sizeof len);
+    bytes += h;
+    bytes += good.substr(20 + header_len, good.size() - 4 - 20 - header_len);
+    const std::uint32_t crc = crc32_of(bytes.data(), bytes.size());
+    bytes.append(reinterpret_cast<const char*>(&crc), sizeof crc);
+    const QString path = dir_.filePath("huge-header.thr");
+    write_all(path, bytes);
+    try {
+        nn::load_model_file(path.toStdString());
+        QFAIL("loaded a file claiming 10^15 floats");
+    } catch (const ModelFileError& e) {
+        const QString msg = e.what();
+        QVERIFY2(msg.startsWith(path + ": truncated at byte") && msg.contains("updater state needs 4000000000000000 bytes"),
+                 qPrintable(msg));
     }
 }
 
