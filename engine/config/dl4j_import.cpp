@@ -76,13 +76,13 @@ ActivationSpec activation_from_name(Place& p, const std::string& key, const std:
 ActivationSpec read_activation(Place& p, float legacy_alpha) {
     if (const auto* fn = p.object({"activationFn"})) {
         const auto t = import::typed(*fn);
-        if (!t) p.fail("activationFn", "expected {\"@class\": ...} or {\"<activation>\": {...}}, got " + fn->dump());
+        if (!t) p.fail("activationFn", "expected {\"@class\": ...} or {\"<activation>\": {...}}, got " + json_summary(*fn));
         std::vector<std::string> scratch;  // an activation object has nothing worth a note
         Place a(*t->body, p.source(), p.where() + ".activationFn", scratch);
         // 1.0 spells classes ActivationReLU, 0.x wrappers ReLU.
         std::string cls = t->name;
         if (!t->wrapped) {
-            if (cls.rfind("Activation", 0) != 0) p.fail("activationFn", "unknown activation class " + fn->dump());
+            if (cls.rfind("Activation", 0) != 0) p.fail("activationFn", "unknown activation class " + json_summary(*fn));
             cls = cls.substr(10);
         }
         const auto n = normalise_name(cls);
@@ -136,11 +136,11 @@ WeightInit init_from_name(Place& p, const std::string& key, const std::string& n
 std::optional<WeightInit> read_weight_init(Place& p) {
     if (const auto* fn = p.object({"weightInitFn"})) {
         const auto t = import::typed(*fn);
-        if (!t) p.fail("weightInitFn", "expected {\"@class\": ...} or {\"<weight init>\": {...}}, got " + fn->dump());
+        if (!t) p.fail("weightInitFn", "expected {\"@class\": ...} or {\"<weight init>\": {...}}, got " + json_summary(*fn));
         std::string cls = t->name;
         if (cls == "WeightInitConstant" && import::number_or(*t->body, "value", 1.0) == 0.0) return WeightInit::Zero;
         if (cls.rfind("WeightInit", 0) == 0) cls = cls.substr(10);
-        else if (!t->wrapped) p.fail("weightInitFn", "unknown weight init class " + fn->dump());
+        else if (!t->wrapped) p.fail("weightInitFn", "unknown weight init class " + json_summary(*fn));
         return init_from_name(p, "weightInitFn", cls);
     }
     if (auto name = p.string({"weightInit"})) return init_from_name(p, "weightInit", *name);
@@ -152,7 +152,7 @@ std::optional<WeightInit> read_weight_init(Place& p) {
 double scheduled_value(Place& p, const std::string& key, const nlohmann::json& v, const import::Range& range) {
     auto checked = [&](const nlohmann::json& x) {
         if (!x.is_number() || !range.contains(x.get<double>()))
-            p.fail(key, "must be a number " + range.text() + ", got " + x.dump());
+            p.fail(key, "must be a number " + range.text() + ", got " + json_summary(x));
         return x.get<double>();
     };
     if (v.is_number() || v.is_string()) return checked(v);
@@ -168,15 +168,15 @@ double scheduled_value(Place& p, const std::string& key, const nlohmann::json& v
         if (b.is_object() && b.contains("values") && b["values"].is_object()) {
             // MapSchedule: {"values": {"0": 0.1, "1000": 0.01}}; what applies from iteration 0.
             const auto& values = b["values"];
-            if (!values.contains("0")) p.fail(key, t->name + " has no value for 0: " + v.dump().substr(0, 200));
+            if (!values.contains("0")) p.fail(key, t->name + " has no value for 0: " + json_summary(v));
             const double start = checked(values["0"]);
             p.note("\"" + key + "\": " + t->name + " imported as its value at 0, " + import::number_text(start) +
                    " (Thresher has no schedules)");
             return start;
         }
-        p.fail(key, "schedule " + t->name + " is not supported: " + v.dump().substr(0, 200));
+        p.fail(key, "schedule " + t->name + " is not supported: " + json_summary(v));
     }
-    p.fail(key, "must be a number or a schedule, got " + v.dump().substr(0, 200));
+    p.fail(key, "must be a number or a schedule, got " + json_summary(v));
 }
 
 UpdaterSpec default_updater(UpdaterKind kind) {
@@ -229,7 +229,7 @@ std::optional<UpdaterSpec> read_updater(Place& p) {
     const char* kSupported = " is not supported (Thresher has Sgd, Nesterovs, AdaGrad, RmsProp, Adam)";
     if (const auto* obj = p.object({"iupdater", "iUpdater"})) {
         const auto t = import::typed(*obj);
-        if (!t) p.fail("iupdater", "expected {\"@class\": ...} or {\"<updater>\": {...}}, got " + obj->dump().substr(0, 200));
+        if (!t) p.fail("iupdater", "expected {\"@class\": ...} or {\"<updater>\": {...}}, got " + json_summary(*obj));
         Place u = p.nested(*t->body, ".iupdater");
         auto kind = updater_kind(t->name);
         if (!kind) p.fail("iupdater", "updater " + t->name + kSupported);
@@ -266,7 +266,7 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
             const auto t = import::typed(r);
             const std::string cls = t ? t->name : "";
             auto value = [&](const char* key) -> float {
-                if (!t->body->contains(key)) p.fail("regularization", cls + " without \"" + key + "\": " + r.dump());
+                if (!t->body->contains(key)) p.fail("regularization", cls + " without \"" + key + "\": " + json_summary(r));
                 return static_cast<float>(
                     scheduled_value(p, std::string("regularization.") + key, (*t->body)[key], import::kRegularisation));
             };
@@ -280,7 +280,7 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
                 p.note("\"regularization\": WeightDecay " + import::number_text(c) +
                        " approximated as l2 (Thresher adds l2·w to the gradient before the updater)");
             } else {
-                p.fail("regularization", "unsupported regularization " + r.dump().substr(0, 200));
+                p.fail("regularization", "unsupported regularization " + json_summary(r));
             }
         }
     } else {
@@ -302,7 +302,7 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
 std::optional<float> read_dropout(Place& p) {
     if (const auto* d = p.object({"idropout"})) {
         const auto t = import::typed(*d);
-        const std::string cls = t ? t->name : d->dump().substr(0, 120);
+        const std::string cls = t ? t->name : json_summary(*d);
         if (cls != "Dropout") p.fail("idropout", cls + " is not supported (only Dropout)");
         std::vector<std::string> scratch;
         Place dp(*t->body, p.source(), p.where() + ".idropout", scratch);
@@ -320,7 +320,7 @@ LossKind read_loss(Place& p) {
     std::string name;
     if (const auto* fn = p.object({"lossFn"})) {
         const auto t = import::typed(*fn);
-        if (!t) p.fail("lossFn", "expected {\"@class\": ...} or {\"<loss>\": {...}}, got " + fn->dump().substr(0, 200));
+        if (!t) p.fail("lossFn", "expected {\"@class\": ...} or {\"<loss>\": {...}}, got " + json_summary(*fn));
         name = t->name;
         if (t->body->contains("weights") && !(*t->body)["weights"].is_null())
             p.fail("lossFn", "per-output loss weights are not supported");
@@ -407,7 +407,7 @@ std::map<int, Preprocessor> read_preprocessors(Place& root) {
             p.kind = it == legacy.end() ? value.begin().key() : it->second;
             body = &value.begin().value();
         } else {
-            root.fail("inputPreProcessors", where + " is not a preprocessor: " + value.dump());
+            root.fail("inputPreProcessors", where + " is not a preprocessor: " + json_summary(value));
         }
         if (p.kind != "CnnToFeedForwardPreProcessor" && p.kind != "FeedForwardToCnnPreProcessor")
             throw ConfigError(root.source() + ": " + where + ": preprocessor " + p.kind + " is not supported");
@@ -433,7 +433,7 @@ ConfLayer layer_of(Place& c) {
     const auto* layer = c.object({"layer"});
     if (!layer) c.fail("layer", "is required");
     const auto t = import::typed(*layer);
-    if (!t) c.fail("layer", "expected {\"@class\": ...} or {\"<layer type>\": {...}}, got " + layer->dump().substr(0, 200));
+    if (!t) c.fail("layer", "expected {\"@class\": ...} or {\"<layer type>\": {...}}, got " + json_summary(*layer));
     ConfLayer out{t->name, "", t->body};
     if (t->body->contains("layerName") && (*t->body)["layerName"].is_string())
         out.name = (*t->body)["layerName"].get<std::string>();

@@ -32,7 +32,7 @@ bool supported_layer(const std::string& kind) {
 // Keras 3 changed hard_sigmoid from clamp(0.2x + 0.5) to relu6(x + 3) / 6.
 ActivationSpec activation_from_name(Place& p, const std::string& key, const nlohmann::json& v, bool keras3 = false) {
     if (v.is_null()) return {Activation::Identity, 0.01f};
-    if (!v.is_string()) p.fail(key, "custom activation " + v.dump().substr(0, 120) + " is not supported");
+    if (!v.is_string()) p.fail(key, "custom activation " + json_summary(v) + " is not supported");
     const auto name = v.get<std::string>();
     if (name == "linear") return {Activation::Identity, 0.01f};
     if (name == "relu") return {Activation::Relu, 0.01f};
@@ -137,14 +137,14 @@ void ignore_harmless(Place& p) {
 }
 
 std::vector<int> shape_of(Place& p, const nlohmann::json& v, const std::string& key, bool has_batch) {
-    if (!v.is_array() || v.empty()) p.fail(key, "must be a shape array, got " + v.dump());
+    if (!v.is_array() || v.empty()) p.fail(key, "must be a shape array, got " + json_summary(v));
     std::vector<int> dims;
     for (std::size_t i = has_batch ? 1 : 0; i < v.size(); ++i) {
         if (!v[i].is_number_integer() || v[i].get<long long>() < 1 || v[i].get<long long>() > (1 << 16))
-            p.fail(key, "variable or invalid dimension in " + v.dump() + " (Thresher needs fixed sizes)");
+            p.fail(key, "variable or invalid dimension in " + json_summary(v) + " (Thresher needs fixed sizes)");
         dims.push_back(v[i].get<int>());
     }
-    if (dims.empty() || dims.size() > 3) p.fail(key, "shape " + v.dump() + " is not features, [h, w] or [h, w, c]");
+    if (dims.empty() || dims.size() > 3) p.fail(key, "shape " + json_summary(v) + " is not features, [h, w] or [h, w, c]");
     return dims;
 }
 
@@ -324,7 +324,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             const bool ok = axis.is_number_integer() &&
                             (flat ? (axis == -1 || axis == 1)
                                   : channels_first ? (axis == 1 || axis == -3) : (axis == -1 || axis == 3));
-            if (!ok) p.fail("axis", "normalising over axis " + axis_json.dump() + " is not supported (only the channel axis)");
+            if (!ok) p.fail("axis", "normalising over axis " + json_summary(axis_json) + " is not supported (only the channel axis)");
             p.ignore({"axis"});
             l.bn_decay = static_cast<float>(p.hyper({"momentum"}, import::kUnit).value_or(0.99));
             l.bn_eps = static_cast<float>(p.hyper({"epsilon"}, import::kBatchNormEps).value_or(1e-3));

@@ -2,6 +2,8 @@
 // relaying, draining) and traffic. Joining is in node_link_join.cpp, rounds in node_link_rounds.cpp.
 #include "dist/masters/node_link.h"
 
+#include "config/json_fields.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -270,7 +272,9 @@ void NodeLink::handle(Message&& m, bool counted) {
             std::int32_t epoch = 0;
             if (!get(in, epoch)) break;
             try {
-                auto part = nlohmann::json::parse(in.begin(), in.end());
+                // Authenticated, but a peer's bug must not overflow our stack: the depth-limited parser.
+                auto part = nn::parse_json_text(std::string_view(reinterpret_cast<const char*>(in.data()), in.size()),
+                                                "evaluation from node " + std::to_string(sender));
                 if (!part.is_object()) throw Error("not an object");
                 std::lock_guard lock(mutex_);
                 evaluations_[epoch].insert_or_assign(sender, std::move(part));
