@@ -152,7 +152,8 @@ struct BulkChannel::Impl {
     }
 
     // --- closing -------------------------------------------------------------------------------
-    void close(const ConnPtr& c, bool refused) {
+    // By value: callers pass elements of the lists this removes them from.
+    void close(ConnPtr c, bool refused) {
         if (refused) ++rejected;
         if (!all.erase(c)) return;
         boost::system::error_code ignored;
