@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "main_window.h"
+#include "slurm_launcher.h"
 #include "ssh_launcher.h"
 
 namespace {
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     QApplication::setApplicationVersion(THRESHER_VERSION);
     QApplication::setWindowIcon(QIcon(":/icons/thresher.svg"));
     thresher::launcher::ssh::register_ssh_launcher();
+    thresher::launcher::slurm::register_slurm_launcher();
 
     QCommandLineParser cli;
     cli.setApplicationDescription("Thresher: distributed neural-network training (gradient sharing, parameter averaging)");

@@ -18,6 +18,7 @@ namespace thresher::launcher {
 
 QStringList RunSpec::node_endpoints() const {
     QStringList out;
+    if (cluster.kind == ClusterSettings::Kind::Slurm) return out;  // known inside the job only
     if (cluster.kind == ClusterSettings::Kind::Local) {
         for (int rank = 0; rank < cluster.nodes; ++rank) out << QString("127.0.0.1:%1").arg(udp_port + rank);
     } else {
@@ -39,10 +40,14 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
         throw std::logic_error("engine_arguments: a multi-node run needs a secret file");
 
     // Threads 0 (automatic): local nodes share this machine's cores (2 nodes on 8 cores: 4
-    // each, never oversubscribed); a remote node uses all of its own.
+    // each, never oversubscribed); a Slurm task uses the CPUs it asked for (cpus_per_task); an
+    // SSH node uses all of its host's.
     int threads = training.threads;
     if (threads == 0 && cluster.kind == ClusterSettings::Kind::Local)
         threads = std::max(1, int(std::thread::hardware_concurrency()) / nodes);
+    if (threads == 0 && cluster.kind == ClusterSettings::Kind::Slurm) threads = cluster.slurm.cpus_per_task;
+    if (cluster.kind == ClusterSettings::Kind::Slurm && nodes > 1 && files.nodes.isEmpty())
+        throw std::logic_error("engine_arguments: a Slurm run's --nodes list is made inside the job (EngineFiles::nodes)");
 
     QStringList a{"train", "--model", model, "--data", files.data.isEmpty() ? data_argument() : files.data, "--epochs", QString::number(training.epochs),
                   "--batch", QString::number(training.batch)};
@@ -52,13 +57,17 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
     a << "--strategy" << training.strategy;
     if (training.strategy == "gradient-sharing") {
         if (training.threshold) a << "--threshold" << QString::number(*training.threshold, 'g', 17);
-        a << "--threshold-algorithm" << training.threshold_algorithm << "--residual" << training.residual;
+        a << "--threshold-algorithm" << training.threshold_algorithm << "--residual" << training.residual
+          << "--max-staleness" << (training.max_staleness ? QString::number(*training.max_staleness) : QString("off"));
     } else if (training.strategy == "parameter-averaging") {
         a << "--averaging-frequency" << QString::number(training.averaging_frequency) << "--save-updater"
           << (training.save_updater ? "true" : "false");
     }
     if (nodes > 1) {
-        a << "--nodes" << node_endpoints().join(',') << "--node-rank" << QString::number(node_rank);
+        if (files.nodes.isEmpty())
+            a << "--nodes" << node_endpoints().join(',') << "--node-rank" << QString::number(node_rank);
+        else
+            a << "--nodes" << files.nodes;  // each Slurm task appends its own --node-rank
         if (cluster.topology != "auto") a << "--topology" << cluster.topology;
         if (cluster.topology == "tree") a << "--fanout" << QString::number(cluster.fanout);
         if (!files.secret_on_stdin) a << "--secret-file" << files.secret;
@@ -66,7 +75,8 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
     // Even for one node: with --secret-stdin the engine also ends when its stdin closes, which
     // is how a stopped or lost SSH connection ends a remote engine (engine/cli/stdin_control.h).
     if (files.secret_on_stdin) a << "--secret-stdin";
-    if (node_rank == 0 && !save.isEmpty()) a << "--save" << (files.save.isEmpty() ? save_file() : files.save);
+    // Slurm tasks share one command line: the task of rank 0 appends --save itself.
+    if (node_rank == 0 && !save.isEmpty() && files.nodes.isEmpty()) a << "--save" << (files.save.isEmpty() ? save_file() : files.save);
     return a;
 }
 

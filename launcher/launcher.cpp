@@ -1,5 +1,5 @@
-// create_launcher: the launcher a spec's cluster needs. Local clusters are built in; the SSH
-// launcher registers itself through set_launcher_factory (launcher.h explains why).
+// create_launcher: the launcher a spec's cluster needs. Local clusters are built in; the SSH and
+// Slurm launchers register themselves through set_launcher_factory (launcher.h explains why).
 #include "launcher.h"
 
 #include <mutex>
@@ -15,29 +15,32 @@ std::mutex& factory_mutex() {
     return m;
 }
 
-LauncherFactory& ssh_factory() {
-    static LauncherFactory f;
-    return f;
+// One registered factory per cluster kind that is not built in (ssh, slurm).
+LauncherFactory& factory_for(ClusterSettings::Kind kind) {
+    static LauncherFactory ssh, slurm;
+    return kind == ClusterSettings::Kind::Slurm ? slurm : ssh;
 }
 
 }  // namespace
 
 void set_launcher_factory(ClusterSettings::Kind kind, LauncherFactory factory) {
-    if (kind != ClusterSettings::Kind::Ssh) throw std::logic_error("set_launcher_factory: local clusters are built in");
+    if (kind == ClusterSettings::Kind::Local) throw std::logic_error("set_launcher_factory: local clusters are built in");
     const std::lock_guard lock(factory_mutex());
-    ssh_factory() = std::move(factory);
+    factory_for(kind) = std::move(factory);
 }
 
 std::unique_ptr<Launcher> create_launcher(const RunSpec& spec, const LaunchOptions& options, QObject* parent) {
-    if (spec.cluster.kind == ClusterSettings::Kind::Ssh) {
+    if (spec.cluster.kind != ClusterSettings::Kind::Local) {
         LauncherFactory factory;
         {
             const std::lock_guard lock(factory_mutex());
-            factory = ssh_factory();
+            factory = factory_for(spec.cluster.kind);
         }
+        const QString kind = to_string(spec.cluster.kind);
         if (!factory)
-            throw LaunchError((spec.source + ": cluster.kind \"ssh\": this program has no SSH launcher (it must call "
-                                             "thresher::launcher::ssh::register_ssh_launcher() at start-up)")
+            throw LaunchError((spec.source + ": cluster.kind \"" + kind + "\": this program has no " + kind +
+                               " launcher (it must call thresher::launcher::" + kind + "::register_" + kind +
+                               "_launcher() at start-up)")
                                   .toStdString());
         return factory(options, parent);
     }

@@ -9,7 +9,8 @@
 // create_launcher() picks the implementation. The SSH one lives in thresher_ssh, which links
 // this library (not the other way round), so it is registered at run time: a program that wants
 // SSH clusters calls thresher::launcher::ssh::register_ssh_launcher() once at start-up (the CLI's
-// main does; so must the GUI's). A static initialiser would not do: the linker drops unreferenced
+// main does; so must the GUI's). The Slurm one (launcher/slurm) likewise:
+// thresher::launcher::slurm::register_slurm_launcher(). A static initialiser would not do: the linker drops unreferenced
 // objects of static libraries, and the registration with them.
 #pragma once
 
@@ -38,6 +39,10 @@ struct SshLaunchOptions {
     bool accept_new_host_keys = false;  // add unknown host keys to known_hosts (a changed key: never)
     int connect_timeout_s = 10;         // per host: TCP connect and SSH handshake
     int start_timeout_s = 120;          // per host: from starting the engine to its run_started
+    // Engines stop when their launcher has been silent this long (thresher-engine
+    // --stdin-heartbeat: the launcher writes a heartbeat line to each engine's stdin every sixth of
+    // it), so a frozen launcher or a vanished machine leaves no engine training for nobody; 0: off.
+    int heartbeat_timeout_s = 30;
     // Where bundles, staged data and run folders go on every host ("~/" is the remote home).
     QString remote_cache = "~/.cache/thresher";
     // Asks for a key's passphrase or a password (nullopt: none given). Called from the hosts'
@@ -45,11 +50,31 @@ struct SshLaunchOptions {
     std::function<std::optional<std::string>(const std::string& prompt)> ask_secret;
 };
 
+// Slurm clusters only (launcher/slurm/slurm_launcher.h).
+struct SlurmLaunchOptions {
+    // Step: start the engines as a step of the allocation this process is in (SLURM_JOB_ID must
+    // be set, e.g. under salloc); Submit: sbatch a job and follow it; Auto: Step when
+    // SLURM_JOB_ID is set, else Submit.
+    enum class Mode { Auto, Step, Submit };
+    Mode mode = Mode::Auto;
+    // Where run folders go (model, secret, batch output); the nodes must see it at the same
+    // path (a shared home). Empty: ~/.cache/thresher/slurm.
+    QString run_root;
+    int poll_ms = 1000;  // submit: how often squeue and the job's output are read
+    // Submit: the job cancels itself when the launcher stops touching its heartbeat for this
+    // long (a launcher killed outright must not leave a job training for nobody).
+    int heartbeat_timeout_s = 30;
+    int command_timeout_s = 30;  // each sbatch/squeue/scancel call
+    // Every node saves its replica next to the spec's `save` (launcher/slurm/batch_script.h).
+    bool save_every_node = false;
+};
+
 struct LaunchOptions {
     QString engine;          // thresher-engine to run; empty: next to this program, else $PATH
     int grace_ms = 5000;     // stop(): SIGTERM (SSH: stdin closed), this long, then SIGKILL
     bool stop_on_node_failure = true;  // a node that fails ends the whole run
     SshLaunchOptions ssh;
+    SlurmLaunchOptions slurm;
 };
 
 // The run cannot be launched at all (e.g. an SSH cluster in a build without SSH).
@@ -77,8 +102,8 @@ Q_SIGNALS:
     void finished(int exitCode, const QString& summary);
 };
 
-// The launcher the spec's cluster needs. Throws LaunchError for an SSH cluster when no SSH
-// launcher was registered (see the top of this file).
+// The launcher the spec's cluster needs. Throws LaunchError for an SSH or Slurm cluster when no
+// launcher of that kind was registered (see the top of this file).
 std::unique_ptr<Launcher> create_launcher(const RunSpec& spec, const LaunchOptions& options, QObject* parent = nullptr);
 
 // Makes the launcher for one cluster kind; set_launcher_factory(kind, {}) removes it again.

@@ -128,6 +128,16 @@ TrainingSettings read_training(const Reader& t) {
     s.residual = t.string("residual", s.residual);
     if (!has_prefix(s.residual, {"clip", "none"}))
         t.fail("residual", "must be clip[:every:multiple] or none, got " + describe(t.value("residual")));
+    if (t.has("max_staleness")) {
+        if (t.value("max_staleness").isString()) {
+            if (t.value("max_staleness").toString() != "off")
+                t.fail("max_staleness", "must be a whole number of iterations (0: synchronous) or \"off\", got " +
+                                            describe(t.value("max_staleness")));
+            s.max_staleness.reset();
+        } else {
+            s.max_staleness = int(t.integer("max_staleness", 0, 0, 1000, "a whole number from 0 to 1000, or \"off\""));
+        }
+    }
     s.averaging_frequency = t.positive_int("averaging_frequency", s.averaging_frequency);
     s.save_updater = t.boolean("save_updater", s.save_updater);
     s.limit = t.optional_integer("limit", 1, "a positive integer");
@@ -145,22 +155,86 @@ SshHost read_host(const Reader& h) {
     return host;
 }
 
+// "10.0.0.0/24": an IPv4 address and a prefix length 0..32 (the engine parses it again, for
+// what it means; this only catches a typo before a job waits in a queue for it).
+bool is_ipv4_cidr(const QString& text) {
+    const QStringList parts = text.split('/');
+    if (parts.size() != 2) return false;
+    bool ok = false;
+    const int prefix = parts[1].toInt(&ok);
+    if (!ok || prefix < 0 || prefix > 32) return false;
+    const QStringList octets = parts[0].split('.');
+    if (octets.size() != 4) return false;
+    for (const QString& o : octets) {
+        const int v = o.toInt(&ok);
+        if (!ok || v < 0 || v > 255 || o.isEmpty()) return false;
+    }
+    return true;
+}
+
+SlurmSettings read_slurm(const Reader& c) {
+    SlurmSettings s;
+    s.partition = c.string("partition", {});
+    s.tasks_per_node = int(c.integer("tasks_per_node", s.tasks_per_node, 1, 1024, "an integer in 1..1024"));
+    s.cpus_per_task = c.positive_int("cpus_per_task", s.cpus_per_task);
+    s.gpus_per_node = int(c.integer("gpus_per_node", s.gpus_per_node, 0, 1024, "an integer in 0..1024"));
+    if (c.has("time")) {
+        s.time = parse_slurm_time(c.string("time", {}));
+        if (!s.time || s.time->count() <= 0)
+            c.fail("time", "must be a positive Slurm time limit (minutes, \"MM:SS\", \"HH:MM:SS\", \"D-HH\", "
+                           "\"D-HH:MM\" or \"D-HH:MM:SS\"), got " + describe(c.value("time")));
+    }
+    s.account = c.string("account", {});
+    s.qos = c.string("qos", {});
+    s.constraint = c.string("constraint", {});
+    if (c.has("sbatch_args")) {
+        const QJsonValue v = c.value("sbatch_args");
+        if (!v.isArray()) c.fail("sbatch_args", "must be an array of sbatch options (strings), got " + describe(v));
+        const QJsonArray args = v.toArray();
+        for (int i = 0; i < args.size(); ++i) {
+            const QString key = QString("sbatch_args[%1]").arg(i);
+            if (!args[i].isString() || !args[i].toString().startsWith('-') || args[i].toString().contains('\n'))
+                c.fail(key, "must be one sbatch option on one line, e.g. \"--mem=4G\", got " + describe(args[i]));
+            s.sbatch_args << args[i].toString();
+        }
+    }
+    if (c.has("network_mask")) {
+        s.network_mask = c.string("network_mask", {});
+        if (!is_ipv4_cidr(s.network_mask))
+            c.fail("network_mask", "must be an IPv4 network in CIDR form, e.g. \"10.0.0.0/24\", got " +
+                                       describe(c.value("network_mask")));
+    }
+    return s;
+}
+
+const QStringList kSlurmFields{"partition", "tasks_per_node", "cpus_per_task", "gpus_per_node", "time", "account",
+                               "qos", "constraint", "sbatch_args", "network_mask"};
+
 ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
     ClusterSettings s;
-    const QString kind = c.one_of("kind", "local", {"local", "ssh"});
+    const QString kind = c.one_of("kind", "local", {"local", "ssh", "slurm"});
     s.topology = c.one_of("topology", s.topology, {"auto", "mesh", "relay", "tree"});
     s.fanout = int(c.integer("fanout", s.fanout, 1, 1024, "an integer in 1..1024"));
-    if (kind == "local") {
-        // Re-read with the fields a local cluster knows, so ssh fields here are reported.
+    if (kind != "slurm")
+        for (const QString& slurm_only : kSlurmFields)
+            if (c.has(slurm_only)) c.fail(slurm_only, "only for \"kind\": \"slurm\"");
+    if (kind == "local" || kind == "slurm") {
+        // Re-read with the fields these clusters know, so ssh fields here are reported.
         s.nodes = c.positive_int("nodes", s.nodes);
         s.workers_per_node = c.positive_int("workers_per_node", s.workers_per_node);
         for (const char* ssh_only : {"hosts", "hostfile"})
             if (c.has(ssh_only)) c.fail(ssh_only, "only for \"kind\": \"ssh\"");
+        if (kind == "slurm") {
+            s.nodes = int(c.integer("nodes", s.nodes, 1, 100000, "an integer in 1..100000"));
+            s.kind = ClusterSettings::Kind::Slurm;
+            s.slurm = read_slurm(c);
+        }
         return s;
     }
     s.kind = ClusterSettings::Kind::Ssh;
     for (const char* local_only : {"nodes", "workers_per_node"})
-        if (c.has(local_only)) c.fail(local_only, "only for \"kind\": \"local\" (SSH hosts give their own \"workers\")");
+        if (c.has(local_only))
+            c.fail(local_only, "only for \"kind\": \"local\" or \"slurm\" (SSH hosts give their own \"workers\")");
     if (c.has("hosts")) {
         const QJsonValue v = c.value("hosts");
         if (!v.isArray()) c.fail("hosts", "must be an array of host objects, got " + describe(v));
@@ -196,7 +270,56 @@ ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
 
 }  // namespace
 
-const char* to_string(ClusterSettings::Kind kind) { return kind == ClusterSettings::Kind::Local ? "local" : "ssh"; }
+const char* to_string(ClusterSettings::Kind kind) {
+    switch (kind) {
+    case ClusterSettings::Kind::Local: return "local";
+    case ClusterSettings::Kind::Ssh: return "ssh";
+    case ClusterSettings::Kind::Slurm: return "slurm";
+    }
+    return "?";
+}
+
+std::optional<std::chrono::seconds> parse_slurm_time(const QString& text) {
+    // sbatch(1) --time: "minutes", "minutes:seconds", "hours:minutes:seconds", "days-hours",
+    // "days-hours:minutes", "days-hours:minutes:seconds".
+    const QString t = text.trimmed();
+    qint64 days = 0;
+    QString rest = t;
+    const bool has_days = t.contains('-');
+    if (has_days) {
+        bool ok = false;
+        days = t.section('-', 0, 0).toLongLong(&ok);
+        if (!ok || days < 0 || t.count('-') != 1) return std::nullopt;
+        rest = t.section('-', 1);
+    }
+    const QStringList parts = rest.split(':');
+    if (parts.size() > 3) return std::nullopt;
+    QList<qint64> v;
+    for (const QString& p : parts) {
+        bool ok = false;
+        const qint64 n = p.toLongLong(&ok);
+        if (!ok || n < 0 || p.isEmpty() || p.startsWith('+')) return std::nullopt;
+        v << n;
+    }
+    qint64 seconds = 0;
+    if (has_days) {  // D-HH, D-HH:MM, D-HH:MM:SS
+        seconds = v[0] * 3600 + (v.size() > 1 ? v[1] * 60 : 0) + (v.size() > 2 ? v[2] : 0);
+    } else if (v.size() == 1) {  // MM
+        seconds = v[0] * 60;
+    } else if (v.size() == 2) {  // MM:SS
+        seconds = v[0] * 60 + v[1];
+    } else {  // HH:MM:SS
+        seconds = v[0] * 3600 + v[1] * 60 + v[2];
+    }
+    if (days > 365 * 100 || seconds > qint64(365) * 100 * 86400) return std::nullopt;
+    return std::chrono::seconds(days * 86400 + seconds);
+}
+
+QString format_slurm_time(std::chrono::seconds limit) {
+    const qint64 s = limit.count();
+    return QString("%1-%2:%3:%4").arg(s / 86400).arg(s % 86400 / 3600, 2, 10, QChar('0'))
+        .arg(s % 3600 / 60, 2, 10, QChar('0')).arg(s % 60, 2, 10, QChar('0'));
+}
 
 RunSpec RunSpec::load(const QString& path) {
     QFile f(path);
@@ -246,10 +369,12 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
     spec.data = r.string("data", spec.data);
     if (r.has("training"))
         spec.training = read_training(r.object("training", {"strategy", "epochs", "batch", "seed", "threshold",
-                                                            "threshold_algorithm", "residual", "averaging_frequency",
+                                                            "threshold_algorithm", "residual", "max_staleness", "averaging_frequency",
                                                             "save_updater", "limit", "threads"}));
     if (r.has("cluster"))
-        spec.cluster = read_cluster(r.object("cluster", {"kind", "nodes", "workers_per_node", "hosts", "hostfile", "topology", "fanout"}), spec);
+        spec.cluster = read_cluster(r.object("cluster", QStringList{"kind", "nodes", "workers_per_node", "hosts", "hostfile",
+                                                                     "topology", "fanout"} + kSlurmFields),
+                                    spec);
     spec.udp_port = int(r.integer("udp_port", spec.udp_port, 1, 65535, "an integer in 1..65535"));
     spec.save = r.string("save", {});
 
@@ -260,6 +385,10 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
     if (local && spec.udp_port + spec.cluster.nodes - 1 > 65535)
         r.fail("udp_port", QString("%1 local nodes use ports %2..%3, past 65535").arg(spec.cluster.nodes).arg(spec.udp_port)
                                .arg(spec.udp_port + spec.cluster.nodes - 1));
+    // Slurm tasks sharing a host take udp_port, udp_port + 1, … (SLURM_LOCALID).
+    if (spec.cluster.kind == ClusterSettings::Kind::Slurm && spec.udp_port + spec.cluster.slurm.tasks_per_node - 1 > 65535)
+        r.fail("udp_port", QString("%1 tasks per node use ports %2..%3, past 65535").arg(spec.cluster.slurm.tasks_per_node)
+                               .arg(spec.udp_port).arg(spec.udp_port + spec.cluster.slurm.tasks_per_node - 1));
     if (spec.training.strategy == "single" && spec.total_workers() > 1)
         throw SpecError(QString("%1: training.strategy: \"single\" trains one worker, but the cluster has %2 node(s) × %3 "
                                 "worker(s); use gradient-sharing or parameter-averaging")
@@ -278,15 +407,30 @@ QJsonObject RunSpec::to_json() const {
                   {"threads", training.threads}};
     if (training.seed) t["seed"] = double(*training.seed);
     if (training.threshold) t["threshold"] = *training.threshold;
+    if (training.max_staleness != TrainingSettings{}.max_staleness)
+        t["max_staleness"] = training.max_staleness ? QJsonValue(*training.max_staleness) : QJsonValue("off");
     if (training.limit) t["limit"] = double(*training.limit);
 
     QJsonObject c{{"kind", to_string(cluster.kind)}};
     if (cluster.topology != "auto") c["topology"] = cluster.topology;
     if (cluster.topology == "tree") c["fanout"] = cluster.fanout;
-    if (cluster.kind == ClusterSettings::Kind::Local) {
+    if (cluster.kind == ClusterSettings::Kind::Local || cluster.kind == ClusterSettings::Kind::Slurm) {
         c["nodes"] = cluster.nodes;
         c["workers_per_node"] = cluster.workers_per_node;
-    } else {
+    }
+    if (cluster.kind == ClusterSettings::Kind::Slurm) {
+        const SlurmSettings& sl = cluster.slurm;
+        if (!sl.partition.isEmpty()) c["partition"] = sl.partition;
+        c["tasks_per_node"] = sl.tasks_per_node;
+        c["cpus_per_task"] = sl.cpus_per_task;
+        c["gpus_per_node"] = sl.gpus_per_node;
+        if (sl.time) c["time"] = format_slurm_time(*sl.time);
+        if (!sl.account.isEmpty()) c["account"] = sl.account;
+        if (!sl.qos.isEmpty()) c["qos"] = sl.qos;
+        if (!sl.constraint.isEmpty()) c["constraint"] = sl.constraint;
+        if (!sl.sbatch_args.isEmpty()) c["sbatch_args"] = QJsonArray::fromStringList(sl.sbatch_args);
+        if (!sl.network_mask.isEmpty()) c["network_mask"] = sl.network_mask;
+    } else if (cluster.kind == ClusterSettings::Kind::Ssh) {
         QJsonArray hosts;
         for (const auto& h : cluster.hosts) {
             QJsonObject o{{"address", h.address}, {"port", h.port}, {"workers", h.workers}};
@@ -327,11 +471,16 @@ QString RunSpec::data_argument() const { return data == "fashion-mnist" ? data :
 QString RunSpec::save_file() const { return resolve(save); }
 
 int RunSpec::node_count() const {
-    return cluster.kind == ClusterSettings::Kind::Local ? cluster.nodes : int(cluster.all_hosts().size());
+    switch (cluster.kind) {
+    case ClusterSettings::Kind::Local: return cluster.nodes;
+    case ClusterSettings::Kind::Slurm: return cluster.nodes * cluster.slurm.tasks_per_node;
+    case ClusterSettings::Kind::Ssh: break;
+    }
+    return int(cluster.all_hosts().size());
 }
 
 int RunSpec::workers_per_node() const {
-    if (cluster.kind == ClusterSettings::Kind::Local) return cluster.workers_per_node;
+    if (cluster.kind != ClusterSettings::Kind::Ssh) return cluster.workers_per_node;
     const auto hosts = cluster.all_hosts();
     return hosts.isEmpty() ? 1 : hosts.first().workers;  // validated: the same on every host
 }

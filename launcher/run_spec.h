@@ -10,6 +10,7 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 
@@ -30,6 +31,9 @@ struct TrainingSettings {
     std::optional<double> threshold;          // initial τ; unset: the algorithm's default
     QString threshold_algorithm = "adaptive";  // fixed[:τ] | adaptive[:…] | target[:…]
     QString residual = "clip";                 // clip[:every:multiple] | none
+    // How many of each other worker's latest updates a gradient may miss (engine/dist/masters/
+    // README.md); nullopt: "off", never wait. JSON: a whole number or "off".
+    std::optional<int> max_staleness = 0;
     // Parameter averaging.
     int averaging_frequency = 5;
     bool save_updater = true;
@@ -50,10 +54,35 @@ struct SshHost {
     bool operator==(const SshHost&) const = default;
 };
 
+// A Slurm cluster (launcher/slurm): what the job asks the scheduler for. Engine nodes are Slurm
+// tasks: `nodes` hosts × `tasks_per_node` tasks, each task one engine with the cluster's
+// workers_per_node workers (2 nodes × 2 tasks × 1 worker → 4 engine nodes, 4 workers).
+struct SlurmSettings {
+    QString partition;       // empty: the cluster's default partition
+    int tasks_per_node = 1;  // engine nodes per host
+    int cpus_per_task = 1;   // also the engine's --threads when training.threads is 0
+    int gpus_per_node = 0;   // 0: no GPUs asked for; else --gres=gpu:N
+    std::optional<std::chrono::seconds> time;  // the job's time limit; unset: the partition's default
+    QString account, qos, constraint;          // empty: not asked for
+    QStringList sbatch_args;                   // more sbatch options, as given (one per item)
+    // The engines' --network-mask (CIDR): bind, and reach each other, on the address each host
+    // has inside it; empty: the addresses Slurm has for the nodes (NodeAddr).
+    QString network_mask;
+
+    bool operator==(const SlurmSettings&) const = default;
+};
+
+// Slurm's time syntax: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS"; nullopt when
+// `text` is none of these.
+std::optional<std::chrono::seconds> parse_slurm_time(const QString& text);
+// The same limit written as Slurm reads it back: "D-HH:MM:SS" (90 minutes: "0-01:30:00").
+QString format_slurm_time(std::chrono::seconds limit);
+
 struct ClusterSettings {
-    enum class Kind { Local, Ssh };
+    enum class Kind { Local, Ssh, Slurm };
     Kind kind = Kind::Local;
     // local: `nodes` engine processes on this machine, each with `workers_per_node` workers.
+    // slurm: `nodes` hosts (slurm.tasks_per_node engines each), workers_per_node per engine.
     int nodes = 1;
     int workers_per_node = 1;
     // ssh: hosts as written in the spec, and/or a hostfile (as written: relative to the spec's
@@ -61,6 +90,7 @@ struct ClusterSettings {
     QList<SshHost> hosts;
     QString hostfile;
     QList<SshHost> hostfile_hosts;
+    SlurmSettings slurm;
 
     // How nodes exchange messages (thresher-engine --topology/--fanout): auto, mesh, relay, tree.
     QString topology = "auto";
@@ -76,9 +106,14 @@ struct EngineFiles {
     QString model;   // empty: the spec's model path (an inline model must be written first)
     QString secret;  // the run secret (mode 0600); needed when the run has several nodes
     bool secret_on_stdin = false;  // instead: `--secret-stdin` (the SSH launcher writes it there)
+    // Slurm: the --nodes list is only known inside the job (a shell expression such as
+    // "$endpoints" the batch script expands), and each task appends its own --node-rank
+    // ($SLURM_PROCID); with `nodes` set, engine_arguments() writes this --nodes (for several
+    // nodes) and neither --node-rank nor --save (the task of rank 0 appends that).
     // ({} initialisers: `EngineFiles{model, secret}` stays warning-free under -Wextra.)
     QString data{};  // empty: data_argument() (SSH: a staged copy on the host)
     QString save{};  // empty: save_file() (SSH: node 0 saves on its host; the launcher fetches it)
+    QString nodes{};
 };
 
 struct RunSpec {
@@ -117,6 +152,7 @@ struct RunSpec {
     // HOST:PORT of every node: 127.0.0.1 and udp_port + rank for local nodes (they share one
     // host, so each needs its own port); each host's address and udp_port for SSH nodes, plus
     // one for every earlier node with the same address (two nodes on 10.0.0.5: 40123, 40124).
+    // Empty for Slurm: the scheduler picks the hosts (launcher/slurm builds the list in the job).
     QStringList node_endpoints() const;
     // The full thresher-engine argv (without the program) for node `node_rank`.
     QStringList engine_arguments(int node_rank, const EngineFiles& files = {}) const;

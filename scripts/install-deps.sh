@@ -6,15 +6,16 @@
 # openssh-server, openssh-client: the SSH tests start a real sshd (and ssh-keygen) on loopback.
 # libqt6sql6-sqlite: the app's run history (Qt's SQLite driver); libqt6svg6: its SVG icon;
 # xvfb, xauth: `xvfb-run` for looking at the app on a machine without a display.
+# slurm-wlm, munge: the Slurm suites start a private one-node Slurm (munged, slurmctld, slurmd).
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -q --no-install-recommends \
-  build-essential cmake ninja-build pkg-config git ca-certificates \
+  build-essential cmake ninja-build ccache pkg-config git ca-certificates \
   libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libssl-dev \
   libboost-dev libboost-system-dev libssh-dev openssh-server openssh-client \
-  iproute2 iptables \
+  iproute2 iptables slurm-wlm munge \
   qt6-base-dev libqt6sql6-sqlite libqt6svg6 libqcustomplot-dev xvfb xauth \
   dataset-fashion-mnist

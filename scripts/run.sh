@@ -5,9 +5,11 @@
 # `thresher-launch`, with a progress bar on stderr. Arguments go to the program that runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 bash scripts/install-deps.sh
 cmake --preset release
-cmake --build --preset release -j"$(nproc)"
+# Only what the main job runs (the suites are scripts/test.sh's business).
+cmake --build --preset release -j"$(nproc)" --target thresher thresher-launch thresher-engine
 if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
   exec build/release/bin/thresher --open resources/runs/lenet-local.json "$@"
 fi

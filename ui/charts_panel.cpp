@@ -62,6 +62,9 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
     traffic_ = make_chart("Network traffic per node", "run time (s)", "kB/s");
     threshold_ = make_chart("Threshold τ and density", "iteration", "τ");
     accuracy_ = make_chart("Test accuracy per epoch", "epoch", "accuracy");
+    staleness_ = make_chart("Staleness of applied updates", "iteration", "lag (steps)");
+    staleness_->yAxis2->setVisible(true);
+    staleness_->yAxis2->setLabel("wait (ms)");
     threshold_->yAxis2->setVisible(true);
     threshold_->yAxis2->setLabel("density");
     threshold_->yAxis2->setScaleType(QCPAxis::stLogarithmic);
@@ -69,11 +72,12 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
     threshold_->yAxis->setScaleType(QCPAxis::stLogarithmic);
     threshold_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
     accuracy_->yAxis->setRange(0, 1);
-    grid->addWidget(loss_, 0, 0, 1, 2);
+    grid->addWidget(loss_, 0, 0, 1, 3);
     grid->addWidget(iter_, 1, 0);
-    grid->addWidget(traffic_, 1, 1);
+    grid->addWidget(traffic_, 1, 1, 1, 2);
     grid->addWidget(threshold_, 2, 0);
-    grid->addWidget(accuracy_, 2, 1);
+    grid->addWidget(staleness_, 2, 1);
+    grid->addWidget(accuracy_, 2, 2);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 2);
     grid->setRowStretch(2, 2);
@@ -197,7 +201,7 @@ QCPGraph* ChartsPanel::graph(QCustomPlot* plot, const QString& key, const QStrin
                              bool dashed) {
     auto& map = graphs_[plot];
     if (auto it = map.find(key); it != map.end()) return it->second;
-    const bool right = key.startsWith("density");
+    const bool right = key.startsWith("density") || key.startsWith("wait");
     auto* g = plot->addGraph(plot->xAxis, right ? plot->yAxis2 : plot->yAxis);
     g->setName(name);
     QPen pen(color);
@@ -249,6 +253,8 @@ void ChartsPanel::redraw() {
     refresh_series(traffic_, "rx", kilo(m.received_rate()), "node %1 received", 4);
     refresh_series(threshold_, "tau", m.threshold(), "τ worker %1", 0);
     refresh_series(threshold_, "density", m.density(), "density worker %1", 4);
+    refresh_series(staleness_, "lag", m.lag(), "lag worker %1", 0);
+    refresh_series(staleness_, "wait", m.wait_ms(), "wait worker %1", 4);
 
     auto* acc = graph(accuracy_, "accuracy", "test accuracy", color_at(2));
     acc->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));

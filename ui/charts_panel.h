@@ -56,7 +56,7 @@ private:
     const RunMetrics* metrics_ = nullptr;
     QList<QPair<QString, const RunMetrics*>> overlays_;
     QList<QCustomPlot*> charts_;
-    QCustomPlot *loss_ = nullptr, *iter_ = nullptr, *traffic_ = nullptr, *threshold_ = nullptr, *accuracy_ = nullptr;
+    QCustomPlot *loss_ = nullptr, *iter_ = nullptr, *traffic_ = nullptr, *threshold_ = nullptr, *accuracy_ = nullptr, *staleness_ = nullptr;
     std::map<QCustomPlot*, std::map<QString, QCPGraph*>> graphs_;
     std::map<QCustomPlot*, bool> following_;
     QTimer timer_;

@@ -136,6 +136,12 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
     training_page_->set_spec(spec_);
     resize(1280, 860);
     set_title();
+    // Flushes the app did not ask for (the history's timer) report here, never by throwing.
+    connect(history_.get(), &RunHistory::error, this, &MainWindow::show_error);
+    if (history_->interrupted_at_open() > 0)
+        statusBar()->showMessage(QString("%1 run(s) the app was recording when it last ended are marked interrupted")
+                                     .arg(history_->interrupted_at_open()),
+                                 10000);
     if (!last_error_.isEmpty()) show_error(last_error_);
 }
 
@@ -460,7 +466,13 @@ void MainWindow::start_scalability() {
 
 void MainWindow::check_hosts() {
     clear_error();
-    const auto spec = current_spec();
+    launcher::RunSpec spec;
+    try {
+        spec = current_spec();
+    } catch (const std::exception& e) {
+        show_error(QString::fromUtf8(e.what()));
+        return;
+    }
     if (spec.cluster.kind != launcher::ClusterSettings::Kind::Ssh || spec.cluster.all_hosts().isEmpty()) {
         show_error("Check hosts: the cluster is local; choose \"SSH hosts\" and add hosts first");
         return;
@@ -534,7 +546,13 @@ void MainWindow::show_host_verdicts(const QStringList& names, const std::vector<
         if (answer != QMessageBox::Yes) continue;
         auto target = targets[static_cast<std::size_t>(i)];
         target.accept_new_host_key = true;
-        launcher::ssh::check_host(target, port, options_.launch.ssh.ask_secret);
+        // Pinned: the key added is the one the user was shown, or none (a second connection may
+        // reach another machine than the first did).
+        target.expected_host_key_fingerprint = verdicts[static_cast<std::size_t>(i)].host_key_fingerprint;
+        if (target.expected_host_key_fingerprint.empty()) continue;
+        const auto added = launcher::ssh::check_host(target, port, options_.launch.ssh.ask_secret);
+        for (const auto& c : added.checks)
+            if (c.name == "host key" && c.status == launcher::ssh::CheckStatus::Fail) show_error(QString::fromStdString(c.detail));
         trusted = true;
     }
     if (trusted) check_hosts();
@@ -587,7 +605,11 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         launcher_.reset();  // kills the engines now
         if (experiment_) experiment_->stop();
     }
-    history_->flush();
+    try {
+        history_->flush();
+    } catch (const HistoryError&) {
+        // Quitting anyway: the file refuses writes, and the banner has said so since it began.
+    }
     event->accept();
 }
 

@@ -82,6 +82,18 @@ void RunPage::add_event(const QJsonObject& e) {
         const QString where = QString("[node %1] ").arg(e.value("node").toInt());
         log_->appendHtml(escaped_line(where + kind + ": " + e.value("message").toString(),
                                       kind == "error" ? "#b00020" : "#b26a00"));
+    } else if (kind == "job_state") {
+        // A Slurm job: its id and state, with Slurm's reason while it waits in the queue.
+        const QString reason = e.value("reason").toString();
+        const QString nodes = e.value("nodes").toString();
+        const QString line = QString("Slurm job %1: %2%3%4").arg(e.value("job").toString(), e.value("state").toString())
+                                 .arg(reason.isEmpty() ? QString() : " (" + reason + ")")
+                                 .arg(nodes.isEmpty() ? QString() : " on " + nodes);
+        log_->appendPlainText(line);
+        if (!progress_.started()) {
+            bar_->setFormat(line);
+            status_->setText(line);
+        }
     } else if (kind == "epoch_end") {
         log_->appendHtml(escaped_line(progress_.epoch_line(e), "#1b5e20"));
     } else if (kind == "run_started" && e.value("node").toInt() == 0) {

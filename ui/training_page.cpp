@@ -75,6 +75,14 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     residual_->addItem("Clip to ±5τ every 5 iterations", "clip");
     residual_->addItem("None", "none");
     gform->addRow("Residual", residual_);
+    max_staleness_ = new QSpinBox;
+    max_staleness_->setRange(-1, 1000);
+    max_staleness_->setSpecialValueText("off (never wait)");  // shown for -1
+    max_staleness_->setSuffix(" iteration(s)");
+    max_staleness_->setToolTip("How many of each other worker's latest updates a gradient may miss before the worker "
+                               "waits for them (briefly, with a deadline). 0: every gradient sees every update up to "
+                               "the previous iteration, as one machine would; off: never wait (DL4J's way)");
+    gform->addRow("Staleness bound", max_staleness_);
     left->addWidget(sharing_box_);
 
     averaging_box_ = new QGroupBox("Parameter averaging");
@@ -133,6 +141,7 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     cluster_kind_ = new QComboBox;
     cluster_kind_->addItem("Local (this machine)", "local");
     cluster_kind_->addItem("SSH hosts", "ssh");
+    cluster_kind_->addItem("Slurm", "slurm");
     ckind_row->addRow("Where", cluster_kind_);
     udp_port_ = new QSpinBox;
     udp_port_->setRange(1024, 65535);
@@ -196,6 +205,56 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     verdicts_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     sl->addWidget(verdicts_);
     cluster_stack_->addWidget(ssh);
+    // Slurm: what the job asks the scheduler for (launcher/README.md, "Running engines on Slurm").
+    auto* slurm = new QWidget;
+    auto* slform = new QFormLayout(slurm);
+    const auto line = [](const QString& name, const QString& placeholder, const QString& tip) {
+        auto* e = new QLineEdit;
+        e->setObjectName(name);
+        e->setPlaceholderText(placeholder);
+        e->setToolTip(tip);
+        return e;
+    };
+    const auto spin = [](const QString& name, int lo, int hi) {
+        auto* b = new QSpinBox;
+        b->setObjectName(name);
+        b->setRange(lo, hi);
+        return b;
+    };
+    partition_ = line("slurm_partition", "the cluster's default", "sbatch --partition");
+    slform->addRow("Partition", partition_);
+    slurm_nodes_ = spin("slurm_nodes", 1, 100000);
+    slform->addRow("Nodes (hosts)", slurm_nodes_);
+    tasks_per_node_ = spin("slurm_tasks_per_node", 1, 1024);
+    tasks_per_node_->setToolTip("Engine processes per host (Slurm tasks); each is one engine node");
+    slform->addRow("Tasks per node", tasks_per_node_);
+    cpus_per_task_ = spin("slurm_cpus_per_task", 1, 4096);
+    cpus_per_task_->setToolTip("CPUs each task asks for; also its threads when Threads is 0 (automatic)");
+    slform->addRow("CPUs per task", cpus_per_task_);
+    gpus_per_node_ = spin("slurm_gpus_per_node", 0, 1024);
+    gpus_per_node_->setSpecialValueText("none");
+    slform->addRow("GPUs per node", gpus_per_node_);
+    slurm_workers_ = spin("slurm_workers_per_node", 1, 256);
+    slform->addRow("Workers per task", slurm_workers_);
+    time_limit_ = line("slurm_time", "the partition's default", "Slurm time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS");
+    slform->addRow("Time limit", time_limit_);
+    account_ = line("slurm_account", "none", "sbatch --account");
+    slform->addRow("Account", account_);
+    qos_ = line("slurm_qos", "none", "sbatch --qos");
+    slform->addRow("QOS", qos_);
+    constraint_ = line("slurm_constraint", "none", "sbatch --constraint (node features)");
+    slform->addRow("Constraint", constraint_);
+    sbatch_args_ = line("slurm_sbatch_args", "e.g. --mem=8G --exclusive", "More sbatch options, separated by spaces");
+    slform->addRow("More sbatch options", sbatch_args_);
+    network_mask_ = line("slurm_network_mask", "Slurm's node addresses", "Engines talk over the address each node has in "
+                                                                          "this IPv4 network, e.g. 10.0.0.0/24");
+    slform->addRow("Network", network_mask_);
+    auto* slurm_note = new QLabel("Inside an allocation (salloc) the engines start as one srun step; otherwise the job is "
+                                  "submitted with sbatch and the Run page shows its queue state and id.");
+    slurm_note->setWordWrap(true);
+    slurm_note->setStyleSheet("color: gray");
+    slform->addRow("", slurm_note);
+    cluster_stack_->addWidget(slurm);
     summary_ = new QLabel;
     summary_->setWordWrap(true);
     summary_->setObjectName("cluster_summary");
@@ -219,9 +278,11 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     };
     for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_, topology_})
         connect(c, &QComboBox::currentIndexChanged, this, notify);
-    for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, nodes_, workers_, udp_port_, fanout_})
+    for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, nodes_, workers_, udp_port_, fanout_,
+                    max_staleness_, slurm_nodes_, tasks_per_node_, cpus_per_task_, gpus_per_node_, slurm_workers_})
         connect(s, &QSpinBox::valueChanged, this, notify);
-    for (auto* e : {threshold_, data_path_}) connect(e, &QLineEdit::textEdited, this, notify);
+    for (auto* e : {threshold_, data_path_, partition_, time_limit_, account_, qos_, constraint_, sbatch_args_, network_mask_})
+        connect(e, &QLineEdit::textEdited, this, notify);
     connect(save_updater_, &QCheckBox::toggled, this, notify);
     connect(hosts_, &QTableWidget::itemChanged, this, notify);
     connect(add_host, &QPushButton::clicked, this, [this] {
@@ -256,7 +317,9 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
 void TrainingPage::update_summary() {
     // Worked out for the user: 2 nodes × 1 worker, batch 64 → 2 workers, 128 samples a step.
     int workers = 0;
-    if (cluster_kind_->currentData() == "ssh") {
+    if (cluster_kind_->currentData() == "slurm") {
+        workers = slurm_nodes_->value() * tasks_per_node_->value() * slurm_workers_->value();
+    } else if (cluster_kind_->currentData() == "ssh") {
         for (int r = 0; r < hosts_->rowCount(); ++r)
             if (hosts_->item(r, 0) && !hosts_->item(r, 0)->text().trimmed().isEmpty())
                 workers += std::max(1, hosts_->item(r, 4) ? hosts_->item(r, 4)->text().toInt() : 1);
@@ -283,7 +346,10 @@ void TrainingPage::update_visibility() {
     const bool fmnist = data_kind_->currentData() == "fashion-mnist";
     data_path_->setEnabled(!fmnist);
     data_browse_->setEnabled(!fmnist);
-    cluster_stack_->setCurrentIndex(cluster_kind_->currentData() == "ssh" ? 1 : 0);
+    cluster_stack_->setCurrentIndex(std::max(0, cluster_kind_->currentIndex()));
+    // A time limit Slurm would not read is marked, and not written to the spec.
+    const bool time_ok = time_limit_->text().trimmed().isEmpty() || launcher::parse_slurm_time(time_limit_->text()).has_value();
+    time_limit_->setStyleSheet(time_ok ? QString() : "color: #b00020");
     fanout_->setVisible(topology_->currentData() == "tree");
     update_summary();
 }
@@ -343,6 +409,7 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
     threshold_algorithm_->setCurrentIndex(std::max(0, threshold_algorithm_->findData(algo)));
     threshold_->setText(t.threshold ? QString::number(*t.threshold) : QString());
     residual_->setCurrentIndex(std::max(0, residual_->findData(t.residual.section(':', 0, 0))));
+    max_staleness_->setValue(t.max_staleness.value_or(-1));
     averaging_frequency_->setValue(t.averaging_frequency);
     save_updater_->setChecked(t.save_updater);
     epochs_->setValue(t.epochs);
@@ -356,7 +423,20 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
         data_kind_->setCurrentIndex(spec.data.endsWith(".csv", Qt::CaseInsensitive) ? 2 : 1);
         data_path_->setText(spec.data);
     }
-    cluster_kind_->setCurrentIndex(spec.cluster.kind == launcher::ClusterSettings::Kind::Ssh ? 1 : 0);
+    cluster_kind_->setCurrentIndex(std::max(0, cluster_kind_->findData(launcher::to_string(spec.cluster.kind))));
+    const auto& sl = spec.cluster.slurm;
+    partition_->setText(sl.partition);
+    slurm_nodes_->setValue(spec.cluster.nodes);
+    tasks_per_node_->setValue(sl.tasks_per_node);
+    cpus_per_task_->setValue(sl.cpus_per_task);
+    gpus_per_node_->setValue(sl.gpus_per_node);
+    slurm_workers_->setValue(spec.cluster.workers_per_node);
+    time_limit_->setText(sl.time ? launcher::format_slurm_time(*sl.time) : QString());
+    account_->setText(sl.account);
+    qos_->setText(sl.qos);
+    constraint_->setText(sl.constraint);
+    sbatch_args_->setText(sl.sbatch_args.join(' '));
+    network_mask_->setText(sl.network_mask);
     nodes_->setValue(spec.cluster.nodes);
     workers_->setValue(spec.cluster.workers_per_node);
     hosts_->setRowCount(0);
@@ -381,6 +461,7 @@ void TrainingPage::apply_to(launcher::RunSpec& spec) const {
     t.threshold = ok && tau > 0 ? std::optional<double>(tau) : std::nullopt;
     const QString residual = residual_->currentData().toString();
     if (t.residual.section(':', 0, 0) != residual) t.residual = residual;
+    t.max_staleness = max_staleness_->value() >= 0 ? std::optional<int>(max_staleness_->value()) : std::nullopt;
     t.averaging_frequency = averaging_frequency_->value();
     t.save_updater = save_updater_->isChecked();
     t.epochs = epochs_->value();
@@ -389,10 +470,24 @@ void TrainingPage::apply_to(launcher::RunSpec& spec) const {
     t.limit = limit_->value() > 0 ? std::optional<qint64>(limit_->value()) : std::nullopt;
     const QString kind = data_kind_->currentData().toString();
     spec.data = kind == "fashion-mnist" ? QString("fashion-mnist") : data_path_->text().trimmed();
-    spec.cluster.kind = cluster_kind_->currentData() == "ssh" ? launcher::ClusterSettings::Kind::Ssh
-                                                              : launcher::ClusterSettings::Kind::Local;
-    spec.cluster.nodes = nodes_->value();
-    spec.cluster.workers_per_node = workers_->value();
+    const QString where = cluster_kind_->currentData().toString();
+    spec.cluster.kind = where == "ssh"     ? launcher::ClusterSettings::Kind::Ssh
+                        : where == "slurm" ? launcher::ClusterSettings::Kind::Slurm
+                                           : launcher::ClusterSettings::Kind::Local;
+    spec.cluster.nodes = where == "slurm" ? slurm_nodes_->value() : nodes_->value();
+    spec.cluster.workers_per_node = where == "slurm" ? slurm_workers_->value() : workers_->value();
+    auto& sl = spec.cluster.slurm;
+    sl.partition = partition_->text().trimmed();
+    sl.tasks_per_node = tasks_per_node_->value();
+    sl.cpus_per_task = cpus_per_task_->value();
+    sl.gpus_per_node = gpus_per_node_->value();
+    sl.time = launcher::parse_slurm_time(time_limit_->text());
+    if (sl.time && sl.time->count() <= 0) sl.time.reset();
+    sl.account = account_->text().trimmed();
+    sl.qos = qos_->text().trimmed();
+    sl.constraint = constraint_->text().trimmed();
+    sl.sbatch_args = sbatch_args_->text().split(' ', Qt::SkipEmptyParts);
+    sl.network_mask = network_mask_->text().trimmed();
     spec.cluster.hosts.clear();
     for (int r = 0; r < hosts_->rowCount(); ++r) {
         auto text = [&](int c) { return hosts_->item(r, c) ? hosts_->item(r, c)->text().trimmed() : QString(); };

@@ -1,7 +1,7 @@
 // TrainingPage: everything of the RunSpec but the model — strategy and its settings, updater and
 // learning rate (they live in the model JSON, so they are edited through the ModelDocument),
-// epochs and batch, data set, cluster (local nodes and workers, or an SSH host table with "Check
-// hosts"), UDP port. set_spec() fills the widgets, apply_to() writes them back; the RunSpec stays
+// epochs and batch, data set, cluster (local nodes and workers, an SSH host table with "Check
+// hosts", or a Slurm job: partition, nodes, tasks, CPUs, GPUs, time, account, …), UDP port. set_spec() fills the widgets, apply_to() writes them back; the RunSpec stays
 // the one format the GUI and `thresher-launch` share.
 #pragma once
 
@@ -56,6 +56,7 @@ private:
     QComboBox* threshold_algorithm_ = nullptr;
     QLineEdit* threshold_ = nullptr;
     QComboBox* residual_ = nullptr;
+    QSpinBox* max_staleness_ = nullptr;  // -1: off
     QSpinBox* averaging_frequency_ = nullptr;
     QCheckBox* save_updater_ = nullptr;
     // Training.
@@ -79,6 +80,19 @@ private:
     QTableWidget* hosts_ = nullptr;
     QPushButton* check_ = nullptr;
     QTableWidget* verdicts_ = nullptr;
+    // Slurm.
+    QLineEdit* partition_ = nullptr;
+    QSpinBox* slurm_nodes_ = nullptr;
+    QSpinBox* tasks_per_node_ = nullptr;
+    QSpinBox* cpus_per_task_ = nullptr;
+    QSpinBox* gpus_per_node_ = nullptr;
+    QSpinBox* slurm_workers_ = nullptr;
+    QLineEdit* time_limit_ = nullptr;
+    QLineEdit* account_ = nullptr;
+    QLineEdit* qos_ = nullptr;
+    QLineEdit* constraint_ = nullptr;
+    QLineEdit* sbatch_args_ = nullptr;
+    QLineEdit* network_mask_ = nullptr;
     QSpinBox* udp_port_ = nullptr;
     QComboBox* topology_ = nullptr;
     QSpinBox* fanout_ = nullptr;

@@ -19,12 +19,20 @@
 
 namespace thresher::backend {
 
-enum class Activation { Identity, Relu, LeakyRelu, Tanh, Sigmoid, Softmax };
+// Elu .. Softsign: what imported DL4J/Keras files use. Every element-wise derivative is computed
+// from the output y (each is monotone), so no pre-activation copy is kept.
+enum class Activation { Identity, Relu, LeakyRelu, Tanh, Sigmoid, Softmax, Elu, Selu, Relu6, HardSigmoid, Softplus, Softsign };
 
 struct ActivationSpec {
     Activation kind = Activation::Identity;
-    float alpha = 0.01f;  // leaky relu slope (DL4J's default)
+    // leakyrelu: the negative slope (DL4J's default 0.01); elu: alpha (1); hardsigmoid: the slope
+    // of clamp(alpha·x + 0.5, 0, 1) (0.2 in DL4J and Keras 2, 1/6 in Keras 3).
+    float alpha = 0.01f;
 };
+
+// SELU's fixed constants (Klambauer et al. 2017, as DL4J and Keras use them).
+inline constexpr float kSeluLambda = 1.0507009873554805f;
+inline constexpr float kSeluAlpha = 1.6732632423543772f;
 
 struct DenseDesc {
     int batch = 0, in = 0, out = 0;

@@ -1,4 +1,4 @@
-// thresher-engine: train, evaluate, predict, compare, devices. See DESIGN.md for the contract:
+// thresher-engine: train, evaluate, predict, compare, devices, inspect. See DESIGN.md for the contract:
 // JSON lines on stdout, logs on stderr, a non-zero exit with one clear message on any error.
 #include <CLI/CLI.hpp>
 
@@ -10,6 +10,7 @@
 
 #include "cli/cluster.h"
 #include "cli/commands.h"
+#include "cli/inspect.h"
 #include "cli/masters.h"
 #include "cli/stdin_control.h"
 #include "cli/stop_watch.h"
@@ -52,6 +53,10 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--residual", strategy.residual, "Residual post-processing: clip[:every:multiple] or none")
         ->capture_default_str();
     train_cmd->add_flag("--residual-stats", strategy.residual_stats, "Residual statistics in iteration events (debug)");
+    train_cmd->add_option("--max-staleness", strategy.max_staleness,
+                          "Gradient sharing: how many of each other worker's latest updates a gradient may miss "
+                          "(0: none, synchronous; off: never wait)")
+        ->capture_default_str();
     train_cmd->add_option("--averaging-frequency", strategy.averaging_frequency, "Parameter averaging: iterations between averages")
         ->capture_default_str()->check(CLI::PositiveNumber);
     train_cmd->add_option("--save-updater", strategy.save_updater, "Parameter averaging: average updater state too")
@@ -85,6 +90,13 @@ int main(int argc, char** argv) {
                    "Read the run secret from the first line of stdin, then stop the run when stdin ends "
                    "(the SSH launcher's way: a closed connection ends the engine)")
         ->excludes("--secret-file");
+    double stdin_heartbeat_s = 0;
+    train_cmd
+        ->add_option("--stdin-heartbeat", stdin_heartbeat_s,
+                     "With --secret-stdin: stop the run when nothing arrives on stdin for this many seconds (the SSH "
+                     "launcher writes a heartbeat; 0: off)")
+        ->needs("--secret-stdin")
+        ->check(CLI::Range(0.0, 86400.0));
     for (auto* sub : {train_cmd}) {
         sub->add_option("--threads", threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
         sub->add_option("--device", device, "Backend device");
@@ -113,6 +125,12 @@ int main(int argc, char** argv) {
 
     auto* devices_cmd = app.add_subcommand("devices", "List the compute devices this build can use");
 
+    std::string inspect_model;
+    bool inspect_json = false;
+    auto* inspect_cmd = app.add_subcommand("inspect", "Show a model file (Thresher, DL4J or Keras) as Thresher will train it");
+    inspect_cmd->add_option("MODEL", inspect_model, "Model file")->required()->check(CLI::ExistingFile);
+    inspect_cmd->add_flag("--json", inspect_json, "One JSON object on stdout instead of a table");
+
     CLI11_PARSE(app, argc, argv);
 
     events::EventWriter events(std::cout, cluster.node_rank);
@@ -139,7 +157,8 @@ int main(int argc, char** argv) {
                 stop_watch.emplace(stop_requested, secret_stdin ? STDIN_FILENO : -1, [&](const std::string& why) {
                     events.warning(why + " and the run did not end within 3 s: ending the process now");
                     report_finished("stopped", {{"iters", 0}, {"wall_s", events.seconds()}});
-                }, std::chrono::milliseconds(3000));
+                }, std::chrono::milliseconds(3000),
+                   std::chrono::milliseconds(static_cast<long long>(stdin_heartbeat_s * 1000)));
                 cli::ClusterSession session(cluster, t.cluster, events);
                 auto outcome = train::run_training(t, events, std::cerr, session.factory(strategy));
                 report_finished(outcome.status, std::move(outcome.fields));
@@ -161,6 +180,8 @@ int main(int argc, char** argv) {
             return cli::compare_command(a, b, tolerance) ? 0 : 1;
         } else if (devices_cmd->parsed()) {
             cli::devices_command();
+        } else if (inspect_cmd->parsed()) {
+            cli::inspect_command(inspect_model, inspect_json, std::cout, std::cerr);
         }
     } catch (const Error& e) {
         std::cerr << "thresher-engine: error: " << e.what() << std::endl;

@@ -1,5 +1,6 @@
 #include "cli/masters.h"
 
+#include <charconv>
 #include <sstream>
 
 #include "core/error.h"
@@ -28,11 +29,21 @@ std::string resolve_strategy(const StrategyOptions& o, const train::ClusterShape
     return s;
 }
 
+std::optional<int> parse_max_staleness(const std::string& text) {
+    if (text == "off") return std::nullopt;
+    int v = -1;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0 || v > 1000)
+        throw ConfigError("--max-staleness " + text + ": expected a whole number of iterations from 0 to 1000, or off");
+    return v;
+}
+
 dist::GradientSharingOptions gradient_sharing_options(const StrategyOptions& o) {
     dist::GradientSharingOptions g;
     g.threshold_algorithm = threshold_spec(o.threshold_algorithm, o.threshold);
     g.residual = o.residual;
     g.debug_stats = o.residual_stats;
+    g.max_staleness = parse_max_staleness(o.max_staleness);
     return g;
 }
 

@@ -16,6 +16,7 @@ struct StrategyOptions {
     std::string threshold_algorithm = "adaptive";
     std::string residual = "clip";
     bool residual_stats = false;
+    std::string max_staleness = "0";  // a count, or "off"
     int averaging_frequency = 5;
     bool save_updater = true;
 };
@@ -28,6 +29,9 @@ dist::ParameterAveragingOptions averaging_options(const StrategyOptions&);
 
 // The factory run_training calls for a single node; throws ConfigError for inconsistent options.
 train::MasterFactory make_master_factory(const StrategyOptions&, const train::ClusterShape&);
+
+// "--max-staleness": "off" -> nullopt, "2" -> 2; ConfigError for anything else.
+std::optional<int> parse_max_staleness(const std::string&);
 
 // "adaptive" + --threshold 1e-3 -> "adaptive:0.001"; a full spec is taken as it is.
 std::string threshold_spec(const std::string& algorithm, std::optional<double> threshold);

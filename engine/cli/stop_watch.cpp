@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -61,9 +62,9 @@ std::string signal_name(int sig) {
 }  // namespace
 
 StopWatch::StopWatch(std::atomic<bool>& stop, int eof_fd, std::function<void(const std::string&)> on_deadline,
-                     std::chrono::milliseconds deadline)
+                     std::chrono::milliseconds deadline, std::chrono::milliseconds heartbeat)
     : stop_(stop), eof_fd_(eof_fd), signal_fd_(install_stop_signals()), on_deadline_(std::move(on_deadline)),
-      deadline_(deadline) {
+      deadline_(deadline), heartbeat_(eof_fd >= 0 ? heartbeat : std::chrono::milliseconds(0)) {
     cancel_fd_ = ::eventfd(0, EFD_CLOEXEC);
     if (cancel_fd_ < 0) throw Error(std::string("stop watch: eventfd failed: ") + std::strerror(errno));
     thread_ = std::thread([this] { watch(); });
@@ -91,10 +92,24 @@ void StopWatch::watch() {
     std::string why;
     char sink[4096];
     bool eof_open = eof_fd_ >= 0;
+    using Clock = std::chrono::steady_clock;
+    auto last_heard = Clock::now();
     while (why.empty()) {
+        int timeout_ms = -1;
+        if (heartbeat_.count() > 0) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(last_heard + heartbeat_ - Clock::now());
+            if (left.count() <= 0) {
+                char secs[32];
+                std::snprintf(secs, sizeof secs, "%g", static_cast<double>(heartbeat_.count()) / 1000.0);
+                why = std::string("no heartbeat from the launcher on stdin for ") + secs +
+                      " s (its machine or connection is gone)";
+                break;
+            }
+            timeout_ms = static_cast<int>(left.count()) + 1;
+        }
         // poll() skips an entry whose descriptor is negative.
         pollfd fds[3] = {{cancel_fd_, POLLIN, 0}, {signal_fd_, POLLIN, 0}, {eof_open ? eof_fd_ : -1, POLLIN, 0}};
-        const int rc = ::poll(fds, 3, -1);
+        const int rc = ::poll(fds, 3, timeout_ms);
         if (rc < 0 && errno == EINTR) continue;
         if (rc < 0) {
             why = std::string("poll failed: ") + std::strerror(errno);
@@ -109,6 +124,7 @@ void StopWatch::watch() {
             const ssize_t n = ::read(eof_fd_, sink, sizeof sink);
             if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
             if (n <= 0) why = "stdin closed";
+            if (n > 0) last_heard = Clock::now();
         }
     }
     {

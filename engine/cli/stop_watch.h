@@ -3,6 +3,10 @@
 //   SIGTERM or SIGINT   the local launcher's stop(), `kill`, Ctrl-C in a terminal
 //   EOF on stdin        only with --secret-stdin (stdin_control.h): the SSH launcher's stop(), or
 //                       its connection dropped (sshd closes the pipes of a session it loses)
+//   silence on stdin    only with --stdin-heartbeat S: the SSH launcher writes a heartbeat line
+//                       every few seconds; nothing for S seconds means it froze or its machine
+//                       vanished without closing the connection (a cut network: sshd would not
+//                       notice for hours, and the engine would train on for nobody)
 //
 // Either one sets the stop flag, and the run ends as it does when the user stops it:
 //
@@ -37,8 +41,9 @@ public:
     // watch is gone ends the process with kExitStopped) and starts watching. `eof_fd` >= 0: also
     // stop when that descriptor reaches EOF (anything read from it is discarded).
     // `on_deadline(reason)` reports the stop when the process did not end in time.
+    // `heartbeat` > 0 (with eof_fd >= 0): also stop when nothing arrives on eof_fd for that long.
     StopWatch(std::atomic<bool>& stop, int eof_fd, std::function<void(const std::string& reason)> on_deadline,
-              std::chrono::milliseconds deadline);
+              std::chrono::milliseconds deadline, std::chrono::milliseconds heartbeat = std::chrono::milliseconds(0));
     // Cancels the watch and joins its thread, so `on_deadline` never runs after the watch is gone.
     ~StopWatch();
     StopWatch(const StopWatch&) = delete;
@@ -56,6 +61,7 @@ private:
     int cancel_fd_ = -1;  // eventfd: the destructor's wake-up call
     std::function<void(const std::string&)> on_deadline_;
     std::chrono::milliseconds deadline_;
+    std::chrono::milliseconds heartbeat_;
     mutable std::mutex mutex_;
     std::string reason_;
     std::thread thread_;

@@ -3,6 +3,7 @@
 // regularisation. Each has one function below that accepts both.
 #include "config/dl4j_import.h"
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -49,39 +50,62 @@ void ignore_harmless(Place& p) {
               "momentum", "learningRate"});
 }
 
-const char* kSupportedActivations = "identity, relu, leakyrelu, tanh, sigmoid, softmax";
+const char* kSupportedActivations =
+    "identity, relu, leakyrelu, tanh, sigmoid, softmax, elu, selu, relu6, hardsigmoid, softplus, softsign";
 
 ActivationSpec activation_from_name(Place& p, const std::string& key, const std::string& name, float alpha) {
     const std::string n = normalise_name(name);
-    if (n == "identity" || n == "linear") return {Activation::Identity, alpha};
-    if (n == "relu") return {Activation::Relu, alpha};
+    if (n == "identity" || n == "linear") return {Activation::Identity, 0.01f};
+    if (n == "relu") return {Activation::Relu, 0.01f};
     if (n == "leakyrelu" || n == "lrelu") return {Activation::LeakyRelu, alpha};
-    if (n == "tanh") return {Activation::Tanh, alpha};
-    if (n == "sigmoid") return {Activation::Sigmoid, alpha};
-    if (n == "softmax") return {Activation::Softmax, alpha};
+    if (n == "tanh") return {Activation::Tanh, 0.01f};
+    if (n == "sigmoid") return {Activation::Sigmoid, 0.01f};
+    if (n == "softmax") return {Activation::Softmax, 0.01f};
+    if (n == "elu") return {Activation::Elu, 1.f};
+    if (n == "selu") return {Activation::Selu, 0.01f};
+    if (n == "relu6") return {Activation::Relu6, 0.01f};
+    if (n == "hardsigmoid") return {Activation::HardSigmoid, 0.2f};  // DL4J: clamp(0.2x + 0.5, 0, 1)
+    if (n == "softplus") return {Activation::Softplus, 0.01f};
+    if (n == "softsign") return {Activation::Softsign, 0.01f};
     p.fail(key, "activation \"" + name + "\" is not supported (Thresher has " + kSupportedActivations + ")");
 }
 
-// "activationFn": {"@class": "org.nd4j.linalg.activations.impl.ActivationReLU", ...} or the older
-// "activationFunction": "relu" (with the leaky slope at the conf level, "leakyreluAlpha").
+// "activationFn": {"@class": "org.nd4j.linalg.activations.impl.ActivationReLU", ...} (1.0.0-alpha
+// on), {"ReLU": {}} (0.7 - 0.9.x, Jackson's wrapper object), or the oldest "activationFunction":
+// "relu" (with the leaky slope at the conf level, "leakyreluAlpha").
 ActivationSpec read_activation(Place& p, float legacy_alpha) {
     if (const auto* fn = p.object({"activationFn"})) {
+        const auto t = import::typed(*fn);
+        if (!t) p.fail("activationFn", "expected {\"@class\": ...} or {\"<activation>\": {...}}, got " + fn->dump());
         std::vector<std::string> scratch;  // an activation object has nothing worth a note
-        Place a(*fn, p.source(), p.where() + ".activationFn", scratch);
-        const auto cls = simple_class_name(a.string({"@class"}).value_or(""));
-        if (cls == "ActivationReLU") {
+        Place a(*t->body, p.source(), p.where() + ".activationFn", scratch);
+        // 1.0 spells classes ActivationReLU, 0.x wrappers ReLU.
+        std::string cls = t->name;
+        if (!t->wrapped) {
+            if (cls.rfind("Activation", 0) != 0) p.fail("activationFn", "unknown activation class " + fn->dump());
+            cls = cls.substr(10);
+        }
+        const auto n = normalise_name(cls);
+        if (n == "relu") {
             // DL4J 1.0's ReLU carries optional max / threshold / negativeSlope.
-            const auto slope = a.number({"negativeSlope"}).value_or(0.0);
-            if (a.number({"max"}).value_or(0.0) != 0.0 || a.number({"threshold"}).value_or(0.0) != 0.0)
-                p.fail("activationFn", "ActivationReLU with max or threshold is not supported");
+            const auto slope = a.hyper({"negativeSlope"}, import::kUnit).value_or(0.0);
+            const auto max = a.number({"max"}).value_or(0.0);
+            if (a.number({"threshold"}).value_or(0.0) != 0.0 || (max != 0.0 && (max != 6.0 || slope != 0.0)))
+                p.fail("activationFn", "ReLU with a threshold, or a max other than 6, is not supported");
+            if (max == 6.0) return {Activation::Relu6, 0.01f};
             if (slope != 0.0) return {Activation::LeakyRelu, static_cast<float>(slope)};
             return {Activation::Relu, 0.01f};
         }
-        if (cls == "ActivationLReLU") return {Activation::LeakyRelu, static_cast<float>(a.number({"alpha"}).value_or(0.01))};
-        if (cls.rfind("Activation", 0) != 0) p.fail("activationFn", "unknown activation class " + fn->dump());
-        return activation_from_name(p, "activationFn", cls.substr(10), 0.01f);
+        if (n == "lrelu" || n == "leakyrelu")
+            return {Activation::LeakyRelu, static_cast<float>(a.hyper({"alpha"}, import::kUnit).value_or(0.01))};
+        if (n == "elu") return {Activation::Elu, static_cast<float>(a.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
+        return activation_from_name(p, "activationFn", cls, 0.01f);
     }
-    if (auto name = p.string({"activationFunction"})) return activation_from_name(p, "activationFunction", *name, legacy_alpha);
+    if (auto name = p.string({"activationFunction"})) {
+        if (normalise_name(*name) == "leakyrelu" && !import::Range{0.0, 1.0}.contains(legacy_alpha))
+            p.fail("activationFunction", "leakyrelu needs the conf's \"leakyreluAlpha\" in [0, 1]");
+        return activation_from_name(p, "activationFunction", *name, legacy_alpha);
+    }
     p.note("no activation given: using DL4J's default, sigmoid");
     return {Activation::Sigmoid, 0.01f};
 }
@@ -98,34 +122,61 @@ WeightInit init_from_name(Place& p, const std::string& key, const std::string& n
         p.note("\"" + key + "\": " + name + " approximated by relu (He normal)");
         return WeightInit::Relu;
     }
+    if (n == "distribution") {
+        p.note("\"" + key + "\": DISTRIBUTION approximated by normal (N(0, 1/fan_in)); the distribution's own "
+               "parameters are not used");
+        return WeightInit::Normal;
+    }
     p.note("\"" + key + "\": " + name + " has no Thresher equivalent: using xavier");
     return WeightInit::Xavier;
 }
 
-// "weightInitFn": {"@class": "org.deeplearning4j.nn.weights.WeightInitXavier"} or "weightInit": "XAVIER".
+// "weightInitFn": {"@class": "org.deeplearning4j.nn.weights.WeightInitXavier"} (1.0.0-beta4 on), the
+// wrapper spelling {"WeightInitXavier": {}}, or "weightInit": "XAVIER" (with "dist" for DISTRIBUTION).
 std::optional<WeightInit> read_weight_init(Place& p) {
     if (const auto* fn = p.object({"weightInitFn"})) {
-        const auto cls = simple_class_name(import::text_or(*fn, "@class", ""));
-        if (cls == "WeightInitConstant" && import::number_or(*fn, "value", 1.0) == 0.0) return WeightInit::Zero;
-        if (cls.rfind("WeightInit", 0) != 0) p.fail("weightInitFn", "unknown weight init class " + fn->dump());
-        return init_from_name(p, "weightInitFn", cls.substr(10));
+        const auto t = import::typed(*fn);
+        if (!t) p.fail("weightInitFn", "expected {\"@class\": ...} or {\"<weight init>\": {...}}, got " + fn->dump());
+        std::string cls = t->name;
+        if (cls == "WeightInitConstant" && import::number_or(*t->body, "value", 1.0) == 0.0) return WeightInit::Zero;
+        if (cls.rfind("WeightInit", 0) == 0) cls = cls.substr(10);
+        else if (!t->wrapped) p.fail("weightInitFn", "unknown weight init class " + fn->dump());
+        return init_from_name(p, "weightInitFn", cls);
     }
     if (auto name = p.string({"weightInit"})) return init_from_name(p, "weightInit", *name);
     return std::nullopt;
 }
 
 // A DL4J hyperparameter is a number or an ISchedule object; a schedule is imported as its start.
-std::optional<double> scheduled_value(Place& p, const std::string& key, const nlohmann::json& v) {
-    if (v.is_number()) return v.get<double>();
-    if (v.is_object()) {
-        const auto cls = simple_class_name(import::text_or(v, "@class", ""));
-        if (cls == "FixedSchedule" && v.contains("value") && v["value"].is_number()) return v["value"].get<double>();
-        if (v.contains("initialValue") && v["initialValue"].is_number()) {
-            p.note("\"" + key + "\": " + cls + " imported as its initial value (Thresher has no schedules)");
-            return v["initialValue"].get<double>();
+// Either way the value must lie in `range`.
+double scheduled_value(Place& p, const std::string& key, const nlohmann::json& v, const import::Range& range) {
+    auto checked = [&](const nlohmann::json& x) {
+        if (!x.is_number() || !range.contains(x.get<double>()))
+            p.fail(key, "must be a number " + range.text() + ", got " + x.dump());
+        return x.get<double>();
+    };
+    if (v.is_number() || v.is_string()) return checked(v);
+    if (const auto t = import::typed(v)) {
+        const auto& b = *t->body;
+        if (t->name == "FixedSchedule" && b.contains("value")) return checked(b["value"]);
+        if (b.is_object() && b.contains("initialValue")) {
+            const double start = checked(b["initialValue"]);
+            p.note("\"" + key + "\": " + t->name + " imported as its initial value " + import::number_text(start) +
+                   " (Thresher has no schedules)");
+            return start;
         }
+        if (b.is_object() && b.contains("values") && b["values"].is_object()) {
+            // MapSchedule: {"values": {"0": 0.1, "1000": 0.01}}; what applies from iteration 0.
+            const auto& values = b["values"];
+            if (!values.contains("0")) p.fail(key, t->name + " has no value for 0: " + v.dump().substr(0, 200));
+            const double start = checked(values["0"]);
+            p.note("\"" + key + "\": " + t->name + " imported as its value at 0, " + import::number_text(start) +
+                   " (Thresher has no schedules)");
+            return start;
+        }
+        p.fail(key, "schedule " + t->name + " is not supported: " + v.dump().substr(0, 200));
     }
-    p.fail(key, "expected a number or a schedule, got " + v.dump());
+    p.fail(key, "must be a number or a schedule, got " + v.dump().substr(0, 200));
 }
 
 UpdaterSpec default_updater(UpdaterKind kind) {
@@ -152,29 +203,48 @@ std::optional<UpdaterKind> updater_kind(const std::string& name) {
     return std::nullopt;
 }
 
-// "iupdater": {"@class": "org.nd4j.linalg.learning.config.Nesterovs", "learningRate": 0.1, ...} or
-// the older "updater": "NESTEROVS" with "learningRate", "momentum", ... beside it on the layer.
+// The fields `kind` uses, read strictly: a NaN, infinite or out-of-range value is refused, never
+// replaced by a default. Fields of other updaters (DL4J 0.x writes them all, mostly "NaN") are left.
+// `names` gives the file's spelling of each: 1.0's updater objects say beta1, 0.x layers adamMeanDecay.
+struct UpdaterFieldNames {
+    const char *beta1, *beta2;
+};
+void read_updater_fields(Place& u, UpdaterSpec& s, const UpdaterFieldNames& names) {
+    if (s.kind == UpdaterKind::Nesterovs)
+        if (auto v = u.hyper({"momentum"}, import::kUnit)) s.momentum = static_cast<float>(*v);
+    if (s.kind == UpdaterKind::Adam) {
+        if (auto v = u.hyper({names.beta1}, import::kUnitOpenTop)) s.beta1 = static_cast<float>(*v);
+        if (auto v = u.hyper({names.beta2}, import::kUnitOpenTop)) s.beta2 = static_cast<float>(*v);
+    }
+    if (s.kind == UpdaterKind::RmsProp)
+        if (auto v = u.hyper({"rmsDecay"}, import::kUnit)) s.rms_decay = static_cast<float>(*v);
+    if (s.kind == UpdaterKind::AdaGrad || s.kind == UpdaterKind::RmsProp || s.kind == UpdaterKind::Adam)
+        if (auto v = u.hyper({"epsilon"}, import::Range{0.0, 1.0, true, false})) s.epsilon = static_cast<float>(*v);
+}
+
+// "iupdater": {"@class": "org.nd4j.linalg.learning.config.Nesterovs", "learningRate": 0.1, ...}
+// (or its wrapper spelling {"Nesterovs": {...}}), or the older "updater": "NESTEROVS" with
+// "learningRate", "momentum", ... beside it on the layer.
 std::optional<UpdaterSpec> read_updater(Place& p) {
     const char* kSupported = " is not supported (Thresher has Sgd, Nesterovs, AdaGrad, RmsProp, Adam)";
     if (const auto* obj = p.object({"iupdater", "iUpdater"})) {
-        std::vector<std::string> scratch;
-        Place u(*obj, p.source(), p.where() + ".iupdater", scratch);
-        const auto cls = simple_class_name(u.string({"@class"}).value_or("(no @class)"));
-        auto kind = updater_kind(cls);
-        if (!kind) p.fail("iupdater", "updater " + cls + kSupported);
+        const auto t = import::typed(*obj);
+        if (!t) p.fail("iupdater", "expected {\"@class\": ...} or {\"<updater>\": {...}}, got " + obj->dump().substr(0, 200));
+        Place u = p.nested(*t->body, ".iupdater");
+        auto kind = updater_kind(t->name);
+        if (!kind) p.fail("iupdater", "updater " + t->name + kSupported);
         UpdaterSpec s = default_updater(*kind);
-        if (auto lr = u.number({"learningRate"})) {
-            s.learning_rate = static_cast<float>(*lr);
-        } else if (const auto* sched = u.object({"learningRateSchedule"})) {
-            s.learning_rate = static_cast<float>(*scheduled_value(p, "iupdater.learningRateSchedule", *sched));
+        // 1.0 writes "learningRate": "NaN" beside a schedule; otherwise the rate must be a number.
+        const auto* sched = u.object({"learningRateSchedule"});
+        if (!sched) {
+            if (auto lr = u.hyper({"learningRate"}, import::kNonNegative)) s.learning_rate = static_cast<float>(*lr);
+        } else {
+            s.learning_rate = static_cast<float>(scheduled_value(u, "learningRateSchedule", *sched, import::kNonNegative));
+            u.ignore({"learningRate"});
         }
-        if (auto v = u.number({"momentum"})) s.momentum = static_cast<float>(*v);
         if (u.has("momentumISchedule") || u.has("momentumSchedule"))
             p.note("\"iupdater\": momentum schedule ignored (Thresher has no schedules)");
-        if (auto v = u.number({"beta1"})) s.beta1 = static_cast<float>(*v);
-        if (auto v = u.number({"beta2"})) s.beta2 = static_cast<float>(*v);
-        if (auto v = u.number({"epsilon"})) s.epsilon = static_cast<float>(*v);
-        if (auto v = u.number({"rmsDecay"})) s.rms_decay = static_cast<float>(*v);
+        read_updater_fields(u, s, {"beta1", "beta2"});
         return s;
     }
     auto name = p.string({"updater"});
@@ -182,12 +252,8 @@ std::optional<UpdaterSpec> read_updater(Place& p) {
     auto kind = updater_kind(*name);
     if (!kind) p.fail("updater", "updater " + *name + kSupported);
     UpdaterSpec s = default_updater(*kind);
-    if (auto v = p.number({"learningRate"})) s.learning_rate = static_cast<float>(*v);
-    if (auto v = p.number({"momentum"})) s.momentum = static_cast<float>(*v);
-    if (auto v = p.number({"adamMeanDecay"})) s.beta1 = static_cast<float>(*v);
-    if (auto v = p.number({"adamVarDecay"})) s.beta2 = static_cast<float>(*v);
-    if (auto v = p.number({"epsilon"})) s.epsilon = static_cast<float>(*v);
-    if (auto v = p.number({"rmsDecay"})) s.rms_decay = static_cast<float>(*v);
+    if (auto v = p.hyper({"learningRate"}, import::kNonNegative)) s.learning_rate = static_cast<float>(*v);
+    read_updater_fields(p, s, {"adamMeanDecay", "adamVarDecay"});
     return s;
 }
 
@@ -197,10 +263,12 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
     float l1 = 0.f, l2 = 0.f;
     if (const auto* list = p.array({"regularization"})) {
         for (const auto& r : *list) {
-            const auto cls = r.is_object() ? simple_class_name(import::text_or(r, "@class", "")) : "";
+            const auto t = import::typed(r);
+            const std::string cls = t ? t->name : "";
             auto value = [&](const char* key) -> float {
-                if (!r.contains(key)) p.fail("regularization", cls + " without \"" + key + "\": " + r.dump());
-                return static_cast<float>(*scheduled_value(p, "regularization", r[key]));
+                if (!t->body->contains(key)) p.fail("regularization", cls + " without \"" + key + "\": " + r.dump());
+                return static_cast<float>(
+                    scheduled_value(p, std::string("regularization.") + key, (*t->body)[key], import::kRegularisation));
             };
             if (cls == "L1Regularization") {
                 l1 += value("l1");
@@ -212,18 +280,17 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
                 p.note("\"regularization\": WeightDecay " + import::number_text(c) +
                        " approximated as l2 (Thresher adds l2·w to the gradient before the updater)");
             } else {
-                p.fail("regularization", "unsupported regularization " + r.dump());
+                p.fail("regularization", "unsupported regularization " + r.dump().substr(0, 200));
             }
         }
     } else {
-        l1 = static_cast<float>(p.number({"l1"}).value_or(0.0));
-        l2 = static_cast<float>(p.number({"l2"}).value_or(0.0));
+        l1 = static_cast<float>(p.hyper({"l1"}, import::kRegularisation).value_or(0.0));
+        l2 = static_cast<float>(p.hyper({"l2"}, import::kRegularisation).value_or(0.0));
         if (!legacy_enabled && (l1 != 0.f || l2 != 0.f)) {
             p.note("l1/l2 ignored: the conf says \"useRegularization\": false");
             l1 = l2 = 0.f;
         }
     }
-    if (l1 < 0.f || l2 < 0.f) p.fail("regularization", "l1 and l2 must not be negative");
     l.l1 = l1;
     l.l2 = l2;
     const auto* bias = p.array({"regularizationBias"});
@@ -234,25 +301,28 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
 // The probability of *keeping* an input (DL4J's dropOut(p) and Dropout(p) both mean retain).
 std::optional<float> read_dropout(Place& p) {
     if (const auto* d = p.object({"idropout"})) {
-        const auto cls = simple_class_name(import::text_or(*d, "@class", ""));
+        const auto t = import::typed(*d);
+        const std::string cls = t ? t->name : d->dump().substr(0, 120);
         if (cls != "Dropout") p.fail("idropout", cls + " is not supported (only Dropout)");
-        if (d->contains("pSchedule") && !(*d)["pSchedule"].is_null())
-            p.note("\"idropout\": dropout schedule ignored; using p");
-        const auto pv = import::number_or(*d, "p", 0.5);
-        if (!(pv > 0.0 && pv <= 1.0)) p.fail("idropout", "p must be in (0, 1], got " + d->dump());
-        return static_cast<float>(pv);
+        std::vector<std::string> scratch;
+        Place dp(*t->body, p.source(), p.where() + ".idropout", scratch);
+        if (dp.has("pSchedule")) p.note("\"idropout\": dropout schedule ignored; using p");
+        return static_cast<float>(dp.hyper({"p"}, import::kRetain).value_or(0.5));
     }
-    const auto v = p.number({"dropOut"}).value_or(0.0);
-    if (v == 0.0) return std::nullopt;  // 0 meant "no dropout" in the older form
-    if (!(v > 0.0 && v <= 1.0)) p.fail("dropOut", "must be a retain probability in (0, 1], got " + std::to_string(v));
-    return static_cast<float>(v);
+    // 0.x: 0 meant "no dropout"; otherwise the retain probability.
+    if (p.number({"dropOut"}).value_or(0.0) == 0.0) return std::nullopt;
+    return static_cast<float>(*p.hyper({"dropOut"}, import::kRetain));
 }
 
+// "lossFn": {"@class": "org.nd4j.linalg.lossfunctions.impl.LossMCXENT", ...} (1.0), {"MCXENT": {...}}
+// (0.7 - 0.9.x), or the oldest "lossFunction": "MCXENT".
 LossKind read_loss(Place& p) {
     std::string name;
     if (const auto* fn = p.object({"lossFn"})) {
-        name = simple_class_name(import::text_or(*fn, "@class", ""));
-        if (fn->contains("weights") && !(*fn)["weights"].is_null())
+        const auto t = import::typed(*fn);
+        if (!t) p.fail("lossFn", "expected {\"@class\": ...} or {\"<loss>\": {...}}, got " + fn->dump().substr(0, 200));
+        name = t->name;
+        if (t->body->contains("weights") && !(*t->body)["weights"].is_null())
             p.fail("lossFn", "per-output loss weights are not supported");
         if (name.rfind("Loss", 0) == 0) name = name.substr(4);
     } else if (auto s = p.string({"lossFunction"})) {
@@ -353,6 +423,32 @@ std::map<int, Preprocessor> read_preprocessors(Place& root) {
     return out;
 }
 
+// A conf's layer in either spelling: {"@class": "...DenseLayer", ...} or {"dense": {...}}.
+struct ConfLayer {
+    std::string cls, name;
+    const nlohmann::json* body = nullptr;
+};
+
+ConfLayer layer_of(Place& c) {
+    const auto* layer = c.object({"layer"});
+    if (!layer) c.fail("layer", "is required");
+    const auto t = import::typed(*layer);
+    if (!t) c.fail("layer", "expected {\"@class\": ...} or {\"<layer type>\": {...}}, got " + layer->dump().substr(0, 200));
+    ConfLayer out{t->name, "", t->body};
+    if (t->body->contains("layerName") && (*t->body)["layerName"].is_string())
+        out.name = (*t->body)["layerName"].get<std::string>();
+    return out;
+}
+
+Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& notes) {
+    return Place(*l.body, c.source(), c.where() + " (" + l.cls + (l.name.empty() ? "" : " \"" + l.name + "\"") + ")", notes);
+}
+
+std::string kUnsupportedLayer(const std::string& cls) {
+    return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
+           "SubsamplingLayer, BatchNormalization, DropoutLayer and ActivationLayer)";
+}
+
 }  // namespace
 
 ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& source) {
@@ -370,38 +466,40 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
     m.name = std::filesystem::path(source).stem().string();
     if (m.name.empty()) m.name = "dl4j";
     std::vector<InputCheck> checks;
-    std::vector<std::size_t> first_of_conf;  // our index of each conf's layer (after any dropout in front)
+    std::vector<std::size_t> first_of_conf;  // our index of each conf's first layer (a dropout in front, if any)
+
+    // Every layer's type is checked before anything else, so an unsupported layer is what the user
+    // hears about first, never a shape or hyperparameter complaint that follows from it.
+    for (std::size_t i = 0; i < confs->size(); ++i) {
+        const std::string conf_where = "confs[" + std::to_string(i) + "]";
+        std::vector<std::string> scratch;
+        Place c((*confs)[i], source, conf_where, scratch);
+        const auto l = layer_of(c);
+        if (!kind_of(l.cls)) layer_place(c, l, scratch).fail(kUnsupportedLayer(l.cls));
+    }
 
     for (std::size_t i = 0; i < confs->size(); ++i) {
         const std::string conf_where = "confs[" + std::to_string(i) + "]";
         Place c((*confs)[i], source, conf_where, notes);
-        const auto* layer = c.object({"layer"});
-        if (!layer) c.fail("layer", "is required");
-        std::string cls;
-        const nlohmann::json* body = layer;
-        if (layer->contains("@class") && (*layer)["@class"].is_string()) {
-            cls = simple_class_name((*layer)["@class"].get<std::string>());
-        } else if (layer->size() == 1 && layer->begin().value().is_object()) {
-            cls = layer->begin().key();  // the older name-keyed form: {"dense": {...}}
-            body = &layer->begin().value();
-        } else {
-            c.fail("layer", "expected {\"@class\": ...} or {\"<layer type>\": {...}}, got " + layer->dump().substr(0, 200));
-        }
-        std::string name;
-        if (body->is_object() && body->contains("layerName") && (*body)["layerName"].is_string())
-            name = (*body)["layerName"].get<std::string>();
-        const std::string where = conf_where + " (" + cls + (name.empty() ? "" : " \"" + name + "\"") + ")";
-        Place p(*body, source, where, notes);
+        const auto conf_layer = layer_of(c);
+        const std::string& cls = conf_layer.cls;
+        const std::string& name = conf_layer.name;
+        Place p = layer_place(c, conf_layer, notes);
+        const std::string where = p.where();
+        const std::string what = cls + (name.empty() ? "" : " \"" + name + "\"");
         const auto kind = kind_of(cls);
-        if (!kind)
-            p.fail("layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, "
-                   "ConvolutionLayer, SubsamplingLayer, BatchNormalization, DropoutLayer and ActivationLayer)");
+        if (!kind) p.fail(kUnsupportedLayer(cls));
 
         // Conf-level settings. Every conf repeats the builder's seed; the first stands for the model.
         if (auto s = c.number({"seed"}); i == 0 && s && *s >= 0 && *s < 9.007199254740992e15)
             m.seed = static_cast<std::uint64_t>(*s);
         const bool use_regularization = c.boolean({"useRegularization"}).value_or(true);
-        const float leaky_alpha = static_cast<float>(c.number({"leakyreluAlpha"}).value_or(0.01));
+        // Only a leakyrelu layer uses it (read_activation checks the range then); DL4J writes "NaN" when unset.
+        const auto& alpha_json = c.json().contains("leakyreluAlpha") ? c.json()["leakyreluAlpha"] : nlohmann::json(0.01);
+        // Out of range stays out of range (and a double beyond float is never cast): read_activation refuses it.
+        const double alpha_value = alpha_json.is_number() ? alpha_json.get<double>() : std::nan("");
+        const float leaky_alpha = alpha_value >= 0.0 && alpha_value <= 1.0 ? static_cast<float>(alpha_value) : std::nanf("");
+        c.ignore({"leakyreluAlpha"});
         if (auto policy = c.string({"learningRatePolicy"}); policy && normalise_name(*policy) != "none")
             c.note("learning-rate policy " + *policy + " ignored (Thresher has no schedules)");
         if (auto algo = c.string({"optimizationAlgo"}); algo && normalise_name(*algo) != "stochasticgradientdescent")
@@ -419,12 +517,16 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
             LayerConfig d;
             d.type = LayerType::Dropout;
             d.name = (name.empty() ? conf_where : name) + " input dropout";
+            d.origin = conf_where;
+            d.origin_what = what + (p.has("idropout") ? " \"idropout\"" : " \"dropOut\"");
             d.retain = *retain;
             m.layers.push_back(d);
         }
 
         LayerConfig l;
         l.name = name.empty() ? conf_where : name;
+        l.origin = conf_where;
+        l.origin_what = what;
         const auto n_in = p.integer({"nin", "nIn"}, 0);
         const auto n_out = p.integer({"nout", "nOut"}, 0);
         auto need_n_out = [&]() {
@@ -481,8 +583,8 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
             }
             case Kind::BatchNorm:
                 l.type = LayerType::BatchNorm;
-                l.bn_eps = static_cast<float>(p.number({"eps"}).value_or(1e-5));
-                l.bn_decay = static_cast<float>(p.number({"decay"}).value_or(0.9));
+                l.bn_eps = static_cast<float>(p.hyper({"eps"}, import::kBatchNormEps).value_or(1e-5));
+                l.bn_decay = static_cast<float>(p.hyper({"decay"}, import::kUnit).value_or(0.9));
                 if (p.boolean({"lockGammaBeta"}).value_or(false))
                     p.fail("lockGammaBeta", "fixed gamma/beta are not supported (Thresher learns both)");
                 if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
@@ -547,7 +649,10 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         m.input = Shape{it->second.channels, it->second.height, it->second.width};
         pre.erase(it);
     } else {
-        const std::size_t first = first_of_conf.front();
+        // The first layer that is not dropout says its nIn: DL4J's global .dropOut(p) puts an input
+        // dropout on the first layer too, and a DropoutLayer may come first.
+        std::size_t first = 0;
+        while (first < m.layers.size() && m.layers[first].type == LayerType::Dropout) ++first;
         const auto* check = checks.empty() || checks.front().layer != first ? nullptr : &checks.front();
         const auto t = first < m.layers.size() ? m.layers[first].type : LayerType::Dense;
         if (!check)

@@ -1,7 +1,7 @@
 #include "config/import_support.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 #include "core/error.h"
 
@@ -28,13 +28,33 @@ bool Place::has(const std::string& key) const {
     return it != object_.end() && !it->is_null();
 }
 
-const nlohmann::json* Place::find(std::initializer_list<const char*> keys, std::string* used) {
+bool Range::contains(double v) const {
+    return std::isfinite(v) && (min_open ? v > min : v >= min) && (max_open ? v < max : v <= max);
+}
+
+std::string Range::text() const {
+    // The open-ended ranges (up to 1e6, a sanity bound) read as what they mean.
+    if (max >= 1e6 && !max_open) return std::string(min_open ? "> " : ">= ") + number_text(min) + " (and finite)";
+    return std::string(min_open ? "in (" : "in [") + number_text(min) + ", " + number_text(max) + (max_open ? ")" : "]");
+}
+
+std::optional<Typed> typed(const nlohmann::json& v) {
+    if (!v.is_object()) return std::nullopt;
+    if (auto it = v.find("@class"); it != v.end()) {
+        if (!it->is_string()) return std::nullopt;
+        return Typed{simple_class_name(it->get<std::string>()), &v, false};
+    }
+    if (v.size() == 1 && v.begin().value().is_object()) return Typed{v.begin().key(), &v.begin().value(), true};
+    return std::nullopt;
+}
+
+const nlohmann::json* Place::find(std::initializer_list<const char*> keys, std::string* used, bool keep_nan) {
     for (const char* k : keys) read_.insert(k);
     for (const char* k : keys) {
         auto it = object_.find(k);
         if (it == object_.end() || it->is_null()) continue;
         // DL4J (Jackson) writes NaN as a string for numbers that were never set.
-        if (it->is_string() && it->get<std::string>() == "NaN") continue;
+        if (!keep_nan && it->is_string() && it->get<std::string>() == "NaN") continue;
         if (used) *used = k;
         return &*it;
     }
@@ -53,6 +73,16 @@ std::optional<double> Place::number(std::initializer_list<const char*> keys) {
     const double d = v->get<double>();
     if (!std::isfinite(d)) fail(key, "must be finite, got " + v->dump());
     return d;
+}
+
+std::optional<double> Place::hyper(std::initializer_list<const char*> keys, const Range& range) {
+    std::string key;
+    const auto* v = find(keys, &key, true);
+    if (!v) return std::nullopt;
+    // Jackson writes NaN and infinities as the strings "NaN", "Infinity", "-Infinity".
+    if (v->is_string() || !v->is_number() || !range.contains(v->get<double>()))
+        fail(key, "must be a number " + range.text() + ", got " + v->dump());
+    return v->get<double>();
 }
 
 std::optional<int> Place::integer(std::initializer_list<const char*> keys, int min) {
@@ -133,8 +163,14 @@ double number_or(const nlohmann::json& o, const char* key, double fallback) {
 
 std::string number_text(double v) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
+    return ec == std::errc{} ? std::string(buf, end) : std::string("?");
+}
+
+std::string number_text(float v) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
+    return ec == std::errc{} ? std::string(buf, end) : std::string("?");
 }
 
 std::string simple_class_name(const std::string& java_class) {
@@ -142,8 +178,55 @@ std::string simple_class_name(const std::string& java_class) {
     return dot == std::string::npos ? java_class : java_class.substr(dot + 1);
 }
 
+namespace {
+
+// Thresher JSON cannot hold NaN (it would be written as null and read back as the default), so a
+// non-finite value an importer let through is caught here, before the round trip hides it.
+void check_finite(const ModelConfig& m, const std::string& source) {
+    auto updater_ok = [](const UpdaterSpec& u) {
+        for (float v : {u.learning_rate, u.momentum, u.beta1, u.beta2, u.epsilon, u.rms_decay, u.l1, u.l2})
+            if (!std::isfinite(v)) return false;
+        return true;
+    };
+    if (!updater_ok(m.updater) || !std::isfinite(m.l1) || !std::isfinite(m.l2))
+        throw ConfigError(source + ": the model's updater or regularisation is not a finite number");
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const auto& l = m.layers[i];
+        bool ok = std::isfinite(l.activation.alpha) && std::isfinite(l.retain) && std::isfinite(l.bn_eps) &&
+                  std::isfinite(l.bn_decay) && (!l.updater || updater_ok(*l.updater));
+        for (const auto& r : {l.l1, l.l2}) ok = ok && (!r || std::isfinite(*r));
+        if (!ok) throw ConfigError(source + ": " + l.label(i) + ": a hyperparameter is not a finite number");
+    }
+}
+
+}  // namespace
+
 ModelConfig validated(const ModelConfig& m, const std::string& source) {
-    return ModelConfig::from_json(m.to_json(), source);
+    check_finite(m, source);
+    // Shapes first, on the layers that still know where they came from, so a shape problem is
+    // named in the file's terms; then the field checks Thresher JSON gets.
+    ModelConfig located = m;
+    located.infer_shapes(source);
+    ModelConfig out;
+    try {
+        out = ModelConfig::from_json(m.to_json(), source);
+    } catch (const ConfigError& e) {
+        // The field checks name Thresher's layers[i]: say where that layer is in the file.
+        std::string msg = e.what();
+        for (std::size_t i = 0; i < m.layers.size(); ++i) {
+            LayerConfig plain = m.layers[i];
+            plain.origin.clear();
+            const std::string ours = source + ": " + plain.label(i);
+            if (!m.layers[i].origin.empty() && msg.rfind(ours, 0) == 0)
+                throw ConfigError(source + ": " + m.layers[i].label(i) + msg.substr(ours.size()));
+        }
+        throw;
+    }
+    for (std::size_t i = 0; i < out.layers.size() && i < m.layers.size(); ++i) {
+        out.layers[i].origin = m.layers[i].origin;
+        out.layers[i].origin_what = m.layers[i].origin_what;
+    }
+    return out;
 }
 
 bool same_updater(const UpdaterSpec& a, const UpdaterSpec& b) {

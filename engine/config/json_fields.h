@@ -47,8 +47,16 @@ private:
     std::set<std::string> used_;
 };
 
-// Parses JSON text; a syntax error names the source, line and column.
+// The deepest nesting of arrays and objects any JSON input may have (Thresher's own configs use
+// 4, Keras and DL4J files under 10).
+constexpr int kMaxJsonDepth = 64;
+
+// Parses JSON text; a syntax error, or nesting deeper than kMaxJsonDepth (checked before anything
+// is built), names the source, line and column. Every JSON text the engine reads comes here.
 nlohmann::json parse_json_text(std::string_view text, const std::string& source);
+// A short rendering of a value for error messages: at most `max_chars` characters (then "..."),
+// at most 3 levels deep, at a cost bounded by `max_chars` whatever the value's size.
+std::string json_summary(const nlohmann::json& v, std::size_t max_chars = 80);
 // Normalises an enum spelling: lower case, without '-', '_' or spaces.
 std::string normalise_name(std::string_view s);
 

@@ -4,9 +4,12 @@
 #include "config/keras_import.h"
 
 #include <filesystem>
+#include <set>
 
 #include "config/import_support.h"
+#include "config/keras_training.h"
 #include "core/error.h"
+#include "config/model_config.h"
 
 namespace thresher::nn {
 
@@ -16,9 +19,18 @@ using import::Place;
 
 const char* kSupportedLayers =
     "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, BatchNormalization, Dropout, Flatten, "
-    "Activation, ReLU, LeakyReLU, Softmax";
+    "Activation, ReLU, LeakyReLU, ELU, Softmax; Keras 1's Convolution2D";
 
-ActivationSpec activation_from_name(Place& p, const std::string& key, const nlohmann::json& v) {
+bool supported_layer(const std::string& kind) {
+    static const std::set<std::string> known{"InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
+                                             "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
+                                             "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
+                                             "ELU"};
+    return known.count(kind) > 0;
+}
+
+// Keras 3 changed hard_sigmoid from clamp(0.2x + 0.5) to relu6(x + 3) / 6.
+ActivationSpec activation_from_name(Place& p, const std::string& key, const nlohmann::json& v, bool keras3 = false) {
     if (v.is_null()) return {Activation::Identity, 0.01f};
     if (!v.is_string()) p.fail(key, "custom activation " + v.dump().substr(0, 120) + " is not supported");
     const auto name = v.get<std::string>();
@@ -28,15 +40,31 @@ ActivationSpec activation_from_name(Place& p, const std::string& key, const nloh
     if (name == "sigmoid") return {Activation::Sigmoid, 0.01f};
     if (name == "softmax") return {Activation::Softmax, 0.01f};
     if (name == "leaky_relu") return {Activation::LeakyRelu, 0.2f};  // Keras 3's default slope
-    p.fail(key, "activation \"" + name + "\" is not supported (Thresher has linear, relu, leaky_relu, tanh, sigmoid, softmax)");
+    if (name == "elu") return {Activation::Elu, 1.f};
+    if (name == "selu") return {Activation::Selu, 0.01f};
+    if (name == "relu6") return {Activation::Relu6, 0.01f};
+    if (name == "hard_sigmoid") return {Activation::HardSigmoid, keras3 ? 1.f / 6.f : 0.2f};
+    if (name == "softplus") return {Activation::Softplus, 0.01f};
+    if (name == "softsign") return {Activation::Softsign, 0.01f};
+    p.fail(key, "activation \"" + name + "\" is not supported (Thresher has linear, relu, leaky_relu, tanh, sigmoid, "
+                "softmax, elu, selu, relu6, hard_sigmoid, softplus, softsign)");
 }
 
 // {"class_name": "GlorotUniform", "config": {...}} (Keras 3 adds "module" and "registered_name").
+// Keras 1 writes a name: "init": "glorot_uniform".
 WeightInit read_initializer(Place& p, const char* key) {
-    const auto* init = p.object({key});
-    if (!init) return WeightInit::XavierUniform;  // Keras's default kernel initializer
-    const auto name = import::text_or(*init, "class_name", "");
-    const auto cfg = init->value("config", nlohmann::json::object());
+    if (!p.has(key)) return WeightInit::XavierUniform;  // Keras's default kernel initializer
+    const auto& init = p.json()[key];
+    std::string name;
+    nlohmann::json cfg = nlohmann::json::object();
+    if (init.is_string()) {
+        name = init.get<std::string>();
+        p.ignore({key});
+    } else {
+        const auto* obj = p.object({key});
+        name = import::text_or(*obj, "class_name", "");
+        cfg = obj->value("config", nlohmann::json::object());
+    }
     auto approx = [&](WeightInit w, const std::string& why) {
         p.note(std::string(1, '"').append(key) + "\": " + name + " " + why);
         return w;
@@ -45,7 +73,7 @@ WeightInit read_initializer(Place& p, const char* key) {
     if (name == "GlorotNormal" || name == "glorot_normal") return WeightInit::Xavier;
     if (name == "HeNormal" || name == "he_normal") return WeightInit::Relu;
     if (name == "LecunNormal" || name == "lecun_normal") return WeightInit::Normal;
-    if (name == "Zeros" || name == "zeros") return WeightInit::Zero;
+    if (name == "Zeros" || name == "zeros" || name == "zero") return WeightInit::Zero;
     if (name == "HeUniform" || name == "he_uniform") return approx(WeightInit::Relu, "approximated by relu (He normal)");
     if (name == "VarianceScaling" && cfg.is_object()) {
         // Keras 2.0-2.2 wrote glorot_uniform and friends as VarianceScaling.
@@ -57,35 +85,40 @@ WeightInit read_initializer(Place& p, const char* key) {
         if (scale == 2.0 && mode == "fan_in" && !uniform) return WeightInit::Relu;
         if (scale == 1.0 && mode == "fan_in" && !uniform) return WeightInit::Normal;
     }
-    if (name == "RandomNormal" || name == "TruncatedNormal")
+    if (name == "RandomNormal" || name == "TruncatedNormal" || name == "normal")
         return approx(WeightInit::Normal, "approximated by normal (N(0, 1/fan_in))");
-    if (name == "RandomUniform") return approx(WeightInit::Uniform, "approximated by uniform (±1/√fan_in)");
+    if (name == "RandomUniform" || name == "uniform") return approx(WeightInit::Uniform, "approximated by uniform (±1/√fan_in)");
     return approx(WeightInit::Xavier, "has no Thresher equivalent: using xavier");
 }
 
 // Keras adds l2·Σw² to the loss, so its gradient is 2·l2·w; Thresher adds l2·w to the gradient.
+// Keras 2/3: "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}}; Keras 1:
+// "W_regularizer": {"name": "WeightRegularizer", "l1": 0.0, "l2": 0.009999999776482582}.
 void read_regularizer(Place& p, LayerConfig& l) {
     l.l1 = 0.f;
     l.l2 = 0.f;
-    const auto* r = p.object({"kernel_regularizer"});
-    if (r) {
-        const auto name = import::text_or(*r, "class_name", "");
-        const auto cfg = r->value("config", nlohmann::json::object());
-        if (name != "L1L2" && name != "L1" && name != "L2" && name != "l1_l2" && name != "l1" && name != "l2")
-            p.fail("kernel_regularizer", "regularizer " + name + " is not supported (L1, L2, L1L2)");
-        auto get = [&](const char* k) {
-            const auto v = cfg.is_object() && cfg.contains(k) ? cfg[k] : nlohmann::json(0.0);
-            if (!v.is_number() || v.get<double>() < 0) p.fail("kernel_regularizer", std::string(k) + " must be a non-negative number");
-            return static_cast<float>(v.get<double>());
-        };
-        l.l1 = get("l1");
-        l.l2 = 2.f * get("l2");
+    const char* key = p.has("W_regularizer") ? "W_regularizer" : "kernel_regularizer";
+    if (const auto* r = p.object({key})) {
+        const bool keras1 = !r->contains("class_name");
+        const auto name = import::text_or(*r, keras1 ? "name" : "class_name", "");
+        const auto cfg = keras1 ? *r : r->value("config", nlohmann::json::object());
+        if (name != "L1L2" && name != "L1" && name != "L2" && name != "l1_l2" && name != "l1" && name != "l2" &&
+            name != "WeightRegularizer")
+            p.fail(key, "regularizer " + name + " is not supported (L1, L2, L1L2)");
+        std::vector<std::string> scratch;
+        Place c(cfg, p.source(), p.where() + "." + key, scratch);
+        l.l1 = static_cast<float>(c.hyper({"l1"}, import::kRegularisation).value_or(0.0));
+        // Keras stores float32 values (0.009999999776482582 for 0.01): keep the float's decimal.
+        // Half of Thresher's bound: it doubles.
+        const float l2 = static_cast<float>(c.hyper({"l2"}, import::Range{0.0, 500.0}).value_or(0.0));
+        l.l2 = static_cast<float>(2.0 * decimal(l2));
         if (*l.l2 != 0.f)
-            p.note("kernel_regularizer l2 " + import::number_text(*l.l2 / 2) + " becomes Thresher l2 " +
+            p.note(std::string("\"") + key + "\": l2 " + import::number_text(l2) + " becomes Thresher l2 " +
                    import::number_text(*l.l2) + " (Keras penalises l2·Σw², whose gradient is 2·l2·w)");
     }
     for (const char* key : {"bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint",
-                            "gamma_regularizer", "beta_regularizer", "gamma_constraint", "beta_constraint"})
+                            "gamma_regularizer", "beta_regularizer", "gamma_constraint", "beta_constraint",
+                            "b_regularizer", "W_constraint", "b_constraint"})
         if (p.has(key)) p.note(std::string(1, '"').append(key) + "\" ignored");
 }
 
@@ -97,7 +130,10 @@ void ignore_harmless(Place& p) {
               "optional", "build_config", "kernel_regularizer", "bias_regularizer", "activity_regularizer",
               "kernel_constraint", "bias_constraint", "gamma_regularizer", "beta_regularizer", "gamma_constraint",
               "beta_constraint", "quantization_config", "lora_rank", "lora_alpha", "renorm", "renorm_clipping",
-              "renorm_momentum", "fused", "virtual_batch_size", "adjustment"});
+              "renorm_momentum", "fused", "virtual_batch_size", "adjustment",
+              // Keras 1 spellings of the same
+              "input_dtype", "input_dim", "W_regularizer", "b_regularizer", "W_constraint", "b_constraint",
+              "dim_ordering", "beta_init", "gamma_init"});
 }
 
 std::vector<int> shape_of(Place& p, const nlohmann::json& v, const std::string& key, bool has_batch) {
@@ -141,56 +177,73 @@ void fold_activation(Place& p, std::vector<LayerConfig>& layers, ActivationSpec 
 
 }  // namespace
 
-ImportResult import_keras(const nlohmann::json& model, const std::string& source) {
+ImportResult import_keras(const nlohmann::json& model, const std::string& source, const KerasLocation& at_file) {
     ImportResult result;
     result.format = ModelFormat::Keras;
     auto& notes = result.notes;
-    Place root(model, source, "model", notes);
+    const std::string& prefix = at_file.model_path;
+    Place root(model, source, prefix.empty() ? "model" : prefix.substr(0, prefix.size() - 1), notes);
+    const bool keras3 = model.contains("module");  // Keras 3 names every object's module
     const auto cls = root.string({"class_name"}).value_or("");
     if (cls == "Model" || cls == "Functional")
         root.fail("class_name", "a Keras functional " + cls + " cannot be imported (only Sequential: a plain stack of layers)");
     if (cls != "Sequential") root.fail("class_name", "expected \"Sequential\", got \"" + cls + "\"");
 
-    // Keras 2.2 on: {"name", "layers": [...]}; Keras 2.0/2.1: the list itself.
+    // Keras 2.2 on: {"name", "layers": [...]}; Keras 1 and 2.0/2.1: the list itself.
     if (!root.has("config")) root.fail("config", "is required");
     const auto& cfg = model["config"];
     const nlohmann::json* list = &cfg;
     ModelConfig m;
     std::vector<std::string> scratch;
     std::optional<Place> config;
+    std::string list_path = prefix + "config";
     if (cfg.is_object()) {
-        config.emplace(cfg, source, "config", notes);
+        config.emplace(cfg, source, prefix + "config", notes);
         if (auto n = config->string({"name"})) m.name = *n;
         list = config->array({"layers"});
         if (!list) config->fail("layers", "is required");
+        list_path += ".layers";
     } else if (!cfg.is_array()) {
         root.fail("config", "must be an object with \"layers\" or a list of layers");
     }
     if (m.name == "model") m.name = std::filesystem::path(source).stem().string();
     if (list->empty()) root.fail("config", "has no layers");
+    auto layer_path = [&](std::size_t i) { return list_path + "[" + std::to_string(i) + "]"; };
+
+    // Every layer's type first: an unsupported layer is what the user hears about, never a shape
+    // complaint that follows from it.
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        Place outer((*list)[i], source, layer_path(i), scratch);
+        const auto kind = outer.string({"class_name"}).value_or("");
+        if (supported_layer(kind)) continue;
+        const auto* c = outer.object({"config"});
+        const std::string name = c ? import::text_or(*c, "name", "") : "";
+        Place p(c ? *c : (*list)[i], source, layer_path(i) + " (" + kind + (name.empty() ? "" : " \"" + name + "\"") + ")", scratch);
+        p.fail("layer " + kind + " is not supported (Thresher imports " + kSupportedLayers + ")");
+    }
 
     // Input shape: the InputLayer, the first layer's batch_input_shape / input_shape, or the
     // model's build_input_shape, whichever comes first.
     std::optional<std::vector<int>> dims;
-    for (const auto& layer : *list) {
-        if (!layer.is_object() || !layer.contains("config") || !layer["config"].is_object()) continue;
+    if (const auto& layer = list->front(); layer.is_object() && layer.contains("config") && layer["config"].is_object()) {
         const auto& c = layer["config"];
-        Place lp(c, source, "config.layers[0]", scratch);
+        Place lp(c, source, layer_path(0), scratch);
         for (const char* key : {"batch_input_shape", "batch_shape"})
             if (c.contains(key) && !c[key].is_null()) dims = shape_of(lp, c[key], key, true);
         if (!dims && c.contains("input_shape") && !c["input_shape"].is_null()) dims = shape_of(lp, c["input_shape"], "input_shape", false);
         if (!dims && layer.contains("build_config") && layer["build_config"].is_object() &&
             layer["build_config"].contains("input_shape"))
             dims = shape_of(lp, layer["build_config"]["input_shape"], "build_config.input_shape", true);
-        break;
     }
     if (!dims && config && config->has("build_input_shape"))
         dims = shape_of(*config, cfg["build_input_shape"], "build_input_shape", true);
     if (!dims) root.fail("cannot tell the input shape: no InputLayer, batch_input_shape, input_shape or build_input_shape");
+    // Keras 2/3 say data_format "channels_first", Keras 1 dim_ordering "th".
     bool channels_first = false;
     for (const auto& layer : *list)
         if (layer.is_object() && layer.contains("config") && layer["config"].is_object() &&
-            import::text_or(layer["config"], "data_format", "") == "channels_first")
+            (import::text_or(layer["config"], "data_format", "") == "channels_first" ||
+             import::text_or(layer["config"], "dim_ordering", "") == "th"))
             channels_first = true;
     // [h, w] without channels (e.g. 28x28 MNIST before a Flatten) is one channel.
     bool needs_flatten = dims->size() == 2;
@@ -203,13 +256,14 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
 
     for (std::size_t i = 0; i < list->size(); ++i) {
         const auto& layer = (*list)[i];
-        const std::string at = "layers[" + std::to_string(i) + "]";
+        const std::string at = layer_path(i);
         Place outer(layer, source, at, notes);
         const auto kind = outer.string({"class_name"}).value_or("");
         const auto* c = outer.object({"config"});
         if (!c) outer.fail("config", "is required");
         const std::string name = import::text_or(*c, "name", "");
-        Place p(*c, source, at + " (" + kind + (name.empty() ? "" : " \"" + name + "\"") + ")", notes);
+        const std::string what = kind + (name.empty() ? "" : " \"" + name + "\"");
+        Place p(*c, source, at + " (" + what + ")", notes);
         outer.ignore({"module", "registered_name", "build_config", "inbound_nodes", "name"});
         outer.note_unread();
         ignore_harmless(p);
@@ -219,6 +273,8 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
 
         LayerConfig l;
         l.name = name.empty() ? at : name;
+        l.origin = at;
+        l.origin_what = what;
         bool params = false;
         if (kind == "InputLayer") {
             p.note_unread();
@@ -228,23 +284,30 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 p.fail("Dense on an image-shaped input: Keras applies it to the last axis at every position, "
                        "Thresher only to flat features (add Flatten before it)");
             l.type = LayerType::Dense;
-            const auto units = p.integer({"units"}, 1);
+            const auto units = p.integer({"units", "output_dim"}, 1);  // Keras 1: output_dim
             if (!units) p.fail("units", "is required");
             l.units = *units;
-            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")));
+            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
             params = true;
-        } else if (kind == "Conv2D") {
+        } else if (kind == "Conv2D" || kind == "Convolution2D") {
             l.type = LayerType::Convolution;
-            const auto filters = p.integer({"filters"}, 1);
+            // Keras 1: nb_filter, nb_row x nb_col, subsample, border_mode.
+            const auto filters = p.integer({"filters", "nb_filter"}, 1);
             if (!filters) p.fail("filters", "is required");
             l.units = *filters;
-            const auto kernel = p.pair({"kernel_size"}, 1);
-            if (!kernel) p.fail("kernel_size", "is required");
-            l.kernel = *kernel;
-            l.stride = p.pair({"strides"}, 1).value_or(std::array<int, 2>{1, 1});
+            if (p.has("nb_row") || p.has("nb_col")) {
+                const auto rows = p.integer({"nb_row"}, 1), cols = p.integer({"nb_col"}, 1);
+                if (!rows || !cols) p.fail("nb_row", "Keras 1 needs both \"nb_row\" and \"nb_col\"");
+                l.kernel = {*rows, *cols};
+            } else {
+                const auto kernel = p.pair({"kernel_size"}, 1);
+                if (!kernel) p.fail("kernel_size", "is required");
+                l.kernel = *kernel;
+            }
+            l.stride = p.pair({"strides", "subsample"}, 1).value_or(std::array<int, 2>{1, 1});
             l.dilation = p.pair({"dilation_rate"}, 1).value_or(std::array<int, 2>{1, 1});
             if (p.integer({"groups"}, 1).value_or(1) != 1) p.fail("groups", "grouped convolution is not supported");
-            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")));
+            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
             if (l.activation.kind == Activation::Softmax) p.fail("activation", "softmax on a convolution is not supported");
             params = true;
         } else if (kind == "MaxPooling2D" || kind == "MaxPool2D" || kind == "AveragePooling2D" || kind == "AvgPool2D") {
@@ -254,6 +317,8 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             l.stride = p.pair({"strides"}, 1).value_or(l.kernel);
         } else if (kind == "BatchNormalization") {
             l.type = LayerType::BatchNorm;
+            if (p.integer({"mode"}, 0).value_or(0) != 0)
+                p.fail("mode", "Keras 1 BatchNormalization mode 1 and 2 (per-sample) are not supported");
             const auto& axis_json = c->contains("axis") ? (*c)["axis"] : nlohmann::json(-1);
             const auto axis = axis_json.is_array() && axis_json.size() == 1 ? axis_json[0] : axis_json;
             const bool ok = axis.is_number_integer() &&
@@ -261,19 +326,19 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                                   : channels_first ? (axis == 1 || axis == -3) : (axis == -1 || axis == 3));
             if (!ok) p.fail("axis", "normalising over axis " + axis_json.dump() + " is not supported (only the channel axis)");
             p.ignore({"axis"});
-            l.bn_decay = static_cast<float>(p.number({"momentum"}).value_or(0.99));
-            l.bn_eps = static_cast<float>(p.number({"epsilon"}).value_or(1e-3));
+            l.bn_decay = static_cast<float>(p.hyper({"momentum"}, import::kUnit).value_or(0.99));
+            l.bn_eps = static_cast<float>(p.hyper({"epsilon"}, import::kBatchNormEps).value_or(1e-3));
             if (!p.boolean({"center"}).value_or(true) || !p.boolean({"scale"}).value_or(true))
                 p.note("center/scale false: Thresher learns both beta and gamma");
             params = true;
         } else if (kind == "Dropout") {
-            const auto rate = p.number({"rate"}).value_or(0.0);
-            if (!(rate >= 0.0 && rate < 1.0)) p.fail("rate", "must be in [0, 1)");
+            // Keras 1 called the drop probability "p".
+            const auto rate = p.hyper({"rate", "p"}, import::kUnitOpenTop).value_or(0.0);
             if (p.has("noise_shape")) p.fail("noise_shape", "dropout with a noise shape is not supported");
             p.note_unread();
             if (rate == 0.0) continue;
             l.type = LayerType::Dropout;
-            l.retain = static_cast<float>(1.0 - rate);  // Keras gives the probability of dropping
+            l.retain = static_cast<float>(1.0 - decimal(static_cast<float>(rate)));  // Keras gives the drop probability
             m.layers.push_back(l);
             continue;
         } else if (kind == "Flatten") {
@@ -286,41 +351,42 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             needs_flatten = false;
             p.note_unread();
             continue;
-        } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "Softmax") {
+        } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "ELU" || kind == "Softmax") {
             ActivationSpec act;
             if (kind == "Activation") {
-                act = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")));
+                act = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
                 p.ignore({"activation"});
             } else if (kind == "ReLU") {
-                if (p.number({"max_value"}) || p.number({"threshold"}).value_or(0.0) != 0.0)
-                    p.fail("ReLU with max_value or threshold is not supported");
-                const auto slope = p.number({"negative_slope"}).value_or(0.0);
-                act = slope == 0.0 ? ActivationSpec{Activation::Relu, 0.01f}
+                const auto max = p.number({"max_value"});
+                const auto slope = p.hyper({"negative_slope"}, import::kUnit).value_or(0.0);
+                if (p.number({"threshold"}).value_or(0.0) != 0.0 || (max && (*max != 6.0 || slope != 0.0)))
+                    p.fail("ReLU with a threshold, or a max_value other than 6, is not supported");
+                act = max ? ActivationSpec{Activation::Relu6, 0.01f}
+                    : slope == 0.0 ? ActivationSpec{Activation::Relu, 0.01f}
                                    : ActivationSpec{Activation::LeakyRelu, static_cast<float>(slope)};
+            } else if (kind == "ELU") {
+                act = {Activation::Elu, static_cast<float>(p.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
             } else if (kind == "LeakyReLU") {
-                act = {Activation::LeakyRelu, static_cast<float>(p.number({"negative_slope", "alpha"}).value_or(0.3))};
+                act = {Activation::LeakyRelu, static_cast<float>(p.hyper({"negative_slope", "alpha"}, import::kUnit).value_or(0.3))};
             } else {
                 act = {Activation::Softmax, 0.01f};
                 p.ignore({"axis"});
             }
-            if (act.kind == Activation::LeakyRelu && !(act.alpha >= 0.f && act.alpha <= 1.f))
-                p.fail("leaky slope must be in [0, 1]");
             fold_activation(p, m.layers, act);
             p.note_unread();
             continue;
-        } else {
-            p.fail("layer " + kind + " is not supported (Thresher imports " + kSupportedLayers + ")");
         }
 
         if (l.type == LayerType::Convolution || l.type == LayerType::Subsampling) {
-            const auto padding = p.string({"padding"}).value_or("valid");
+            const auto padding = p.string({"padding", "border_mode"}).value_or("valid");
             if (padding == "same") l.mode = ConvMode::Same;
-            else if (padding != "valid") p.fail("padding", "\"" + padding + "\" is not supported (valid or same)");
+            else if (padding != "valid")
+                p.fail(p.has("border_mode") ? "border_mode" : "padding", "\"" + padding + "\" is not supported (valid or same)");
         }
         if (params) {
             if (l.type != LayerType::BatchNorm) {
-                l.weight_init = read_initializer(p, "kernel_initializer");
-                if (!p.boolean({"use_bias"}).value_or(true)) p.note("use_bias false: Thresher always learns a bias");
+                l.weight_init = read_initializer(p, p.has("init") ? "init" : "kernel_initializer");
+                if (!p.boolean({"use_bias", "bias"}).value_or(true)) p.note("use_bias false: Thresher always learns a bias");
             }
             read_regularizer(p, l);
             if (l.type == LayerType::BatchNorm) l.l1 = l.l2 = 0.f;
@@ -330,22 +396,53 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         m.layers.push_back(std::move(l));
     }
 
-    // The last Dense is the output layer; to_json() holds neither loss nor optimizer.
     if (m.layers.empty() || m.layers.back().type != LayerType::Dense)
         root.fail("the last layer must be Dense (it becomes the output layer), got " +
                   (m.layers.empty() ? std::string("no layers") : std::string(to_string(m.layers.back().type))));
     auto& out = m.layers.back();
     out.type = LayerType::Output;
-    out.loss = out.activation.kind == Activation::Softmax ? LossKind::MultiClassCrossEntropy : LossKind::MSE;
-    notes.push_back(std::string("output: Keras to_json() holds no loss; using ") + std::string(to_string(out.loss)) +
-                    (out.loss == LossKind::MSE ? " (the output is not softmax)" : " (softmax output)"));
-    UpdaterSpec adam;
-    adam.kind = UpdaterKind::Adam;
-    adam.learning_rate = 1e-3f;
-    adam.epsilon = 1e-7f;  // Keras's Adam epsilon
+
+    // Loss and optimizer: from the compile/training config when the file has one.
+    import::KerasTraining training;
+    if (at_file.training) training = import::read_keras_training(*at_file.training, source, at_file.training_path, notes);
+    const std::string out_where = out.origin + " (" + out.origin_what + ")";
+    if (training.loss) {
+        out.loss = *training.loss;
+        if (training.logits_activation) {
+            if (out.activation.kind != Activation::Identity)
+                throw ConfigError(source + ": " + out_where + ": the loss takes logits (from_logits: true), but the layer "
+                                  "already applies " + std::string(to_string(out.activation.kind)));
+            out.activation.kind = *training.logits_activation;
+            notes.push_back(out_where + ": from_logits: the loss's " + std::string(to_string(out.activation.kind)) +
+                            " becomes the layer's activation (the same training; predictions are probabilities)");
+        }
+        const bool ce = out.loss == LossKind::MultiClassCrossEntropy;
+        if (ce && out.activation.kind != Activation::Softmax)
+            throw ConfigError(source + ": " + out_where + ": categorical cross-entropy needs a softmax output, got " +
+                              std::string(to_string(out.activation.kind)));
+        if (out.loss == LossKind::BinaryCrossEntropy && out.activation.kind != Activation::Sigmoid)
+            throw ConfigError(source + ": " + out_where + ": binary cross-entropy needs a sigmoid output, got " +
+                              std::string(to_string(out.activation.kind)));
+        if (out.loss == LossKind::MSE && out.activation.kind == Activation::Softmax)
+            throw ConfigError(source + ": " + out_where + ": mean squared error on a softmax output is not supported");
+    } else {
+        out.loss = out.activation.kind == Activation::Softmax ? LossKind::MultiClassCrossEntropy : LossKind::MSE;
+        notes.push_back(std::string("output: the file holds no loss (compile() was not saved with it); using ") +
+                        std::string(to_string(out.loss)) +
+                        (out.loss == LossKind::MSE ? " (the output is not softmax)" : " (softmax output)"));
+    }
+    UpdaterSpec updater;
+    if (training.updater) {
+        updater = *training.updater;
+    } else {
+        updater.kind = UpdaterKind::Adam;
+        updater.learning_rate = 1e-3f;
+        updater.epsilon = 1e-7f;  // Keras's Adam epsilon
+        notes.push_back("updater: the file holds no optimizer (compile() was not saved with it); using Adam with "
+                        "learning rate 0.001");
+    }
     for (auto& l : m.layers)
-        if (l.weight_init || l.l1) l.updater = adam;
-    notes.push_back("updater: Keras to_json() holds no optimizer; using Adam with learning rate 1e-3");
+        if (l.weight_init || l.l1) l.updater = updater;
     import::hoist_layer_defaults(m);
     if (config) {
         config->ignore({"layers", "trainable", "dtype", "build_input_shape"});

@@ -2,6 +2,9 @@
 // shape_inference.cpp.
 #include "config/model_config.h"
 
+#include <charconv>
+#include <cstdlib>
+
 #include "core/error.h"
 #include "config/json_fields.h"
 #include "config/model_format.h"
@@ -12,8 +15,9 @@ namespace {
 
 const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling", "batch_norm",
                                            "dropout", "output"};
-const std::vector<std::string> kActivations{"identity", "relu", "leakyrelu", "tanh", "sigmoid",
-                                            "softmax"};
+const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
+                                            "sigmoid",  "softmax",  "elu",         "selu",
+                                            "relu6",    "hardsigmoid", "softplus", "softsign"};
 const std::vector<std::string> kLosses{"mcxent", "negativeloglikelihood", "xent", "mse"};
 const std::vector<std::string> kInits{"xavier", "xavier_uniform", "relu", "normal", "uniform",
                                       "zero"};
@@ -50,26 +54,37 @@ UpdaterSpec parse_updater(const nlohmann::json& j, const std::string& source,
 }
 
 nlohmann::json updater_json(const UpdaterSpec& u) {
-    nlohmann::json j{{"type", kUpdaters[static_cast<int>(u.kind)]}, {"learning_rate", u.learning_rate}};
-    if (u.kind == UpdaterKind::Nesterovs) j["momentum"] = u.momentum;
+    nlohmann::json j{{"type", kUpdaters[static_cast<int>(u.kind)]}, {"learning_rate", decimal(u.learning_rate)}};
+    if (u.kind == UpdaterKind::Nesterovs) j["momentum"] = decimal(u.momentum);
     if (u.kind == UpdaterKind::Adam) {
-        j["beta1"] = u.beta1;
-        j["beta2"] = u.beta2;
+        j["beta1"] = decimal(u.beta1);
+        j["beta2"] = decimal(u.beta2);
     }
-    if (u.kind == UpdaterKind::RmsProp) j["rms_decay"] = u.rms_decay;
+    if (u.kind == UpdaterKind::RmsProp) j["rms_decay"] = decimal(u.rms_decay);
     if (u.kind == UpdaterKind::AdaGrad || u.kind == UpdaterKind::RmsProp || u.kind == UpdaterKind::Adam)
-        j["epsilon"] = u.epsilon;
+        j["epsilon"] = decimal(u.epsilon);
     return j;
 }
 
+// "alpha": leakyrelu's negative slope (default 0.01, in [0, 1]), elu's alpha (default 1, in
+// [0, 100]), hardsigmoid's slope (default 0.2, in (0, 10]).
 ActivationSpec parse_activation(JsonFields& f, Activation fallback) {
     ActivationSpec a{fallback, 0.01f};
     if (auto k = f.choice("activation", kActivations)) a.kind = static_cast<Activation>(*k);
-    if (auto alpha = f.number("alpha", 0.0, 1.0)) {
-        if (a.kind != Activation::LeakyRelu) f.fail("alpha", "only applies to activation leakyrelu");
-        a.alpha = static_cast<float>(*alpha);
+    if (a.kind == Activation::Elu) a.alpha = 1.f;
+    if (a.kind == Activation::HardSigmoid) a.alpha = 0.2f;
+    if (f.has("alpha")) {
+        double lo = 0.0, hi = 1.0;
+        if (a.kind == Activation::Elu) hi = 100.0;
+        else if (a.kind == Activation::HardSigmoid) lo = 1e-6, hi = 10.0;
+        else if (a.kind != Activation::LeakyRelu) f.fail("alpha", "only applies to activations leakyrelu, elu and hardsigmoid");
+        a.alpha = static_cast<float>(*f.number("alpha", lo, hi));
     }
     return a;
+}
+
+bool has_alpha(Activation a) {
+    return a == Activation::LeakyRelu || a == Activation::Elu || a == Activation::HardSigmoid;
 }
 
 LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::string& source) {
@@ -166,9 +181,21 @@ std::string Shape::str() const {
 }
 
 std::string LayerConfig::label(std::size_t index) const {
-    std::string s = "layers[" + std::to_string(index) + "] (" + std::string(to_string(type));
+    const std::string ours = "layers[" + std::to_string(index) + "]";
+    if (!origin.empty())
+        return origin + " (" + (origin_what.empty() ? "" : origin_what + "; ") + "Thresher " + ours + " " +
+               std::string(to_string(type)) + ")";
+    std::string s = ours + " (" + std::string(to_string(type));
     if (!name.empty()) s += " \"" + name + "\"";
     return s + ")";
+}
+
+double decimal(float v) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf - 1, v);
+    if (ec != std::errc{}) return v;
+    *end = '\0';
+    return std::strtod(buf, nullptr);
 }
 
 std::string_view to_string(LayerType t) { return kLayerTypes[static_cast<int>(t)]; }
@@ -254,8 +281,8 @@ nlohmann::json ModelConfig::to_json() const {
                               : nlohmann::json{{"channels", input.c}, {"height", input.h}, {"width", input.w}};
     j["weight_init"] = kInits[static_cast<int>(weight_init)];
     j["updater"] = updater_json(updater);
-    if (l1 != 0.f) j["l1"] = l1;
-    if (l2 != 0.f) j["l2"] = l2;
+    if (l1 != 0.f) j["l1"] = decimal(l1);
+    if (l2 != 0.f) j["l2"] = decimal(l2);
     auto& arr = j["layers"] = nlohmann::json::array();
     for (const auto& l : layers) {
         nlohmann::json o{{"type", to_string(l.type)}};
@@ -284,16 +311,16 @@ nlohmann::json ModelConfig::to_json() const {
                 o["mode"] = l.mode == ConvMode::Same ? "same" : "truncate";
                 break;
             case LayerType::BatchNorm:
-                o["eps"] = l.bn_eps;
-                o["decay"] = l.bn_decay;
+                o["eps"] = decimal(l.bn_eps);
+                o["decay"] = decimal(l.bn_decay);
                 break;
-            case LayerType::Dropout: o["retain"] = l.retain; break;
+            case LayerType::Dropout: o["retain"] = decimal(l.retain); break;
         }
-        if (l.activation.kind == Activation::LeakyRelu) o["alpha"] = l.activation.alpha;
+        if (has_alpha(l.activation.kind)) o["alpha"] = decimal(l.activation.alpha);
         if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];
         if (l.updater) o["updater"] = updater_json(*l.updater);
-        if (l.l1) o["l1"] = *l.l1;
-        if (l.l2) o["l2"] = *l.l2;
+        if (l.l1) o["l1"] = decimal(*l.l1);
+        if (l.l2) o["l2"] = decimal(*l.l2);
         arr.push_back(std::move(o));
     }
     return j;

@@ -50,6 +50,10 @@ struct ParamBlock {
 struct LayerConfig {
     LayerType type = LayerType::Dense;
     std::string name;  // optional, for messages and the UI
+    // Where an imported layer came from, in the file's own terms ("config.layers[2]" and
+    // "Conv2D \"conv2d_1\""): messages name it first, Thresher's numbering only in parentheses.
+    // Not saved (Thresher JSON has no such field).
+    std::string origin, origin_what;
 
     int units = 0;                      // dense/output: outputs; convolution: filters
     std::array<int, 2> kernel{0, 0};    // convolution, subsampling
@@ -76,7 +80,9 @@ struct LayerConfig {
     std::size_t param_count = 0;
     std::size_t param_offset = 0;  // of this layer's slice in the model's buffer
 
-    std::string label(std::size_t index) const;  // "layers[2] (convolution)"
+    // "layers[2] (convolution)", or for an imported layer
+    // "config.layers[3] (Conv2D \"conv2d_1\"; Thresher layers[2] convolution)".
+    std::string label(std::size_t index) const;
 };
 
 struct ModelConfig {
@@ -109,6 +115,10 @@ struct ModelConfig {
     UpdaterSpec effective_updater(std::size_t layer) const;
     WeightInit effective_weight_init(std::size_t layer) const;
 };
+
+// A float as the double with the same shortest decimal (0.01f -> 0.01, not 0.009999999776482582),
+// so saved configs, events and messages show the number the user wrote.
+double decimal(float v);
 
 std::string_view to_string(LayerType);
 std::string_view to_string(Activation);

@@ -13,13 +13,31 @@ namespace thresher::nn {
 namespace {
 
 // Keras configs also come wrapped: h5py's model_config attribute holds {"class_name", "config"}
-// directly, but a TensorFlow.js model.json nests it as modelTopology.model_config.
-const nlohmann::json* keras_model(const nlohmann::json& j) {
+// directly, but a TensorFlow.js model.json nests it as modelTopology.model_config (converted from
+// Keras, with modelTopology.training_config beside it) or as modelTopology itself (saved by
+// TensorFlow.js, with a top-level trainingConfig). Keras 3 keeps compile_config beside config.
+const nlohmann::json* keras_model(const nlohmann::json& j, KerasLocation* at = nullptr, const std::string& path = "") {
     if (!j.is_object()) return nullptr;
-    if (j.contains("class_name") && j.contains("config")) return &j;
+    auto training = [&](const char* key) {
+        auto it = j.find(key);
+        if (at && it != j.end() && it->is_object()) {
+            at->training = &*it;
+            at->training_path = path + key;
+        }
+    };
+    if (j.contains("class_name") && j.contains("config")) {
+        if (at) at->model_path = path;
+        training("compile_config");
+        return &j;
+    }
     for (const char* wrapper : {"model_config", "modelTopology"}) {
         auto it = j.find(wrapper);
-        if (it != j.end() && it->is_object()) return keras_model(*it);
+        if (it != j.end() && it->is_object()) {
+            training("training_config");
+            training("trainingConfig");
+            const auto* inner = keras_model(*it, at, path + wrapper + ".");
+            return inner;
+        }
     }
     return nullptr;
 }
@@ -48,7 +66,15 @@ ImportResult import_model_text(std::string_view text, const std::string& source)
     try {
         switch (format) {
             case ModelFormat::Dl4j: return import_dl4j(j, source);
-            case ModelFormat::Keras: return import_keras(*keras_model(j), source);
+            case ModelFormat::Keras: {
+                KerasLocation at;
+                const auto* model = keras_model(j, &at);
+                auto r = import_keras(*model, source, at);
+                if (j.contains("weightsManifest"))
+                    r.notes.push_back("weightsManifest: the TensorFlow.js weights are not imported; training starts "
+                                      "from freshly initialised weights");
+                return r;
+            }
             case ModelFormat::Thresher: break;
         }
     } catch (const nlohmann::json::exception& e) {

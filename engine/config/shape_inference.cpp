@@ -129,7 +129,9 @@ std::string ModelConfig::summary() const {
         const auto& l = layers[i];
         s << "  " << i << "  " << to_string(l.type);
         for (std::size_t pad = to_string(l.type).size(); pad < 12; ++pad) s << ' ';
-        s << l.in_shape.str() << " -> " << l.out_shape.str() << "  (" << l.param_count << " params)\n";
+        s << l.in_shape.str() << " -> " << l.out_shape.str() << "  (" << l.param_count << " params)";
+        if (!l.origin.empty()) s << "  from " << l.origin << " " << l.origin_what;  // an imported layer
+        s << "\n";
     }
     return s.str();
 }

@@ -4,6 +4,7 @@
 #include "data/csv_reader.h"
 
 #include "core/error.h"
+#include "data/memory_budget.h"
 
 #include <algorithm>
 #include <charconv>
@@ -95,6 +96,7 @@ Dataset parse_csv(std::string_view text, const std::string& name, const CsvOptio
     std::size_t label_col = 0;
     bool seen_first = false;
     int max_label = -1;
+    std::size_t max_label_line = 0, max_label_column = 0;  // where the largest label is
     std::vector<float> regression_targets;
 
     std::size_t line_no = 0;
@@ -182,7 +184,11 @@ Dataset parse_csv(std::string_view text, const std::string& name, const CsvOptio
                                 " is out of range for " + std::to_string(options.num_classes) +
                                 " classes");
             }
-            max_label = std::max(max_label, label);
+            if (label > max_label) {
+                max_label = label;
+                max_label_line = line_no;
+                max_label_column = c + 1;
+            }
             ds.labels.push_back(label);
         }
         ++ds.count;
@@ -196,6 +202,19 @@ Dataset parse_csv(std::string_view text, const std::string& name, const CsvOptio
     if (options.classification) {
         ds.num_classes = options.num_classes > 0 ? options.num_classes : std::max(max_label + 1, 2);
         ds.target_size = static_cast<std::size_t>(ds.num_classes);
+        // The largest label sets every row's one-hot width: one stray 65535 in a long table
+        // would ask for rows x 65,536 floats. Refuse that against the text's size.
+        const std::uint64_t bytes = std::uint64_t{ds.count} * ds.target_size * sizeof(float);
+        const std::string rows = std::to_string(ds.count) + " rows";
+        if (options.num_classes > 0)
+            check_memory_budget(name, "one-hot targets for " + rows + " x " + std::to_string(ds.num_classes) +
+                                " classes (num_classes)", bytes, text.size());
+        else
+            check_memory_budget(name + ": line " + std::to_string(max_label_line) + ", column " +
+                                    std::to_string(max_label_column),
+                                "class label " + std::to_string(max_label) + " sets " +
+                                    std::to_string(ds.num_classes) + " classes: one-hot targets for " + rows,
+                                bytes, text.size());
         ds.targets.assign(ds.count * ds.target_size, 0.0f);
         for (std::size_t i = 0; i < ds.count; ++i)
             ds.targets[i * ds.target_size + static_cast<std::size_t>(ds.labels[i])] = 1.0f;

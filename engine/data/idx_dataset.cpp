@@ -2,6 +2,7 @@
 #include "data/idx_dataset.h"
 
 #include "core/error.h"
+#include "data/memory_budget.h"
 
 #include <algorithm>
 #include <limits>
@@ -72,6 +73,15 @@ Dataset make_idx_dataset(const IdxArray& images, const std::string& images_name,
     } else {
         num_classes = std::max(max_label + 1, 2);  // the classes the labels name (binary at least)
     }
+
+    // The largest label sets every sample's one-hot width; against the data actually read (gzip
+    // bombs are bounded by the reader), so tiny samples with one label of 255 cannot ask for GBs.
+    const auto at = std::max_element(labels.data.begin(), labels.data.end());
+    check_memory_budget(labels_name + ": label " + std::to_string(at - labels.data.begin()),
+                        "class " + std::to_string(*at) + " (the largest) makes " + std::to_string(num_classes) +
+                            " classes: one-hot targets for " + std::to_string(n) + " samples",
+                        std::uint64_t{n} * static_cast<std::uint64_t>(num_classes) * sizeof(float),
+                        images.data.size() + labels.data.size());
 
     Dataset ds;
     ds.name = images_name;

@@ -27,14 +27,20 @@ constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 31;
 // shorter than its header claims); the vector grows as data actually arrives.
 constexpr std::size_t kMaxUnverifiedReserve = std::size_t{64} << 20;
 constexpr std::size_t kChunk = std::size_t{4} << 20;
+// Deflate cannot do better than 1032:1 (zlib's FAQ), so a gzip file of S bytes holds at most
+// 1032*S bytes of data: a header asking for more is refused before anything is read.
+constexpr std::uint64_t kMaxDeflateRatio = 1032;
 
 class ByteSource {
 public:
     virtual ~ByteSource() = default;
     // Fills up to n bytes; fewer only at the end of the input. Stream corruption throws.
     virtual std::size_t read(std::uint8_t* dst, std::size_t n) = 0;
-    // How many bytes are known to remain, or SIZE_MAX when unknown.
-    virtual std::size_t known_remaining() const = 0;
+    // The most bytes that can remain: exact for memory and plain files; for gzip, what deflate's
+    // best ratio (1032:1) could make of the compressed bytes.
+    virtual std::uint64_t at_most_remaining() const = 0;
+    // Why no more can remain, for messages ("a 2,048-byte gzip file").
+    virtual std::string limit_reason() const = 0;
 };
 
 class MemorySource final : public ByteSource {
@@ -46,7 +52,8 @@ public:
         pos_ += k;
         return k;
     }
-    std::size_t known_remaining() const override { return size_ - pos_; }
+    std::uint64_t at_most_remaining() const override { return size_ - pos_; }
+    std::string limit_reason() const override { return "an input of " + std::to_string(size_) + " bytes"; }
 
 private:
     const std::uint8_t* bytes_;
@@ -72,6 +79,9 @@ public:
                             (err != 0 ? std::strerror(err) : "zlib could not allocate a reader"));
         }
         gzbuffer(file_.get(), 1u << 17);
+        size_ = std::filesystem::file_size(path, ec);
+        if (ec) throw DataError(path + ": cannot read its size: " + ec.message());
+        direct_ = gzdirect(file_.get()) == 1;  // not gzip: read as is
     }
 
     std::size_t read(std::uint8_t* dst, std::size_t n) override {
@@ -88,7 +98,15 @@ public:
         offset_ += got;
         return got;
     }
-    std::size_t known_remaining() const override { return SIZE_MAX; }
+    std::uint64_t at_most_remaining() const override {
+        const std::uint64_t total = direct_ ? size_ : size_ * kMaxDeflateRatio;
+        return total > offset_ ? total - offset_ : 0;
+    }
+    std::string limit_reason() const override {
+        return direct_ ? "a file of " + std::to_string(size_) + " bytes"
+                       : "a gzip file of " + std::to_string(size_) + " bytes (at most " +
+                             std::to_string(kMaxDeflateRatio) + " times that decompressed)";
+    }
 
 private:
     // A short read is either the end of the file or a zlib error; only the latter throws.
@@ -112,6 +130,8 @@ private:
     std::string path_;
     std::unique_ptr<gzFile_s, GzCloser> file_;
     std::uint64_t offset_ = 0;
+    std::uint64_t size_ = 0;
+    bool direct_ = false;
 };
 
 std::string hex_byte(std::uint8_t b) {
@@ -195,11 +215,12 @@ IdxArray parse(ByteSource& src, const std::string& name) {
     }
 
     const auto expected = static_cast<std::size_t>(count);
-    if (src.known_remaining() < expected) {
-        // Don't allocate for data that is known not to be there.
-        throw DataError(name + ": truncated: expected " + std::to_string(expected) +
-                        " data bytes after the " + std::to_string(header_size) +
-                        "-byte header, found " + std::to_string(src.known_remaining()));
+    if (src.at_most_remaining() < expected) {
+        // Don't allocate for data that cannot be there.
+        throw DataError(name + ": bytes 4-" + std::to_string(header_size - 1) + ": the header declares " +
+                        std::to_string(expected) + " data bytes, but " + src.limit_reason() +
+                        " holds at most " + std::to_string(src.at_most_remaining()) +
+                        " after the header (truncated or corrupt file)");
     }
     out.data.reserve(std::min(expected, kMaxUnverifiedReserve));
     std::size_t got = 0;

@@ -1,13 +1,13 @@
 #include "nn/model_file.h"
 
-#include <zlib.h>
-
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/durable_file.h"
+#include "config/json_fields.h"
 #include "core/error.h"
 
 namespace thresher::nn {
@@ -80,21 +80,12 @@ void save_model_file(const std::string& path, const ModelFile& m) {
     out += h;
     out.append(reinterpret_cast<const char*>(m.params.data()), m.params.size() * sizeof(float));
     out.append(reinterpret_cast<const char*>(m.updater_state.data()), m.updater_state.size() * sizeof(float));
-    const auto crc = static_cast<std::uint32_t>(
-        crc32(0L, reinterpret_cast<const Bytef*>(out.data()), static_cast<uInt>(out.size())));
-    put(out, crc);
-
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw ModelFileError(path + ": cannot write (" + std::strerror(errno) + ")");
-        f.write(out.data(), static_cast<std::streamsize>(out.size()));
-        f.flush();
-        if (!f) throw ModelFileError(path + ": write failed (" + std::strerror(errno) + ")");
+    put(out, crc32_of(out.data(), out.size()));
+    try {
+        write_file_durably(path, out);
+    } catch (const Error& e) {
+        throw ModelFileError(e.what());  // "<path>: <step> failed (<reason>)"
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw ModelFileError(path + ": cannot replace (" + ec.message() + ")");
 }
 
 ModelFile load_model_file(const std::string& path) {
@@ -116,8 +107,7 @@ ModelFile load_model_file(const std::string& path) {
     const std::size_t body = bytes.size() - sizeof(std::uint32_t);
     std::uint32_t stored;
     std::memcpy(&stored, bytes.data() + body, sizeof(stored));
-    const auto actual = static_cast<std::uint32_t>(
-        crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(body)));
+    const auto actual = crc32_of(bytes.data(), body);
     const auto header_len = r.get<std::uint64_t>("header length");
     if (header_len > body - r.pos())
         throw ModelFileError(path + ": truncated: header of " + std::to_string(header_len) +
@@ -127,7 +117,7 @@ ModelFile load_model_file(const std::string& path) {
     ModelFile m;
     nlohmann::json header;
     try {
-        header = nlohmann::json::parse(r.text(header_len, "header"));
+        header = parse_json_text(r.text(header_len, "header"), path + " (header)");
         m.config = ModelConfig::from_json(header.at("config"), path + " (embedded config)");
         const auto p = header.at("params").get<std::size_t>();
         const auto s = header.at("updater_state").get<std::size_t>();
@@ -152,6 +142,8 @@ ModelFile load_model_file(const std::string& path) {
         }
     } catch (const nlohmann::json::exception& e) {
         throw ModelFileError(path + ": bad header: " + e.what());
+    } catch (const ConfigError& e) {
+        throw ModelFileError(e.what());  // names the file already: "<path> (header):1:3: ..."
     }
     if (r.pos() != body)
         throw ModelFileError(path + ": " + std::to_string(body - r.pos()) + " unexpected bytes before the checksum");

@@ -8,7 +8,7 @@
 //            "training": {"epoch": e, "iteration": i, "seed": s},
 //            "normalization": {"kind", "shift": [...], "scale": [...]}}
 //   P floats parameters, S floats updater state
-//   u32      CRC-32 (zlib) of everything before it
+//   u32      CRC-32 (zlib) of everything before it, however large
 #pragma once
 
 #include <cstdint>
@@ -34,7 +34,8 @@ struct ModelFile {
     data::FeatureTransform normalization;  // what the training data went through
 };
 
-// Writes atomically (temporary file, then rename), so a crash never leaves half a model.
+// Writes durably (core/durable_file.h: unique temporary, fsync, rename, fsync of the folder), so
+// a crash or power cut leaves the old model or the new one, never half of one.
 void save_model_file(const std::string& path, const ModelFile&);
 // Throws ModelFileError naming the file and what is wrong (missing, truncated, bad checksum, ...).
 ModelFile load_model_file(const std::string& path);

@@ -18,7 +18,8 @@ void check_compatible(const nn::ModelConfig& model, const data::Dataset& ds) {
     if (ds.shape.size() != in)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.shape.size()) +
                           " features per sample, model \"" + model.name + "\" expects " +
-                          model.input.str() + " = " + std::to_string(in));
+                          (model.input.str() == std::to_string(in) ? model.input.str()
+                                                                   : model.input.str() + " = " + std::to_string(in)));
     const auto out = static_cast<std::size_t>(model.output_size());
     if (ds.target_size != out)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +

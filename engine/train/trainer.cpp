@@ -20,6 +20,7 @@
 #include "nn/model_file.h"
 #include "nn/network.h"
 #include "train/evaluation.h"
+#include "train/finite_guard.h"
 
 namespace thresher::train {
 
@@ -135,6 +136,9 @@ void train_replica(Run& run, int local, nn::Network& net) {
     long samples_total = 0;
     long skip = run.skip;
     const auto& after_step = master.membership().after_step;
+    // The guard reads parameters and gradients in place; a device backend's stay on the device,
+    // where the loss check alone applies.
+    const bool host_memory = net.backend().host_memory();
     for (int epoch = pos.epochs_done; epoch < run.o.epochs && !run.failed; ++epoch) {
         data::BatchPlan plan;
         plan.batch_size = static_cast<std::size_t>(run.o.batch);
@@ -166,15 +170,26 @@ void train_replica(Run& run, int local, nn::Network& net) {
             const double etl_ms = ms_since(t0);
             const auto t1 = Clock::now();
             const int count = static_cast<int>(batch.count);
+            // Messages from the other workers go in just before the gradient, so that it sees
+            // every update that has arrived (and, with a staleness bound, those it must see).
+            nlohmann::json fields = master.before_gradient(local, pos.iterations);
             // With several workers each takes the same number of steps; a worker whose shard ran
             // out gets an empty batch at the last step and only joins the synchronous part.
             double loss = 0.0;
-            if (count > 0)
+            if (count > 0) {
                 loss = net.compute_gradients(batch.features.data(), batch.targets.data(), count,
                                              derive_seed(pos.seed, 0x49544552 /* "ITER" */,
                                                          static_cast<std::uint64_t>(pos.iterations) *
                                                                  cluster.total_workers() + worker));
-            nlohmann::json fields = master.step(local, pos.iterations, count > 0);
+                // The NaN/Inf guard, before anything of this step reaches another replica.
+                if (!std::isfinite(loss))
+                    throw Error("worker " + std::to_string(worker) + ", iteration " + std::to_string(pos.iterations) +
+                                ": the loss is " + std::to_string(loss) +
+                                "; training diverged and stopped (lower the learning rate, or check the data)");
+                if (host_memory) check_finite(net.gradients(), net.config(), "gradient", worker, pos.iterations);
+            }
+            fields.update(master.step(local, pos.iterations, count > 0));
+            if (host_memory) check_finite(net.params(), net.config(), "parameter", worker, pos.iterations);
             const double iter_ms = ms_since(t1);
             ++pos.iterations;
             if (local == 0) run.iterations = pos.iterations;
@@ -193,10 +208,6 @@ void train_replica(Run& run, int local, nn::Network& net) {
             fields["samples_per_s"] = count / ((iter_ms + etl_ms) / 1000.0);
             fields.update(master.traffic());
             run.ev.write("iteration", fields);
-            if (!std::isfinite(loss))
-                throw Error("training diverged (loss " + std::to_string(loss) + ") at iteration " +
-                            std::to_string(pos.iterations) + " of worker " + std::to_string(worker) +
-                            "; lower the learning rate");
         }
         pos.epochs_done = epoch + 1;
         // Local worker 0 speaks for the node: it evaluates its replica (the others keep training).
@@ -244,7 +255,10 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         if (o.model_path.empty()) throw ConfigError("train: --model or --resume is required");
         // DL4J and Keras files say what the import approximated; the user sees it as warnings.
         auto imported = nn::import_model_file(o.model_path);
-        for (const auto& note : imported.notes) ev.warning("model " + o.model_path + ": " + note);
+        for (const auto& note : imported.notes) {
+            ev.warning("model " + o.model_path + ": " + note);
+            log << o.model_path << ": " << note << "\n";  // also for whoever reads only stderr
+        }
         run.config = std::move(imported.model);
         run.start.seed = o.seed.value_or(run.config.seed);
     }
@@ -271,6 +285,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         master = std::make_unique<LocalMaster>();
     }
     run.master = master.get();
+    master->set_warning_sink([&ev](const std::string& message) { ev.warning(message); });
     // Multi-node: the controller waits here for the others to start together; a node that comes
     // once the cluster is training gets its current state and position instead.
     if (master->membership().join) {

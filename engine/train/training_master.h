@@ -51,6 +51,10 @@ public:
     // Called once per local worker, on its own thread, after its replica exists (with the run's
     // initial parameters) and before its first step.
     virtual void attach(int local, nn::Network& net) = 0;
+    // Just before compute_gradients of `iteration` (also when the worker has no batch): where
+    // gradient sharing applies the messages that have arrived, and waits for those its staleness
+    // bound says the gradient must see. Returns fields for the iteration event.
+    virtual nlohmann::json before_gradient(int local, long iteration) { return nlohmann::json::object(); }
     // After compute_gradients (had_batch) or in place of it when the worker's shard ran out at the
     // end of an epoch (!had_batch: every worker still takes part in synchronous steps). Returns
     // fields for the iteration event (encode_ms, threshold, density, ...).
@@ -69,6 +73,8 @@ public:
     // Fields the run_started event adds about how this master runs (e.g. the cluster topology).
     void set_run_fields(nlohmann::json fields) { run_fields_ = std::move(fields); }
     const nlohmann::json& run_fields() const { return run_fields_; }
+    // Where a master's warnings go (the run's `warning` events); unset: nowhere.
+    void set_warning_sink(std::function<void(const std::string&)> sink) { warning_sink_ = std::move(sink); }
 
     // Distributed evaluation: this node evaluates shard `shard` of `shards` of the evaluation
     // set, and `gather` collects every node's result (EvaluationResult::to_json plus loss_sum and
@@ -95,7 +101,13 @@ public:
     void set_membership(Membership m) { membership_ = std::move(m); }
     const Membership& membership() const { return membership_; }
 
+protected:
+    void warn(const std::string& message) const {
+        if (warning_sink_) warning_sink_(message);
+    }
+
 private:
+    std::function<void(const std::string&)> warning_sink_;
     std::function<nlohmann::json()> traffic_source_;
     nlohmann::json run_fields_ = nlohmann::json::object();
     EvaluationMerger merger_;

@@ -16,8 +16,11 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "batch_script.h"
 #include "local_launcher.h"
 #include "preflight.h"
+#include "slurm_preflight.h"
+
 #include "terminal_prompt.h"
 #include "run_spec.h"
 
@@ -88,7 +91,40 @@ int check_ssh_hosts(const RunSpec& spec, const CheckOptions& o) {
     return ok ? kExitOk : kExitFailed;
 }
 
+int check_slurm_cluster(const RunSpec& spec, const CheckOptions& o) {
+    QString engine = LocalLauncher::find_engine(o.engine);
+    if (!engine.isEmpty()) engine = QFileInfo(engine).absoluteFilePath();
+    bool ok = !engine.isEmpty();
+    if (engine.isEmpty()) say("engine: thresher-engine not found next to thresher-launch or on $PATH (use --engine)");
+    for (const slurm::SlurmCheck& c : slurm::check_slurm(spec, engine.isEmpty() ? QString("thresher-engine") : engine,
+                                                         o.host_timeout_s)) {
+        say(QString("  %1 %2 %3").arg(c.name, -10).arg(slurm::to_string(c.status), -6).arg(c.detail));
+        ok = ok && c.status != slurm::SlurmCheck::Status::Failed;
+    }
+    say(ok ? "verdict: ready" : "verdict: NOT ready");
+    return ok ? kExitOk : kExitFailed;
+}
+
 }  // namespace
+
+int script_command(const ScriptOptions& o) {
+    const auto loaded = load_spec(o.spec);
+    if (!loaded) return kExitUsage;
+    if (loaded->cluster.kind != ClusterSettings::Kind::Slurm) {
+        std::fprintf(stderr, "thresher-launch: error: %s: cluster.kind is \"%s\"; a batch script is for \"slurm\" clusters\n",
+                     qPrintable(o.spec), to_string(loaded->cluster.kind));
+        return kExitUsage;
+    }
+    QString engine = LocalLauncher::find_engine(o.engine);
+    if (engine.isEmpty()) {
+        std::fprintf(stderr, "thresher-launch: error: thresher-engine not found next to thresher-launch or on $PATH (use --engine)\n");
+        return kExitFailed;
+    }
+    slurm::ScriptOptions so;
+    so.engine = QFileInfo(engine).absoluteFilePath();
+    std::fputs(qPrintable(slurm::batch_script(*loaded, so)), stdout);
+    return kExitOk;
+}
 
 int check_command(const CheckOptions& o) {
     const auto loaded = load_spec(o.spec);
@@ -100,6 +136,7 @@ int check_command(const CheckOptions& o) {
     say("model: " + (spec.model_is_inline() ? QString("inline") : spec.model_file()));
 
     if (spec.cluster.kind == ClusterSettings::Kind::Ssh) return check_ssh_hosts(spec, o);
+    if (spec.cluster.kind == ClusterSettings::Kind::Slurm) return check_slurm_cluster(spec, o);
 
     bool ok = true;
     QString data = spec.data_argument();

@@ -26,7 +26,14 @@ struct RunOptions {
     QString known_hosts;
     int connect_timeout_s = 10;
     int start_timeout_s = 120;
+    int heartbeat_timeout_s = 30;
     QString remote_cache = "~/.cache/thresher";
+    // Slurm clusters (see LaunchOptions::slurm).
+    QString slurm_mode = "auto";  // auto | step | submit
+    QString run_root;             // empty: ~/.cache/thresher/slurm
+    double poll_s = 1.0;
+    bool save_every_node = false;
+    int heartbeat_timeout_s = 30;
 };
 // Runs the spec until it finishes, fails, or is stopped by SIGINT/SIGTERM/SIGHUP.
 int run_command(const RunOptions& options);
@@ -40,5 +47,12 @@ struct CheckOptions {
 // Validates the spec and checks, per node, that it could start: engine and ports locally; for SSH
 // hosts (in parallel) reachable, host key, login, system, GPUs, port, disk.
 int check_command(const CheckOptions& options);
+
+struct ScriptOptions {
+    QString spec;
+    QString engine;
+};
+// Prints the batch script of a Slurm spec (launcher/slurm/batch_script.h) on stdout.
+int script_command(const ScriptOptions& options);
 
 }  // namespace thresher::launcher::cli

@@ -3,18 +3,22 @@
 //   thresher-launch run SPEC.json [--events] [--engine PATH] [--grace S] [--verbose]
 //                       [--accept-new-host-keys] [--known-hosts FILE] [--connect-timeout S]
 //                       [--start-timeout S] [--remote-cache DIR]
+//                       [--slurm-mode auto|step|submit] [--run-root DIR] [--poll S]
+//                       [--heartbeat-timeout S] [--save-every-node]
 //   thresher-launch check SPEC.json [--engine PATH] [--accept-new-host-keys] [--host-timeout S]
+//   thresher-launch script SPEC.json [--engine PATH]   (a Slurm spec's batch script, for sbatch)
 // Exit codes: 0 ok, 1 the run or a check failed, 2 usage or spec error.
 #include <CLI/CLI.hpp>
 
 #include <QCoreApplication>
 
 #include "commands.h"
+#include "slurm_launcher.h"
 #include "ssh_launcher.h"
 
 int main(int argc, char** argv) {
     using namespace thresher::launcher::cli;
-    CLI::App app{"thresher-launch: run Thresher training on a local or SSH cluster, and check a cluster before a run"};
+    CLI::App app{"thresher-launch: run Thresher training on a local, SSH or Slurm cluster, and check a cluster before a run"};
     app.require_subcommand(1);
 
     std::string spec, engine;
@@ -34,9 +38,27 @@ int main(int argc, char** argv) {
         ->capture_default_str()->check(CLI::PositiveNumber);
     run_cmd->add_option("--start-timeout", run.start_timeout_s, "SSH: seconds for each engine to start (run_started)")
         ->capture_default_str()->check(CLI::PositiveNumber);
+    run_cmd->add_option("--heartbeat-timeout", run.heartbeat_timeout_s,
+                        "SSH: engines stop when this launcher has been silent this many seconds (frozen, or its "
+                        "machine gone); 0: off")
+        ->capture_default_str()->check(CLI::Range(0, 86400));
     run_cmd->add_option("--remote-cache", remote_cache,
                         "SSH: folder on the hosts for engine bundles, staged data and run folders")
         ->capture_default_str();
+    std::string slurm_mode = "auto", run_root;
+    run_cmd->add_option("--slurm-mode", slurm_mode,
+                        "Slurm: step (inside an allocation: one srun step), submit (sbatch a job and follow it), or auto "
+                        "(step when SLURM_JOB_ID is set)")
+        ->capture_default_str()->check(CLI::IsMember({"auto", "step", "submit"}));
+    run_cmd->add_option("--run-root", run_root,
+                        "Slurm: folder for run folders, visible at the same path on the nodes (default ~/.cache/thresher/slurm)");
+    run_cmd->add_flag("--save-every-node", run.save_every_node,
+                      "Slurm: every node saves its replica next to the spec's save file (NAME.node-R.thr), to compare them");
+    run_cmd->add_option("--heartbeat-timeout", run.heartbeat_timeout_s,
+                        "Slurm submit: seconds without the launcher (its heartbeat file) before the job cancels itself")
+        ->capture_default_str()->check(CLI::Range(2, 86400));
+    run_cmd->add_option("--poll", run.poll_s, "Slurm: seconds between looks at a submitted job")
+        ->capture_default_str()->check(CLI::Range(0.1, 60.0));
 
     auto* check_cmd = app.add_subcommand("check", "Validate a spec and check that every node could start");
     check_cmd->add_option("SPEC", spec, "Run spec (JSON)")->required();
@@ -47,6 +69,10 @@ int main(int argc, char** argv) {
     check_cmd->add_option("--host-timeout", check.host_timeout_s, "SSH: seconds for each host's whole check")
         ->capture_default_str()->check(CLI::PositiveNumber);
 
+    auto* script_cmd = app.add_subcommand("script", "Print the batch script of a Slurm spec (submit it with sbatch)");
+    script_cmd->add_option("SPEC", spec, "Run spec (JSON) with \"cluster\": {\"kind\": \"slurm\", …}")->required();
+    script_cmd->add_option("--engine", engine, "thresher-engine the nodes run (default: next to thresher-launch, else $PATH)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -54,7 +80,11 @@ int main(int argc, char** argv) {
     }
     QCoreApplication qapp(argc, argv);
     thresher::launcher::ssh::register_ssh_launcher();
+    thresher::launcher::slurm::register_slurm_launcher();
+    if (*script_cmd) return script_command({QString::fromStdString(spec), QString::fromStdString(engine)});
     if (*run_cmd) {
+        run.slurm_mode = QString::fromStdString(slurm_mode);
+        run.run_root = QString::fromStdString(run_root);
         run.spec = QString::fromStdString(spec);
         run.engine = QString::fromStdString(engine);
         run.known_hosts = QString::fromStdString(known_hosts);

@@ -21,7 +21,8 @@ namespace thresher::launcher::cli {
 namespace {
 
 QString describe_cluster(const RunSpec& spec) {
-    const QString kind = spec.cluster.kind == ClusterSettings::Kind::Local ? "local" : "SSH";
+    const QString kind = spec.cluster.kind == ClusterSettings::Kind::Local ? "local"
+                         : spec.cluster.kind == ClusterSettings::Kind::Ssh ? "SSH" : "Slurm";
     return QString("%1 %2 node(s) × %3 worker(s), %4").arg(spec.node_count()).arg(kind).arg(spec.workers_per_node())
         .arg(spec.training.strategy);
 }
@@ -39,8 +40,15 @@ int run_command(const RunOptions& o) {
     launch.ssh.known_hosts_file = o.known_hosts;
     launch.ssh.connect_timeout_s = o.connect_timeout_s;
     launch.ssh.start_timeout_s = o.start_timeout_s;
+    launch.ssh.heartbeat_timeout_s = o.heartbeat_timeout_s;
     launch.ssh.remote_cache = o.remote_cache;
     launch.ssh.ask_secret = ask_on_terminal;
+    using Mode = SlurmLaunchOptions::Mode;
+    launch.slurm.mode = o.slurm_mode == "step" ? Mode::Step : o.slurm_mode == "submit" ? Mode::Submit : Mode::Auto;
+    launch.slurm.run_root = o.run_root;
+    launch.slurm.poll_ms = int(o.poll_s * 1000);
+    launch.slurm.save_every_node = o.save_every_node;
+    launch.slurm.heartbeat_timeout_s = o.heartbeat_timeout_s;
     std::unique_ptr<Launcher> launcher;
     try {
         launcher = create_launcher(spec, launch);
@@ -86,6 +94,10 @@ int run_command(const RunOptions& o) {
                          (e.contains("topology") ? ", topology " + e.value("topology").toString() : QString()));
         else if (kind == "epoch_end" && node == 0)  // node 0 (the controller) speaks for the run
             term.message(progress.epoch_line(e));
+        else if (kind == "job_state")  // a queued job: its id, state and Slurm's reason
+            term.message(QString("Slurm job %1: %2%3%4").arg(e.value("job").toString(), e.value("state").toString())
+                             .arg(e.value("reason").toString().isEmpty() ? QString() : " (" + e.value("reason").toString() + ")")
+                             .arg(e.value("nodes").toString().isEmpty() ? QString() : " on " + e.value("nodes").toString()));
         else if (kind == "warning" || kind == "error")
             term.message(QString("node %1: %2: %3").arg(node).arg(kind, e.value("message").toString()));
         term.progress(progress.line());

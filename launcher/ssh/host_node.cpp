@@ -1,6 +1,7 @@
 // HostNode: one host's setup, engine and stop, on its own thread; see host_node.h.
 #include "host_node.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -191,6 +192,7 @@ void HostNode::run(HostOutcome& outcome) {
     std::string command = "echo " + std::string(kPidTag) + "$$ >&2; exec env " + env;
     command.append(" ").append(shell_quote(engine));
     for (const QString& a : spec.engine_arguments(plan_.rank, files)) command.append(" ").append(shell_quote(a.toStdString()));
+    if (plan_.heartbeat_timeout_s > 0) command.append(" --stdin-heartbeat ").append(std::to_string(plan_.heartbeat_timeout_s));
 
     // 6. Wait until every host is ready (or the run is called off).
     if (callbacks_.ready) callbacks_.ready(plan_.rank);
@@ -228,7 +230,17 @@ void HostNode::run(HostOutcome& outcome) {
         session.exec("kill -KILL -- -" + p + " 2>/dev/null; kill -KILL " + p + " 2>/dev/null; true", 10);
     };
     std::optional<Clock::time_point> killed_at;
+    const double heartbeat_every_s = std::max(0.5, plan_.heartbeat_timeout_s / 6.0);
+    auto last_heartbeat = Clock::now();
     for (;;) {
+        if (plan_.heartbeat_timeout_s > 0 && !engine_process.stdin_closed() && seconds_since(last_heartbeat) >= heartbeat_every_s) {
+            last_heartbeat = Clock::now();
+            try {
+                engine_process.write_stdin("\n");
+            } catch (const SshError&) {
+                // The engine is ending (its stdin is gone); poll() reports how.
+            }
+        }
         const bool more = engine_process.poll(50, out, err);
         if (!out.empty()) {
             QList<QJsonObject> events = stream.feed(QByteArray::fromStdString(out));

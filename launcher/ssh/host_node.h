@@ -6,7 +6,9 @@
 //           host lacks it, the data (remote_stage.h) → check the engine's libraries resolve
 //           there → upload the model to the run folder → report ready, wait for go()
 //   run     exec `echo thresher-pid $$ >&2; exec env LD_LIBRARY_PATH=B/lib B/bin/thresher-engine
-//           train … --secret-stdin`, write the secret line, keep stdin open; stdout → events,
+//           train … --secret-stdin --stdin-heartbeat T`, write the secret line, keep stdin open
+//           and write a heartbeat line every T/6 (the engine stops after T of silence: the
+//           launcher froze or its machine vanished without closing the connection); stdout → events,
 //           stderr → log lines; the first stderr line gives the engine's pid, which is also its
 //           process group (sshd starts every session's command in a new session, setsid())
 //   stop    stop(false): close stdin (the engine stops at its next iteration, run_finished
@@ -49,6 +51,7 @@ struct HostPlan {
     std::function<StagedTree()> data;  // the spec's data (or this machine's fashion-mnist)
     int grace_ms = 5000;
     int start_timeout_s = 120;
+    int heartbeat_timeout_s = 30;  // engine --stdin-heartbeat; a line every sixth of it (0: off)
 };
 
 // How a host's part of the run ended.

@@ -30,6 +30,7 @@ struct Check {
 struct HostVerdict {
     std::string where;  // user@host:port as resolved (or as given, when connecting failed early)
     std::vector<Check> checks;
+    std::string host_key_fingerprint;  // "SHA256:…" the host offered (empty: it never got that far)
     bool failed() const;  // any check failed
 };
 

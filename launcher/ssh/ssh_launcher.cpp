@@ -134,6 +134,7 @@ void SshLauncher::start(const RunSpec& spec) {
         plan.data = [state] { return state->data.get(); };
         plan.grace_ms = options_.grace_ms;
         plan.start_timeout_s = o.start_timeout_s;
+        plan.heartbeat_timeout_s = o.heartbeat_timeout_s;
         Q_EMIT logLine(QString("[launcher] host %1 %2: connecting").arg(rank).arg(plan.address));
         hosts_.push_back(std::make_unique<HostNode>(std::move(plan), callbacks));
     }

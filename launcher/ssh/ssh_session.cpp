@@ -7,7 +7,11 @@
 #include <QFileInfo>
 #include <chrono>
 #include <cstring>
+#include <cerrno>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <vector>
 
@@ -83,7 +87,23 @@ const char* to_string(SshStep step) {
 }
 
 void SshSession::fail(SshStep step, const std::string& what) const {
-    throw SshError(step, where_, "ssh " + where_ + ": " + to_string(step) + ": " + what);
+    throw SshError(step, where_, "ssh " + where_ + ": " + to_string(step) + ": " + what, fingerprint_);
+}
+
+void SshSession::enable_keepalive() {
+    // Probes after 15 s of silence, every 5 s, 3 unanswered: a host that vanished (power, cable,
+    // a firewall dropping the flow) is noticed in about 30 s; unacknowledged writes give up after
+    // 60 s (TCP_USER_TIMEOUT) instead of retransmitting for a quarter of an hour.
+    const int fd = ssh_get_fd(session_.get());
+    if (fd < 0) return;
+    const int on = 1, idle = kKeepaliveIdleS, interval = kKeepaliveIntervalS, probes = kKeepaliveProbes;
+    const unsigned int user_timeout_ms = kUserTimeoutMs;
+    if (::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms) != 0)
+        fail(SshStep::Connect, std::string("cannot enable TCP keepalive: ") + std::strerror(errno));
 }
 
 SshSession::SshSession(const SshTarget& target, const AskSecret& ask_secret) {
@@ -97,6 +117,7 @@ SshSession::SshSession(const SshTarget& target, const AskSecret& ask_secret) {
             why += " (no answer within the " + std::to_string(target.connect_timeout_s) + " s connect timeout)";
         fail(SshStep::Connect, why);
     }
+    enable_keepalive();
     verify_host_key(target);
     authenticate(target, ask_secret);
 }
@@ -164,6 +185,11 @@ void SshSession::verify_host_key(const SshTarget& target) {
             fail(SshStep::HostKey, "unknown host key (" + offered + ", not in " + known_hosts_ +
                                        "). Refused: accept it with --accept-new-host-keys after checking the "
                                        "fingerprint");
+        if (!target.expected_host_key_fingerprint.empty() && target.expected_host_key_fingerprint != fingerprint_)
+            fail(SshStep::HostKey, "the server offers " + offered + ", not the key " +
+                                       target.expected_host_key_fingerprint +
+                                       " that was approved for it. Refused: this may be a man-in-the-middle; check "
+                                       "the host again and compare fingerprints");
         QDir().mkpath(QFileInfo(QString::fromStdString(known_hosts_)).absolutePath());
         if (ssh_session_update_known_hosts(s) != SSH_OK)
             fail(SshStep::HostKey, "cannot add " + offered + " to " + known_hosts_ + ": " + ssh_get_error(s));

@@ -1,7 +1,9 @@
 // SshSession: one authenticated libssh connection to one host, for the launcher's pre-flight
 // (preflight.h) and, later, for starting engines. STYLE.md item 10, in this order, one cleanup
-// path: options (~/.ssh/config honoured) → connect (with a timeout) → verify the known host (a
-// changed key is always refused; an unknown one only with accept_new_host_key) → authenticate
+// path: options (~/.ssh/config honoured) → connect (with a timeout; TCP keepalive on the socket,
+// so a vanished host ends the session within about a minute instead of hanging) → verify the
+// known host (a changed key is always refused; an unknown one only with accept_new_host_key, and
+// only the approved one when a fingerprint is pinned) → authenticate
 // (ssh-agent and default keys, then the identity file, then a password) → exec → read to EOF.
 // libssh handles live in unique_ptrs with deleters (STYLE.md item 5). Every failure is an
 // SshError naming user@host:port and the step, e.g.
@@ -41,14 +43,18 @@ const char* to_string(SshStep step);
 // A failure of one step with one host; what() is the complete message.
 class SshError : public LaunchError {
 public:
-    SshError(SshStep step, const std::string& where, const std::string& message)
-        : LaunchError(message), step_(step), where_(where) {}
+    SshError(SshStep step, const std::string& where, const std::string& message, std::string fingerprint = {})
+        : LaunchError(message), step_(step), where_(where), fingerprint_(std::move(fingerprint)) {}
     SshStep step() const { return step_; }
     const std::string& where() const { return where_; }  // user@host:port
+    // "SHA256:…" of the key the server offered, when it got that far (empty otherwise): what a
+    // user approves after an "unknown host key" refusal, and then pins (SshTarget).
+    const std::string& host_key_fingerprint() const { return fingerprint_; }
 
 private:
     SshStep step_;
     std::string where_;
+    std::string fingerprint_;
 };
 
 // Asks the user for a secret (a key's passphrase, a password); nullopt: none given. Called from
@@ -66,6 +72,10 @@ struct SshTarget {
     std::string ssh_config_file;        // empty: ~/.ssh/config (read when it exists)
     int connect_timeout_s = 10;
     bool accept_new_host_key = false;   // add an unknown host's key to known_hosts (never a changed one)
+    // With accept_new_host_key: add the unknown key only if its fingerprint is this one ("SHA256:…",
+    // the key the user was shown and approved); another key is refused, as a changed key is. The
+    // GUI always pins: a second connection may reach a different machine than the first did.
+    std::string expected_host_key_fingerprint;
 };
 
 struct ExecResult {
@@ -75,6 +85,12 @@ struct ExecResult {
 
 class SshSession {
 public:
+    // TCP keepalive on every session's socket (see enable_keepalive()).
+    static constexpr int kKeepaliveIdleS = 15;
+    static constexpr int kKeepaliveIntervalS = 5;
+    static constexpr int kKeepaliveProbes = 3;
+    static constexpr unsigned int kUserTimeoutMs = 60000;
+
     // Connects, verifies the host key and authenticates; throws SshError.
     explicit SshSession(const SshTarget& target, const AskSecret& ask_secret = {});
     SshSession(SshSession&&) noexcept = default;
@@ -97,6 +113,7 @@ public:
 
 private:
     void set_options(const SshTarget& target);
+    void enable_keepalive();
     void verify_host_key(const SshTarget& target);
     void authenticate(const SshTarget& target, const AskSecret& ask_secret);
 

@@ -1,8 +1,12 @@
 // libFuzzer target for the model-config readers: any bytes go through format detection (Thresher
 // JSON, DL4J MultiLayerConfiguration, Keras Sequential) and either import into a config whose
 // inferred shapes are consistent, or throw thresher::Error (a ConfigError with a location).
-// Seed the corpus with resources/models/*.json and tests/engine/config/data/*.json so the
-// importers are reached from the first run.
+// Seed the corpus with resources/models/*.json and tests/engine/config/data/*.json (a fixture
+// per class of real DL4J 0.6-1.0 / Keras 1-3 / TensorFlow.js file) so the importers are reached
+// from the first run, and give it room: -max_len=1048576.
+// Beyond "no crash": nothing non-finite or out of range gets through (a NaN learning rate, say,
+// must be refused, never trained with).
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 
@@ -20,6 +24,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             offset += l.param_count;
         }
         if (offset != m.param_count()) __builtin_trap();
+        auto finite_in = [](float v, float lo, float hi) { return std::isfinite(v) && v >= lo && v <= hi; };
+        for (std::size_t i = 0; i < m.layers.size(); ++i) {
+            const auto& l = m.layers[i];
+            const auto u = m.effective_updater(i);
+            if (!finite_in(u.learning_rate, 0.f, 1e6f) || !finite_in(u.momentum, 0.f, 1.f) || !finite_in(u.beta1, 0.f, 1.f) ||
+                !finite_in(u.beta2, 0.f, 1.f) || !finite_in(u.epsilon, 0.f, 1.f) || !finite_in(u.rms_decay, 0.f, 1.f) ||
+                !finite_in(u.l1, 0.f, 1e3f) || !finite_in(u.l2, 0.f, 1e3f))
+                __builtin_trap();
+            if (!finite_in(l.activation.alpha, 0.f, 100.f) || !finite_in(l.retain, 0.f, 1.f) ||
+                !finite_in(l.bn_eps, 0.f, 1.f) || !finite_in(l.bn_decay, 0.f, 1.f))
+                __builtin_trap();
+            if (l.label(i).empty()) __builtin_trap();
+        }
         if (r.format == thresher::nn::ModelFormat::Thresher && !r.notes.empty()) __builtin_trap();
         // What was accepted, in any format, must serialise to Thresher JSON and parse back the same.
         const auto again = thresher::nn::ModelConfig::from_json(m.to_json(), "again");

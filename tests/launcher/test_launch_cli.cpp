@@ -107,6 +107,12 @@ void TestLaunchCli::outcomes_data() {
                                     << "thresher-launch: run failed: host ";
     QTest::newRow("run: bad model") << "bad-model" << QStringList{"run", "SPEC"} << 1
                                     << "thresher-launch: run failed: node ";
+    // 400 KB of nested arrays as the spec, and a model nested 200 deep inside a valid spec: each
+    // refused with a message naming the file and place, never a crash.
+    QTest::newRow("run: 400 KB of nested arrays") << "deep" << QStringList{"run", "SPEC"} << 2
+                                                  << "deep.json:1:";
+    QTest::newRow("run: model nested 200 deep") << "deep-model" << QStringList{"run", "SPEC"} << 1
+                                                << "nested deeper than 64 levels";
     QTest::newRow("check: ready") << "local" << QStringList{"check", "SPEC"} << 0 << "verdict: ready";
     // Real SSH checks are in tests/launcher/ssh; hosts that do not resolve simply fail.
     QTest::newRow("check: ssh hosts") << "ssh" << QStringList{"check", "SPEC", "--host-timeout", "10"} << 1
@@ -131,6 +137,12 @@ void TestLaunchCli::outcomes() {
     } else if (setup == "bad-model") {
         QVERIFY(write_file(spec, local_spec(R"({"input":{"size":16},"layers":[{"type":"output","units":0}]})", "data.csv", 2,
                                             port, R"("threads":1)")));
+    } else if (setup == "deep") {
+        QVERIFY(write_file(spec, QByteArray(400 * 1024, '[')));
+    } else if (setup == "deep-model") {
+        const QByteArray deep = QByteArray(200, '[') + QByteArray(200, ']');
+        QVERIFY(write_file(spec, local_spec(QString::fromUtf8(R"({"input":{"size":16},"layers":)" + deep + "}"), "data.csv", 2, port,
+                                            R"("threads":1)")));
     } else if (setup == "ssh") {
         QVERIFY(write_file(spec, R"({"format":"thresher-run","version":1,"model":"tiny.json",
             "cluster":{"kind":"ssh","hosts":[{"address":"a.example"},{"address":"b.example","user":"me"}]}})"));

@@ -25,7 +25,7 @@ const char* kLocal = R"({
   "format": "thresher-run", "version": 1, "name": "tiny",
   "model": "../models/m.json", "data": "../data/d.csv",
   "training": {"strategy": "gradient-sharing", "epochs": 2, "batch": 8, "seed": 7, "threshold": 0.002,
-               "threshold_algorithm": "fixed", "residual": "none", "limit": 64, "threads": 1},
+               "threshold_algorithm": "fixed", "residual": "none", "max_staleness": 2, "limit": 64, "threads": 1},
   "cluster": {"kind": "local", "nodes": 2, "workers_per_node": 2},
   "udp_port": 45000, "save": "out/tiny.thr"
 })";
@@ -37,6 +37,16 @@ const char* kSsh = R"({
   "cluster": {"kind": "ssh",
               "hosts": [{"address": "gpu1", "port": 2222, "user": "ann", "identity_file": "~/.ssh/id_ed25519", "workers": 2}],
               "hostfile": "hosts.txt"}
+})";
+
+const char* kSlurm = R"({
+  "format": "thresher-run", "version": 1, "name": "queued",
+  "model": "../models/m.json",
+  "training": {"epochs": 1},
+  "cluster": {"kind": "slurm", "partition": "gpu", "nodes": 2, "tasks_per_node": 2, "cpus_per_task": 4,
+              "gpus_per_node": 2, "time": "1-02:03:04", "account": "lab", "qos": "high", "constraint": "a100",
+              "sbatch_args": ["--mem=8G", "--exclusive"], "workers_per_node": 2, "network_mask": "10.1.0.0/16"},
+  "udp_port": 45000, "save": "out/q.thr"
 })";
 
 QJsonObject parse(const QByteArray& text) { return QJsonDocument::fromJson(text).object(); }
@@ -83,6 +93,10 @@ private Q_SLOTS:
     void engine_arguments_strategies();
     void engine_arguments_need_files();
     void engine_arguments_over_ssh();
+    void slurm_spec_loads();
+    void slurm_times_data();
+    void slurm_times();
+    void engine_arguments_on_slurm();
 
 private:
     QString path(const QString& name) const { return dir_.filePath(name); }
@@ -178,6 +192,10 @@ void TestRunSpec::bad_specs_data() {
     QTest::newRow("threshold algorithm") << patched("training.threshold_algorithm", "\"magic:1\"")
                                          << ": training.threshold_algorithm: must be fixed[:τ], adaptive";
     QTest::newRow("residual") << patched("training.residual", "\"trim\"") << ": training.residual: must be clip[:every:multiple] or none, got \"trim\"";
+    QTest::newRow("max_staleness negative") << patched("training.max_staleness", "-1")
+                                            << ": training.max_staleness: must be a whole number from 0 to 1000, or \"off\", got -1";
+    QTest::newRow("max_staleness word") << patched("training.max_staleness", "\"never\"")
+                                        << ": training.max_staleness: must be a whole number of iterations (0: synchronous) or \"off\", got \"never\"";
     QTest::newRow("save_updater") << patched("training.save_updater", "\"yes\"") << ": training.save_updater: must be true or false, got \"yes\"";
     QTest::newRow("threads negative") << patched("training.threads", "-2") << ": training.threads: must be a non-negative integer (0: automatic), got -2";
     QTest::newRow("training not an object") << patched("training", "[1]") << ": training: must be an object, got an array";
@@ -195,7 +213,31 @@ void TestRunSpec::bad_specs_data() {
     QTest::newRow("data empty string") << patched("data", "\"\"") << ": data: must be a non-empty string, got \"\"";
     QTest::newRow("udp_port too large") << patched("udp_port", "70000") << ": udp_port: must be an integer in 1..65535, got 70000";
     QTest::newRow("local ports past 65535") << patched("udp_port", "65535") << ": udp_port: 2 local nodes use ports 65535..65536, past 65535";
-    QTest::newRow("cluster kind") << patched("cluster.kind", "\"slurm\"") << ": cluster.kind: must be one of local, ssh; got \"slurm\"";
+    QTest::newRow("cluster kind") << patched("cluster.kind", "\"pbs\"") << ": cluster.kind: must be one of local, ssh, slurm; got \"pbs\"";
+    QTest::newRow("slurm: partition on a local cluster") << patched("cluster.partition", "\"main\"")
+                                                         << ": cluster.partition: only for \"kind\": \"slurm\"";
+    QTest::newRow("slurm: hosts") << patched("cluster", R"({"kind":"slurm","hosts":[{"address":"a"}]})")
+                                  << ": cluster.hosts: only for \"kind\": \"ssh\"";
+    QTest::newRow("slurm: tasks 0") << patched("cluster", R"({"kind":"slurm","tasks_per_node":0})")
+                                    << ": cluster.tasks_per_node: must be an integer in 1..1024, got 0";
+    QTest::newRow("slurm: cpus as a string") << patched("cluster", R"({"kind":"slurm","cpus_per_task":"4"})")
+                                             << ": cluster.cpus_per_task: must be a positive integer, got \"4\"";
+    QTest::newRow("slurm: negative gpus") << patched("cluster", R"({"kind":"slurm","gpus_per_node":-1})")
+                                          << ": cluster.gpus_per_node: must be an integer in 0..1024, got -1";
+    QTest::newRow("slurm: bad time") << patched("cluster", R"({"kind":"slurm","time":"1h"})")
+                                     << ": cluster.time: must be a positive Slurm time limit";
+    QTest::newRow("slurm: zero time") << patched("cluster", R"({"kind":"slurm","time":"0"})")
+                                      << ": cluster.time: must be a positive Slurm time limit";
+    QTest::newRow("slurm: sbatch_args not a list") << patched("cluster", R"({"kind":"slurm","sbatch_args":"--mem=4G"})")
+                                                   << ": cluster.sbatch_args: must be an array of sbatch options";
+    QTest::newRow("slurm: sbatch_args item") << patched("cluster", R"({"kind":"slurm","sbatch_args":["--mem=4G","4G"]})")
+                                             << ": cluster.sbatch_args[1]: must be one sbatch option on one line";
+    QTest::newRow("slurm: network mask") << patched("cluster", R"({"kind":"slurm","network_mask":"10.0.0.0"})")
+                                         << ": cluster.network_mask: must be an IPv4 network in CIDR form";
+    QTest::newRow("slurm: field misspelt") << patched("cluster", R"({"kind":"slurm","partiton":"main"})")
+                                           << ": cluster.partiton: unknown field";
+    QTest::newRow("slurm: ports past 65535") << patched("cluster", R"({"kind":"slurm","tasks_per_node":4})").replace("45000", "65534")
+                                             << ": udp_port: 4 tasks per node use ports 65534..65537, past 65535";
     QTest::newRow("topology") << patched("cluster.topology", "\"ring\"")
                               << ": cluster.topology: must be one of auto, mesh, relay, tree; got \"ring\"";
     QTest::newRow("fanout 0") << patched("cluster.fanout", "0") << ": cluster.fanout: must be an integer in 1..1024, got 0";
@@ -270,6 +312,8 @@ void TestRunSpec::round_trip_data() {
     QTest::newRow("minimal") << QByteArray(R"({"format":"thresher-run","version":1,"model":"../models/m.json"})");
     QTest::newRow("inline model") << QJsonDocument(inline_model).toJson();
     QTest::newRow("ssh hosts and hostfile") << QByteArray(kSsh);
+    QTest::newRow("slurm, every field") << QByteArray(kSlurm);
+    QTest::newRow("slurm, defaults") << patched("cluster", R"({"kind":"slurm"})");
     QTest::newRow("tree topology") << patched("cluster", R"({"kind":"local","nodes":3,"topology":"tree","fanout":3})");
 }
 
@@ -309,6 +353,7 @@ void TestRunSpec::engine_arguments_local() {
         QCOMPARE(value(a, "--threshold"), QString("0.002"));
         QCOMPARE(value(a, "--threshold-algorithm"), QString("fixed"));
         QCOMPARE(value(a, "--residual"), QString("none"));
+        QCOMPARE(value(a, "--max-staleness"), QString("2"));
         QCOMPARE(value(a, "--nodes"), QString("127.0.0.1:45000,127.0.0.1:45001"));
         QCOMPARE(value(a, "--secret-file"), QString("/private/secret"));
         QVERIFY(!a.contains("--averaging-frequency"));
@@ -396,6 +441,79 @@ void TestRunSpec::engine_arguments_over_ssh() {
     // Two nodes on one address (two sessions to one machine) need two ports; others share one.
     const RunSpec same = load_text(patched("cluster", R"({"kind":"ssh","hosts":[{"address":"a"},{"address":"b"},{"address":"a"}]})"));
     QCOMPARE(same.node_endpoints(), QStringList({"a:45000", "b:45000", "a:45001"}));
+}
+
+void TestRunSpec::slurm_spec_loads() {
+    const RunSpec s = load_text(kSlurm);
+    QCOMPARE(s.cluster.kind, ClusterSettings::Kind::Slurm);
+    const auto& sl = s.cluster.slurm;
+    QCOMPARE(sl.partition, QString("gpu"));
+    QCOMPARE(s.cluster.nodes, 2);
+    QCOMPARE(sl.tasks_per_node, 2);
+    QCOMPARE(sl.cpus_per_task, 4);
+    QCOMPARE(sl.gpus_per_node, 2);
+    QCOMPARE(sl.time, std::optional<std::chrono::seconds>(86400 + 2 * 3600 + 3 * 60 + 4));
+    QCOMPARE(sl.account, QString("lab"));
+    QCOMPARE(sl.qos, QString("high"));
+    QCOMPARE(sl.constraint, QString("a100"));
+    QCOMPARE(sl.sbatch_args, QStringList({"--mem=8G", "--exclusive"}));
+    QCOMPARE(sl.network_mask, QString("10.1.0.0/16"));
+    // 2 hosts × 2 tasks: 4 engine nodes, each with 2 workers.
+    QCOMPARE(s.node_count(), 4);
+    QCOMPARE(s.workers_per_node(), 2);
+    QCOMPARE(s.total_workers(), 8);
+    QVERIFY(s.node_endpoints().isEmpty());  // the scheduler picks the hosts
+    QCOMPARE(s.to_json().value("cluster").toObject().value("time").toString(), QString("1-02:03:04"));
+
+    const RunSpec d = load_text(patched("cluster", R"({"kind":"slurm"})"));
+    QCOMPARE(d.cluster.slurm, thresher::launcher::SlurmSettings{});
+    QCOMPARE(d.node_count(), 1);
+
+    // The example the README points at.
+    const RunSpec example = RunSpec::load(qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/resources/runs/lenet-slurm.json");
+    QCOMPARE(example.cluster.kind, ClusterSettings::Kind::Slurm);
+    QCOMPARE(example.cluster.slurm.partition, QString("main"));
+    QCOMPARE(example.node_count(), 2);
+}
+
+void TestRunSpec::slurm_times_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<qint64>("seconds");  // -1: refused
+    QTest::newRow("minutes") << "90" << qint64(5400);
+    QTest::newRow("MM:SS") << "2:30" << qint64(150);
+    QTest::newRow("HH:MM:SS") << "01:00:05" << qint64(3605);
+    QTest::newRow("D-HH") << "2-3" << qint64(2 * 86400 + 3 * 3600);
+    QTest::newRow("D-HH:MM") << "1-00:30" << qint64(86400 + 1800);
+    QTest::newRow("D-HH:MM:SS") << "0-00:00:09" << qint64(9);
+    QTest::newRow("letters") << "1h" << qint64(-1);
+    QTest::newRow("four fields") << "1:2:3:4" << qint64(-1);
+    QTest::newRow("empty part") << "1::2" << qint64(-1);
+    QTest::newRow("two dashes") << "1-2-3" << qint64(-1);
+    QTest::newRow("negative") << "-5" << qint64(-1);
+}
+
+void TestRunSpec::slurm_times() {
+    QFETCH(QString, text);
+    QFETCH(qint64, seconds);
+    const auto parsed = thresher::launcher::parse_slurm_time(text);
+    QCOMPARE(parsed ? parsed->count() : qint64(-1), seconds);
+    if (parsed) QCOMPARE(thresher::launcher::parse_slurm_time(thresher::launcher::format_slurm_time(*parsed)), parsed);
+}
+
+void TestRunSpec::engine_arguments_on_slurm() {
+    // One command line for every task: --nodes as the job computes it, no rank, no --save (the
+    // task of rank 0 adds it); threads 0 → the CPUs each task asked for.
+    const RunSpec s = load_text(kSlurm);
+    EngineFiles files{"/shared/run/model.json", "/shared/run/secret"};
+    files.nodes = "$endpoints";
+    const QStringList a = s.engine_arguments(0, files);
+    QCOMPARE(a[a.indexOf("--nodes") + 1], QString("$endpoints"));
+    QCOMPARE(a[a.indexOf("--threads") + 1], QString("4"));
+    QCOMPARE(a[a.indexOf("--workers-per-node") + 1], QString("2"));
+    QCOMPARE(a[a.indexOf("--secret-file") + 1], QString("/shared/run/secret"));
+    QVERIFY(!a.contains("--node-rank"));
+    QVERIFY(!a.contains("--save"));
+    QVERIFY_THROWS_EXCEPTION(std::logic_error, s.engine_arguments(0, EngineFiles{"/m.json", "/s"}));
 }
 
 QTEST_GUILESS_MAIN(TestRunSpec)

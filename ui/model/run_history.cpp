@@ -25,8 +25,10 @@ std::optional<double> opt_double(const QVariant& v) {
 
 }  // namespace
 
-RunHistory::RunHistory(const QString& path)
-    : path_(path), connection_("thresher-history-" + QUuid::createUuid().toString(QUuid::WithoutBraces)) {
+RunHistory::RunHistory(const QString& path, QObject* parent)
+    : QObject(parent),
+      path_(path),
+      connection_("thresher-history-" + QUuid::createUuid().toString(QUuid::WithoutBraces)) {
     const QFileInfo info(path);
     if (!QDir().mkpath(info.absolutePath())) fail("cannot create folder", info.absolutePath());
     auto db = QSqlDatabase::addDatabase("QSQLITE", connection_);
@@ -39,6 +41,15 @@ RunHistory::RunHistory(const QString& path)
     if (version > kSchemaVersion)
         fail("written by a newer Thresher", QString("schema version %1, this app reads %2").arg(version).arg(kSchemaVersion));
     exec("PRAGMA foreign_keys = ON");
+    // Wait a little for another connection's write instead of failing at once; short, because
+    // the GUI thread is the one waiting.
+    exec("PRAGMA busy_timeout = 200");
+    // Write-ahead logging: readers never block the writer, and a crash mid-transaction leaves the
+    // file consistent. SQLite answers with the mode it took ("memory" for ":memory:").
+    if (!q.exec("PRAGMA journal_mode = WAL") || !q.next())
+        fail("cannot use write-ahead logging", q.lastError().text());
+    const QString mode = q.value(0).toString();
+    if (mode != "wal" && mode != "memory") fail("cannot use write-ahead logging", "SQLite kept journal mode " + mode);
     exec("CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, "
          "started_at TEXT NOT NULL, finished_at TEXT, spec TEXT NOT NULL, status TEXT NOT NULL, "
          "exit_code INTEGER NOT NULL DEFAULT 0, summary TEXT NOT NULL DEFAULT '', wall_s REAL, "
@@ -46,6 +57,39 @@ RunHistory::RunHistory(const QString& path)
     exec("CREATE TABLE IF NOT EXISTS events (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, "
          "seq INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (run_id, seq))");
     exec(QString("PRAGMA user_version = %1").arg(kSchemaVersion));
+    mark_interrupted_runs();
+    flush_timer_.setInterval(kFlushIntervalMs);
+    connect(&flush_timer_, &QTimer::timeout, this, &RunHistory::flush_quietly);
+    flush_timer_.start();
+}
+
+void RunHistory::mark_interrupted_runs() {
+    if (path_ == ":memory:") return;
+    // Only when no other live instance has the file open: its runs may really be running. A lock
+    // left by a crashed instance is stale (its process is gone) and QLockFile takes it over.
+    lock_ = std::make_unique<QLockFile>(path_ + ".lock");
+    lock_->setStaleLockTime(0);  // an old lock is stale only when its process is gone
+    if (!lock_->tryLock(0)) {
+        lock_.reset();
+        return;
+    }
+    QSqlQuery q(QSqlDatabase::database(connection_));
+    q.prepare("UPDATE runs SET status = 'interrupted', summary = ? WHERE status = 'running'");
+    q.addBindValue(QString("interrupted: the app ended while this run was recording"));
+    if (!q.exec()) fail("cannot mark interrupted runs", q.lastError().text());
+    interrupted_at_open_ = q.numRowsAffected();
+}
+
+void RunHistory::flush_quietly() {
+    added_since_flush_ = 0;
+    try {
+        flush();
+    } catch (const HistoryError& e) {
+        if (failing_) return;
+        failing_ = true;
+        Q_EMIT error(QString::fromUtf8(e.what()) +
+                     QString(" (%1 events kept in memory; retrying every second)").arg(pending_.size()));
+    }
 }
 
 RunHistory::~RunHistory() {
@@ -87,15 +131,20 @@ qint64 RunHistory::begin_run(const QString& name, const QJsonObject& spec) {
 }
 
 void RunHistory::add_event(qint64 run, const QJsonObject& event) {
+    if (pending_.size() >= kMaxPending) {  // the file has refused writes for a long time
+        pending_.removeFirst();
+        ++dropped_;
+    }
     pending_.append({run, next_seq_[run]++, QJsonDocument(event).toJson(QJsonDocument::Compact)});
-    // A long run keeps the memory it buffers bounded: one transaction per this many events.
-    if (pending_.size() >= 2000) flush();
+    // A fast run keeps the memory it buffers bounded: one transaction per this many events (the
+    // timer writes the rest). While writes fail, retry at this size only, not on every event.
+    if (++added_since_flush_ >= 2000) flush_quietly();
 }
 
 void RunHistory::flush() {
     if (pending_.isEmpty()) return;
     auto db = QSqlDatabase::database(connection_);
-    if (!db.transaction()) fail("cannot begin transaction", db.lastError().text());
+    if (!db.transaction()) fail("cannot begin a transaction", db.lastError().text());
     QSqlQuery q(db);
     q.prepare("INSERT INTO events (run_id, seq, json) VALUES (?, ?, ?)");
     for (const auto& p : pending_) {
@@ -108,8 +157,18 @@ void RunHistory::flush() {
             fail("cannot store events", err);
         }
     }
-    if (!db.commit()) fail("cannot commit events", db.lastError().text());
+    if (!db.commit()) {
+        const QString err = db.lastError().text();
+        db.rollback();
+        fail("cannot commit events", err);
+    }
     pending_.clear();
+    failing_ = false;
+    if (dropped_ > 0) {
+        const qint64 dropped = dropped_;
+        dropped_ = 0;
+        Q_EMIT error(path_ + QString(": %1 events were dropped while the file refused writes").arg(dropped));
+    }
 }
 
 void RunHistory::finish_run(qint64 run, const RunResult& r) {

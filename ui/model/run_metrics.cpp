@@ -56,6 +56,8 @@ void RunMetrics::add_iteration(const QJsonObject& e) {
     }
     if (e.contains("threshold")) threshold_[worker].add(iter, e.value("threshold").toDouble());
     if (e.contains("density")) density_[worker].add(iter, e.value("density").toDouble());
+    if (e.contains("lag_max")) lag_[worker].add(iter, e.value("lag_max").toDouble());
+    if (e.contains("wait_ms")) wait_[worker].add(iter, e.value("wait_ms").toDouble());
     if (e.contains("samples")) {
         const qint64 n = e.value("samples").toInteger();
         auto [it, fresh] = samples_.try_emplace(worker, n, n);

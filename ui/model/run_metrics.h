@@ -50,6 +50,10 @@ public:
     // Gradient sharing, per global worker: τ and message density against iteration.
     const std::map<int, Series>& threshold() const { return threshold_; }
     const std::map<int, Series>& density() const { return density_; }
+    // Gradient sharing, per global worker: how stale the updates applied before each gradient
+    // were (lag_max, in the worker's steps) and how long it waited for the staleness bound (ms).
+    const std::map<int, Series>& lag() const { return lag_; }
+    const std::map<int, Series>& wait_ms() const { return wait_; }
     // Per epoch (1-based): test accuracy and the epoch's mean training loss.
     const Series& accuracy() const { return accuracy_; }
     const Series& epoch_loss() const { return epoch_loss_; }
@@ -89,7 +93,7 @@ private:
     quint64 revision_ = 0;
     std::map<qint64, std::pair<double, int>> loss_by_iter_;  // iter → (sum of losses, workers)
     Series accuracy_, epoch_loss_;
-    std::map<int, Series> iter_ms_, tx_rate_, rx_rate_, threshold_, density_;
+    std::map<int, Series> iter_ms_, tx_rate_, rx_rate_, threshold_, density_, lag_, wait_;
     std::map<int, RateState> rate_state_;
     std::map<int, std::pair<qint64, qint64>> samples_;  // per worker: first and latest cumulative `samples`
     std::optional<double> first_t_, last_t_;

@@ -75,6 +75,9 @@ public:
                                    {DNNL_ARG_DST, f_dst_.output(y)}});
         f_dst_.finish_output();
         ctx_.stream.wait();
+        // Activations oneDNN does not fuse (those imported files bring) run as a pass of their own.
+        if (d_.act.kind != Activation::Softmax && apply_activation_after(d_.act))
+            activation_forward(d_.act, y, y, d_.batch, d_.out_c * d_.out_h * d_.out_w);
     }
 
     void backward(const float* x, const float* w, const float* dz, float* dx, float* dw,

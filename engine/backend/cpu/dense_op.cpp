@@ -21,7 +21,7 @@ public:
         dnnl::post_ops po;
         dnnl::primitive_attr attr;
         if (append_activation_post_op(po, d.act)) attr.set_post_ops(po);
-        softmax_ = d.act.kind == Activation::Softmax;
+        act_after_ = apply_activation_after(d.act);  // softmax and the non-fused activations
         dnnl_call("planning dense forward " + shape(), [&] {
             fwd_ = dnnl::matmul(dnnl::matmul::primitive_desc(
                 dnnl::matmul::desc(x_md, w_md, bias_md, y_md), attr, ctx.engine));
@@ -58,7 +58,7 @@ public:
                                    {DNNL_ARG_BIAS, bias_},
                                    {DNNL_ARG_DST, y_}});
         ctx_.stream.wait();
-        if (softmax_) activation_forward(d_.act, y, y, d_.batch, d_.out);
+        if (act_after_) activation_forward(d_.act, y, y, d_.batch, d_.out);
     }
 
     void backward(const float* x, const float* w, const float* dz, float* dx, float* dw,
@@ -90,7 +90,7 @@ private:
 
     DnnlContext& ctx_;
     DenseDesc d_;
-    bool softmax_ = false;
+    bool act_after_ = false;
     dnnl::matmul fwd_, dw_, dx_;
     dnnl::memory x_, w_, bias_, y_, xt_, dz_, dw_mem_, wt_, dx_mem_;
 };

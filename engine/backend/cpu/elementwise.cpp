@@ -28,9 +28,21 @@ bool append_activation_post_op(dnnl::post_ops& po, ActivationSpec act) {
             po.append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
             return true;
         case Activation::Identity:
-        case Activation::Softmax: return false;
+        case Activation::Softmax:
+        // The activations imported files bring run as a pass of their own (apply_activation_after).
+        case Activation::Elu:
+        case Activation::Selu:
+        case Activation::Relu6:
+        case Activation::HardSigmoid:
+        case Activation::Softplus:
+        case Activation::Softsign: return false;
     }
     return false;
+}
+
+bool apply_activation_after(ActivationSpec act) {
+    dnnl::post_ops po;
+    return act.kind != Activation::Identity && !append_activation_post_op(po, act);
 }
 
 void activation_forward(ActivationSpec act, const float* x, float* y, int rows, int cols) {
@@ -55,6 +67,31 @@ void activation_forward(ActivationSpec act, const float* x, float* y, int rows, 
         case Activation::Sigmoid:
 #pragma omp parallel for if (n > kParallelThreshold)
             for (long i = 0; i < n; ++i) y[i] = 1.f / (1.f + std::exp(-x[i]));
+            return;
+        case Activation::Elu:
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : a * std::expm1(x[i]);
+            return;
+        case Activation::Selu:
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = kSeluLambda * (x[i] > 0.f ? x[i] : kSeluAlpha * std::expm1(x[i]));
+            return;
+        case Activation::Relu6:
+#pragma omp parallel for simd if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = std::min(std::max(x[i], 0.f), 6.f);
+            return;
+        case Activation::HardSigmoid:
+#pragma omp parallel for simd if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = std::min(std::max(a * x[i] + 0.5f, 0.f), 1.f);
+            return;
+        case Activation::Softplus:
+            // log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0.
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] + std::log1p(std::exp(-x[i])) : std::log1p(std::exp(x[i]));
+            return;
+        case Activation::Softsign:
+#pragma omp parallel for simd if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = x[i] / (1.f + std::fabs(x[i]));
             return;
         case Activation::Softmax:
 #pragma omp parallel for if (n > kParallelThreshold)
@@ -95,6 +132,33 @@ void activation_backward(ActivationSpec act, const float* y, const float* dy, fl
         case Activation::Sigmoid:
 #pragma omp parallel for simd if (n > kParallelThreshold)
             for (long i = 0; i < n; ++i) dz[i] = dy[i] * y[i] * (1.f - y[i]);
+            return;
+        case Activation::Elu:
+            // x <= 0: d/dx alpha(e^x - 1) = alpha·e^x = y + alpha.
+#pragma omp parallel for simd if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) dz[i] = y[i] > 0.f ? dy[i] : dy[i] * (y[i] + a);
+            return;
+        case Activation::Selu:
+#pragma omp parallel for simd if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) dz[i] = y[i] > 0.f ? kSeluLambda * dy[i] : dy[i] * (y[i] + kSeluLambda * kSeluAlpha);
+            return;
+        case Activation::Relu6:
+#pragma omp parallel for simd if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) dz[i] = y[i] > 0.f && y[i] < 6.f ? dy[i] : 0.f;
+            return;
+        case Activation::HardSigmoid:
+#pragma omp parallel for simd if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) dz[i] = y[i] > 0.f && y[i] < 1.f ? a * dy[i] : 0.f;
+            return;
+        case Activation::Softplus:
+            // d/dx softplus = sigmoid(x) = 1 - e^-y.
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) dz[i] = -dy[i] * std::expm1(-y[i]);
+            return;
+        case Activation::Softsign:
+            // 1 / (1 + |x|)^2 = (1 - |y|)^2.
+#pragma omp parallel for simd if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) dz[i] = dy[i] * (1.f - std::fabs(y[i])) * (1.f - std::fabs(y[i]));
             return;
         case Activation::Softmax:
             // dz = y * (dy - <dy, y>) per row: the softmax Jacobian applied to dy.

@@ -26,5 +26,8 @@ void updater_step(const UpdaterSpec&, float* grad, float* state, const float* pa
 
 // The oneDNN post-op that applies `act` in place, or false for identity / softmax.
 bool append_activation_post_op(dnnl::post_ops&, ActivationSpec);
+// True when the activation is not fused as a post-op and must run over the output afterwards
+// (softmax, and the activations imported files bring).
+bool apply_activation_after(ActivationSpec);
 
 }  // namespace thresher::backend::cpu

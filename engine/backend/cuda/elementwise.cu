@@ -15,6 +15,12 @@ __device__ float activate(Activation kind, float alpha, float x) {
         case Activation::LeakyRelu: return x > 0.f ? x : alpha * x;
         case Activation::Tanh: return tanhf(x);
         case Activation::Sigmoid: return 1.f / (1.f + expf(-x));
+        case Activation::Elu: return x > 0.f ? x : alpha * expm1f(x);
+        case Activation::Selu: return kSeluLambda * (x > 0.f ? x : kSeluAlpha * expm1f(x));
+        case Activation::Relu6: return fminf(fmaxf(x, 0.f), 6.f);
+        case Activation::HardSigmoid: return fminf(fmaxf(alpha * x + 0.5f, 0.f), 1.f);
+        case Activation::Softplus: return x > 0.f ? x + log1pf(expf(-x)) : log1pf(expf(x));
+        case Activation::Softsign: return x / (1.f + fabsf(x));
         case Activation::Identity:
         case Activation::Softmax: return x;
     }
@@ -29,6 +35,12 @@ __device__ float derivative(Activation kind, float alpha, float y, float dy) {
         case Activation::LeakyRelu: return y > 0.f ? dy : alpha * dy;
         case Activation::Tanh: return dy * (1.f - y * y);
         case Activation::Sigmoid: return dy * y * (1.f - y);
+        case Activation::Elu: return y > 0.f ? dy : dy * (y + alpha);
+        case Activation::Selu: return y > 0.f ? kSeluLambda * dy : dy * (y + kSeluLambda * kSeluAlpha);
+        case Activation::Relu6: return y > 0.f && y < 6.f ? dy : 0.f;
+        case Activation::HardSigmoid: return y > 0.f && y < 1.f ? alpha * dy : 0.f;
+        case Activation::Softplus: return -dy * expm1f(-y);
+        case Activation::Softsign: return dy * (1.f - fabsf(y)) * (1.f - fabsf(y));
         case Activation::Identity:
         case Activation::Softmax: return dy;
     }

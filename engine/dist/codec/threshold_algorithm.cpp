@@ -106,6 +106,7 @@ float AdaptiveThreshold::next(int, std::size_t, double last_density) {
     else if (last_density >= 0 && last_density < min_)  // too sparse: lower τ
         current_ = clamp_threshold(current_ * decay_);
     // inside [min, max], negative or NaN (no information): τ stays
+    current_ = clamp_threshold(std::min(current_, ceiling_));
     return static_cast<float>(current_);
 }
 
@@ -134,6 +135,7 @@ float TargetDensityThreshold::next(int, std::size_t, double last_density) {
         current_ = clamp_threshold(current_ / decay_);
     else if (last_density >= 0 && last_density < density_)
         current_ = clamp_threshold(current_ * decay_);
+    current_ = clamp_threshold(std::min(current_, ceiling_));
     return static_cast<float>(current_);
 }
 

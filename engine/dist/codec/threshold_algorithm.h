@@ -25,7 +25,9 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +43,16 @@ public:
     virtual std::unique_ptr<ThresholdAlgorithm> clone() const = 0;
     // The spec that rebuilds this algorithm (without its state), e.g. "fixed:0.001".
     virtual std::string name() const = 0;
+    // The runaway guard (gradient_sharing.cpp): τ never rises above `ceiling` from now on. An
+    // adaptive algorithm whose density stays above its band would otherwise raise τ by 3.5% per
+    // message without end, until the ±τ steps themselves wreck the parameters. A fixed τ is the
+    // user's choice and is kept.
+    virtual void set_ceiling(double ceiling) {}
+    // The densities the algorithm steers into, [low, high]; nullopt when it does not steer.
+    struct DensityBand {
+        double low, high;
+    };
+    virtual std::optional<DensityBand> density_band() const { return std::nullopt; }
 };
 
 class FixedThreshold final : public ThresholdAlgorithm {
@@ -70,10 +82,13 @@ public:
     float next(int iteration, std::size_t length, double last_density) override;
     std::unique_ptr<ThresholdAlgorithm> clone() const override;
     std::string name() const override;
+    void set_ceiling(double ceiling) override { ceiling_ = ceiling; }
+    std::optional<DensityBand> density_band() const override { return DensityBand{min_, max_}; }
 
 private:
     double initial_, min_, max_, decay_;
     double current_ = -1.0;  // τ of the last message; < 0 before the first
+    double ceiling_ = std::numeric_limits<double>::infinity();
 };
 
 class TargetDensityThreshold final : public ThresholdAlgorithm {
@@ -87,10 +102,14 @@ public:
     float next(int iteration, std::size_t length, double last_density) override;
     std::unique_ptr<ThresholdAlgorithm> clone() const override;
     std::string name() const override;
+    void set_ceiling(double ceiling) override { ceiling_ = ceiling; }
+    // The target oscillates around its density by design; a tenfold miss for long is a runaway.
+    std::optional<DensityBand> density_band() const override { return DensityBand{density_ / 10, density_ * 10}; }
 
 private:
     double density_, initial_, decay_;
     double current_ = -1.0;
+    double ceiling_ = std::numeric_limits<double>::infinity();
 };
 
 // Builds an algorithm from a spec string (grammar above). Throws ConfigError

@@ -1,10 +1,22 @@
 #include "dist/masters/gradient_sharing.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <limits>
+#include <sstream>
 
 #include "core/error.h"
+#include "dist/masters/staleness_gate.h"
 
 namespace thresher::dist {
+
+struct GradientSharing::Inbound {
+    int from = -1;        // origin worker (global numbering)
+    long iteration = -1;  // the origin's iteration
+    Message message;
+};
 
 struct GradientSharing::Worker {
     nn::Network* net = nullptr;
@@ -15,8 +27,21 @@ struct GradientSharing::Worker {
     double last_density = -1.0;
     long messages = 0;
     std::vector<double> sum_updates, sum_sent;
-    mutable std::mutex inbox_mutex;
-    std::vector<Message> inbox;
+    // Guarded by `mutex`: what arrived, and the gate that says whether it is enough.
+    mutable std::mutex mutex;
+    std::condition_variable arrived;
+    std::vector<Inbound> inbox;
+    StalenessGate gate;
+    std::vector<Inbound> held;  // own thread: messages from workers ahead, for later gradients
+    // This worker's own thread only.
+    std::chrono::steady_clock::time_point ready{};  // end of the last before_gradient
+    long timeouts = 0;                               // steps that went on without a waited-for message
+    long timeout_streak = 0;                         // of those, in a row up to the last step
+    std::chrono::steady_clock::time_point last_timeout_warning{};
+    long out_of_band = 0;  // messages in a row with a density outside the algorithm's band
+    double ceiling = 0.0;  // the current τ ceiling (0: not computed yet)
+
+    Worker(int workers, int self, std::optional<int> bound) : gate(workers, self, bound) {}
 };
 
 GradientSharing::GradientSharing(const train::ClusterShape& cluster, std::size_t param_count,
@@ -26,8 +51,10 @@ GradientSharing::GradientSharing(const train::ClusterShape& cluster, std::size_t
     // Parse once here so a bad spec fails before any thread starts.
     auto algorithm = parse_threshold_algorithm(options_.threshold_algorithm, "--threshold-algorithm");
     auto post = parse_residual_processor(options_.residual, "--residual");
+    if (options_.max_staleness && *options_.max_staleness < 0)
+        throw ConfigError("--max-staleness must be 0 or more (or \"off\"), got " + std::to_string(*options_.max_staleness));
     for (int i = 0; i < cluster.workers_per_node; ++i) {
-        auto w = std::make_unique<Worker>();
+        auto w = std::make_unique<Worker>(cluster.total_workers(), cluster.global_worker(i), options_.max_staleness);
         w->residual.assign(n_, 0.f);
         w->encoder = std::make_unique<ThresholdEncoder>(n_);
         w->threshold = algorithm->clone();
@@ -50,40 +77,176 @@ void GradientSharing::attach(int local, nn::Network& net) {
     workers_.at(static_cast<std::size_t>(local))->net = &net;
 }
 
-GradientSharing::DrainStats GradientSharing::drain(Worker& w) {
-    std::vector<Message> pending;
-    {
-        std::lock_guard lock(w.inbox_mutex);
-        pending.swap(w.inbox);
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    float* params = w.net->params();
-    for (const auto& m : pending) apply(*m, params, -1.f);
-    return {std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
-            static_cast<long>(pending.size())};
+void GradientSharing::DrainStats::add(const DrainStats& o) {
+    ms += o.ms;
+    messages += o.messages;
+    lag_max = std::max(lag_max, o.lag_max);
+    lag_sum += o.lag_sum;
 }
 
-void GradientSharing::publish(int local, const Message& m) {
+GradientSharing::DrainStats GradientSharing::drain(Worker& w, long next) {
+    std::vector<Inbound> pending;
+    {
+        std::lock_guard lock(w.mutex);
+        pending.swap(w.inbox);
+    }
+    // With a bound, a message from a worker that is ahead (made at iteration ≥ next) waits here
+    // until this worker's own iterations reach it: gradient k then sees other workers' updates of
+    // iterations k−1−S..k−1 and never later ones, so with S = 0 every schedule computes the same
+    // gradients (what synchronous training computes). `next` < 0: the final drain takes all.
+    if (options_.max_staleness && !w.held.empty()) {
+        pending.insert(pending.end(), std::make_move_iterator(w.held.begin()), std::make_move_iterator(w.held.end()));
+        w.held.clear();
+    }
+    if (options_.max_staleness && next >= 0) {
+        auto ahead = std::stable_partition(pending.begin(), pending.end(), [next](const Inbound& m) { return m.iteration < next; });
+        w.held.insert(w.held.end(), std::make_move_iterator(ahead), std::make_move_iterator(pending.end()));
+        pending.erase(ahead, pending.end());
+    }
+    DrainStats stats;
+    if (pending.empty()) return stats;
+    const auto t0 = std::chrono::steady_clock::now();
+    float* params = w.net->params();
+    for (const auto& m : pending) apply(*m.message, params, -1.f);
+    stats.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    stats.messages = static_cast<long>(pending.size());
+    std::lock_guard lock(w.mutex);
+    for (const auto& m : pending) {
+        const long lag = w.gate.applied(m.from, m.iteration, next);
+        stats.lag_max = std::max(stats.lag_max, lag);
+        stats.lag_sum += static_cast<double>(lag);
+    }
+    return stats;
+}
+
+void GradientSharing::publish(int local, long iteration, const Message& m) {
+    const int from = cluster_.global_worker(local);
     for (int i = 0; i < cluster_.workers_per_node; ++i) {
         if (i == local) continue;
         auto& other = *workers_[static_cast<std::size_t>(i)];
-        std::lock_guard lock(other.inbox_mutex);
-        other.inbox.push_back(m);
+        {
+            std::lock_guard lock(other.mutex);
+            other.inbox.push_back({from, iteration, m});
+        }
+        other.arrived.notify_one();
     }
-    if (outbox_ && cluster_.nodes > 1) outbox_(cluster_.global_worker(local), serialize(*m));
+    if (outbox_ && cluster_.nodes > 1) outbox_(from, iteration, serialize(*m));
 }
 
-void GradientSharing::deliver_remote(Message m) {
+void GradientSharing::deliver_remote(int worker, long iteration, Message m) {
     for (auto& w : workers_) {
-        std::lock_guard lock(w->inbox_mutex);
-        w->inbox.push_back(m);
+        {
+            std::lock_guard lock(w->mutex);
+            w->inbox.push_back({worker, iteration, m});
+        }
+        w->arrived.notify_one();
     }
+}
+
+void GradientSharing::set_node_waited(int node, bool waited) {
+    if (node < 0 || node >= cluster_.nodes || node == cluster_.node_rank) return;
+    for (auto& w : workers_) {
+        {
+            std::lock_guard lock(w->mutex);
+            for (int i = 0; i < cluster_.workers_per_node; ++i)
+                w->gate.set_waited(node * cluster_.workers_per_node + i, waited);
+        }
+        w->arrived.notify_one();
+    }
+}
+
+nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
+    Worker& w = *workers_.at(static_cast<std::size_t>(local));
+    DrainStats stats = drain(w, iteration);
+    if (drain_observer_) drain_observer_(local, iteration);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<int> missing;
+    {
+        std::unique_lock lock(w.mutex);
+        const auto deadline = t0 + w.gate.deadline();
+        while (!w.gate.satisfied(iteration)) {
+            if (!w.inbox.empty()) {
+                lock.unlock();
+                stats.add(drain(w, iteration));
+                lock.lock();
+                continue;
+            }
+            if (w.arrived.wait_until(lock, deadline) == std::cv_status::timeout && w.inbox.empty()) {
+                missing = w.gate.missing(iteration);
+                break;
+            }
+        }
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const double wait_ms = std::chrono::duration<double, std::milli>(now - t0).count();
+    if (missing.empty()) w.timeout_streak = 0;
+    if (!missing.empty()) report_timeout(w, local, iteration, missing, wait_ms);
+    // The deadline follows the period from one gradient to the next, waits included: a peer that is
+    // slow but alive sets the pace and is waited for. A step that gave up waiting would stretch
+    // the deadline further each time (doubling towards kMaxWait for a dead peer): left out.
+    else if (w.ready != std::chrono::steady_clock::time_point{})
+        w.gate.record_step(now - w.ready);
+    w.ready = now;
+    // decode_ms and messages_applied give the per-message decode cost in DL4J's scalability
+    // estimate iter / (iter + encode + decode × workers + overhead), which the app plots.
+    return {{"decode_ms", stats.ms},
+            {"messages_applied", stats.messages},
+            {"lag_max", stats.lag_max},
+            {"lag_mean", stats.messages ? stats.lag_sum / static_cast<double>(stats.messages) : 0.0},
+            {"wait_ms", wait_ms},
+            {"wait_timeouts", w.timeouts}};
+}
+
+void GradientSharing::report_timeout(Worker& w, int local, long iteration, const std::vector<int>& missing,
+                                     double waited_ms) {
+    ++w.timeouts;
+    ++w.timeout_streak;
+    // Every step that went on without a waited-for update is counted in the iteration events
+    // (wait_timeouts). A warning is for a peer that stays behind -- paused, much slower, or dead
+    // before the node link noticed -- not for one late step on a loaded machine: it comes on the
+    // third such step in a row, and then at most every half minute per worker.
+    if (w.timeout_streak < kWarnAfterTimeouts) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (w.timeout_streak > kWarnAfterTimeouts && now - w.last_timeout_warning < std::chrono::seconds(30)) return;
+    w.last_timeout_warning = now;
+    std::string who;
+    for (int m : missing) {
+        if (!who.empty()) who += ", ";
+        who += "worker " + std::to_string(m) + " (node " + std::to_string(m / cluster_.workers_per_node) + ")";
+    }
+    warn("worker " + std::to_string(cluster_.global_worker(local)) + " waited " +
+         std::to_string(static_cast<long>(waited_ms)) + " ms before iteration " + std::to_string(iteration) +
+         " for the update of " + who + " and went on without it (staleness bound " +
+         std::to_string(*options_.max_staleness) + "), " + std::to_string(w.timeout_streak) +
+         " steps in a row; " + std::to_string(w.timeouts) + " such steps in all");
+}
+
+float GradientSharing::threshold_for(Worker& w, long iteration) {
+    // The runaway guard: recompute the ceiling from the replica's scale every 16 messages (an
+    // O(N) pass; the scale moves slowly).
+    if (w.ceiling == 0.0 || iteration % 16 == 0) {
+        const float* p = w.net->params();
+        double sq = 0.0;
+        for (std::size_t i = 0; i < n_; ++i) sq += static_cast<double>(p[i]) * p[i];
+        const double rms = std::sqrt(sq / static_cast<double>(std::max<std::size_t>(n_, 1)));
+        // All-zero parameters (a fresh bias-only model) have no scale yet: leave τ free.
+        w.ceiling = rms > 0 && std::isfinite(rms) ? kThresholdCeiling * rms : std::numeric_limits<double>::infinity();
+        w.threshold->set_ceiling(w.ceiling);
+    }
+    return w.threshold->next(static_cast<int>(iteration), n_, w.last_density);
 }
 
 nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) {
     Worker& w = *workers_.at(static_cast<std::size_t>(local));
-    const DrainStats decoded = drain(w);
-    if (!had_batch) return nlohmann::json::object();
+    if (!had_batch) {
+        // Its shard ran out: it still sends an (empty) message for this iteration, so the others
+        // can count on one message per worker and iteration.
+        auto empty = std::make_shared<EncodedUpdate>();
+        empty->length = static_cast<std::uint32_t>(n_);
+        empty->threshold = 1.f;
+        publish(local, iteration, empty);
+        return nlohmann::json::object();
+    }
     nn::Network& net = *w.net;
     net.compute_update(iteration);  // gradients() now holds the update u
     const float* u = net.gradients();
@@ -93,7 +256,7 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
     for (std::size_t i = 0; i < n_; ++i) r[i] += share * u[i];
     if (options_.track_sums)
         for (std::size_t i = 0; i < n_; ++i) w.sum_updates[i] += share * u[i];
-    const float tau = w.threshold->next(static_cast<int>(iteration), n_, w.last_density);
+    const float tau = threshold_for(w, iteration);
     auto message = std::make_shared<EncodedUpdate>();
     w.encoder->encode(r, tau, *message);
     w.post->process(static_cast<int>(iteration), tau, r, n_);
@@ -107,11 +270,22 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
         for (std::size_t i = 0; i < n_; ++i) w.sum_sent[i] += decoded[i];
     }
     ++w.messages;
-    // decode_ms and messages_applied give the per-message decode cost in DL4J's scalability
-    // estimate iter / (iter + encode + decode × workers + overhead), which the app plots.
+    if (const auto band = w.threshold->density_band()) {
+        const bool outside = w.last_density < band->low || w.last_density > band->high;
+        w.out_of_band = outside ? w.out_of_band + 1 : 0;
+        if (w.out_of_band == kBandPatience || (w.out_of_band > kBandPatience && w.out_of_band % (10 * kBandPatience) == 0)) {
+            std::ostringstream m;
+            m << "worker " << cluster_.global_worker(local) << ": message density " << w.last_density
+              << " has stayed outside the threshold algorithm's band [" << band->low << ", " << band->high << "] for "
+              << w.out_of_band << " iterations (threshold " << tau;
+            if (std::isfinite(w.ceiling) && tau >= static_cast<float>(w.ceiling) * 0.999f)
+                m << ", held at its ceiling " << kThresholdCeiling << " x RMS of the parameters";
+            m << "): the updates are " << (w.last_density > band->high ? "larger" : "smaller")
+              << " than the threshold can follow; check the learning rate";
+            warn(m.str());
+        }
+    }
     nlohmann::json fields{{"encode_ms", encode_ms},
-                          {"decode_ms", decoded.ms},
-                          {"messages_applied", decoded.messages},
                           {"threshold", tau},
                           {"density", w.last_density},
                           {"message_bytes", encoded_bytes(*message)},
@@ -120,7 +294,7 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
         const auto s = residual_stats(r, n_, tau);
         fields["residual"] = {{"mean_abs", s.mean_abs}, {"max_abs", s.max_abs}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
     }
-    publish(local, message);
+    publish(local, iteration, message);
     return fields;
 }
 
@@ -149,7 +323,7 @@ void GradientSharing::finish(int local) {
     // the completion step has also waited for the other nodes' messages.
     done_.arrive_and_wait();
     if (drain_error_) std::rethrow_exception(drain_error_);
-    drain(*workers_.at(static_cast<std::size_t>(local)));
+    drain(*workers_.at(static_cast<std::size_t>(local)), -1);
     drained_.arrive_and_wait();
     if (drain_error_) std::rethrow_exception(drain_error_);
 }

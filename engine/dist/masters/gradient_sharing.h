@@ -3,9 +3,17 @@
 //   threshold τ from the algorithm ->
 //   encode r: entries with |r| >= τ leave as ±τ, r keeps the rest -> residual post-processing ->
 //   apply the message to the own replica -> hand it to every other worker.
-// Other workers' messages are applied at the start of each step, as they arrive: asynchronous,
-// no barrier. Every message reaches every replica exactly once, so once training stops and the
-// messages drain, all replicas hold the same parameters (up to float addition order).
+// Other workers' messages are applied just before each gradient (before_gradient): every message
+// that has arrived by then, and -- with a staleness bound S -- after waiting, up to a deadline, for
+// every other worker's message of iteration k−1−S (staleness_gate.h; S = 0 by default: each
+// gradient sees every update up to the previous iteration). Every message reaches every replica
+// exactly once, so once training stops and the messages drain, all replicas hold the same
+// parameters (up to float addition order). engine/dist/README.md explains when messages are
+// applied and why.
+//
+// Guards (a run fails or warns instead of training on garbage): τ never rises above
+// kThresholdCeiling × RMS(θ); a density that stays outside the threshold algorithm's band for
+// kBandPatience messages is reported; the trainer stops at the first non-finite value.
 //
 // Workers of this node exchange messages in memory (shared, immutable messages in per-worker
 // inboxes). Messages for other nodes go out through `Outbox` (one serialisation per message);
@@ -16,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,13 +46,25 @@ struct GradientSharingOptions {
     // machine takes on the combined batch N·B (as parameter averaging and Horovod's averaging
     // all-reduce do). false: DL4J's sum, where the step grows with the worker count.
     bool average = true;
+    // S of staleness_gate.h: gradient k waits (up to a deadline) for every other worker's message
+    // of iteration k−1−S. nullopt: never wait (fully asynchronous).
+    std::optional<int> max_staleness = 0;
 };
+
+// τ ≤ kThresholdCeiling × RMS(θ). Healthy LeNet runs settle at τ ≈ 4e-3 with RMS(θ) ≈ 0.04
+// (0.1×); a step of a quarter of a typical weight per message is already a runaway.
+inline constexpr double kThresholdCeiling = 0.25;
+// Messages outside the density band in a row before a warning (and between repeats: 10×).
+inline constexpr long kBandPatience = 200;
+// Steps in a row that went on without a waited-for update before a warning (see report_timeout).
+inline constexpr long kWarnAfterTimeouts = 3;
 
 class GradientSharing final : public train::TrainingMaster {
 public:
     using Message = std::shared_ptr<const EncodedUpdate>;
-    // Sends one worker's serialised message to the other nodes (empty on a single node).
-    using Outbox = std::function<void(int worker, const std::vector<std::uint8_t>& bytes)>;
+    // Sends one worker's serialised message of `iteration` to the other nodes (empty on a single
+    // node). Every worker sends one message per iteration, an empty one when it had no batch.
+    using Outbox = std::function<void(int worker, long iteration, const std::vector<std::uint8_t>& bytes)>;
 
     GradientSharing(const train::ClusterShape&, std::size_t param_count, GradientSharingOptions,
                     Outbox outbox = {});
@@ -51,12 +72,20 @@ public:
 
     std::string strategy() const override { return "gradient-sharing"; }
     void attach(int local, nn::Network&) override;
+    nlohmann::json before_gradient(int local, long iteration) override;
     nlohmann::json step(int local, long iteration, bool had_batch) override;
     void finish(int local) override;
     void abort(int local) override;
 
-    // A message from a worker on another node, for every local replica.
-    void deliver_remote(Message);
+    // A message of worker `worker` (global numbering) on another node, made at `iteration`, for
+    // every local replica.
+    void deliver_remote(int worker, long iteration, Message);
+    // Whether this node's workers wait for node `node`'s messages (staleness bound): the node link
+    // says no for a node that is gone, left or still joining, and yes again when it (re)joins.
+    void set_node_waited(int node, bool waited);
+    // Schedule tests: called on a worker's thread right after before_gradient took its inbox the
+    // first time for `iteration`, before it checks the staleness bound.
+    void set_drain_observer(std::function<void(int local, long iteration)> f) { drain_observer_ = std::move(f); }
     // Runs once, after every local worker stopped producing and before they drain: the node
     // link waits there for the other nodes' last messages.
     void set_remote_drain(std::function<void()> drain) { remote_drain_ = std::move(drain); }
@@ -77,12 +106,19 @@ public:
 
 private:
     struct Worker;
-    void publish(int local, const Message& m);
+    struct Inbound;
+    void publish(int local, long iteration, const Message& m);
     struct DrainStats {
         double ms = 0.0;    // applying other workers' messages
         long messages = 0;  // how many were applied
+        long lag_max = 0;   // in the receiver's steps (staleness_gate.h)
+        double lag_sum = 0.0;
+        void add(const DrainStats& o);
     };
-    DrainStats drain(Worker& w);
+    // Applies what is in the inbox; lags are counted against gradient `next`.
+    DrainStats drain(Worker& w, long next);
+    float threshold_for(Worker& w, long iteration);
+    void report_timeout(Worker& w, int local, long iteration, const std::vector<int>& missing, double waited_ms);
 
     train::ClusterShape cluster_;
     std::size_t n_;
@@ -90,6 +126,7 @@ private:
     Outbox outbox_;
     std::vector<std::unique_ptr<Worker>> workers_;
     std::function<void()> remote_drain_;
+    std::function<void(int, long)> drain_observer_;
     std::function<void(const std::vector<nn::Network*>&)> reconcile_;
     std::exception_ptr drain_error_;
     struct AllDone {

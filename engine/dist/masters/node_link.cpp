@@ -106,13 +106,20 @@ std::uint64_t NodeLink::own_incarnation() const {
     return i != 0 ? i : 1;  // a transport without incarnations (in memory) never restarts
 }
 
+void NodeLink::set_state(int node, PeerState state) {
+    peers_[static_cast<std::size_t>(node)].state = state;
+    // Gradient sharing's staleness bound waits only for members' messages. Not once the master's
+    // drain is over: it may be gone by then.
+    if (delivering_ && sharing_) sharing_->set_node_waited(node, state == PeerState::Member);
+}
+
 bool NodeLink::peer_lost(int node) {
     Peer& p = peers_[static_cast<std::size_t>(node)];
     if (p.state == PeerState::Gone) return true;
     for (int q : transport_->unreachable_peers())
         if (q == node) {
             const bool joining = p.state == PeerState::Joining;
-            p.state = PeerState::Gone;
+            set_state(node, PeerState::Gone);
             warn("node " + std::to_string(node) + " stopped answering" + (joining ? " before it joined" : "") +
                  "; the run goes on without it" +
                  (node != 0 ? " (started again with the same command line, it rejoins)" : ""));
@@ -175,7 +182,7 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
         // The run's parameters and position lived in the process that died, and a new node 0
         // would start the run over and feed that into ours: ignore it, and tell it to stop.
         controller_replaced_ = true;
-        p.state = PeerState::Gone;
+        set_state(node, PeerState::Gone);
         warn("the controller (node 0) was restarted; a controller cannot rejoin a running run (the run's "
              "state was in the process that died): the run goes on without it, and the new node 0 is told to stop");
         const std::string reason = "node " + std::to_string(cluster_.node_rank) +
@@ -190,9 +197,9 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
     if (restarted) {
         warn("node " + std::to_string(node) + " was restarted (its earlier process is gone); it rejoins once the "
              "controller (node 0) has sent it the current parameters");
-        p.state = PeerState::Joining;
+        set_state(node, PeerState::Joining);
     } else if (p.state == PeerState::Gone) {
-        p.state = PeerState::Joining;  // absent at the start, here now
+        set_state(node, PeerState::Joining);  // absent at the start, here now
     }
     // A process that came after our "done" needs one of its own, or it would wait for it.
     if (done_sent_ && p.state != PeerState::Gone) transport_->send(node, MessageType::Control, done_payload(node));
@@ -292,19 +299,24 @@ void NodeLink::handle(Message&& m, bool counted) {
 }
 
 void NodeLink::handle_update(const Message& m) {
-    // [u32 origin][u64 origin's incarnation][u64 sequence][u32 worker][encoded update];
-    // authenticated, but still checked field by field.
+    // [u32 origin][u64 origin's incarnation][u64 sequence][u32 worker][i64 iteration][encoded
+    // update]; authenticated, but still checked field by field.
     std::span<const std::uint8_t> in(m.payload);
     std::uint32_t origin = 0, worker = 0;
     std::uint64_t incarnation = 0, seq = 0;
+    std::int64_t iteration = 0;
     std::shared_ptr<EncodedUpdate> update;
     try {
-        if (!get(in, origin) || !get(in, incarnation) || !get(in, seq) || !get(in, worker))
+        if (!get(in, origin) || !get(in, incarnation) || !get(in, seq) || !get(in, worker) || !get(in, iteration))
             throw Error("shorter than its header");
         if (origin >= static_cast<std::uint32_t>(cluster_.nodes) || static_cast<int>(origin) == cluster_.node_rank ||
             seq == 0)
             throw Error("origin node " + std::to_string(origin) + " or sequence number " + std::to_string(seq) +
                         " out of range");
+        const auto W = static_cast<std::uint32_t>(cluster_.workers_per_node);
+        if (worker / W != origin || iteration < 0)
+            throw Error("worker " + std::to_string(worker) + " is not on origin node " + std::to_string(origin) +
+                        " or iteration " + std::to_string(iteration) + " out of range");
         update = std::make_shared<EncodedUpdate>(deserialize(in, static_cast<std::uint32_t>(n_)));
     } catch (const Error& e) {
         ++rejected_;
@@ -326,7 +338,8 @@ void NodeLink::handle_update(const Message& m) {
                 if (node != m.sender && node != from) onward.push_back(node);
         // Under the lock: once drain_remote() has returned, the master may be destroyed at any
         // moment, so nothing may still be on its way into it.
-        if (delivering_ && sharing_) sharing_->deliver_remote(std::move(update));
+        if (delivering_ && sharing_)
+            sharing_->deliver_remote(static_cast<int>(worker), static_cast<long>(iteration), std::move(update));
         // Counted once delivered: a node has drained an origin when every number up to its
         // "done"'s count is here, and by then those updates must already sit in the inboxes.
         o.updates.mark_done(seq);
@@ -360,7 +373,7 @@ void NodeLink::handle_control(const Message& m) {
         if (get(in, epoch) && get(in, iteration) && get(in, rejoin) && cluster_.node_rank != 0)
             joined(m.sender, epoch, static_cast<long>(iteration), rejoin == 1, false);
     } else if (kind == kLeft && p.state != PeerState::Gone && (m.incarnation == 0 || p.incarnation == m.incarnation)) {
-        p.state = PeerState::Gone;
+        set_state(m.sender, PeerState::Gone);
         warn("node " + std::to_string(m.sender) + "'s run was stopped; the run goes on without it" +
              (m.sender == 0 ? " (and without a controller: no more joins, evaluation merged per node)" : ""));
         changed_.notify_all();
@@ -377,9 +390,9 @@ void NodeLink::handle_control(const Message& m) {
 }
 
 GradientSharing::Outbox NodeLink::outbox() {
-    return [this](int worker, const std::vector<std::uint8_t>& bytes) {
+    return [this](int worker, long iteration, const std::vector<std::uint8_t>& bytes) {
         std::vector<std::uint8_t> payload;
-        payload.reserve(24 + bytes.size());
+        payload.reserve(32 + bytes.size());
         std::vector<int> dests;
         {
             std::lock_guard lock(mutex_);
@@ -391,12 +404,18 @@ GradientSharing::Outbox NodeLink::outbox() {
             dests = routes(false).neighbours(cluster_.node_rank);
         }
         put(payload, static_cast<std::uint32_t>(worker));
+        put(payload, static_cast<std::int64_t>(iteration));
         payload.insert(payload.end(), bytes.begin(), bytes.end());
         for (int node : dests) transport_->send(node, MessageType::Update, payload);
     };
 }
 
-void NodeLink::attach(GradientSharing& sharing) { sharing_ = &sharing; }
+void NodeLink::attach(GradientSharing& sharing) {
+    std::lock_guard lock(mutex_);
+    sharing_ = &sharing;
+    for (int node = 0; node < cluster_.nodes; ++node)
+        if (node != cluster_.node_rank) set_state(node, peers_[static_cast<std::size_t>(node)].state);
+}
 
 void NodeLink::drain_remote() {
     std::vector<JoinRequest> refused;

@@ -161,6 +161,8 @@ private:
     // was counted for it. False when messages of that process are to be ignored.
     bool observe(int node, std::uint64_t incarnation);
     void joined(int node, int epoch, long iteration, bool rejoin, bool served_here);  // caller holds mutex_
+    // Every change of a peer's state goes through here (caller holds mutex_).
+    void set_state(int node, PeerState state);
     bool waited_for(int node) const { return peers_[static_cast<std::size_t>(node)].state == PeerState::Member; }
     std::vector<std::uint8_t> done_payload(int node) const;  // caller holds mutex_
     void handle_update(const Message& m);

@@ -17,7 +17,7 @@ using namespace node_link_control;
 void NodeLink::joined(int node, int epoch, long iteration, bool rejoin, bool served_here) {
     Peer& p = peers_[static_cast<std::size_t>(node)];
     if (p.state == PeerState::Member && !served_here) return;  // known already
-    p.state = PeerState::Member;
+    set_state(node, PeerState::Member);
     const std::string message = "node " + std::to_string(node) + (rejoin ? " rejoined" : " joined") + " at epoch " +
                                 std::to_string(epoch) + " iteration " + std::to_string(iteration) +
                                 ", parameters from the controller";
@@ -130,7 +130,7 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
                     p.served = it->second;
                     start.members[static_cast<std::size_t>(node)] = true;
                 } else if (p.state == PeerState::Member) {
-                    p.state = PeerState::Gone;
+                    set_state(node, PeerState::Gone);
                     absent.push_back(node);
                 }
             }
@@ -203,7 +203,7 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
         for (int node = 1; node < cluster_.nodes; ++node) {
             if (node == cluster_.node_rank) continue;
             Peer& p = peers_[static_cast<std::size_t>(node)];
-            if (!reply.members[static_cast<std::size_t>(node)] && p.state == PeerState::Member) p.state = PeerState::Gone;
+            if (!reply.members[static_cast<std::size_t>(node)] && p.state == PeerState::Member) set_state(node, PeerState::Gone);
             if (p.state != PeerState::Gone) tell.push_back(node);
         }
     }

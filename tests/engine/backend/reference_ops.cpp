@@ -17,6 +17,12 @@ double activate(ActivationSpec a, double x) {
         case Activation::LeakyRelu: return x > 0 ? x : a.alpha * x;
         case Activation::Tanh: return std::tanh(x);
         case Activation::Sigmoid: return 1 / (1 + std::exp(-x));
+        case Activation::Elu: return x > 0 ? x : a.alpha * (std::exp(x) - 1);
+        case Activation::Selu: return double(kSeluLambda) * (x > 0 ? x : double(kSeluAlpha) * (std::exp(x) - 1));
+        case Activation::Relu6: return std::min(std::max(x, 0.0), 6.0);
+        case Activation::HardSigmoid: return std::min(std::max(a.alpha * x + 0.5, 0.0), 1.0);
+        case Activation::Softplus: return std::log(1 + std::exp(x));
+        case Activation::Softsign: return x / (1 + std::abs(x));
         case Activation::Identity:
         case Activation::Softmax: return x;
     }
@@ -64,6 +70,13 @@ Vec activation_backward(ActivationSpec a, const Vec& y, const Vec& dy, int rows,
                 case Activation::LeakyRelu: v = yv > 0 ? g : a.alpha * g; break;
                 case Activation::Tanh: v = g * (1 - yv * yv); break;
                 case Activation::Sigmoid: v = g * yv * (1 - yv); break;
+                // The rest from the output too: each is monotone, so y tells x's side.
+                case Activation::Elu: v = yv > 0 ? g : g * (yv + a.alpha); break;
+                case Activation::Selu: v = yv > 0 ? g * kSeluLambda : g * (yv + double(kSeluLambda) * kSeluAlpha); break;
+                case Activation::Relu6: v = yv > 0 && yv < 6 ? g : 0; break;
+                case Activation::HardSigmoid: v = yv > 0 && yv < 1 ? g * a.alpha : 0; break;
+                case Activation::Softplus: v = g * (1 - std::exp(-yv)); break;
+                case Activation::Softsign: v = g * (1 - std::abs(yv)) * (1 - std::abs(yv)); break;
                 case Activation::Softmax: v = yv * (g - dot); break;
                 case Activation::Identity: break;
             }

@@ -96,12 +96,20 @@ const char* activation_name(Activation a) {
         case Activation::Tanh: return "tanh";
         case Activation::Sigmoid: return "sigmoid";
         case Activation::Softmax: return "softmax";
+        case Activation::Elu: return "elu";
+        case Activation::Selu: return "selu";
+        case Activation::Relu6: return "relu6";
+        case Activation::HardSigmoid: return "hardsigmoid";
+        case Activation::Softplus: return "softplus";
+        case Activation::Softsign: return "softsign";
     }
     return "?";
 }
 
-constexpr Activation kActivations[] = {Activation::Identity, Activation::Relu, Activation::LeakyRelu,
-                                       Activation::Tanh, Activation::Sigmoid, Activation::Softmax};
+constexpr Activation kActivations[] = {Activation::Identity, Activation::Relu,     Activation::LeakyRelu,
+                                       Activation::Tanh,     Activation::Sigmoid,  Activation::Softmax,
+                                       Activation::Elu,      Activation::Selu,     Activation::Relu6,
+                                       Activation::HardSigmoid, Activation::Softplus, Activation::Softsign};
 
 int conv_out(int in, int k, int s, int d, int pad_before, int pad_after) {
     return (in + pad_before + pad_after - ((k - 1) * d + 1)) / s + 1;
@@ -363,6 +371,9 @@ void TestBackendParity::conv_data() {
         {"same asymmetric", {2, 7, 7, 3, 4, 4, 2, 2, 1, 1, 1, 1, 2, 2, int(Activation::LeakyRelu)}},
         {"same asymmetric stride 1", {1, 6, 5, 2, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, int(Activation::Sigmoid)}},
         {"1x1", {6, 4, 4, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, int(Activation::Identity)}},
+        // Activations oneDNN does not fuse: applied after the convolution.
+        {"3x3 elu", {2, 6, 6, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, int(Activation::Elu)}},
+        {"3x3 pad 1 softsign", {2, 6, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, int(Activation::Softsign)}},
     };
     for (const auto& [name, shape] : cases)
         device_rows(name, [&shape](QTestData& row) { row << shape; });

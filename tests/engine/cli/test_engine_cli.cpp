@@ -92,8 +92,11 @@ void TestEngineCli::bad_input_data() {
     QTest::addColumn<QStringList>("expected");
     QTest::newRow("config: kernel too large") << "bad-kernel" << QStringList{"bad-kernel.json", "layers[0] (convolution)", "does not fit"};
     QTest::newRow("config: invalid JSON") << "bad-json" << QStringList{"bad-json.json:2:", "invalid JSON"};
+    // 400 KB of '[': refused from the text before anything recurses (it was a stack overflow).
+    QTest::newRow("config: 400 KB of nested arrays") << "deep-json" << QStringList{"deep.json:1:73:", "nested deeper than 64 levels"};
     QTest::newRow("data: missing folder") << "missing-data" << QStringList{"no-such-folder"};
     QTest::newRow("data: truncated IDX") << "truncated" << QStringList{"train-images-idx3-ubyte", "truncated"};
+    QTest::newRow("data: IDX header of 2^31 elements") << "huge-header" << QStringList{"train-images-idx3-ubyte", "declares 2147483648 data bytes"};
     QTest::newRow("data: wrong magic") << "magic" << QStringList{"train-images-idx3-ubyte", "magic"};
     QTest::newRow("data: label count != image count") << "count" << QStringList{"train-labels-idx1-ubyte", "train-images-idx3-ubyte"};
     QTest::newRow("data: CSV non-numeric cell") << "csv" << QStringList{"bad.csv", "line 3", "abc"};
@@ -115,6 +118,9 @@ void TestEngineCli::bad_input() {
     } else if (setup == "bad-json") {
         write(path("bad-json.json"), "{\n  \"input\": {\"size\": 16},, \n}");
         args[2] = path("bad-json.json");
+    } else if (setup == "deep-json") {
+        write(path("deep.json"), "{\"input\":" + QByteArray(400 * 1024, '['));
+        args[2] = path("deep.json");
     } else if (setup == "missing-data") {
         args[4] = path("no-such-folder");
     } else if (setup == "truncated") {
@@ -122,6 +128,9 @@ void TestEngineCli::bad_input() {
         QFile f(folder + "/train-images-idx3-ubyte");
         QVERIFY(f.open(QIODevice::ReadWrite));
         f.resize(f.size() - 100);
+    } else if (setup == "huge-header") {
+        use_folder();
+        write(folder + "/train-images-idx3-ubyte", idx({32768, 256, 256}, QByteArray(1000, 7)));
     } else if (setup == "magic") {
         use_folder();
         write(folder + "/train-images-idx3-ubyte", QByteArray("\x1f\x00\x08\x03junkjunkjunkjunk", 20));

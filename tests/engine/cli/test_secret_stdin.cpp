@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <QElapsedTimer>
+#include <QTimer>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -27,6 +28,7 @@ private Q_SLOTS:
     void two_nodes_share_the_secret_from_stdin();
     void different_secrets_are_not_one_run();
     void eof_on_stdin_stops_the_run();
+    void silent_stdin_stops_the_run_after_the_heartbeat();
     void eof_before_the_secret_is_an_error();
     void secret_file_and_stdin_exclude_each_other();
 
@@ -124,6 +126,43 @@ void TestSecretStdin::eof_on_stdin_stops_the_run() {
     for (const EngineRun& r : runs)
         QVERIFY2(!r.stderr_text.contains("did not end within 3 s"), qPrintable(r.summary()));
     QVERIFY2(took < 2500, qPrintable(QString("stopping took %1 ms").arg(took)));
+}
+
+void TestSecretStdin::silent_stdin_stops_the_run_after_the_heartbeat() {
+    // --stdin-heartbeat 1.5: heartbeat lines every 300 ms keep both nodes training well past 1.5 s;
+    // when they stop (stdin still open, as when the launcher's machine vanishes without closing
+    // the connection) both nodes stop on their own, naming the silence.
+    const auto ports = free_node_ports(2);
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
+    NodeGroup group;
+    for (int rank = 0; rank < 2; ++rank) {
+        const int i = group.start(args(rank, nodes, 100000) << "--stdin-heartbeat" << "1.5");
+        QVERIFY(group.process(i).waitForStarted());
+        group.process(i).write(kSecret);
+    }
+    QTimer beat;
+    QObject::connect(&beat, &QTimer::timeout, [&] {
+        for (int i = 0; i < 2; ++i) group.process(i).write("\n");
+    });
+    beat.start(300);
+    QVERIFY2(group.wait_for([&] { return group.count_events(0, "iteration") > 5 && group.count_events(1, "iteration") > 5; }, 60000),
+             qPrintable(group.stdout_so_far(0)));
+    // Three heartbeat periods later both still train.
+    QVERIFY2(!group.wait_for([&] { return group.count_events(0, "run_finished") + group.count_events(1, "run_finished") > 0; }, 4500),
+             qPrintable(group.stdout_so_far(0) + "\n" + group.stdout_so_far(1)));
+    beat.stop();
+    QElapsedTimer silent;
+    silent.start();
+    const auto runs = group.wait_all(15000);
+    const qint64 took = silent.elapsed();
+    for (const EngineRun& r : runs) {
+        QVERIFY2(r.finished && r.exit_code == 143, qPrintable(r.summary()));
+        QVERIFY2(r.stderr_text.contains("no heartbeat from the launcher on stdin for 1.5 s"), qPrintable(r.summary()));
+        QCOMPARE(r.of("run_finished").size(), 1);
+        QCOMPARE(r.of("run_finished").first().value("status").toString(), QString("stopped"));
+    }
+    qInfo("both nodes stopped %lld ms after the last heartbeat", took);
+    QVERIFY2(took >= 1000 && took < 1500 + 3500, qPrintable(QString("stopping took %1 ms").arg(took)));
 }
 
 void TestSecretStdin::eof_before_the_secret_is_an_error() {

@@ -71,6 +71,21 @@ private Q_SLOTS:
     void detection();
     void refused_data();
     void refused();
+    // Classes of real files from issue 13, each on its own fixtures.
+    void fixture_refusals_data();
+    void fixture_refusals();
+    void bad_numbers_refused_data();
+    void bad_numbers_refused();
+    void unsupported_layer_named_first_data();
+    void unsupported_layer_named_first();
+    void numbers_keep_their_decimals();
+    void first_layer_dropout_keeps_nin();
+    void keras1_details();
+    void training_config_read();
+    void training_config_refused_data();
+    void training_config_refused();
+    void activations_of_imported_files_data();
+    void activations_of_imported_files();
 };
 
 void TestModelImport::fixtures_data() {
@@ -105,8 +120,41 @@ void TestModelImport::fixtures_data() {
         << qulonglong(407050) << "adam" << 1e-3 << 0.0 << "xavier_uniform" << 0.0 << "mcxent" << QStringList{"no loss"};
     QTest::newRow("keras 3 MLP") << "keras3_mlp.json" << "keras" << "dense,dropout,output" << "784"
         << qulonglong(407050) << "adam" << 1e-3 << 0.0 << "xavier_uniform" << 1e-3 << "mcxent"
-        << QStringList{"kernel_regularizer l2", "no loss"};
+        << QStringList{"\"kernel_regularizer\": l2 0.0005 becomes Thresher l2 0.001", "no loss"};
     // conv 16x1x3x3+16 (same: 16x28x28), max 2x2 -> 16x14x14, BN 4*16, output 3136*10+10
+    // Issue 13 class 1 (and 2): DL4J 0.9.1's wrapper objects {"ReLU": {}}, {"NegativeLogLikelihood": {...}},
+    // with .dropOut(0.5) on every layer, the first too.
+    QTest::newRow("dl4j 0.9.1 wrapped MLP") << "dl4j_0.9.1_mlp_wrapped.json" << "dl4j"
+        << "dropout,dense,dropout,dense,dropout,output" << "784" << qulonglong(443610) << "nesterovs" << 0.006 << 0.9
+        << "xavier" << 1e-4 << "negativeloglikelihood" << QStringList{};
+    // Class 1: DL4J 0.8.0 LeNet, {"LReLU": {"alpha": 0.1}}, {"MCXENT": {...}}, "updater": "ADAM" with
+    // adamMeanDecay/adamVarDecay, wrapper-keyed preprocessors, a DISTRIBUTION weight init.
+    QTest::newRow("dl4j 0.8.0 wrapped LeNet") << "dl4j_0.8.0_lenet_wrapped.json" << "dl4j" << lenet << "1x28x28"
+        << lenet_params << "adam" << 1e-3 << 0.0 << "xavier" << 5e-4 << "mcxent" << QStringList{"DISTRIBUTION approximated"};
+    // Class 2: DL4J 1.0.0-beta2 idropout on every layer; the input size is the first DenseLayer's nIn.
+    QTest::newRow("dl4j 1.0.0-beta2 idropout") << "dl4j_1.0.0-beta2_iris_idropout.json" << "dl4j"
+        << "dropout,dense,dropout,output" << "4" << qulonglong(4 * 16 + 16 + 16 * 3 + 3) << "adam" << 0.005 << 0.0
+        << "relu" << 1e-4 << "mcxent" << QStringList{};
+    // Class 7: Keras 1.2.2 mnist_cnn.py (Convolution2D nb_filter/nb_row/nb_col, border_mode, subsample,
+    // init, Dropout p): 32*9+32, 32*32*9+32, 4608*128+128, 128*10+10.
+    QTest::newRow("keras 1 CNN") << "keras1_mnist_cnn.json" << "keras"
+        << "convolution,convolution,subsampling,dropout,dense,dropout,output" << "1x28x28" << qulonglong(600810)
+        << "adam" << 1e-3 << 0.0 << "xavier_uniform" << 0.0 << "mcxent" << QStringList{"Flatten", "no loss"};
+    // Class 7: Keras 1 mnist_mlp.py with W_regularizer l2(0.01), written as float32 0.009999999776482582.
+    QTest::newRow("keras 1 MLP l2") << "keras1_mnist_mlp_l2.json" << "keras" << "dense,dropout,dense,dropout,output"
+        << "784" << qulonglong(669706) << "adam" << 1e-3 << 0.0 << "xavier_uniform" << 0.02 << "mcxent"
+        << QStringList{"config[0] (Dense \"dense_1\"): \"W_regularizer\": l2 0.01 becomes Thresher l2 0.02"};
+    // Class 4: TensorFlow.js model.json converted from tf.keras 2.9 with its training_config:
+    // SGD(0.01, momentum 0.9, nesterov) and categorical_crossentropy. 784*128+128 + 128*10+10.
+    QTest::newRow("tfjs training_config") << "tfjs_keras2_mlp_sgd.json" << "keras" << "dense,dropout,output" << "784"
+        << qulonglong(101770) << "nesterovs" << 0.01 << 0.9 << "xavier_uniform" << 0.0 << "mcxent"
+        << QStringList{"weightsManifest"};
+    // Class 4: Keras 3 compile_config: Adam(1e-3), SparseCategoricalCrossentropy(from_logits=True).
+    // 32*9+32 + 64*32*9+64 + 1600*10+10.
+    QTest::newRow("keras 3 compile_config") << "keras3_cnn_compiled_logits.json" << "keras"
+        << "convolution,subsampling,convolution,subsampling,dropout,output" << "1x28x28" << qulonglong(34826)
+        << "adam" << 1e-3 << 0.0 << "xavier_uniform" << 0.0 << "mcxent"
+        << QStringList{"config.layers[7] (Dense \"dense\"): from_logits"};
     QTest::newRow("keras 3 CNN") << "keras3_cnn.json" << "keras" << "convolution,subsampling,batch_norm,output"
         << "1x28x28" << qulonglong(160 + 64 + 31370) << "adam" << 1e-3 << 0.0 << "relu" << 0.0 << "mcxent"
         << QStringList{"Flatten"};
@@ -238,6 +286,13 @@ void TestModelImport::approximations_are_noted_data() {
                "learningRate":"NaN","learningRateSchedule":{"@class":"org.nd4j.linalg.schedule.ExponentialSchedule",
                "gamma":0.96,"initialValue":0.01,"scheduleType":"EPOCH"}})"), kDl4jOutput})
         << "dense,output" << "ExponentialSchedule imported as its initial value";
+    // Schedules are not trained yet (issue 13 class 3): a MapSchedule starts at its value for 0,
+    // said in a note, instead of the self-contradicting "expected a number or a schedule".
+    QTest::newRow("dl4j MapSchedule")
+        << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"iupdater":{"@class":"org.nd4j.linalg.learning.config.Nesterovs",
+               "learningRate":"NaN","momentum":0.9,"learningRateSchedule":{"@class":"org.nd4j.linalg.schedule.MapSchedule",
+               "scheduleType":"ITERATION","values":{"0":0.06,"200":0.05,"600":0.028}}})"), kDl4jOutput})
+        << "dense,output" << "MapSchedule imported as its value at 0, 0.06";
     QTest::newRow("keras relu folded across dropout and max pooling")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
                   keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])"),
@@ -301,11 +356,11 @@ void TestModelImport::refused_data() {
         << QByteArray(R"({"vertices":{},"networkInputs":["in"],"networkOutputs":["out"]})")
         << QStringList{"ComputationGraph", "MultiLayerConfiguration"};
     QTest::newRow("dl4j unknown activation")
-        << dl4j_with("DenseLayer", R"("nin":4,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationELU","alpha":1.0})")
-        << QStringList{"confs[0] (DenseLayer)", "\"activationFn\"", "ELU", "not supported"};
+        << dl4j_with("DenseLayer", R"("nin":4,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationCube"})")
+        << QStringList{"confs[0] (DenseLayer)", "\"activationFn\"", "Cube", "not supported"};
     QTest::newRow("dl4j 0.x unknown activation")
-        << dl4j({R"({"layer":{"dense":{"nin":4,"nout":3,"activationFunction":"softsign"}}})", kDl4jOutput})
-        << QStringList{"confs[0] (dense)", "\"activationFunction\"", "softsign"};
+        << dl4j({R"({"layer":{"dense":{"nin":4,"nout":3,"activationFunction":"rationaltanh"}}})", kDl4jOutput})
+        << QStringList{"confs[0] (dense)", "\"activationFunction\"", "rationaltanh"};
     QTest::newRow("dl4j AdaDelta") << dl4j_with("DenseLayer",
         R"("nin":4,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationReLU"},
            "iupdater":{"@class":"org.nd4j.linalg.learning.config.AdaDelta","rho":0.95})")
@@ -344,8 +399,8 @@ void TestModelImport::refused_data() {
                   keras_layer("Flatten", R"("name":"f")"), kKerasOut})
         << QStringList{"layers[1] (Conv2D \"c\")", "\"groups\"", "grouped"};
     QTest::newRow("keras unknown activation")
-        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"elu")"), kKerasOut})
-        << QStringList{"layers[1] (Dense \"d\")", "\"activation\"", "elu"};
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"gelu")"), kKerasOut})
+        << QStringList{"layers[1] (Dense \"d\")", "\"activation\"", "gelu"};
     QTest::newRow("keras Dense on an image")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":4,"kernel_size":3)"), kKerasOut})
         << QStringList{"layers[2] (Dense \"out\")", "Flatten"};
@@ -358,9 +413,10 @@ void TestModelImport::refused_data() {
                   keras_layer("BatchNormalization", R"("name":"bn","axis":-1)"),
                   keras_layer("Activation", R"("name":"act","activation":"relu")"), kKerasOut})
         << QStringList{"layers[3] (Activation \"act\")", "across \"bn\""};
-    QTest::newRow("keras 1 layer name") << keras({kKerasFlatInput,
-        keras_layer("Convolution2D", R"("name":"c","nb_filter":4,"nb_row":3,"nb_col":3)"), kKerasOut})
-        << QStringList{"layers[1] (Convolution2D \"c\")", "not supported"};
+    QTest::newRow("keras 1 border_mode full") << keras({kKerasInput,
+        keras_layer("Convolution2D", R"("name":"c","nb_filter":4,"nb_row":3,"nb_col":3,"border_mode":"full")"),
+        keras_layer("Flatten", R"("name":"f")"), kKerasOut})
+        << QStringList{"config.layers[1] (Convolution2D \"c\")", "\"border_mode\"", "full"};
     QTest::newRow("keras variable input") << keras({keras_layer("InputLayer", R"("batch_shape":[null,null,8,1])"), kKerasOut})
         << QStringList{"\"batch_shape\"", "variable"};
 }
@@ -376,6 +432,324 @@ void TestModelImport::refused() {
         QVERIFY2(msg.startsWith("cfg.json"), qPrintable(msg));
         for (const auto& fragment : expected) QVERIFY2(msg.contains(fragment), qPrintable(fragment + " not in: " + msg));
     }
+}
+
+namespace {
+
+// What importing `text` says, or "" when it imports.
+QString refusal(const std::string& text, const std::string& source) {
+    try {
+        nn::import_model_text(text, source);
+    } catch (const ConfigError& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
+}
+
+std::string read_fixture(const QString& name) {
+    QFile f(QString::fromStdString(fixture(name)));
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return f.readAll().toStdString();
+}
+
+}  // namespace
+
+void TestModelImport::fixture_refusals_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QStringList>("expected");   // fragments the message must contain
+    QTest::addColumn<QStringList>("unexpected");  // fragments it must not
+    // Class 8: a NaN momentum is refused, never replaced by 0.9.
+    QTest::newRow("dl4j NaN momentum") << "dl4j_0.9.1_mlp_nan_momentum.json"
+        << QStringList{"dl4j_0.9.1_mlp_nan_momentum.json: confs[1] (dense \"layer1\")", "\"momentum\"", "\"NaN\""}
+        << QStringList{};
+    // Class 10: the layer as the file numbers it, Thresher's numbering only in parentheses.
+    QTest::newRow("keras shape in file terms") << "keras2_conv_does_not_fit.json"
+        << QStringList{"keras2_conv_does_not_fit.json: config.layers[3] (Conv2D \"conv2d_1\"; Thresher layers[2] convolution)",
+                       "5x5", "16x3x3"}
+        << QStringList{": layers[2]"};
+    // Class 9: the unsupported layer, not "must go through Flatten first" / "variable dimension".
+    QTest::newRow("keras LSTM on a sequence") << "keras2_mnist_lstm.json"
+        << QStringList{"config.layers[0] (LSTM \"lstm_1\")", "LSTM is not supported"} << QStringList{"Flatten first"};
+    QTest::newRow("keras Embedding") << "keras2_imdb_embedding_lstm.json"
+        << QStringList{"config.layers[0] (Embedding \"embedding_1\")", "Embedding is not supported"}
+        << QStringList{"variable"};
+}
+
+void TestModelImport::fixture_refusals() {
+    QFETCH(QString, file);
+    QFETCH(QStringList, expected);
+    QFETCH(QStringList, unexpected);
+    try {
+        nn::import_model_file(fixture(file));
+        QFAIL("imported");
+    } catch (const ConfigError& e) {
+        const QString msg = QString::fromUtf8(e.what());
+        QVERIFY2(msg.startsWith(QString::fromStdString(fixture(file))), qPrintable(msg));
+        for (const auto& f : expected) QVERIFY2(msg.contains(f), qPrintable(f + " not in: " + msg));
+        for (const auto& f : unexpected) QVERIFY2(!msg.contains(f), qPrintable(f + " in: " + msg));
+    }
+}
+
+void TestModelImport::bad_numbers_refused_data() {
+    // Class 8: one field of a real file made NaN, infinite, negative or out of range. Each must be
+    // refused naming the file, the layer and the field as the file spells it.
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("pointer");  // JSON pointer of the field to change
+    QTest::addColumn<QByteArray>("value");
+    QTest::addColumn<QStringList>("expected");
+    const QString lenet = "dl4j_0.8.0_lenet_wrapped.json", mlp = "dl4j_0.9.1_mlp_wrapped.json",
+                  beta = "dl4j_1.0.0-beta2_iris_idropout.json", k3 = "keras3_cnn_compiled_logits.json",
+                  tfjs = "tfjs_keras2_mlp_sgd.json", k1 = "keras1_mnist_mlp_l2.json", k1cnn = "keras1_mnist_cnn.json";
+    QTest::newRow("0.x learningRate NaN") << lenet << "/confs/0/layer/convolution/learningRate" << QByteArray(R"("NaN")")
+        << QStringList{"confs[0] (convolution \"cnn1\")", "\"learningRate\"", "NaN"};
+    QTest::newRow("0.x adamVarDecay Infinity") << lenet << "/confs/2/layer/convolution/adamVarDecay" << QByteArray(R"("Infinity")")
+        << QStringList{"confs[2] (convolution \"cnn2\")", "\"adamVarDecay\"", "Infinity"};
+    QTest::newRow("0.x negative l2") << lenet << "/confs/4/layer/dense/l2" << QByteArray("-0.0005")
+        << QStringList{"confs[4] (dense \"ffn1\")", "\"l2\"", "-0.0005"};
+    QTest::newRow("0.x LReLU alpha") << lenet << "/confs/2/layer/convolution/activationFn/LReLU/alpha" << QByteArray("-1")
+        << QStringList{"confs[2] (convolution \"cnn2\").activationFn", "\"alpha\""};
+    QTest::newRow("0.x dropOut above 1") << mlp << "/confs/0/layer/dense/dropOut" << QByteArray("1.5")
+        << QStringList{"confs[0] (dense \"layer0\")", "\"dropOut\"", "1.5"};
+    QTest::newRow("0.9 iupdater learningRate NaN") << mlp << "/confs/2/layer/output/iupdater/learningRate" << QByteArray(R"("NaN")")
+        << QStringList{"confs[2] (output \"layer2\").iupdater", "\"learningRate\""};
+    QTest::newRow("1.0 idropout p NaN") << beta << "/confs/0/layer/idropout/p" << QByteArray(R"("NaN")")
+        << QStringList{"confs[0] (DenseLayer \"hidden\").idropout", "\"p\""};
+    QTest::newRow("1.0 negative learningRate") << beta << "/confs/1/layer/iupdater/learningRate" << QByteArray("-0.005")
+        << QStringList{"confs[1] (OutputLayer \"out\").iupdater", "\"learningRate\"", "-0.005"};
+    QTest::newRow("1.0 Adam beta1 of 1") << beta << "/confs/1/layer/iupdater/beta1" << QByteArray("1.0")
+        << QStringList{"confs[1] (OutputLayer \"out\").iupdater", "\"beta1\"", "[0, 1)"};
+    QTest::newRow("1.0 l2 schedule NaN") << beta << "/confs/0/layer/regularization/0/l2/value" << QByteArray(R"("NaN")")
+        << QStringList{"confs[0] (DenseLayer \"hidden\")", "\"regularization.l2\""};
+    QTest::newRow("keras 3 learning_rate negative") << k3 << "/compile_config/optimizer/config/learning_rate"
+        << QByteArray("-0.001") << QStringList{"compile_config.optimizer (Adam)", "\"learning_rate\"", "-0.001"};
+    QTest::newRow("keras 3 epsilon zero") << k3 << "/compile_config/optimizer/config/epsilon" << QByteArray("0")
+        << QStringList{"compile_config.optimizer (Adam)", "\"epsilon\""};
+    QTest::newRow("tfjs momentum above 1") << tfjs << "/modelTopology/training_config/optimizer_config/config/momentum"
+        << QByteArray("1.5") << QStringList{"modelTopology.training_config.optimizer_config (SGD)", "\"momentum\""};
+    QTest::newRow("keras 1 negative l2") << k1 << "/config/3/config/W_regularizer/l2" << QByteArray("-0.01")
+        << QStringList{"config[3] (Dense \"dense_2\").W_regularizer", "\"l2\""};
+    QTest::newRow("keras 1 dropout p of 1") << k1cnn << "/config/5/config/p" << QByteArray("1.0")
+        << QStringList{"config[5] (Dropout \"dropout_1\")", "\"p\""};
+    QTest::newRow("keras batch norm momentum") << "keras3_cnn.json" << "/config/layers/4/config/momentum" << QByteArray("2")
+        << QStringList{"config.layers[4] (BatchNormalization", "\"momentum\""};
+}
+
+void TestModelImport::bad_numbers_refused() {
+    QFETCH(QString, file);
+    QFETCH(QString, pointer);
+    QFETCH(QByteArray, value);
+    QFETCH(QStringList, expected);
+    auto j = nlohmann::json::parse(read_fixture(file));
+    const nlohmann::json::json_pointer ptr(pointer.toStdString());
+    QVERIFY2(j.contains(ptr), qPrintable(pointer + " not in " + file));
+    j[ptr] = nlohmann::json::parse(value.toStdString());
+    const QString msg = refusal(j.dump(), file.toStdString());
+    QVERIFY2(!msg.isEmpty(), "imported");
+    QVERIFY2(msg.startsWith(file + ": "), qPrintable(msg));
+    for (const auto& f : expected) QVERIFY2(msg.contains(f), qPrintable(f + " not in: " + msg));
+}
+
+void TestModelImport::unsupported_layer_named_first_data() {
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("expected");
+    // The first layer also has a problem (a NaN learning rate, a bad nIn); the LSTM is named anyway.
+    QTest::newRow("dl4j NaN before LSTM") << dl4j({dl4j_layer("DenseLayer",
+        R"("nin":4,"nout":3,"iupdater":{"@class":"org.nd4j.linalg.learning.config.Sgd","learningRate":"NaN"})"),
+        dl4j_layer("LSTM", R"("layerName":"lstm1","nin":3,"nout":3)"), kDl4jOutput})
+        << "confs[1] (LSTM \"lstm1\"): layer type LSTM is not supported";
+    QTest::newRow("dl4j 0.x graves before shape") << dl4j({R"({"layer":{"convolution":{"nin":1,"nout":2,"kernelSize":[9,9]}}})",
+        R"({"layer":{"gravesLSTM":{"layerName":"g","nin":4,"nout":3}}})", kDl4jOutput})
+        << "confs[1] (gravesLSTM \"g\"): layer type gravesLSTM is not supported";
+    QTest::newRow("keras Dense on image before GlobalAveragePooling2D") << keras({kKerasInput,
+        keras_layer("Dense", R"("name":"d","units":4)"), keras_layer("GlobalAveragePooling2D", R"("name":"gap")"), kKerasOut})
+        << "config.layers[2] (GlobalAveragePooling2D \"gap\"): layer GlobalAveragePooling2D is not supported";
+}
+
+void TestModelImport::unsupported_layer_named_first() {
+    QFETCH(QByteArray, json);
+    QFETCH(QString, expected);
+    const QString msg = refusal(json.toStdString(), "cfg.json");
+    QVERIFY2(msg.startsWith("cfg.json: " + expected), qPrintable(msg));
+}
+
+void TestModelImport::numbers_keep_their_decimals() {
+    // Class 10: float32 values from Keras (0.009999999776482582) and floats we store show as the
+    // decimal the user wrote, in notes, saved configs and messages.
+    const auto tfjs = nn::import_model_file(fixture("tfjs_keras2_mlp_sgd.json"));
+    const auto saved = QString::fromStdString(tfjs.model.to_json().dump());
+    QVERIFY2(saved.contains(R"("learning_rate":0.01)") && saved.contains(R"("momentum":0.9)"), qPrintable(saved));
+    QVERIFY2(!saved.contains("0.0099999") && !saved.contains("0.8999999"), qPrintable(saved));
+    const auto k1 = nn::import_model_file(fixture("keras1_mnist_mlp_l2.json"));
+    const auto k1_saved = QString::fromStdString(k1.model.to_json().dump());
+    QVERIFY2(k1_saved.contains(R"("l2":0.02)") && k1_saved.contains(R"("retain":0.8)"), qPrintable(k1_saved));
+    QVERIFY2(!joined(k1.notes).contains("0.0099999"), qPrintable(joined(k1.notes)));
+    // A Thresher file's numbers survive a load and save unchanged.
+    const auto m = nn::ModelConfig::parse(
+        R"({"input":{"size":4},"updater":{"type":"adam","learning_rate":0.003,"epsilon":1e-7},"l2":0.0005,
+            "layers":[{"type":"dropout","retain":0.9},{"type":"output","units":2}]})", "t.json");
+    const auto text = QString::fromStdString(m.to_json().dump());
+    for (const char* want : {R"("learning_rate":0.003)", R"("epsilon":1e-07)", R"("l2":0.0005)", R"("retain":0.9)"})
+        QVERIFY2(text.contains(want), qPrintable(QString(want) + " not in " + text));
+    QCOMPARE(nn::decimal(0.1f), 0.1);
+}
+
+void TestModelImport::first_layer_dropout_keeps_nin() {
+    // Class 2: DL4J's global .dropOut(p) puts a dropout on the first layer; the input is its nIn,
+    // and a wrong nIn there is still caught.
+    const auto r = nn::import_model_file(fixture("dl4j_1.0.0-beta2_iris_idropout.json"));
+    QCOMPARE(r.model.input, (nn::Shape{4, 1, 1}));
+    QCOMPARE(r.model.layers[0].retain, 0.8f);
+    QCOMPARE(QString::fromStdString(r.model.layers[0].origin), QString("confs[0]"));
+    const auto mlp = nn::import_model_file(fixture("dl4j_0.9.1_mlp_wrapped.json")).model;
+    QCOMPARE(mlp.input, (nn::Shape{784, 1, 1}));
+    QCOMPARE(mlp.layers[0].retain, 0.5f);
+    QCOMPARE(mlp.layers[1].activation.kind, nn::Activation::Relu);
+    QCOMPARE(mlp.layers[5].activation.kind, nn::Activation::Softmax);
+    // A DropoutLayer first, then a dense layer whose nIn gives the input.
+    const QByteArray text = dl4j({dl4j_layer("DropoutLayer", R"("layerName":"drop","idropout":{"@class":"org.deeplearning4j.nn.conf.dropout.Dropout","p":0.9})"),
+                                  kDl4jDense, kDl4jOutput});
+    const auto d = nn::import_model_text(text.toStdString(), "cfg.json").model;
+    QCOMPARE(d.input, (nn::Shape{4, 1, 1}));
+    QCOMPARE(types(d), QString("dropout,dense,output"));
+    // LeNet 0.8.0: the LReLU wrapper's alpha.
+    const auto lenet = nn::import_model_file(fixture("dl4j_0.8.0_lenet_wrapped.json")).model;
+    QCOMPARE(lenet.layers[2].activation.kind, nn::Activation::LeakyRelu);
+    QCOMPARE(lenet.layers[2].activation.alpha, 0.1f);
+    QCOMPARE(lenet.effective_updater(0).epsilon, 1e-8f);
+}
+
+void TestModelImport::keras1_details() {
+    // Class 7: Keras 1's border_mode same, subsample, init names, dim_ordering th.
+    const QByteArray conv = keras_layer("Convolution2D",
+        R"("name":"c","nb_filter":6,"nb_row":3,"nb_col":5,"border_mode":"same","subsample":[2,2],"init":"he_normal",
+           "dim_ordering":"th","activation":"relu","batch_input_shape":[null,3,16,20],"bias":true)");
+    const QByteArray text = R"({"class_name":"Sequential","config":[)" + conv + "," +
+        keras_layer("Flatten", R"("name":"f")") + "," +
+        keras_layer("Dense", R"("name":"out","output_dim":2,"activation":"softmax","init":"lecun_uniform")") + "]}";
+    const auto r = nn::import_model_text(text.toStdString(), "k1.json");
+    const auto& m = r.model;
+    QCOMPARE(m.input, (nn::Shape{3, 16, 20}));
+    QCOMPARE(m.layers[0].units, 6);
+    QCOMPARE(m.layers[0].kernel, (std::array<int, 2>{3, 5}));
+    QCOMPARE(m.layers[0].stride, (std::array<int, 2>{2, 2}));
+    QCOMPARE(m.layers[0].mode, nn::ConvMode::Same);
+    QCOMPARE(m.layers[0].out_shape, (nn::Shape{6, 8, 10}));
+    QCOMPARE(m.effective_weight_init(0), nn::WeightInit::Relu);
+    QVERIFY2(joined(r.notes).contains("config[2] (Dense \"out\"): \"init\": lecun_uniform"), qPrintable(joined(r.notes)));
+}
+
+void TestModelImport::training_config_read() {
+    // Class 4: the optimizer and loss come from the file, and the notes no longer claim there are none.
+    const auto tfjs = nn::import_model_file(fixture("tfjs_keras2_mlp_sgd.json"));
+    QVERIFY2(!joined(tfjs.notes).contains("no optimizer") && !joined(tfjs.notes).contains("no loss"), qPrintable(joined(tfjs.notes)));
+    const auto k3 = nn::import_model_file(fixture("keras3_cnn_compiled_logits.json"));
+    QCOMPARE(k3.model.layers.back().activation.kind, nn::Activation::Softmax);
+    QCOMPARE(k3.model.effective_updater(0).epsilon, 1e-7f);
+    // A binary classifier compiled with binary_crossentropy and RMSprop.
+    const QByteArray bin = R"({"class_name":"Sequential","config":{"name":"b","layers":[)" + kKerasFlatInput + "," +
+        keras_layer("Dense", R"("name":"out","units":1,"activation":"sigmoid")") +
+        R"(]},"compile_config":{"optimizer":{"class_name":"RMSprop","config":{"learning_rate":0.01,"rho":0.8,"epsilon":1e-07,
+           "momentum":0.0,"centered":false}},"loss":"binary_crossentropy","metrics":["accuracy"]}})";
+    const auto b = nn::import_model_text(bin.toStdString(), "b.json");
+    QCOMPARE(b.model.layers.back().loss, nn::LossKind::BinaryCrossEntropy);
+    const auto u = b.model.effective_updater(0);
+    QCOMPARE(u.kind, nn::UpdaterKind::RmsProp);
+    QCOMPARE(u.learning_rate, 0.01f);
+    QCOMPARE(u.rms_decay, 0.8f);
+    // A Keras 3 learning-rate schedule gives its initial rate, with a note.
+    const QByteArray sched = R"({"class_name":"Sequential","config":{"name":"s","layers":[)" + kKerasFlatInput + "," + kKerasOut +
+        R"(]},"compile_config":{"optimizer":{"class_name":"SGD","config":{"learning_rate":{"module":"keras.optimizers.schedules",
+           "class_name":"ExponentialDecay","config":{"initial_learning_rate":0.1,"decay_steps":1000,"decay_rate":0.96,
+           "staircase":false,"name":"ExponentialDecay"},"registered_name":null},"momentum":0.0,"nesterov":false}},
+           "loss":"categorical_crossentropy"}})";
+    const auto s = nn::import_model_text(sched.toStdString(), "s.json");
+    QCOMPARE(s.model.effective_updater(0).learning_rate, 0.1f);
+    QCOMPARE(s.model.effective_updater(0).kind, nn::UpdaterKind::Sgd);
+    QVERIFY2(joined(s.notes).contains("ExponentialDecay imported as its initial learning rate 0.1"), qPrintable(joined(s.notes)));
+}
+
+void TestModelImport::training_config_refused_data() {
+    QTest::addColumn<QByteArray>("compile");
+    QTest::addColumn<QByteArray>("output_activation");
+    QTest::addColumn<QStringList>("expected");
+    QTest::newRow("AMSGrad") << QByteArray(R"({"optimizer":{"class_name":"Adam","config":{"learning_rate":0.001,"amsgrad":true}},"loss":"categorical_crossentropy"})")
+        << QByteArray("softmax") << QStringList{"compile_config.optimizer (Adam)", "\"amsgrad\""};
+    QTest::newRow("Adadelta") << QByteArray(R"({"optimizer":{"class_name":"Adadelta","config":{"learning_rate":1.0}},"loss":"categorical_crossentropy"})")
+        << QByteArray("softmax") << QStringList{"compile_config.optimizer (Adadelta)", "Adadelta is not supported"};
+    QTest::newRow("hinge loss") << QByteArray(R"({"optimizer":{"class_name":"Adam","config":{}},"loss":"hinge"})")
+        << QByteArray("softmax") << QStringList{"compile_config", "\"loss\"", "hinge is not supported"};
+    QTest::newRow("crossentropy on sigmoid") << QByteArray(R"({"loss":"categorical_crossentropy"})")
+        << QByteArray("sigmoid") << QStringList{"config.layers[1] (Dense \"out\")", "needs a softmax output"};
+    QTest::newRow("label smoothing") << QByteArray(R"({"loss":{"class_name":"CategoricalCrossentropy","config":{"label_smoothing":0.1}}})")
+        << QByteArray("softmax") << QStringList{"\"label_smoothing\""};
+    QTest::newRow("weight decay") << QByteArray(R"({"optimizer":{"class_name":"Adam","config":{"weight_decay":0.004}},"loss":"mse"})")
+        << QByteArray("linear") << QStringList{"\"weight_decay\""};
+}
+
+void TestModelImport::training_config_refused() {
+    QFETCH(QByteArray, compile);
+    QFETCH(QByteArray, output_activation);
+    QFETCH(QStringList, expected);
+    const QByteArray text = R"({"class_name":"Sequential","config":{"name":"t","layers":[)" + kKerasFlatInput + "," +
+        keras_layer("Dense", R"("name":"out","units":3,"activation":")" + output_activation + R"(")") +
+        R"(]},"compile_config":)" + compile + "}";
+    const QString msg = refusal(text.toStdString(), "cfg.json");
+    QVERIFY2(msg.startsWith("cfg.json: "), qPrintable(msg));
+    for (const auto& f : expected) QVERIFY2(msg.contains(f), qPrintable(f + " not in: " + msg));
+}
+
+void TestModelImport::activations_of_imported_files_data() {
+    // Class 6: the activations real files use, in each spelling, with their parameters.
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("activation");
+    QTest::addColumn<double>("alpha");  // -1: not compared
+    auto dl4j_act = [](const QByteArray& fn) {
+        return dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"activationFn":)" + fn), kDl4jOutput});
+    };
+    QTest::newRow("dl4j 1.0 ELU") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationELU","alpha":0.5})") << "elu" << 0.5;
+    QTest::newRow("dl4j 0.9 wrapper ELU") << dl4j_act(R"({"ELU":{"alpha":1.0}})") << "elu" << 1.0;
+    QTest::newRow("dl4j SELU") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationSELU"})") << "selu" << -1.0;
+    QTest::newRow("dl4j HardSigmoid") << dl4j_act(R"({"HardSigmoid":{}})") << "hardsigmoid" << 0.2;
+    QTest::newRow("dl4j SoftPlus") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationSoftPlus"})") << "softplus" << -1.0;
+    QTest::newRow("dl4j SoftSign") << dl4j_act(R"({"SoftSign":{}})") << "softsign" << -1.0;
+    QTest::newRow("dl4j ReLU max 6") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationReLU","max":6.0,"threshold":0.0,"negativeSlope":0.0})")
+        << "relu6" << -1.0;
+    QTest::newRow("dl4j 0.x elu string") << dl4j({R"({"layer":{"dense":{"nin":4,"nout":3,"activationFunction":"elu"}}})", kDl4jOutput})
+        << "elu" << 1.0;
+    auto keras_act = [](const QByteArray& dense_extra, const QByteArray& after = {}) {
+        QByteArrayList layers{kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4)" + dense_extra)};
+        if (!after.isEmpty()) layers << after;
+        layers << kKerasOut;
+        return keras(layers);
+    };
+    QTest::newRow("keras selu") << keras_act(R"(,"activation":"selu")") << "selu" << -1.0;
+    QTest::newRow("keras softsign") << keras_act(R"(,"activation":"softsign")") << "softsign" << -1.0;
+    QTest::newRow("keras 2 hard_sigmoid") << keras_act(R"(,"activation":"hard_sigmoid")") << "hardsigmoid" << 0.2;
+    QTest::newRow("keras ELU layer") << keras_act("", keras_layer("ELU", R"("name":"e","alpha":0.7)")) << "elu" << 0.7;
+    QTest::newRow("keras ReLU max_value 6") << keras_act("", keras_layer("ReLU", R"("name":"r","max_value":6.0)")) << "relu6" << -1.0;
+    // Keras 3 (its objects name their module) changed hard_sigmoid to relu6(x + 3) / 6.
+    QByteArray k3 = keras_act(R"(,"activation":"hard_sigmoid")");
+    k3.insert(1, R"("module":"keras",)");
+    QTest::newRow("keras 3 hard_sigmoid") << k3 << "hardsigmoid" << double(1.f / 6.f);
+}
+
+void TestModelImport::activations_of_imported_files() {
+    QFETCH(QByteArray, json);
+    QFETCH(QString, activation);
+    QFETCH(double, alpha);
+    nn::ImportResult r;
+    try {
+        r = nn::import_model_text(json.toStdString(), "cfg.json");
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    const auto& a = r.model.layers[0].activation;
+    QCOMPARE(QString::fromUtf8(nn::to_string(a.kind).data()), activation);
+    if (alpha >= 0) QCOMPARE(a.alpha, float(alpha));
+    // Thresher JSON keeps it: the saved config reads back the same.
+    const auto again = nn::ModelConfig::from_json(r.model.to_json(), "again");
+    QCOMPARE(again.layers[0].activation.kind, a.kind);
+    QCOMPARE(again.layers[0].activation.alpha, a.alpha);
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)

@@ -46,6 +46,7 @@ private Q_SLOTS:
     void crlfAndBlankLines();
     void spacesQuotesAndDelimiter();
     void givenClassCount();
+    void strayLargeLabelInALongTable();
     void badInput_data();
     void badInput();
     void fileMatchesText();
@@ -173,6 +174,23 @@ void TestCsvReader::givenClassCount() {
     QVERIFY2(
         msg.startsWith("g.csv: line 2, column 2: class label \"4\" is out of range for 4 classes"),
         qPrintable(msg));
+}
+
+void TestCsvReader::strayLargeLabelInALongTable() {
+    // 2 MB of text: 500,000 rows labelled 0 and one labelled 65535 would need 500,001 x 65,536
+    // one-hot floats (122 GiB). Refused, naming the label's place; the same label in a short
+    // table is fine (3 x 65,536 floats).
+    std::string text;
+    for (int i = 0; i < 500000; ++i) text += "1,0\n";
+    text += "1,65535\n";
+    const std::string file = write("stray.csv", text);
+    const QString msg = data_error([&] { read_csv(file); });
+    QVERIFY2(msg.startsWith(QString::fromStdString(file) + ": line 500001, column 2: class label 65535 sets 65536 classes"),
+             qPrintable(msg));
+    QVERIFY2(msg.contains("500001 rows would take 122.1 GiB"), qPrintable(msg));
+    const Dataset small = parse_csv("1,0\n2,65535\n3,1\n", "small");
+    QCOMPARE(small.num_classes, 65536);
+    QCOMPARE(small.targets.size(), std::size_t{3} * 65536);
 }
 
 void TestCsvReader::badInput_data() {

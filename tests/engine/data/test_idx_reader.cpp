@@ -88,6 +88,7 @@ private Q_SLOTS:
     void pairErrors_data();
     void pairErrors();
     void classCountInference();
+    void oneHotTargetsBounded();
     void shapes();
 
 private:
@@ -199,8 +200,16 @@ void TestIdxReader::badInput_data() {
     QTest::newRow("truncated header")
         << qb(Bytes(header.begin(), header.begin() + 9)) << false << "header: truncated"
         << "expected a 12-byte header (2 dimensions), found 9 bytes";
-    QTest::newRow("truncated data") << qb(short_data) << false << "truncated"
-                                    << "expected 6 data bytes after the 12-byte header, found 4";
+    QTest::newRow("truncated data") << qb(short_data) << false << "bytes 4-11"
+                                    << "the header declares 6 data bytes, but";
+    // Exactly 2^31 elements (the most a header may declare) over 100 bytes of data: refused from
+    // the file's size before any allocation, plain or gzip.
+    QTest::newRow("2^31 elements in a small file")
+        << qb(idx({32768, 65536}, 100)) << false << "bytes 4-11"
+        << "the header declares 2147483648 data bytes, but";
+    QTest::newRow("gzip: 2^31 elements in a small file")
+        << qb(idx({32768, 65536}, 100)) << true << "bytes 4-11"
+        << "the header declares 2147483648 data bytes, but a gzip file of";
     QTest::newRow("trailing garbage") << qb(trailing) << false << "byte 11"
                                       << "trailing data after the 3 data bytes";
     QTest::newRow("absurd dims") << qb(idx({65536, 65536}, 0)) << false << "bytes 4-11"
@@ -324,6 +333,23 @@ void TestIdxReader::classCountInference() {
 
     ds = make_idx_dataset(images, "i", labels, "l", 20);
     QCOMPARE(ds.num_classes, 20);
+}
+
+void TestIdxReader::oneHotTargetsBounded() {
+    // 2,000,000 one-pixel samples (4 MB of IDX data, a few KB gzipped) with one label of 255
+    // would need 2,000,000 x 256 one-hot floats (1.9 GiB): refused, naming the label.
+    IdxArray images, labels;
+    images.dims = {2000000, 1};
+    images.data.assign(2000000, 7);
+    labels.dims = {2000000};
+    labels.data.assign(2000000, 0);
+    labels.data[1234] = 255;
+    const QString msg = data_error([&] { make_idx_dataset(images, "imgs", labels, "lbls"); });
+    QVERIFY2(msg.startsWith("lbls: label 1234: class 255 (the largest) makes 256 classes: one-hot targets for "
+                            "2000000 samples would take 1.9 GiB"),
+             qPrintable(msg));
+    labels.data[1234] = 9;  // ten classes: 76 MiB, fine
+    QCOMPARE(make_idx_dataset(images, "imgs", labels, "lbls").num_classes, 10);
 }
 
 void TestIdxReader::shapes() {

@@ -64,7 +64,8 @@ void TestGradientCheck::gradients_data() {
     const char* flat = "{\"size\":6}";
     const char* image = "{\"channels\":2,\"height\":7,\"width\":6}";
     const char* softmax = "{\"type\":\"output\",\"units\":3,\"activation\":\"softmax\",\"loss\":\"mcxent\"}";
-    for (const char* act : {"identity", "relu", "leakyrelu", "tanh", "sigmoid", "softmax"}) {
+    for (const char* act : {"identity", "relu", "leakyrelu", "tanh", "sigmoid", "softmax", "elu", "selu", "relu6",
+                            "hardsigmoid", "softplus", "softsign"}) {
         const QByteArray layer = QByteArray("{\"type\":\"dense\",\"units\":5,\"activation\":\"") + act + "\"}";
         QTest::newRow(QByteArray("dense ") + act) << model(flat, layer.constData(), softmax) << true;
     }
@@ -99,6 +100,17 @@ void TestGradientCheck::gradients_data() {
                                   "\"},{\"type\":\"subsampling\",\"pooling\":\"max\",\"kernel\":[2,2],\"stride\":[2,2]}";
         QTest::newRow(QByteArray("conv ") + act + " then max pool") << model(image, layers.constData(), softmax) << true;
     }
+    // The activations imported files bring run after the convolution (not fused by oneDNN).
+    for (const char* act : {"elu", "selu", "relu6", "hardsigmoid", "softplus", "softsign"}) {
+        const QByteArray layer = QByteArray("{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"") + act + "\"}";
+        QTest::newRow(QByteArray("conv ") + act) << model(image, layer.constData(), softmax) << true;
+    }
+    QTest::newRow("dense elu alpha 0.5")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"elu\",\"alpha\":0.5}", softmax) << true;
+    QTest::newRow("output softplus mse")
+        << model(flat, "", "{\"type\":\"output\",\"units\":2,\"activation\":\"softplus\",\"loss\":\"mse\"}") << false;
+    QTest::newRow("output softsign mse")
+        << model(flat, "", "{\"type\":\"output\",\"units\":2,\"activation\":\"softsign\",\"loss\":\"mse\"}") << false;
     QTest::newRow("conv leakyrelu then max pool")
         << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"leakyrelu\"},"
                         "{\"type\":\"subsampling\",\"pooling\":\"max\",\"kernel\":[2,2],\"stride\":[2,2]}", softmax) << true;

@@ -36,6 +36,8 @@ private Q_SLOTS:
     void round_trip_predicts_the_same();
     void damaged_files_data();
     void damaged_files();
+    void every_flipped_byte_is_refused();
+    void save_errors_name_the_file();
 
 private:
     QTemporaryDir dir_;
@@ -109,6 +111,40 @@ void TestModelFile::damaged_files() {
     } catch (const ModelFileError& e) {
         const QString msg = e.what();
         QVERIFY2(msg.contains(path) && msg.contains(expected), qPrintable(msg));
+    }
+}
+
+void TestModelFile::every_flipped_byte_is_refused() {
+    // The checksum covers every byte: a bit flipped anywhere (header, parameters, updater state,
+    // the checksum itself) is refused, never loaded as a slightly different model.
+    if (!QFile::exists(saved_)) QSKIP("round trip test did not write the file");
+    const std::string good = read_all(saved_);
+    const QString path = dir_.filePath("flipped.thr");
+    int loaded = 0;
+    for (std::size_t i = 0; i < good.size(); ++i) {
+        std::string bytes = good;
+        bytes[i] ^= static_cast<char>(1 << (i % 8));
+        write_all(path, bytes);
+        try {
+            nn::load_model_file(path.toStdString());
+            ++loaded;
+            qWarning("byte %zu flipped and still loaded", i);
+        } catch (const ModelFileError& e) {
+            if (!QString(e.what()).contains(path)) QFAIL(e.what());
+        }
+    }
+    QCOMPARE(loaded, 0);
+}
+
+void TestModelFile::save_errors_name_the_file() {
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(nn::ModelConfig::parse(kModel, "mf"), *be);
+    const std::string path = dir_.filePath("missing-folder/m.thr").toStdString();
+    try {
+        nn::save_model_file(path, {net.config(), net.get_params(), {}, {}, {}});
+        QFAIL("saved into a missing folder");
+    } catch (const ModelFileError& e) {
+        QVERIFY2(std::string(e.what()).find(path) != std::string::npos, e.what());
     }
 }
 

@@ -2,6 +2,8 @@
 //   - SIGKILL of thresher-launch mid-run leaves no engine behind within a few seconds: the
 //     kernel closes its SSH connections, sshd closes the engines' stdin, and an engine started
 //     with --secret-stdin ends on EOF (engine/cli/stdin_control.h);
+//   - SIGSTOP of thresher-launch (frozen, or its machine gone without closing the connection:
+//     sshd notices nothing) ends the engines after --heartbeat-timeout of silence on their stdin;
 //   - as root: sshd in two network namespaces joined by a veth pair (10.77.0.1/24 and
 //     10.77.0.2/24, addresses only inside namespaces this test makes), thresher-launch running in
 //     the first: a full 2-node run across them completes and prints both nodes' events.
@@ -46,6 +48,7 @@ private Q_SLOTS:
     void initTestCase();
     void cleanupTestCase();
     void killed_launcher_leaves_no_engine();
+    void frozen_launcher_leaves_no_engine();
     void two_namespaces_train_over_ssh();
 
 private:
@@ -115,6 +118,49 @@ void TestSshLaunchCli::killed_launcher_leaves_no_engine() {
     QVERIFY2(pids_with_cmdline(marker).isEmpty(), "engines still running 10 s after the launcher was killed");
     qInfo("engines gone %.1f s after SIGKILL of thresher-launch", gone.elapsed() / 1000.0);
     sshd_.stop();
+}
+
+void TestSshLaunchCli::frozen_launcher_leaves_no_engine() {
+    QString error;
+    SshdFixture sshd;  // its own: a fixture starts once
+    QVERIFY2(sshd.start(error), qPrintable(error));
+    const QString cache = path("cache-freeze");
+    const QString file = spec("freeze", "slow.json", "big.csv", R"("epochs":500,"batch":16,"threads":1)",
+                              {sshd.host_json(), sshd.host_json()}, free_ports(2));
+    QProcess launcher;
+    launcher.start(bin("thresher-launch"), {"run", file, "--events", "--accept-new-host-keys", "--remote-cache", cache,
+                                            "--connect-timeout", "5", "--heartbeat-timeout", "3"});
+    QVERIFY(launcher.waitForStarted());
+    QByteArray out;
+    QElapsedTimer waited;
+    waited.start();
+    QList<QJsonObject> events;
+    // Training past two heartbeat timeouts shows the heartbeats keep the engines alive.
+    while (waited.elapsed() < 60000 && launcher.state() == QProcess::Running) {
+        launcher.waitForReadyRead(100);
+        out += launcher.readAllStandardOutput();
+        events = events_of(out.left(out.lastIndexOf('\n') + 1));
+        if (count(events, "iteration", 0) > 2 && count(events, "iteration", 1) > 2) break;
+    }
+    QVERIFY2(count(events, "iteration", 0) > 2 && count(events, "iteration", 1) > 2,
+             qPrintable(QString::fromUtf8(launcher.readAllStandardError())));
+    QTest::qWait(7000);
+    QVERIFY2(launcher.state() == QProcess::Running, qPrintable(QString::fromUtf8(launcher.readAllStandardError())));
+    const QString marker = cache + "/bundles/";
+    QCOMPARE(pids_with_cmdline(marker).size(), 2);
+
+    ::kill(static_cast<pid_t>(launcher.processId()), SIGSTOP);  // the connections stay open, silent
+    QElapsedTimer gone;
+    gone.start();
+    while (!pids_with_cmdline(marker).isEmpty() && gone.elapsed() < 20000) QTest::qWait(100);
+    const qint64 took = gone.elapsed();
+    ::kill(static_cast<pid_t>(launcher.processId()), SIGKILL);
+    QVERIFY(launcher.waitForFinished(5000));
+    // 3 s of silence, then a graceful stop (or the stop watch's 3 s deadline).
+    QVERIFY2(pids_with_cmdline(marker).isEmpty(), "engines still running 20 s after the launcher froze");
+    QVERIFY2(took >= 2500, qPrintable(QString("engines ended %1 ms after the freeze: before the heartbeat timeout").arg(took)));
+    qInfo("engines gone %.1f s after SIGSTOP of thresher-launch (heartbeat timeout 3 s)", took / 1000.0);
+    sshd.stop();
 }
 
 void TestSshLaunchCli::two_namespaces_train_over_ssh() {

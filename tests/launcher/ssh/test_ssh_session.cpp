@@ -2,11 +2,13 @@
 // asked, then trusted; a changed key and an unknown one are refused, naming host, port and file;
 // a key the server does not know is refused at auth; an encrypted key needs its passphrase from
 // the callback; ~/.ssh/config aliases resolve; nobody listening, or a silent listener, fails
-// within the connect timeout; exec returns status, stdout and stderr and honours its deadline.
+// within the connect timeout; exec returns status, stdout and stderr and honours its deadline;
+// every session's socket has TCP keepalive; a pinned fingerprint admits only the approved key.
 #include <QtTest>
 
 #include <QElapsedTimer>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,7 +45,9 @@ private Q_SLOTS:
     void ssh_config_alias_resolves();
     void nobody_listening_fails_fast();
     void silent_listener_fails_within_the_timeout();
+    void keepalive_on_every_session();
     void changed_host_key_is_refused();
+    void approved_fingerprint_is_pinned();
 
 private:
     SshdFixture sshd_;
@@ -201,6 +205,49 @@ void TestSshSession::changed_host_key_is_refused() {
         QVERIFY2(message.contains("host key changed"), e->what());
         QVERIFY2(message.contains("SHA256:") && message.contains(sshd_.known_hosts()), e->what());
     }
+}
+
+void TestSshSession::keepalive_on_every_session() {
+    SshSession s(sshd_.target(false));
+    const int fd = ssh_get_fd(s.handle());
+    QVERIFY(fd >= 0);
+    auto get = [fd](int level, int name) {
+        int v = -1;
+        socklen_t len = sizeof v;
+        return ::getsockopt(fd, level, name, &v, &len) == 0 ? v : -2;
+    };
+    QCOMPARE(get(SOL_SOCKET, SO_KEEPALIVE), 1);
+    QCOMPARE(get(IPPROTO_TCP, TCP_KEEPIDLE), SshSession::kKeepaliveIdleS);
+    QCOMPARE(get(IPPROTO_TCP, TCP_KEEPINTVL), SshSession::kKeepaliveIntervalS);
+    QCOMPARE(get(IPPROTO_TCP, TCP_KEEPCNT), SshSession::kKeepaliveProbes);
+    QCOMPARE(get(IPPROTO_TCP, TCP_USER_TIMEOUT), int(SshSession::kUserTimeoutMs));
+}
+
+void TestSshSession::approved_fingerprint_is_pinned() {
+    // The user is shown key A (first connection, refused as unknown) and approves it; the second
+    // connection, which adds the key, meets key B (the server restarted with a new key, as a
+    // man in the middle would present): refused, nothing added. Approving B then adds B.
+    SshTarget t = sshd_.target(false);
+    t.known_hosts_file = (QFileInfo(sshd_.known_hosts()).absolutePath() + "/pinned_known_hosts").toStdString();
+    const auto first = error_of([&] { SshSession s(t); });
+    QVERIFY(first);
+    const std::string approved = first->host_key_fingerprint();
+    QVERIFY2(approved.rfind("SHA256:", 0) == 0, first->what());
+    QString error;
+    QVERIFY2(sshd_.restart_with_new_host_key(error), qPrintable(error));
+    t.accept_new_host_key = true;
+    t.expected_host_key_fingerprint = approved;
+    const auto second = error_of([&] { SshSession s(t); });
+    QVERIFY(second);
+    QCOMPARE(second->step(), SshStep::HostKey);
+    QVERIFY2(QString(second->what()).contains(QString::fromStdString("not the key " + approved + " that was approved")),
+             second->what());
+    QVERIFY(second->host_key_fingerprint() != approved);
+    QVERIFY(!QFile::exists(QString::fromStdString(t.known_hosts_file)));
+    t.expected_host_key_fingerprint = second->host_key_fingerprint();
+    SshSession ok(t);
+    QVERIFY(ok.host_key_added());
+    QCOMPARE(ok.host_key_fingerprint(), second->host_key_fingerprint());
 }
 
 QTEST_GUILESS_MAIN(TestSshSession)

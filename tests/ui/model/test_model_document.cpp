@@ -31,6 +31,7 @@ private Q_SLOTS:
     void imports();
     void refuses_what_cannot_be_imported();
     void unreadable_file_names_it();
+    void deeply_nested_files_are_refused();
 };
 
 void TestModelDocument::lenet_rows_show_engine_shapes() {
@@ -178,6 +179,33 @@ void TestModelDocument::unreadable_file_names_it() {
     } catch (const std::runtime_error& e) {
         QVERIFY(QString::fromUtf8(e.what()).contains("/nonexistent/model.json"));
     }
+}
+
+void TestModelDocument::deeply_nested_files_are_refused() {
+    // 400 KB of '[' through the import path, and a Thresher model whose layers nest 200 deep:
+    // an error naming the file (or "model") and the depth, never a stack overflow.
+    QTemporaryDir dir;
+    const QString path = dir.filePath("deep.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QByteArray(400 * 1024, '['));
+    f.close();
+    ModelDocument doc;
+    try {
+        doc.load(path);
+        QFAIL("imported 400 KB of nested arrays");
+    } catch (const std::runtime_error& e) {
+        const QString msg = QString::fromUtf8(e.what());
+        QVERIFY2(msg.startsWith(path + ":1:65: invalid JSON: nested deeper than 64 levels"), qPrintable(msg));
+    }
+    const QString own = dir.filePath("own.json");
+    QFile g(own);
+    QVERIFY(g.open(QIODevice::WriteOnly));
+    g.write(R"({"input":{"size":4},"layers":)" + QByteArray(200, '[') + QByteArray(200, ']') + "}");
+    g.close();
+    QCOMPARE(doc.load(own), QString("thresher"));
+    QVERIFY(!doc.valid());
+    QVERIFY2(doc.error().contains("nested deeper than 64 levels"), qPrintable(doc.error()));
 }
 
 QTEST_MAIN(TestModelDocument)

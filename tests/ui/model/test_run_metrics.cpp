@@ -28,6 +28,7 @@ private Q_SLOTS:
     void throughput_and_timings();
     void status_is_the_worst();
     void revision_moves_only_on_data();
+    void staleness_per_worker();
 };
 
 void TestRunMetrics::rates_from_counters() {
@@ -120,6 +121,19 @@ void TestRunMetrics::revision_moves_only_on_data() {
     QVERIFY(m.revision() > r0);
     m.clear();
     QVERIFY(m.loss().empty());
+}
+
+void TestRunMetrics::staleness_per_worker() {
+    RunMetrics m(0.5);
+    auto e = iteration(0, 1, 7, 1.0, 1, 0, 0, 64);
+    e["lag_max"] = 2;
+    e["wait_ms"] = 3.5;
+    m.add(e);
+    m.add(iteration(0, 0, 7, 1.0, 1, 0, 0, 64));  // parameter averaging: no staleness fields
+    QCOMPARE(m.lag().size(), std::size_t(1));
+    QCOMPARE(m.lag().at(1).x[0], 7.0);
+    QCOMPARE(m.lag().at(1).y[0], 2.0);
+    QCOMPARE(m.wait_ms().at(1).y[0], 3.5);
 }
 
 QTEST_MAIN(TestRunMetrics)

@@ -22,6 +22,8 @@ private Q_SLOTS:
     void sequences();
     void clone_keeps_state();
     void threshold_stays_a_positive_float();
+    void ceiling_stops_a_runaway_data();
+    void ceiling_stops_a_runaway();
     void parse_data();
     void parse();
     void parse_errors_data();
@@ -169,6 +171,32 @@ void TestThresholdAlgorithm::parse_errors() {
         QVERIFY2(what.startsWith("--threshold-algorithm: \"" + spec + "\": "), qPrintable(what));
         QVERIFY2(what.contains(problem), qPrintable(QString("\"%1\" does not say \"%2\"").arg(what, problem)));
     }
+}
+
+void TestThresholdAlgorithm::ceiling_stops_a_runaway_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::newRow("adaptive") << "adaptive";
+    QTest::newRow("target") << "target:1e-3";
+}
+
+// A density stuck above the band raised τ by 3.5% per message without end (issue: both-stale
+// runs grew τ until NaN). With a ceiling it climbs to the ceiling and stays there; when the
+// density falls back into the band it comes down from there, not from wherever it had drifted.
+void TestThresholdAlgorithm::ceiling_stops_a_runaway() {
+    QFETCH(QString, spec);
+    auto a = dist::parse_threshold_algorithm(spec.toStdString());
+    a->set_ceiling(4e-3);
+    float tau = a->next(0, 1000, -1);
+    QCOMPARE(tau, 1e-3f);
+    for (int i = 1; i < 1000; ++i) tau = a->next(i, 1000, 0.5);
+    QCOMPARE(tau, 4e-3f);
+    tau = a->next(1000, 1000, 1e-7);  // now too sparse: τ shrinks from the ceiling
+    QVERIFY(tau < 4e-3f && tau > 3.8e-3f);
+    QVERIFY(a->density_band().has_value());
+    auto fixed = dist::parse_threshold_algorithm("fixed:0.01");
+    fixed->set_ceiling(4e-3);  // a fixed τ is the user's choice
+    QCOMPARE(fixed->next(0, 1000, 0.5), 0.01f);
+    QVERIFY(!fixed->density_band());
 }
 
 QTEST_APPLESS_MAIN(TestThresholdAlgorithm)

@@ -41,6 +41,7 @@ Result train_workers(int workers, int steps, dist::GradientSharingOptions option
         std::vector<float> x(6 * 8), t(6 * 4);
         for (int s = 0; s < steps; ++s) {
             for (int b = 0; b < 6; ++b) sample(100000 * w + 6 * s + b, &x[b * 8], &t[b * 4]);
+            master.before_gradient(w, s);
             net.compute_gradients(x.data(), t.data(), 6, 0);
             density[w] += master.step(w, s, true).value("density", 0.0) / steps;
             // Uneven speeds: the workers interleave differently on every run.

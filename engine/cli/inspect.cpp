@@ -1,0 +1,100 @@
+#include "cli/inspect.h"
+
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "config/model_format.h"
+
+namespace thresher::cli {
+
+namespace {
+
+std::string task_of(const nn::ModelConfig& m) {
+    const auto& out = m.layers.back();
+    if (out.loss == nn::LossKind::BinaryCrossEntropy) return out.units == 1 ? "binary classification" : "multi-label classification";
+    if (m.is_classifier()) return "classification";
+    return "regression";
+}
+
+// "dense 500 relu", "convolution 20 5x5 stride 1x1 truncate identity": what Thresher runs.
+std::string describe(const nn::LayerConfig& l) {
+    std::ostringstream s;
+    s << nn::to_string(l.type);
+    auto pair = [](const std::array<int, 2>& p) { return std::to_string(p[0]) + "x" + std::to_string(p[1]); };
+    switch (l.type) {
+        case nn::LayerType::Dense:
+        case nn::LayerType::Output:
+            s << " " << l.units << " " << nn::to_string(l.activation.kind);
+            if (l.type == nn::LayerType::Output) s << " loss " << nn::to_string(l.loss);
+            break;
+        case nn::LayerType::Convolution:
+            s << " " << l.units << " " << pair(l.kernel) << " stride " << pair(l.stride)
+              << (l.mode == nn::ConvMode::Same ? " same " : " truncate ") << nn::to_string(l.activation.kind);
+            break;
+        case nn::LayerType::Subsampling:
+            s << (l.max_pool ? " max " : " avg ") << pair(l.kernel) << " stride " << pair(l.stride)
+              << (l.mode == nn::ConvMode::Same ? " same" : "");
+            break;
+        case nn::LayerType::BatchNorm: s << " eps " << nn::decimal(l.bn_eps) << " decay " << nn::decimal(l.bn_decay); break;
+        case nn::LayerType::Dropout: s << " retain " << nn::decimal(l.retain); break;
+    }
+    if (l.activation.kind == nn::Activation::LeakyRelu) s << " alpha " << nn::decimal(l.activation.alpha);
+    return s.str();
+}
+
+}  // namespace
+
+void inspect_command(const std::string& model_path, bool json, std::ostream& out, std::ostream& log) {
+    const auto r = nn::import_model_file(model_path);
+    for (const auto& note : r.notes) log << model_path << ": " << note << "\n";
+    log.flush();
+    const auto& m = r.model;
+    const auto config = m.to_json();
+    if (json) {
+        nlohmann::json layers = nlohmann::json::array();
+        for (std::size_t i = 0; i < m.layers.size(); ++i) {
+            const auto& l = m.layers[i];
+            nlohmann::json o = config["layers"][i];
+            o["index"] = i;
+            if (!l.origin.empty()) o["file_location"] = l.origin;
+            if (!l.origin_what.empty()) o["file_layer"] = l.origin_what;
+            o["input_shape"] = l.in_shape.str();
+            o["output_shape"] = l.out_shape.str();
+            o["params"] = l.param_count;
+            layers.push_back(std::move(o));
+        }
+        nlohmann::json j{{"file", model_path},          {"format", nn::to_string(r.format)},
+                         {"name", m.name},              {"input", m.input.str()},
+                         {"params", m.param_count()},   {"task", task_of(m)},
+                         {"loss", nn::to_string(m.layers.back().loss)},
+                         {"updater", config["updater"]}, {"weight_init", config["weight_init"]},
+                         {"l1", nn::decimal(m.l1)},     {"l2", nn::decimal(m.l2)},
+                         {"layers", layers},            {"notes", r.notes},
+                         {"config", config}};
+        out << j.dump() << std::endl;
+        return;
+    }
+    out << "model \"" << m.name << "\" (" << nn::to_string(r.format) << "): input " << m.input.str() << ", "
+        << m.param_count() << " parameters, " << task_of(m) << ", loss " << nn::to_string(m.layers.back().loss) << "\n";
+    out << "updater " << config["updater"].dump() << ", weight init " << nn::to_string(m.weight_init);
+    if (m.l1 != 0.f) out << ", l1 " << nn::decimal(m.l1);
+    if (m.l2 != 0.f) out << ", l2 " << nn::decimal(m.l2);
+    out << "\n";
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const auto& l = m.layers[i];
+        std::string from = l.origin.empty() ? l.name : l.origin + " " + l.origin_what;
+        out << "  " << std::setw(2) << i << "  " << std::left << std::setw(52) << from << std::right << "  "
+            << std::left << std::setw(40) << describe(l) << std::right << "  " << l.out_shape.str() << "  ("
+            << l.param_count << " params)";
+        if (l.updater) out << "  updater " << config["layers"][i]["updater"].dump();
+        if (l.weight_init) out << "  init " << nn::to_string(*l.weight_init);
+        if (l.l1) out << "  l1 " << nn::decimal(*l.l1);
+        if (l.l2) out << "  l2 " << nn::decimal(*l.l2);
+        out << "\n";
+    }
+    if (!r.notes.empty()) out << r.notes.size() << " import note(s) on stderr: what was approximated or left out\n";
+    out.flush();
+}
+
+}  // namespace thresher::cli

@@ -1,0 +1,157 @@
+// Keras optimizers map onto DL4J-style updaters with their own defaults (Keras's Adam epsilon is
+// 1e-7, not DL4J's 1e-8); what differs in formula is said in a note, what Thresher cannot do at
+// all (AMSGrad, centred RMSprop, decoupled weight decay, other optimizers and losses) is refused.
+#include "config/keras_training.h"
+
+#include "config/import_support.h"
+#include "config/json_fields.h"
+
+namespace thresher::nn::import {
+
+namespace {
+
+// The learning rate: a number, or (Keras 3) a LearningRateSchedule object imported as its start.
+float learning_rate(Place& o, float fallback) {
+    const auto& j = o.json();
+    const bool scheduled = (j.contains("learning_rate") && j["learning_rate"].is_object()) ||
+                           (j.contains("lr") && j["lr"].is_object());
+    if (const auto* sched = scheduled ? o.object({"learning_rate", "lr"}) : nullptr) {
+        const auto name = text_or(*sched, "class_name", "");
+        const auto cfg = sched->value("config", nlohmann::json::object());
+        std::vector<std::string> scratch;
+        Place s(cfg, o.source(), o.where() + ".learning_rate (" + name + ")", scratch);
+        const auto start = s.hyper({"initial_learning_rate"}, kPositive);
+        if (!start) o.fail("learning_rate", "schedule " + name + " without \"initial_learning_rate\" is not supported");
+        o.note("\"learning_rate\": " + name + " imported as its initial learning rate " +
+               number_text(static_cast<float>(*start)) + " (Thresher has no schedules)");
+        return static_cast<float>(*start);
+    }
+    return static_cast<float>(o.hyper({"learning_rate", "lr", "learningRate"}, kPositive).value_or(fallback));
+}
+
+UpdaterSpec read_optimizer(const nlohmann::json& opt, const std::string& source, const std::string& where,
+                           std::vector<std::string>& notes) {
+    UpdaterSpec u;
+    // compile(optimizer="adam") keeps only the name in some versions: Keras's defaults then.
+    std::string name;
+    nlohmann::json cfg = nlohmann::json::object();
+    if (opt.is_string()) {
+        name = opt.get<std::string>();
+    } else if (opt.is_object()) {
+        name = text_or(opt, "class_name", "");
+        if (opt.contains("config") && opt["config"].is_object()) cfg = opt["config"];
+    }
+    const std::string at = where + " (" + (name.empty() ? std::string("optimizer") : name) + ")";
+    Place o(cfg, source, at, notes);
+    o.ignore({"name", "is_legacy_optimizer", "jit_compile", "loss_scale_factor", "gradient_accumulation_steps",
+              "ema_overwrite_frequency", "ema_momentum"});
+    for (const char* key : {"clipnorm", "clipvalue", "global_clipnorm"})
+        if (o.has(key)) o.note(std::string("\"") + key + "\": gradient clipping ignored (Thresher does not clip)");
+    if (o.boolean({"use_ema"}).value_or(false)) o.note("\"use_ema\": the moving average of weights is not kept");
+    if (o.has("weight_decay") && o.number({"weight_decay"}).value_or(0.0) != 0.0)
+        o.fail("weight_decay", "decoupled weight decay is not supported (use a kernel_regularizer)");
+    if (auto d = o.hyper({"decay"}, kNonNegative); d && *d != 0.0)
+        o.note("\"decay\": " + number_text(static_cast<float>(*d)) +
+               " (learning rate decay per step) ignored: Thresher has no schedules");
+
+    const std::string n = normalise_name(name);
+    if (n == "adam") {
+        u.kind = UpdaterKind::Adam;
+        u.learning_rate = learning_rate(o, 1e-3f);
+        if (auto v = o.hyper({"beta_1", "beta1"}, kUnitOpenTop)) u.beta1 = static_cast<float>(*v);
+        if (auto v = o.hyper({"beta_2", "beta2"}, kUnitOpenTop)) u.beta2 = static_cast<float>(*v);
+        u.epsilon = static_cast<float>(o.hyper({"epsilon"}, Range{0.0, 1.0, true, false}).value_or(1e-7));
+        if (o.boolean({"amsgrad"}).value_or(false)) o.fail("amsgrad", "AMSGrad is not supported (Thresher has Adam)");
+    } else if (n == "sgd") {
+        const float lr = learning_rate(o, 0.01f);
+        const double momentum = o.hyper({"momentum"}, kUnit).value_or(0.0);
+        const bool nesterov = o.boolean({"nesterov"}).value_or(false);
+        u.learning_rate = lr;
+        if (momentum == 0.0) {
+            u.kind = UpdaterKind::Sgd;
+        } else {
+            u.kind = UpdaterKind::Nesterovs;
+            u.momentum = static_cast<float>(momentum);
+            if (!nesterov)
+                o.note("SGD with classical momentum " + number_text(u.momentum) +
+                       " approximated by Nesterov momentum (Thresher has no classical momentum)");
+        }
+    } else if (n == "rmsprop") {
+        u.kind = UpdaterKind::RmsProp;
+        u.learning_rate = learning_rate(o, 1e-3f);
+        u.rms_decay = static_cast<float>(o.hyper({"rho", "decay_rate"}, kUnit).value_or(0.9));
+        u.epsilon = static_cast<float>(o.hyper({"epsilon"}, Range{0.0, 1.0, true, false}).value_or(1e-7));
+        if (o.hyper({"momentum"}, kUnit).value_or(0.0) != 0.0)
+            o.fail("momentum", "RMSprop with momentum is not supported");
+        if (o.boolean({"centered"}).value_or(false)) o.fail("centered", "centred RMSprop is not supported");
+        o.note("RMSprop: Thresher divides by sqrt(r + epsilon) (DL4J), Keras by sqrt(r) + epsilon");
+    } else if (n == "adagrad") {
+        u.kind = UpdaterKind::AdaGrad;
+        u.learning_rate = learning_rate(o, 1e-3f);
+        u.epsilon = static_cast<float>(o.hyper({"epsilon"}, Range{0.0, 1.0, true, false}).value_or(1e-7));
+        if (auto a = o.hyper({"initial_accumulator_value", "initialAccumulatorValue"}, kNonNegative); a && *a != 0.0)
+            o.note("\"initial_accumulator_value\": " + number_text(static_cast<float>(*a)) +
+                   " ignored: Thresher's AdaGrad history starts at 0");
+    } else {
+        o.fail("optimizer " + (name.empty() ? opt.dump().substr(0, 120) : name) +
+               " is not supported (Thresher has SGD, Adam, RMSprop, Adagrad)");
+    }
+    o.note_unread();
+    return u;
+}
+
+// The loss and whether it takes logits. Keras 2 writes a name, Keras 2.4+/3 possibly an object.
+std::pair<LossKind, std::optional<Activation>> read_loss(Place& t, const nlohmann::json& loss) {
+    std::string name;
+    nlohmann::json cfg = nlohmann::json::object();
+    if (loss.is_string()) {
+        name = loss.get<std::string>();
+    } else if (loss.is_object() && loss.contains("class_name")) {
+        name = text_or(loss, "class_name", "");
+        if (loss.contains("config") && loss["config"].is_object()) cfg = loss["config"];
+    } else {
+        t.fail("loss", "one loss for one output is supported, got " + loss.dump().substr(0, 120));
+    }
+    std::vector<std::string> scratch;
+    Place c(cfg, t.source(), t.where() + ".loss (" + name + ")", scratch);
+    const bool logits = c.boolean({"from_logits"}).value_or(false);
+    if (c.hyper({"label_smoothing"}, kUnit).value_or(0.0) != 0.0)
+        c.fail("label_smoothing", "label smoothing is not supported");
+    if (c.has("ignore_class")) c.fail("ignore_class", "ignoring a class is not supported");
+    const std::string n = normalise_name(name);
+    if (n == "categoricalcrossentropy" || n == "sparsecategoricalcrossentropy")
+        return {LossKind::MultiClassCrossEntropy, logits ? std::optional(Activation::Softmax) : std::nullopt};
+    if (n == "binarycrossentropy")
+        return {LossKind::BinaryCrossEntropy, logits ? std::optional(Activation::Sigmoid) : std::nullopt};
+    if (n == "mse" || n == "meansquarederror")
+        return {LossKind::MSE, std::nullopt};
+    t.fail("loss", "loss " + name + " is not supported (Thresher has categorical_crossentropy, "
+                   "sparse_categorical_crossentropy, binary_crossentropy, mean_squared_error)");
+}
+
+}  // namespace
+
+KerasTraining read_keras_training(const nlohmann::json& training, const std::string& source, const std::string& where,
+                                  std::vector<std::string>& notes) {
+    KerasTraining out;
+    Place t(training, source, where, notes);
+    if (const auto* opt = t.has("optimizer") ? &training["optimizer"]
+                          : t.has("optimizer_config") ? &training["optimizer_config"] : nullptr) {
+        t.ignore({"optimizer", "optimizer_config"});
+        out.updater = read_optimizer(*opt, source, where + (t.has("optimizer") ? ".optimizer" : ".optimizer_config"),
+                                     notes);
+    }
+    if (t.has("loss")) {
+        t.ignore({"loss"});
+        auto [loss, act] = read_loss(t, training["loss"]);
+        out.loss = loss;
+        out.logits_activation = act;
+    }
+    if (t.has("loss_weights") || t.has("lossWeights")) t.fail("loss_weights", "per-output loss weights are not supported");
+    t.ignore({"metrics", "weighted_metrics", "run_eagerly", "steps_per_execution", "jit_compile", "sample_weight_mode",
+              "auto_scale_loss", "loss_weights", "lossWeights"});
+    t.note_unread();
+    return out;
+}
+
+}  // namespace thresher::nn::import

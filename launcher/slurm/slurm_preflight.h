@@ -1,0 +1,32 @@
+// The Slurm pre-flight of `thresher-launch check SPEC` for a Slurm cluster: before a job waits in
+// a queue, ask Slurm whether it could run at all —
+//   slurm      the commands answer (sinfo --version)
+//   partition  exists (the default one when the spec names none) and is up
+//   nodes      enough nodes that are not down or drained; CPUs per node for tasks × cpus_per_task
+//   time       the spec's time limit within the partition's MaxTime
+//   gpus       gpus_per_node within the nodes' gpu gres
+//   engine     `ENGINE devices` runs on the nodes (srun, one task per node; outside an allocation
+//              with --immediate, so a busy queue is reported, not waited for)
+// Each check names the Slurm command and what it said when it fails.
+#pragma once
+
+#include <QList>
+#include <QString>
+
+#include "run_spec.h"
+
+namespace thresher::launcher::slurm {
+
+struct SlurmCheck {
+    enum class Status { Ok, Warning, Failed };
+    QString name;
+    Status status = Status::Ok;
+    QString detail;
+};
+
+const char* to_string(SlurmCheck::Status status);
+
+// `engine`: the absolute path the nodes should run. `timeout_s`: each Slurm command.
+QList<SlurmCheck> check_slurm(const RunSpec& spec, const QString& engine, int timeout_s);
+
+}  // namespace thresher::launcher::slurm

@@ -1,0 +1,84 @@
+// `thresher-engine inspect` on the import fixtures of tests/engine/config/data, as a user runs it:
+// the table and --json name the file's layers and locations, the notes go to stderr, a refusal
+// exits 1 with the importer's message; and imported DL4J/Keras files train on Fashion-MNIST.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include "engine_process.h"
+
+namespace {
+
+QString fixture(const QString& name) { return source_dir() + "/tests/engine/config/data/" + name; }
+
+}  // namespace
+
+class TestEngineInspect : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void table();
+    void json();
+    void refusal();
+    void imported_models_train_data();
+    void imported_models_train();
+};
+
+void TestEngineInspect::table() {
+    const auto r = run_engine({"inspect", fixture("dl4j_0.9.1_mlp_wrapped.json")});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    for (const char* want : {"443610 parameters", "confs[0] dense \"layer0\"", "dense 500 relu", "retain 0.5",
+                             "output 10 softmax loss negativeloglikelihood", "\"learning_rate\":0.006"})
+        QVERIFY2(r.stdout_text.contains(want), qPrintable(QString(want) + " not in:\n" + r.stdout_text));
+}
+
+void TestEngineInspect::json() {
+    const auto r = run_engine({"inspect", "--json", fixture("keras3_cnn_compiled_logits.json")});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    const auto doc = QJsonDocument::fromJson(r.stdout_text.toUtf8());
+    QVERIFY2(doc.isObject(), qPrintable(r.stdout_text));
+    const auto o = doc.object();
+    QCOMPARE(o["format"].toString(), QString("keras"));
+    QCOMPARE(o["params"].toInteger(), 34826);
+    QCOMPARE(o["loss"].toString(), QString("mcxent"));
+    QCOMPARE(o["task"].toString(), QString("classification"));
+    QCOMPARE(o["updater"].toObject()["learning_rate"].toDouble(), 0.001);
+    const auto layers = o["layers"].toArray();
+    QCOMPARE(layers.size(), 6);
+    QCOMPARE(layers[5].toObject()["file_location"].toString(), QString("config.layers[7]"));
+    QCOMPARE(layers[5].toObject()["file_layer"].toString(), QString("Dense \"dense\""));
+    QCOMPARE(layers[2].toObject()["output_shape"].toString(), QString("64x11x11"));
+    // The notes are in the JSON and, one per line, on stderr.
+    QVERIFY(o["notes"].toArray().size() >= 2);
+    QVERIFY2(r.stderr_text.contains("keras3_cnn_compiled_logits.json: config.layers[7] (Dense \"dense\"): from_logits"),
+             qPrintable(r.stderr_text));
+}
+
+void TestEngineInspect::refusal() {
+    const auto r = run_engine({"inspect", fixture("keras2_mnist_lstm.json")});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.stderr_text.contains("keras2_mnist_lstm.json: config.layers[0] (LSTM \"lstm_1\"): layer LSTM is not supported"),
+             qPrintable(r.stderr_text));
+    QVERIFY2(r.stdout_text.isEmpty(), qPrintable(r.stdout_text));
+}
+
+void TestEngineInspect::imported_models_train_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("dl4j 0.9.1 wrapped MLP") << "dl4j_0.9.1_mlp_wrapped.json";
+    QTest::newRow("dl4j 0.8.0 wrapped LeNet") << "dl4j_0.8.0_lenet_wrapped.json";
+    QTest::newRow("keras 1 CNN") << "keras1_mnist_cnn.json";
+    QTest::newRow("keras 3 compile_config") << "keras3_cnn_compiled_logits.json";
+    QTest::newRow("tfjs training_config") << "tfjs_keras2_mlp_sgd.json";
+}
+
+void TestEngineInspect::imported_models_train() {
+    QFETCH(QString, file);
+    const auto r = run_engine({"train", "--model", fixture(file), "--data", "fashion-mnist", "--limit", "256",
+                               "--epochs", "1", "--batch", "64", "--threads", "2"});
+    check_finished_ok(r, 0);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(r.of("epoch_end").size(), 1);
+}
+
+QTEST_GUILESS_MAIN(TestEngineInspect)
+#include "test_engine_inspect.moc"

@@ -1,0 +1,33 @@
+// libFuzzer target for the launcher's event stream (launcher/event_stream.h), the parser of
+// every engine's stdout: bytes arrive in arbitrary pieces (the first input byte picks the piece
+// size, as pipes and SSH channels split them); every result is an event object with a string
+// "event" tagged with the stream's node (a "warning" for a line that is not an event), and
+// feeding the same bytes in one piece gives the same events.
+#include <QByteArray>
+#include <QJsonObject>
+#include <cstdint>
+
+#include "event_stream.h"
+
+namespace {
+void check(const QList<QJsonObject>& events) {
+    for (const auto& e : events)
+        if (!e.value("event").isString() || e.value("node").toInt(-1) != 3) __builtin_trap();
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size == 0) return 0;
+    const std::size_t piece = std::size_t{data[0]} + 1;
+    const QByteArray bytes(reinterpret_cast<const char*>(data + 1), static_cast<qsizetype>(size - 1));
+    thresher::launcher::EventStream pieces(3), whole(3);
+    QList<QJsonObject> a;
+    for (qsizetype at = 0; at < bytes.size(); at += static_cast<qsizetype>(piece)) a += pieces.feed(bytes.mid(at, static_cast<qsizetype>(piece)));
+    a += pieces.finish();
+    QList<QJsonObject> b = whole.feed(bytes);
+    b += whole.finish();
+    check(a);
+    check(b);
+    if (a != b) __builtin_trap();
+    return 0;
+}

@@ -1,0 +1,73 @@
+// A real one-node Slurm cluster for the Slurm suites, private to one test process: Debian's
+// munged, slurmctld and slurmd (slurm-wlm 22.05) started from a generated slurm.conf in a
+// QTemporaryDir, with their own ports (free ones), munge socket and key, state and spool folders,
+// logs and pid files. Nothing is shared with a Slurm the machine may already run: every Slurm
+// command the suite runs finds this cluster through SLURM_CONF (set in the test's environment by
+// start(), so launchers and CLIs the test starts inherit it), and the munge socket is named in
+// the conf (AuthInfo=socket=…).
+//
+// The cluster (a worked example on a 2-core machine):
+//   NodeName=thr-node0 NodeAddr=127.0.0.1 CPUs=2      (the machine's CPUs)
+//   PartitionName=main Nodes=thr-node0 Default=YES State=UP
+//   PartitionName=down Nodes=thr-node0 State=DOWN     (jobs there stay PENDING: PartitionDown)
+// ProctrackType=proctrack/linuxproc and TaskPlugin=task/none (no cgroups needed); no accounting
+// database (sacct is unavailable; finished jobs stay visible to squeue/scontrol for MinJobAge).
+// Daemons must run as root: start() reports why not (for QSKIP) through unavailable().
+#pragma once
+
+#include <QDir>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+#include <QTemporaryDir>
+#include <functional>
+#include <memory>
+
+namespace test_support {
+
+class SlurmCluster {
+public:
+    static constexpr const char* kNode = "thr-node0";
+    static constexpr const char* kPartition = "main";
+    static constexpr const char* kDownPartition = "down";
+
+    // Empty when a private Slurm can run here, else why not (not root, a binary missing).
+    static QString unavailable();
+
+    SlurmCluster() = default;
+    SlurmCluster(const SlurmCluster&) = delete;
+    SlurmCluster& operator=(const SlurmCluster&) = delete;
+    ~SlurmCluster() { stop(); }
+
+    // Writes the key and conf, starts munged, slurmctld, slurmd, and waits (30 s at most) until
+    // partition main reports its node idle. Sets SLURM_CONF in this process's environment and
+    // removes the other SLURM_* variables (a suite run inside a Slurm job must not think it is in
+    // an allocation of that other cluster). False with `error` naming the step and its log.
+    bool start(QString& error);
+    // Cancels every job, waits (10 s at most) for the queue to drain, then ends the daemons.
+    void stop();
+
+    QString conf() const { return dir_.filePath("slurm.conf"); }
+    QString path(const QString& name) const { return dir_.filePath(name); }
+    int cpus() const { return cpus_; }
+
+    // Runs a Slurm command (`squeue`, `scontrol`, …) against this cluster; true on exit 0 within
+    // `timeout_ms`; stdout in `out`, stderr (or what went wrong) in `err`.
+    bool command(const QString& program, const QStringList& args, QString* out = nullptr, QString* err = nullptr,
+                 int timeout_ms = 30000) const;
+    // squeue's jobs of this cluster (ids), every state it still shows.
+    QStringList jobs() const;
+    // The last lines of the daemons' logs, for failure messages.
+    QString log_tail() const;
+
+private:
+    bool start_daemon(std::unique_ptr<QProcess>& p, const QString& program, const QStringList& args, QString& error);
+    bool wait_for(const std::function<bool()>& ready, int timeout_ms) const;
+
+    QTemporaryDir dir_{QDir::tempPath() + "/thresher-slurm-XXXXXX"};
+    std::unique_ptr<QProcess> munged_, slurmctld_, slurmd_;
+    int cpus_ = 1;
+    bool started_ = false;
+};
+
+}  // namespace test_support

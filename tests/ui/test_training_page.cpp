@@ -1,0 +1,81 @@
+// TrainingPage's cluster "Where: Slurm": a Slurm spec fills the Slurm fields and apply_to()
+// writes the same spec back (every field); choosing Slurm shows its page; a time limit Slurm
+// would not read is not written.
+#include <QtTest>
+
+#include <QComboBox>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QStackedWidget>
+
+#include "model_document.h"
+#include "run_spec.h"
+#include "training_page.h"
+
+using thresher::launcher::ClusterSettings;
+using thresher::launcher::RunSpec;
+
+class TestTrainingPage : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void slurm_fields_round_trip();
+    void choosing_slurm_shows_its_fields();
+};
+
+namespace {
+
+RunSpec slurm_spec() {
+    const QByteArray text = R"({"format":"thresher-run","version":1,"name":"q","model":{"name":"m","input":{"size":4},
+        "layers":[{"type":"output","units":2}]},
+        "cluster":{"kind":"slurm","partition":"gpu","nodes":2,"tasks_per_node":2,"cpus_per_task":4,"gpus_per_node":1,
+                   "time":"0-02:00:00","account":"lab","qos":"high","constraint":"a100","sbatch_args":["--mem=8G","--exclusive"],
+                   "workers_per_node":1,"network_mask":"10.1.0.0/16"}})";
+    return RunSpec::from_json(text, "q.json", QDir::tempPath());
+}
+
+}  // namespace
+
+void TestTrainingPage::slurm_fields_round_trip() {
+    thresher::ui::ModelDocument doc;
+    thresher::ui::TrainingPage page(&doc);
+    const RunSpec spec = slurm_spec();
+    page.set_spec(spec);
+    QCOMPARE(page.findChild<QLineEdit*>("slurm_partition")->text(), QString("gpu"));
+    QCOMPARE(page.findChild<QSpinBox*>("slurm_tasks_per_node")->value(), 2);
+    QCOMPARE(page.findChild<QLineEdit*>("slurm_time")->text(), QString("0-02:00:00"));
+    RunSpec back = spec;
+    back.cluster = {};
+    page.apply_to(back);
+    QCOMPARE(back.cluster.kind, ClusterSettings::Kind::Slurm);
+    QVERIFY(back.cluster.slurm == spec.cluster.slurm);
+    QCOMPARE(back.cluster.nodes, 2);
+    QCOMPARE(back.node_count(), 4);
+}
+
+void TestTrainingPage::choosing_slurm_shows_its_fields() {
+    thresher::ui::ModelDocument doc;
+    thresher::ui::TrainingPage page(&doc);
+    RunSpec spec = slurm_spec();
+    spec.cluster = {};
+    page.set_spec(spec);
+    auto* where = page.findChildren<QComboBox*>().first();
+    for (auto* c : page.findChildren<QComboBox*>())
+        if (c->findData("slurm") >= 0) where = c;
+    where->setCurrentIndex(where->findData("slurm"));
+    auto* partition = page.findChild<QLineEdit*>("slurm_partition");
+    auto* stack = page.findChild<QStackedWidget*>();
+    QVERIFY(stack->currentWidget()->isAncestorOf(partition));
+    partition->setText("main");
+    page.findChild<QLineEdit*>("slurm_time")->setText("1h");  // not Slurm's syntax
+    RunSpec out = spec;
+    page.apply_to(out);
+    QCOMPARE(out.cluster.kind, ClusterSettings::Kind::Slurm);
+    QCOMPARE(out.cluster.slurm.partition, QString("main"));
+    QVERIFY(!out.cluster.slurm.time.has_value());
+    // What the page wrote is a valid spec.
+    const RunSpec again = RunSpec::from_json(out.to_json(), "out.json", QDir::tempPath());
+    QCOMPARE(again.cluster.slurm.partition, QString("main"));
+}
+
+QTEST_MAIN(TestTrainingPage)
+#include "test_training_page.moc"
