@@ -6,11 +6,6 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
-#include <openssl/rand.h>
-
 #include <array>
 #include <atomic>
 #include <utility>  // before Asio: Boost 1.74 uses std::exchange without including it
@@ -26,7 +21,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "dist/net/wire.h"
+#include "dist/net/bulk_wire.h"
 
 namespace thresher::dist {
 
@@ -36,110 +31,9 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
-// Handshake message (all three steps): magic 'THRH', version, step, reserved u16, run id, from,
-// to, from's incarnation, to's incarnation (0 in step 1), connector's nonce, acceptor's nonce (0
-// in step 1), then HMAC-SHA256(run secret) over those 72 bytes.
-constexpr std::uint32_t kHelloMagic = 0x54485248;  // "THRH"
-constexpr std::uint8_t kVersion = 1;
-constexpr std::size_t kNonce = 16;
-constexpr std::size_t kHelloBody = 72;
-constexpr std::size_t kMac = 32;
-constexpr std::size_t kHello = kHelloBody + kMac;
-// Frame: magic 'THRF', type, flags (0), reserved u16 (0), sequence u64, length u64 (24 bytes),
-// HMAC(connection key) over those; then the payload and HMAC(connection key) over header+payload.
-constexpr std::uint32_t kFrameMagic = 0x54485246;  // "THRF"
-constexpr std::size_t kFrameHeader = 24;
+using namespace bulk_wire;
 constexpr std::size_t kReadPiece = 1 << 20;  // a payload grows by at most this per read
 constexpr std::size_t kMaxLivePerPeer = 4;   // authenticated connections kept per peer (newest win)
-
-using Key = std::array<std::uint8_t, kMac>;
-using Nonce = std::array<std::uint8_t, kNonce>;
-
-void hmac(std::span<const std::uint8_t> key, std::initializer_list<std::span<const std::uint8_t>> parts,
-          std::uint8_t* out) {
-    EVP_MAC* m = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-    EVP_MAC_CTX* c = m ? EVP_MAC_CTX_new(m) : nullptr;
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", const_cast<char*>("SHA256"), 0), OSSL_PARAM_construct_end()};
-    std::size_t out_len = 0;
-    bool ok = c && EVP_MAC_init(c, key.data(), key.size(), params);
-    for (const auto& part : parts) ok = ok && EVP_MAC_update(c, part.data(), part.size());
-    ok = ok && EVP_MAC_final(c, out, &out_len, kMac);
-    EVP_MAC_CTX_free(c);
-    EVP_MAC_free(m);
-    if (!ok || out_len != kMac) throw Error("bulk channel: HMAC-SHA256 failed in OpenSSL");
-}
-
-bool mac_ok(std::span<const std::uint8_t> key, std::initializer_list<std::span<const std::uint8_t>> parts,
-            const std::uint8_t* tag) {
-    Key expect;
-    hmac(key, parts, expect.data());
-    return CRYPTO_memcmp(expect.data(), tag, kMac) == 0;
-}
-
-struct Hello {
-    std::uint8_t step = 0;
-    std::uint64_t run_id = 0;
-    std::uint32_t from = 0, to = 0;
-    std::uint64_t from_inc = 0, to_inc = 0;
-    Nonce nonce_c{}, nonce_a{};
-};
-
-std::array<std::uint8_t, kHello> pack(const Hello& h, const Secret& secret) {
-    std::array<std::uint8_t, kHello> out{};
-    std::uint8_t* p = out.data();
-    wire::store(p, kHelloMagic);
-    wire::store(p + 4, kVersion);
-    wire::store(p + 5, h.step);
-    wire::store(p + 6, std::uint16_t{0});
-    wire::store(p + 8, h.run_id);
-    wire::store(p + 16, h.from);
-    wire::store(p + 20, h.to);
-    wire::store(p + 24, h.from_inc);
-    wire::store(p + 32, h.to_inc);
-    std::memcpy(p + 40, h.nonce_c.data(), kNonce);
-    std::memcpy(p + 56, h.nonce_a.data(), kNonce);
-    hmac(secret.bytes(), {std::span<const std::uint8_t>(p, kHelloBody)}, p + kHelloBody);
-    return out;
-}
-
-// nullopt unless it is a well-formed, authentic handshake message of step `step` of this run.
-std::optional<Hello> unpack(const std::array<std::uint8_t, kHello>& in, const Secret& secret, std::uint8_t step,
-                            std::uint64_t run_id) {
-    const std::uint8_t* p = in.data();
-    if (wire::load<std::uint32_t>(p) != kHelloMagic || p[4] != kVersion || p[5] != step ||
-        wire::load<std::uint16_t>(p + 6) != 0 || wire::load<std::uint64_t>(p + 8) != run_id)
-        return std::nullopt;
-    if (!mac_ok(secret.bytes(), {std::span<const std::uint8_t>(p, kHelloBody)}, p + kHelloBody)) return std::nullopt;
-    Hello h;
-    h.step = step;
-    h.run_id = run_id;
-    h.from = wire::load<std::uint32_t>(p + 16);
-    h.to = wire::load<std::uint32_t>(p + 20);
-    h.from_inc = wire::load<std::uint64_t>(p + 24);
-    h.to_inc = wire::load<std::uint64_t>(p + 32);
-    std::memcpy(h.nonce_c.data(), p + 40, kNonce);
-    std::memcpy(h.nonce_a.data(), p + 56, kNonce);
-    return h;
-}
-
-Nonce fresh_nonce() {
-    Nonce n;
-    if (RAND_bytes(n.data(), static_cast<int>(n.size())) != 1) throw Error("bulk channel: OpenSSL RAND_bytes failed");
-    return n;
-}
-
-// The connection's two keys (one per direction) from the final handshake message, which holds
-// both nonces, both ranks and both incarnations.
-Key derive(const Secret& secret, const std::array<std::uint8_t, kHello>& step3, char direction) {
-    static constexpr char kLabel[] = "thresher bulk frame key v1";
-    Key k;
-    const std::uint8_t d = static_cast<std::uint8_t>(direction);
-    hmac(secret.bytes(),
-         {std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(kLabel), sizeof kLabel),
-          std::span<const std::uint8_t>(&d, 1), std::span<const std::uint8_t>(step3.data(), kHelloBody)},
-         k.data());
-    return k;
-}
 
 asio::ip::address plain(const asio::ip::address& a) {
     if (a.is_v6() && a.to_v6().is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
@@ -171,7 +65,7 @@ std::string type_name(MessageType t) {
 }
 
 struct PendingWrite {
-    std::array<std::uint8_t, kFrameHeader + kMac> head{};
+    FrameHead head{};
     std::span<const std::uint8_t> payload;
     std::array<std::uint8_t, kMac> tag{};
     std::promise<boost::system::error_code> done;
@@ -186,11 +80,11 @@ struct Conn {
     int peer = -1;
     std::uint64_t peer_inc = 0;
     Nonce nonce_c{}, nonce_a{};
-    std::array<std::uint8_t, kHello> hello{};  // the handshake message being read or written
+    HelloBytes hello{};  // the handshake message being read or written
     Key rx_key{}, tx_key{};
     std::uint64_t rx_seq = 0;
     // The frame being read.
-    std::array<std::uint8_t, kFrameHeader + kMac> head{};
+    FrameHead head{};
     MessageType type{};
     std::uint64_t length = 0;
     std::vector<std::uint8_t> body;
@@ -258,7 +152,8 @@ struct BulkChannel::Impl {
     }
 
     // --- closing -------------------------------------------------------------------------------
-    void close(const ConnPtr& c, bool refused) {
+    // By value: callers pass elements of the lists this removes them from.
+    void close(ConnPtr c, bool refused) {
         if (refused) ++rejected;
         if (!all.erase(c)) return;
         boost::system::error_code ignored;
@@ -340,7 +235,7 @@ struct BulkChannel::Impl {
     }
 
     void on_hello1(const ConnPtr& c) {
-        const auto h = unpack(c->hello, secret, 1, run_id);
+        const auto h = parse_hello(c->hello, secret, 1, run_id);
         if (!h || h->to != static_cast<std::uint32_t>(rank) || h->from >= peers.size() ||
             h->from == static_cast<std::uint32_t>(rank) || h->from_inc == 0)
             return close(c, true);
@@ -356,7 +251,7 @@ struct BulkChannel::Impl {
         c->nonce_c = h->nonce_c;
         c->nonce_a = fresh_nonce();
         Hello answer{2, run_id, static_cast<std::uint32_t>(rank), h->from, options.incarnation, h->from_inc, c->nonce_c, c->nonce_a};
-        c->hello = pack(answer, secret);
+        c->hello = pack_hello(answer, secret);
         asio::async_write(c->socket, asio::buffer(c->hello), [this, c](boost::system::error_code ec, std::size_t) {
             if (ec) return close(c, true);
             asio::async_read(c->socket, asio::buffer(c->hello), [this, c](boost::system::error_code ec2, std::size_t) {
@@ -367,13 +262,13 @@ struct BulkChannel::Impl {
     }
 
     void on_hello3(const ConnPtr& c) {
-        const auto h = unpack(c->hello, secret, 3, run_id);
+        const auto h = parse_hello(c->hello, secret, 3, run_id);
         if (!h || h->from != static_cast<std::uint32_t>(c->peer) || h->to != static_cast<std::uint32_t>(rank) ||
             h->from_inc != c->peer_inc || h->to_inc != options.incarnation || h->nonce_c != c->nonce_c ||
             h->nonce_a != c->nonce_a)
             return close(c, true);
-        c->rx_key = derive(secret, c->hello, 'c');  // frames from the connector
-        c->tx_key = derive(secret, c->hello, 'a');
+        c->rx_key = frame_key(secret, c->hello, 'c');  // frames from the connector
+        c->tx_key = frame_key(secret, c->hello, 'a');
         unidentified_list.remove(c);
         unidentified_count = unidentified_list.size();
         establish(c);
@@ -411,7 +306,7 @@ struct BulkChannel::Impl {
             tune(c->socket);
             c->nonce_c = fresh_nonce();
             Hello h{1, run_id, static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(c->peer), options.incarnation, 0, c->nonce_c, {}};
-            c->hello = pack(h, secret);
+            c->hello = pack_hello(h, secret);
             asio::async_write(c->socket, asio::buffer(c->hello), [this, c, fail](boost::system::error_code ec2, std::size_t) {
                 if (ec2) return fail(ec2.message());
                 asio::async_read(c->socket, asio::buffer(c->hello), [this, c, fail](boost::system::error_code ec3, std::size_t) {
@@ -425,7 +320,7 @@ struct BulkChannel::Impl {
 
     template <typename Fail>
     void on_hello2(const ConnPtr& c, Fail fail) {
-        const auto h = unpack(c->hello, secret, 2, run_id);
+        const auto h = parse_hello(c->hello, secret, 2, run_id);
         if (!h || h->from != static_cast<std::uint32_t>(c->peer) || h->to != static_cast<std::uint32_t>(rank) ||
             h->to_inc != options.incarnation || h->nonce_c != c->nonce_c || h->from_inc == 0) {
             ++rejected;
@@ -438,9 +333,9 @@ struct BulkChannel::Impl {
         c->peer_inc = h->from_inc;
         c->nonce_a = h->nonce_a;
         Hello last{3, run_id, static_cast<std::uint32_t>(rank), h->from, options.incarnation, h->from_inc, c->nonce_c, c->nonce_a};
-        c->hello = pack(last, secret);
-        c->tx_key = derive(secret, c->hello, 'c');
-        c->rx_key = derive(secret, c->hello, 'a');
+        c->hello = pack_hello(last, secret);
+        c->tx_key = frame_key(secret, c->hello, 'c');
+        c->rx_key = frame_key(secret, c->hello, 'a');
         asio::async_write(c->socket, asio::buffer(c->hello), [this, c, fail](boost::system::error_code ec, std::size_t) {
             if (ec) return fail(ec.message());
             establish(c);
@@ -486,15 +381,10 @@ struct BulkChannel::Impl {
     }
 
     void on_header(const ConnPtr& c) {
-        const std::uint8_t* p = c->head.data();
-        if (!mac_ok(c->rx_key, {std::span<const std::uint8_t>(p, kFrameHeader)}, p + kFrameHeader)) return close(c, true);
-        const auto type = p[4];
-        const auto seq = wire::load<std::uint64_t>(p + 8);
-        c->length = wire::load<std::uint64_t>(p + 16);
-        if (wire::load<std::uint32_t>(p) != kFrameMagic || p[5] != 0 || wire::load<std::uint16_t>(p + 6) != 0 ||
-            !is_message_type(type) || seq != c->rx_seq + 1)
-            return close(c, true);
-        c->type = static_cast<MessageType>(type);
+        const auto h = parse_frame_head(c->head, c->rx_key);
+        if (!h || h->seq != c->rx_seq + 1) return close(c, true);  // forged, replayed or reordered
+        c->type = h->type;
+        c->length = h->length;
         resume(c);
     }
 
@@ -711,14 +601,8 @@ void BulkChannel::send(int dest, MessageType type, std::span<const std::uint8_t>
                 why = "the connection closed";
                 continue;
             }
-            std::uint8_t* p = w->head.data();
-            wire::store(p, kFrameMagic);
-            wire::store(p + 4, static_cast<std::uint8_t>(type));
-            wire::store(p + 5, std::uint8_t{0});
-            wire::store(p + 6, std::uint16_t{0});
-            wire::store(p + 8, ++c->tx_seq);
-            wire::store(p + 16, static_cast<std::uint64_t>(payload.size()));
-            hmac(c->tx_key, {std::span<const std::uint8_t>(p, kFrameHeader)}, p + kFrameHeader);
+            w->head = pack_frame_head(c->tx_key, type, ++c->tx_seq, payload.size());
+            const std::uint8_t* p = w->head.data();
             hmac(c->tx_key, {std::span<const std::uint8_t>(p, kFrameHeader), payload}, w->tag.data());
             c->queue.push_back(w);
         }

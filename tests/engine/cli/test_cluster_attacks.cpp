@@ -15,6 +15,7 @@
 #include <QtTest>
 
 #include <QCryptographicHash>
+#include <QDir>
 #include <QFile>
 #include <QProcess>
 #include <QStandardPaths>
@@ -149,9 +150,14 @@ void TestClusterAttacks::idle_connections_at_a_descriptor_limit() {
     std::vector<int> idle;
     for (int i = 0; i < 200; ++i) idle.push_back(connect_to(ports_[0]));
     const int opened = static_cast<int>(std::count_if(idle.begin(), idle.end(), [](int fd) { return fd >= 0; }));
-    QThread::msleep(1500);  // held while the nodes train (a connection beyond the backlog waits in SYN)
+    group.wait_for([] { return false; }, 1500);  // held while the nodes train
     const bool running = group.count_events(0, "run_finished") == 0;
-    qInfo("%d idle connections opened to node 0 (descriptor limit 128)", opened);
+    const int fds = static_cast<int>(QDir(QString("/proc/%1/fd").arg(group.process(0).processId()))
+                                         .entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::System)
+                                         .size());
+    qInfo("%d idle connections opened to node 0 (descriptor limit 128); node 0 holds %d descriptors", opened, fds);
+    // Its own (sockets, files, pipes) plus at most 16 connections in their handshake.
+    QVERIFY2(fds > 0 && fds < 100, qPrintable(QString::number(fds)));
     finish(group, "fd", running);
     for (int fd : idle)
         if (fd >= 0) ::close(fd);

@@ -268,6 +268,7 @@ private Q_SLOTS:
     void peer_that_goes_away_is_unreachable();
     void restarted_peer_is_a_new_incarnation();
     void unverified_process_is_not_adopted();
+    void partial_message_of_a_silent_sender_expires();
     void reassembly_memory_is_capped();
     void bad_sends_are_refused();
     void port_in_use_is_a_clear_error();
@@ -614,6 +615,52 @@ void TestUdpTransport::unverified_process_is_not_adopted() {
     QCOMPARE(r0.peer_incarnation(1), std::uint64_t{300});
     r0.send(1, MessageType::Update, std::vector<std::uint8_t>{8});
     QVERIFY(r1.receive(5s).has_value());
+}
+
+void TestUdpTransport::partial_message_of_a_silent_sender_expires() {
+    // Rank 1 sends the first chunk of a two-chunk message and dies. Its half message holds rank 0's
+    // whole reassembly budget (one message), so another sender's two-chunk message is refused
+    // (Oversize) -- until twice give_up_after has passed without a chunk, when the half message is
+    // discarded and the next one fits.
+    const auto ports = free_ports(3);
+    const std::vector<UdpEndpoint> peers{{"127.0.0.1", ports[0]}, {"127.0.0.1", ports[1]}, {"127.0.0.1", ports[2]}};
+    UdpOptions options;
+    options.give_up_after = 200ms;
+    options.max_partial_bytes = 3 * kMaxPayloadBytes;  // room for one two-chunk message
+    UdpTransport r0(0, peers, "127.0.0.1", kRun, run_secret(), options);
+    const std::uint64_t own = r0.incarnation();
+    asio::io_context io;
+    const udp::endpoint target(asio::ip::address_v4::loopback(), ports[0]);
+    auto chunk = [&](std::uint32_t sender, std::uint64_t incarnation, std::uint16_t index) {
+        DatagramHeader h;
+        h.type = static_cast<std::uint8_t>(MessageType::Update);
+        h.run_id = kRun;
+        h.sender = sender;
+        h.message_id = 1;
+        h.chunk_index = index;
+        h.chunk_count = 2;
+        h.sender_incarnation = incarnation;
+        h.dest_incarnation = own;
+        return seal(h, std::vector<std::uint8_t>(100, static_cast<std::uint8_t>(index + 1)), run_secret());
+    };
+    udp::socket dead(io, udp::endpoint(asio::ip::address_v4::loopback(), ports[1]));
+    udp::socket live(io, udp::endpoint(asio::ip::address_v4::loopback(), ports[2]));
+    dead.send_to(asio::buffer(chunk(1, 11, 0)), target);
+    for (int wait = 0; wait < 200 && r0.peer_incarnation(1) != 11; ++wait) std::this_thread::sleep_for(5ms);
+    QCOMPARE(r0.peer_incarnation(1), std::uint64_t{11});
+    const auto refused_before = r0.stats().dropped[DropReason::Oversize];
+    live.send_to(asio::buffer(chunk(2, 22, 0)), target);
+    for (int wait = 0; wait < 200 && r0.stats().dropped[DropReason::Oversize] == refused_before; ++wait)
+        std::this_thread::sleep_for(5ms);
+    QCOMPARE(r0.stats().dropped[DropReason::Oversize], refused_before + 1);  // the budget is held
+    std::this_thread::sleep_for(2 * options.give_up_after + 100ms);
+    live.send_to(asio::buffer(chunk(2, 22, 0)), target);
+    live.send_to(asio::buffer(chunk(2, 22, 1)), target);
+    auto m = r0.receive(5s);
+    QVERIFY2(m.has_value(), "the silent sender's half message still holds the budget");
+    QCOMPARE(m->sender, 2);
+    QCOMPARE(m->payload.size(), std::size_t{200});
+    QCOMPARE(r0.stats().dropped[DropReason::Oversize], refused_before + 1);
 }
 
 void TestUdpTransport::reassembly_memory_is_capped() {
