@@ -160,7 +160,7 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
     DrainStats stats = drain(w, iteration);
     if (drain_observer_) drain_observer_(local, iteration);
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<int> missing;
+    std::vector<int> missing, lacking;
     {
         std::unique_lock lock(w.mutex);
         const auto deadline = t0 + w.gate.deadline();
@@ -173,18 +173,21 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
             }
             if (w.arrived.wait_until(lock, deadline) == std::cv_status::timeout && w.inbox.empty()) {
                 missing = w.gate.missing(iteration);
+                w.gate.excuse(missing);
                 break;
             }
         }
+        lacking = w.gate.excused();  // gone on without, this step (timed out now or before)
     }
     const auto now = std::chrono::steady_clock::now();
     const double wait_ms = std::chrono::duration<double, std::milli>(now - t0).count();
-    if (missing.empty()) w.timeout_streak = 0;
-    if (!missing.empty()) report_timeout(w, local, iteration, missing, wait_ms);
+    if (!missing.empty()) ++w.timeouts;
+    w.timeout_streak = lacking.empty() ? 0 : w.timeout_streak + 1;
+    if (!lacking.empty()) report_lacking(w, local, iteration, lacking, wait_ms);
     // The deadline follows the period from one gradient to the next, waits included: a peer that is
     // slow but alive sets the pace and is waited for. A step that gave up waiting would stretch
     // the deadline further each time (doubling towards kMaxWait for a dead peer): left out.
-    else if (w.ready != std::chrono::steady_clock::time_point{})
+    if (missing.empty() && w.ready != std::chrono::steady_clock::time_point{})
         w.gate.record_step(now - w.ready);
     w.ready = now;
     // decode_ms and messages_applied give the per-message decode cost in DL4J's scalability
@@ -197,28 +200,25 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
             {"wait_timeouts", w.timeouts}};
 }
 
-void GradientSharing::report_timeout(Worker& w, int local, long iteration, const std::vector<int>& missing,
+void GradientSharing::report_lacking(Worker& w, int local, long iteration, const std::vector<int>& lacking,
                                      double waited_ms) {
-    ++w.timeouts;
-    ++w.timeout_streak;
-    // Every step that went on without a waited-for update is counted in the iteration events
-    // (wait_timeouts). A warning is for a peer that stays behind -- paused, much slower, or dead
-    // before the node link noticed -- not for one late step on a loaded machine: it comes on the
-    // third such step in a row, and then at most every half minute per worker.
+    // Every step that timed out is counted in the iteration events (wait_timeouts). A warning is
+    // for a peer that stays silent -- paused, much slower, or dead before the node link noticed --
+    // not for one late message on a loaded machine: it comes on the third step in a row without
+    // the peer's update, and then at most every half minute per worker.
     if (w.timeout_streak < kWarnAfterTimeouts) return;
     const auto now = std::chrono::steady_clock::now();
     if (w.timeout_streak > kWarnAfterTimeouts && now - w.last_timeout_warning < std::chrono::seconds(30)) return;
     w.last_timeout_warning = now;
     std::string who;
-    for (int m : missing) {
+    for (int m : lacking) {
         if (!who.empty()) who += ", ";
         who += "worker " + std::to_string(m) + " (node " + std::to_string(m / cluster_.workers_per_node) + ")";
     }
-    warn("worker " + std::to_string(cluster_.global_worker(local)) + " waited " +
-         std::to_string(static_cast<long>(waited_ms)) + " ms before iteration " + std::to_string(iteration) +
-         " for the update of " + who + " and went on without it (staleness bound " +
-         std::to_string(*options_.max_staleness) + "), " + std::to_string(w.timeout_streak) +
-         " steps in a row; " + std::to_string(w.timeouts) + " such steps in all");
+    warn("worker " + std::to_string(cluster_.global_worker(local)) + " has gone on without the updates of " + who +
+         " for " + std::to_string(w.timeout_streak) + " steps (up to iteration " + std::to_string(iteration) +
+         "; staleness bound " + std::to_string(*options_.max_staleness) + ", the last wait " +
+         std::to_string(static_cast<long>(waited_ms)) + " ms): it is waited for again as soon as it sends");
 }
 
 float GradientSharing::threshold_for(Worker& w, long iteration) {

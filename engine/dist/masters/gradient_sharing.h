@@ -118,7 +118,7 @@ private:
     // Applies what is in the inbox; lags are counted against gradient `next`.
     DrainStats drain(Worker& w, long next);
     float threshold_for(Worker& w, long iteration);
-    void report_timeout(Worker& w, int local, long iteration, const std::vector<int>& missing, double waited_ms);
+    void report_lacking(Worker& w, int local, long iteration, const std::vector<int>& lacking, double waited_ms);
 
     train::ClusterShape cluster_;
     std::size_t n_;
