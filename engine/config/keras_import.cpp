@@ -7,6 +7,7 @@
 #include <set>
 
 #include "config/import_support.h"
+#include "config/json_fields.h"
 #include "config/keras_training.h"
 #include "core/error.h"
 #include "config/model_config.h"
