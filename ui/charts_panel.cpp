@@ -232,6 +232,10 @@ void ChartsPanel::follow(QCustomPlot* plot) {
         plot->yAxis->setRange(std::max(0.0, r.lower - 0.05), std::min(1.0, r.upper + 0.02));
         plot->xAxis->setRange(0.5, std::max(plot->xAxis->range().upper + 0.5, 1.5));
     }
+    if (plot == staleness_) {  // lags and waits are never negative; all-zero lags still show an axis
+        plot->yAxis->setRange(0, std::max(1.0, plot->yAxis->range().upper * 1.1));
+        plot->yAxis2->setRange(0, std::max(1.0, plot->yAxis2->range().upper * 1.1));
+    }
 }
 
 void ChartsPanel::redraw() {

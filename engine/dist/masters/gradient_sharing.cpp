@@ -36,7 +36,6 @@ struct GradientSharing::Worker {
     // This worker's own thread only.
     std::chrono::steady_clock::time_point ready{};  // end of the last before_gradient
     long timeouts = 0;                               // steps that went on without a waited-for message
-    long timeout_streak = 0;                         // of those, in a row up to the last step
     std::chrono::steady_clock::time_point last_timeout_warning{};
     long out_of_band = 0;  // messages in a row with a density outside the algorithm's band
     double ceiling = 0.0;  // the current τ ceiling (0: not computed yet)
@@ -173,17 +172,16 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
             }
             if (w.arrived.wait_until(lock, deadline) == std::cv_status::timeout && w.inbox.empty()) {
                 missing = w.gate.missing(iteration);
-                w.gate.excuse(missing);
+                w.gate.timed_out(missing);
                 break;
             }
         }
-        lacking = w.gate.excused();  // gone on without, this step (timed out now or before)
+        if (!missing.empty()) lacking = w.gate.silent(kWarnAfterTimeouts);
     }
     const auto now = std::chrono::steady_clock::now();
     const double wait_ms = std::chrono::duration<double, std::milli>(now - t0).count();
     if (!missing.empty()) ++w.timeouts;
-    w.timeout_streak = lacking.empty() ? 0 : w.timeout_streak + 1;
-    if (!lacking.empty()) report_lacking(w, local, iteration, lacking, wait_ms);
+    if (!lacking.empty()) report_silent(w, local, iteration, lacking, wait_ms);
     // The deadline follows the period from one gradient to the next, waits included: a peer that is
     // slow but alive sets the pace and is waited for. A step that gave up waiting would stretch
     // the deadline further each time (doubling towards kMaxWait for a dead peer): left out.
@@ -200,25 +198,27 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
             {"wait_timeouts", w.timeouts}};
 }
 
-void GradientSharing::report_lacking(Worker& w, int local, long iteration, const std::vector<int>& lacking,
-                                     double waited_ms) {
+void GradientSharing::report_silent(Worker& w, int local, long iteration, const std::vector<int>& silent,
+                                    double waited_ms) {
     // Every step that timed out is counted in the iteration events (wait_timeouts). A warning is
-    // for a peer that stays silent -- paused, much slower, or dead before the node link noticed --
-    // not for one late message on a loaded machine: it comes on the third step in a row without
-    // the peer's update, and then at most every half minute per worker.
-    if (w.timeout_streak < kWarnAfterTimeouts) return;
+    // for a peer that has gone silent -- paused, or dead before the node link noticed -- not for a
+    // late message on a loaded machine, nor for a peer that is slow but sending (it may be waiting
+    // for a silent one itself): it comes once a peer has timed out kWarnAfterTimeouts times
+    // without a message, then at most every half minute per worker.
     const auto now = std::chrono::steady_clock::now();
-    if (w.timeout_streak > kWarnAfterTimeouts && now - w.last_timeout_warning < std::chrono::seconds(30)) return;
+    if (w.last_timeout_warning != std::chrono::steady_clock::time_point{} &&
+        now - w.last_timeout_warning < std::chrono::seconds(30))
+        return;
     w.last_timeout_warning = now;
     std::string who;
-    for (int m : lacking) {
+    for (int m : silent) {
         if (!who.empty()) who += ", ";
         who += "worker " + std::to_string(m) + " (node " + std::to_string(m / cluster_.workers_per_node) + ")";
     }
-    warn("worker " + std::to_string(cluster_.global_worker(local)) + " has gone on without the updates of " + who +
-         " for " + std::to_string(w.timeout_streak) + " steps (up to iteration " + std::to_string(iteration) +
-         "; staleness bound " + std::to_string(*options_.max_staleness) + ", the last wait " +
-         std::to_string(static_cast<long>(waited_ms)) + " ms): it is waited for again as soon as it sends");
+    warn("worker " + std::to_string(cluster_.global_worker(local)) + " has heard nothing from " + who + " for " +
+         std::to_string(kWarnAfterTimeouts) + " or more waits of up to " + std::to_string(static_cast<long>(waited_ms)) +
+         " ms (staleness bound " + std::to_string(*options_.max_staleness) + ", iteration " + std::to_string(iteration) +
+         "); it goes on without those updates, waiting at most that long each step");
 }
 
 float GradientSharing::threshold_for(Worker& w, long iteration) {
@@ -271,17 +271,18 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
     }
     ++w.messages;
     if (const auto band = w.threshold->density_band()) {
-        const bool outside = w.last_density < band->low || w.last_density > band->high;
+        // Only above the band: τ cannot follow the updates (the runaway). Below it, τ shrinks and
+        // nothing is lost; tiny models often send no entry at all in a step.
+        const bool outside = w.last_density > band->high;
         w.out_of_band = outside ? w.out_of_band + 1 : 0;
         if (w.out_of_band == kBandPatience || (w.out_of_band > kBandPatience && w.out_of_band % (10 * kBandPatience) == 0)) {
             std::ostringstream m;
             m << "worker " << cluster_.global_worker(local) << ": message density " << w.last_density
-              << " has stayed outside the threshold algorithm's band [" << band->low << ", " << band->high << "] for "
+              << " has stayed above the threshold algorithm's band [" << band->low << ", " << band->high << "] for "
               << w.out_of_band << " iterations (threshold " << tau;
             if (std::isfinite(w.ceiling) && tau >= static_cast<float>(w.ceiling) * 0.999f)
                 m << ", held at its ceiling " << kThresholdCeiling << " x RMS of the parameters";
-            m << "): the updates are " << (w.last_density > band->high ? "larger" : "smaller")
-              << " than the threshold can follow; check the learning rate";
+            m << "): the updates are larger than the threshold can follow; check the learning rate";
             warn(m.str());
         }
     }

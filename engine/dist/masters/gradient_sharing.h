@@ -12,7 +12,7 @@
 // applied and why.
 //
 // Guards (a run fails or warns instead of training on garbage): τ never rises above
-// kThresholdCeiling × RMS(θ); a density that stays outside the threshold algorithm's band for
+// kThresholdCeiling × RMS(θ); a density that stays above the threshold algorithm's band for
 // kBandPatience messages is reported; the trainer stops at the first non-finite value.
 //
 // Workers of this node exchange messages in memory (shared, immutable messages in per-worker
@@ -54,9 +54,9 @@ struct GradientSharingOptions {
 // τ ≤ kThresholdCeiling × RMS(θ). Healthy LeNet runs settle at τ ≈ 4e-3 with RMS(θ) ≈ 0.04
 // (0.1×); a step of a quarter of a typical weight per message is already a runaway.
 inline constexpr double kThresholdCeiling = 0.25;
-// Messages outside the density band in a row before a warning (and between repeats: 10×).
+// Messages above the density band in a row before a warning (and between repeats: 10×).
 inline constexpr long kBandPatience = 200;
-// Steps in a row that went on without a waited-for update before a warning (see report_timeout).
+// Timeouts of a peer without a message from it before a warning (see report_silent).
 inline constexpr long kWarnAfterTimeouts = 3;
 
 class GradientSharing final : public train::TrainingMaster {
@@ -118,7 +118,7 @@ private:
     // Applies what is in the inbox; lags are counted against gradient `next`.
     DrainStats drain(Worker& w, long next);
     float threshold_for(Worker& w, long iteration);
-    void report_lacking(Worker& w, int local, long iteration, const std::vector<int>& lacking, double waited_ms);
+    void report_silent(Worker& w, int local, long iteration, const std::vector<int>& silent, double waited_ms);
 
     train::ClusterShape cluster_;
     std::size_t n_;

@@ -8,7 +8,7 @@ namespace thresher::dist {
 
 StalenessGate::StalenessGate(int workers, int self, std::optional<int> bound)
     : self_(self), bound_(bound), latest_(static_cast<std::size_t>(workers), -1),
-      waited_(static_cast<std::size_t>(workers), true), excused_(static_cast<std::size_t>(workers), false) {
+      waited_(static_cast<std::size_t>(workers), true), silent_(static_cast<std::size_t>(workers), 0) {
     if (bound && *bound < 0) throw ConfigError("the staleness bound must be 0 or more, got " + std::to_string(*bound));
     if (self < 0 || self >= workers) throw Error("staleness gate: worker " + std::to_string(self) + " out of range");
     waited_[static_cast<std::size_t>(self)] = false;
@@ -18,7 +18,7 @@ long StalenessGate::applied(int from, long iteration, long next) {
     if (from < 0 || from >= static_cast<int>(latest_.size())) return 0;
     long& latest = latest_[static_cast<std::size_t>(from)];
     latest = std::max(latest, iteration);
-    excused_[static_cast<std::size_t>(from)] = false;
+    silent_[static_cast<std::size_t>(from)] = 0;
     return std::max(0L, (next - 1) - iteration);
 }
 
@@ -29,19 +29,19 @@ std::vector<int> StalenessGate::missing(long next) const {
     if (!bound_) return out;
     const long needed = next - 1 - *bound_;
     for (std::size_t w = 0; w < latest_.size(); ++w)
-        if (waited_[w] && !excused_[w] && latest_[w] < needed) out.push_back(static_cast<int>(w));
+        if (waited_[w] && latest_[w] < needed) out.push_back(static_cast<int>(w));
     return out;
 }
 
-void StalenessGate::excuse(const std::vector<int>& workers) {
+void StalenessGate::timed_out(const std::vector<int>& workers) {
     for (int w : workers)
-        if (w >= 0 && w < static_cast<int>(excused_.size())) excused_[static_cast<std::size_t>(w)] = true;
+        if (w >= 0 && w < static_cast<int>(silent_.size())) ++silent_[static_cast<std::size_t>(w)];
 }
 
-std::vector<int> StalenessGate::excused() const {
+std::vector<int> StalenessGate::silent(int timeouts) const {
     std::vector<int> out;
-    for (std::size_t w = 0; w < excused_.size(); ++w)
-        if (waited_[w] && excused_[w]) out.push_back(static_cast<int>(w));
+    for (std::size_t w = 0; w < silent_.size(); ++w)
+        if (waited_[w] && silent_[w] >= timeouts) out.push_back(static_cast<int>(w));
     return out;
 }
 

@@ -56,10 +56,10 @@ public:
     std::vector<int> missing(long next) const;
     // Workers of a node that left, died or has not joined yet are not waited for.
     void set_waited(int worker, bool waited);
-    // The wait for these workers timed out: not waited for until a message of theirs is applied.
-    void excuse(const std::vector<int>& workers);
-    // Waited-for workers excused now.
-    std::vector<int> excused() const;
+    // The wait for these workers timed out.
+    void timed_out(const std::vector<int>& workers);
+    // Waited-for workers with at least `timeouts` timeouts and no message since.
+    std::vector<int> silent(int timeouts) const;
     // The period of this worker's last step (see above) feeds the deadline.
     void record_step(std::chrono::duration<double, std::milli> step);
     std::chrono::milliseconds deadline() const;
@@ -72,7 +72,7 @@ private:
     std::optional<int> bound_;
     std::vector<long> latest_;  // by worker: highest iteration whose message is applied here
     std::vector<bool> waited_;
-    std::vector<bool> excused_;
+    std::vector<int> silent_;  // by worker: timeouts since its last applied message
     double step_ms_ = 0.0;  // EMA of the step time; 0 before the first
 };
 
