@@ -14,7 +14,7 @@
 //   lag-1..3     every message travels for 1-3 step times of one worker (a slow link).
 //   slow-worker  node 1 takes 3 ms longer per step (about three times as long).
 //   bursty       messages are held and released together every 10 ms.
-//   pause        node 1 stops for 1.5 s at iteration 40, then goes on (a stalled process).
+//   pause        node 1 stops for 0.6 s at iteration 40, then goes on (a stalled process).
 // The negative control runs both-stale without the bound (DL4J's and the old drain's behaviour):
 // it must not reach one machine's result, or the harness would prove nothing.
 #include <QtTest>
@@ -129,7 +129,7 @@ private:
         }
         if (schedule_ == Schedule::SlowWorker && node == 1) std::this_thread::sleep_for(std::chrono::milliseconds(3));
         if (schedule_ == Schedule::Pause && node == 1 && iteration == 40)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+            std::this_thread::sleep_for(std::chrono::milliseconds(600));
     }
 
     void deliver(std::vector<Parcel>& parcels) {
