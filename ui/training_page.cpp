@@ -55,7 +55,7 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     auto* strategy_box = new QGroupBox("Training master");
     auto* sform = new QFormLayout(strategy_box);
     strategy_ = new QComboBox;
-    strategy_->addItem("Gradient sharing (asynchronous, threshold-encoded)", "gradient-sharing");
+    strategy_->addItem("Gradient sharing (threshold-encoded updates)", "gradient-sharing");
     strategy_->addItem("Parameter averaging (synchronous)", "parameter-averaging");
     strategy_->addItem("Single worker", "single");
     sform->addRow("Strategy", strategy_);

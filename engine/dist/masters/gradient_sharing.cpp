@@ -159,7 +159,7 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
     DrainStats stats = drain(w, iteration);
     if (drain_observer_) drain_observer_(local, iteration);
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<int> missing, lacking;
+    std::vector<int> missing, silent;
     {
         std::unique_lock lock(w.mutex);
         const auto deadline = t0 + w.gate.deadline();
@@ -176,12 +176,12 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
                 break;
             }
         }
-        if (!missing.empty()) lacking = w.gate.silent(kWarnAfterTimeouts);
+        if (!missing.empty()) silent = w.gate.silent(kWarnAfterTimeouts);
     }
     const auto now = std::chrono::steady_clock::now();
     const double wait_ms = std::chrono::duration<double, std::milli>(now - t0).count();
     if (!missing.empty()) ++w.timeouts;
-    if (!lacking.empty()) report_silent(w, local, iteration, lacking, wait_ms);
+    if (!silent.empty()) report_silent(w, local, iteration, silent, wait_ms);
     // The deadline follows the period from one gradient to the next, waits included: a peer that is
     // slow but alive sets the pace and is waited for. A step that gave up waiting would stretch
     // the deadline further each time (doubling towards kMaxWait for a dead peer): left out.
