@@ -204,11 +204,14 @@ SlurmSettings read_slurm(const Reader& c) {
             c.fail("network_mask", "must be an IPv4 network in CIDR form, e.g. \"10.0.0.0/24\", got " +
                                        describe(c.value("network_mask")));
     }
+    const QString stage = c.one_of("stage", "auto", {"auto", "always", "never"});
+    s.stage = stage == "always" ? SlurmSettings::Stage::Always
+              : stage == "never" ? SlurmSettings::Stage::Never : SlurmSettings::Stage::Auto;
     return s;
 }
 
 const QStringList kSlurmFields{"partition", "tasks_per_node", "cpus_per_task", "gpus_per_node", "time", "account",
-                               "qos", "constraint", "sbatch_args", "network_mask"};
+                               "qos", "constraint", "sbatch_args", "network_mask", "stage"};
 
 ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
     ClusterSettings s;
@@ -430,6 +433,8 @@ QJsonObject RunSpec::to_json() const {
         if (!sl.constraint.isEmpty()) c["constraint"] = sl.constraint;
         if (!sl.sbatch_args.isEmpty()) c["sbatch_args"] = QJsonArray::fromStringList(sl.sbatch_args);
         if (!sl.network_mask.isEmpty()) c["network_mask"] = sl.network_mask;
+        if (sl.stage != SlurmSettings::Stage::Auto)
+            c["stage"] = sl.stage == SlurmSettings::Stage::Always ? "always" : "never";
     } else if (cluster.kind == ClusterSettings::Kind::Ssh) {
         QJsonArray hosts;
         for (const auto& h : cluster.hosts) {

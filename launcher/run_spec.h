@@ -68,6 +68,12 @@ struct SlurmSettings {
     // The engines' --network-mask (CIDR): bind, and reach each other, on the address each host
     // has inside it; empty: the addresses Slurm has for the nodes (NodeAddr).
     QString network_mask;
+    // Files the engines read (the engine, the model, the data, the run secret) on nodes that
+    // do not share the launcher's file system: Auto uses each in place where every node can
+    // read it and copies the rest to the nodes with Slurm's `sbcast`; Always copies all of them;
+    // Never uses the paths as they are (a shared home or project folder).
+    enum class Stage { Auto, Always, Never };
+    Stage stage = Stage::Auto;
 
     bool operator==(const SlurmSettings&) const = default;
 };

@@ -124,9 +124,6 @@ QString batch_script(const RunSpec& spec, const ScriptOptions& o) {
                      "    age=$(( $(date +%s) - $(stat -c %Y \"$run_dir/heartbeat\" 2>/dev/null || echo 0) ))\n"
                      "    if [ \"$age\" -gt %1 ]; then say \"no heartbeat from the launcher for $age s: cancelling job $SLURM_JOB_ID\"; scancel \"$SLURM_JOB_ID\"; exit; fi\n"
                      "  done ) &\n").arg(o.heartbeat_timeout_s);
-    else
-        t += "# The secret goes once the step ends (exec keeps this pid; the engines read it at start).\n"
-             "( while kill -0 $$ 2>/dev/null; do sleep 1; done; rm -f \"$run_dir/secret\" ) &\n";
 
     // Runs in each task: rank 0 reports the step's id (the launcher's stop is `scancel JOB.STEP`)
     // and adds --save; every task adds its rank.
@@ -147,14 +144,78 @@ QString batch_script(const RunSpec& spec, const ScriptOptions& o) {
     t += "engine=(\n";
     for (const QString& w : engine) t += "  " + w + "\n";
     t += ")\n";
-    QStringList srun{"exec srun", QString("--nodes=%1").arg(nodes), QString("--ntasks=%1").arg(tasks),
+
+    // A step of one task per node, for the staging probe, mkdir and cleanup.
+    const QString per_node = QString("srun --nodes=%1 --ntasks=%1 --ntasks-per-node=1 --cpus-per-task=%2")
+                                 .arg(nodes).arg(s.cpus_per_task);
+    t += "stage_dir=\"\"\n";
+    if (s.stage != SlurmSettings::Stage::Never) {
+        // The engine's words that are files it reads: the engine itself, --model, --data (a path,
+        // not the installed "fashion-mnist"), --secret-file.
+        QStringList at{"0"};
+        for (qsizetype i = 1; i + 1 < engine.size(); ++i) {
+            const QString& flag = engine[i];
+            const QString& value = engine[i + 1];
+            if (flag == "'--model'" || flag == "'--secret-file'" || (flag == "'--data'" && value != "'fashion-mnist'"))
+                at << QString::number(i + 1);
+        }
+        t += "# Files the engines read (cluster.stage " +
+             QString(s.stage == SlurmSettings::Stage::Always ? "always" : "auto") +
+             "): the engine, model, data and secret are the engine's words\n"
+             "# at these positions; each one some node cannot read is copied to every node with sbcast.\n";
+        t += "stage_at=(" + at.join(' ') + ")\n";
+        if (s.stage == SlurmSettings::Stage::Always) {
+            t += "missing=\"${!stage_at[*]}\"\n";
+        } else {
+            const QString probe = "i=0; for f; do [ -r \"$f\" ] || echo \"$i\"; i=$((i + 1)); done";
+            t += "stage_src=(); for p in \"${stage_at[@]}\"; do stage_src+=(\"${engine[$p]}\"); done\n";
+            t += "missing=$(" + per_node + " --label bash -c " + shell_quote(probe) +
+                 " thresher-probe \"${stage_src[@]}\") || { say \"the probe step that looks for the engine's files on the nodes failed\"; exit 1; }\n";
+            t += "missing=$(printf '%s\\n' \"$missing\" | sed -n 's/^ *[0-9]*: //p' | sort -un | tr '\\n' ' ')\n";
+        }
+        t += "if [ -n \"${missing// /}\" ]; then\n"
+             "  stage_dir=\"/tmp/thresher-stage-$SLURM_JOB_ID-$$\"\n"
+             "  dirs=(\"$stage_dir\")\n"
+             "  for i in $missing; do\n"
+             "    src=${engine[${stage_at[$i]}]}\n"
+             "    [ -r \"$src\" ] || { say \"$src: not readable here either, so it cannot be staged\"; exit 1; }\n"
+             "    dst=\"$stage_dir/$i-$(basename \"$src\")\"\n"
+             "    [ -d \"$src\" ] && dirs+=(\"$dst\")\n"
+             "  done\n"
+             "  " + per_node + " mkdir -p -m 700 \"${dirs[@]}\"\n"
+             "  for i in $missing; do\n"
+             "    p=${stage_at[$i]}; src=${engine[$p]}; dst=\"$stage_dir/$i-$(basename \"$src\")\"\n"
+             "    if [ -d \"$src\" ]; then\n"
+             "      for f in \"$src\"/*; do [ ! -f \"$f\" ] || sbcast --force --preserve \"$f\" \"$dst/$(basename \"$f\")\"; done\n"
+             "    else\n"
+             "      sbcast --force --preserve \"$src\" \"$dst\"\n"
+             "    fi\n"
+             "    say \"staged $src with sbcast: $dst on every node\"\n"
+             "    engine[$p]=$dst\n"
+             "  done\n"
+             "fi\n";
+    }
+    // After the step: the secret goes (the engines read it at start), and the staged copies.
+    const QString cleanup = "rm -f \"$run_dir/secret\"; [ -z \"$stage_dir\" ] || " + per_node +
+                            " rm -rf \"$stage_dir\" || say \"could not remove $stage_dir from the nodes\"";
+
+    QStringList srun{"srun", QString("--nodes=%1").arg(nodes), QString("--ntasks=%1").arg(tasks),
                      QString("--ntasks-per-node=%1").arg(s.tasks_per_node),
                      QString("--cpus-per-task=%1").arg(s.cpus_per_task)};
     if (s.gpus_per_node > 0) srun << QString("--gres=gpu:%1").arg(s.gpus_per_node);
     srun << "--distribution=block" << "--kill-on-bad-exit=1" << "--label" << "--input=none"
          << "--job-name=" + shell_quote("thresher-" + spec.name) << "bash" << "-c" << shell_quote(wrapper)
          << "thresher-task" << "\"${engine[@]}\"";
-    t += srun.join(" \\\n  ") + "\n";
+    if (o.exec_srun) {
+        t += "# exec keeps this pid (and the launcher's parent-death signal) for srun; the watcher cleans up\n"
+             "# once it ends.\n"
+             "( while kill -0 $$ 2>/dev/null; do sleep 1; done; " + cleanup + " ) &\n";
+        t += "exec " + srun.join(" \\\n  ") + "\n";
+    } else {
+        t += "set +e\n";
+        t += srun.join(" \\\n  ") + "\n";
+        t += "rc=$?\n" + cleanup + "\nexit \"$rc\"\n";
+    }
     return t;
 }
 

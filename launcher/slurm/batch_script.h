@@ -12,9 +12,14 @@
 //   3. builds --nodes: node n, task l (SLURM_LOCALID) → ADDRESS_n:(udp_port + l); with
 //      --distribution=block task ids run node by node, so rank r = SLURM_PROCID is entry r
 //      (2 hosts × 2 tasks, port 40123: a:40123,a:40124,b:40123,b:40124);
-//   4. `exec srun --kill-on-bad-exit=1 --label …`: one step, each task's lines prefixed "r: " so
-//      the launcher tags events by node; exec keeps the launcher's parent-death signal on srun
-//      (a killed launcher takes srun, and Slurm then the step, with it). The task of rank 0
+//   4. stages the files the engines read (cluster.stage): with `auto`, a probe step (one task per
+//      node) lists those some node cannot read; those (`always`: all) are copied to every node
+//      with Slurm's `sbcast` into a private /tmp/thresher-stage-JOB-PID folder, and the engine's
+//      command line points there; the folder goes when the step ends;
+//   5. `srun --kill-on-bad-exit=1 --label …`: one step, each task's lines prefixed "r: " so
+//      the launcher tags events by node. Run by the launcher inside an allocation
+//      (exec_srun), srun replaces bash: the launcher's parent-death signal stays on srun (a
+//      killed launcher takes srun, and Slurm then the step, with it). The task of rank 0
 //      appends --save.
 // Everything from the spec reaches the script through shell_quote(): nothing in a spec is ever
 // run as shell code.
@@ -40,6 +45,11 @@ struct ScriptOptions {
     // ".node-r" before the extension (lenet.thr → lenet.node-1.thr), to check with
     // `thresher-engine compare` that the replicas agree. Needs the spec's `save`.
     bool save_every_node = false;
+    // The launcher runs this script with bash as its child inside an allocation (step mode):
+    // the last line is `exec srun`, so srun keeps the parent-death signal the launcher set, and
+    // a background watcher cleans up (secret, staged files) once that pid ends. False (sbatch,
+    // or by hand): srun runs in the foreground and the script cleans up after it.
+    bool exec_srun = false;
 };
 
 // The script for `spec` (a Slurm cluster); throws std::logic_error for other clusters.

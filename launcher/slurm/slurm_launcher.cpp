@@ -21,6 +21,8 @@ namespace thresher::launcher::slurm {
 namespace {
 
 constexpr int kTailLines = 8;  // stderr lines a failure summary quotes
+// After srun ends (step mode), the most the run script's cleanup (one short srun step) may take.
+constexpr std::chrono::milliseconds kCleanupLimit{60000};
 
 const QStringList kEndStates{"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
                              "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"};
@@ -55,6 +57,7 @@ SlurmLauncher::~SlurmLauncher() {
     poll_timer_.stop();
     grace_.stop();
     give_up_.stop();
+    cleanup_poll_.stop();
     query_.reset();
     if (step_) {
         QObject::disconnect(step_.get(), nullptr, this, nullptr);
@@ -123,6 +126,7 @@ void SlurmLauncher::start(const RunSpec& spec) {
         so.run_dir = dir_->path();
         so.heartbeat_timeout_s = submit_mode_ ? options_.slurm.heartbeat_timeout_s : 0;
         so.save_every_node = options_.slurm.save_every_node && !spec.save.isEmpty();
+        so.exec_srun = !submit_mode_;
         const QByteArray script = batch_script(spec, so).toUtf8();
         QFile f(script_path);
         if (!f.open(QIODevice::WriteOnly) || f.write(script) != script.size() || !f.flush())
@@ -278,6 +282,27 @@ void SlurmLauncher::take_stderr(const QList<TaskLine>& lines) {
 void SlurmLauncher::step_exited(int code, bool crashed) {
     take_stdout(out_lines_.feed(step_->readAllStandardOutput()) + out_lines_.finish());
     take_stderr(err_lines_.feed(step_->readAllStandardError()) + err_lines_.finish());
+    // srun is gone; the script's watcher (same process group) now removes the secret and the
+    // staged copies with one more step. Finish once it has: under salloc, the allocation ends
+    // with this launcher and would take the cleanup step with it.
+    cleanup_clock_.start();
+    cleanup_poll_.setInterval(100);
+    cleanup_poll_.disconnect();
+    connect(&cleanup_poll_, &QTimer::timeout, this, [this, code, crashed] {
+        const bool group_gone = ::kill(-pid_t(step_pgid_), 0) != 0 && errno == ESRCH;
+        if (!group_gone && cleanup_clock_.elapsed() < kCleanupLimit.count()) return;
+        cleanup_poll_.stop();
+        if (!group_gone) {
+            Q_EMIT logLine(QString("[launcher] the run script's cleanup did not end within %1 s; stopping it (staged files may "
+                                   "remain in /tmp/thresher-stage-%2-* on the nodes)").arg(kCleanupLimit.count() / 1000).arg(job_id_));
+            signal_group(step_pgid_, SIGKILL);
+        }
+        step_ended(code, crashed);
+    });
+    cleanup_poll_.start();
+}
+
+void SlurmLauncher::step_ended(int code, bool crashed) {
     const QString elapsed = QString::number(clock_.elapsed() / 1000.0, 'f', 1);
     if (stop_requested_)
         return finish(kExitStopped, QString("stopped after %1 s: Slurm step %2 ended").arg(elapsed, step_id_.isEmpty() ? job_id_ : step_id_));

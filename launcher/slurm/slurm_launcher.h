@@ -66,6 +66,7 @@ private:
     void take_stderr(const QList<TaskLine>& lines);
     void emit_event(const QJsonObject& e);
     void step_exited(int code, bool crashed);
+    void step_ended(int code, bool crashed);
     void job_ended(const QString& state, const QString& reason);
     void cancel(bool kill);
     void fail_now(int code, const QString& summary);
@@ -85,6 +86,10 @@ private:
     std::unique_ptr<AsyncCommand> query_;  // the squeue in flight
     QTimer poll_timer_, grace_;
     QTimer give_up_;  // after the kill: how long Slurm has to confirm the end before finished()
+    // Step mode, after srun ended: polls until the script's process group is gone (its watcher
+    // removes the secret and the staged files), at most kCleanupLimit.
+    QTimer cleanup_poll_;
+    QElapsedTimer cleanup_clock_;
     TaskLines out_lines_, err_lines_;
     qint64 out_offset_ = 0, err_offset_ = 0;  // submit: how far the output files were read
     std::map<int, std::unique_ptr<EventStream>> streams_;  // per task

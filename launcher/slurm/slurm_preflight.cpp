@@ -34,6 +34,30 @@ int gpus_in(const QString& gres) {
     return n;
 }
 
+// The spec's account: Slurm refuses a job whose user has no association with it — but only where
+// the cluster keeps accounting (slurmdbd); without it any name is accepted, and this says so.
+SlurmCheck check_account(const QString& account, int ms) {
+    const CommandResult config = run_command("scontrol", {"show", "config"}, ms);
+    QString storage;
+    for (const QString& line : config.out.split('\n'))
+        if (line.startsWith("AccountingStorageType")) storage = line.section('=', 1).trimmed();
+    if (!config.ok()) return {"account", Status::Warning, "\"" + account + "\" not checked: " + config.error()};
+    if (storage.isEmpty() || storage.endsWith("/none"))
+        return {"account", Status::Warning,
+                "\"" + account + "\" not checked: this cluster keeps no accounting (AccountingStorageType=" +
+                    (storage.isEmpty() ? QString("none") : storage) + "), so Slurm accepts any account name"};
+    const QString user = qEnvironmentVariable("USER", qEnvironmentVariable("LOGNAME"));
+    const CommandResult assoc = run_command(
+        "sacctmgr", {"--noheader", "--parsable2", "show", "associations", "where", "users=" + user, "accounts=" + account,
+                     "format=Account"}, ms);
+    if (!assoc.ok()) return {"account", Status::Warning, "\"" + account + "\" not checked: " + assoc.error()};
+    if (assoc.out.trimmed().isEmpty())
+        return {"account", Status::Failed,
+                "no such account for user " + user + ": \"" + account +
+                    "\" (sacctmgr show associations has none); sbatch would refuse the job (Invalid account)"};
+    return {"account", Status::Ok, "\"" + account + "\": user " + user + " has an association (sacctmgr)"};
+}
+
 }  // namespace
 
 const char* to_string(SlurmCheck::Status status) {
@@ -129,6 +153,8 @@ QList<SlurmCheck> check_slurm(const RunSpec& spec, const QString& engine, int ti
                           QString("%1 asked, partition MaxTime %2").arg(format_slurm_time(*s.time), max_time)};
     }
 
+    if (!s.account.isEmpty()) out << check_account(s.account, ms);
+
     // The engine on the nodes themselves: one task per node runs `ENGINE devices` — only when the
     // partition could run the job at all (else srun would wait out --immediate for nothing).
     if (std::any_of(out.begin(), out.end(), [](const SlurmCheck& c) { return c.status == Status::Failed; })) {
@@ -148,6 +174,11 @@ QList<SlurmCheck> check_slurm(const RunSpec& spec, const QString& engine, int ti
         out << SlurmCheck{"engine", Status::Warning,
                           "not checked: no nodes free within " + QString::number(timeout_s) + " s to look (" +
                               probe.err.trimmed().section('\n', 0, 0) + ")"};
+    } else if (probe.err.contains("No such file or directory") && s.stage != SlurmSettings::Stage::Never) {
+        out << SlurmCheck{"engine", Status::Warning,
+                          engine + " is not on the nodes at that path; the run copies it there with sbcast (cluster.stage " +
+                              (s.stage == SlurmSettings::Stage::Always ? "always" : "auto") +
+                              "); its shared libraries must be installed there (" + probe.err.trimmed().section('\n', 0, 0) + ")"};
     } else {
         out << SlurmCheck{"engine", Status::Failed, engine + " devices on the nodes: " + probe.error()};
     }

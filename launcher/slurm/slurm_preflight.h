@@ -5,6 +5,8 @@
 //   nodes      enough nodes that are not down or drained; CPUs per node for tasks × cpus_per_task
 //   time       the spec's time limit within the partition's MaxTime
 //   gpus       gpus_per_node within the nodes' gpu gres
+//   account    the spec's account has an association for this user (sacctmgr), where the
+//              cluster keeps accounting (else a warning: Slurm accepts any name there)
 //   engine     `ENGINE devices` runs on the nodes (srun, one task per node; outside an allocation
 //              with --immediate, so a busy queue is reported, not waited for)
 // Each check names the Slurm command and what it said when it fails.

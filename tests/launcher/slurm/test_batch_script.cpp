@@ -27,6 +27,7 @@ private Q_SLOTS:
     void quoting_round_trips_through_bash();
     void sbatch_lines_follow_the_spec();
     void launcher_variant();
+    void staged_words_are_the_files();
 
 private:
     RunSpec load(const QByteArray& text) { return RunSpec::from_json(text, dir_.filePath("s.json"), dir_.path()); }
@@ -94,7 +95,7 @@ void TestBatchScript::quoting_round_trips_through_bash() {
 }
 
 void TestBatchScript::sbatch_lines_follow_the_spec() {
-    const QString script = batch_script(load(kHostile), {"/e", {}, {}, 0, false});
+    const QString script = batch_script(load(kHostile), {"/e", {}, {}, 0, false, false});
     for (const QString& line : {QString("#SBATCH --job-name=") + shell_quote("thresher-it's $(touch PWNED) `id`"),
                                 QString("#SBATCH --partition=") + shell_quote("p'; touch PWNED #"),
                                 QString("#SBATCH --nodes=2"), QString("#SBATCH --ntasks-per-node=2"),
@@ -114,7 +115,7 @@ void TestBatchScript::sbatch_lines_follow_the_spec() {
 void TestBatchScript::launcher_variant() {
     const RunSpec spec = load(R"({"format":"thresher-run","version":1,"name":"n","model":{"name":"m","input":{"size":4},
         "layers":[{"type":"output","units":2}]},"cluster":{"kind":"slurm"},"save":"a/b.thr"})");
-    ScriptOptions o{"/e", "/shared/runs/run-1", {}, 30, true};
+    ScriptOptions o{"/e", "/shared/runs/run-1", {}, 30, true, false};
     const QString script = batch_script(spec, o);
     QVERIFY(script.contains("#SBATCH --output=/shared/runs/run-1/job-%j.out\n"));
     QVERIFY(script.contains("#SBATCH --error=/shared/runs/run-1/job-%j.err\n"));
@@ -130,6 +131,48 @@ void TestBatchScript::launcher_variant() {
     QVERIFY(!script.contains("--node-rank"));
     QVERIFY(script.contains("--save '\\''" + spec.save_file() + "'\\''"));
     QVERIFY(script.contains("--save '\\''" + dir_.filePath("a/b.node-") + "'\\''\"$SLURM_PROCID\"'\\''.thr'\\''"));
+}
+
+// cluster.stage: `stage_at` lists exactly the engine's words that are files it reads (the
+// engine, --model, --data, --secret-file), so the script can point each one at its staged copy;
+// "never" stages nothing; the installed "fashion-mnist" is not a path and is never staged.
+void TestBatchScript::staged_words_are_the_files() {
+    const QString cluster = R"("cluster":{"kind":"slurm","nodes":1,"tasks_per_node":2,"stage":"%1"})";
+    const QString text = R"({"format":"thresher-run","version":1,"name":"n","model":"m o'd$(x).json","data":"%1",%2})";
+    // The words at stage_at, as bash sees them.
+    const auto staged = [](const QString& script) -> QStringList {
+        const qsizetype from = script.indexOf("\nengine=("), to = script.indexOf("\nstage_at=(");
+        if (from < 0 || to < from) return {"<no engine or stage_at array>"};
+        const QString arrays = script.mid(from + 1, script.indexOf('\n', to + 1) - from);
+        QProcess bash;
+        bash.start("bash", {"-c", "endpoints='E'; run_dir='R'\n" + arrays +
+                                      "\nfor p in \"${stage_at[@]}\"; do printf '%s\\n' \"${engine[$p]}\"; done"});
+        if (!bash.waitForFinished(10000) || bash.exitCode() != 0) return {"<bash failed>"};
+        return QString::fromUtf8(bash.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+    };
+    const RunSpec always = load(text.arg("d.csv", cluster.arg("always")).toUtf8());
+    QCOMPARE(always.cluster.slurm.stage, thresher::launcher::SlurmSettings::Stage::Always);
+    const QString script = batch_script(always, ScriptOptions{"/opt/e ngine", {}, {}, 0, false, false});
+    QCOMPARE(staged(script), (QStringList{"/opt/e ngine", always.model_file(), always.data_argument(), "R/secret"}));
+    QVERIFY(script.contains("missing=\"${!stage_at[*]}\""));  // always: every one, no probe
+    QVERIFY(script.contains("sbcast --force --preserve"));
+
+    const RunSpec installed = load(text.arg("fashion-mnist", cluster.arg("auto")).toUtf8());
+    const QString probing = batch_script(installed, ScriptOptions{"/e", {}, {}, 0, false, false});
+    QVERIFY(probing.contains("thresher-probe"));
+    QCOMPARE(staged(probing), (QStringList{"/e", installed.model_file(), "R/secret"}));
+    const QString never = batch_script(load(text.arg("d.csv", cluster.arg("never")).toUtf8()), ScriptOptions{"/e", {}, {}, 0, false, false});
+    QVERIFY(!never.contains("stage_at") && !never.contains("sbcast"));
+    for (const QString& s : {script, probing, never}) {
+        QFile f(dir_.filePath("staged.sh"));
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(s.toUtf8());
+        f.close();
+        QProcess check;
+        check.start("bash", {"-n", f.fileName()});
+        QVERIFY(check.waitForFinished(10000));
+        QVERIFY2(check.exitCode() == 0, check.readAllStandardError().constData());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestBatchScript)

@@ -4,6 +4,10 @@
 //     signal) and Slurm ends the step: no engine is left within seconds;
 //   - `script`: the batch script of a Slurm spec (sbatch lines from the spec, one srun step); a
 //     local spec is refused;
+//   - staging: a launcher in a private mount namespace (its engine, model, data and run folder on
+//     a tmpfs slurmd cannot see): with "stage": "never" the run fails naming the engine's path;
+//     with "auto" the probe finds all four missing, sbcast copies them, the run finishes, and the
+//     copies are gone from the node afterwards;
 //   - `check`: ready on partition main; NOT ready on a DOWN partition and on one that does not
 //     exist, each saying why.
 #include <QtTest>
@@ -66,6 +70,7 @@ private Q_SLOTS:
     void initTestCase();
     void cleanupTestCase();
     void step_inside_salloc();
+    void files_the_nodes_cannot_see_are_staged();
     void killed_launcher_ends_the_step();
     void killed_launcher_cancels_its_job();
     void script_prints_the_batch_script();
@@ -119,6 +124,42 @@ void TestSlurmLaunchCli::step_inside_salloc() {
     }
     QVERIFY2(r.err.contains("engines running as Slurm step"), qPrintable(r.text()));
     QVERIFY2(r.err.contains("127.0.0.1:"), qPrintable(r.text()));  // the address inside network_mask
+}
+
+// Files only the launcher sees: a tmpfs mounted in a mount namespace of the launcher's own, so
+// slurmd (outside it) and the tasks it starts see an empty folder — as on nodes that do not share
+// the launcher's disk.
+void TestSlurmLaunchCli::files_the_nodes_cannot_see_are_staged() {
+    const QString unshare = test_support::find_tool("unshare");
+    if (unshare.isEmpty()) QSKIP("needs unshare (util-linux)");
+    const QString hidden = path("hidden");
+    QVERIFY(QDir().mkpath(hidden));
+    const QDir tmp("/tmp");
+    const QStringList stages_before = tmp.entryList({"thresher-stage-*"}, QDir::Dirs);
+    const auto launch = [&](const QString& stage) {
+        const QString file = spec("hidden-" + stage, QString(R"("partition":"main","nodes":1,"tasks_per_node":2,"stage":"%1")").arg(stage),
+                                  R"("epochs":1,"batch":16)", "hidden/tiny.json", "hidden/data.csv");
+        const QString inside =
+            "set -e; mount -t tmpfs -o mode=700 thresher-hidden \"$1\"; cp \"$2\" \"$3\" \"$4\" \"$1\"/; mkdir \"$1/runs\"; "
+            "exec \"$5\" --partition=main --nodes=1 --ntasks=2 --time=5 \"$6\" run \"$7\" --events --verbose --slurm-mode=step "
+            "--engine \"$1/thresher-engine\" --run-root \"$1/runs\"";
+        return run(unshare, {"--mount", "--propagation", "private", "bash", "-c", inside, "thresher-test", hidden,
+                             bin("thresher-engine"), path("tiny.json"), path("data.csv"), test_support::find_tool("salloc"),
+                             bin("thresher-launch"), file},
+                   180000);
+    };
+    // The control: the nodes really cannot see these files.
+    const Run blind = launch("never");
+    QVERIFY2(blind.code != 0, qPrintable(blind.text()));
+    QVERIFY2(blind.err.contains(hidden.toUtf8() + "/thresher-engine"), qPrintable(blind.text()));
+
+    const Run r = launch("auto");
+    QVERIFY2(r.code == 0, qPrintable(r.text()));
+    for (const QString& what : {hidden + "/thresher-engine", hidden + "/tiny.json", hidden + "/data.csv", QString("/secret")})
+        QVERIFY2(r.err.contains("staged ") && r.err.contains(what.toUtf8() + " with sbcast"), qPrintable(what + "\n" + r.text()));
+    for (int node : {0, 1}) QVERIFY2(count(r.out, "run_finished", node) == 1, qPrintable(r.text()));
+    // The copies went with the step (the launcher finishes after the script's cleanup).
+    QCOMPARE(tmp.entryList({"thresher-stage-*"}, QDir::Dirs), stages_before);
 }
 
 void TestSlurmLaunchCli::killed_launcher_ends_the_step() {
@@ -201,7 +242,7 @@ void TestSlurmLaunchCli::script_prints_the_batch_script() {
     const QString s = QString::fromUtf8(r.out);
     for (const char* line : {"#!/bin/bash\n", "#SBATCH --partition='main'\n", "#SBATCH --nodes=1\n",
                              "#SBATCH --ntasks-per-node=2\n", "#SBATCH --time=0-01:30:00\n", "#SBATCH --account='lab'\n",
-                             "#SBATCH --mem=1G\n", "scontrol show hostnames", "exec srun", "--kill-on-bad-exit=1",
+                             "#SBATCH --mem=1G\n", "scontrol show hostnames", "set +e\nsrun ", "rc=$?\n", "--kill-on-bad-exit=1",
                              "'--secret-file'\n  \"$run_dir/secret\""})
         QVERIFY2(s.contains(line), qPrintable(QString(line) + " not in\n" + s));
     QVERIFY2(!s.contains("--output="), "a script for sbatch by hand keeps Slurm's default output file");
@@ -218,10 +259,12 @@ void TestSlurmLaunchCli::script_prints_the_batch_script() {
 }
 
 void TestSlurmLaunchCli::check_asks_slurm() {
-    const Run ok = run(bin("thresher-launch"), {"check", spec("ready", R"("partition":"main","nodes":1,"tasks_per_node":2,"time":"10")",
-                                                             R"("epochs":1)")}, 90000);
+    const Run ok = run(bin("thresher-launch"), {"check", spec("ready", R"("partition":"main","nodes":1,"tasks_per_node":2,"time":"10",
+                                                             "account":"lab")", R"("epochs":1)")}, 90000);
     QVERIFY2(ok.code == 0, qPrintable(ok.text()));
-    for (const char* part : {"partition  ok", "nodes      ok", "time       ok", "engine     ok", "verdict: ready"})
+    // This test cluster keeps no accounting (no slurmdbd): the account is reported unchecked.
+    for (const char* part : {"partition  ok", "nodes      ok", "time       ok", "engine     ok", "verdict: ready",
+                             "\"lab\" not checked: this cluster keeps no accounting"})
         QVERIFY2(ok.out.contains(part), qPrintable(QString(part) + " not in\n" + ok.text()));
 
     const Run down = run(bin("thresher-launch"), {"check", spec("down", QString(R"("partition":"%1","nodes":1)")
