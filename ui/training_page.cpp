@@ -249,6 +249,13 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     network_mask_ = line("slurm_network_mask", "Slurm's node addresses", "Engines talk over the address each node has in "
                                                                           "this IPv4 network, e.g. 10.0.0.0/24");
     slform->addRow("Network", network_mask_);
+    stage_ = new QComboBox;
+    stage_->setObjectName("slurm_stage");
+    stage_->addItem("Where nodes cannot read them", "auto");
+    stage_->addItem("Always", "always");
+    stage_->addItem("Never (shared folders)", "never");
+    stage_->setToolTip("Copy the engine, model, data and run secret to the nodes with Slurm's sbcast");
+    slform->addRow("Copy files to nodes", stage_);
     auto* slurm_note = new QLabel("Inside an allocation (salloc) the engines start as one srun step; otherwise the job is "
                                   "submitted with sbatch and the Run page shows its queue state and id.");
     slurm_note->setWordWrap(true);
@@ -276,7 +283,7 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
         update_visibility();
         Q_EMIT changed();
     };
-    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_, topology_})
+    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_, topology_, stage_})
         connect(c, &QComboBox::currentIndexChanged, this, notify);
     for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, nodes_, workers_, udp_port_, fanout_,
                     max_staleness_, slurm_nodes_, tasks_per_node_, cpus_per_task_, gpus_per_node_, slurm_workers_})
@@ -437,6 +444,8 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
     constraint_->setText(sl.constraint);
     sbatch_args_->setText(sl.sbatch_args.join(' '));
     network_mask_->setText(sl.network_mask);
+    stage_->setCurrentIndex(sl.stage == launcher::SlurmSettings::Stage::Always  ? 1
+                            : sl.stage == launcher::SlurmSettings::Stage::Never ? 2 : 0);
     nodes_->setValue(spec.cluster.nodes);
     workers_->setValue(spec.cluster.workers_per_node);
     hosts_->setRowCount(0);
@@ -488,6 +497,9 @@ void TrainingPage::apply_to(launcher::RunSpec& spec) const {
     sl.constraint = constraint_->text().trimmed();
     sl.sbatch_args = sbatch_args_->text().split(' ', Qt::SkipEmptyParts);
     sl.network_mask = network_mask_->text().trimmed();
+    sl.stage = stage_->currentData() == "always" ? launcher::SlurmSettings::Stage::Always
+               : stage_->currentData() == "never" ? launcher::SlurmSettings::Stage::Never
+                                                  : launcher::SlurmSettings::Stage::Auto;
     spec.cluster.hosts.clear();
     for (int r = 0; r < hosts_->rowCount(); ++r) {
         auto text = [&](int c) { return hosts_->item(r, c) ? hosts_->item(r, c)->text().trimmed() : QString(); };

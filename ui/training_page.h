@@ -93,6 +93,7 @@ private:
     QLineEdit* constraint_ = nullptr;
     QLineEdit* sbatch_args_ = nullptr;
     QLineEdit* network_mask_ = nullptr;
+    QComboBox* stage_ = nullptr;  // Slurm: copy files to nodes (cluster.stage)
     QSpinBox* udp_port_ = nullptr;
     QComboBox* topology_ = nullptr;
     QSpinBox* fanout_ = nullptr;

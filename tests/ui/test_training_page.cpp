@@ -29,7 +29,7 @@ RunSpec slurm_spec() {
         "layers":[{"type":"output","units":2}]},
         "cluster":{"kind":"slurm","partition":"gpu","nodes":2,"tasks_per_node":2,"cpus_per_task":4,"gpus_per_node":1,
                    "time":"0-02:00:00","account":"lab","qos":"high","constraint":"a100","sbatch_args":["--mem=8G","--exclusive"],
-                   "workers_per_node":1,"network_mask":"10.1.0.0/16"}})";
+                   "workers_per_node":1,"network_mask":"10.1.0.0/16","stage":"never"}})";
     return RunSpec::from_json(text, "q.json", QDir::tempPath());
 }
 
@@ -43,6 +43,7 @@ void TestTrainingPage::slurm_fields_round_trip() {
     QCOMPARE(page.findChild<QLineEdit*>("slurm_partition")->text(), QString("gpu"));
     QCOMPARE(page.findChild<QSpinBox*>("slurm_tasks_per_node")->value(), 2);
     QCOMPARE(page.findChild<QLineEdit*>("slurm_time")->text(), QString("0-02:00:00"));
+    QCOMPARE(page.findChild<QComboBox*>("slurm_stage")->currentData().toString(), QString("never"));
     RunSpec back = spec;
     back.cluster = {};
     page.apply_to(back);
