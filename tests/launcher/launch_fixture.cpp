@@ -3,6 +3,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -53,6 +56,33 @@ int free_ports(int count) {
 bool write_file(const QString& path, const QByteArray& bytes) {
     QFile f(path);
     return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+}
+
+QString Finished::text() const {
+    return QString("exit %1\n--- stdout:\n%2\n--- stderr:\n%3").arg(code).arg(QString::fromUtf8(out), QString::fromUtf8(err));
+}
+
+Finished run_to_end(const QString& program, const QStringList& args, int timeout_ms) {
+    QProcess p;
+    p.start(program, args);
+    Finished r;
+    if (!p.waitForStarted(10000) || !p.waitForFinished(timeout_ms)) {
+        p.kill();
+        p.waitForFinished(5000);
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+int event_count(const QByteArray& jsonl, const QString& event, int node) {
+    int n = 0;
+    for (const QByteArray& line : jsonl.split('\n')) {
+        const QJsonObject e = QJsonDocument::fromJson(line).object();
+        n += e.value("event").toString() == event && e.value("node").toInt() == node;
+    }
+    return n;
 }
 
 QList<Proc> processes() {

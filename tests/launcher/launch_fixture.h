@@ -6,6 +6,7 @@
 #include <QByteArray>
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 #include "synthetic_data.h"
 
@@ -30,6 +31,16 @@ QByteArray local_spec(const QString& model, const QString& data, int nodes, int 
 int free_ports(int count);
 
 bool write_file(const QString& path, const QByteArray& bytes);
+
+// A program run to its end: exit code (-1: crashed, or killed at the timeout), stdout, stderr.
+struct Finished {
+    int code = -1;
+    QByteArray out, err;
+    QString text() const;  // all of it, for failure messages
+};
+Finished run_to_end(const QString& program, const QStringList& args, int timeout_ms);
+// How many JSON lines of `jsonl` are event `event` from node `node`.
+int event_count(const QByteArray& jsonl, const QString& event, int node);
 
 struct Proc {
     qint64 pid = 0, ppid = 0, pgid = 0;

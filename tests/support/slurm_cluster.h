@@ -14,6 +14,15 @@
 // ProctrackType=proctrack/linuxproc and TaskPlugin=task/none (no cgroups needed); no accounting
 // database (sacct is unavailable; finished jobs stay visible to squeue/scontrol for MinJobAge).
 // Daemons must run as root: start() reports why not (for QSKIP) through unavailable().
+//
+// Several hosts (start(error, hosts) with hosts >= 2): each host's slurmd runs in a network
+// namespace of its own, slurmctld and the "login node" in another, all joined by a bridge in a
+// fourth (namespaces named thr-sl<pid>-…, made and deleted here):
+//   login node + slurmctld 10.201.0.1;  NodeName=thr-host<h> NodeAddr=10.201.0.<h+1>, h = 1..hosts
+// The daemons enter their namespace with nsenter (only the network one: `ip netns exec` would
+// remount /sys, and slurmd needs the real cgroup folder). Slurm commands, and the launchers a
+// test starts, must run on the login node: on_login_node(). All hosts share this machine's
+// files (one munge socket, per-host spool folders %n).
 #pragma once
 
 #include <QDir>
@@ -23,6 +32,8 @@
 #include <QTemporaryDir>
 #include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace test_support {
 
@@ -32,6 +43,9 @@ public:
     static constexpr const char* kPartition = "main";
     static constexpr const char* kDownPartition = "down";
     static constexpr const char* kShortPartition = "short";  // MaxTime 1 minute
+
+    // Host h (1-based) of a cluster of several hosts.
+    static QString host_name(int h) { return QString("thr-host%1").arg(h); }
 
     // Empty when a private Slurm can run here, else why not (not root, a binary missing).
     static QString unavailable();
@@ -45,13 +59,17 @@ public:
     // partition main reports its node idle. Sets SLURM_CONF in this process's environment and
     // removes the other SLURM_* variables (a suite run inside a Slurm job must not think it is in
     // an allocation of that other cluster). False with `error` naming the step and its log.
-    bool start(QString& error);
+    bool start(QString& error, int hosts = 1);
     // Cancels every job, waits (10 s at most) for the queue to drain, then ends the daemons.
     void stop();
 
     QString conf() const { return dir_.filePath("slurm.conf"); }
     QString path(const QString& name) const { return dir_.filePath(name); }
     int cpus() const { return cpus_; }
+    int hosts() const { return hosts_; }
+    // The program and arguments that run `program args` on the login node: as they are for one
+    // host; through nsenter into the login node's network namespace for several.
+    std::pair<QString, QStringList> on_login_node(const QString& program, const QStringList& args) const;
 
     // Runs a Slurm command (`squeue`, `scontrol`, …) against this cluster; true on exit 0 within
     // `timeout_ms`; stdout in `out`, stderr (or what went wrong) in `err`.
@@ -63,12 +81,18 @@ public:
     QString log_tail() const;
 
 private:
-    bool start_daemon(std::unique_ptr<QProcess>& p, const QString& program, const QStringList& args, QString& error);
+    bool start_daemon(std::unique_ptr<QProcess>& p, const QString& program, const QStringList& args, QString& error,
+                      const QString& netns = {}, const QString& log_name = {});
+    bool make_network(QString& error);
+    void remove_network();
     bool wait_for(const std::function<bool()>& ready, int timeout_ms) const;
 
     QTemporaryDir dir_{QDir::tempPath() + "/thresher-slurm-XXXXXX"};
     std::unique_ptr<QProcess> munged_, slurmctld_, slurmd_;
+    std::vector<std::unique_ptr<QProcess>> host_slurmds_;  // several hosts: one per namespace
+    QStringList netns_;                                     // namespaces made (several hosts)
     int cpus_ = 1;
+    int hosts_ = 1;
     bool started_ = false;
 };
 

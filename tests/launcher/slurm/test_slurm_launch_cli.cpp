@@ -25,25 +25,8 @@ using test_support::SlurmCluster;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    QByteArray out, err;
-    QString text() const { return QString("exit %1\n--- stdout:\n%2\n--- stderr:\n%3").arg(code).arg(QString::fromUtf8(out), QString::fromUtf8(err)); }
-};
-
-Run run(const QString& program, const QStringList& args, int timeout_ms) {
-    QProcess p;
-    p.start(program, args);
-    Run r;
-    if (!p.waitForStarted(10000) || !p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished(5000);
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+using Run = Finished;
+Run run(const QString& program, const QStringList& args, int timeout_ms) { return run_to_end(program, args, timeout_ms); }
 
 // thresher-engine processes whose command line holds `marker` (srun's holds it too).
 int engines_with(const QString& marker) {
@@ -53,14 +36,7 @@ int engines_with(const QString& marker) {
     return n;
 }
 
-int count(const QByteArray& out, const QString& event, int node) {
-    int n = 0;
-    for (const QByteArray& line : out.split('\n')) {
-        const QJsonObject e = QJsonDocument::fromJson(line).object();
-        n += e.value("event").toString() == event && e.value("node").toInt() == node;
-    }
-    return n;
-}
+int count(const QByteArray& out, const QString& event, int node) { return event_count(out, event, node); }
 
 }  // namespace
 
