@@ -6,7 +6,8 @@
 # openssh-server, openssh-client: the SSH tests start a real sshd (and ssh-keygen) on loopback.
 # libqt6sql6-sqlite: the app's run history (Qt's SQLite driver); libqt6svg6: its SVG icon;
 # xvfb, xauth: `xvfb-run` for looking at the app on a machine without a display.
-# slurm-wlm, munge: the Slurm suites start a private one-node Slurm (munged, slurmctld, slurmd).
+# slurm-wlm, munge: the Slurm suites start a private one-node Slurm (munged, slurmctld, slurmd);
+# slurmdbd, mariadb-server: test_slurm_accounting adds accounting (a private MariaDB + slurmdbd).
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -16,6 +17,6 @@ $SUDO apt-get install -y -q --no-install-recommends \
   build-essential cmake ninja-build ccache pkg-config git ca-certificates \
   libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libssl-dev \
   libboost-dev libboost-system-dev libssh-dev openssh-server openssh-client \
-  iproute2 iptables slurm-wlm munge \
+  iproute2 iptables slurm-wlm munge slurmdbd mariadb-server \
   qt6-base-dev libqt6sql6-sqlite libqt6svg6 libqcustomplot-dev xvfb xauth \
   dataset-fashion-mnist

@@ -119,11 +119,13 @@ QString batch_script(const RunSpec& spec, const ScriptOptions& o) {
     if (o.heartbeat_timeout_s > 0)
         t += QString("# The launcher touches run_dir/heartbeat while it follows the job; when it stops (killed,\n"
                      "# or its machine gone) the job is cancelled rather than left training for nobody.\n"
+                     "# It ends with this script: Slurm's process tracking does not follow it once it is orphaned.\n"
                      "touch \"$run_dir/heartbeat\"\n"
-                     "( while sleep 2; do\n"
+                     "( while kill -0 $$ 2>/dev/null && sleep 2; do\n"
                      "    age=$(( $(date +%s) - $(stat -c %Y \"$run_dir/heartbeat\" 2>/dev/null || echo 0) ))\n"
                      "    if [ \"$age\" -gt %1 ]; then say \"no heartbeat from the launcher for $age s: cancelling job $SLURM_JOB_ID\"; scancel \"$SLURM_JOB_ID\"; exit; fi\n"
-                     "  done ) &\n").arg(o.heartbeat_timeout_s);
+                     "  done ) &\n"
+                     "watchdog=$!\n").arg(o.heartbeat_timeout_s);
 
     // Runs in each task: rank 0 reports the step's id (the launcher's stop is `scancel JOB.STEP`)
     // and adds --save; every task adds its rank.
@@ -214,7 +216,9 @@ QString batch_script(const RunSpec& spec, const ScriptOptions& o) {
     } else {
         t += "set +e\n";
         t += srun.join(" \\\n  ") + "\n";
-        t += "rc=$?\n" + cleanup + "\nexit \"$rc\"\n";
+        t += "rc=$?\n" + cleanup + "\n";
+        if (o.heartbeat_timeout_s > 0) t += "kill \"$watchdog\" 2>/dev/null\n";
+        t += "exit \"$rc\"\n";
     }
     return t;
 }

@@ -4,6 +4,8 @@
 #include <QMap>
 #include <algorithm>
 #include <QRegularExpression>
+#include <pwd.h>
+#include <unistd.h>
 
 #include "slurm_command.h"
 
@@ -46,7 +48,8 @@ SlurmCheck check_account(const QString& account, int ms) {
         return {"account", Status::Warning,
                 "\"" + account + "\" not checked: this cluster keeps no accounting (AccountingStorageType=" +
                     (storage.isEmpty() ? QString("none") : storage) + "), so Slurm accepts any account name"};
-    const QString user = qEnvironmentVariable("USER", qEnvironmentVariable("LOGNAME"));
+    const passwd* pw = ::getpwuid(::geteuid());  // who sbatch submits as (not $USER, which may be unset)
+    const QString user = pw ? QString::fromLocal8Bit(pw->pw_name) : QString::number(::geteuid());
     const CommandResult assoc = run_command(
         "sacctmgr", {"--noheader", "--parsable2", "show", "associations", "where", "users=" + user, "accounts=" + account,
                      "format=Account"}, ms);

@@ -35,6 +35,13 @@ QString SlurmCluster::unavailable() {
     return {};
 }
 
+QString SlurmCluster::accounting_unavailable() {
+    if (const QString why = unavailable(); !why.isEmpty()) return why;
+    for (const QString& tool : {"mariadb-install-db", "mariadbd", "mariadb", "slurmdbd", "sacctmgr"})
+        if (find_tool(tool).isEmpty()) return tool + " not installed (Debian packages mariadb-server and slurmdbd)";
+    return {};
+}
+
 bool SlurmCluster::wait_for(const std::function<bool()>& ready, int timeout_ms) const {
     const QDeadlineTimer deadline(timeout_ms);
     while (!deadline.hasExpired()) {
@@ -102,13 +109,69 @@ void SlurmCluster::remove_network() {
     netns_.clear();
 }
 
+bool SlurmCluster::start_accounting(QString& error, const QString& socket) {
+    QString why;
+    if (!run_tool(find_tool("mariadb-install-db"), {"--no-defaults", "--datadir=" + path("db"), "--user=root",
+                                                     "--auth-root-authentication-method=normal", "--skip-test-db"},
+                  &why, 120000)) {
+        error = "mariadb-install-db: " + why;
+        return false;
+    }
+    if (!start_daemon(mariadbd_, "mariadbd",
+                      {"--no-defaults", "--datadir=" + path("db"), "--socket=" + path("mysql.sock"),
+                       "--port=" + QString::number(db_port_), "--bind-address=127.0.0.1", "--user=root",
+                       "--pid-file=" + path("mariadbd.pid"), "--log-error=" + path("mariadbd.log"), "--skip-log-bin"},
+                      error))
+        return false;
+    const QStringList ping{"--no-defaults", "-h127.0.0.1", "-P" + QString::number(db_port_), "-uroot", "-e", "select 1"};
+    if (!wait_for([&] { return run_tool(find_tool("mariadb"), ping, nullptr, 5000); }, 30000)) {
+        error = "MariaDB did not answer on 127.0.0.1:" + QString::number(db_port_) + " within 30 s: " + tail_of(path("mariadbd.log"), 5);
+        return false;
+    }
+    // slurmdbd reads slurmdbd.conf beside SLURM_CONF; it must be 0600 and hold the database's login.
+    QFile conf(path("slurmdbd.conf"));
+    const QByteArray text = QString("AuthType=auth/munge\nAuthInfo=socket=%1\nDbdHost=localhost\nDbdAddr=127.0.0.1\n"
+                                    "DbdPort=%2\nSlurmUser=root\nStorageType=accounting_storage/mysql\n"
+                                    "StorageHost=127.0.0.1\nStoragePort=%3\nStorageUser=root\nStorageLoc=thresher_acct\n"
+                                    "PidFile=%4\nLogFile=%5\n")
+                                .arg(socket).arg(dbd_port_).arg(db_port_).arg(path("slurmdbd.pid"), path("slurmdbd.log"))
+                                .toUtf8();
+    if (!conf.open(QIODevice::WriteOnly) || !conf.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner) ||
+        conf.write(text) != text.size()) {
+        error = "cannot write " + conf.fileName() + ": " + conf.errorString();
+        return false;
+    }
+    conf.close();
+    if (!start_daemon(slurmdbd_, "slurmdbd", {"-D"}, error)) return false;
+    QString out, err;
+    if (!wait_for([&] { return command("sacctmgr", {"-n", "-P", "show", "cluster"}, &out, &err, 5000); }, 30000)) {
+        error = "slurmdbd did not answer within 30 s (sacctmgr: " + err + "): " + tail_of(path("slurmdbd.log"), 5);
+        return false;
+    }
+    QStringList steps{"add cluster thresher-test"};
+    for (const QString& a : accounts_) steps << "add account " + a << "add user root account=" + a;
+    for (const QString& step : steps)
+        if (!command("sacctmgr", QStringList{"-i"} + step.split(' '), &out, &err, 30000)) {
+            error = "sacctmgr -i " + step + ": " + err;
+            return false;
+        }
+    return true;
+}
+
 std::pair<QString, QStringList> SlurmCluster::on_login_node(const QString& program, const QStringList& args) const {
     if (netns_.size() < 2) return {program, args};
     return {find_tool("nsenter"), QStringList{"--net=/run/netns/" + netns_[1], program} + args};
 }
 
-bool SlurmCluster::start(QString& error, int hosts) {
-    hosts_ = std::max(1, hosts);
+bool SlurmCluster::start(QString& error) { return start(error, Options{}); }
+
+bool SlurmCluster::start(QString& error, const Options& options) {
+    hosts_ = std::max(1, options.hosts);
+    accounts_ = options.accounts;
+    if (hosts_ > 1 && !accounts_.isEmpty()) {
+        error = "SlurmCluster: accounting is for one host only";
+        return false;
+    }
     if (hosts_ > 1 && !make_network(error)) return false;
     if (!dir_.isValid()) {
         error = "cannot make a temporary folder: " + dir_.errorString();
@@ -131,6 +194,9 @@ bool SlurmCluster::start(QString& error, int hosts) {
     }
     cpus_ = std::max(1, int(std::thread::hardware_concurrency()));
     const QList<int> ports = free_node_ports(2);
+    // Accounting: slurmdbd's port and the database's (loopback only).
+    const int dbd_port = accounts_.isEmpty() ? 0 : free_node_ports(1).first();
+    const int db_port = accounts_.isEmpty() ? 0 : free_node_ports(1).first();
     const QString socket = path("munge.socket");
     QString conf_text = QString(R"(# Generated by tests/support/slurm_cluster.cpp: a private cluster.
 ClusterName=thresher-test
@@ -151,8 +217,7 @@ SlurmdLogFile=%4/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SchedulerType=sched/builtin
+%12SchedulerType=sched/builtin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 MpiDefault=none
@@ -179,7 +244,15 @@ PartitionName=%9 Nodes=%5 MaxTime=1 State=UP
     }
     conf_text = conf_text.arg(ports[0]).arg(ports[1]).arg(socket, dir_.path(), node_names.join(','))
                     .arg(kPartition, kDownPartition, kShortPartition)
-                    .arg(hosts_ == 1 ? QString("127.0.0.1") : host_address(0), node_lines);
+                    .arg(hosts_ == 1 ? QString("127.0.0.1") : host_address(0), node_lines,
+                         accounts_.isEmpty() ? QString("AccountingStorageType=accounting_storage/none\n")
+                                             : QString("AccountingStorageType=accounting_storage/slurmdbd\n"
+                                                       "AccountingStorageHost=127.0.0.1\nAccountingStoragePort=%1\n"
+                                                       "AccountingStorageEnforce=associations\n"
+                                                       // the munge socket for slurmdbd connections
+                                                       "AccountingStoragePass=%2\n").arg(dbd_port).arg(socket));
+    db_port_ = db_port;
+    dbd_port_ = dbd_port;
     QFile conf_file(conf());
     if (!conf_file.open(QIODevice::WriteOnly) || conf_file.write(conf_text.toUtf8()) != conf_text.toUtf8().size()) {
         error = "cannot write " + conf() + ": " + conf_file.errorString();
@@ -206,6 +279,7 @@ PartitionName=%9 Nodes=%5 MaxTime=1 State=UP
         return false;
     }
     // -i: ignore state a previous cluster of this folder might have left (there is none).
+    if (!accounts_.isEmpty() && !start_accounting(error, socket)) return false;
     const QString login = netns_.size() > 1 ? netns_[1] : QString();
     for (const QString& node : node_names) QDir(dir_.path()).mkdir("spool-" + node);
     if (!start_daemon(slurmctld_, "slurmctld", {"-D", "-i", "-f", conf()}, error, login))
@@ -260,7 +334,7 @@ QStringList SlurmCluster::jobs() const {
 
 QString SlurmCluster::log_tail() const {
     QStringList parts;
-    QStringList logs{"slurmctld.log", "munged.out", "slurmctld.out"};
+    QStringList logs{"slurmctld.log", "munged.out", "slurmctld.out", "slurmdbd.log", "mariadbd.log"};
     for (const QString& f : QDir(dir_.path()).entryList({"slurmd-*.log", "slurmd*.out"}, QDir::Files)) logs << f;
     for (const QString& log : logs)
         if (const QString t = tail_of(path(log), 6); !t.isEmpty()) parts << "--- " + log + "\n" + t;
@@ -279,6 +353,8 @@ void SlurmCluster::stop() {
     std::vector<std::unique_ptr<QProcess>*> daemons{&slurmd_};
     for (auto& d : host_slurmds_) daemons.push_back(&d);
     daemons.push_back(&slurmctld_);
+    daemons.push_back(&slurmdbd_);
+    daemons.push_back(&mariadbd_);
     daemons.push_back(&munged_);
     for (auto* p : daemons) {
         if (!*p) continue;

@@ -15,7 +15,7 @@
 // database (sacct is unavailable; finished jobs stay visible to squeue/scontrol for MinJobAge).
 // Daemons must run as root: start() reports why not (for QSKIP) through unavailable().
 //
-// Several hosts (start(error, hosts) with hosts >= 2): each host's slurmd runs in a network
+// Several hosts (Options::hosts >= 2): each host's slurmd runs in a network
 // namespace of its own, slurmctld and the "login node" in another, all joined by a bridge in a
 // fourth (namespaces named thr-sl<pid>-…, made and deleted here):
 //   login node + slurmctld 10.201.0.1;  NodeName=thr-host<h> NodeAddr=10.201.0.<h+1>, h = 1..hosts
@@ -23,6 +23,11 @@
 // remount /sys, and slurmd needs the real cgroup folder). Slurm commands, and the launchers a
 // test starts, must run on the login node: on_login_node(). All hosts share this machine's
 // files (one munge socket, per-host spool folders %n).
+//
+// Accounting (Options::accounts, one host): a private MariaDB (mariadb-install-db, mariadbd on a
+// free loopback port, its data in the folder) and slurmdbd, AccountingStorageEnforce=associations,
+// and each named account added with sacctmgr and associated with root — so sbatch refuses any
+// other account name, as a site that keeps accounting does.
 #pragma once
 
 #include <QDir>
@@ -47,8 +52,15 @@ public:
     // Host h (1-based) of a cluster of several hosts.
     static QString host_name(int h) { return QString("thr-host%1").arg(h); }
 
+    struct Options {
+        int hosts = 1;          // several: each slurmd in a network namespace of its own
+        QStringList accounts;   // non-empty: accounting (MariaDB + slurmdbd) with these accounts
+    };
+
     // Empty when a private Slurm can run here, else why not (not root, a binary missing).
     static QString unavailable();
+    // unavailable(), or why accounting cannot (MariaDB or slurmdbd missing).
+    static QString accounting_unavailable();
 
     SlurmCluster() = default;
     SlurmCluster(const SlurmCluster&) = delete;
@@ -59,7 +71,8 @@ public:
     // partition main reports its node idle. Sets SLURM_CONF in this process's environment and
     // removes the other SLURM_* variables (a suite run inside a Slurm job must not think it is in
     // an allocation of that other cluster). False with `error` naming the step and its log.
-    bool start(QString& error, int hosts = 1);
+    bool start(QString& error, const Options& options);
+    bool start(QString& error);  // one host, no accounting
     // Cancels every job, waits (10 s at most) for the queue to drain, then ends the daemons.
     void stop();
 
@@ -84,15 +97,18 @@ private:
     bool start_daemon(std::unique_ptr<QProcess>& p, const QString& program, const QStringList& args, QString& error,
                       const QString& netns = {}, const QString& log_name = {});
     bool make_network(QString& error);
+    bool start_accounting(QString& error, const QString& socket);
     void remove_network();
     bool wait_for(const std::function<bool()>& ready, int timeout_ms) const;
 
     QTemporaryDir dir_{QDir::tempPath() + "/thresher-slurm-XXXXXX"};
-    std::unique_ptr<QProcess> munged_, slurmctld_, slurmd_;
+    std::unique_ptr<QProcess> munged_, slurmctld_, slurmd_, mariadbd_, slurmdbd_;
     std::vector<std::unique_ptr<QProcess>> host_slurmds_;  // several hosts: one per namespace
     QStringList netns_;                                     // namespaces made (several hosts)
     int cpus_ = 1;
     int hosts_ = 1;
+    QStringList accounts_;
+    int db_port_ = 0, dbd_port_ = 0;  // accounting: MariaDB's and slurmdbd's loopback ports
     bool started_ = false;
 };
 

@@ -46,7 +46,7 @@ void TestSlurmMultiHost::initTestCase() {
     if (const QString why = SlurmCluster::unavailable(); !why.isEmpty()) QSKIP(qPrintable("no real Slurm here: " + why));
     QVERIFY(dir_.isValid());
     QString error;
-    QVERIFY2(cluster_.start(error, 2), qPrintable(error));
+    QVERIFY2(cluster_.start(error, {.hosts = 2, .accounts = {}}), qPrintable(error));
     QVERIFY(write_file(path("tiny.json"), kTinyModel));
     QVERIFY(write_file(path("data.csv"), three_class_csv(960)));
     QVERIFY(write_file(path("slow.json"), kSlowModel));
