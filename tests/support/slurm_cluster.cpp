@@ -7,6 +7,7 @@
 #include <QRandomGenerator>
 #include <QThread>
 #include <thread>
+#include <csignal>
 #include <unistd.h>
 
 #include "free_ports.h"
@@ -156,6 +157,20 @@ bool SlurmCluster::start_accounting(QString& error, const QString& socket) {
             return false;
         }
     return true;
+}
+
+void SlurmCluster::end_strays() const {
+    // A job's orphaned processes (a batch script's background watchdog, say) escape
+    // proctrack/linuxproc; on a real cluster they end on their own, but once this cluster's conf
+    // is gone a Slurm command among them would wait for it forever. They carry our SLURM_CONF.
+    const QByteArray mine = "SLURM_CONF=" + conf().toUtf8();
+    for (const QString& entry : QDir("/proc").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        bool numeric = false;
+        const qint64 pid = entry.toLongLong(&numeric);
+        if (!numeric || pid == ::getpid()) continue;
+        QFile environ("/proc/" + entry + "/environ");
+        if (environ.open(QIODevice::ReadOnly) && environ.readAll().split('\0').contains(mine)) ::kill(pid_t(pid), SIGKILL);
+    }
 }
 
 std::pair<QString, QStringList> SlurmCluster::on_login_node(const QString& program, const QStringList& args) const {
@@ -366,6 +381,7 @@ void SlurmCluster::stop() {
         p->reset();
     }
     host_slurmds_.clear();
+    end_strays();
     remove_network();
     if (started_) qunsetenv("SLURM_CONF");
     started_ = false;

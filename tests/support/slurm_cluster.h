@@ -99,6 +99,7 @@ private:
     bool make_network(QString& error);
     bool start_accounting(QString& error, const QString& socket);
     void remove_network();
+    void end_strays() const;  // SIGKILL to processes left with this cluster's SLURM_CONF
     bool wait_for(const std::function<bool()>& ready, int timeout_ms) const;
 
     QTemporaryDir dir_{QDir::tempPath() + "/thresher-slurm-XXXXXX"};
