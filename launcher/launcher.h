@@ -14,6 +14,7 @@
 // objects of static libraries, and the registration with them.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QJsonObject>
 #include <QObject>
 #include <QString>
@@ -83,23 +84,70 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The run lifecycle every kind shares lives here: one run at a time, stop() (graceful, then at
+// once on a second call), the first failure kept, and one finished() from the event loop with a
+// summary that says which of finished / stopped / failed it was. Each kind implements launch()
+// and halt() and calls record_failure(), halt_after_failure() and conclude() or finish().
 class Launcher : public QObject {
     Q_OBJECT
 public:
     using QObject::QObject;
     ~Launcher() override = default;
 
-    // Starts the run; every outcome, failure to start included, arrives through finished().
-    virtual void start(const RunSpec& spec) = 0;
-    // Ends the run: SIGTERM (SSH: the engines' stdin is closed), the grace period, then SIGKILL
-    // of each engine's process group; a second stop() kills at once. finished() follows.
-    virtual void stop() = 0;
-    virtual bool running() const = 0;
+    // Starts the run; every outcome, failure to start included, arrives through finished(). A
+    // start() while a run goes is ignored (and logged).
+    void start(const RunSpec& spec);
+    // Ends the run: SIGTERM (SSH: the engines' stdin is closed; Slurm: scancel), the grace
+    // period, then SIGKILL of each engine's process group; a second stop() kills at once.
+    // finished() follows. Nothing happens when no run goes.
+    void stop();
+    // Between start() and finished().
+    bool running() const { return active_; }
 
 Q_SIGNALS:
     void event(const QJsonObject& event);
     void logLine(const QString& line);
     void finished(int exitCode, const QString& summary);
+
+protected:
+    // Starts this kind's run (the state is reset and the clock started); a failure to start is
+    // reported with fail_now().
+    virtual void launch(const RunSpec& spec) = 0;
+    // Ends the run's processes: gracefully (now = false: SIGTERM or this kind's equivalent, and
+    // SIGKILL after the grace period), or at once. Called at most once with each value per run.
+    virtual void halt(bool now) = 0;
+
+    struct Failure {
+        int exit_code;
+        QString summary;
+    };
+    // The run's first failure is the one finished() reports; later ones are dropped (the caller
+    // may log them). False when one was already kept.
+    bool record_failure(int exit_code, const QString& summary);
+    const std::optional<Failure>& failure() const { return failure_; }
+    bool stopping() const { return stopping_; }              // halt() was called
+    bool stop_requested() const { return stop_requested_; }  // by stop(), not by a failure
+    qint64 elapsed_ms() const { return clock_.elapsed(); }  // since start()
+    QString elapsed_s() const;                               // the same in seconds: "12.3"
+    // A failure ends the others: halt(now) unless already stopping.
+    void halt_after_failure(bool now = false);
+    // The run is over: finished(code, summary), queued so that it never arrives inside start()
+    // or stop(). Only the first call per run counts. A kind that cleans up at the end overrides
+    // it and calls this.
+    virtual void finish(int code, const QString& summary);
+    // finish() with the summary the run's state calls for: the kept failure's (followed by
+    // `others_note` on its own line, when not empty and the others were stopped), `stopped`
+    // after stop(), else `done`.
+    void conclude(const QString& done, const QString& stopped, const QString& others_note = {});
+    // A failure before anything runs: record_failure() and finish() with it.
+    void fail_now(int exit_code, const QString& summary);
+
+private:
+    bool active_ = false;
+    bool stopping_ = false;
+    bool stop_requested_ = false;
+    std::optional<Failure> failure_;
+    QElapsedTimer clock_;
 };
 
 // The launcher the spec's cluster needs. Throws LaunchError for an SSH or Slurm cluster when no

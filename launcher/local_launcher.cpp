@@ -70,8 +70,6 @@ QString LocalLauncher::find_engine(const QString& option) {
     return QStandardPaths::findExecutable("thresher-engine");
 }
 
-bool LocalLauncher::running() const { return active_; }
-
 QList<qint64> LocalLauncher::pids() const {
     QList<qint64> out;
     for (const auto& n : nodes_)
@@ -79,34 +77,26 @@ QList<qint64> LocalLauncher::pids() const {
     return out;
 }
 
-void LocalLauncher::start(const RunSpec& spec) {
-    if (active_) {
-        Q_EMIT logLine("[launcher] start() ignored: a run is already going");
-        return;
-    }
+void LocalLauncher::launch(const RunSpec& spec) {
     nodes_.clear();
-    failure_.reset();
-    stopping_ = stop_requested_ = false;
     killed_ = 0;
-    active_ = true;
-    clock_.start();
 
     if (spec.cluster.kind != ClusterSettings::Kind::Local)
-        return fail_now(spec.source + ": cluster.kind is \"ssh\"; LocalLauncher runs local clusters only");
+        return fail_now(kExitCouldNotStart, spec.source + ": cluster.kind is not \"local\"; LocalLauncher runs local clusters only");
     const QString program = find_engine(options_.engine);
     if (program.isEmpty())
-        return fail_now("thresher-engine not found next to this program or on $PATH; name it with --engine");
+        return fail_now(kExitCouldNotStart, "thresher-engine not found next to this program or on $PATH; name it with --engine");
 
     // Private folder (mode 0700) for this run's secret and inline model.
     dir_ = std::make_unique<QTemporaryDir>(QDir::tempPath() + "/thresher-run-XXXXXX");
-    if (!dir_->isValid()) return fail_now("cannot create a temporary folder: " + dir_->errorString());
+    if (!dir_->isValid()) return fail_now(kExitCouldNotStart, "cannot create a temporary folder: " + dir_->errorString());
     EngineFiles files;
     try {
         if (spec.model_is_inline()) {
             files.model = dir_->filePath("model.json");
             QFile f(files.model);
             if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(spec.model_inline).toJson()) < 0 || !f.flush())
-                return fail_now("cannot write the inline model to " + files.model + ": " + f.errorString());
+                return fail_now(kExitCouldNotStart, "cannot write the inline model to " + files.model + ": " + f.errorString());
         }
         if (spec.node_count() > 1) {
             secret_path_ = dir_->filePath("secret");
@@ -114,12 +104,12 @@ void LocalLauncher::start(const RunSpec& spec) {
             files.secret = secret_path_;
         }
     } catch (const std::exception& e) {
-        return fail_now(QString::fromStdString(e.what()));
+        return fail_now(kExitCouldNotStart, QString::fromStdString(e.what()));
     }
 
     for (int rank = 0; rank < spec.node_count(); ++rank) nodes_.push_back(std::make_unique<Node>(rank));
     for (auto& n : nodes_) {
-        if (failure_) {
+        if (failure()) {
             n->exited = true;  // an earlier node failed to start: start no more
             continue;
         }
@@ -156,8 +146,8 @@ void LocalLauncher::start_node(Node& node, const QString& program, const QString
     if (!p.waitForStarted(30000)) {
         QObject::disconnect(&p, nullptr, this, nullptr);
         node.exited = true;
-        failure_ = Failure{kExitCouldNotStart, QString("node %1: could not start %2: %3").arg(node.rank).arg(program, p.errorString())};
-        begin_stop();
+        record_failure(kExitCouldNotStart, QString("node %1: could not start %2: %3").arg(node.rank).arg(program, p.errorString()));
+        halt_after_failure();
         return;
     }
     node.pid = p.processId();
@@ -204,30 +194,19 @@ void LocalLauncher::node_exited(Node& node, int code, bool crashed) {
     // normally there is nothing). The group id stays reserved while any member lives.
     signal_group(node.pid, SIGKILL);
     // With a crash, Qt reports the signal number as the exit code.
-    if ((crashed || code != 0) && !stopping_ && !failure_) {
+    if ((crashed || code != 0) && !stopping() && !failure()) {
         QString summary = QString("node %1 ").arg(node.rank) +
                           (crashed ? QString("was killed by signal %1").arg(code) : QString("exited with code %1").arg(code));
         summary += node.err_tail.isEmpty() ? QString(" (nothing on stderr)")
                                            : "; its last stderr lines:\n  " + node.err_tail.join("\n  ");
-        failure_ = Failure{crashed ? 128 + code : code, summary};
-        if (options_.stop_on_node_failure) begin_stop();
+        record_failure(crashed ? 128 + code : code, summary);
+        if (options_.stop_on_node_failure) halt_after_failure();
     }
     finish_if_done();
 }
 
-void LocalLauncher::stop() {
-    if (!active_) return;
-    stop_requested_ = !failure_;
-    if (stopping_) {
-        kill_remaining();  // a second stop() does not wait out the grace period
-        return;
-    }
-    begin_stop();
-}
-
-void LocalLauncher::begin_stop() {
-    if (stopping_) return;
-    stopping_ = true;
+void LocalLauncher::halt(bool now) {
+    if (now) return kill_remaining();
     for (auto& n : nodes_)
         if (!n->exited) signal_group(n->pid, SIGTERM);
     grace_.start(options_.grace_ms);
@@ -241,38 +220,21 @@ void LocalLauncher::kill_remaining() {
         }
 }
 
-void LocalLauncher::fail_now(const QString& summary) {
-    failure_ = Failure{kExitCouldNotStart, summary};
-    finish_if_done();
-}
-
 void LocalLauncher::finish_if_done() {
-    if (!active_) return;
+    if (!running()) return;
     for (const auto& n : nodes_)
         if (!n->exited) return;
     grace_.stop();
-    const QString elapsed = QString::number(clock_.elapsed() / 1000.0, 'f', 1);
-    int code = 0;
-    QString summary;
-    if (failure_) {
-        code = failure_->exit_code;
-        summary = failure_->summary;
-        if (stopping_ && nodes_.size() > 1) summary += "\nthe other nodes were stopped";
-    } else if (stop_requested_) {
-        code = kExitStopped;
-        summary = QString("stopped after %1 s; all %2 engine process(es) ended").arg(elapsed).arg(nodes_.size());
-        if (killed_ > 0)
-            summary += QString(" (%1 needed SIGKILL after the %2 s grace period)").arg(killed_).arg(options_.grace_ms / 1000.0);
-    } else {
-        summary = QString("%1 node(s) finished in %2 s").arg(nodes_.size()).arg(elapsed);
-    }
-    if (killed_ > 0 && !stop_requested_)
-        summary += QString("\n%1 engine process(es) needed SIGKILL after the grace period").arg(killed_);
+    QString stopped = QString("stopped after %1 s; all %2 engine process(es) ended").arg(elapsed_s()).arg(nodes_.size());
+    if (killed_ > 0)
+        stopped += QString(" (%1 needed SIGKILL after the %2 s grace period)").arg(killed_).arg(options_.grace_ms / 1000.0);
+    // A failure or a plain finish that still needed SIGKILL says so too.
+    const QString killed = killed_ > 0 ? QString("\n%1 engine process(es) needed SIGKILL after the grace period").arg(killed_)
+                                       : QString();
     dir_.reset();
     secret_path_.clear();
-    active_ = false;
-    // Queued: finished() never arrives inside start() or stop(), always from the event loop.
-    QMetaObject::invokeMethod(this, [this, code, summary] { Q_EMIT finished(code, summary); }, Qt::QueuedConnection);
+    conclude(QString("%1 node(s) finished in %2 s").arg(nodes_.size()).arg(elapsed_s()) + killed, stopped,
+             nodes_.size() > 1 ? "the other nodes were stopped" + killed : QString());
 }
 
 }  // namespace thresher::launcher

@@ -34,10 +34,6 @@ public:
     // Ends whatever still runs at once (SIGKILL to each group) and waits for it.
     ~LocalLauncher() override;
 
-    void start(const RunSpec& spec) override;
-    void stop() override;
-    bool running() const override;
-
     // Process ids of the engines still running; each is also its process group's id.
     QList<qint64> pids() const;
 
@@ -51,26 +47,17 @@ private:
     void read_stdout(Node& node);
     void read_stderr(Node& node, bool flush);
     void node_exited(Node& node, int code, bool crashed);
-    void begin_stop();
+    void launch(const RunSpec& spec) override;
+    void halt(bool now) override;
     void kill_remaining();
     void finish_if_done();
-    void fail_now(const QString& summary);
 
     LaunchOptions options_;
     std::vector<std::unique_ptr<Node>> nodes_;
     std::unique_ptr<QTemporaryDir> dir_;
     QString secret_path_;
     QTimer grace_;
-    QElapsedTimer clock_;
-    bool active_ = false;          // between start() and finished()
-    bool stopping_ = false;        // TERM sent
-    bool stop_requested_ = false;  // by stop(), not by a failing node
-    int killed_ = 0;               // groups that needed SIGKILL
-    struct Failure {
-        int exit_code;
-        QString summary;
-    };
-    std::optional<Failure> failure_;
+    int killed_ = 0;  // groups that needed SIGKILL
 };
 
 }  // namespace thresher::launcher

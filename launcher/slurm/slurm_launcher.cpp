@@ -66,22 +66,15 @@ SlurmLauncher::~SlurmLauncher() {
             step_->waitForFinished(5000);
         }
     }
-    if (active_ && submit_mode_ && !job_id_.isEmpty())
+    if (running() && submit_mode_ && !job_id_.isEmpty())
         run_command("scancel", {job_id_}, timeout_ms());
 }
 
-bool SlurmLauncher::running() const { return active_; }
-
 QString SlurmLauncher::run_dir() const { return dir_ ? dir_->path() : QString(); }
 
-void SlurmLauncher::start(const RunSpec& spec) {
-    if (active_) {
-        Q_EMIT logLine("[launcher] start() ignored: a run is already going");
-        return;
-    }
+void SlurmLauncher::launch(const RunSpec& spec) {
     spec_ = spec;
-    active_ = true;
-    stop_requested_ = killed_ = false;
+    killed_ = false;
     job_id_.clear();
     step_id_.clear();
     state_.clear();
@@ -93,7 +86,6 @@ void SlurmLauncher::start(const RunSpec& spec) {
     out_lines_ = {};
     err_lines_ = {};
     out_offset_ = err_offset_ = 0;
-    clock_.start();
 
     if (spec.cluster.kind != ClusterSettings::Kind::Slurm)
         return fail_now(kExitCouldNotStart, spec.source + ": cluster.kind is not \"slurm\"");
@@ -175,20 +167,20 @@ void SlurmLauncher::submit(const QString& script) {
     const QStringList args{"--parsable", "--chdir=" + dir_->path(), script};
     query_ = std::make_unique<AsyncCommand>("sbatch", args, timeout_ms(), [this](const CommandResult& r) {
         query_.release()->deleteLater();
-        if (!active_) return;
+        if (!running()) return;
         if (!r.ok()) return fail_now(kExitCouldNotStart, r.error());
         job_id_ = r.out.trimmed().section(';', 0, 0);  // "ID" or "ID;cluster"
         Q_EMIT logLine(QString("[launcher] submitted Slurm job %1 (%2)").arg(job_id_, dir_->filePath("run.sh")));
         state_ = "SUBMITTED";
         emit_event({{"event", "job_state"}, {"scheduler", "slurm"}, {"job", job_id_}, {"state", state_}, {"reason", ""}});
-        if (stop_requested_) cancel(killed_);  // stop() came while sbatch ran
+        if (stopping()) cancel(killed_);  // stop() came while sbatch ran
         poll_timer_.start(std::max(100, options_.slurm.poll_ms));
         poll();
     });
 }
 
 void SlurmLauncher::poll() {
-    if (!active_ || job_id_.isEmpty()) return;
+    if (!running() || job_id_.isEmpty()) return;
     // The job's watchdog cancels it when this stops being touched (a launcher that is gone).
     if (QFile hb(dir_->filePath("heartbeat")); hb.open(QIODevice::WriteOnly)) hb.write(".");
     read_output();
@@ -199,7 +191,7 @@ void SlurmLauncher::poll() {
 
 void SlurmLauncher::on_job_state(const CommandResult& r) {
     query_.release()->deleteLater();
-    if (!active_) return;
+    if (!running()) return;
     const QString line = r.out.trimmed().section('\n', 0, 0);
     if (!r.ok() || line.isEmpty()) {
         // Gone from the queue (purged after MinJobAge, or never known): decide from the engines.
@@ -234,7 +226,7 @@ void SlurmLauncher::read_output() {
 
 void SlurmLauncher::emit_event(const QJsonObject& e) {
     QJsonObject out = e;
-    if (!out.contains("t")) out["t"] = clock_.elapsed() / 1000.0;
+    if (!out.contains("t")) out["t"] = elapsed_ms() / 1000.0;
     if (!out.contains("node")) out["node"] = 0;
     Q_EMIT event(out);
 }
@@ -268,7 +260,7 @@ void SlurmLauncher::take_stderr(const QList<TaskLine>& lines) {
         if (l.task == 0 && text.startsWith("thresher-step ")) {
             step_id_ = text.mid(14).trimmed();
             Q_EMIT logLine("[launcher] engines running as Slurm step " + step_id_);
-            if (stop_requested_) cancel(killed_);
+            if (stopping()) cancel(killed_);
             continue;
         }
         if (text.trimmed().isEmpty()) continue;
@@ -303,8 +295,8 @@ void SlurmLauncher::step_exited(int code, bool crashed) {
 }
 
 void SlurmLauncher::step_ended(int code, bool crashed) {
-    const QString elapsed = QString::number(clock_.elapsed() / 1000.0, 'f', 1);
-    if (stop_requested_)
+    const QString elapsed = elapsed_s();
+    if (stop_requested())
         return finish(kExitStopped, QString("stopped after %1 s: Slurm step %2 ended").arg(elapsed, step_id_.isEmpty() ? job_id_ : step_id_));
     if (!crashed && code == 0)
         return finish(0, QString("%1 node(s) finished in %2 s (Slurm step %3)").arg(spec_.node_count()).arg(elapsed, step_id_));
@@ -319,13 +311,13 @@ void SlurmLauncher::job_ended(const QString& state, const QString& reason) {
     read_output();
     take_stdout(out_lines_.finish());
     take_stderr(err_lines_.finish());
-    const QString elapsed = QString::number(clock_.elapsed() / 1000.0, 'f', 1);
+    const QString elapsed = elapsed_s();
     const int tasks = spec_.node_count();
     const bool all_ok = int(finished_status_.size()) == tasks &&
                         std::all_of(finished_status_.begin(), finished_status_.end(), [](const auto& s) { return s.second == "ok"; });
     if (state == "COMPLETED" || (state == "GONE" && all_ok))
         return finish(0, QString("%1 node(s) finished in %2 s (Slurm job %3)").arg(tasks).arg(elapsed, job_id_));
-    if (stop_requested_)
+    if (stop_requested())
         return finish(kExitStopped, QString("stopped after %1 s: Slurm job %2 %3").arg(elapsed, job_id_,
                                                                                     state == "GONE" ? "ended" : state));
     const QString exit = exit_code_of(job_id_, std::min(timeout_ms(), 5000));
@@ -339,15 +331,9 @@ void SlurmLauncher::job_ended(const QString& state, const QString& reason) {
     finish(code > 0 ? code : 1, summary);
 }
 
-void SlurmLauncher::stop() {
-    if (!active_) return;
-    if (stop_requested_) {
-        cancel(true);  // a second stop() does not wait out the grace period
-        return;
-    }
-    stop_requested_ = true;
-    cancel(false);
-    grace_.start(options_.grace_ms);
+void SlurmLauncher::halt(bool now) {
+    cancel(now);
+    if (!now) grace_.start(options_.grace_ms);
 }
 
 void SlurmLauncher::cancel(bool kill) {
@@ -376,11 +362,8 @@ void SlurmLauncher::cancel(bool kill) {
     scancel(kill ? QStringList{"--signal=KILL", "--full", job_id_} : QStringList{job_id_});
 }
 
-void SlurmLauncher::fail_now(int code, const QString& summary) { finish(code, summary); }
-
 void SlurmLauncher::finish(int code, const QString& summary) {
-    if (!active_) return;
-    active_ = false;
+    if (!running()) return;
     poll_timer_.stop();
     grace_.stop();
     give_up_.stop();
@@ -388,7 +371,7 @@ void SlurmLauncher::finish(int code, const QString& summary) {
     secret_path_.clear();
     // The run folder stays until the next start() or this launcher goes (its output is useful
     // for a look after a failure); the secret is already gone.
-    QMetaObject::invokeMethod(this, [this, code, summary] { Q_EMIT finished(code, summary); }, Qt::QueuedConnection);
+    Launcher::finish(code, summary);
 }
 
 void register_slurm_launcher() {

@@ -45,9 +45,6 @@ public:
     // Ends whatever still runs: SIGKILL to srun's group (step), scancel (submit).
     ~SlurmLauncher() override;
 
-    void start(const RunSpec& spec) override;
-    void stop() override;
-    bool running() const override;
 
     // The submitted job's id (submit mode), or the allocation's (step mode); empty before.
     QString job_id() const { return job_id_; }
@@ -69,8 +66,9 @@ private:
     void step_ended(int code, bool crashed);
     void job_ended(const QString& state, const QString& reason);
     void cancel(bool kill);
-    void fail_now(int code, const QString& summary);
-    void finish(int code, const QString& summary);
+    void launch(const RunSpec& spec) override;
+    void halt(bool now) override;
+    void finish(int code, const QString& summary) override;  // stops the timers, removes the secret
     int timeout_ms() const { return options_.slurm.command_timeout_s * 1000; }
 
     LaunchOptions options_;
@@ -96,9 +94,6 @@ private:
     std::map<int, bool> announced_;                        // run_started seen, per task
     std::map<int, QString> finished_status_;               // run_finished status, per task
     QStringList err_tail_;
-    QElapsedTimer clock_;
-    bool active_ = false;
-    bool stop_requested_ = false;
     bool killed_ = false;
 };
 

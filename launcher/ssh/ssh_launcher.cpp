@@ -57,35 +57,27 @@ SshLauncher::~SshLauncher() {
     hosts_.clear();  // joins each thread; their queued callbacks die with this object
 }
 
-bool SshLauncher::running() const { return active_; }
-
-void SshLauncher::start(const RunSpec& spec) {
-    if (active_) {
-        Q_EMIT logLine("[launcher] start() ignored: a run is already going");
-        return;
-    }
+void SshLauncher::launch(const RunSpec& spec) {
     hosts_.clear();
     ready_.clear();
     done_.clear();
-    failure_.reset();
-    started_ = stopping_ = stop_requested_ = false;
-    active_ = true;
-    clock_.start();
+    started_ = false;
 
     if (spec.cluster.kind != ClusterSettings::Kind::Ssh)
-        return fail_now(spec.source + ": cluster.kind is \"local\"; SshLauncher runs SSH clusters only");
+        return fail_now(kExitCouldNotStart, spec.source + ": cluster.kind is not \"ssh\"; SshLauncher runs SSH clusters only");
     const QList<SshHost> hosts = spec.cluster.all_hosts();
-    if (hosts.isEmpty()) return fail_now(spec.source + ": cluster.hosts: an SSH cluster needs at least one host");
+    if (hosts.isEmpty()) return fail_now(kExitCouldNotStart, spec.source + ": cluster.hosts: an SSH cluster needs at least one host");
     const QString engine = LocalLauncher::find_engine(options_.engine);
     if (engine.isEmpty())
-        return fail_now("thresher-engine not found next to this program or on $PATH; name it with --engine");
+        return fail_now(kExitCouldNotStart, "thresher-engine not found next to this program or on $PATH; name it with --engine");
 
     QByteArray model_json;
     if (spec.model_is_inline()) {
         model_json = QJsonDocument(spec.model_inline).toJson();
     } else {
         QFile f(spec.model_file());
-        if (!f.open(QIODevice::ReadOnly)) return fail_now("cannot read the model " + spec.model_file() + ": " + f.errorString());
+        if (!f.open(QIODevice::ReadOnly))
+            return fail_now(kExitCouldNotStart, "cannot read the model " + spec.model_file() + ": " + f.errorString());
         model_json = f.readAll();
     }
     const QString data_path = spec.data == "fashion-mnist"
@@ -142,78 +134,52 @@ void SshLauncher::start(const RunSpec& spec) {
 
 void SshLauncher::host_ready(int rank) {
     ready_[static_cast<size_t>(rank)] = true;
-    if (stopping_ || started_) return;
+    if (stopping() || started_) return;
     for (bool r : ready_)
         if (!r) return;
     started_ = true;
     Q_EMIT logLine(QString("[launcher] all %1 host(s) ready after %2 s: starting the engines")
-                       .arg(hosts_.size()).arg(clock_.elapsed() / 1000.0, 0, 'f', 1));
+                       .arg(hosts_.size()).arg(elapsed_s()));
     for (auto& h : hosts_) h->go();
 }
 
 void SshLauncher::host_done(int rank, const HostOutcome& outcome) {
     done_[static_cast<size_t>(rank)] = true;
     const QString label = hosts_[static_cast<size_t>(rank)]->label();
-    if (!failure_ && !stopping_) {
+    if (!failure() && !stopping()) {
         if (outcome.kind == HostOutcome::Kind::Failed) {
             QString summary = outcome.message;
             if (!outcome.stderr_tail.isEmpty()) summary += "; its last stderr lines:\n  " + outcome.stderr_tail.join("\n  ");
-            failure_ = Failure{outcome.engine_started ? (outcome.exit_code > 0 ? outcome.exit_code : 1) : kExitCouldNotStart,
-                               summary};
+            record_failure(outcome.engine_started ? (outcome.exit_code > 0 ? outcome.exit_code : 1) : kExitCouldNotStart, summary);
         } else if (outcome.kind == HostOutcome::Kind::Ended && outcome.exit_code != 0) {
             QString summary = label + (outcome.exit_code < 0 ? QString(" ended without an exit status")
                                                               : QString(" exited with code %1").arg(outcome.exit_code));
             summary += outcome.stderr_tail.isEmpty() ? QString(" (nothing on stderr)")
                                                      : "; its last stderr lines:\n  " + outcome.stderr_tail.join("\n  ");
-            failure_ = Failure{outcome.exit_code > 0 ? outcome.exit_code : 1, summary};
+            record_failure(outcome.exit_code > 0 ? outcome.exit_code : 1, summary);
         }
         // A failing host ends the others: before the start nothing runs yet (setup is called
         // off); afterwards per stop_on_node_failure.
-        if (failure_ && (!started_ || options_.stop_on_node_failure)) begin_stop(!started_);
+        if (failure() && (!started_ || options_.stop_on_node_failure)) halt_after_failure(!started_);
     } else if (outcome.kind == HostOutcome::Kind::Failed) {
         Q_EMIT logLine("[launcher] " + outcome.message);
     }
     finish_if_done();
 }
 
-void SshLauncher::stop() {
-    if (!active_) return;
-    if (!failure_) stop_requested_ = true;
-    begin_stop(stopping_);  // a second stop() kills at once
-}
-
-void SshLauncher::begin_stop(bool now) {
-    stopping_ = true;
+void SshLauncher::halt(bool now) {
     for (size_t i = 0; i < hosts_.size(); ++i)
         if (!done_[i]) hosts_[i]->stop(now);
 }
 
-void SshLauncher::fail_now(const QString& summary) {
-    failure_ = Failure{kExitCouldNotStart, summary};
-    finish_if_done();
-}
-
 void SshLauncher::finish_if_done() {
-    if (!active_) return;
+    if (!running()) return;
     for (bool d : done_)
         if (!d) return;
-    const QString elapsed = QString::number(clock_.elapsed() / 1000.0, 'f', 1);
-    int code = 0;
-    QString summary;
-    if (failure_) {
-        code = failure_->exit_code;
-        summary = failure_->summary;
-        if (started_ && hosts_.size() > 1) summary += "\nthe other hosts' engines were stopped";
-    } else if (stop_requested_) {
-        code = kExitStopped;
-        summary = QString("stopped after %1 s; the engines on all %2 host(s) ended").arg(elapsed).arg(hosts_.size());
-    } else {
-        summary = QString("%1 host(s) finished in %2 s").arg(hosts_.size()).arg(elapsed);
-    }
-    active_ = false;
     run_state_.reset();
-    // Queued: finished() never arrives inside start() or stop(), always from the event loop.
-    QMetaObject::invokeMethod(this, [this, code, summary] { Q_EMIT finished(code, summary); }, Qt::QueuedConnection);
+    conclude(QString("%1 host(s) finished in %2 s").arg(hosts_.size()).arg(elapsed_s()),
+             QString("stopped after %1 s; the engines on all %2 host(s) ended").arg(elapsed_s()).arg(hosts_.size()),
+             started_ && hosts_.size() > 1 ? QString("the other hosts' engines were stopped") : QString());
 }
 
 }  // namespace thresher::launcher::ssh

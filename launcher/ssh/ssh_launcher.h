@@ -36,30 +36,17 @@ public:
     // Kills whatever still runs and waits for the host threads (at most a connect timeout).
     ~SshLauncher() override;
 
-    void start(const RunSpec& spec) override;
-    void stop() override;
-    bool running() const override;
-
 private:
+    void launch(const RunSpec& spec) override;
+    void halt(bool now) override;
     void host_ready(int rank);
     void host_done(int rank, const HostOutcome& outcome);
-    void begin_stop(bool now);
-    void fail_now(const QString& summary);
     void finish_if_done();
 
     LaunchOptions options_;
     std::vector<std::unique_ptr<HostNode>> hosts_;
     std::vector<bool> ready_, done_;
-    QElapsedTimer clock_;
-    bool active_ = false;
-    bool started_ = false;         // go() given
-    bool stopping_ = false;
-    bool stop_requested_ = false;  // by stop(), not by a failure
-    struct Failure {
-        int exit_code;
-        QString summary;
-    };
-    std::optional<Failure> failure_;
+    bool started_ = false;  // go() given
     std::shared_ptr<void> run_state_;  // what the host threads share for one run (bundle, data)
 };
 
