@@ -1,0 +1,54 @@
+// Reading HDF5 files held in memory through libhdf5's C API (the core driver over a file image):
+// Keras's model.save("m.h5") (a model_config attribute and model_weights groups) and the
+// model.weights.h5 inside a Keras 3 .keras archive. Only what the Keras importer needs: string
+// attributes, group members and float datasets. Every handle is closed by its owner (RAII), the
+// library's error printing is silenced (its failures become ConfigErrors naming the file and the
+// object), and a dataset's or attribute's declared size is bounded by the file's size before
+// anything is allocated for it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace thresher::nn {
+
+class Hdf5File {
+public:
+    // `image` is copied by libhdf5. Throws ConfigError when it is no HDF5 file.
+    Hdf5File(std::span<const std::uint8_t> image, std::string source);
+    ~Hdf5File();
+    Hdf5File(const Hdf5File&) = delete;
+    Hdf5File& operator=(const Hdf5File&) = delete;
+
+    const std::string& source() const { return source_; }
+    // Whether the object at `path` ("model_weights/dense_1/dense_1/kernel:0") exists.
+    bool exists(const std::string& path) const;
+    // Names of the members of the group at `path` ("" or "/" is the root), in name order.
+    std::vector<std::string> members(const std::string& path) const;
+    // A string attribute of the object at `path` (fixed or variable length, as h5py writes
+    // them); nothing when absent. A string array gives its elements (layer_names, weight_names).
+    std::optional<std::vector<std::string>> strings(const std::string& path, const std::string& attribute) const;
+    std::optional<std::string> string(const std::string& path, const std::string& attribute) const;
+
+    struct Floats {
+        std::vector<std::uint64_t> dims;  // row-major (C order, as numpy writes)
+        std::vector<float> data;
+        std::string dims_str() const;     // "[3, 3, 1, 8]"
+    };
+    // A floating-point dataset, converted to float. Throws ConfigError naming `path`.
+    Floats floats(const std::string& path) const;
+
+private:
+    [[noreturn]] void fail(const std::string& path, const std::string& what) const;
+    long long file_ = -1;  // hid_t
+    std::string source_;
+    std::uint64_t image_size_ = 0;
+};
+
+// True when `bytes` start with HDF5's signature (a superblock at offset 0).
+bool looks_like_hdf5(std::span<const std::uint8_t> bytes);
+
+}  // namespace thresher::nn
