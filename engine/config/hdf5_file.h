@@ -1,13 +1,18 @@
 // Reading HDF5 files held in memory through libhdf5's C API (the core driver over a file image):
 // Keras's model.save("m.h5") (a model_config attribute and model_weights groups) and the
 // model.weights.h5 inside a Keras 3 .keras archive. Only what the Keras importer needs: string
-// attributes, group members and float datasets. Every handle is closed by its owner (RAII), the
-// library's error printing is silenced (its failures become ConfigErrors naming the file and the
-// object), and a dataset's or attribute's declared size is bounded by the file's size before
-// anything is allocated for it.
+// attributes, group members and float datasets.
+//
+// libhdf5 is not hardened against damaged files: fuzzing found heap overflows inside it (1.10.8,
+// H5O__msg_iterate_real on a corrupt attribute message). So the library never runs in this
+// process: a child process (fork) opens the image, walks it (hard links only, never external
+// files; bounded depth, object count and values) and sends back a snapshot of its groups, string
+// attributes and float datasets over a pipe. A crash or hang there becomes a ConfigError naming
+// the file; the caller reads the snapshot, which it parses with every size checked.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,11 +46,14 @@ public:
     // A floating-point dataset, converted to float. Throws ConfigError naming `path`.
     Floats floats(const std::string& path) const;
 
+    // Deadline for libhdf5's child process (a damaged file may make it loop).
+    static constexpr int kChildSeconds = 120;
+
 private:
     [[noreturn]] void fail(const std::string& path, const std::string& what) const;
-    long long file_ = -1;  // hid_t
+    struct Snapshot;
+    std::unique_ptr<Snapshot> snap_;
     std::string source_;
-    std::uint64_t image_size_ = 0;
 };
 
 // True when `bytes` start with HDF5's signature (a superblock at offset 0).

@@ -93,7 +93,15 @@ float half_to_float(std::uint16_t h) {
     return sign * std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
 }
 
-// One element as a double (shape values) or float (data).
+// A shape value: INT or LONG, as the integer it is (never through a double, which cannot hold
+// every long and whose conversion back could overflow).
+std::int64_t integer(Reader& r, const Header& h) {
+    const std::uint64_t bits = r.unsigned_be(h.element, "shape value");
+    if (h.type == "INT") return static_cast<std::int32_t>(static_cast<std::uint32_t>(bits));
+    return static_cast<std::int64_t>(bits);
+}
+
+// One data element as a double (then stored as a float).
 double element(Reader& r, const Header& h) {
     const std::uint64_t bits = r.unsigned_be(h.element, "value");
     if (h.type == "DOUBLE") return std::bit_cast<double>(bits);
@@ -124,7 +132,7 @@ Nd4jArray read_nd4j_array(std::span<const std::uint8_t> bytes, const std::string
     if (sh.length < 4) r.fail("shape information: " + std::to_string(sh.length) + " values, too few for any array");
     std::vector<std::int64_t> info;
     info.reserve(static_cast<std::size_t>(sh.length));  // bounded by the bytes present (read_header)
-    for (std::uint64_t i = 0; i < sh.length; ++i) info.push_back(static_cast<std::int64_t>(element(r, sh)));
+    for (std::uint64_t i = 0; i < sh.length; ++i) info.push_back(integer(r, sh));
     const std::int64_t rank = info[0];
     if (rank < 0 || rank > 32 || static_cast<std::uint64_t>(2 * rank + 4) != sh.length)
         r.fail("shape information: rank " + std::to_string(rank) + " does not fit its " + std::to_string(sh.length) +

@@ -184,7 +184,7 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
         at += dl4j_count(m.layers[i], body);
     }
     r.notes.push_back("weights: " + std::to_string(a.size()) + " parameters from coefficients.bin (" + a.data_type +
-                      ", order '" + std::string(1, a.order) + "'), mapped layer by layer; training starts from them");
+                      ", order '" + std::string(1, a.order) + "'), mapped layer by layer");
     if (zip.contains("updaterState.bin"))
         r.notes.push_back("updaterState.bin: DL4J's updater state is not imported; the updater starts fresh "
                           "(the first steps of fine-tuning differ from DL4J's continued training)");
@@ -368,7 +368,7 @@ public:
 
     void finish(const std::string& from) {
         r_.notes.push_back("weights: " + std::to_string(count_) + " parameters from " + from +
-                           ", mapped layer by layer (Keras kernel layouts converted); training starts from them");
+                           ", mapped layer by layer (Keras kernel layouts converted)");
         if (flatten_permuted_) {
             // The architecture importer's note says the order does not matter because no weights
             // come with a bare config; here they do, and they were reordered.
