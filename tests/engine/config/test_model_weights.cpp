@@ -299,6 +299,7 @@ private Q_SLOTS:
     void keras3ArchiveMapsEveryParameter();
     void kerasRefusesWrongShape();
     void brokenFilesAreClearErrors();
+    void fuzzFindingsAreErrors();
 
 private:
     QTemporaryDir dir_;
@@ -524,6 +525,21 @@ void TestModelWeights::brokenFilesAreClearErrors() {
         for (const char* name : {"whole.h5", "whole.zip", "whole.keras"}) write_bytes(to + "/" + name, read_bytes(path(name)));
         write_bytes(to + "/coefficients.bin", nd4j_row(dl4j_coefficients(), false, false));
     }
+}
+
+// Inputs tests/fuzz found: a shape value near 2^63 (it went through a double and overflowed a
+// long), and a Keras .h5 whose damaged attribute message overflows a heap buffer inside libhdf5
+// 1.10.8 itself -- which is why libhdf5 runs in a child process (hdf5_file.h): whatever it does
+// there, this process gets a ConfigError naming the file.
+void TestModelWeights::fuzzFindingsAreErrors() {
+    const std::string data = (source_dir() + "/tests/engine/config/data/").toStdString();
+    const auto nd4j = read_bytes(data + "fuzz_nd4j_shape_long_overflow.bin");
+    QVERIFY(!nd4j.empty());
+    QString msg = refusal([&] { nn::read_nd4j_array(nd4j, "fuzz.bin"); });
+    QVERIFY2(msg.startsWith("fuzz.bin: byte "), qPrintable(msg));
+    const std::string h5 = data + "fuzz_libhdf5_attribute_overflow.h5";
+    msg = refusal([&] { nn::import_model_file(h5); });
+    QVERIFY2(msg.startsWith(QString::fromStdString(h5) + ": "), qPrintable(msg));
 }
 
 QTEST_GUILESS_MAIN(TestModelWeights)
