@@ -27,6 +27,7 @@ namespace {
 //   'A' path, name, u32 n, n strings  a string attribute
 //   'D' path, u32 rank, rank u64 dims, u64 n, n floats
 //   'X' path, message                 a dataset that could not be read as floats
+//   'Y' path, name, message           an attribute that could not be read as strings
 //   'F' message                       the file could not be opened
 //   'Z'                               the end (a snapshot without it is incomplete)
 // Strings are u32 length + bytes; paths have no leading slash, "" is the root.
@@ -168,30 +169,50 @@ private:
         H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, &Walker::on_attribute, this);
     }
     void attribute(hid_t obj, const char* name) {
+        // Whatever cannot be read is recorded, so the importer names it instead of calling it absent.
+        std::string problem = "cannot be read";
+        if (read_attribute(obj, name, problem)) return;
+        out_.put('Y');
+        out_.str(path_);
+        out_.str(name);
+        out_.str(problem);
+    }
+    bool read_attribute(hid_t obj, const char* name, std::string& problem) {
         Attribute attr(H5Aopen(obj, name, H5P_DEFAULT));
-        if (!attr) return;
+        if (!attr) return false;
         Type type(H5Aget_type(attr.get()));
         Space space(H5Aget_space(attr.get()));
-        if (!type || !space || H5Tget_class(type.get()) != H5T_STRING) return;
+        if (!type || !space) return false;
+        if (H5Tget_class(type.get()) != H5T_STRING) {
+            problem = "is not a string";
+            return false;
+        }
         const hssize_t count = H5Sget_simple_extent_npoints(space.get());
-        if (count < 0 || static_cast<std::uint64_t>(count) > image_size_) return;
+        if (count < 0 || static_cast<std::uint64_t>(count) > image_size_) return false;
         const auto n = static_cast<std::size_t>(count);
         std::vector<std::string> values;
         if (H5Tis_variable_str(type.get()) > 0) {
+            // The same character set as the file's (h5py writes a str as UTF-8, bytes as ASCII):
+            // libhdf5 does not convert between them.
             Type mem(H5Tcopy(H5T_C_S1));
-            if (!mem || H5Tset_size(mem.get(), H5T_VARIABLE) < 0) return;
+            if (!mem || H5Tset_size(mem.get(), H5T_VARIABLE) < 0 || H5Tset_cset(mem.get(), H5Tget_cset(type.get())) < 0) return false;
             std::vector<char*> ptrs(n, nullptr);
-            if (H5Aread(attr.get(), mem.get(), ptrs.data()) < 0) return;
+            if (H5Aread(attr.get(), mem.get(), ptrs.data()) < 0) return false;
             for (char* p : ptrs) values.emplace_back(p ? std::string(p, strnlen(p, image_size_)) : std::string());
             H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, ptrs.data());
         } else {
             const std::size_t size = H5Tget_size(type.get());
             // A fixed-length string attribute's bytes are in the file: bound them by its size.
-            if (size == 0 || (n && size > image_size_ / n)) return;
+            if (size == 0 || (n && size > image_size_ / n)) {
+                problem = "declares more bytes than the file holds";
+                return false;
+            }
             Type mem(H5Tcopy(H5T_C_S1));
-            if (!mem || H5Tset_size(mem.get(), size) < 0 || H5Tset_strpad(mem.get(), H5T_STR_NULLPAD) < 0) return;
+            if (!mem || H5Tset_size(mem.get(), size) < 0 || H5Tset_strpad(mem.get(), H5T_STR_NULLPAD) < 0 ||
+                H5Tset_cset(mem.get(), H5Tget_cset(type.get())) < 0)
+                return false;
             std::vector<char> buf(n * size);
-            if (H5Aread(attr.get(), mem.get(), buf.data()) < 0) return;
+            if (H5Aread(attr.get(), mem.get(), buf.data()) < 0) return false;
             for (std::size_t i = 0; i < n; ++i) values.emplace_back(buf.data() + i * size, strnlen(buf.data() + i * size, size));
         }
         out_.put('A');
@@ -199,6 +220,7 @@ private:
         out_.str(name);
         out_.put(static_cast<std::uint32_t>(values.size()));
         for (const auto& v : values) out_.str(v);
+        return true;
     }
     void error(const std::string& path, const std::string& what) {
         out_.put('X');
@@ -314,6 +336,7 @@ struct Hdf5File::Snapshot {
     std::map<std::pair<std::string, std::string>, std::vector<std::string>> attributes;
     std::map<std::string, Floats> datasets;
     std::map<std::string, std::string> bad;  // datasets that could not be read, and why
+    std::map<std::pair<std::string, std::string>, std::string> bad_attributes;
 };
 
 bool looks_like_hdf5(std::span<const std::uint8_t> b) {
@@ -414,6 +437,9 @@ Hdf5File::Hdf5File(std::span<const std::uint8_t> image, std::string source)
                 snap_->datasets[path] = std::move(f);
             } else if (kind == 'X') {
                 snap_->bad[path] = in.str();
+            } else if (kind == 'Y') {
+                const std::string name = in.str();
+                snap_->bad_attributes[{path, name}] = in.str();
             } else {
                 throw std::runtime_error("snapshot: unknown record");
             }
@@ -442,7 +468,10 @@ std::vector<std::string> Hdf5File::members(const std::string& path) const {
 }
 
 std::optional<std::vector<std::string>> Hdf5File::strings(const std::string& path, const std::string& attribute) const {
-    const auto it = snap_->attributes.find({normalise(path), attribute});
+    const std::pair<std::string, std::string> key{normalise(path), attribute};
+    if (const auto bad = snap_->bad_attributes.find(key); bad != snap_->bad_attributes.end())
+        fail(path, "attribute \"" + attribute + "\" " + bad->second);
+    const auto it = snap_->attributes.find(key);
     if (it == snap_->attributes.end()) return std::nullopt;
     return it->second;
 }

@@ -388,6 +388,20 @@ private:
 };
 
 
+// Keras splits an attribute too large for an HDF5 object header into name0, name1, ...
+// (save_attributes_to_hdf5_group); this reads either form.
+std::optional<std::vector<std::string>> keras_list(const Hdf5File& f, const std::string& path, const std::string& name) {
+    if (auto whole = f.strings(path, name)) return whole;
+    std::optional<std::vector<std::string>> out;
+    for (int chunk = 0;; ++chunk) {
+        const auto part = f.strings(path, name + std::to_string(chunk));
+        if (!part) break;
+        if (!out) out.emplace();
+        out->insert(out->end(), part->begin(), part->end());
+    }
+    return out;
+}
+
 ImportResult import_keras_h5(std::span<const std::uint8_t> bytes, const std::string& source) {
     const Hdf5File f(bytes, source);
     const auto model_config = f.string("", "model_config");
@@ -403,7 +417,7 @@ ImportResult import_keras_h5(std::span<const std::uint8_t> bytes, const std::str
     if (r.format != ModelFormat::Keras) throw ConfigError(at + ": not a Keras model configuration");
 
     const std::string root = f.exists("model_weights") ? "model_weights" : "";
-    const auto layer_names = f.strings(root, "layer_names");
+    const auto layer_names = keras_list(f, root, "layer_names");
     if (!layer_names)
         throw ConfigError(source + ": " + (root.empty() ? std::string("/") : root) +
                           ": has no layer_names attribute: the file holds no Keras weights");
@@ -416,7 +430,7 @@ ImportResult import_keras_h5(std::span<const std::uint8_t> bytes, const std::str
             refuse(source, m, i, "has no weights in the file (" + (root.empty() ? std::string("/") : root) +
                                      " layer_names does not list \"" + name + "\")");
         const std::string group = (root.empty() ? "" : root + "/") + name;
-        const auto weight_names = f.strings(group, "weight_names");
+        const auto weight_names = keras_list(f, group, "weight_names");
         if (!weight_names) refuse(source, m, i, group + " has no weight_names attribute");
         std::vector<Weight> w;
         for (const auto& wn : *weight_names) w.push_back({wn, f.floats(group + "/" + wn)});

@@ -89,7 +89,25 @@ void H5Writer::dataset(const std::string& path, const std::vector<unsigned long 
     H5Dclose(set);
     H5Sclose(space);
 }
-void H5Writer::strings(const std::string& object, const std::string& name, const std::vector<std::string>& values, bool scalar) {
+void H5Writer::strings(const std::string& object, const std::string& name, const std::vector<std::string>& values, bool scalar,
+                       bool variable) {
+    if (variable) {
+        hid_t type = H5Tcopy(H5T_C_S1);
+        H5Tset_size(type, H5T_VARIABLE);
+        H5Tset_cset(type, H5T_CSET_UTF8);
+        const hsize_t n = values.size();
+        hid_t space = scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
+        std::vector<const char*> ptrs;
+        for (const auto& v : values) ptrs.push_back(v.c_str());
+        hid_t obj = H5Oopen(file_, object.c_str(), H5P_DEFAULT);
+        hid_t a = H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
+        H5Awrite(a, type, ptrs.data());
+        H5Aclose(a);
+        H5Oclose(obj);
+        H5Sclose(space);
+        H5Tclose(type);
+        return;
+    }
     std::size_t len = 1;
     for (const auto& s : values) len = std::max(len, s.size());
     hid_t type = H5Tcopy(H5T_C_S1);

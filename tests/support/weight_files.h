@@ -42,8 +42,10 @@ public:
     H5Writer& operator=(const H5Writer&) = delete;
     void group(const std::string& path);
     void dataset(const std::string& path, const std::vector<unsigned long long>& dims, const std::vector<float>& v);
-    // As h5py writes numpy bytes: fixed-length strings, a scalar or a 1-D array.
-    void strings(const std::string& object, const std::string& name, const std::vector<std::string>& values, bool scalar);
+    // As h5py writes numpy bytes: fixed-length strings, a scalar or a 1-D array; `variable`: as
+    // h5py writes a Python str (variable-length UTF-8).
+    void strings(const std::string& object, const std::string& name, const std::vector<std::string>& values, bool scalar,
+                 bool variable = false);
 
 private:
     long long file_ = -1, lcpl_ = -1;

@@ -132,14 +132,23 @@ json keras_layers(bool keras3) {
 }
 
 // Keras 2 model.save("m.h5"): model_config + model_weights/<layer>/<layer>/<var>:0.
-void write_keras_h5(const std::string& path, const KerasWeights& k, int hidden_units_in_file = HID, bool with_config = true) {
+// `keras3_legacy`: as Keras 3 writes a legacy .h5 -- model_config a variable-length string -- and
+// with layer_names split in two chunks (layer_names0, layer_names1), as Keras does for long lists.
+void write_keras_h5(const std::string& path, const KerasWeights& k, int hidden_units_in_file = HID, bool with_config = true,
+                    bool keras3_legacy = false) {
     H5Writer w(path);
     const json config{{"class_name", "Sequential"}, {"config", {{"name", "small_cnn"}, {"layers", keras_layers(false)}}}};
-    if (with_config) w.strings("/", "model_config", {config.dump()}, true);
+    if (with_config) w.strings("/", "model_config", {config.dump()}, true, keras3_legacy);
     w.strings("/", "keras_version", {"2.4.0"}, true);
     const std::string root = with_config ? "model_weights" : "";
     w.group(with_config ? "/model_weights" : "/");
-    w.strings(with_config ? "/model_weights" : "/", "layer_names", {"my_conv", "bn", "pool", "flatten", "hidden", "out"}, false);
+    const std::string names_at = with_config ? "/model_weights" : "/";
+    if (keras3_legacy) {
+        w.strings(names_at, "layer_names0", {"my_conv", "bn", "pool"}, false);
+        w.strings(names_at, "layer_names1", {"flatten", "hidden", "out"}, false);
+    } else {
+        w.strings(names_at, "layer_names", {"my_conv", "bn", "pool", "flatten", "hidden", "out"}, false);
+    }
     auto put = [&](const std::string& layer, const std::vector<std::pair<std::string, std::pair<std::vector<unsigned long long>, std::vector<float>>>>& vars) {
         const std::string g = (root.empty() ? "" : "/" + root) + "/" + layer;
         w.group(g);
@@ -458,6 +467,11 @@ void TestModelWeights::kerasH5MapsEveryParameter() {
     std::vector<std::vector<float>> want;
     for (int s = 0; s < batch; ++s) want.push_back(keras_forward(k, x.data() + s * C * H * W, 0.001f));
     compare_predictions(predict(m, r.params, x, batch), want);
+
+    // The same weights with a variable-length model_config and chunked layer_names.
+    write_keras_h5(path("legacy3.h5"), k, HID, true, true);
+    const QString failed = refusal([&] { QCOMPARE(nn::import_model_file(path("legacy3.h5")).params, r.params); });
+    QVERIFY2(failed.isEmpty(), qPrintable(failed));
 }
 
 void TestModelWeights::keras3ArchiveMapsEveryParameter() {
