@@ -183,15 +183,18 @@ private:
         Type type(H5Aget_type(attr.get()));
         Space space(H5Aget_space(attr.get()));
         if (!type || !space) return false;
-        if (H5Tget_class(type.get()) != H5T_STRING) {
+        const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+        if (count < 0 || static_cast<std::uint64_t>(count) > image_size_) return false;
+        // Keras writes a layer without weights as weight_names = np.asarray([]): an empty float
+        // array, which is an empty list of names.
+        if (H5Tget_class(type.get()) != H5T_STRING && count != 0) {
             problem = "is not a string";
             return false;
         }
-        const hssize_t count = H5Sget_simple_extent_npoints(space.get());
-        if (count < 0 || static_cast<std::uint64_t>(count) > image_size_) return false;
         const auto n = static_cast<std::size_t>(count);
         std::vector<std::string> values;
-        if (H5Tis_variable_str(type.get()) > 0) {
+        if (n == 0) {
+        } else if (H5Tis_variable_str(type.get()) > 0) {
             // The same character set as the file's (h5py writes a str as UTF-8, bytes as ASCII):
             // libhdf5 does not convert between them.
             Type mem(H5Tcopy(H5T_C_S1));

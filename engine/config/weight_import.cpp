@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "config/hdf5_file.h"
@@ -53,6 +54,23 @@ private:
 };
 
 bool has_params(const LayerConfig& l) { return l.param_count > 0; }
+
+// The parameter blocks this file knows how to fill, per layer type; a layer with others (a
+// learned activation, say) is refused rather than left half initialised.
+void check_known_blocks(const std::string& source, const ModelConfig& m, std::size_t i) {
+    const auto& l = m.layers[i];
+    std::vector<ParamRole> want;
+    switch (l.type) {
+        case LayerType::Dense:
+        case LayerType::Output:
+        case LayerType::Convolution: want = {ParamRole::Weight, ParamRole::Bias}; break;
+        case LayerType::BatchNorm: want = {ParamRole::Gamma, ParamRole::Beta, ParamRole::RunningMean, ParamRole::RunningVar}; break;
+        default: break;
+    }
+    std::vector<ParamRole> have;
+    for (const auto& b : l.blocks) have.push_back(b.role);
+    if (have != want) refuse(source, m, i, "importing weights into this layer's parameters is not supported yet");
+}
 
 std::string stem(const std::string& source) {
     auto s = std::filesystem::path(source).stem().string();
@@ -179,6 +197,7 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
     std::size_t at = 0;
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         if (!has_params(m.layers[i])) continue;
+        check_known_blocks(config_source, m, i);
         const auto* body = dl4j_layer_body(config, m.layers[i].origin);
         map_dl4j_layer(m, i, body, a.data.data() + at, sink);
         at += dl4j_count(m.layers[i], body);
@@ -263,6 +282,7 @@ public:
 
     void map(std::size_t i, std::vector<Weight> w) {
         const auto& m = r_.model;
+        check_known_blocks(source_, m, i);
         const auto& l = m.layers[i];
         const auto* cfg = keras_layer(json_, l.name);
         auto cfg_flag = [&](const char* key) {
@@ -436,6 +456,17 @@ ImportResult import_keras_h5(std::span<const std::uint8_t> bytes, const std::str
         for (const auto& wn : *weight_names) w.push_back({wn, f.floats(group + "/" + wn)});
         mapper.map(i, std::move(w));
     }
+    // A Keras layer whose weights found no place (one Thresher folds or drops) is refused: its
+    // weights would be lost without a word.
+    for (const auto& name : *layer_names) {
+        const std::string group = (root.empty() ? "" : root + "/") + name;
+        const auto names = keras_list(f, group, "weight_names");
+        bool used = false;
+        for (const auto& l : m.layers) used = used || (has_params(l) && l.name == name);
+        if (names && !names->empty() && !used)
+            throw ConfigError(source + ": " + group + ": the layer \"" + name + "\" has " + std::to_string(names->size()) +
+                              " weight(s) that Thresher's model has no place for");
+    }
     mapper.finish(root.empty() ? "the file's layer groups" : "model_weights");
     return r;
 }
@@ -471,6 +502,7 @@ ImportResult import_keras_archive(const ZipArchive& zip, const std::string& sour
     KerasMapper mapper(f.source(), r, config);
     const auto& m = r.model;
     std::map<std::string, int> seen;  // per class, for Keras 3's numbering
+    std::set<std::string> used;       // the vars groups mapped
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         const auto& l = m.layers[i];
         if (!has_params(l)) continue;
@@ -484,6 +516,7 @@ ImportResult import_keras_archive(const ZipArchive& zip, const std::string& sour
                 if (vars.empty() && f.exists(prefix + key + "/vars")) vars = prefix + key + "/vars";
         if (vars.empty())
             refuse(f.source(), m, i, "has no weights in the file (looked for layers/" + numbered + "/vars and layers/" + l.name + "/vars)");
+        used.insert(vars);
         auto members = f.members(vars);
         // vars/0, vars/1, ...: numeric order, not name order (vars/10 after vars/9).
         std::sort(members.begin(), members.end(), [](const std::string& a, const std::string& b) {
@@ -492,6 +525,16 @@ ImportResult import_keras_archive(const ZipArchive& zip, const std::string& sour
         std::vector<Weight> w;
         for (const auto& name : members) w.push_back({vars + "/" + name, f.floats(vars + "/" + name)});
         mapper.map(i, std::move(w));
+    }
+    // A Keras layer whose weights found no place (one Thresher folds or drops) is refused.
+    for (const char* prefix : {"layers", "_layer_checkpoint_dependencies"}) {
+        if (!f.exists(prefix)) continue;
+        for (const auto& key : f.members(prefix)) {
+            const std::string vars = std::string(prefix) + "/" + key + "/vars";
+            if (f.exists(vars) && !f.members(vars).empty() && !used.count(vars))
+                throw ConfigError(f.source() + ": " + vars + ": " + std::to_string(f.members(vars).size()) +
+                                  " weight(s) that Thresher's model has no place for");
+        }
     }
     mapper.finish("model.weights.h5");
     for (const auto& name : zip.names())

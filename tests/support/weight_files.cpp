@@ -125,4 +125,14 @@ void H5Writer::strings(const std::string& object, const std::string& name, const
     H5Tclose(type);
 }
 
+void H5Writer::empty_floats(const std::string& object, const std::string& name) {
+    const hsize_t n = 0;
+    hid_t space = H5Screate_simple(1, &n, nullptr);
+    hid_t obj = H5Oopen(file_, object.c_str(), H5P_DEFAULT);
+    hid_t a = H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Aclose(a);
+    H5Oclose(obj);
+    H5Sclose(space);
+}
+
 }  // namespace test_support

@@ -46,6 +46,8 @@ public:
     // h5py writes a Python str (variable-length UTF-8).
     void strings(const std::string& object, const std::string& name, const std::vector<std::string>& values, bool scalar,
                  bool variable = false);
+    // An empty float64 array, as Keras writes weight_names for a layer without weights.
+    void empty_floats(const std::string& object, const std::string& name);
 
 private:
     long long file_ = -1, lcpl_ = -1;

@@ -165,6 +165,12 @@ void write_keras_h5(const std::string& path, const KerasWeights& k, int hidden_u
     dense.resize(static_cast<std::size_t>(FLAT) * hidden_units_in_file);
     put("hidden", {{"kernel", {{FLAT, static_cast<unsigned long long>(hidden_units_in_file)}, dense}}, {"bias", {{HID}, k.dense_b}}});
     put("out", {{"kernel", {{HID, OUT}, k.out}}, {"bias", {{OUT}, k.out_b}}});
+    // Layers without weights: their group, with weight_names an empty float array (np.asarray([])).
+    for (const char* none : {"pool", "flatten"}) {
+        const std::string g = (root.empty() ? "" : "/" + root) + "/" + none;
+        w.group(g);
+        w.empty_floats(g, "weight_names");
+    }
 }
 
 // Keras 3 model.save("m.keras"): a zip of config.json and model.weights.h5, whose groups are named
@@ -497,6 +503,27 @@ void TestModelWeights::kerasRefusesWrongShape() {
     write_keras_h5(h5, KerasWeights{}, HID - 1);
     const QString msg = refusal([&] { nn::import_model_file(h5); });
     QVERIFY2(msg.contains("(Dense \"hidden\"") && msg.contains("has shape [12, 4], the layer needs [12, 5]"), qPrintable(msg));
+    // A .keras whose file holds weights for a layer the model has no place for.
+    {
+        H5Writer w(path("extra.weights.h5"));
+        const KerasWeights k;
+        w.dataset("/layers/conv2d/vars/0", {K, K, C, F}, k.kernel);
+        w.dataset("/layers/conv2d/vars/1", {F}, k.bias);
+        w.dataset("/layers/batch_normalization/vars/0", {F}, k.gamma);
+        w.dataset("/layers/batch_normalization/vars/1", {F}, k.beta);
+        w.dataset("/layers/batch_normalization/vars/2", {F}, k.mean);
+        w.dataset("/layers/batch_normalization/vars/3", {F}, k.var);
+        w.dataset("/layers/dense/vars/0", {FLAT, HID}, k.dense);
+        w.dataset("/layers/dense/vars/1", {HID}, k.dense_b);
+        w.dataset("/layers/dense_1/vars/0", {HID, OUT}, k.out);
+        w.dataset("/layers/dense_1/vars/1", {OUT}, k.out_b);
+        w.dataset("/layers/p_re_lu/vars/0", {HID}, k.dense_b);
+    }
+    const json config{{"module", "keras"}, {"class_name", "Sequential"}, {"config", {{"name", "m"}, {"layers", keras_layers(true)}}}};
+    write_zip(path("extra.keras"), {{"config.json", text_bytes(config.dump())}, {"model.weights.h5", read_bytes(path("extra.weights.h5"))}});
+    const QString extra = refusal([&] { nn::import_model_file(path("extra.keras")); });
+    QVERIFY2(extra.contains("layers/p_re_lu/vars: 1 weight(s) that Thresher's model has no place for"), qPrintable(extra));
+
     const auto weights_only = path("weights_only.h5");
     write_keras_h5(weights_only, KerasWeights{}, HID, false);
     const QString msg2 = refusal([&] { nn::import_model_file(weights_only); });
