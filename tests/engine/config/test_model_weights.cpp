@@ -139,6 +139,11 @@ void write_keras_h5(const std::string& path, const KerasWeights& k, int hidden_u
     H5Writer w(path);
     const json config{{"class_name", "Sequential"}, {"config", {{"name", "small_cnn"}, {"layers", keras_layers(false)}}}};
     if (with_config) w.strings("/", "model_config", {config.dump()}, true, keras3_legacy);
+    // What model.compile() gave, as Keras 2 saves it beside the model.
+    const json training{{"loss", "categorical_crossentropy"}, {"metrics", {"accuracy"}},
+                        {"optimizer_config", {{"class_name", "SGD"},
+                                              {"config", {{"name", "SGD"}, {"learning_rate", 0.05}, {"momentum", 0.9}, {"nesterov", true}}}}}};
+    if (with_config) w.strings("/", "training_config", {training.dump()}, true);
     w.strings("/", "keras_version", {"2.4.0"}, true);
     const std::string root = with_config ? "model_weights" : "";
     w.group(with_config ? "/model_weights" : "/");
@@ -464,6 +469,10 @@ void TestModelWeights::kerasH5MapsEveryParameter() {
             for (int x = 0; x < PH; ++x)
                 for (int j = 0; j < HID; ++j)
                     QCOMPARE(r.params[dense.param_offset + ((f * PH + y) * PH + x) * HID + j], k.dense[((y * PH + x) * F + f) * HID + j]);
+    // The compile settings saved beside the model (training_config) are imported too.
+    QCOMPARE(m.updater.kind, nn::UpdaterKind::Nesterovs);
+    QCOMPARE(nn::decimal(m.updater.learning_rate), 0.05);
+    QCOMPARE(m.layers.back().loss, nn::LossKind::MultiClassCrossEntropy);
     bool reordered = false;
     for (const auto& n : r.notes) reordered = reordered || n.find("rows reordered") != std::string::npos;
     QVERIFY(reordered);
