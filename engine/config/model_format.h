@@ -17,8 +17,9 @@ namespace thresher::nn {
 enum class ModelFormat { Thresher, Dl4j, Keras };
 std::string_view to_string(ModelFormat);
 
-// By content: a zip or HDF5 file carries weights too (weight_import.h); "confs" is DL4J's MultiLayerConfiguration (and "vertices" its ComputationGraph,
-// which is refused by the importer), a "class_name" with a "config" is Keras (also wrapped in the
+// By content (a zip or HDF5 file, with weights, goes to weight_import.h first): "confs" is DL4J's
+// MultiLayerConfiguration (and "vertices" its ComputationGraph, which is refused by the
+// importer), a "class_name" with a "config" is Keras (also wrapped in the
 // "model_config" of an HDF5 attribute or a TensorFlow.js "modelTopology"), anything else is read
 // as Thresher JSON, whose parser names what is missing.
 ModelFormat detect_model_format(const nlohmann::json& j);
