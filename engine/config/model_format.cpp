@@ -89,7 +89,7 @@ ImportResult import_model_json(std::string_view text, const std::string& source)
         // value of a kind nobody expected a ConfigError instead of a crash.
         throw ConfigError(source + ": " + std::string(to_string(format)) + " import: unexpected JSON: " + e.what());
     }
-    return {ModelConfig::from_json(j, source), ModelFormat::Thresher, {}, {}};
+    return {ModelConfig::from_json(j, source), ModelFormat::Thresher, {}, {}, {}};
 }
 
 ImportResult import_model_file(const std::string& path) {

@@ -33,6 +33,9 @@ struct ImportResult {
     // The parameters a file with weights holds (DL4J model zip, Keras .h5 / .keras), already in
     // Thresher's layout (model.param_count() values); empty for an architecture alone.
     std::vector<float> params;
+    // The updater state that came with them (a DL4J zip's updaterState.bin, where it maps onto
+    // Thresher's layout); empty: the updater starts fresh.
+    std::vector<float> updater_state;
 };
 
 // `source` names the file in messages. Throws ConfigError naming the file, the layer and what

@@ -157,6 +157,79 @@ void map_dl4j_layer(const ModelConfig& m, std::size_t i, const nlohmann::json* b
     }
 }
 
+// DL4J's updaterState.bin holds each parameter's updater state in the flattened parameter order,
+// grouped in blocks of consecutive parameters that share an updater configuration; for the
+// updaters with one value per parameter (Nesterovs' velocity, AdaGrad's and RmsProp's running
+// squares) a block is just those values in order, so the whole file is the concatenation over
+// the parameters that have state (batch-norm mean and variance have none: DL4J gives them NoOp).
+// That maps cleanly onto Thresher's state ([one value per parameter] per parameter block, the
+// same formulas). Adam's [m..., v...] per block also depends on DL4J's step count for its bias
+// correction, which a fresh run restarts: not imported. Returns a note, or "" when it was loaded.
+std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& config, const Nd4jArray& st,
+                                   std::vector<float>& state) {
+    // Thresher's layout (nn/network.cpp): layer after layer, block after block, trainable blocks
+    // with updater_state_per_param values per parameter.
+    std::map<std::pair<std::size_t, ParamRole>, std::size_t> ours;
+    std::size_t total = 0, need = 0;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const int k = backend::updater_state_per_param(m.effective_updater(i).kind);
+        for (const auto& b : m.layers[i].blocks) {
+            ours[{i, b.role}] = total;
+            if (b.trainable()) {
+                if (k > 1) return "updaterState.bin: not imported (Adam's moments depend on DL4J's step count for their bias "
+                                  "correction, which restarts here); the updater starts fresh";
+                total += b.size * static_cast<std::size_t>(k);
+                need += b.size * static_cast<std::size_t>(k);
+            }
+        }
+    }
+    if (st.size() != need)
+        return "updaterState.bin: not imported (" + std::to_string(st.size()) + " values, the updaters here keep " +
+               std::to_string(need) + "); the updater starts fresh";
+    state.assign(total, 0.f);
+    const float* src = st.data.data();
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const auto& l = m.layers[i];
+        if (!has_params(l) || backend::updater_state_per_param(m.effective_updater(i).kind) == 0) continue;
+        const auto* body = dl4j_layer_body(config, l.origin);
+        const bool bias = flag(body, "hasBias", true);
+        const auto units = static_cast<std::size_t>(l.units);
+        auto block = [&](ParamRole role, std::size_t n) {
+            float* dst = state.data() + ours.at({i, role});
+            if (role == ParamRole::Weight && (l.type == LayerType::Dense || l.type == LayerType::Output)) {
+                const std::size_t in = l.in_shape.size();
+                for (std::size_t r = 0; r < in; ++r)
+                    for (std::size_t o = 0; o < units; ++o) dst[r * units + o] = src[r + o * in];  // 'f' as the weights
+            } else {
+                std::copy_n(src, n, dst);
+            }
+            src += n;
+        };
+        switch (l.type) {
+            case LayerType::Dense:
+            case LayerType::Output:
+                block(ParamRole::Weight, l.in_shape.size() * units);
+                if (bias) block(ParamRole::Bias, units);
+                break;
+            case LayerType::Convolution:
+                if (bias) block(ParamRole::Bias, units);
+                block(ParamRole::Weight, units * static_cast<std::size_t>(l.in_shape.c) * l.kernel[0] * l.kernel[1]);
+                break;
+            case LayerType::BatchNorm:
+                block(ParamRole::Gamma, static_cast<std::size_t>(l.in_shape.c));
+                block(ParamRole::Beta, static_cast<std::size_t>(l.in_shape.c));
+                break;
+            default: break;
+        }
+    }
+    for (float v : state)
+        if (!std::isfinite(v)) {
+            state.clear();
+            return "updaterState.bin: not imported (it holds NaN or infinite values); the updater starts fresh";
+        }
+    return {};
+}
+
 ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
     const auto config_bytes = zip.read("configuration.json");
     const std::string config_text(config_bytes->begin(), config_bytes->end());
@@ -204,9 +277,20 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
     }
     r.notes.push_back("weights: " + std::to_string(a.size()) + " parameters from coefficients.bin (" + a.data_type +
                       ", order '" + std::string(1, a.order) + "'), mapped layer by layer");
-    if (zip.contains("updaterState.bin"))
-        r.notes.push_back("updaterState.bin: DL4J's updater state is not imported; the updater starts fresh "
-                          "(the first steps of fine-tuning differ from DL4J's continued training)");
+    if (const auto updater = zip.read("updaterState.bin")) {
+        std::string note;
+        try {
+            const auto st = read_nd4j_array(*updater, source + ": updaterState.bin");
+            note = map_dl4j_updater_state(m, config, st, r.updater_state);
+            if (note.empty())
+                note = "updaterState.bin: " + std::to_string(st.size()) + " values of DL4J's updater state imported "
+                       "(fine-tuning continues with its momentum / running averages)";
+        } catch (const ConfigError& e) {
+            r.updater_state.clear();
+            note = std::string("updaterState.bin: not imported (") + e.what() + "); the updater starts fresh";
+        }
+        r.notes.push_back(note);
+    }
     if (zip.contains("normalizer.bin"))
         r.notes.push_back("normalizer.bin: DL4J's data normaliser is not imported; normalise the data as it was "
                           "for training (--normalize)");

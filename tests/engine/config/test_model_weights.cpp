@@ -315,6 +315,7 @@ private Q_SLOTS:
     void dl4jZipMapsEveryParameter_data();
     void dl4jZipMapsEveryParameter();
     void dl4jZipRefusesWrongCount();
+    void dl4jUpdaterStateMaps();
     void kerasH5MapsEveryParameter();
     void keras3ArchiveMapsEveryParameter();
     void kerasRefusesWrongShape();
@@ -437,6 +438,54 @@ void TestModelWeights::dl4jZipRefusesWrongCount() {
                           QString::number(kDl4jCount)),
              qPrintable(msg));
     QVERIFY2(msg.contains("confs[3] DenseLayer"), qPrintable(msg));
+}
+
+// updaterState.bin for the Nesterovs layers (conv, dense, output; the batch norm has DL4J's
+// default Sgd, no state): DL4J's velocity per parameter in the flattened order. Where each value
+// lands is read from the real Network's segments, not from the importer's own layout.
+void TestModelWeights::dl4jUpdaterStateMaps() {
+    constexpr int kState = (F + F * C * K * K) + (FLAT * HID + HID) + (HID * OUT + OUT);  // 57 + 65 + 18
+    const auto v = values(kState, 4.f);
+    const auto zip_path = path("with_state.zip");
+    write_zip(zip_path, {{"configuration.json", text_bytes(dl4j_config().dump())},
+                         {"coefficients.bin", nd4j_row(dl4j_coefficients(), false, false)},
+                         {"updaterState.bin", nd4j_row(v, false, false)}});
+    const auto r = nn::import_model_file(zip_path);
+    const auto& m = r.model;
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(m, *be);
+    QCOMPARE(r.updater_state.size(), net.updater_state_size());
+    auto state_of = [&](std::size_t param_offset) {
+        for (const auto& seg : net.segments())
+            if (seg.offset == param_offset) return seg.state_offset;
+        return std::size_t{0};
+    };
+    const auto& conv = m.layers[0];
+    const auto& dense = m.layers[3];
+    const auto& out = m.layers[4];
+    const std::size_t conv_w = state_of(conv.param_offset), conv_b = state_of(conv.param_offset + F * C * K * K);
+    const std::size_t dense_w = state_of(dense.param_offset), dense_b = state_of(dense.param_offset + FLAT * HID);
+    const std::size_t out_w = state_of(out.param_offset);
+    for (int f = 0; f < F; ++f) QCOMPARE(r.updater_state[conv_b + f], v[f]);  // DL4J: conv bias first
+    for (int i = 0; i < F * C * K * K; ++i) QCOMPARE(r.updater_state[conv_w + i], v[F + i]);
+    constexpr int d = F + F * C * K * K;
+    for (int row = 0; row < FLAT; ++row)
+        for (int o = 0; o < HID; ++o) QCOMPARE(r.updater_state[dense_w + row * HID + o], v[d + row + o * FLAT]);
+    for (int o = 0; o < HID; ++o) QCOMPARE(r.updater_state[dense_b + o], v[d + FLAT * HID + o]);
+    constexpr int e = d + FLAT * HID + HID;
+    for (int row = 0; row < HID; ++row)
+        for (int o = 0; o < OUT; ++o) QCOMPARE(r.updater_state[out_w + row * OUT + o], v[e + row + o * HID]);
+    bool noted = false;
+    for (const auto& n : r.notes) noted = noted || n.find("updaterState.bin: 140 values") != std::string::npos;
+    QVERIFY(noted);
+
+    // A state of another size is not forced in: a note, and the updater starts fresh.
+    write_dl4j_zip(path("eight.zip"), dl4j_coefficients(), false, false);  // its updaterState.bin holds 8 values
+    const auto other = nn::import_model_file(path("eight.zip"));
+    QVERIFY(other.updater_state.empty());
+    bool ignored = false;
+    for (const auto& n : other.notes) ignored = ignored || n.find("updaterState.bin: not imported (8 values, the updaters here keep 140)") != std::string::npos;
+    QVERIFY(ignored);
 }
 
 void TestModelWeights::kerasH5MapsEveryParameter() {
