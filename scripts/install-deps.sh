@@ -6,6 +6,7 @@
 # openssh-server, openssh-client: the SSH tests start a real sshd (and ssh-keygen) on loopback.
 # libqt6sql6-sqlite: the app's run history (Qt's SQLite driver); libqt6svg6: its SVG icon;
 # xvfb, xauth: `xvfb-run` for looking at the app on a machine without a display.
+# libzip-dev, libhdf5-dev: model files with weights (DL4J model zips, Keras .keras archives and .h5).
 # slurm-wlm, munge: the Slurm suites start a private one-node Slurm (munged, slurmctld, slurmd);
 # slurmdbd, mariadb-server: test_slurm_accounting adds accounting (a private MariaDB + slurmdbd).
 set -euo pipefail
@@ -19,4 +20,5 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libboost-dev libboost-system-dev libssh-dev openssh-server openssh-client \
   iproute2 iptables slurm-wlm munge slurmdbd mariadb-server \
   qt6-base-dev libqt6sql6-sqlite libqt6svg6 libqcustomplot-dev xvfb xauth \
+  libzip-dev libhdf5-dev \
   dataset-fashion-mnist

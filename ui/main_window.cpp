@@ -92,7 +92,7 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
 
     connect(model_page_, &ModelPage::importRequested, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, "Import a model", {},
-                                                          "Model JSON (Thresher, DL4J, Keras) (*.json);;All files (*)");
+                                                          "Models (Thresher, DL4J, Keras) (*.json *.zip *.h5 *.hdf5 *.keras);;All files (*)");
         if (!path.isEmpty()) import_model(path);
     });
     connect(model_page_, &ModelPage::templateRequested, this, &MainWindow::load_template);
@@ -169,7 +169,8 @@ void MainWindow::build_menus() {
     });
     file->addSeparator();
     file->addAction("&Import model (DL4J, Keras)…", this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, "Import a model", {}, "Model JSON (*.json);;All files (*)");
+        const QString path = QFileDialog::getOpenFileName(this, "Import a model", {},
+                                                          "Models (Thresher, DL4J, Keras) (*.json *.zip *.h5 *.hdf5 *.keras);;All files (*)");
         if (!path.isEmpty()) import_model(path);
     });
     file->addAction("Save &model as…", this, [this] {

@@ -5,12 +5,14 @@
 #include <cstring>
 #include <map>
 #include <cmath>
+#include <fstream>
 #include <iostream>
 
 #include "backend/registry.h"
 #include "core/error.h"
 #include "dist/net/wire.h"
 #include "data/data_source.h"
+#include "config/model_format.h"
 #include "nn/model_file.h"
 #include "nn/network.h"
 #include "train/evaluation.h"
@@ -25,9 +27,28 @@ struct Loaded {
     std::unique_ptr<nn::Network> net;
 };
 
+// A Thresher model file, or a file with weights from elsewhere (DL4J model zip, Keras .h5 /
+// .keras: config/weight_import.h), which then brings no normalisation and no updater state.
+nn::ModelFile model_file_any(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[8] = {};
+    in.read(magic, sizeof magic);
+    if (in.gcount() == 8 && std::memcmp(magic, "THRMODL", 8) == 0) return nn::load_model_file(path);
+    in.close();
+    auto imported = nn::import_model_file(path);
+    if (imported.params.empty())
+        throw ModelFileError(path + ": holds an architecture without weights (" + std::string(nn::to_string(imported.format)) +
+                             "): train it first, or give a Thresher model file, a DL4J model zip or a Keras .h5 / .keras file");
+    for (const auto& note : imported.notes) std::cerr << path << ": " << note << "\n";
+    nn::ModelFile f;
+    f.config = std::move(imported.model);
+    f.params = std::move(imported.params);
+    return f;
+}
+
 Loaded load(const std::string& model_file, int threads, const std::string& device) {
     Loaded l;
-    l.file = nn::load_model_file(model_file);
+    l.file = model_file_any(model_file);
     l.backend = backend::create_backend(device, {threads});
     l.net = std::make_unique<nn::Network>(l.file.config, *l.backend);
     l.net->set_params(l.file.params);

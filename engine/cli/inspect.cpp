@@ -71,12 +71,14 @@ void inspect_command(const std::string& model_path, bool json, std::ostream& out
                          {"updater", config["updater"]}, {"weight_init", config["weight_init"]},
                          {"l1", nn::decimal(m.l1)},     {"l2", nn::decimal(m.l2)},
                          {"layers", layers},            {"notes", r.notes},
+                         {"weights", !r.params.empty()},
                          {"config", config}};
         out << j.dump() << std::endl;
         return;
     }
     out << "model \"" << m.name << "\" (" << nn::to_string(r.format) << "): input " << m.input.str() << ", "
         << m.param_count() << " parameters, " << task_of(m) << ", loss " << nn::to_string(m.layers.back().loss) << "\n";
+    if (!r.params.empty()) out << "weights: " << r.params.size() << " parameters from the file (training starts from them)\n";
     out << "updater " << config["updater"].dump() << ", weight init " << nn::to_string(m.weight_init);
     if (m.l1 != 0.f) out << ", l1 " << nn::decimal(m.l1);
     if (m.l2 != 0.f) out << ", l2 " << nn::decimal(m.l2);

@@ -6,6 +6,7 @@
 #include "config/dl4j_import.h"
 #include "config/json_fields.h"
 #include "config/keras_import.h"
+#include "config/weight_import.h"
 #include "core/error.h"
 
 namespace thresher::nn {
@@ -61,6 +62,12 @@ ModelFormat detect_model_format(const nlohmann::json& j) {
 }
 
 ImportResult import_model_text(std::string_view text, const std::string& source) {
+    const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+    if (holds_weights_format(bytes)) return import_model_with_weights(bytes, source);
+    return import_model_json(text, source);
+}
+
+ImportResult import_model_json(std::string_view text, const std::string& source) {
     const auto j = parse_json_text(text, source);
     const auto format = detect_model_format(j);
     try {
@@ -82,7 +89,7 @@ ImportResult import_model_text(std::string_view text, const std::string& source)
         // value of a kind nobody expected a ConfigError instead of a crash.
         throw ConfigError(source + ": " + std::string(to_string(format)) + " import: unexpected JSON: " + e.what());
     }
-    return {ModelConfig::from_json(j, source), ModelFormat::Thresher, {}};
+    return {ModelConfig::from_json(j, source), ModelFormat::Thresher, {}, {}, {}};
 }
 
 ImportResult import_model_file(const std::string& path) {

@@ -40,6 +40,8 @@ struct Run {
     std::ostream& log;
     nn::ModelConfig config;
     std::optional<nn::ModelFile> resume;
+    std::vector<float> imported_params;  // a DL4J zip's / Keras file's weights (empty: initialise)
+    std::vector<float> imported_state;   // and its updater state, where it maps (empty: fresh)
     data::DataSplit data;
     data::FeatureTransform transform;  // fitted on the training set (or the resumed model's)
     TrainingMaster* master = nullptr;
@@ -125,6 +127,9 @@ void train_replica(Run& run, int local, nn::Network& net) {
     } else if (run.resume) {
         net.set_params(run.resume->params);
         net.set_updater_state(run.resume->updater_state);
+    } else if (!run.imported_params.empty()) {
+        net.set_params(run.imported_params);  // fine-tuning: every replica starts from the file's weights
+        if (!run.imported_state.empty()) net.set_updater_state(run.imported_state);
     } else if (run.o.seed) {
         net.init_params(*run.o.seed);  // every replica starts from the same parameters
     }
@@ -260,6 +265,8 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
             log << o.model_path << ": " << note << "\n";  // also for whoever reads only stderr
         }
         run.config = std::move(imported.model);
+        run.imported_params = std::move(imported.params);
+        run.imported_state = std::move(imported.updater_state);
         run.start.seed = o.seed.value_or(run.config.seed);
     }
     run.data = data::load_data(o.data_spec);

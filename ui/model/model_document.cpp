@@ -64,6 +64,10 @@ QString ModelDocument::load(const QString& path, QStringList* notes) {
         const auto json = QJsonDocument::fromJson(QByteArray::fromStdString(imported.model.to_json().dump()));
         if (notes)
             for (const auto& n : imported.notes) notes->append(QString::fromStdString(n));
+        // The document holds an architecture; a file's weights reach training through the engine.
+        if (notes && !imported.params.empty())
+            notes->append("the app keeps the architecture only: to fine-tune from this file's weights, give it to "
+                          "thresher-engine train --model");
         set_model(json.object());
         return QString::fromStdString(std::string(nn::to_string(imported.format)));
     } catch (const Error& e) {

@@ -1,0 +1,646 @@
+#include "config/weight_import.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "config/hdf5_file.h"
+#include "config/import_support.h"
+#include "config/json_fields.h"
+#include "config/nd4j_array.h"
+#include "config/zip_archive.h"
+#include "core/error.h"
+
+namespace thresher::nn {
+
+namespace {
+
+using Floats = Hdf5File::Floats;
+
+std::string dims(std::initializer_list<std::uint64_t> d) {
+    Floats f;
+    f.dims.assign(d.begin(), d.end());
+    return f.dims_str();
+}
+
+// Names a layer as the file does ("confs[2] (ConvolutionLayer \"cnn1\"; Thresher layers[1] convolution)").
+[[noreturn]] void refuse(const std::string& source, const ModelConfig& m, std::size_t i, const std::string& what) {
+    throw ConfigError(source + ": " + m.layers[i].label(i) + ": " + what);
+}
+
+// Copies weights into Thresher's buffer, refusing NaN and infinities (a diverged model).
+class Sink {
+public:
+    Sink(const std::string& source, const ModelConfig& m, std::vector<float>& params) : source_(source), m_(m), p_(params) {}
+    float* at(std::size_t layer, ParamRole role) {
+        for (const auto& b : m_.layers[layer].blocks)
+            if (b.role == role) return p_.data() + m_.layers[layer].param_offset + b.offset;
+        refuse(source_, m_, layer, "has no such parameter block");
+    }
+    void check(std::size_t layer, const char* what, const float* v, std::size_t n) const {
+        for (std::size_t k = 0; k < n; ++k)
+            if (!std::isfinite(v[k]))
+                refuse(source_, m_, layer, std::string(what) + " holds a NaN or infinite value (at " + std::to_string(k) + ")");
+    }
+
+private:
+    const std::string& source_;
+    const ModelConfig& m_;
+    std::vector<float>& p_;
+};
+
+bool has_params(const LayerConfig& l) { return l.param_count > 0; }
+
+// The parameter blocks this file knows how to fill, per layer type; a layer with others (a
+// learned activation, say) is refused rather than left half initialised.
+void check_known_blocks(const std::string& source, const ModelConfig& m, std::size_t i) {
+    const auto& l = m.layers[i];
+    std::vector<ParamRole> want;
+    switch (l.type) {
+        case LayerType::Dense:
+        case LayerType::Output:
+        case LayerType::Convolution: want = {ParamRole::Weight, ParamRole::Bias}; break;
+        case LayerType::BatchNorm: want = {ParamRole::Gamma, ParamRole::Beta, ParamRole::RunningMean, ParamRole::RunningVar}; break;
+        default: break;
+    }
+    std::vector<ParamRole> have;
+    for (const auto& b : l.blocks) have.push_back(b.role);
+    if (have != want) refuse(source, m, i, "importing weights into this layer's parameters is not supported yet");
+}
+
+std::string stem(const std::string& source) {
+    auto s = std::filesystem::path(source).stem().string();
+    return s.empty() ? "model" : s;
+}
+
+// ---------------------------------------------------------------- DL4J model zips
+
+// The layer object of confs[k] in either of DL4J's spellings ({"@class": ...} or {"dense": {...}}).
+const nlohmann::json* dl4j_layer_body(const nlohmann::json& config, const std::string& origin) {
+    if (origin.rfind("confs[", 0) != 0) return nullptr;
+    const std::size_t k = std::strtoul(origin.c_str() + 6, nullptr, 10);
+    const auto it = config.find("confs");
+    if (it == config.end() || !it->is_array() || k >= it->size()) return nullptr;
+    const auto& conf = (*it)[k];
+    if (!conf.is_object() || !conf.contains("layer")) return nullptr;
+    const auto t = import::typed(conf["layer"]);
+    return t && t->body && t->body->is_object() ? t->body : nullptr;
+}
+
+bool flag(const nlohmann::json* body, const char* key, bool fallback) {
+    if (!body) return fallback;
+    const auto it = body->find(key);
+    return it != body->end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+// DL4J's per-layer parameter count and order (DefaultParamInitializer, ConvolutionParamInitializer,
+// BatchNormalizationParamInitializer): dense W [nIn, nOut] 'f' then b; convolution b then W
+// [nOut, nIn, kh, kw] 'c'; batch norm gamma, beta, mean, variance (or log10 of the standard
+// deviation when useLogStd).
+std::size_t dl4j_count(const LayerConfig& l, const nlohmann::json* body) {
+    const bool bias = flag(body, "hasBias", true);
+    switch (l.type) {
+        case LayerType::Dense:
+        case LayerType::Output:
+        case LayerType::Convolution: return l.param_count - (bias ? 0 : static_cast<std::size_t>(l.units));
+        default: return l.param_count;
+    }
+}
+
+void map_dl4j_layer(const ModelConfig& m, std::size_t i, const nlohmann::json* body, const float* src, Sink& sink) {
+    const auto& l = m.layers[i];
+    const bool bias = flag(body, "hasBias", true);
+    const auto units = static_cast<std::size_t>(l.units);
+    switch (l.type) {
+        case LayerType::Dense:
+        case LayerType::Output: {
+            const std::size_t in = l.in_shape.size();
+            float* w = sink.at(i, ParamRole::Weight);
+            // DL4J: W[r, o] at r + o * nIn ('f'); Thresher: r * units + o (row-major [in x units]).
+            for (std::size_t r = 0; r < in; ++r)
+                for (std::size_t o = 0; o < units; ++o) w[r * units + o] = src[r + o * in];
+            float* b = sink.at(i, ParamRole::Bias);
+            for (std::size_t o = 0; o < units; ++o) b[o] = bias ? src[in * units + o] : 0.f;
+            sink.check(i, "W", w, in * units);
+            sink.check(i, "b", b, units);
+            break;
+        }
+        case LayerType::Convolution: {
+            const std::size_t wn = units * static_cast<std::size_t>(l.in_shape.c) * l.kernel[0] * l.kernel[1];
+            float* b = sink.at(i, ParamRole::Bias);
+            float* w = sink.at(i, ParamRole::Weight);
+            for (std::size_t o = 0; o < units; ++o) b[o] = bias ? src[o] : 0.f;
+            std::copy_n(src + (bias ? units : 0), wn, w);  // both [nOut, nIn, kh, kw] row-major
+            sink.check(i, "W", w, wn);
+            sink.check(i, "b", b, units);
+            break;
+        }
+        case LayerType::BatchNorm: {
+            const auto c = static_cast<std::size_t>(l.in_shape.c);
+            const bool log_std = flag(body, "useLogStd", false);
+            std::copy_n(src, c, sink.at(i, ParamRole::Gamma));
+            std::copy_n(src + c, c, sink.at(i, ParamRole::Beta));
+            std::copy_n(src + 2 * c, c, sink.at(i, ParamRole::RunningMean));
+            float* var = sink.at(i, ParamRole::RunningVar);
+            for (std::size_t k = 0; k < c; ++k) {
+                const float v = src[3 * c + k];
+                var[k] = log_std ? static_cast<float>(std::pow(10.0, 2.0 * v)) : v;  // s = 10^x, var = s^2
+            }
+            sink.check(i, "batch-norm parameters", sink.at(i, ParamRole::Gamma), 4 * c);
+            break;
+        }
+        default: break;
+    }
+}
+
+// DL4J's updaterState.bin holds each parameter's updater state in the flattened parameter order,
+// grouped in blocks of consecutive parameters that share an updater configuration; for the
+// updaters with one value per parameter (Nesterovs' velocity, AdaGrad's and RmsProp's running
+// squares) a block is just those values in order, so the whole file is the concatenation over
+// the parameters that have state (batch-norm mean and variance have none: DL4J gives them NoOp).
+// That maps cleanly onto Thresher's state ([one value per parameter] per parameter block, the
+// same formulas). Adam's [m..., v...] per block also depends on DL4J's step count for its bias
+// correction, which a fresh run restarts: not imported. Returns a note, or "" when it was loaded.
+std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& config, const Nd4jArray& st,
+                                   std::vector<float>& state) {
+    // Thresher's layout (nn/network.cpp): layer after layer, block after block, trainable blocks
+    // with updater_state_per_param values per parameter.
+    std::map<std::pair<std::size_t, ParamRole>, std::size_t> ours;
+    std::size_t total = 0, need = 0;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const int k = backend::updater_state_per_param(m.effective_updater(i).kind);
+        for (const auto& b : m.layers[i].blocks) {
+            ours[{i, b.role}] = total;
+            if (b.trainable()) {
+                if (k > 1) return "updaterState.bin: not imported (Adam's moments depend on DL4J's step count for their bias "
+                                  "correction, which restarts here); the updater starts fresh";
+                total += b.size * static_cast<std::size_t>(k);
+                need += b.size * static_cast<std::size_t>(k);
+            }
+        }
+    }
+    if (st.size() != need)
+        return "updaterState.bin: not imported (" + std::to_string(st.size()) + " values, the updaters here keep " +
+               std::to_string(need) + "); the updater starts fresh";
+    state.assign(total, 0.f);
+    const float* src = st.data.data();
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const auto& l = m.layers[i];
+        if (!has_params(l) || backend::updater_state_per_param(m.effective_updater(i).kind) == 0) continue;
+        const auto* body = dl4j_layer_body(config, l.origin);
+        const bool bias = flag(body, "hasBias", true);
+        const auto units = static_cast<std::size_t>(l.units);
+        auto block = [&](ParamRole role, std::size_t n) {
+            float* dst = state.data() + ours.at({i, role});
+            if (role == ParamRole::Weight && (l.type == LayerType::Dense || l.type == LayerType::Output)) {
+                const std::size_t in = l.in_shape.size();
+                for (std::size_t r = 0; r < in; ++r)
+                    for (std::size_t o = 0; o < units; ++o) dst[r * units + o] = src[r + o * in];  // 'f' as the weights
+            } else {
+                std::copy_n(src, n, dst);
+            }
+            src += n;
+        };
+        switch (l.type) {
+            case LayerType::Dense:
+            case LayerType::Output:
+                block(ParamRole::Weight, l.in_shape.size() * units);
+                if (bias) block(ParamRole::Bias, units);
+                break;
+            case LayerType::Convolution:
+                if (bias) block(ParamRole::Bias, units);
+                block(ParamRole::Weight, units * static_cast<std::size_t>(l.in_shape.c) * l.kernel[0] * l.kernel[1]);
+                break;
+            case LayerType::BatchNorm:
+                block(ParamRole::Gamma, static_cast<std::size_t>(l.in_shape.c));
+                block(ParamRole::Beta, static_cast<std::size_t>(l.in_shape.c));
+                break;
+            default: break;
+        }
+    }
+    for (float v : state)
+        if (!std::isfinite(v)) {
+            state.clear();
+            return "updaterState.bin: not imported (it holds NaN or infinite values); the updater starts fresh";
+        }
+    return {};
+}
+
+ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
+    const auto config_bytes = zip.read("configuration.json");
+    const std::string config_text(config_bytes->begin(), config_bytes->end());
+    const std::string config_source = source + ": configuration.json";
+    auto r = import_model_json(config_text, config_source);
+    if (r.format != ModelFormat::Dl4j)
+        throw ConfigError(config_source + ": not a DL4J MultiLayerConfiguration (no \"confs\")");
+    r.model.name = stem(source);
+    const auto config = parse_json_text(config_text, config_source);
+    const ModelConfig& m = r.model;
+
+    const auto coefficients = zip.read("coefficients.bin");
+    if (!coefficients)
+        throw ConfigError(source + ": holds configuration.json but no coefficients.bin: not a DL4J model zip with parameters");
+    const std::string coef_source = source + ": coefficients.bin";
+    std::size_t used = 0;
+    const auto a = read_nd4j_array(*coefficients, coef_source, &used);
+    std::size_t non_unit = 0;
+    for (auto d : a.shape) non_unit += d != 1;
+    if (non_unit > 1)
+        throw ConfigError(coef_source + ": holds an array of shape " + a.shape_str() +
+                          ", expected DL4J's flattened parameters (a row vector)");
+
+    std::size_t need = 0;
+    std::ostringstream per_layer;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        if (!has_params(m.layers[i])) continue;
+        const auto n = dl4j_count(m.layers[i], dl4j_layer_body(config, m.layers[i].origin));
+        per_layer << (need ? ", " : "") << m.layers[i].origin << " " << m.layers[i].origin_what << " " << n;
+        need += n;
+    }
+    if (a.size() != need)
+        throw ConfigError(coef_source + ": holds " + std::to_string(a.size()) + " parameters, but configuration.json needs " +
+                          std::to_string(need) + " (" + per_layer.str() + ")");
+
+    r.params.assign(m.param_count(), 0.f);
+    Sink sink(config_source, m, r.params);
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        if (!has_params(m.layers[i])) continue;
+        check_known_blocks(config_source, m, i);
+        const auto* body = dl4j_layer_body(config, m.layers[i].origin);
+        map_dl4j_layer(m, i, body, a.data.data() + at, sink);
+        at += dl4j_count(m.layers[i], body);
+    }
+    r.notes.push_back("weights: " + std::to_string(a.size()) + " parameters from coefficients.bin (" + a.data_type +
+                      ", order '" + std::string(1, a.order) + "'), mapped layer by layer");
+    if (const auto updater = zip.read("updaterState.bin")) {
+        std::string note;
+        try {
+            const auto st = read_nd4j_array(*updater, source + ": updaterState.bin");
+            note = map_dl4j_updater_state(m, config, st, r.updater_state);
+            if (note.empty())
+                note = "updaterState.bin: " + std::to_string(st.size()) + " values of DL4J's updater state imported "
+                       "(fine-tuning continues with its momentum / running averages)";
+        } catch (const ConfigError& e) {
+            r.updater_state.clear();
+            note = std::string("updaterState.bin: not imported (") + e.what() + "); the updater starts fresh";
+        }
+        r.notes.push_back(note);
+    }
+    if (zip.contains("normalizer.bin"))
+        r.notes.push_back("normalizer.bin: DL4J's data normaliser is not imported; normalise the data as it was "
+                          "for training (--normalize)");
+    for (const auto& name : zip.names())
+        if (name != "configuration.json" && name != "coefficients.bin" && name != "updaterState.bin" &&
+            name != "normalizer.bin" && name.find('/') == std::string::npos)
+            r.notes.push_back(name + ": ignored");
+    return r;
+}
+
+// ---------------------------------------------------------------- Keras
+
+enum class Role { Kernel, Bias, Gamma, Beta, Mean, Var, Unknown };
+
+Role role_of(std::string name) {
+    if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+    if (auto colon = name.rfind(':'); colon != std::string::npos) name = name.substr(0, colon);
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto ends = [&](const std::string& s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
+    if (ends("kernel") || ends("_w") || name == "w") return Role::Kernel;
+    if (ends("bias") || ends("_b") || name == "b") return Role::Bias;
+    if (ends("gamma")) return Role::Gamma;
+    if (ends("beta")) return Role::Beta;
+    if (ends("moving_mean") || ends("running_mean")) return Role::Mean;
+    if (ends("moving_variance") || ends("running_std") || ends("running_var")) return Role::Var;
+    return Role::Unknown;
+}
+
+struct Weight {
+    std::string name;  // as the file names it, for messages
+    Floats value;
+};
+
+// The Keras layer object named `name` anywhere in the model JSON (config.layers[...] or Keras 1's list).
+const nlohmann::json* keras_layer(const nlohmann::json& j, const std::string& name, int depth = 0) {
+    if (depth > 8) return nullptr;
+    if (j.is_object()) {
+        const auto c = j.find("config");
+        if (j.contains("class_name") && c != j.end() && c->is_object()) {
+            const auto n = c->find("name");
+            if (n != c->end() && n->is_string() && *n == name) return &*c;
+        }
+        for (const auto& [k, v] : j.items())
+            if (v.is_object() || v.is_array())
+                if (const auto* found = keras_layer(v, name, depth + 1)) return found;
+    } else if (j.is_array()) {
+        for (const auto& v : j)
+            if (const auto* found = keras_layer(v, name, depth + 1)) return found;
+    }
+    return nullptr;
+}
+
+bool channels_first(const nlohmann::json& j, int depth = 0) {
+    if (depth > 8) return false;
+    if (j.is_object()) {
+        for (const auto& [k, v] : j.items()) {
+            if ((k == "data_format" && v == "channels_first") || (k == "dim_ordering" && v == "th")) return true;
+            if ((v.is_object() || v.is_array()) && channels_first(v, depth + 1)) return true;
+        }
+    } else if (j.is_array()) {
+        for (const auto& v : j)
+            if (channels_first(v, depth + 1)) return true;
+    }
+    return false;
+}
+
+class KerasMapper {
+public:
+    KerasMapper(const std::string& source, ImportResult& r, const nlohmann::json& model_json)
+        : source_(source), r_(r), json_(model_json), first_(channels_first(model_json)) {
+        r_.params.assign(r_.model.param_count(), 0.f);
+    }
+
+    void map(std::size_t i, std::vector<Weight> w) {
+        const auto& m = r_.model;
+        check_known_blocks(source_, m, i);
+        const auto& l = m.layers[i];
+        const auto* cfg = keras_layer(json_, l.name);
+        auto cfg_flag = [&](const char* key) {
+            if (!cfg) return true;
+            const auto it = cfg->find(key);
+            return it == cfg->end() || !it->is_boolean() || it->get<bool>();
+        };
+        std::vector<Role> want;
+        if (l.type == LayerType::BatchNorm) {
+            if (cfg_flag("scale")) want.push_back(Role::Gamma);
+            if (cfg_flag("center")) want.push_back(Role::Beta);
+            want.push_back(Role::Mean);
+            want.push_back(Role::Var);
+        } else {
+            want.push_back(Role::Kernel);
+            if (cfg_flag("use_bias") && cfg_flag("bias")) want.push_back(Role::Bias);
+        }
+        std::string names;
+        for (const auto& x : w) names += (names.empty() ? "" : ", ") + x.name + " " + x.value.dims_str();
+        if (w.size() != want.size())
+            refuse(source_, m, i, "the file holds " + std::to_string(w.size()) + " weight(s) for it (" + names +
+                                      "), the layer needs " + std::to_string(want.size()));
+        // By name where the file names them (h5), else in Keras's order (.keras: vars/0, 1, ...).
+        bool named = true;
+        for (const auto& x : w) named = named && role_of(x.name) != Role::Unknown;
+        std::map<Role, const Weight*> by_role;
+        for (std::size_t k = 0; k < w.size(); ++k) by_role[named ? role_of(w[k].name) : want[k]] = &w[k];
+        for (auto role : want)
+            if (!by_role.count(role)) refuse(source_, m, i, "the file's weights (" + names + ") do not name the ones the layer needs");
+
+        Sink sink(source_, m, r_.params);
+        const auto units = static_cast<std::size_t>(l.units);
+        auto expect = [&](const Weight& x, std::initializer_list<std::uint64_t> shape) {
+            const std::vector<std::uint64_t> s(shape);
+            if (x.value.dims != s)
+                refuse(source_, m, i, x.name + " has shape " + x.value.dims_str() + ", the layer needs " + dims(shape));
+            sink.check(i, x.name.c_str(), x.value.data.data(), x.value.data.size());
+        };
+        auto vector_into = [&](Role role, ParamRole to, std::size_t n, float fallback) {
+            float* dst = sink.at(i, to);
+            if (const auto it = by_role.find(role); it != by_role.end()) {
+                expect(*it->second, {n});
+                std::copy_n(it->second->value.data.data(), n, dst);
+            } else {
+                std::fill_n(dst, n, fallback);
+            }
+        };
+        switch (l.type) {
+            case LayerType::Dense:
+            case LayerType::Output: {
+                const auto& s = l.in_shape;
+                const Weight& k = *by_role[Role::Kernel];
+                expect(k, {s.size(), units});
+                float* dst = sink.at(i, ParamRole::Weight);
+                const float* src = k.value.data.data();
+                if (!s.flat() && !first_) {
+                    // After Flatten, Keras row (h*W + w)*C + c is Thresher's row (c*H + h)*W + w.
+                    for (int c = 0; c < s.c; ++c)
+                        for (int y = 0; y < s.h; ++y)
+                            for (int x = 0; x < s.w; ++x) {
+                                const std::size_t ours = (static_cast<std::size_t>(c) * s.h + y) * s.w + x;
+                                const std::size_t theirs = (static_cast<std::size_t>(y) * s.w + x) * s.c + c;
+                                std::copy_n(src + theirs * units, units, dst + ours * units);
+                            }
+                    flatten_permuted_ = true;
+                } else {
+                    std::copy_n(src, s.size() * units, dst);
+                }
+                vector_into(Role::Bias, ParamRole::Bias, units, 0.f);
+                break;
+            }
+            case LayerType::Convolution: {
+                const auto kh = static_cast<std::size_t>(l.kernel[0]), kw = static_cast<std::size_t>(l.kernel[1]);
+                const auto in = static_cast<std::size_t>(l.in_shape.c);
+                const Weight& k = *by_role[Role::Kernel];
+                if (k.value.dims == std::vector<std::uint64_t>{units, in, kh, kw} && !(units == kh && in == kw))
+                    refuse(source_, m, i, k.name + " has shape " + k.value.dims_str() +
+                                              " (Keras 1 / Theano kernel order): only [kh, kw, in, out] kernels are imported");
+                expect(k, {kh, kw, in, units});
+                float* dst = sink.at(i, ParamRole::Weight);
+                const float* src = k.value.data.data();
+                // Keras [kh, kw, in, out] -> Thresher [out, in, kh, kw].
+                for (std::size_t o = 0; o < units; ++o)
+                    for (std::size_t c = 0; c < in; ++c)
+                        for (std::size_t y = 0; y < kh; ++y)
+                            for (std::size_t x = 0; x < kw; ++x)
+                                dst[((o * in + c) * kh + y) * kw + x] = src[((y * kw + x) * in + c) * units + o];
+                vector_into(Role::Bias, ParamRole::Bias, units, 0.f);
+                break;
+            }
+            case LayerType::BatchNorm: {
+                const auto c = static_cast<std::size_t>(l.in_shape.c);
+                vector_into(Role::Gamma, ParamRole::Gamma, c, 1.f);
+                vector_into(Role::Beta, ParamRole::Beta, c, 0.f);
+                vector_into(Role::Mean, ParamRole::RunningMean, c, 0.f);
+                vector_into(Role::Var, ParamRole::RunningVar, c, 1.f);
+                break;
+            }
+            default: break;
+        }
+        count_ += m.layers[i].param_count;
+    }
+
+    void finish(const std::string& from) {
+        r_.notes.push_back("weights: " + std::to_string(count_) + " parameters from " + from +
+                           ", mapped layer by layer (Keras kernel layouts converted)");
+        if (flatten_permuted_) {
+            // The architecture importer's note says the order does not matter because no weights
+            // come with a bare config; here they do, and they were reordered.
+            std::erase_if(r_.notes, [](const std::string& n) { return n.find("(no weights are imported)") != std::string::npos; });
+            r_.notes.push_back("weights: the Dense after Flatten had its rows reordered from Keras's height x width x "
+                               "channels to Thresher's channels x height x width");
+        }
+    }
+
+private:
+    const std::string& source_;
+    ImportResult& r_;
+    const nlohmann::json& json_;
+    bool first_;
+    bool flatten_permuted_ = false;
+    std::size_t count_ = 0;
+};
+
+
+// Keras splits an attribute too large for an HDF5 object header into name0, name1, ...
+// (save_attributes_to_hdf5_group); this reads either form.
+std::optional<std::vector<std::string>> keras_list(const Hdf5File& f, const std::string& path, const std::string& name) {
+    if (auto whole = f.strings(path, name)) return whole;
+    std::optional<std::vector<std::string>> out;
+    for (int chunk = 0;; ++chunk) {
+        const auto part = f.strings(path, name + std::to_string(chunk));
+        if (!part) break;
+        if (!out) out.emplace();
+        out->insert(out->end(), part->begin(), part->end());
+    }
+    return out;
+}
+
+ImportResult import_keras_h5(std::span<const std::uint8_t> bytes, const std::string& source) {
+    const Hdf5File f(bytes, source);
+    const auto model_config = f.string("", "model_config");
+    if (!model_config)
+        throw ConfigError(source + ": holds no model_config attribute: an HDF5 file from model.save_weights() has weights "
+                                   "but no architecture (save with model.save(\"m.h5\"))");
+    // Import the architecture as the JSON importers read it, with the compile settings beside it.
+    const std::string at = source + ": model_config";
+    auto config = parse_json_text(*model_config, at);
+    nlohmann::json wrapped{{"model_config", config}};
+    if (const auto training = f.string("", "training_config")) wrapped["training_config"] = parse_json_text(*training, source + ": training_config");
+    auto r = import_model_json(wrapped.dump(), source);
+    if (r.format != ModelFormat::Keras) throw ConfigError(at + ": not a Keras model configuration");
+
+    const std::string root = f.exists("model_weights") ? "model_weights" : "";
+    const auto layer_names = keras_list(f, root, "layer_names");
+    if (!layer_names)
+        throw ConfigError(source + ": " + (root.empty() ? std::string("/") : root) +
+                          ": has no layer_names attribute: the file holds no Keras weights");
+    KerasMapper mapper(source, r, config);
+    const auto& m = r.model;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        if (!has_params(m.layers[i])) continue;
+        const std::string& name = m.layers[i].name;
+        if (std::find(layer_names->begin(), layer_names->end(), name) == layer_names->end())
+            refuse(source, m, i, "has no weights in the file (" + (root.empty() ? std::string("/") : root) +
+                                     " layer_names does not list \"" + name + "\")");
+        const std::string group = (root.empty() ? "" : root + "/") + name;
+        const auto weight_names = keras_list(f, group, "weight_names");
+        if (!weight_names) refuse(source, m, i, group + " has no weight_names attribute");
+        std::vector<Weight> w;
+        for (const auto& wn : *weight_names) w.push_back({wn, f.floats(group + "/" + wn)});
+        mapper.map(i, std::move(w));
+    }
+    // A Keras layer whose weights found no place (one Thresher folds or drops) is refused: its
+    // weights would be lost without a word.
+    for (const auto& name : *layer_names) {
+        const std::string group = (root.empty() ? "" : root + "/") + name;
+        const auto names = keras_list(f, group, "weight_names");
+        bool used = false;
+        for (const auto& l : m.layers) used = used || (has_params(l) && l.name == name);
+        if (names && !names->empty() && !used)
+            throw ConfigError(source + ": " + group + ": the layer \"" + name + "\" has " + std::to_string(names->size()) +
+                              " weight(s) that Thresher's model has no place for");
+    }
+    mapper.finish(root.empty() ? "the file's layer groups" : "model_weights");
+    return r;
+}
+
+// Keras 3 names a Sequential's layers in model.weights.h5 by class, snake_case, numbered per
+// class in order ("dense", "dense_1", "conv2d", "batch_normalization"): saving_lib's container state.
+std::string snake_case(const std::string& cls) {
+    std::string out;
+    for (std::size_t k = 0; k < cls.size(); ++k) {
+        const char c = cls[k];
+        const bool upper = std::isupper(static_cast<unsigned char>(c));
+        if (upper && k > 0) {
+            const char prev = cls[k - 1];
+            const bool next_lower = k + 1 < cls.size() && std::islower(static_cast<unsigned char>(cls[k + 1]));
+            if (std::islower(static_cast<unsigned char>(prev)) || (next_lower && prev != '_')) out.push_back('_');
+        }
+        out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+    return out;
+}
+
+ImportResult import_keras_archive(const ZipArchive& zip, const std::string& source) {
+    const auto config_bytes = zip.read("config.json");
+    const std::string config_text(config_bytes->begin(), config_bytes->end());
+    const std::string config_source = source + ": config.json";
+    auto r = import_model_json(config_text, config_source);
+    if (r.format != ModelFormat::Keras) throw ConfigError(config_source + ": not a Keras model configuration");
+    r.model.name = stem(source);
+    const auto config = parse_json_text(config_text, config_source);
+    const auto weights = zip.read("model.weights.h5");
+    if (!weights) throw ConfigError(source + ": holds config.json but no model.weights.h5: no weights to import");
+    const Hdf5File f(*weights, source + ": model.weights.h5");
+    KerasMapper mapper(f.source(), r, config);
+    const auto& m = r.model;
+    std::map<std::string, int> seen;  // per class, for Keras 3's numbering
+    std::set<std::string> used;       // the vars groups mapped
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const auto& l = m.layers[i];
+        if (!has_params(l)) continue;
+        const std::string cls = l.origin_what.substr(0, l.origin_what.find(' '));
+        const std::string base = snake_case(cls);
+        const int n = seen[base]++;
+        const std::string numbered = n ? base + "_" + std::to_string(n) : base;
+        std::string vars;
+        for (const char* prefix : {"layers/", "_layer_checkpoint_dependencies/"})
+            for (const auto& key : {numbered, l.name})
+                if (vars.empty() && f.exists(prefix + key + "/vars")) vars = prefix + key + "/vars";
+        if (vars.empty())
+            refuse(f.source(), m, i, "has no weights in the file (looked for layers/" + numbered + "/vars and layers/" + l.name + "/vars)");
+        used.insert(vars);
+        auto members = f.members(vars);
+        // vars/0, vars/1, ...: numeric order, not name order (vars/10 after vars/9).
+        std::sort(members.begin(), members.end(), [](const std::string& a, const std::string& b) {
+            return a.size() != b.size() ? a.size() < b.size() : a < b;
+        });
+        std::vector<Weight> w;
+        for (const auto& name : members) w.push_back({vars + "/" + name, f.floats(vars + "/" + name)});
+        mapper.map(i, std::move(w));
+    }
+    // A Keras layer whose weights found no place (one Thresher folds or drops) is refused.
+    for (const char* prefix : {"layers", "_layer_checkpoint_dependencies"}) {
+        if (!f.exists(prefix)) continue;
+        for (const auto& key : f.members(prefix)) {
+            const std::string vars = std::string(prefix) + "/" + key + "/vars";
+            if (f.exists(vars) && !f.members(vars).empty() && !used.count(vars))
+                throw ConfigError(f.source() + ": " + vars + ": " + std::to_string(f.members(vars).size()) +
+                                  " weight(s) that Thresher's model has no place for");
+        }
+    }
+    mapper.finish("model.weights.h5");
+    for (const auto& name : zip.names())
+        if (name != "config.json" && name != "model.weights.h5" && name != "metadata.json" && name.find('/') == std::string::npos)
+            r.notes.push_back(name + ": ignored");
+    return r;
+}
+
+}  // namespace
+
+bool holds_weights_format(std::span<const std::uint8_t> bytes) { return looks_like_zip(bytes) || looks_like_hdf5(bytes); }
+
+ImportResult import_model_with_weights(std::span<const std::uint8_t> bytes, const std::string& source) {
+    if (looks_like_hdf5(bytes)) return import_keras_h5(bytes, source);
+    const ZipArchive zip(bytes, source);
+    if (zip.contains("configuration.json")) return import_dl4j_zip(zip, source);
+    if (zip.contains("config.json")) return import_keras_archive(zip, source);
+    std::string names;
+    const auto all = zip.names();
+    for (std::size_t k = 0; k < all.size() && k < 8; ++k) names += (k ? ", " : "") + all[k];
+    throw ConfigError(source + ": a zip archive with neither configuration.json (a DL4J model zip) nor config.json "
+                               "(a Keras .keras archive); it holds: " + (names.empty() ? std::string("nothing") : names));
+}
+
+}  // namespace thresher::nn

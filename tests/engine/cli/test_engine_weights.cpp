@@ -1,0 +1,164 @@
+// thresher-engine with model files that carry weights (engine/config/weight_import.h), as a user
+// runs it: `inspect` says the weights came with the file, `predict` on a DL4J model zip gives
+// what DL4J's parameters compute (a forward pass written here over DL4J's flattened layout), and
+// `train --model model.zip` starts from those parameters -- with a learning rate of 0 the saved
+// model predicts exactly what the zip does, where freshly initialised weights would not. A
+// damaged zip is refused with exit 1 and a message naming it.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine_process.h"
+#include "weight_files.h"
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int IN = 16, HID = 8, OUT = 3;
+// DL4J's flattened order: dense W [16, 8] 'f' (W[r, o] at r + o*16), b, output W [8, 3] 'f', b.
+constexpr int kW1 = 0, kB1 = IN * HID, kW2 = kB1 + HID, kB2 = kW2 + HID * OUT, kCount = kB2 + OUT;
+
+std::vector<float> coefficients() {
+    std::vector<float> p(kCount);
+    for (int i = 0; i < kCount; ++i) p[static_cast<std::size_t>(i)] = 0.4f * static_cast<float>(std::sin(0.37 * i + 1.0));
+    return p;
+}
+
+// LeNet's DL4J configuration cut to its last two layers: dense 16 -> 8 relu, output 8 -> 3 softmax,
+// with a learning rate of 0 (DL4J allows it): training keeps the parameters as they are.
+std::string mlp_config() {
+    std::ifstream in((source_dir() + "/tests/engine/config/data/dl4j_lenet.json").toStdString());
+    json j = json::parse(in);
+    json dense = j["confs"][4], out = j["confs"][5];
+    dense["layer"]["nin"] = IN;
+    dense["layer"]["nout"] = HID;
+    out["layer"]["nin"] = HID;
+    out["layer"]["nout"] = OUT;
+    for (json* c : {&dense, &out}) (*c)["layer"]["iupdater"]["learningRate"] = 0.0;
+    j["confs"] = json::array({dense, out});
+    j.erase("inputPreProcessors");
+    return j.dump(2);
+}
+
+std::vector<float> reference(const std::vector<float>& p, const std::vector<float>& x) {
+    std::vector<float> h(HID), z(OUT);
+    for (int o = 0; o < HID; ++o) {
+        double s = p[kB1 + o];
+        for (int r = 0; r < IN; ++r) s += x[static_cast<std::size_t>(r)] * p[static_cast<std::size_t>(kW1 + r + o * IN)];
+        h[static_cast<std::size_t>(o)] = static_cast<float>(std::max(s, 0.0));
+    }
+    double mx = -1e30, sum = 0;
+    std::vector<double> e(OUT);
+    for (int o = 0; o < OUT; ++o) {
+        double s = p[kB2 + o];
+        for (int r = 0; r < HID; ++r) s += h[static_cast<std::size_t>(r)] * p[static_cast<std::size_t>(kW2 + r + o * HID)];
+        e[static_cast<std::size_t>(o)] = s;
+        mx = std::max(mx, s);
+    }
+    for (auto& v : e) sum += (v = std::exp(v - mx));
+    for (int o = 0; o < OUT; ++o) z[static_cast<std::size_t>(o)] = static_cast<float>(e[static_cast<std::size_t>(o)] / sum);
+    return z;
+}
+
+// predict's stdout: one {"index", "class", "probabilities"} per row, by index.
+std::vector<std::vector<float>> probabilities(const EngineRun& r) {
+    std::vector<std::vector<float>> rows;
+    for (const auto& line : r.stdout_text.split('\n', Qt::SkipEmptyParts)) {
+        const auto o = QJsonDocument::fromJson(line.toUtf8()).object();
+        if (!o.contains("probabilities")) continue;
+        std::vector<float> v;
+        for (const auto& p : o["probabilities"].toArray()) v.push_back(static_cast<float>(p.toDouble()));
+        rows.push_back(v);
+    }
+    return rows;
+}
+
+}  // namespace
+
+class TestEngineWeights : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void inspectSaysWeights();
+    void predictUsesDl4jParameters();
+    void trainStartsFromTheZip();
+    void damagedZipIsRefused();
+
+private:
+    QTemporaryDir dir_;
+    QString zip_, csv_;
+    QByteArray csv_bytes_;
+};
+
+void TestEngineWeights::initTestCase() {
+    QVERIFY(dir_.isValid());
+    zip_ = dir_.path() + "/mlp_model.zip";
+    csv_ = dir_.path() + "/three.csv";
+    csv_bytes_ = test_support::three_class_csv(48);
+    QVERIFY(write_file(csv_, csv_bytes_));
+    test_support::write_zip(zip_.toStdString(), {{"configuration.json", test_support::text_bytes(mlp_config())},
+                                                 {"coefficients.bin", test_support::nd4j_row(coefficients(), false, false)}});
+}
+
+void TestEngineWeights::inspectSaysWeights() {
+    const auto r = run_engine({"inspect", "--json", zip_});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    const auto o = QJsonDocument::fromJson(r.stdout_text.toUtf8()).object();
+    QCOMPARE(o["format"].toString(), QString("dl4j"));
+    QCOMPARE(o["params"].toInteger(), kCount);
+    QCOMPARE(o["weights"].toBool(), true);
+    QVERIFY2(r.stderr_text.contains("weights: " + QString::number(kCount) + " parameters from coefficients.bin"), qPrintable(r.stderr_text));
+}
+
+void TestEngineWeights::predictUsesDl4jParameters() {
+    const auto r = run_engine({"predict", "--model-file", zip_, "--data", csv_});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    const auto got = probabilities(r);
+    const auto lines = csv_bytes_.split('\n');
+    QCOMPARE(got.size(), std::size_t{48});
+    const auto p = coefficients();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const auto cells = lines[static_cast<qsizetype>(i)].split(',');
+        std::vector<float> x;
+        for (int j = 0; j < IN; ++j) x.push_back(cells[j].toFloat());
+        const auto want = reference(p, x);
+        for (int o = 0; o < OUT; ++o)
+            QVERIFY2(std::abs(got[i][static_cast<std::size_t>(o)] - want[static_cast<std::size_t>(o)]) < 1e-5f,
+                     qPrintable(QString("row %1 class %2: engine %3, DL4J layout %4").arg(i).arg(o).arg(got[i][o]).arg(want[o])));
+    }
+}
+
+void TestEngineWeights::trainStartsFromTheZip() {
+    const QString saved = dir_.path() + "/tuned.thrm";
+    const auto t = run_engine({"train", "--model", zip_, "--data", csv_, "--epochs", "1", "--batch", "16", "--save", saved});
+    check_finished_ok(t, 0);
+    if (QTest::currentTestFailed()) return;
+    const auto a = probabilities(run_engine({"predict", "--model-file", zip_, "--data", csv_}));
+    const auto b = probabilities(run_engine({"predict", "--model-file", saved, "--data", csv_}));
+    QCOMPARE(a.size(), std::size_t{48});
+    QCOMPARE(b.size(), a.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+        for (int o = 0; o < OUT; ++o) QVERIFY(std::abs(a[i][static_cast<std::size_t>(o)] - b[i][static_cast<std::size_t>(o)]) < 1e-6f);
+}
+
+void TestEngineWeights::damagedZipIsRefused() {
+    QFile in(zip_);
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    const QByteArray whole = in.readAll();
+    const QString cut = dir_.path() + "/cut.zip";
+    QVERIFY(write_file(cut, whole.left(whole.size() / 2)));
+    const auto r = run_engine({"inspect", cut});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.stderr_text.contains(cut + ": "), qPrintable(r.stderr_text));
+}
+
+QTEST_GUILESS_MAIN(TestEngineWeights)
+#include "test_engine_weights.moc"
