@@ -113,10 +113,13 @@ QString SvgChart::svg(int width, int height) const {
     // Legend below the plot, two columns.
     for (int i = 0; i < series.size(); ++i) {
         const double lx = left + (i % 2) * (pw / 2), ly = top + ph + 52 + 18.0 * (i / 2);
-        out += QString("<line x1=\"%1\" x2=\"%2\" y1=\"%3\" y2=\"%3\" stroke=\"%4\" stroke-width=\"2\"%5/>"
-                       "<text x=\"%6\" y=\"%7\">%8</text>\n")
-                   .arg(num(lx), num(lx + 24), num(ly - 4), series[i].color,
-                        series[i].dashed ? " stroke-dasharray=\"6 4\"" : "", num(lx + 30), num(ly), html_escape(series[i].name));
+        if (series[i].line)
+            out += QString("<line x1=\"%1\" x2=\"%2\" y1=\"%3\" y2=\"%3\" stroke=\"%4\" stroke-width=\"2\"%5/>")
+                       .arg(num(lx), num(lx + 24), num(ly - 4), series[i].color,
+                            series[i].dashed ? " stroke-dasharray=\"6 4\"" : "");
+        if (series[i].markers)  // a legend marker, not a data point: no "point" class
+            out += QString("<circle cx=\"%1\" cy=\"%2\" r=\"4\" fill=\"%3\"/>").arg(num(lx + 12), num(ly - 4), series[i].color);
+        out += QString("<text x=\"%1\" y=\"%2\">%3</text>\n").arg(num(lx + 30), num(ly), html_escape(series[i].name));
     }
     out += "</svg>\n";
     return out;

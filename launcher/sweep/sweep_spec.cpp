@@ -38,20 +38,6 @@ const QList<std::pair<QString, QString>>& aliases() {
     throw launcher::SpecError((source + ": " + path + ": " + message).toStdString());
 }
 
-QJsonObject parse_object(const QByteArray& text, const QString& source) {
-    QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson(text, &err);
-    if (err.error != QJsonParseError::NoError) {
-        const QByteArray before = text.left(err.offset);
-        const int line = int(before.count('\n')) + 1;
-        const int column = int(err.offset - (before.lastIndexOf('\n') + 1)) + 1;
-        throw launcher::SpecError(
-            QString("%1:%2:%3: invalid JSON: %4").arg(source).arg(line).arg(column).arg(err.errorString()).toStdString());
-    }
-    if (!doc.isObject()) throw launcher::SpecError((source + ": must be a JSON object").toStdString());
-    return doc.object();
-}
-
 QByteArray read_file(const QString& path, const QString& what) {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
@@ -138,7 +124,7 @@ SweepSpec SweepSpec::load(const QString& path) {
 }
 
 SweepSpec SweepSpec::from_json(const QByteArray& text, const QString& source, const QString& base_dir) {
-    return from_object(parse_object(text, source), source, base_dir);
+    return from_object(launcher::parse_json_object(text, source, "a sweep"), source, base_dir);
 }
 
 SweepSpec SweepSpec::from_object(const QJsonObject& document, const QString& source, const QString& base_dir) {
@@ -160,7 +146,7 @@ SweepSpec SweepSpec::from_object(const QJsonObject& document, const QString& sou
     if (base.isString() && !base.toString().trimmed().isEmpty()) {
         const QString file = QDir(base_dir).absoluteFilePath(base.toString());
         base_source = QString("%1: base (%2)").arg(source, base.toString());
-        s.base = parse_object(read_file(file, base_source), base_source);
+        s.base = launcher::parse_json_object(read_file(file, base_source), base_source, "a run spec");
         s.base_dir = QFileInfo(file).absolutePath();
     } else if (base.isObject()) {
         s.base = base.toObject();

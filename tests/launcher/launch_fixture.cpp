@@ -3,6 +3,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QProcess>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -48,6 +49,25 @@ int free_ports(int count) {
         if (ok) return base;
     }
     return -1;
+}
+
+CliRun run_cli(const QStringList& args, int timeout_ms) {
+    QProcess p;
+    p.start(bin("thresher-launch"), args);
+    CliRun r;
+    if (!p.waitForStarted(10000)) {
+        r.err = "could not start thresher-launch";
+        return r;
+    }
+    if (!p.waitForFinished(timeout_ms)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = QString("thresher-launch did not finish in %1 ms\n").arg(timeout_ms);
+    }
+    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err += QString::fromUtf8(p.readAllStandardError());
+    return r;
 }
 
 bool write_file(const QString& path, const QByteArray& bytes) {

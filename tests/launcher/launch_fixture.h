@@ -5,6 +5,7 @@
 
 #include <QByteArray>
 #include <QList>
+#include <QStringList>
 #include <QString>
 
 #include "synthetic_data.h"
@@ -30,6 +31,13 @@ QByteArray local_spec(const QString& model, const QString& data, int nodes, int 
 int free_ports(int count);
 
 bool write_file(const QString& path, const QByteArray& bytes);
+
+// thresher-launch with `args`, to its end (killed after `timeout_ms`, and then err says so).
+struct CliRun {
+    int exit_code = -1;  // -1: it crashed, could not start, or was killed
+    QString out, err;
+};
+CliRun run_cli(const QStringList& args, int timeout_ms = 120000);
 
 struct Proc {
     qint64 pid = 0, ppid = 0, pgid = 0;

@@ -7,7 +7,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 
 #include "launch_fixture.h"
@@ -16,29 +15,7 @@ using namespace launch_fixture;
 
 namespace {
 
-struct CliRun {
-    int exit_code = -1;
-    QString out, err;
-};
-
-CliRun run_cli(const QStringList& args, int timeout_ms = 240000) {
-    QProcess p;
-    p.start(bin("thresher-launch"), args);
-    CliRun r;
-    if (!p.waitForStarted(10000)) {
-        r.err = "could not start thresher-launch";
-        return r;
-    }
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "thresher-launch did not finish in time\n";
-    }
-    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err += QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
+constexpr int kSweepTimeoutMs = 240000;  // four tiny runs, on a loaded machine
 
 QJsonObject read_json(const QString& path) {
     QFile f(path);
@@ -75,7 +52,7 @@ void TestSweepCli::initTestCase() {
 
 void TestSweepCli::two_axis_sweep_then_resume() {
     const QStringList args{"sweep", path("sweep.json"), "--out", path("out"), "--engine", bin("thresher-engine")};
-    const auto r = run_cli(args);
+    const auto r = run_cli(args, kSweepTimeoutMs);
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     QVERIFY2(r.err.contains("0 run(s) already done"), qPrintable(r.err));
     QCOMPARE(r.err.count(QRegularExpression("^run \\d/4: ok: ", QRegularExpression::MultilineOption)), 4);
@@ -112,7 +89,7 @@ void TestSweepCli::two_axis_sweep_then_resume() {
     QVERIFY(!html.contains("<script") && !html.contains("src="));
 
     // Again: everything is done, nothing runs, nothing changes.
-    const auto again = run_cli(args);
+    const auto again = run_cli(args, kSweepTimeoutMs);
     QVERIFY2(again.exit_code == 0, qPrintable(again.err));
     QVERIFY2(again.err.contains("4 run(s) already done"), qPrintable(again.err));
     QVERIFY2(!again.err.contains("run 1/"), qPrintable(again.err));
@@ -131,7 +108,7 @@ void TestSweepCli::two_axis_sweep_then_resume() {
     QCOMPARE(removed_point, 3);
     edited.insert("runs", fewer);
     QVERIFY(write_file(path("out/results.json"), QJsonDocument(edited).toJson()));
-    const auto resumed = run_cli(args);
+    const auto resumed = run_cli(args, kSweepTimeoutMs);
     QVERIFY2(resumed.exit_code == 0, qPrintable(resumed.err));
     QVERIFY2(resumed.err.contains("3 run(s) already done") && resumed.err.contains("1 to run"), qPrintable(resumed.err));
     QVERIFY2(resumed.err.contains("run 1/1: point 4 (strategy = parameter-averaging, nodes = 2)"), qPrintable(resumed.err));
