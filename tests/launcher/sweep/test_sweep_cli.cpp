@@ -1,13 +1,16 @@
 // `thresher-launch sweep` end to end on real engines and the real Fashion-MNIST: strategy ×
 // nodes 1, 2 (the MLP on 256 samples) gives four result rows with measured throughput, a report
 // with a chart point per run; run again it skips every finished point, and with one run taken
-// out of results.json it runs only that one. A bad sweep file is exit 2 with the place named.
+// out of results.json it runs only that one; stopped by SIGINT, it keeps what finished and the
+// same command runs the rest. A bad sweep file is exit 2 with the place named.
 #include <QtTest>
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
+#include <csignal>
 
 #include "launch_fixture.h"
 
@@ -30,6 +33,7 @@ class TestSweepCli : public QObject {
 private Q_SLOTS:
     void initTestCase();
     void two_axis_sweep_then_resume();
+    void interrupted_sweep_resumes();
     void bad_sweep_is_a_usage_error();
 
 private:
@@ -120,6 +124,50 @@ void TestSweepCli::two_axis_sweep_then_resume() {
         if (point != 3) QCOMPARE(row.value("samples_per_s").toDouble(), sps[point]);  // kept, not re-run
         QCOMPARE(row.value("status").toString(), QString("ok"));
     }
+}
+
+void TestSweepCli::interrupted_sweep_resumes() {
+    // Three one-node points; SIGINT once the second has started: the first stays recorded, and
+    // the same command then runs only the other two.
+    const QString mlp = qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/resources/models/mlp.json";
+    QVERIFY(write_file(path("stop.json"), QString(R"({"format": "thresher-sweep", "version": 1, "name": "stop",
+        "base": {"format": "thresher-run", "version": 1, "model": "%1", "data": "fashion-mnist",
+                 "training": {"epochs": 1, "batch": 32, "limit": 4096, "threads": 1}, "udp_port": %2},
+        "axes": [{"field": "batch", "values": [16, 32, 64]}]})").arg(mlp).arg(free_ports(1)).toUtf8()));
+    const QStringList args{"sweep", path("stop.json"), "--out", path("stop-out"), "--engine", bin("thresher-engine")};
+    QProcess p;
+    p.start(bin("thresher-launch"), args);
+    QVERIFY(p.waitForStarted(10000));
+    QString err;
+    QDeadlineTimer deadline(kSweepTimeoutMs);
+    while (!err.contains("run 2/3: point 2") && !deadline.hasExpired() && p.state() == QProcess::Running) {
+        p.waitForReadyRead(1000);
+        err += QString::fromUtf8(p.readAllStandardError());
+    }
+    QVERIFY2(err.contains("run 2/3: point 2"), qPrintable(err));
+    ::kill(pid_t(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(60000));
+    err += QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 1);
+    // Normally the signal stops point 2's run; on a machine slow to deliver it, that run may have
+    // finished first and the sweep stops before point 3. Either way what finished is kept.
+    const QJsonArray runs = read_json(path("stop-out/results.json")).value("runs").toArray();
+    const int done = int(runs.size());
+    QVERIFY2(done == 1 ? err.contains("stopped during point 2") : done == 2, qPrintable(err));
+    for (int i = 0; i < done; ++i) {
+        QCOMPARE(runs[i].toObject().value("point").toInt(), i);
+        QCOMPARE(runs[i].toObject().value("status").toString(), QString("ok"));
+    }
+
+    const auto resumed = run_cli(args, kSweepTimeoutMs);
+    QVERIFY2(resumed.exit_code == 0, qPrintable(resumed.err));
+    QVERIFY2(resumed.err.contains(QString("%1 run(s) already done").arg(done)) &&
+                 resumed.err.contains(QString("%1 to run").arg(3 - done)), qPrintable(resumed.err));
+    QVERIFY2(resumed.err.contains(QString("run 1/%1: point %2 (batch = %3)").arg(3 - done).arg(done + 1).arg(done == 1 ? 32 : 64)),
+             qPrintable(resumed.err));
+    const QJsonArray after = read_json(path("stop-out/results.json")).value("runs").toArray();
+    QCOMPARE(after.size(), 3);
+    for (int i = 0; i < done; ++i) QCOMPARE(after[i].toObject(), runs[i].toObject());  // kept as they were
 }
 
 void TestSweepCli::bad_sweep_is_a_usage_error() {
