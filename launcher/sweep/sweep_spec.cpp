@@ -58,6 +58,18 @@ void set_path(QJsonObject& o, QStringView path, const QJsonValue& v) {
     o.insert(head, inner);
 }
 
+// An SSH cluster's hosts as the run spec writes them (inline hosts and the hostfile's, in order).
+QJsonArray hosts_json(const QList<launcher::SshHost>& hosts) {
+    QJsonArray out;
+    for (const auto& h : hosts) {
+        QJsonObject o{{"address", h.address}, {"port", h.port}, {"workers", h.workers}};
+        if (!h.user.isEmpty()) o["user"] = h.user;
+        if (!h.identity_file.isEmpty()) o["identity_file"] = h.identity_file;
+        out.append(o);
+    }
+    return out;
+}
+
 QString describe(const QJsonValue& v) {
     if (v.isString()) return "\"" + v.toString() + "\"";
     return value_text(v);
@@ -95,6 +107,28 @@ SweepAxis read_axis(const QJsonValue& value, const QString& at, const QString& s
                 fail(source, QString("%1.values[%2]").arg(at).arg(i), "repeats values[" + QString::number(j) + "], " +
                                                                         describe(axis.values[i]));
     return axis;
+}
+
+// Sets one axis value in a point's spec. On an SSH cluster "nodes" means the first k hosts of
+// the base's host list (inline hosts, then the hostfile's); `ssh_hosts` is that list (empty for
+// other clusters, where "nodes" is the run spec's own field).
+void apply(QJsonObject& spec, const SweepAxis& axis, const QJsonValue& v, const QJsonArray& ssh_hosts, const QString& where) {
+    if (ssh_hosts.isEmpty() || axis.field != "cluster.nodes") {
+        set_path(spec, axis.field, v);
+        return;
+    }
+    const double k = v.toDouble();
+    if (!v.isDouble() || k != std::floor(k) || k < 1 || k > ssh_hosts.size())
+        throw launcher::SpecError(QString("%1: cluster.nodes: on an SSH cluster, the first k hosts of the base's %2; "
+                                          "k must be in 1..%2, got %3")
+                                      .arg(where).arg(ssh_hosts.size()).arg(describe(v))
+                                      .toStdString());
+    QJsonObject cluster = spec.value("cluster").toObject();
+    QJsonArray first;
+    for (int i = 0; i < int(k); ++i) first.append(ssh_hosts[i]);
+    cluster.insert("hosts", first);
+    cluster.remove("hostfile");
+    spec.insert("cluster", cluster);
 }
 
 }  // namespace
@@ -154,7 +188,9 @@ SweepSpec SweepSpec::from_object(const QJsonObject& document, const QString& sou
     } else {
         fail(source, "base", "must be a run spec: a file path or the spec object, got " + describe(base));
     }
-    launcher::RunSpec::from_json(s.base, base_source, s.base_dir);  // the base alone must be valid
+    const launcher::RunSpec base_spec = launcher::RunSpec::from_json(s.base, base_source, s.base_dir);  // valid alone
+    const QJsonArray ssh_hosts = base_spec.cluster.kind == launcher::ClusterSettings::Kind::Ssh
+                                     ? hosts_json(base_spec.cluster.all_hosts()) : QJsonArray{};
 
     if (document.contains("repeats")) {
         const QJsonValue r = document.value("repeats");
@@ -175,10 +211,10 @@ SweepSpec SweepSpec::from_object(const QJsonObject& document, const QString& sou
         // Each value alone on the base: an error here names the value, not a combination.
         for (int j = 0; j < axis.values.size(); ++j) {
             QJsonObject spec = s.base;
-            set_path(spec, axis.field, axis.values[j]);
-            launcher::RunSpec::from_json(
-                spec, QString("%1: %2.values[%3] (%4 = %5)").arg(source, at).arg(j).arg(axis.name, describe(axis.values[j])),
-                s.base_dir);
+            const QString where =
+                QString("%1: %2.values[%3] (%4 = %5)").arg(source, at).arg(j).arg(axis.name, describe(axis.values[j]));
+            apply(spec, axis, axis.values[j], ssh_hosts, where);
+            launcher::RunSpec::from_json(spec, where, s.base_dir);
         }
         s.axes.append(axis);
     }
@@ -200,7 +236,7 @@ SweepSpec SweepSpec::from_object(const QJsonObject& document, const QString& sou
             rest /= int(axis.values.size());
         }
         for (int a = 0; a < s.axes.size(); ++a) {
-            set_path(spec, s.axes[a].field, values[a]);
+            apply(spec, s.axes[a], values[a], ssh_hosts, source);
             label << s.axes[a].name + " = " + value_text(values[a]);
         }
         p.values = values;

@@ -30,6 +30,7 @@ class TestSweepSpec : public QObject {
 private Q_SLOTS:
     void expands_two_axes_in_order();
     void base_from_a_file();
+    void nodes_of_an_ssh_cluster_are_its_first_hosts();
     void errors_data();
     void errors();
 };
@@ -84,6 +85,28 @@ void TestSweepSpec::base_from_a_file() {
     QCOMPARE(s.points[1].spec.training.batch, 32);
     // Paths resolve against the base spec's folder, as for `thresher-launch run runs/base.json`.
     QCOMPARE(QFileInfo(s.points[0].spec.model_file()).absoluteFilePath(), QFileInfo(dir.filePath("models/m.json")).absoluteFilePath());
+}
+
+void TestSweepSpec::nodes_of_an_ssh_cluster_are_its_first_hosts() {
+    const QString ssh = R"({"format": "thresher-sweep", "version": 1, "name": "s",
+        "base": {"format": "thresher-run", "version": 1, "model": "mlp.json",
+                 "cluster": {"kind": "ssh", "hosts": [{"address": "10.0.0.1"}, {"address": "10.0.0.2", "user": "u"},
+                                                      {"address": "10.0.0.3"}]}},
+        "axes": [{"field": "nodes", "values": %1}]})";
+    const auto s = SweepSpec::from_json(ssh.arg("[1, 3]").toUtf8(), "s.json", models());
+    QCOMPARE(s.points.size(), 2);
+    QCOMPARE(s.points[0].spec.node_count(), 1);
+    QCOMPARE(s.points[0].spec.cluster.hosts[0].address, QString("10.0.0.1"));
+    QCOMPARE(s.points[1].spec.node_count(), 3);
+    QCOMPARE(s.points[1].spec.cluster.hosts[1].user, QString("u"));
+    try {
+        SweepSpec::from_json(ssh.arg("[1, 4]").toUtf8(), "s.json", models());
+        QFAIL("no error");
+    } catch (const SpecError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).startsWith("s.json: axes[0].values[1] (nodes = 4): cluster.nodes: on an SSH "
+                                                        "cluster, the first k hosts of the base's 3; k must be in 1..3, got 4"),
+                 e.what());
+    }
 }
 
 void TestSweepSpec::errors_data() {
