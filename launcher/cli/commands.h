@@ -43,6 +43,7 @@ LaunchOptions launch_options(const RunOptions& options);
 struct SweepOptions {
     QString sweep;    // the sweep file
     QString out;      // results folder; empty: ./<sweep name>-results
+    bool dry_run = false;  // list the points and which are done; run nothing
     RunOptions run;   // engine, grace, verbosity, SSH and Slurm settings for every point
 };
 // Runs every point of a sweep not yet done in the results folder (launcher/sweep), one line per

@@ -7,7 +7,7 @@
 //                       [--heartbeat-timeout S] [--save-every-node]
 //   thresher-launch check SPEC.json [--engine PATH] [--accept-new-host-keys] [--host-timeout S]
 //   thresher-launch script SPEC.json [--engine PATH]   (a Slurm spec's batch script, for sbatch)
-//   thresher-launch sweep SWEEP.json [--out DIR] [--engine PATH] [--grace S] [--verbose]
+//   thresher-launch sweep SWEEP.json [--out DIR] [--dry-run] [--engine PATH] [--grace S] [--verbose]
 //                         [--accept-new-host-keys]   (launcher/sweep/README.md)
 // Exit codes: 0 ok, 1 the run or a check failed, 2 usage or spec error.
 #include <CLI/CLI.hpp>
@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
     sweep_cmd->add_option("--grace", sweep.run.grace_s, "Seconds between SIGTERM and SIGKILL when stopping a run")
         ->capture_default_str()->check(CLI::NonNegativeNumber);
     sweep_cmd->add_flag("-v,--verbose", sweep.run.verbose, "Also print the engines' stderr");
+    sweep_cmd->add_flag("--dry-run", sweep.dry_run, "List the points (and which are done in the results folder); run nothing");
     sweep_cmd->add_flag("--accept-new-host-keys", sweep.run.accept_new_host_keys,
                         "SSH: add the keys of hosts not yet in known_hosts (a changed key is always refused)");
 

@@ -31,6 +31,24 @@ int sweep_command(const SweepOptions& o) {
         return kExitUsage;
     }
     const QString out = o.out.isEmpty() ? QDir::current().filePath(spec.name + "-results") : o.out;
+    if (o.dry_run) {
+        sweep::SweepResults done(spec);
+        try {
+            done.load(out);
+        } catch (const SpecError& e) {
+            std::fprintf(stderr, "thresher-launch: error: %s\n", e.what());
+            return kExitUsage;
+        }
+        std::printf("sweep %s: %d point(s) x %d repeat(s); results folder %s\n", qPrintable(spec.name), int(spec.points.size()),
+                    spec.repeats, qPrintable(QDir::toNativeSeparators(out)));
+        for (const auto& p : spec.points) {
+            int finished = 0;
+            for (int r = 0; r < spec.repeats; ++r) finished += done.done(p.index, r) ? 1 : 0;
+            std::printf("point %d: %s: %d node(s) x %d worker(s); %d/%d run(s) done\n", p.index + 1, qPrintable(p.label),
+                        p.spec.node_count(), p.spec.workers_per_node(), finished, spec.repeats);
+        }
+        return kExitOk;
+    }
     std::signal(SIGPIPE, SIG_IGN);
     TerminalOutput term(stderr);
     Progress progress;
