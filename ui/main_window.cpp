@@ -14,6 +14,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSaveFile>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QPointer>
@@ -122,6 +123,10 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
         }
     });
     connect(scalability_page_, &ScalabilityPage::startRequested, this, &MainWindow::start_scalability);
+    connect(scalability_page_, &ScalabilityPage::saveSweepRequested, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Save as sweep file", "sweep.json", "Sweep files (*.json)");
+        if (!path.isEmpty()) save_sweep(path);
+    });
     connect(scalability_page_, &ScalabilityPage::stopRequested, this, [this] {
         if (experiment_) experiment_->stop();
     });
@@ -401,6 +406,46 @@ void MainWindow::run_ended(int exit_code, const QString& summary) {
     Q_EMIT runFinished(exit_code, summary);
 }
 
+namespace {
+
+// The current spec on a local cluster at each worker count: nodes, or workers of one node.
+launcher::sweep::SweepSpec counts_sweep(launcher::RunSpec base, const QList<int>& counts, bool vary_nodes) {
+    base.cluster = {};
+    QJsonArray values;
+    for (int c : counts) values.append(c);
+    const QJsonArray axes{QJsonObject{{"field", vary_nodes ? "nodes" : "workers_per_node"}, {"values", values}}};
+    return launcher::sweep::SweepSpec::over(base, base.name + "-scaling", axes);
+}
+
+}  // namespace
+
+bool MainWindow::save_sweep(const QString& path) {
+    clear_error();
+    const QList<int> counts = scalability_page_->counts();
+    if (counts.isEmpty()) {
+        show_error("Worker counts: give a comma-separated list of positive numbers, e.g. 1, 2, 4");
+        return false;
+    }
+    try {
+        launcher::RunSpec base = current_spec();
+        // The sweep file may live anywhere: its base names files by absolute paths.
+        if (!base.model_is_inline()) base.model_path = base.model_file();
+        if (base.data != "fashion-mnist") base.data = base.data_argument();
+        if (!base.save.isEmpty()) base.save = base.save_file();
+        QJsonObject document = counts_sweep(base, counts, scalability_page_->vary_nodes()).document;
+        document.insert("name", QFileInfo(path).completeBaseName());
+        QSaveFile f(path);
+        const QByteArray bytes = QJsonDocument(document).toJson(QJsonDocument::Indented);
+        if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
+            throw std::runtime_error(QString("%1: cannot write: %2").arg(path, f.errorString()).toStdString());
+    } catch (const std::exception& e) {
+        show_error(QString::fromUtf8(e.what()));
+        return false;
+    }
+    scalability_page_->set_sweep_file(path);
+    return true;
+}
+
 void MainWindow::start_scalability() {
     if (running()) return;
     clear_error();
@@ -415,13 +460,7 @@ void MainWindow::start_scalability() {
                 show_error("Worker counts: give a comma-separated list of positive numbers, e.g. 1, 2, 4");
                 return;
             }
-            launcher::RunSpec base = current_spec();
-            base.cluster = {};
-            QJsonArray values;
-            for (int c : counts) values.append(c);
-            const QJsonArray axes{QJsonObject{{"field", scalability_page_->vary_nodes() ? "nodes" : "workers_per_node"},
-                                              {"values", values}}};
-            sweep = launcher::sweep::SweepSpec::over(base, base.name + "-scaling", axes);
+            sweep = counts_sweep(current_spec(), counts, scalability_page_->vary_nodes());
         }
     } catch (const std::exception& e) {
         show_error(QString::fromUtf8(e.what()));

@@ -58,6 +58,9 @@ public:
     void stop();
     bool running() const;
     void check_hosts();
+    // Writes the Scalability page's sweep over the current spec (its worker counts; paths made
+    // absolute) as a sweep file, and selects that file on the page; false and last_error() on failure.
+    bool save_sweep(const QString& path);
 
     // Renders the whole window to a PNG (for --screenshot); false when it cannot be written.
     bool save_screenshot(const QString& path);

@@ -101,7 +101,11 @@ ScalabilityPage::ScalabilityPage(QWidget* parent) : QWidget(parent) {
     vary_->addItem("as local nodes (1 worker each, over UDP)");
     vary_->addItem("as workers of one node (threads)");
     counts_row->addWidget(vary_);
+    auto* save_sweep = new QPushButton("Save as sweep file…");
+    save_sweep->setToolTip("Write the current spec at these counts as a sweep file, to edit (add axes) and run again");
+    counts_row->addWidget(save_sweep);
     counts_row->addStretch(1);
+    connect(save_sweep, &QPushButton::clicked, this, &ScalabilityPage::saveSweepRequested);
     form->addRow("Worker counts:", counts_row);
     auto* results_row = new QHBoxLayout;
     results_ = new QLineEdit;

@@ -48,6 +48,7 @@ public:
 Q_SIGNALS:
     void startRequested();
     void stopRequested();
+    void saveSweepRequested();  // the current spec × worker counts as a sweep file
 
 private:
     QLineEdit* sweep_file_ = nullptr;

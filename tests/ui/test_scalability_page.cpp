@@ -16,6 +16,7 @@
 #include "qcustomplot_include.h"
 #include "run_history.h"
 #include "scalability_page.h"
+#include "sweep_spec.h"
 
 using namespace launch_fixture;
 using thresher::ui::MainWindow;
@@ -45,6 +46,7 @@ class TestScalabilityPage : public QObject {
 private Q_SLOTS:
     void sweep_runs_then_resumes();
     void bad_sweep_file_is_an_error();
+    void current_spec_saved_as_a_sweep();
 };
 
 void TestScalabilityPage::sweep_runs_then_resumes() {
@@ -120,6 +122,31 @@ void TestScalabilityPage::bad_sweep_file_is_an_error() {
     QVERIFY(!w.running());
     QVERIFY2(w.last_error().contains("bad.json: base: must be a run spec"), qPrintable(w.last_error()));
     QCOMPARE(w.history()->runs().size(), 0);
+}
+
+void TestScalabilityPage::current_spec_saved_as_a_sweep() {
+    QTemporaryDir dir;
+    const QString mlp = qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/resources/models/mlp.json";
+    QVERIFY(write_file(dir.filePath("run.json"), local_spec(mlp, "fashion-mnist", 2, 40500, R"("batch":16)")));
+    MainWindow w(options(dir));
+    QVERIFY2(w.open_spec(dir.filePath("run.json")), qPrintable(w.last_error()));
+    w.scalability_page()->findChild<QLineEdit*>("counts")->setText("1, 2, 4");
+    QDir(dir.path()).mkpath("elsewhere");
+    const QString path = dir.filePath("elsewhere/mine.json");
+    QVERIFY2(w.save_sweep(path), qPrintable(w.last_error()));
+    QCOMPARE(w.scalability_page()->sweep_file(), path);
+    // The file is a sweep that loads from its own folder: the model path went absolute.
+    const auto sweep = thresher::launcher::sweep::SweepSpec::load(path);
+    QCOMPARE(sweep.name, QString("mine"));
+    QCOMPARE(sweep.points.size(), 3);
+    QCOMPARE(sweep.points[2].spec.cluster.nodes, 4);
+    QCOMPARE(sweep.points[2].spec.training.batch, 16);
+    QCOMPARE(QFileInfo(sweep.points[0].spec.model_file()).canonicalFilePath(), QFileInfo(mlp).canonicalFilePath());
+    // No counts: an error, no file.
+    w.scalability_page()->findChild<QLineEdit*>("counts")->setText("two");
+    QVERIFY(!w.save_sweep(dir.filePath("none.json")));
+    QVERIFY(w.last_error().contains("Worker counts"));
+    QVERIFY(!QFileInfo::exists(dir.filePath("none.json")));
 }
 
 QTEST_MAIN(TestScalabilityPage)
