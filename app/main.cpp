@@ -10,6 +10,8 @@
 #include <QIcon>
 #include <QTimer>
 #include <cstdio>
+#include <cstring>
+#include <initializer_list>
 
 #include "main_window.h"
 #include "slurm_launcher.h"
@@ -26,29 +28,64 @@ QString default_spec() {
     return {};
 }
 
+// The command line, built the same way for the help/version answer and for the real start.
+struct CommandLine {
+    QCommandLineParser parser;
+    QCommandLineOption open{{"o", "open"}, "Open a run spec (JSON).", "SPEC"};
+    QCommandLineOption import{{"i", "import"}, "Import a model: Thresher, DL4J or Keras JSON.", "MODEL"};
+    QCommandLineOption screenshot{"screenshot", "Render the window to a PNG file and exit (offscreen without a display).", "FILE"};
+    QCommandLineOption tab{"tab", "Show a tab: model, training, run, history, scalability.", "NAME"};
+    QCommandLineOption replay{"replay", "Show a recorded events file (JSON lines) on the Run tab.", "EVENTS"};
+    QCommandLineOption history{"history", "Run history database (default: the user's data folder).", "FILE"};
+    QCommandLineOption engine{"engine", "thresher-engine to run (default: next to this program).", "PATH"};
+
+    CommandLine() {
+        parser.setApplicationDescription("Thresher: distributed neural-network training (gradient sharing, parameter averaging)");
+        parser.addHelpOption();
+        parser.addVersionOption();
+        parser.addOptions({open, import, screenshot, tab, replay, history, engine});
+    }
+};
+
+bool has_argument(int argc, char** argv, std::initializer_list<const char*> names) {
+    for (int i = 1; i < argc; ++i)
+        for (const char* n : names)
+            if (std::strcmp(argv[i], n) == 0) return true;
+    return false;
+}
+
+void set_names() {
+    QCoreApplication::setApplicationName("thresher");
+    QCoreApplication::setOrganizationName("thresher");
+    QCoreApplication::setApplicationVersion(THRESHER_VERSION);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    // --help and --version need no display: a QApplication aborts without one, so they are
+    // answered from a QCoreApplication (process() prints and exits). A screenshot without a
+    // display renders offscreen.
+    if (has_argument(argc, argv, {"-h", "--help", "-?", "--help-all", "-v", "--version"})) {
+        QCoreApplication core(argc, argv);
+        set_names();
+        CommandLine cli;
+        cli.parser.process(core);
+        return 0;
+    }
+    const bool no_display = qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+                            qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+    if (no_display && has_argument(argc, argv, {"--screenshot"})) qputenv("QT_QPA_PLATFORM", "offscreen");
+
     QApplication app(argc, argv);
-    QApplication::setApplicationName("thresher");
-    QApplication::setOrganizationName("thresher");
-    QApplication::setApplicationVersion(THRESHER_VERSION);
+    set_names();
     QApplication::setWindowIcon(QIcon(":/icons/thresher.svg"));
     thresher::launcher::ssh::register_ssh_launcher();
     thresher::launcher::slurm::register_slurm_launcher();
 
-    QCommandLineParser cli;
-    cli.setApplicationDescription("Thresher: distributed neural-network training (gradient sharing, parameter averaging)");
-    cli.addHelpOption();
-    cli.addVersionOption();
-    QCommandLineOption open({"o", "open"}, "Open a run spec (JSON).", "SPEC");
-    QCommandLineOption import({"i", "import"}, "Import a model: Thresher, DL4J or Keras JSON.", "MODEL");
-    QCommandLineOption screenshot("screenshot", "Render the window to a PNG file and exit.", "FILE");
-    QCommandLineOption tab("tab", "Show a tab: model, training, run, history, scalability.", "NAME");
-    QCommandLineOption replay("replay", "Show a recorded events file (JSON lines) on the Run tab.", "EVENTS");
-    QCommandLineOption history("history", "Run history database (default: the user's data folder).", "FILE");
-    QCommandLineOption engine("engine", "thresher-engine to run (default: next to this program).", "PATH");
-    cli.addOptions({open, import, screenshot, tab, replay, history, engine});
+    CommandLine command_line;
+    QCommandLineParser& cli = command_line.parser;
+    const auto& [p, open, import, screenshot, tab, replay, history, engine] = command_line;
     cli.process(app);
 
     thresher::ui::WindowOptions options;

@@ -330,7 +330,7 @@ RunSpec RunSpec::load(const QString& path) {
     return from_json(f.readAll(), path, QFileInfo(path).absolutePath());
 }
 
-RunSpec RunSpec::from_json(const QByteArray& text, const QString& source, const QString& base_dir) {
+QJsonObject parse_json_object(const QByteArray& text, const QString& source, const QString& what) {
     QJsonParseError err;
     const QJsonDocument doc = QJsonDocument::fromJson(text, &err);
     if (err.error != QJsonParseError::NoError) {
@@ -339,8 +339,12 @@ RunSpec RunSpec::from_json(const QByteArray& text, const QString& source, const 
         const int column = int(err.offset - (before.lastIndexOf('\n') + 1)) + 1;
         throw SpecError(QString("%1:%2:%3: invalid JSON: %4").arg(source).arg(line).arg(column).arg(err.errorString()).toStdString());
     }
-    if (!doc.isObject()) throw SpecError((source + ": a run spec is a JSON object").toStdString());
-    return from_json(doc.object(), source, base_dir);
+    if (!doc.isObject()) throw SpecError((source + ": " + what + " is a JSON object").toStdString());
+    return doc.object();
+}
+
+RunSpec RunSpec::from_json(const QByteArray& text, const QString& source, const QString& base_dir) {
+    return from_json(parse_json_object(text, source, "a run spec"), source, base_dir);
 }
 
 RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QString& base_dir) {

@@ -168,4 +168,8 @@ struct RunSpec {
 
 const char* to_string(ClusterSettings::Kind kind);
 
+// JSON text that must hold one object (a run spec, a sweep); throws SpecError naming the place,
+// "runs/x.json:4:12: invalid JSON: unterminated object", or "runs/x.json: WHAT is a JSON object".
+QJsonObject parse_json_object(const QByteArray& text, const QString& source, const QString& what);
+
 }  // namespace thresher::launcher

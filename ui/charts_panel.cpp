@@ -116,7 +116,15 @@ QCustomPlot* ChartsPanel::make_chart(const QString& title, const QString& x_labe
     plot->legend->setFont(QFont(font().family(), font().pointSize() - 1));
     plot->legend->setBrush(QColor(255, 255, 255, 200));
     plot->legend->setSelectableParts(QCPLegend::spItems);
-    plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    // The legend in its own row under the plot, in columns: inside the axis rect it covered the
+    // curves (traffic, τ and density with several workers).
+    plot->axisRect()->insetLayout()->take(plot->legend);
+    plot->plotLayout()->addElement(2, 0, plot->legend);
+    plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    plot->legend->setWrap(3);
+    plot->legend->setBorderPen(Qt::NoPen);
+    plot->legend->setMargins(QMargins(4, 0, 4, 2));
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);
     plot->setNoAntialiasingOnDrag(true);
     following_[plot] = true;

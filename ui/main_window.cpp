@@ -8,11 +8,13 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSaveFile>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QPointer>
@@ -28,8 +30,8 @@
 #include "preflight.h"
 #include "run_history.h"
 #include "run_page.h"
-#include "scalability_experiment.h"
 #include "scalability_page.h"
+#include "sweep_runner.h"
 #include "training_page.h"
 
 namespace thresher::ui {
@@ -121,6 +123,10 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
         }
     });
     connect(scalability_page_, &ScalabilityPage::startRequested, this, &MainWindow::start_scalability);
+    connect(scalability_page_, &ScalabilityPage::saveSweepRequested, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Save as sweep file", "sweep.json", "Sweep files (*.json)");
+        if (!path.isEmpty()) save_sweep(path);
+    });
     connect(scalability_page_, &ScalabilityPage::stopRequested, this, [this] {
         if (experiment_) experiment_->stop();
     });
@@ -401,24 +407,73 @@ void MainWindow::run_ended(int exit_code, const QString& summary) {
     Q_EMIT runFinished(exit_code, summary);
 }
 
-void MainWindow::start_scalability() {
-    if (running()) return;
+namespace {
+
+// The current spec on a local cluster at each worker count: nodes, or workers of one node.
+launcher::sweep::SweepSpec counts_sweep(launcher::RunSpec base, const QList<int>& counts, bool vary_nodes) {
+    base.cluster = {};
+    QJsonArray values;
+    for (int c : counts) values.append(c);
+    const QJsonArray axes{QJsonObject{{"field", vary_nodes ? "nodes" : "workers_per_node"}, {"values", values}}};
+    return launcher::sweep::SweepSpec::over(base, base.name + "-scaling", axes);
+}
+
+}  // namespace
+
+bool MainWindow::save_sweep(const QString& path) {
     clear_error();
     const QList<int> counts = scalability_page_->counts();
     if (counts.isEmpty()) {
         show_error("Worker counts: give a comma-separated list of positive numbers, e.g. 1, 2, 4");
-        return;
+        return false;
     }
-    launcher::RunSpec base;
     try {
-        base = current_spec();
-        base = launcher::RunSpec::from_json(base.to_json(), base.source, base.base_dir);
+        launcher::RunSpec base = current_spec();
+        // The sweep file may live anywhere: its base names files by absolute paths.
+        if (!base.model_is_inline()) base.model_path = base.model_file();
+        if (base.data != "fashion-mnist") base.data = base.data_argument();
+        if (!base.save.isEmpty()) base.save = base.save_file();
+        QJsonObject document = counts_sweep(base, counts, scalability_page_->vary_nodes()).document;
+        document.insert("name", QFileInfo(path).completeBaseName());
+        QSaveFile f(path);
+        const QByteArray bytes = QJsonDocument(document).toJson(QJsonDocument::Indented);
+        if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
+            throw std::runtime_error(QString("%1: cannot write: %2").arg(path, f.errorString()).toStdString());
+    } catch (const std::exception& e) {
+        show_error(QString::fromUtf8(e.what()));
+        return false;
+    }
+    scalability_page_->set_sweep_file(path);
+    return true;
+}
+
+void MainWindow::start_scalability() {
+    if (running()) return;
+    clear_error();
+    // The sweep: the page's file, or the current spec over the worker counts (a local cluster).
+    launcher::sweep::SweepSpec sweep;
+    try {
+        if (!scalability_page_->sweep_file().isEmpty()) {
+            sweep = launcher::sweep::SweepSpec::load(scalability_page_->sweep_file());
+        } else {
+            const QList<int> counts = scalability_page_->counts();
+            if (counts.isEmpty()) {
+                show_error("Worker counts: give a comma-separated list of positive numbers, e.g. 1, 2, 4");
+                return;
+            }
+            sweep = counts_sweep(current_spec(), counts, scalability_page_->vary_nodes());
+        }
     } catch (const std::exception& e) {
         show_error(QString::fromUtf8(e.what()));
         return;
     }
+    QString out = scalability_page_->results_folder();
+    if (out.isEmpty()) {
+        out = QFileInfo(history_->path()).absoluteDir().filePath("sweeps/" + sweep.name);
+        scalability_page_->set_results_folder(out);
+    }
     delete experiment_;
-    experiment_ = new ScalabilityExperiment(options_.launch, this);
+    experiment_ = new launcher::sweep::SweepRunner(options_.launch, this);
     auto finish_history_run = [this](const QString& status, int code, const QString& summary) {
         if (!run_id_) return;
         const RunMetrics& m = run_page_->metrics();
@@ -430,39 +485,49 @@ void MainWindow::start_scalability() {
         }
         run_id_ = 0;
     };
-    connect(experiment_, &ScalabilityExperiment::runStarted, this, [this](int workers, const launcher::RunSpec& spec) {
-        try {
-            run_id_ = history_->begin_run(spec.name, for_history(spec));
-        } catch (const HistoryError& e) {
-            show_error(QString::fromUtf8(e.what()));
-        }
-        run_page_->begin(spec.name);
-        scalability_page_->set_status(QString("Running with %1 worker(s)…").arg(workers));
-    });
-    connect(experiment_, &ScalabilityExperiment::event, this, [this](const QJsonObject& e) {
+    using launcher::sweep::SweepRunner;
+    connect(experiment_, &SweepRunner::runStarted, this,
+            [this](int run, int total, const launcher::sweep::SweepPoint& point, int, const launcher::RunSpec& spec) {
+                // History names each run by its sweep and point, so an experiment's runs read as one.
+                try {
+                    run_id_ = history_->begin_run(QString("%1: %2").arg(spec.name, point.label), for_history(spec));
+                } catch (const HistoryError& e) {
+                    show_error(QString::fromUtf8(e.what()));
+                }
+                run_page_->begin(spec.name);
+                scalability_page_->set_status(QString("Run %1 of %2: point %3 (%4)…").arg(run).arg(total).arg(point.index + 1).arg(point.label));
+            });
+    connect(experiment_, &SweepRunner::event, this, [this](const QJsonObject& e) {
         run_page_->add_event(e);
         if (run_id_) history_->add_event(run_id_, e);
     });
-    connect(experiment_, &ScalabilityExperiment::logLine, run_page_, &RunPage::add_log);
-    connect(experiment_, &ScalabilityExperiment::pointReady, this, [this, finish_history_run](const ScalePoint&) {
-        finish_history_run("ok", 0, "scalability run");
-        run_page_->end(true, "scalability run finished");
-        scalability_page_->show_points(experiment_->points());
+    connect(experiment_, &SweepRunner::logLine, run_page_, &RunPage::add_log);
+    connect(experiment_, &SweepRunner::rowReady, this, [this, finish_history_run](const launcher::sweep::SweepRow& row) {
+        finish_history_run(row.status, row.status == "ok" ? 0 : 1, row.status == "ok" ? QString("sweep run") : row.summary);
+        run_page_->end(row.status == "ok", "sweep run " + row.status);
+        scalability_page_->show_results(experiment_->results());
     });
-    connect(experiment_, &ScalabilityExperiment::finished, this, [this, finish_history_run](bool ok, const QString& summary) {
-        finish_history_run(ok ? "ok" : "failed", ok ? 0 : 1, summary);
+    connect(experiment_, &SweepRunner::finished, this, [this, finish_history_run](bool ok, const QString& summary) {
+        finish_history_run(ok ? "ok" : "stopped", ok ? 0 : launcher::kExitStopped, summary);
         scalability_page_->set_running(false);
         scalability_page_->set_status(summary);
+        scalability_page_->show_results(experiment_->results());
         if (!ok) show_error("Scalability experiment: " + summary);
         run_page_->set_running(false);
         history_page_->refresh();
         Q_EMIT runFinished(ok ? 0 : 1, summary);
     });
+    scalability_page_->clear_results();
+    try {
+        experiment_->start(sweep, out);
+    } catch (const std::exception& e) {
+        show_error(QString::fromUtf8(e.what()));
+        return;
+    }
     scalability_page_->set_running(true);
-    scalability_page_->show_points({});
-    experiment_->start(base, counts,
-                       scalability_page_->vary_nodes() ? ScalabilityExperiment::Vary::Nodes
-                                                       : ScalabilityExperiment::Vary::WorkersPerNode);
+    scalability_page_->show_results(experiment_->results());
+    scalability_page_->set_status(QString("%1 run(s) already done in %2; %3 to run")
+                                      .arg(experiment_->skipped()).arg(QDir::toNativeSeparators(out)).arg(experiment_->remaining()));
 }
 
 void MainWindow::check_hosts() {

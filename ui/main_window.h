@@ -21,6 +21,10 @@ class QAction;
 class QLabel;
 class QTabWidget;
 
+namespace thresher::launcher::sweep {
+class SweepRunner;
+}
+
 namespace thresher::ui {
 
 class HistoryPage;
@@ -28,7 +32,6 @@ class ModelDocument;
 class ModelPage;
 class RunHistory;
 class RunPage;
-class ScalabilityExperiment;
 class ScalabilityPage;
 class TrainingPage;
 
@@ -55,6 +58,9 @@ public:
     void stop();
     bool running() const;
     void check_hosts();
+    // Writes the Scalability page's sweep over the current spec (its worker counts; paths made
+    // absolute) as a sweep file, and selects that file on the page; false and last_error() on failure.
+    bool save_sweep(const QString& path);
 
     // Renders the whole window to a PNG (for --screenshot); false when it cannot be written.
     bool save_screenshot(const QString& path);
@@ -107,7 +113,7 @@ private:
     ScalabilityPage* scalability_page_ = nullptr;
     std::unique_ptr<RunHistory> history_;
     std::unique_ptr<launcher::Launcher> launcher_;
-    ScalabilityExperiment* experiment_ = nullptr;
+    launcher::sweep::SweepRunner* experiment_ = nullptr;  // the Scalability page's sweep
     qint64 run_id_ = 0;
     QString last_error_;
     QAction* launch_action_ = nullptr;

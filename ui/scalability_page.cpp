@@ -1,6 +1,8 @@
 #include "scalability_page.h"
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -9,58 +11,149 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <cmath>
+
 #include "qcustomplot_include.h"
+#include "scaling_model.h"
+#include "sweep_report.h"
+#include "sweep_results.h"
 
 namespace thresher::ui {
 
+namespace {
+
+using launcher::sweep::SvgChart;
+
+QCustomPlot* make_chart(QWidget* parent) {
+    auto* plot = new QCustomPlot(parent);
+    plot->setMinimumHeight(240);
+    plot->plotLayout()->insertRow(0);
+    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, "", QFont(parent->font().family(), parent->font().pointSize(), QFont::Bold)));
+    // The legend in its own row under the plot: it never covers a curve.
+    plot->legend->setVisible(true);
+    plot->legend->setFont(QFont(parent->font().family(), parent->font().pointSize() - 1));
+    plot->axisRect()->insetLayout()->take(plot->legend);
+    plot->plotLayout()->addElement(2, 0, plot->legend);
+    plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    plot->legend->setWrap(2);
+    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    return plot;
+}
+
+// One chart of the sweep's report, drawn with QCustomPlot: the same series, markers and dashes.
+void draw(QCustomPlot* plot, const SvgChart& chart) {
+    plot->clearGraphs();
+    if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) title->setText(chart.title);
+    plot->xAxis->setLabel(chart.x_label);
+    plot->yAxis->setLabel(chart.y_label);
+    if (chart.log2_x) {
+        plot->xAxis->setScaleType(QCPAxis::stLogarithmic);
+        auto ticker = QSharedPointer<QCPAxisTickerLog>::create();
+        ticker->setLogBase(2);
+        plot->xAxis->setTicker(ticker);
+    }
+    double y_max = 0, x_min = 1e300, x_max = -1e300;
+    for (const auto& s : chart.series) {
+        auto* g = plot->addGraph();
+        g->setName(s.name);
+        QPen pen{QColor(s.color), 2, s.dashed ? Qt::DashLine : Qt::SolidLine};
+        g->setPen(pen);
+        if (!s.line) g->setLineStyle(QCPGraph::lsNone);
+        if (s.markers) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 7));
+        for (const auto& p : s.points) {
+            if (!std::isfinite(p.y())) continue;
+            g->addData(p.x(), p.y());
+            y_max = std::max(y_max, p.y());
+            x_min = std::min(x_min, p.x());
+            x_max = std::max(x_max, p.x());
+        }
+    }
+    if (x_min <= x_max) {
+        if (chart.log2_x) plot->xAxis->setRange(std::max(0.7, x_min / 1.4), x_max * 1.4);
+        else plot->xAxis->setRange(x_min - 0.5, x_max + 0.5);
+        plot->yAxis->setRange(0, y_max > 0 ? y_max * 1.1 : 1);
+    }
+    plot->replot();
+}
+
+}  // namespace
+
 ScalabilityPage::ScalabilityPage(QWidget* parent) : QWidget(parent) {
     auto* outer = new QVBoxLayout(this);
-    auto* top = new QHBoxLayout;
-    top->addWidget(new QLabel("Worker counts:"));
+    auto* form = new QFormLayout;
+    auto* file_row = new QHBoxLayout;
+    sweep_file_ = new QLineEdit;
+    sweep_file_->setObjectName("sweep_file");
+    sweep_file_->setPlaceholderText("none: the current spec at the worker counts below");
+    sweep_file_->setToolTip("A sweep file (\"format\": \"thresher-sweep\"): a base run spec and axes; see resources/sweeps");
+    auto* browse = new QPushButton("Open…");
+    file_row->addWidget(sweep_file_, 1);
+    file_row->addWidget(browse);
+    form->addRow("Sweep file:", file_row);
+    auto* counts_row = new QHBoxLayout;
     counts_ = new QLineEdit("1, 2, 4");
+    counts_->setObjectName("counts");
     counts_->setMaximumWidth(160);
     counts_->setToolTip("Comma-separated worker counts; each is one run of the current spec");
-    top->addWidget(counts_);
+    counts_row->addWidget(counts_);
     vary_ = new QComboBox;
     vary_->addItem("as local nodes (1 worker each, over UDP)");
     vary_->addItem("as workers of one node (threads)");
-    top->addWidget(vary_);
-    start_ = new QPushButton("Run experiment");
+    counts_row->addWidget(vary_);
+    auto* save_sweep = new QPushButton("Save as sweep file…");
+    save_sweep->setToolTip("Write the current spec at these counts as a sweep file, to edit (add axes) and run again");
+    counts_row->addWidget(save_sweep);
+    counts_row->addStretch(1);
+    connect(save_sweep, &QPushButton::clicked, this, &ScalabilityPage::saveSweepRequested);
+    form->addRow("Worker counts:", counts_row);
+    auto* results_row = new QHBoxLayout;
+    results_ = new QLineEdit;
+    results_->setObjectName("results_folder");
+    results_->setPlaceholderText("default: sweeps/NAME beside the run history");
+    results_->setToolTip("results.csv, results.json and report.html go here; running into the same folder resumes");
+    results_row->addWidget(results_, 1);
+    start_ = new QPushButton("Run / resume");
     stop_ = new QPushButton("Stop");
     stop_->setEnabled(false);
-    top->addWidget(start_);
-    top->addWidget(stop_);
-    top->addStretch(1);
-    outer->addLayout(top);
-    status_ = new QLabel("Runs the current spec once per count and compares the throughput.");
+    results_row->addWidget(start_);
+    results_row->addWidget(stop_);
+    form->addRow("Results folder:", results_row);
+    outer->addLayout(form);
+    status_ = new QLabel("Runs every point of the sweep once per repeat and compares the throughput; "
+                         "points already in the results folder are skipped.");
     status_->setWordWrap(true);
     outer->addWidget(status_);
 
     auto* split = new QSplitter(Qt::Vertical);
-    table_ = new QTableWidget(0, 6);
-    table_->setHorizontalHeaderLabels({"Workers", "Samples/s", "Speedup", "Efficiency", "DL4J estimate: speedup", "efficiency"});
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    table_ = new QTableWidget(0, 0);
     table_->verticalHeader()->hide();
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     split->addWidget(table_);
-    chart_ = new QCustomPlot;
-    chart_->setMinimumHeight(220);
-    chart_->plotLayout()->insertRow(0);
-    chart_->plotLayout()->addElement(0, 0, new QCPTextElement(chart_, "Speedup against workers", QFont(font().family(), font().pointSize() + 1, QFont::Bold)));
-    chart_->xAxis->setLabel("workers");
-    chart_->yAxis->setLabel("speedup");
-    chart_->yAxis2->setVisible(true);
-    chart_->yAxis2->setLabel("samples/s");
-    chart_->legend->setVisible(true);
-    chart_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
-    chart_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    split->addWidget(chart_);
+    auto* chart_row = new QWidget;
+    auto* chart_layout = new QHBoxLayout(chart_row);
+    chart_layout->setContentsMargins(0, 0, 0, 0);
+    for (int i = 0; i < 3; ++i) {
+        charts_ << make_chart(this);
+        chart_layout->addWidget(charts_.back());
+    }
+    split->addWidget(chart_row);
     split->setStretchFactor(1, 3);
     outer->addWidget(split, 1);
 
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, "Open a sweep", {}, "Sweep files (*.json)");
+        if (!f.isEmpty()) sweep_file_->setText(f);
+    });
     connect(start_, &QPushButton::clicked, this, &ScalabilityPage::startRequested);
     connect(stop_, &QPushButton::clicked, this, &ScalabilityPage::stopRequested);
+    clear_results();
 }
+
+QString ScalabilityPage::sweep_file() const { return sweep_file_->text().trimmed(); }
+void ScalabilityPage::set_sweep_file(const QString& path) { sweep_file_->setText(path); }
+QString ScalabilityPage::results_folder() const { return results_->text().trimmed(); }
+void ScalabilityPage::set_results_folder(const QString& path) { results_->setText(path); }
 
 QList<int> ScalabilityPage::counts() const {
     QList<int> out;
@@ -82,46 +175,43 @@ void ScalabilityPage::set_running(bool running) {
 
 void ScalabilityPage::set_status(const QString& text) { status_->setText(text); }
 
-void ScalabilityPage::show_points(const QList<ScalePoint>& points) {
-    const auto rows = scalability(points);
+void ScalabilityPage::clear_results() {
+    table_->clear();
     table_->setRowCount(0);
-    QVector<double> n, measured, ideal, estimate, sps;
-    for (const auto& r : rows) {
-        const int row = table_->rowCount();
-        table_->insertRow(row);
-        const QStringList cells{QString::number(r.workers),
-                                QString::number(r.samples_per_s, 'f', 0),
-                                QString::number(r.speedup, 'f', 2),
-                                QString::number(r.efficiency * 100, 'f', 0) + " %",
-                                r.estimate_speedup ? QString::number(*r.estimate_speedup, 'f', 2) : QString("—"),
-                                r.estimate_efficiency ? QString::number(*r.estimate_efficiency * 100, 'f', 0) + " %" : QString("—")};
-        for (int c = 0; c < cells.size(); ++c) table_->setItem(row, c, new QTableWidgetItem(cells[c]));
-        n.append(r.workers);
-        measured.append(r.speedup);
-        ideal.append(r.workers);
-        estimate.append(r.estimate_speedup.value_or(qQNaN()));
-        sps.append(r.samples_per_s);
+    table_->setColumnCount(0);
+    for (auto* c : charts_) {
+        c->clearGraphs();
+        c->replot();
     }
-    chart_->clearGraphs();
-    auto add = [this](const QString& name, const QVector<double>& x, const QVector<double>& y, QColor color,
-                      Qt::PenStyle style, QCPAxis* axis) {
-        auto* g = chart_->addGraph(chart_->xAxis, axis);
-        g->setName(name);
-        g->setPen(QPen(color, 2, style));
-        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 7));
-        g->setData(x, y);
+}
+
+void ScalabilityPage::show_results(const launcher::sweep::SweepResults& results) {
+    const auto points = results.points();
+    QStringList header{"#"};
+    header << results.sweep().axis_names();
+    header << "Workers" << "Samples/s" << "Speedup" << "Efficiency" << "DL4J estimate" << "ms/iteration" << "KiB/iteration"
+           << "Accuracy";
+    table_->clear();
+    table_->setColumnCount(int(header.size()));
+    table_->setHorizontalHeaderLabels(header);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    table_->setRowCount(int(points.size()));
+    auto opt = [](const std::optional<double>& v, int decimals) {
+        return v ? QString::number(*v, 'f', decimals) : QString("—");
     };
-    add("measured speedup", n, measured, QColor(0, 114, 178), Qt::SolidLine, chart_->yAxis);
-    add("ideal", n, ideal, Qt::gray, Qt::DashLine, chart_->yAxis);
-    add("DL4J estimate", n, estimate, QColor(230, 159, 0), Qt::DotLine, chart_->yAxis);
-    add("samples/s (right axis)", n, sps, QColor(0, 158, 115), Qt::SolidLine, chart_->yAxis2);
-    chart_->rescaleAxes();
-    if (!n.isEmpty()) {
-        chart_->xAxis->setRange(0.5, n.back() + 0.5);
-        chart_->yAxis->setRange(0, std::max(n.back(), 1.0) + 0.5);
-        chart_->yAxis2->setRangeLower(0);
+    for (int row = 0; row < points.size(); ++row) {
+        const auto& p = points[row];
+        QStringList cells{QString::number(p.point + 1)};
+        for (const auto& v : p.values) cells << launcher::sweep::value_text(v);
+        const auto m = launcher::sweep::model_point(p);
+        cells << QString::number(p.workers) << QString::number(p.samples_per_s, 'f', 0)
+              << QString::number(p.speedup, 'f', 2) << QString::number(p.efficiency * 100, 'f', 0) + " %"
+              << opt(p.estimate_speedup, 2) << (m ? QString::number(m->iter_ms, 'f', 2) : QString("—"))
+              << (p.bytes_per_iter ? QString::number(*p.bytes_per_iter / 1024, 'f', 1) : QString("—")) << opt(p.accuracy, 4);
+        for (int c = 0; c < cells.size(); ++c) table_->setItem(row, c, new QTableWidgetItem(cells[c]));
     }
-    chart_->replot();
+    const auto charts = launcher::sweep::sweep_charts(results);
+    for (int i = 0; i < charts_.size() && i < charts.size(); ++i) draw(charts_[i], charts[i]);
 }
 
 }  // namespace thresher::ui

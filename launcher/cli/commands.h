@@ -5,6 +5,7 @@
 #include <QString>
 #include <optional>
 
+#include "launcher.h"
 #include "run_spec.h"
 
 namespace thresher::launcher::cli {
@@ -36,6 +37,18 @@ struct RunOptions {
 };
 // Runs the spec until it finishes, fails, or is stopped by SIGINT/SIGTERM/SIGHUP.
 int run_command(const RunOptions& options);
+// The launcher's options from the command line's (engine, grace, SSH, Slurm).
+LaunchOptions launch_options(const RunOptions& options);
+
+struct SweepOptions {
+    QString sweep;    // the sweep file
+    QString out;      // results folder; empty: ./<sweep name>-results
+    bool dry_run = false;  // list the points and which are done; run nothing
+    RunOptions run;   // engine, grace, verbosity, SSH and Slurm settings for every point
+};
+// Runs every point of a sweep not yet done in the results folder (launcher/sweep), one line per
+// run and a progress bar; writes results.json, results.csv and report.html there.
+int sweep_command(const SweepOptions& options);
 
 struct CheckOptions {
     QString spec;

@@ -7,6 +7,8 @@
 //                       [--heartbeat-timeout S] [--save-every-node]
 //   thresher-launch check SPEC.json [--engine PATH] [--accept-new-host-keys] [--host-timeout S]
 //   thresher-launch script SPEC.json [--engine PATH]   (a Slurm spec's batch script, for sbatch)
+//   thresher-launch sweep SWEEP.json [--out DIR] [--dry-run] [--engine PATH] [--grace S] [--verbose]
+//                         [--accept-new-host-keys]   (launcher/sweep/README.md)
 // Exit codes: 0 ok, 1 the run or a check failed, 2 usage or spec error.
 #include <CLI/CLI.hpp>
 
@@ -70,6 +72,20 @@ int main(int argc, char** argv) {
     script_cmd->add_option("SPEC", spec, "Run spec (JSON) with \"cluster\": {\"kind\": \"slurm\", …}")->required();
     script_cmd->add_option("--engine", engine, "thresher-engine the nodes run (default: next to thresher-launch, else $PATH)");
 
+    SweepOptions sweep;
+    std::string sweep_file, sweep_out, sweep_engine;
+    auto* sweep_cmd = app.add_subcommand("sweep", "Run every point of a sweep file (a base spec × axes) not yet done in the "
+                                                  "results folder; write results.csv, results.json and report.html there");
+    sweep_cmd->add_option("SWEEP", sweep_file, "Sweep file (JSON, see launcher/sweep/README.md)")->required();
+    sweep_cmd->add_option("--out", sweep_out, "Results folder (default: ./NAME-results); a sweep run again into it resumes");
+    sweep_cmd->add_option("--engine", sweep_engine, "thresher-engine to run (default: next to thresher-launch, else $PATH)");
+    sweep_cmd->add_option("--grace", sweep.run.grace_s, "Seconds between SIGTERM and SIGKILL when stopping a run")
+        ->capture_default_str()->check(CLI::NonNegativeNumber);
+    sweep_cmd->add_flag("-v,--verbose", sweep.run.verbose, "Also print the engines' stderr");
+    sweep_cmd->add_flag("--dry-run", sweep.dry_run, "List the points (and which are done in the results folder); run nothing");
+    sweep_cmd->add_flag("--accept-new-host-keys", sweep.run.accept_new_host_keys,
+                        "SSH: add the keys of hosts not yet in known_hosts (a changed key is always refused)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -78,6 +94,12 @@ int main(int argc, char** argv) {
     QCoreApplication qapp(argc, argv);
     thresher::launcher::ssh::register_ssh_launcher();
     thresher::launcher::slurm::register_slurm_launcher();
+    if (*sweep_cmd) {
+        sweep.sweep = QString::fromStdString(sweep_file);
+        sweep.out = QString::fromStdString(sweep_out);
+        sweep.run.engine = QString::fromStdString(sweep_engine);
+        return sweep_command(sweep);
+    }
     if (*script_cmd) return script_command({QString::fromStdString(spec), QString::fromStdString(engine)});
     if (*run_cmd) {
         run.slurm_mode = QString::fromStdString(slurm_mode);

@@ -30,10 +30,7 @@ QString describe_cluster(const RunSpec& spec) {
 
 }  // namespace
 
-int run_command(const RunOptions& o) {
-    const auto loaded = load_spec(o.spec);
-    if (!loaded) return kExitUsage;
-    const RunSpec& spec = *loaded;
+LaunchOptions launch_options(const RunOptions& o) {
     LaunchOptions launch;
     launch.engine = o.engine;
     launch.grace_ms = int(o.grace_s * 1000);
@@ -51,6 +48,14 @@ int run_command(const RunOptions& o) {
     launch.slurm.save_every_node = o.save_every_node;
     // Off (0) for a Slurm job means a week: its heartbeat check needs a positive timeout.
     launch.slurm.heartbeat_timeout_s = o.heartbeat_timeout_s > 0 ? std::max(2, o.heartbeat_timeout_s) : 7 * 86400;
+    return launch;
+}
+
+int run_command(const RunOptions& o) {
+    const auto loaded = load_spec(o.spec);
+    if (!loaded) return kExitUsage;
+    const RunSpec& spec = *loaded;
+    const LaunchOptions launch = launch_options(o);
     std::unique_ptr<Launcher> launcher;
     try {
         launcher = create_launcher(spec, launch);

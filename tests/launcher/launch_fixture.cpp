@@ -53,6 +53,11 @@ int free_ports(int count) {
     return -1;
 }
 
+CliRun run_cli(const QStringList& args, int timeout_ms) {
+    const Finished f = run_to_end(bin("thresher-launch"), args, timeout_ms);
+    return {f.code, QString::fromUtf8(f.out), QString::fromUtf8(f.err)};
+}
+
 bool write_file(const QString& path, const QByteArray& bytes) {
     QFile f(path);
     return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
@@ -66,13 +71,18 @@ Finished run_to_end(const QString& program, const QStringList& args, int timeout
     QProcess p;
     p.start(program, args);
     Finished r;
-    if (!p.waitForStarted(10000) || !p.waitForFinished(timeout_ms)) {
+    if (!p.waitForStarted(10000)) {
+        r.err = (program + " could not start: " + p.errorString()).toUtf8();
+        return r;
+    }
+    if (!p.waitForFinished(timeout_ms)) {
         p.kill();
         p.waitForFinished(5000);
+        r.err = QString("%1 did not finish in %2 ms; killed\n").arg(program).arg(timeout_ms).toUtf8();
     }
     r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
     r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
+    r.err += p.readAllStandardError();
     return r;
 }
 

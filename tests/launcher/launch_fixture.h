@@ -41,6 +41,12 @@ struct Finished {
 Finished run_to_end(const QString& program, const QStringList& args, int timeout_ms);
 // How many JSON lines of `jsonl` are event `event` from node `node`.
 int event_count(const QByteArray& jsonl, const QString& event, int node);
+// thresher-launch with `args`, to its end: run_to_end() as text.
+struct CliRun {
+    int exit_code = -1;  // -1: it crashed, could not start, or was killed
+    QString out, err;
+};
+CliRun run_cli(const QStringList& args, int timeout_ms = 120000);
 
 struct Proc {
     qint64 pid = 0, ppid = 0, pgid = 0;

@@ -36,8 +36,16 @@ void TestPackage::install_layout_and_app_finds_its_run() {
     QCOMPARE(run("cmake", {"--install", THRESHER_BUILD_DIR, "--prefix", prefix}, nullptr, &err), 0);
     for (const char* f : {"bin/thresher", "bin/thresher-launch", "bin/thresher-engine",
                              "share/thresher/models/lenet.json", "share/thresher/runs/lenet-local.json",
+                             "share/thresher/sweeps/strategy-by-nodes.json",
                              "share/applications/thresher.desktop", "share/icons/hicolor/scalable/apps/thresher.svg"})
         QVERIFY2(QFileInfo::exists(prefix + "/" + f), qPrintable(f));
+
+    // The example sweep finds its model from the installed layout (a dry run: points, no runs).
+    QByteArray out;
+    QCOMPARE(run(prefix + "/bin/thresher-launch", {"sweep", prefix + "/share/thresher/sweeps/strategy-by-nodes.json", "--dry-run",
+                                                 "--out", dir.filePath("sweep-out")}, &out, &err), 0);
+    QVERIFY2(out.contains("point 4: strategy = parameter-averaging, nodes = 2: 2 node(s) x 1 worker(s); 0/1 run(s) done"),
+             out.constData());
 
     const QString png = dir.filePath("installed.png");
     QVERIFY(run(prefix + "/bin/thresher", {"--history", dir.filePath("h.sqlite"), "--screenshot", png}, nullptr, &err) == 0);

@@ -220,20 +220,22 @@ void TestMainWindow::scalability_experiment_runs_each_count() {
     QVERIFY2(w.open_spec(spec), qPrintable(w.last_error()));
     w.show_tab("scalability");
     QCOMPARE(w.scalability_page()->counts(), (QList<int>{1, 2, 4}));
-    auto* counts = w.scalability_page()->findChild<QLineEdit*>();
+    auto* counts = w.scalability_page()->findChild<QLineEdit*>("counts");
     QVERIFY(counts);
     counts->setText("1, 2");
     QSignalSpy finished(&w, &MainWindow::runFinished);
     QMetaObject::invokeMethod(w.scalability_page(), "startRequested");
+    QVERIFY2(w.running(), qPrintable(w.last_error()));
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
     QVERIFY2(finished[0][0].toInt() == 0, qPrintable(finished[0][1].toString()));
     // One row per count, the baseline first; every run in history.
     auto* table = w.scalability_page()->table();
+    // Columns: #, nodes (the sweep's axis), workers, samples/s, speedup, efficiency, DL4J estimate, …
     QCOMPARE(table->rowCount(), 2);
-    QCOMPARE(table->item(0, 0)->text(), QString("1"));
-    QCOMPARE(table->item(0, 2)->text(), QString("1.00"));
-    QVERIFY(table->item(1, 1)->text().toDouble() > 0);
-    QVERIFY(table->item(1, 4)->text() != "—");  // the DL4J estimate, from measured times
+    QCOMPARE(table->item(0, 2)->text(), QString("1"));
+    QCOMPARE(table->item(0, 4)->text(), QString("1.00"));
+    QVERIFY(table->item(1, 3)->text().toDouble() > 0);
+    QVERIFY(table->item(1, 6)->text() != "—");  // the DL4J estimate, from measured times
     const auto runs = w.history()->runs();
     QCOMPARE(runs.size(), 2);
     for (const auto& r : runs) QCOMPARE(r.status, QString("ok"));
@@ -250,11 +252,11 @@ void TestMainWindow::scalability_experiment_runs_each_count() {
     };
     auto* tick = w.history_page()->table()->item(1, 0);  // the oldest run: the 1-worker baseline
     tick->setCheckState(Qt::Checked);
-    QVERIFY2(graph_names().contains(QString("#%1 run-x1").arg(runs[1].id)), qPrintable(graph_names().join(", ")));
+    QVERIFY2(graph_names().contains(QString("#%1 run-scaling-1: nodes = 1").arg(runs[1].id)), qPrintable(graph_names().join(", ")));
     auto* loss = w.run_page()->charts()->charts()[0];
     QVERIFY(points(loss) > 0);
     tick->setCheckState(Qt::Unchecked);
-    QVERIFY(!graph_names().join(",").contains("run-x1"));
+    QVERIFY(!graph_names().join(",").contains("run-scaling-1"));
 }
 
 void TestMainWindow::screenshot_cli() {

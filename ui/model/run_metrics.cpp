@@ -8,6 +8,7 @@ namespace thresher::ui {
 void RunMetrics::clear() { *this = RunMetrics(rate_window_s_); }
 
 void RunMetrics::add(const QJsonObject& e) {
+    summary_.add(e);
     const QString kind = e.value("event").toString();
     if (kind == "iteration") {
         add_iteration(e);
@@ -16,10 +17,7 @@ void RunMetrics::add(const QJsonObject& e) {
         if (e.contains("accuracy")) accuracy_.add(epoch, e.value("accuracy").toDouble());
         if (e.contains("loss")) epoch_loss_.add(epoch, e.value("loss").toDouble());
     } else if (kind == "run_finished") {
-        // A run has one status: the worst any node reports (failed > stopped > ok).
-        const QString s = e.value("status").toString();
-        if (status_.isEmpty() || s == "failed" || (s == "stopped" && status_ == "ok")) status_ = s;
-        if (e.contains("wall_s")) wall_s_ = std::max(wall_s_.value_or(0.0), e.value("wall_s").toDouble());
+        // summary_ keeps the status and wall time.
     } else if (kind == "warning") {
         ++warnings_;
     } else if (kind == "error") {
@@ -43,30 +41,11 @@ void RunMetrics::add_iteration(const QJsonObject& e) {
     if (e.contains("iter_ms")) {
         const double ms = e.value("iter_ms").toDouble();
         iter_ms_[worker].add(iter, ms);
-        iter_sum_.total += ms;
-        ++iter_sum_.count;
-    }
-    if (e.contains("encode_ms")) {
-        encode_sum_.total += e.value("encode_ms").toDouble();
-        ++encode_sum_.count;
-    }
-    if (e.contains("decode_ms") && e.contains("messages_applied")) {
-        decode_total_ms_ += e.value("decode_ms").toDouble();
-        decoded_messages_ += e.value("messages_applied").toInteger();
     }
     if (e.contains("threshold")) threshold_[worker].add(iter, e.value("threshold").toDouble());
     if (e.contains("density")) density_[worker].add(iter, e.value("density").toDouble());
     if (e.contains("lag_max")) lag_[worker].add(iter, e.value("lag_max").toDouble());
     if (e.contains("wait_ms")) wait_[worker].add(iter, e.value("wait_ms").toDouble());
-    if (e.contains("samples")) {
-        const qint64 n = e.value("samples").toInteger();
-        auto [it, fresh] = samples_.try_emplace(worker, n, n);
-        it->second.second = n;
-    }
-
-    if (!first_t_) first_t_ = t;
-    last_t_ = t;
-
     if (e.contains("bytes_tx") && e.contains("bytes_rx")) {
         const double tx = e.value("bytes_tx").toDouble(), rx = e.value("bytes_rx").toDouble();
         auto [it, fresh] = rate_state_.try_emplace(node, RateState{t, tx, rx});
@@ -102,24 +81,6 @@ Series RunMetrics::smoothed_loss(double weight) const {
         out.y.append(s / norm);
     }
     return out;
-}
-
-std::optional<double> RunMetrics::final_accuracy() const {
-    if (accuracy_.empty()) return std::nullopt;
-    return accuracy_.y.back();
-}
-
-std::optional<double> RunMetrics::samples_per_s() const {
-    if (!first_t_ || !last_t_ || *last_t_ <= *first_t_) return std::nullopt;
-    // Samples after each worker's first event, over the time after the first event.
-    qint64 total = 0;
-    for (const auto& [worker, n] : samples_) total += n.second - n.first;
-    return static_cast<double>(total) / (*last_t_ - *first_t_);
-}
-
-std::optional<double> RunMetrics::decode_ms_per_message() const {
-    if (decoded_messages_ == 0) return std::nullopt;
-    return decode_total_ms_ / static_cast<double>(decoded_messages_);
 }
 
 }  // namespace thresher::ui

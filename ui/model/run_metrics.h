@@ -15,6 +15,8 @@
 #include <map>
 #include <optional>
 
+#include "run_summary.h"
+
 namespace thresher::ui {
 
 struct Series {
@@ -58,30 +60,19 @@ public:
     const Series& accuracy() const { return accuracy_; }
     const Series& epoch_loss() const { return epoch_loss_; }
 
-    // Summary figures for history and the scalability experiment.
-    std::optional<double> final_accuracy() const;
-    // Samples per second of the whole run: all workers' samples over the training span of `t`.
-    std::optional<double> samples_per_s() const;
-    // Means over every iteration event seen (ms); nullopt when none carried the field.
-    std::optional<double> mean_iter_ms() const { return mean(iter_sum_); }
-    std::optional<double> mean_encode_ms() const { return mean(encode_sum_); }
-    // Mean time to apply one other worker's message (decode_ms / messages_applied).
-    std::optional<double> decode_ms_per_message() const;
-    // The slowest node's wall_s from run_finished; nullopt while running.
-    std::optional<double> wall_s() const { return wall_s_; }
-    QString status() const { return status_; }  // run_finished's status, empty while running
+    // Summary figures for history and the sweeps (launcher/sweep/run_summary.h computes them).
+    const launcher::sweep::RunSummary& summary() const { return summary_; }
+    std::optional<double> final_accuracy() const { return summary_.final_accuracy(); }
+    std::optional<double> samples_per_s() const { return summary_.samples_per_s(); }
+    std::optional<double> mean_iter_ms() const { return summary_.mean_iter_ms(); }
+    std::optional<double> mean_encode_ms() const { return summary_.mean_encode_ms(); }
+    std::optional<double> decode_ms_per_message() const { return summary_.decode_ms_per_message(); }
+    std::optional<double> wall_s() const { return summary_.wall_s(); }
+    QString status() const { return summary_.status(); }
     int warnings() const { return warnings_; }
     int errors() const { return errors_; }
 
 private:
-    struct Sum {
-        double total = 0;
-        qint64 count = 0;
-    };
-    static std::optional<double> mean(const Sum& s) {
-        if (s.count == 0) return std::nullopt;
-        return s.total / static_cast<double>(s.count);
-    }
     struct RateState {
         double t = 0;
         double tx = 0, rx = 0;
@@ -95,13 +86,7 @@ private:
     Series accuracy_, epoch_loss_;
     std::map<int, Series> iter_ms_, tx_rate_, rx_rate_, threshold_, density_, lag_, wait_;
     std::map<int, RateState> rate_state_;
-    std::map<int, std::pair<qint64, qint64>> samples_;  // per worker: first and latest cumulative `samples`
-    std::optional<double> first_t_, last_t_;
-    Sum iter_sum_, encode_sum_;
-    double decode_total_ms_ = 0;
-    qint64 decoded_messages_ = 0;
-    std::optional<double> wall_s_;
-    QString status_;
+    launcher::sweep::RunSummary summary_;
     int warnings_ = 0, errors_ = 0;
 };
 

@@ -14,7 +14,7 @@
 #include <QList>
 #include <optional>
 
-namespace thresher::ui {
+namespace thresher::launcher::sweep {
 
 struct ScalePoint {
     int workers = 1;
@@ -33,4 +33,4 @@ struct ScaleRow {
 // Rows in increasing worker count; the baseline is the run with the fewest workers.
 QList<ScaleRow> scalability(QList<ScalePoint> points, double overhead_ms = 0.0);
 
-}  // namespace thresher::ui
+}  // namespace thresher::launcher::sweep

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace thresher::ui {
+namespace thresher::launcher::sweep {
 
 QList<ScaleRow> scalability(QList<ScalePoint> points, double overhead_ms) {
     QList<ScaleRow> rows;
@@ -30,4 +30,4 @@ QList<ScaleRow> scalability(QList<ScalePoint> points, double overhead_ms) {
     return rows;
 }
 
-}  // namespace thresher::ui
+}  // namespace thresher::launcher::sweep

@@ -1,0 +1,76 @@
+#include "run_summary.h"
+
+#include <algorithm>
+
+namespace thresher::launcher::sweep {
+
+void RunSummary::add(const QJsonObject& e) {
+    const QString kind = e.value("event").toString();
+    if (kind == "iteration") {
+        add_iteration(e);
+    } else if (kind == "run_started") {
+        workers_ = std::max(workers_, e.value("workers").toInt());
+    } else if (kind == "epoch_end") {
+        if (e.contains("accuracy")) accuracy_ = e.value("accuracy").toDouble();
+    } else if (kind == "run_finished") {
+        // A run has one status: the worst any node reports (failed > stopped > ok).
+        const QString s = e.value("status").toString();
+        if (status_.isEmpty() || s == "failed" || (s == "stopped" && status_ == "ok")) status_ = s;
+        if (e.contains("wall_s")) wall_s_ = std::max(wall_s_.value_or(0.0), e.value("wall_s").toDouble());
+        if (e.contains("bytes_tx")) {
+            double& tx = node_tx_[e.value("node").toInt()];
+            tx = std::max(tx, e.value("bytes_tx").toDouble());
+        }
+    }
+}
+
+void RunSummary::add_iteration(const QJsonObject& e) {
+    const int worker = e.value("worker").toInt();
+    const double t = e.value("t").toDouble();
+    if (e.contains("iter_ms")) {
+        iter_.total += e.value("iter_ms").toDouble();
+        ++iter_.count;
+    }
+    if (e.contains("encode_ms")) {
+        encode_.total += e.value("encode_ms").toDouble();
+        ++encode_.count;
+    }
+    if (e.contains("decode_ms") && e.contains("messages_applied")) {
+        decode_total_ms_ += e.value("decode_ms").toDouble();
+        decoded_messages_ += e.value("messages_applied").toInteger();
+    }
+    if (e.contains("samples")) {
+        const qint64 n = e.value("samples").toInteger();
+        auto [it, fresh] = samples_.try_emplace(worker, n, n);
+        it->second.second = n;
+    }
+    if (e.contains("iter")) iterations_ = std::max(iterations_, e.value("iter").toInteger());  // counts from 1
+    if (e.contains("bytes_tx")) {
+        double& tx = node_tx_[e.value("node").toInt()];
+        tx = std::max(tx, e.value("bytes_tx").toDouble());
+    }
+    if (!first_t_) first_t_ = t;
+    last_t_ = t;
+}
+
+std::optional<double> RunSummary::samples_per_s() const {
+    if (!first_t_ || !last_t_ || *last_t_ <= *first_t_) return std::nullopt;
+    // Samples after each worker's first event, over the time after the first event.
+    qint64 total = 0;
+    for (const auto& [worker, n] : samples_) total += n.second - n.first;
+    return static_cast<double>(total) / (*last_t_ - *first_t_);
+}
+
+std::optional<double> RunSummary::decode_ms_per_message() const {
+    if (decoded_messages_ == 0) return std::nullopt;
+    return decode_total_ms_ / static_cast<double>(decoded_messages_);
+}
+
+std::optional<double> RunSummary::bytes_per_iteration() const {
+    if (iterations_ == 0) return std::nullopt;
+    double total = 0;
+    for (const auto& [node, tx] : node_tx_) total += tx;
+    return total / static_cast<double>(iterations_);
+}
+
+}  // namespace thresher::launcher::sweep

@@ -1,0 +1,62 @@
+// RunSummary: the figures that describe one finished run, from its events alone (DESIGN.md "The
+// event contract"): throughput, mean phase times, traffic per iteration, final test accuracy.
+// The sweep records one per run; the app's RunMetrics keeps one for its history rows, so both
+// compute them the same way.
+//
+// Traffic per iteration: every node's bytes_tx is cumulative, so the run sent the sum over nodes
+// of each node's largest bytes_tx; divided by the iterations one worker ran (the largest `iter`
+// the engine counts from 1). 2 nodes that sent 3 MB and 3.2 MB in 100 iterations: 62 000 bytes per iteration.
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+#include <map>
+#include <optional>
+
+namespace thresher::launcher::sweep {
+
+class RunSummary {
+public:
+    void add(const QJsonObject& event);
+    void clear() { *this = RunSummary(); }
+
+    // Samples per second of the whole run: all workers' samples over the training span of `t`.
+    std::optional<double> samples_per_s() const;
+    // Means over every iteration event seen (ms); nullopt when none carried the field.
+    std::optional<double> mean_iter_ms() const { return mean(iter_); }
+    std::optional<double> mean_encode_ms() const { return mean(encode_); }
+    // Mean time to apply one other worker's message (decode_ms / messages_applied).
+    std::optional<double> decode_ms_per_message() const;
+    // Bytes all nodes sent per iteration (see above); nullopt before any iteration.
+    std::optional<double> bytes_per_iteration() const;
+    std::optional<double> final_accuracy() const { return accuracy_; }
+    // The slowest node's wall_s from run_finished; nullopt while running.
+    std::optional<double> wall_s() const { return wall_s_; }
+    QString status() const { return status_; }  // run_finished's worst status, empty while running
+    qint64 iterations() const { return iterations_; }  // per worker: the largest iter (1-based)
+    int workers() const { return workers_; }            // from run_started; 0 before it
+
+private:
+    struct Sum {
+        double total = 0;
+        qint64 count = 0;
+    };
+    static std::optional<double> mean(const Sum& s) {
+        if (s.count == 0) return std::nullopt;
+        return s.total / static_cast<double>(s.count);
+    }
+    void add_iteration(const QJsonObject& e);
+
+    std::map<int, std::pair<qint64, qint64>> samples_;  // per worker: first and latest cumulative `samples`
+    std::map<int, double> node_tx_;                      // per node: the largest bytes_tx
+    std::optional<double> first_t_, last_t_;
+    Sum iter_, encode_;
+    double decode_total_ms_ = 0;
+    qint64 decoded_messages_ = 0;
+    qint64 iterations_ = 0;
+    int workers_ = 0;
+    std::optional<double> accuracy_, wall_s_;
+    QString status_;
+};
+
+}  // namespace thresher::launcher::sweep

@@ -1,0 +1,204 @@
+#include "sweep_report.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QJsonDocument>
+#include <QSaveFile>
+#include <QSysInfo>
+#include <QThread>
+#include <cmath>
+#include <map>
+
+#include "scaling_model.h"
+
+namespace thresher::launcher::sweep {
+
+namespace {
+
+struct Layout {
+    bool by_workers = false;
+    int x_axis = -1;  // the axis on x when no axis varies the workers
+    QString x_label;
+};
+
+Layout layout_of(const SweepSpec& s) {
+    Layout l;
+    for (const auto& a : s.axes)
+        if (a.varies_workers()) l.by_workers = true;
+    if (l.by_workers) {
+        l.x_label = "workers";
+    } else {
+        l.x_axis = int(s.axes.size()) - 1;
+        l.x_label = s.axes[l.x_axis].name;
+    }
+    return l;
+}
+
+double x_of(const Layout& l, const PointResult& p) {
+    if (l.by_workers) return p.workers;
+    const QJsonValue v = p.values[l.x_axis];
+    return v.isDouble() ? v.toDouble() : p.point + 1;
+}
+
+QString series_key(const SweepSpec& s, const Layout& l, const PointResult& p) {
+    QStringList parts;
+    for (int a = 0; a < s.axes.size(); ++a)
+        if (!(l.by_workers ? s.axes[a].varies_workers() : a == l.x_axis)) parts << s.axes[a].name + " = " + value_text(p.values[a]);
+    return parts.isEmpty() ? QString("measured") : parts.join(", ");
+}
+
+QString fmt(const std::optional<double>& v, int decimals = 2) { return v ? QString::number(*v, 'f', decimals) : QString("—"); }
+
+QString machine_facts() {
+    return html_escape(QString("%1, %2, %3 CPU threads; report written %4")
+                           .arg(QSysInfo::machineHostName(), QSysInfo::prettyProductName(), QString::number(QThread::idealThreadCount()),
+                                QDateTime::currentDateTimeUtc().toString(Qt::ISODate)));
+}
+
+}  // namespace
+
+QList<SvgChart> sweep_charts(const SweepResults& results) {
+    const SweepSpec& s = results.sweep();
+    const Layout l = layout_of(s);
+    const QList<PointResult> points = results.points();
+    std::map<QString, QList<PointResult>> groups;
+    QStringList order;
+    for (const auto& p : points) {
+        const QString key = series_key(s, l, p);
+        if (!groups.count(key)) order << key;
+        groups[key].append(p);
+    }
+    for (auto& [key, g] : groups)
+        std::sort(g.begin(), g.end(), [&](const auto& a, const auto& b) { return x_of(l, a) < x_of(l, b); });
+
+    SvgChart sps{"Throughput", l.x_label, "samples/s", {}, false, true};
+    SvgChart speed{"Speedup against the fewest workers", l.x_label, "speedup", {}, false, true};
+    SvgChart time{"Time per iteration (model dashed)", l.x_label, "ms per iteration", {}, l.by_workers, true};
+    SvgChart traffic{"Traffic", l.x_label, "KiB sent per worker per iteration", {}, false, true};
+    SvgChart accuracy{"Test accuracy after the run", l.x_label, "accuracy", {}, false, true};
+    const ScalingModel model = fit_scaling_model(points);
+    double max_workers = 1;
+    for (int i = 0; i < order.size(); ++i) {
+        const auto& g = groups[order[i]];
+        const QString color = palette(i);
+        SvgSeries a{order[i], {}, color}, b{order[i], {}, color}, t{order[i], {}, color}, k{order[i], {}, color},
+            acc{order[i], {}, color};
+        for (const auto& p : g) {
+            const double x = x_of(l, p);
+            max_workers = std::max(max_workers, double(p.workers));
+            a.points << QPointF(x, p.samples_per_s);
+            b.points << QPointF(x, p.speedup);
+            if (auto m = model_point(p)) {
+                t.points << QPointF(x, m->iter_ms);
+                k.points << QPointF(x, m->kib_per_worker);
+            }
+            if (p.accuracy) acc.points << QPointF(x, *p.accuracy);
+        }
+        sps.series << a;
+        speed.series << b;
+        traffic.series << k;
+        if (!acc.points.isEmpty()) accuracy.series << acc;
+        if (l.by_workers) {
+            // Measured points only (the model's line carries the trend), then the model to 64.
+            t.line = false;
+            time.series << t;
+            if (model.fitted) {
+                SvgSeries line{order[i] + " (model)", {}, color, true, false};
+                for (int n = 1; n <= 64; n *= 2) line.points << QPointF(n, model.predict(n, extrapolated_kib(g, n)));
+                time.series << line;
+            }
+        } else {
+            time.series << t;
+        }
+    }
+    if (l.by_workers) {
+        SvgSeries ideal{"ideal (speedup = workers)", {}, "#888888", true, false};
+        ideal.points << QPointF(1, 1) << QPointF(max_workers, max_workers);
+        speed.series << ideal;
+    }
+    QList<SvgChart> out{sps, speed, time, traffic};
+    if (!accuracy.series.isEmpty()) out << accuracy;
+    return out;
+}
+
+QString html_report(const SweepResults& results) {
+    const SweepSpec& s = results.sweep();
+    const QList<PointResult> points = results.points();
+    const ScalingModel model = fit_scaling_model(points);
+    QString h;
+    h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(s.name) +
+         " — Thresher sweep</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1400px}"
+         "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+         "th{background:#f0f0f0}td.l,th.l{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:1em}"
+         "pre{background:#f6f6f6;padding:1em;overflow:auto}</style></head><body>\n";
+    h += "<h1>Sweep " + html_escape(s.name) + "</h1>\n<p>" + machine_facts() + "</p>\n";
+    int ok = 0, failed = 0;
+    for (const auto& r : results.rows()) (r.status == "ok" ? ok : failed)++;
+    h += QString("<p>%1 point(s) × %2 repeat(s): %3 run(s) finished, %4 failed or stopped, %5 not run.</p>\n")
+             .arg(s.points.size()).arg(s.repeats).arg(ok).arg(failed).arg(s.run_count() - ok - failed);
+
+    h += "<h2>Charts</h2>\n<div class=\"charts\">\n";
+    for (const auto& c : sweep_charts(results)) h += "<figure>" + c.svg() + "</figure>\n";
+    h += "</div>\n";
+
+    h += "<h2>Points</h2>\n<table id=\"points\"><tr><th>#</th>";
+    for (const auto& a : s.axes) h += "<th class=\"l\">" + html_escape(a.name) + "</th>";
+    h += "<th>workers</th><th>runs</th><th>samples/s</th><th>± spread</th><th>speedup</th><th>efficiency</th>"
+         "<th>DL4J estimate</th><th>ms/iteration (worker)</th><th>encode ms</th><th>decode ms/msg</th>"
+         "<th>KiB/iteration (all)</th><th>test accuracy</th></tr>\n";
+    for (const auto& p : points) {
+        h += "<tr><td>" + QString::number(p.point + 1) + "</td>";
+        for (const auto& v : p.values) h += "<td class=\"l\">" + html_escape(value_text(v)) + "</td>";
+        h += QString("<td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6 %</td><td>%7</td><td>%8</td><td>%9</td>")
+                 .arg(p.workers).arg(p.runs).arg(p.samples_per_s, 0, 'f', 1).arg(p.samples_per_s_spread, 0, 'f', 1)
+                 .arg(p.speedup, 0, 'f', 2).arg(p.efficiency * 100, 0, 'f', 0).arg(fmt(p.estimate_speedup))
+                 .arg(fmt(p.iter_ms)).arg(fmt(p.encode_ms, 3));
+        h += QString("<td>%1</td><td>%2</td><td>%3</td></tr>\n")
+                 .arg(fmt(p.decode_ms, 3), p.bytes_per_iter ? QString::number(*p.bytes_per_iter / 1024, 'f', 1) : QString("—"),
+                      fmt(p.accuracy, 4));
+    }
+    h += "</table>\n";
+
+    h += "<h2>Scaling model</h2>\n";
+    if (!model.fitted) {
+        h += "<p>Not fitted: no point has finished yet.</p>\n";
+    } else {
+        h += QString("<p>T(n) = %1 ms + %2 ms × (n − 1) + %3 ms × KiB sent per worker per iteration "
+                     "(terms kept: %4; fitted on %5 point(s); T = workers × batch ÷ samples/s). "
+                     "Beyond the measured counts, gradient sharing's traffic per worker grows with its peers, "
+                     "parameter averaging's does not.</p>\n")
+                 .arg(model.compute_ms, 0, 'f', 3).arg(model.per_peer_ms, 0, 'f', 3).arg(model.per_kib_ms, 0, 'f', 5)
+                 .arg(model.terms.join(", ")).arg(model.points);
+        h += "<table id=\"leave-one-out\"><tr><th class=\"l\">left out</th><th>measured ms</th><th>predicted ms</th><th>error</th></tr>\n";
+        for (const auto& lo : model.leave_one_out)
+            h += QString("<tr><td class=\"l\">%1</td><td>%2</td><td>%3</td><td>%4</td></tr>\n")
+                     .arg(html_escape(QString::number(lo.point + 1) + ": " + lo.label), QString::number(lo.measured_ms, 'f', 3),
+                          fmt(lo.predicted_ms, 3), lo.relative_error ? QString::number(*lo.relative_error * 100, 'f', 1) + " %" : "—");
+        h += "</table>\n";
+        h += model.max_loo_error ? QString("<p>Leave-one-out: largest error %1 %, mean %2 % (trust the model beyond the "
+                                           "measured points only when these are small, e.g. under 15 %).</p>\n")
+                                       .arg(*model.max_loo_error * 100, 0, 'f', 1).arg(*model.mean_loo_error * 100, 0, 'f', 1)
+                                 : QString("<p>Leave-one-out: too few points to fit the model without one of them.</p>\n");
+    }
+
+    h += "<h2>Runs</h2>\n<table id=\"runs\"><tr><th>point</th><th>repeat</th><th class=\"l\">status</th><th>samples/s</th>"
+         "<th>ms/iteration</th><th>iterations</th><th>wall s</th><th class=\"l\">summary</th></tr>\n";
+    for (const auto& r : results.rows())
+        h += QString("<tr><td>%1</td><td>%2</td><td class=\"l\">%3</td><td>%4</td><td>%5</td><td>%6</td><td>%7</td><td class=\"l\">%8</td></tr>\n")
+                 .arg(r.point + 1).arg(r.repeat + 1).arg(html_escape(r.status), fmt(r.samples_per_s, 1), fmt(r.iter_ms))
+                 .arg(r.iterations).arg(fmt(r.wall_s, 1), html_escape(r.summary));
+    h += "</table>\n<h2>The sweep file</h2>\n<pre>" +
+         html_escape(QString::fromUtf8(QJsonDocument(s.document).toJson(QJsonDocument::Indented))) + "</pre>\n</body></html>\n";
+    return h;
+}
+
+QString write_html_report(const SweepResults& results, const QString& dir) {
+    const QString path = QDir(dir).filePath("report.html");
+    QSaveFile f(path);
+    const QByteArray bytes = html_report(results).toUtf8();
+    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
+        throw launcher::SpecError(QString("%1: cannot write: %2").arg(path, f.errorString()).toStdString());
+    return path;
+}
+
+}  // namespace thresher::launcher::sweep

@@ -1,0 +1,270 @@
+#include "sweep_results.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSaveFile>
+#include <cmath>
+#include <map>
+
+#include "launcher.h"
+
+#include "scaling_model.h"
+
+namespace thresher::launcher::sweep {
+
+namespace {
+
+void put(QJsonObject& o, const char* key, const std::optional<double>& v) {
+    if (v) o.insert(key, *v);
+}
+std::optional<double> get(const QJsonObject& o, const char* key) {
+    if (!o.value(key).isDouble()) return std::nullopt;
+    return o.value(key).toDouble();
+}
+
+struct Stats {
+    double mean = 0, spread = 0;
+};
+std::optional<Stats> stats(const QList<double>& xs) {
+    if (xs.isEmpty()) return std::nullopt;
+    Stats s;
+    for (double x : xs) s.mean += x;
+    s.mean /= double(xs.size());
+    if (xs.size() > 1) {
+        double ss = 0;
+        for (double x : xs) ss += (x - s.mean) * (x - s.mean);
+        s.spread = std::sqrt(ss / double(xs.size() - 1));
+    }
+    return s;
+}
+
+void write_atomically(const QString& path, const QByteArray& bytes) {
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
+        throw launcher::SpecError(QString("%1: cannot write: %2").arg(path, f.errorString()).toStdString());
+}
+
+QString csv_cell(QString s) {
+    if (s.contains(',') || s.contains('"') || s.contains('\n')) s = "\"" + s.replace("\"", "\"\"") + "\"";
+    return s;
+}
+QString number(const std::optional<double>& v) { return v ? QString::number(*v, 'g', 8) : QString(); }
+
+}  // namespace
+
+SweepRow SweepRow::from(const SweepPoint& point, int repeat, const RunSummary& s, int exit_code,
+                        const QString& launcher_summary) {
+    SweepRow r;
+    r.point = point.index;
+    r.repeat = repeat;
+    r.spec = point.spec_json;
+    r.values = point.values;
+    r.status = exit_code == 0 ? "ok" : exit_code == launcher::kExitStopped ? "stopped" : "failed";
+    r.summary = launcher_summary;
+    r.workers = s.workers() > 0 ? s.workers() : point.spec.total_workers();
+    r.samples_per_s = s.samples_per_s();
+    r.iter_ms = s.mean_iter_ms();
+    r.encode_ms = s.mean_encode_ms();
+    r.decode_ms = s.decode_ms_per_message();
+    r.bytes_per_iter = s.bytes_per_iteration();
+    r.accuracy = s.final_accuracy();
+    r.wall_s = s.wall_s();
+    r.iterations = s.iterations();
+    return r;
+}
+
+QJsonObject SweepRow::to_json() const {
+    QJsonObject o{{"point", point}, {"repeat", repeat}, {"spec", spec}, {"status", status}, {"summary", summary},
+                  {"workers", workers}, {"iterations", iterations}};
+    QJsonArray v;
+    for (const auto& x : values) v.append(x);
+    o.insert("values", v);
+    put(o, "samples_per_s", samples_per_s);
+    put(o, "iter_ms", iter_ms);
+    put(o, "encode_ms", encode_ms);
+    put(o, "decode_ms", decode_ms);
+    put(o, "bytes_per_iter", bytes_per_iter);
+    put(o, "accuracy", accuracy);
+    put(o, "wall_s", wall_s);
+    return o;
+}
+
+SweepRow SweepRow::from_json(const QJsonObject& o) {
+    SweepRow r;
+    r.point = o.value("point").toInt(-1);
+    r.repeat = o.value("repeat").toInt(-1);
+    r.spec = o.value("spec").toObject();
+    for (const auto& x : o.value("values").toArray()) r.values.append(x);
+    r.status = o.value("status").toString();
+    r.summary = o.value("summary").toString();
+    r.workers = o.value("workers").toInt();
+    r.iterations = o.value("iterations").toInteger();
+    r.samples_per_s = get(o, "samples_per_s");
+    r.iter_ms = get(o, "iter_ms");
+    r.encode_ms = get(o, "encode_ms");
+    r.decode_ms = get(o, "decode_ms");
+    r.bytes_per_iter = get(o, "bytes_per_iter");
+    r.accuracy = get(o, "accuracy");
+    r.wall_s = get(o, "wall_s");
+    return r;
+}
+
+void SweepResults::load(const QString& dir) {
+    const QString path = QDir(dir).filePath("results.json");
+    QFile f(path);
+    if (!f.exists()) return;
+    if (!f.open(QIODevice::ReadOnly))
+        throw launcher::SpecError(QString("%1: cannot read: %2").arg(path, f.errorString()).toStdString());
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
+    if (err.error != QJsonParseError::NoError || !doc.isObject() ||
+        doc.object().value("format").toString() != "thresher-sweep-results")
+        throw launcher::SpecError(
+            QString("%1: not a sweep's results file (%2); choose another results folder or remove it")
+                .arg(path, err.error != QJsonParseError::NoError ? err.errorString() : QString("no \"format\": \"thresher-sweep-results\""))
+                .toStdString());
+    for (const auto& v : doc.object().value("runs").toArray()) {
+        const SweepRow r = SweepRow::from_json(v.toObject());
+        // A row belongs to this sweep when its point still has the same run spec: a changed base
+        // or axis makes it another experiment, run again.
+        if (r.point < 0 || r.point >= sweep_.points.size() || r.repeat < 0 || r.repeat >= sweep_.repeats) continue;
+        if (r.spec != sweep_.points[r.point].spec_json) continue;
+        add(r);
+    }
+}
+
+void SweepResults::add(const SweepRow& row) {
+    // The newest run of a point and repeat replaces an older one (a failed run retried).
+    for (auto& r : rows_)
+        if (r.point == row.point && r.repeat == row.repeat) {
+            r = row;
+            return;
+        }
+    rows_.append(row);
+}
+
+bool SweepResults::done(int point, int repeat) const {
+    for (const auto& r : rows_)
+        if (r.point == point && r.repeat == repeat && r.status == "ok") return true;
+    return false;
+}
+
+QList<PointResult> SweepResults::points() const {
+    QList<PointResult> out;
+    for (const auto& p : sweep_.points) {
+        QList<double> sps, iter;
+        PointResult pr;
+        pr.point = p.index;
+        pr.label = p.label;
+        pr.values = p.values;
+        pr.workers = p.spec.total_workers();
+        pr.batch = p.spec.training.batch;
+        pr.strategy = p.spec.training.strategy;
+        QList<double> enc, dec, bytes, acc;
+        for (const auto& r : rows_) {
+            if (r.point != p.index || r.status != "ok" || !r.samples_per_s) continue;
+            ++pr.runs;
+            pr.workers = r.workers;
+            sps << *r.samples_per_s;
+            if (r.iter_ms) iter << *r.iter_ms;
+            if (r.encode_ms) enc << *r.encode_ms;
+            if (r.decode_ms) dec << *r.decode_ms;
+            if (r.bytes_per_iter) bytes << *r.bytes_per_iter;
+            if (r.accuracy) acc << *r.accuracy;
+        }
+        if (pr.runs == 0) continue;
+        pr.samples_per_s = stats(sps)->mean;
+        pr.samples_per_s_spread = stats(sps)->spread;
+        if (auto s = stats(iter)) {
+            pr.iter_ms = s->mean;
+            pr.iter_ms_spread = s->spread;
+        }
+        if (auto s = stats(enc)) pr.encode_ms = s->mean;
+        if (auto s = stats(dec)) pr.decode_ms = s->mean;
+        if (auto s = stats(bytes)) pr.bytes_per_iter = s->mean;
+        if (auto s = stats(acc)) pr.accuracy = s->mean;
+        QStringList group;
+        for (int a = 0; a < sweep_.axes.size(); ++a)
+            if (!sweep_.axes[a].varies_workers()) group << sweep_.axes[a].name + " = " + value_text(p.values[a]);
+        pr.group = group.join(", ");
+        out.append(pr);
+    }
+    // Speedup within each group, against its fewest-worker point (scalability()).
+    std::map<QString, QList<int>> groups;
+    for (int i = 0; i < out.size(); ++i) groups[out[i].group].append(i);
+    for (const auto& [name, members] : groups) {
+        QList<ScalePoint> pts;
+        for (int i : members) pts.append({out[i].workers, out[i].samples_per_s, out[i].iter_ms, out[i].encode_ms, out[i].decode_ms});
+        const auto rows = scalability(pts);
+        // scalability() sorts by workers; match rows back by worker count (unique within a group
+        // unless two worker axes give the same total, which then share one row's figures).
+        for (int i : members)
+            for (const auto& r : rows)
+                if (r.workers == out[i].workers && r.samples_per_s == out[i].samples_per_s) {
+                    out[i].speedup = r.speedup;
+                    out[i].efficiency = r.efficiency;
+                    out[i].estimate_speedup = r.estimate_speedup;
+                    break;
+                }
+    }
+    return out;
+}
+
+QString SweepResults::csv() const {
+    QStringList header{"point", "repeat"};
+    for (const auto& a : sweep_.axes) header << a.name;
+    header << "status" << "workers" << "iterations" << "samples_per_s" << "speedup" << "efficiency" << "iter_ms"
+           << "encode_ms" << "decode_ms" << "bytes_per_iter" << "accuracy" << "wall_s";
+    QStringList lines{header.join(',')};
+    const auto pts = points();
+    for (const auto& r : rows_) {
+        QStringList cells{QString::number(r.point + 1), QString::number(r.repeat + 1)};
+        for (const auto& v : r.values) cells << csv_cell(value_text(v));
+        std::optional<double> speedup, efficiency;
+        // Per run against its group's baseline point mean: the same ratio scalability() uses.
+        for (const auto& p : pts)
+            if (p.point == r.point && r.samples_per_s && p.samples_per_s > 0) {
+                speedup = p.speedup * *r.samples_per_s / p.samples_per_s;
+                efficiency = *speedup / std::max(1, r.workers);
+            }
+        cells << r.status << QString::number(r.workers) << QString::number(r.iterations) << number(r.samples_per_s)
+              << number(speedup) << number(efficiency) << number(r.iter_ms) << number(r.encode_ms) << number(r.decode_ms)
+              << number(r.bytes_per_iter) << number(r.accuracy) << number(r.wall_s);
+        lines << cells.join(',');
+    }
+    return lines.join('\n') + '\n';
+}
+
+void SweepResults::save(const QString& dir) const {
+    if (!QDir().mkpath(dir)) throw launcher::SpecError(QString("%1: cannot create the results folder").arg(dir).toStdString());
+    QJsonArray runs, pts;
+    for (const auto& r : rows_) runs.append(r.to_json());
+    const auto points_now = points();
+    for (const auto& p : points_now) {
+        QJsonObject o{{"point", p.point}, {"label", p.label}, {"group", p.group}, {"workers", p.workers}, {"runs", p.runs},
+                      {"samples_per_s", p.samples_per_s}, {"samples_per_s_spread", p.samples_per_s_spread},
+                      {"speedup", p.speedup}, {"efficiency", p.efficiency}};
+        QJsonArray v;
+        for (const auto& x : p.values) v.append(x);
+        o.insert("values", v);
+        put(o, "iter_ms", p.iter_ms);
+        put(o, "iter_ms_spread", p.iter_ms_spread);
+        put(o, "encode_ms", p.encode_ms);
+        put(o, "decode_ms", p.decode_ms);
+        put(o, "bytes_per_iter", p.bytes_per_iter);
+        put(o, "accuracy", p.accuracy);
+        put(o, "dl4j_estimate_speedup", p.estimate_speedup);
+        pts.append(o);
+    }
+    QJsonArray axes;
+    for (const auto& a : sweep_.axes) axes.append(QJsonObject{{"name", a.name}, {"field", a.field}});
+    const QJsonObject doc{{"format", "thresher-sweep-results"}, {"version", 1}, {"sweep", sweep_.document},
+                          {"axes", axes}, {"runs", runs}, {"points", pts},
+                          {"model", fit_scaling_model(points_now).to_json()}};
+    write_atomically(QDir(dir).filePath("results.json"), QJsonDocument(doc).toJson(QJsonDocument::Indented));
+    write_atomically(QDir(dir).filePath("results.csv"), csv().toUtf8());
+}
+
+}  // namespace thresher::launcher::sweep

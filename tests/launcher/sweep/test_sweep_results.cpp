@@ -1,0 +1,160 @@
+// SweepResults: rows written to results.json/csv and read back to resume (only rows of the same
+// point, repeat and run spec count, and only "ok" ones are done); per-point means and spreads;
+// speedup within each strategy against its fewest-worker point; the HTML report is one file
+// with the tables and a chart point per measured point, and nothing fetched.
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+
+#include "sweep_report.h"
+#include "sweep_results.h"
+
+using namespace thresher::launcher::sweep;
+
+namespace {
+
+SweepSpec make_sweep(int batch = 16) {
+    return SweepSpec::from_json(QString(R"({"format": "thresher-sweep", "version": 1, "name": "s", "repeats": 2,
+        "base": {"format": "thresher-run", "version": 1, "model": "mlp.json", "training": {"batch": %1}},
+        "axes": [{"field": "strategy", "values": ["gradient-sharing", "parameter-averaging"]},
+                 {"field": "nodes", "values": [1, 2]}]})").arg(batch).toUtf8(), "s.json", qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/resources/models");
+}
+
+SweepRow row(const SweepSpec& s, int point, int repeat, double sps, const QString& status = "ok") {
+    SweepRow r;
+    r.point = point;
+    r.repeat = repeat;
+    r.spec = s.points[point].spec_json;
+    r.values = s.points[point].values;
+    r.status = status;
+    r.workers = s.points[point].spec.total_workers();
+    r.samples_per_s = sps;
+    r.iter_ms = 10.0 * r.workers;
+    r.bytes_per_iter = r.workers > 1 ? 2048.0 : 0.0;
+    r.accuracy = 0.5;
+    r.iterations = 20;
+    return r;
+}
+
+}  // namespace
+
+class TestSweepResults : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void means_spreads_and_speedup();
+    void save_and_resume();
+    void not_a_results_file();
+    void report();
+};
+
+void TestSweepResults::means_spreads_and_speedup() {
+    const SweepSpec s = make_sweep();
+    SweepResults res(s);
+    res.add(row(s, 0, 0, 1000));
+    res.add(row(s, 0, 1, 1200));
+    res.add(row(s, 1, 0, 1500));
+    res.add(row(s, 2, 0, 900));
+    res.add(row(s, 3, 0, 600));
+    res.add(row(s, 3, 1, 0, "failed"));  // a failed run counts nowhere
+    const auto pts = res.points();
+    QCOMPARE(pts.size(), 4);
+    QCOMPARE(pts[0].runs, 2);
+    QCOMPARE(pts[0].samples_per_s, 1100.0);
+    QCOMPARE(pts[0].samples_per_s_spread, std::sqrt(2.0 * 100.0 * 100.0));  // sample standard deviation
+    QCOMPARE(pts[1].group, QString("strategy = gradient-sharing"));
+    QCOMPARE(pts[1].speedup, 1500.0 / 1100.0);       // against gradient sharing on 1 node
+    QCOMPARE(pts[1].efficiency, 1500.0 / 1100.0 / 2);
+    QCOMPARE(pts[3].speedup, 600.0 / 900.0);         // against averaging on 1 node
+    QCOMPARE(pts[3].runs, 1);
+    QCOMPARE(pts[2].speedup, 1.0);
+    QVERIFY(res.done(0, 1));
+    QVERIFY(!res.done(3, 1));  // failed: a resume runs it again
+    QVERIFY(!res.done(2, 1));  // never run
+    // The newest run of a point and repeat replaces the older one.
+    res.add(row(s, 3, 1, 700));
+    QVERIFY(res.done(3, 1));
+    QCOMPARE(res.rows().size(), 6);
+}
+
+void TestSweepResults::save_and_resume() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const SweepSpec s = make_sweep();
+    SweepResults res(s);
+    res.add(row(s, 0, 0, 1000));
+    res.add(row(s, 1, 0, 1500));
+    res.add(row(s, 2, 0, 900, "failed"));
+    res.save(dir.path());
+    const QStringList csv = [&] {
+        QFile f(dir.filePath("results.csv"));
+        f.open(QIODevice::ReadOnly);
+        return QString::fromUtf8(f.readAll()).trimmed().split('\n');
+    }();
+    QCOMPARE(csv.size(), 4);
+    QVERIFY2(csv[0].startsWith("point,repeat,strategy,nodes,status,workers,iterations,samples_per_s,speedup,efficiency,"), qPrintable(csv[0]));
+    QVERIFY2(csv[2].startsWith("2,1,gradient-sharing,2,ok,2,20,1500,"), qPrintable(csv[2]));
+
+    SweepResults again(s);
+    again.load(dir.path());
+    QCOMPARE(again.rows().size(), 3);
+    QVERIFY(again.done(0, 0));
+    QVERIFY(again.done(1, 0));
+    QVERIFY(!again.done(2, 0));
+    QCOMPARE(*again.rows()[1].samples_per_s, 1500.0);
+    QCOMPARE(*again.rows()[1].bytes_per_iter, 2048.0);
+
+    // Another base (batch 32): the old runs are another experiment's, nothing counts as done.
+    SweepResults changed(make_sweep(32));
+    changed.load(dir.path());
+    QCOMPARE(changed.rows().size(), 0);
+
+    // An empty folder: nothing done, no error.
+    QTemporaryDir empty;
+    SweepResults fresh(s);
+    fresh.load(empty.path());
+    QVERIFY(fresh.rows().isEmpty());
+}
+
+void TestSweepResults::not_a_results_file() {
+    QTemporaryDir dir;
+    QFile f(dir.filePath("results.json"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"format": "thresher-run"})");
+    f.close();
+    SweepResults res(make_sweep());
+    try {
+        res.load(dir.path());
+        QFAIL("no error");
+    } catch (const thresher::launcher::SpecError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains("results.json: not a sweep's results file"), e.what());
+    }
+}
+
+void TestSweepResults::report() {
+    QTemporaryDir dir;
+    const SweepSpec s = make_sweep();
+    SweepResults res(s);
+    for (int p = 0; p < 4; ++p) res.add(row(s, p, 0, 1000.0 - 100 * p));
+    const QString path = write_html_report(res, dir.path());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString html = QString::fromUtf8(f.readAll());
+    QVERIFY(html.startsWith("<!DOCTYPE html>"));
+    // Throughput, speedup, time (with the model), traffic, accuracy: 4 measured points on each.
+    QCOMPARE(html.count("<svg "), 5);
+    QCOMPARE(html.count("<circle class=\"point\""), 5 * 4);
+    QVERIFY(html.contains("<table id=\"points\">"));
+    QVERIFY(html.contains("<table id=\"leave-one-out\">"));
+    QVERIFY(html.contains("strategy = parameter-averaging"));
+    QVERIFY(html.contains("&quot;thresher-sweep&quot;"));  // the sweep file, escaped
+    // Self-contained: nothing to fetch (the SVG namespace is a name, not a fetch).
+    QVERIFY(!html.contains("<script"));
+    QVERIFY(!html.contains("src="));
+    QVERIFY(!html.contains("href="));
+    QVERIFY(!html.contains("@import"));
+}
+
+QTEST_MAIN(TestSweepResults)
+#include "test_sweep_results.moc"

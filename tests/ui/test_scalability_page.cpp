@@ -1,0 +1,153 @@
+// The Scalability page runs a sweep file end to end, offscreen, on real engines and the real
+// Fashion-MNIST: strategy × nodes 1, 2 (the MLP on 256 samples) gives a table row and a chart point
+// per point, the results files and the HTML report in the results folder, every run in history;
+// run again it skips every finished point (nothing runs, history unchanged); a bad sweep file is
+// an error on the window, and nothing runs.
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLineEdit>
+#include <QTableWidget>
+#include <QTemporaryDir>
+
+#include "launch_fixture.h"
+#include "main_window.h"
+#include "qcustomplot_include.h"
+#include "run_history.h"
+#include "scalability_page.h"
+#include "sweep_spec.h"
+
+using namespace launch_fixture;
+using thresher::ui::MainWindow;
+using thresher::ui::WindowOptions;
+
+namespace {
+
+WindowOptions options(const QTemporaryDir& dir) {
+    WindowOptions o;
+    o.history_path = dir.filePath("history.sqlite");
+    o.launch.engine = bin("thresher-engine");
+    o.launch.grace_ms = 3000;
+    return o;
+}
+
+int points(QCustomPlot* plot) {
+    int n = 0;
+    for (int i = 0; i < plot->graphCount(); ++i)
+        if (plot->graph(i)->scatterStyle().shape() != QCPScatterStyle::ssNone) n += plot->graph(i)->data()->size();
+    return n;
+}
+
+}  // namespace
+
+class TestScalabilityPage : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void sweep_runs_then_resumes();
+    void bad_sweep_file_is_an_error();
+    void current_spec_saved_as_a_sweep();
+};
+
+void TestScalabilityPage::sweep_runs_then_resumes() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString mlp = qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/resources/models/mlp.json";
+    QVERIFY(write_file(dir.filePath("sweep.json"), QString(R"({"format": "thresher-sweep", "version": 1, "name": "page",
+        "base": {"format": "thresher-run", "version": 1, "model": "%1", "data": "fashion-mnist",
+                 "training": {"epochs": 1, "batch": 32, "limit": 256, "threads": 1, "seed": 3}, "udp_port": %2},
+        "axes": [{"field": "strategy", "values": ["gradient-sharing", "parameter-averaging"]},
+                 {"field": "nodes", "values": [1, 2]}]})").arg(mlp).arg(free_ports(2)).toUtf8()));
+    MainWindow w(options(dir));
+    w.resize(1400, 900);
+    w.show();
+    w.show_tab("scalability");
+    auto* page = w.scalability_page();
+    page->set_sweep_file(dir.filePath("sweep.json"));
+    page->set_results_folder(dir.filePath("results"));
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QMetaObject::invokeMethod(page, "startRequested");
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 240000);
+    QVERIFY2(finished[0][0].toInt() == 0, qPrintable(finished[0][1].toString()));
+
+    // A row per point: #, strategy, nodes, workers, samples/s, speedup, …
+    auto* table = page->table();
+    QCOMPARE(table->rowCount(), 4);
+    QCOMPARE(table->horizontalHeaderItem(1)->text(), QString("strategy"));
+    QCOMPARE(table->horizontalHeaderItem(2)->text(), QString("nodes"));
+    for (int r = 0; r < 4; ++r) QVERIFY2(table->item(r, 4)->text().toDouble() > 0, qPrintable(table->item(r, 4)->text()));
+    QCOMPARE(table->item(2, 1)->text(), QString("parameter-averaging"));
+    QCOMPARE(table->item(0, 5)->text(), QString("1.00"));  // each strategy's 1-node point is its baseline
+    QCOMPARE(table->item(2, 5)->text(), QString("1.00"));
+    // Charts with points: throughput and speedup, a point per measured point; time per
+    // iteration: the measured points (the model's lines carry no markers).
+    QCOMPARE(points(page->charts()[0]), 4);
+    QCOMPARE(points(page->charts()[1]), 4);
+    QCOMPARE(points(page->charts()[2]), 4);
+    QVERIFY(page->charts()[2]->graphCount() > 2);  // with the model's dashed lines
+    for (const QString f : {"results.json", "results.csv", "report.html"})
+        QVERIFY2(QFileInfo(dir.filePath("results/" + f)).size() > 0, qPrintable(f));
+    QCOMPARE(w.history()->runs().size(), 4);
+    for (const auto& r : w.history()->runs()) {
+        QCOMPARE(r.status, QString("ok"));
+        QVERIFY2(r.name.startsWith("page-"), qPrintable(r.name));
+    }
+    const QString dir_shots = qEnvironmentVariable("THRESHER_SCREENSHOTS");
+    if (!dir_shots.isEmpty()) w.save_screenshot(dir_shots + "/scalability-sweep.png");
+
+    // Again into the same folder: every point is done, nothing runs.
+    QFile results(dir.filePath("results/results.json"));
+    QVERIFY(results.open(QIODevice::ReadOnly));
+    const QJsonArray runs = QJsonDocument::fromJson(results.readAll()).object().value("runs").toArray();
+    results.close();
+    QCOMPARE(runs.size(), 4);
+    QMetaObject::invokeMethod(page, "startRequested");
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 30000);
+    QVERIFY2(finished[1][0].toInt() == 0, qPrintable(finished[1][1].toString()));
+    QVERIFY2(finished[1][1].toString().contains("0 run(s) finished, 0 failed, 4 already done"), qPrintable(finished[1][1].toString()));
+    QCOMPARE(w.history()->runs().size(), 4);
+    QCOMPARE(table->rowCount(), 4);
+    QCOMPARE(points(page->charts()[0]), 4);
+    QVERIFY(results.open(QIODevice::ReadOnly));
+    QCOMPARE(QJsonDocument::fromJson(results.readAll()).object().value("runs").toArray(), runs);
+}
+
+void TestScalabilityPage::bad_sweep_file_is_an_error() {
+    QTemporaryDir dir;
+    QVERIFY(write_file(dir.filePath("bad.json"), R"({"format": "thresher-sweep", "version": 1, "axes": []})"));
+    MainWindow w(options(dir));
+    w.show_tab("scalability");
+    w.scalability_page()->set_sweep_file(dir.filePath("bad.json"));
+    QMetaObject::invokeMethod(w.scalability_page(), "startRequested");
+    QVERIFY(!w.running());
+    QVERIFY2(w.last_error().contains("bad.json: base: must be a run spec"), qPrintable(w.last_error()));
+    QCOMPARE(w.history()->runs().size(), 0);
+}
+
+void TestScalabilityPage::current_spec_saved_as_a_sweep() {
+    QTemporaryDir dir;
+    const QString mlp = qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/resources/models/mlp.json";
+    QVERIFY(write_file(dir.filePath("run.json"), local_spec(mlp, "fashion-mnist", 2, 40500, R"("batch":16)")));
+    MainWindow w(options(dir));
+    QVERIFY2(w.open_spec(dir.filePath("run.json")), qPrintable(w.last_error()));
+    w.scalability_page()->findChild<QLineEdit*>("counts")->setText("1, 2, 4");
+    QDir(dir.path()).mkpath("elsewhere");
+    const QString path = dir.filePath("elsewhere/mine.json");
+    QVERIFY2(w.save_sweep(path), qPrintable(w.last_error()));
+    QCOMPARE(w.scalability_page()->sweep_file(), path);
+    // The file is a sweep that loads from its own folder: the model path went absolute.
+    const auto sweep = thresher::launcher::sweep::SweepSpec::load(path);
+    QCOMPARE(sweep.name, QString("mine"));
+    QCOMPARE(sweep.points.size(), 3);
+    QCOMPARE(sweep.points[2].spec.cluster.nodes, 4);
+    QCOMPARE(sweep.points[2].spec.training.batch, 16);
+    QCOMPARE(QFileInfo(sweep.points[0].spec.model_file()).canonicalFilePath(), QFileInfo(mlp).canonicalFilePath());
+    // No counts: an error, no file.
+    w.scalability_page()->findChild<QLineEdit*>("counts")->setText("two");
+    QVERIFY(!w.save_sweep(dir.filePath("none.json")));
+    QVERIFY(w.last_error().contains("Worker counts"));
+    QVERIFY(!QFileInfo::exists(dir.filePath("none.json")));
+}
+
+QTEST_MAIN(TestScalabilityPage)
+#include "test_scalability_page.moc"
