@@ -9,6 +9,7 @@
 
 #include "config/import_support.h"
 #include "config/json_fields.h"
+#include "config/schedule_import.h"
 #include "core/error.h"
 
 namespace thresher::nn {
@@ -225,7 +226,7 @@ void read_updater_fields(Place& u, UpdaterSpec& s, const UpdaterFieldNames& name
 // "iupdater": {"@class": "org.nd4j.linalg.learning.config.Nesterovs", "learningRate": 0.1, ...}
 // (or its wrapper spelling {"Nesterovs": {...}}), or the older "updater": "NESTEROVS" with
 // "learningRate", "momentum", ... beside it on the layer.
-std::optional<UpdaterSpec> read_updater(Place& p) {
+std::optional<UpdaterSpec> read_updater(Place& p, std::optional<LrSchedule>& schedule) {
     const char* kSupported = " is not supported (Thresher has Sgd, Nesterovs, AdaGrad, RmsProp, Adam)";
     if (const auto* obj = p.object({"iupdater", "iUpdater"})) {
         const auto t = import::typed(*obj);
@@ -239,11 +240,13 @@ std::optional<UpdaterSpec> read_updater(Place& p) {
         if (!sched) {
             if (auto lr = u.hyper({"learningRate"}, import::kNonNegative)) s.learning_rate = static_cast<float>(*lr);
         } else {
-            s.learning_rate = static_cast<float>(scheduled_value(u, "learningRateSchedule", *sched, import::kNonNegative));
+            double fixed = 0.0;
+            schedule = import::dl4j_schedule(u, "learningRateSchedule", *sched, &fixed);
+            s.learning_rate = static_cast<float>(schedule ? schedule->value_at(0, 0) : fixed);
             u.ignore({"learningRate"});
         }
         if (u.has("momentumISchedule") || u.has("momentumSchedule"))
-            p.note("\"iupdater\": momentum schedule ignored (Thresher has no schedules)");
+            p.note("\"iupdater\": momentum schedule ignored (Thresher schedules the learning rate only)");
         read_updater_fields(u, s, {"beta1", "beta2"});
         return s;
     }
@@ -467,6 +470,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
     if (m.name.empty()) m.name = "dl4j";
     std::vector<InputCheck> checks;
     std::vector<std::size_t> first_of_conf;  // our index of each conf's first layer (a dropout in front, if any)
+    std::vector<std::pair<std::string, std::optional<LrSchedule>>> schedules;  // per layer with parameters
 
     // Every layer's type is checked before anything else, so an unsupported layer is what the user
     // hears about first, never a shape or hyperparameter complaint that follows from it.
@@ -500,8 +504,6 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         const double alpha_value = alpha_json.is_number() ? alpha_json.get<double>() : std::nan("");
         const float leaky_alpha = alpha_value >= 0.0 && alpha_value <= 1.0 ? static_cast<float>(alpha_value) : std::nanf("");
         c.ignore({"leakyreluAlpha"});
-        if (auto policy = c.string({"learningRatePolicy"}); policy && normalise_name(*policy) != "none")
-            c.note("learning-rate policy " + *policy + " ignored (Thresher has no schedules)");
         if (auto algo = c.string({"optimizationAlgo"}); algo && normalise_name(*algo) != "stochasticgradientdescent")
             c.note("optimizationAlgo " + *algo + " ignored: Thresher trains with minibatch gradient descent");
         if (auto n = c.number({"numIterations"}); n && *n > 1)
@@ -509,7 +511,10 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         if (c.boolean({"minimize"}).value_or(true) == false) c.fail("minimize", "maximising the loss is not supported");
         c.ignore({"layer", "cacheMode", "dataType", "epochCount", "iterationCount", "maxNumLineSearchIterations",
                   "miniBatch", "stepFunction", "variables", "l1ByParam", "l2ByParam", "learningRateByParam",
-                  "lrPolicyDecayRate", "lrPolicyPower", "lrPolicySteps", "useDropConnect", "pretrain"});
+                  "lrPolicyDecayRate", "lrPolicyPower", "lrPolicySteps", "useDropConnect", "pretrain",
+                  "learningRatePolicy"});
+        // Read below with the layer's learning rate; checked here so a bad policy is refused
+        // also on a layer without parameters.
         c.note_unread();
 
         first_of_conf.push_back(m.layers.size());
@@ -619,7 +624,20 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         if (params) {
             l.weight_init = read_weight_init(p);
             if (!l.weight_init) l.weight_init = WeightInit::Xavier;
-            l.updater = read_updater(p);
+            std::optional<LrSchedule> schedule;
+            l.updater = read_updater(p, schedule);
+            // DL4J 0.x: the conf's learningRatePolicy on the layer's learning rate.
+            if (!schedule && l.updater)
+                schedule = import::dl4j_legacy_policy(c, p, l.updater->learning_rate);
+            if (schedule) {
+                if (!schedules.empty() && (!schedules.front().second || schedules.front().second->to_json() != schedule->to_json()))
+                    p.fail("learningRateSchedule", "differs from " + schedules.front().first +
+                                                       "'s: Thresher applies one learning-rate schedule to every layer");
+            } else if (!schedules.empty() && schedules.front().second) {
+                p.fail("learningRateSchedule", "is missing while " + schedules.front().first +
+                                                   " has one: Thresher applies one learning-rate schedule to every layer");
+            }
+            schedules.emplace_back(where, schedule);
             if (!l.updater) {
                 p.note("no updater given: using DL4J's default, Sgd with learning rate 1e-3");
                 l.updater = default_updater(UpdaterKind::Sgd);
@@ -697,6 +715,11 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
     if (m.layers.empty()) root.fail("confs", "no layers left to import");
 
     import::hoist_layer_defaults(m);
+    if (!schedules.empty() && schedules.front().second) {
+        m.lr_schedule = schedules.front().second;
+        m.updater.learning_rate = static_cast<float>(m.lr_schedule->value_at(0, 0));
+        notes.push_back("learning rate: " + m.lr_schedule->describe());
+    }
     result.model = import::validated(m, source);
 
     for (const auto& c : checks) {

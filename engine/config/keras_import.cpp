@@ -445,6 +445,10 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     for (auto& l : m.layers)
         if (l.weight_init || l.l1) l.updater = updater;
     import::hoist_layer_defaults(m);
+    if (training.schedule) {
+        m.lr_schedule = training.schedule;
+        notes.push_back("learning rate: " + m.lr_schedule->describe());
+    }
     if (config) {
         config->ignore({"layers", "trainable", "dtype", "build_input_shape"});
         config->note_unread();

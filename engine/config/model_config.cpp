@@ -2,7 +2,9 @@
 // shape_inference.cpp.
 #include "config/model_config.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 #include "core/error.h"
@@ -23,8 +25,10 @@ const std::vector<std::string> kInits{"xavier", "xavier_uniform", "relu", "norma
                                       "zero"};
 const std::vector<std::string> kUpdaters{"sgd", "nesterovs", "adagrad", "rmsprop", "adam"};
 
+// `schedule`: where the model's updater puts its learning-rate schedule; null for a layer's
+// override (one schedule drives every layer's learning rate).
 UpdaterSpec parse_updater(const nlohmann::json& j, const std::string& source,
-                          const std::string& path) {
+                          const std::string& path, std::optional<LrSchedule>* schedule = nullptr) {
     JsonFields f(j, source, path);
     UpdaterSpec u;
     auto kind = f.choice("type", kUpdaters);
@@ -38,7 +42,19 @@ UpdaterSpec parse_updater(const nlohmann::json& j, const std::string& source,
         case UpdaterKind::RmsProp: u.learning_rate = 0.1f; u.epsilon = 1e-8f; break;
         case UpdaterKind::Adam: u.learning_rate = 1e-3f; u.epsilon = 1e-8f; break;
     }
-    if (auto v = f.number("learning_rate", 0.0, 1e6)) u.learning_rate = static_cast<float>(*v);
+    const auto lr = f.number("learning_rate", 0.0, 1e6);
+    if (lr) u.learning_rate = static_cast<float>(*lr);
+    if (f.has("schedule")) {
+        if (!schedule) f.fail("schedule", "only the model's updater has a schedule (it sets every layer's learning rate)");
+        *schedule = LrSchedule::from_json(*f.object("schedule"), source, path + ".schedule");
+        const auto start = static_cast<float>((*schedule)->value_at(0, 0));
+        // Relative tolerance: a saved schedule's fields are float decimals, its start recomputed.
+        if (lr && std::abs(*lr - start) > 1e-6 * std::max(std::abs(*lr), 1e-30))
+            f.fail("learning_rate", "is " + nlohmann::json(decimal(static_cast<float>(*lr))).dump() +
+                                        " but the schedule starts at " + nlohmann::json(decimal(start)).dump() +
+                                        " (leave it out: the schedule gives the learning rate)");
+        u.learning_rate = start;
+    }
     if (u.kind == UpdaterKind::Nesterovs)
         if (auto v = f.number("momentum", 0.0, 1.0)) u.momentum = static_cast<float>(*v);
     if (u.kind == UpdaterKind::Adam) {
@@ -227,6 +243,11 @@ UpdaterSpec ModelConfig::effective_updater(std::size_t i) const {
     return u;
 }
 
+double ModelConfig::learning_rate_at(std::size_t i, long iteration, int epoch) const {
+    if (lr_schedule) return lr_schedule->value_at(iteration, epoch);
+    return decimal(effective_updater(i).learning_rate);
+}
+
 WeightInit ModelConfig::effective_weight_init(std::size_t i) const {
     return layers.at(i).weight_init.value_or(weight_init);
 }
@@ -258,7 +279,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& s
         in.finish();
     }
     if (auto w = f.choice("weight_init", kInits)) m.weight_init = static_cast<WeightInit>(*w);
-    if (const auto* u = f.object("updater")) m.updater = parse_updater(*u, source, "updater");
+    if (const auto* u = f.object("updater")) m.updater = parse_updater(*u, source, "updater", &m.lr_schedule);
     if (auto v = f.number("l1", 0.0, 1e3)) m.l1 = static_cast<float>(*v);
     if (auto v = f.number("l2", 0.0, 1e3)) m.l2 = static_cast<float>(*v);
     const auto* layers = f.array("layers");
@@ -281,6 +302,7 @@ nlohmann::json ModelConfig::to_json() const {
                               : nlohmann::json{{"channels", input.c}, {"height", input.h}, {"width", input.w}};
     j["weight_init"] = kInits[static_cast<int>(weight_init)];
     j["updater"] = updater_json(updater);
+    if (lr_schedule) j["updater"]["schedule"] = lr_schedule->to_json();
     if (l1 != 0.f) j["l1"] = decimal(l1);
     if (l2 != 0.f) j["l2"] = decimal(l2);
     auto& arr = j["layers"] = nlohmann::json::array();

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
+#include "config/lr_schedule.h"
 
 namespace thresher::nn {
 
@@ -90,6 +91,9 @@ struct ModelConfig {
     std::uint64_t seed = 12345;
     Shape input;
     UpdaterSpec updater{};
+    // Drives every layer's learning rate when set ("updater": {"schedule": ...}); the updaters'
+    // learning_rate then holds its value at iteration 0.
+    std::optional<LrSchedule> lr_schedule;
     WeightInit weight_init = WeightInit::Xavier;
     float l1 = 0.f, l2 = 0.f;
     std::vector<LayerConfig> layers;
@@ -114,6 +118,9 @@ struct ModelConfig {
     // The updater/regularisation that applies to a layer (its override or the model default).
     UpdaterSpec effective_updater(std::size_t layer) const;
     WeightInit effective_weight_init(std::size_t layer) const;
+    // The learning rate of layer's updater at (iteration, epoch): the schedule's value, or the
+    // updater's constant learning rate.
+    double learning_rate_at(std::size_t layer, long iteration, int epoch) const;
 };
 
 // A float as the double with the same shortest decimal (0.01f -> 0.01, not 0.009999999776482582),

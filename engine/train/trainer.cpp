@@ -149,6 +149,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
         plan.world = cluster.total_workers();
         data::PrefetchIterator batches(run.data.train, plan);
         data::Batch batch;
+        net.set_epoch(epoch);  // for learning-rate schedules by epoch
         double epoch_loss = 0.0;
         long epoch_samples = 0;
         const long epoch_began = pos.iterations;
@@ -173,6 +174,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
             // Messages from the other workers go in just before the gradient, so that it sees
             // every update that has arrived (and, with a staleness bound, those it must see).
             nlohmann::json fields = master.before_gradient(local, pos.iterations);
+            const double lr = net.learning_rate(pos.iterations);  // what this step's update uses
             // With several workers each takes the same number of steps; a worker whose shard ran
             // out gets an empty batch at the last step and only joins the synchronous part.
             double loss = 0.0;
@@ -202,6 +204,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
             fields["epoch"] = epoch;
             fields["iter"] = pos.iterations;
             fields["loss"] = loss;
+            fields["lr"] = lr;
             fields["iter_ms"] = iter_ms;
             fields["etl_ms"] = etl_ms;
             fields["samples"] = samples_total;

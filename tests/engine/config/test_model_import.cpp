@@ -281,18 +281,15 @@ void TestModelImport::approximations_are_noted_data() {
     QTest::newRow("dl4j unknown field named")
         << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"frobnicate":true)"), kDl4jOutput}) << "dense,output"
         << "ignored field(s) \"frobnicate\"";
-    QTest::newRow("dl4j learning-rate schedule")
-        << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"iupdater":{"@class":"org.nd4j.linalg.learning.config.Adam",
+    // A learning-rate schedule is trained (issue 13 class 3); the note says which one.
+    const QByteArray exp_updater = R"("iupdater":{"@class":"org.nd4j.linalg.learning.config.Adam",
                "learningRate":"NaN","learningRateSchedule":{"@class":"org.nd4j.linalg.schedule.ExponentialSchedule",
-               "gamma":0.96,"initialValue":0.01,"scheduleType":"EPOCH"}})"), kDl4jOutput})
-        << "dense,output" << "ExponentialSchedule imported as its initial value";
-    // Schedules are not trained yet (issue 13 class 3): a MapSchedule starts at its value for 0,
-    // said in a note, instead of the self-contradicting "expected a number or a schedule".
-    QTest::newRow("dl4j MapSchedule")
-        << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"iupdater":{"@class":"org.nd4j.linalg.learning.config.Nesterovs",
-               "learningRate":"NaN","momentum":0.9,"learningRateSchedule":{"@class":"org.nd4j.linalg.schedule.MapSchedule",
-               "scheduleType":"ITERATION","values":{"0":0.06,"200":0.05,"600":0.028}}})"), kDl4jOutput})
-        << "dense,output" << "MapSchedule imported as its value at 0, 0.06";
+               "gamma":0.96,"initialValue":0.01,"scheduleType":"EPOCH"}})";
+    QTest::newRow("dl4j learning-rate schedule")
+        << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,)" + exp_updater),
+                 dl4j_layer("OutputLayer", R"("nin":3,"nout":2,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+                    "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"},)" + exp_updater)})
+        << "dense,output" << "learning rate: exponential by epoch: 0.01·0.96^epoch";
     QTest::newRow("keras relu folded across dropout and max pooling")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
                   keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])"),
@@ -656,7 +653,7 @@ void TestModelImport::training_config_read() {
     QCOMPARE(u.kind, nn::UpdaterKind::RmsProp);
     QCOMPARE(u.learning_rate, 0.01f);
     QCOMPARE(u.rms_decay, 0.8f);
-    // A Keras 3 learning-rate schedule gives its initial rate, with a note.
+    // A Keras 3 learning-rate schedule is imported as a schedule, its start as the rate.
     const QByteArray sched = R"({"class_name":"Sequential","config":{"name":"s","layers":[)" + kKerasFlatInput + "," + kKerasOut +
         R"(]},"compile_config":{"optimizer":{"class_name":"SGD","config":{"learning_rate":{"module":"keras.optimizers.schedules",
            "class_name":"ExponentialDecay","config":{"initial_learning_rate":0.1,"decay_steps":1000,"decay_rate":0.96,
@@ -665,7 +662,10 @@ void TestModelImport::training_config_read() {
     const auto s = nn::import_model_text(sched.toStdString(), "s.json");
     QCOMPARE(s.model.effective_updater(0).learning_rate, 0.1f);
     QCOMPARE(s.model.effective_updater(0).kind, nn::UpdaterKind::Sgd);
-    QVERIFY2(joined(s.notes).contains("ExponentialDecay imported as its initial learning rate 0.1"), qPrintable(joined(s.notes)));
+    QVERIFY(s.model.lr_schedule.has_value());
+    QCOMPARE(s.model.lr_schedule->kind, nn::ScheduleKind::Exponential);
+    QCOMPARE(s.model.lr_schedule->decay_steps, 1000.0);
+    QVERIFY2(joined(s.notes).contains("learning rate: exponential by iteration: 0.1·0.96^i/1000"), qPrintable(joined(s.notes)));
 }
 
 void TestModelImport::training_config_refused_data() {
