@@ -338,8 +338,9 @@ LossKind read_loss(Place& p) {
     if (n == "negativeloglikelihood") return LossKind::NegativeLogLikelihood;
     if (n == "binaryxent" || n == "xent") return LossKind::BinaryCrossEntropy;
     if (n == "mse") return LossKind::MSE;
+    if (n == "mae" || n == "meanabsoluteerror") return LossKind::MAE;
     p.fail(p.has("lossFn") ? "lossFn" : "lossFunction",
-           "loss " + name + " is not supported (Thresher has MCXENT, NEGATIVELOGLIKELIHOOD, XENT, MSE)");
+           "loss " + name + " is not supported (Thresher has MCXENT, NEGATIVELOGLIKELIHOOD, XENT, MSE, MAE)");
 }
 
 ConvMode read_mode(Place& p) {

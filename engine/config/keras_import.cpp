@@ -424,8 +424,9 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         if (out.loss == LossKind::BinaryCrossEntropy && out.activation.kind != Activation::Sigmoid)
             throw ConfigError(source + ": " + out_where + ": binary cross-entropy needs a sigmoid output, got " +
                               std::string(to_string(out.activation.kind)));
-        if (out.loss == LossKind::MSE && out.activation.kind == Activation::Softmax)
-            throw ConfigError(source + ": " + out_where + ": mean squared error on a softmax output is not supported");
+        if ((out.loss == LossKind::MSE || out.loss == LossKind::MAE) && out.activation.kind == Activation::Softmax)
+            throw ConfigError(source + ": " + out_where + ": " + std::string(to_string(out.loss)) +
+                              " on a softmax output is not supported");
     } else {
         out.loss = out.activation.kind == Activation::Softmax ? LossKind::MultiClassCrossEntropy : LossKind::MSE;
         notes.push_back(std::string("output: the file holds no loss (compile() was not saved with it); using ") +

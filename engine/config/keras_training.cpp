@@ -127,8 +127,10 @@ std::pair<LossKind, std::optional<Activation>> read_loss(Place& t, const nlohman
         return {LossKind::BinaryCrossEntropy, logits ? std::optional(Activation::Sigmoid) : std::nullopt};
     if (n == "mse" || n == "meansquarederror")
         return {LossKind::MSE, std::nullopt};
+    if (n == "mae" || n == "meanabsoluteerror")
+        return {LossKind::MAE, std::nullopt};
     t.fail("loss", "loss " + name + " is not supported (Thresher has categorical_crossentropy, "
-                   "sparse_categorical_crossentropy, binary_crossentropy, mean_squared_error)");
+                   "sparse_categorical_crossentropy, binary_crossentropy, mean_squared_error, mean_absolute_error)");
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling"
 const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
                                             "sigmoid",  "softmax",  "elu",         "selu",
                                             "relu6",    "hardsigmoid", "softplus", "softsign"};
-const std::vector<std::string> kLosses{"mcxent", "negativeloglikelihood", "xent", "mse"};
+const std::vector<std::string> kLosses{"mcxent", "negativeloglikelihood", "xent", "mse", "mae"};
 const std::vector<std::string> kInits{"xavier", "xavier_uniform", "relu", "normal", "uniform",
                                       "zero"};
 const std::vector<std::string> kUpdaters{"sgd", "nesterovs", "adagrad", "rmsprop", "adam"};
@@ -133,8 +133,8 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::s
                 if (l.loss == LossKind::BinaryCrossEntropy && l.activation.kind != Activation::Sigmoid)
                     g.fail("loss", "xent needs activation sigmoid, got " +
                                        std::string(to_string(l.activation.kind)));
-                if (l.loss == LossKind::MSE && l.activation.kind == Activation::Softmax)
-                    g.fail("loss", "mse with softmax is not supported; use mcxent");
+                if ((l.loss == LossKind::MSE || l.loss == LossKind::MAE) && l.activation.kind == Activation::Softmax)
+                    g.fail("loss", std::string(to_string(l.loss)) + " with softmax is not supported; use mcxent");
             }
             break;
         }

@@ -36,7 +36,7 @@ struct Shape {
 
 enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output };
 enum class ConvMode { Truncate, Same };
-enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE };
+enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE, MAE };
 enum class WeightInit { Xavier, XavierUniform, Relu, Normal, Uniform, Zero };
 
 // Where a parameter block sits inside a layer's slice of the flat parameter buffer.

@@ -20,6 +20,7 @@
 #include "nn/model_file.h"
 #include "nn/network.h"
 #include "train/evaluation.h"
+#include "train/task.h"
 #include "train/finite_guard.h"
 
 namespace thresher::train {
@@ -78,7 +79,13 @@ nlohmann::json merge_parts(const std::vector<nlohmann::json>& parts) {
         loss_sum += parts[i].value("loss_sum", 0.0);
         count += parts[i].value("count", std::size_t{0});
     }
+    const bool binary = parts.front().contains("auc_hist");
     merged = total.to_json();
+    if (binary) {
+        auto scores = eval::BinaryScores::from_json(parts.front()["auc_hist"]);
+        for (std::size_t i = 1; i < parts.size(); ++i) scores.merge(eval::BinaryScores::from_json(parts[i].at("auc_hist")));
+        add_binary_fields(merged, total, scores);
+    }
     merged["loss_sum"] = loss_sum;
     merged["count"] = count;
     merged["loss"] = count ? loss_sum / static_cast<double>(count) : 0.0;
@@ -108,6 +115,7 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
     fields["loss"] = epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0;
     fields["eval_set"] = run.data.has_test ? "test" : "train";
     fields.erase("loss_sum");
+    fields.erase("auc_hist");  // merged above; the event keeps the AUC
     run.ev.write("epoch_end", fields);
     if (fields.contains("confusion"))
         run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << " (" << fields["eval_set"].get<std::string>()
@@ -265,7 +273,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         run.config = std::move(imported.model);
         run.start.seed = o.seed.value_or(run.config.seed);
     }
-    run.data = data::load_data(o.data_spec);
+    run.data = load_data_for(o.data_spec, run.config);  // a CSV read for the model's task
     if (run.resume) {
         run.transform = run.resume->normalization;
         if (o.normalize != "none" && o.normalize != run.transform.kind)

@@ -46,7 +46,7 @@ QList<FieldSpec> layer_fields(const QString& type) {
     if (type == "output")
         return {{"units", "Units", Kind::Int, {}, QJsonValue(), "classes (or regression targets)"},
                 activation("softmax"),
-                {"loss", "Loss", Kind::Choice, {"mcxent", "negativeloglikelihood", "xent", "mse"}, "mcxent",
+                {"loss", "Loss", Kind::Choice, {"mcxent", "negativeloglikelihood", "xent", "mse", "mae"}, "mcxent",
                  "mcxent and negativeloglikelihood need softmax; xent needs sigmoid"}};
     return {};
 }

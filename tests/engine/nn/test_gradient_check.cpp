@@ -107,6 +107,15 @@ void TestGradientCheck::gradients_data() {
     }
     QTest::newRow("dense elu alpha 0.5")
         << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"elu\",\"alpha\":0.5}", softmax) << true;
+    // Binary classification (one sigmoid unit, xent) and regression with mae (issue 13 class 5).
+    QTest::newRow("dense tanh, one sigmoid unit xent")
+        << model(flat, "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}",
+                 "{\"type\":\"output\",\"units\":1,\"activation\":\"sigmoid\",\"loss\":\"xent\"}") << false;
+    QTest::newRow("dense relu, identity mae")
+        << model(flat, "{\"type\":\"dense\",\"units\":4,\"activation\":\"relu\"}",
+                 "{\"type\":\"output\",\"units\":2,\"activation\":\"identity\",\"loss\":\"mae\"}") << false;
+    QTest::newRow("output sigmoid mae")
+        << model(flat, "", "{\"type\":\"output\",\"units\":1,\"activation\":\"sigmoid\",\"loss\":\"mae\"}") << false;
     QTest::newRow("output softplus mse")
         << model(flat, "", "{\"type\":\"output\",\"units\":2,\"activation\":\"softplus\",\"loss\":\"mse\"}") << false;
     QTest::newRow("output softsign mse")
