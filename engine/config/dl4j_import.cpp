@@ -52,7 +52,8 @@ void ignore_harmless(Place& p) {
 }
 
 const char* kSupportedActivations =
-    "identity, relu, leakyrelu, tanh, sigmoid, softmax, elu, selu, relu6, hardsigmoid, softplus, softsign";
+    "identity, relu, leakyrelu, tanh, sigmoid, softmax, elu, selu, relu6, hardsigmoid, softplus, softsign, "
+    "thresholdedrelu";
 
 ActivationSpec activation_from_name(Place& p, const std::string& key, const std::string& name, float alpha) {
     const std::string n = normalise_name(name);
@@ -68,6 +69,7 @@ ActivationSpec activation_from_name(Place& p, const std::string& key, const std:
     if (n == "hardsigmoid") return {Activation::HardSigmoid, 0.2f};  // DL4J: clamp(0.2x + 0.5, 0, 1)
     if (n == "softplus") return {Activation::Softplus, 0.01f};
     if (n == "softsign") return {Activation::Softsign, 0.01f};
+    if (n == "thresholdedrelu") return {Activation::ThresholdedRelu, 1.f};
     p.fail(key, "activation \"" + name + "\" is not supported (Thresher has " + kSupportedActivations + ")");
 }
 
@@ -91,14 +93,18 @@ ActivationSpec read_activation(Place& p, float legacy_alpha) {
             // DL4J 1.0's ReLU carries optional max / threshold / negativeSlope.
             const auto slope = a.hyper({"negativeSlope"}, import::kUnit).value_or(0.0);
             const auto max = a.number({"max"}).value_or(0.0);
-            if (a.number({"threshold"}).value_or(0.0) != 0.0 || (max != 0.0 && (max != 6.0 || slope != 0.0)))
-                p.fail("activationFn", "ReLU with a threshold, or a max other than 6, is not supported");
+            const auto threshold = a.hyper({"threshold"}, import::Range{0.0, 100.0}).value_or(0.0);
+            if (threshold != 0.0 && max == 0.0 && slope == 0.0) return {Activation::ThresholdedRelu, static_cast<float>(threshold)};
+            if (threshold != 0.0 || (max != 0.0 && (max != 6.0 || slope != 0.0)))
+                p.fail("activationFn", "ReLU with a threshold and a max or slope, or a max other than 6, is not supported");
             if (max == 6.0) return {Activation::Relu6, 0.01f};
             if (slope != 0.0) return {Activation::LeakyRelu, static_cast<float>(slope)};
             return {Activation::Relu, 0.01f};
         }
         if (n == "lrelu" || n == "leakyrelu")
             return {Activation::LeakyRelu, static_cast<float>(a.hyper({"alpha"}, import::kUnit).value_or(0.01))};
+        if (n == "thresholdedrelu")
+            return {Activation::ThresholdedRelu, static_cast<float>(a.hyper({"theta"}, import::Range{0.0, 100.0}).value_or(1.0))};
         if (n == "elu") return {Activation::Elu, static_cast<float>(a.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
         return activation_from_name(p, "activationFn", cls, 0.01f);
     }

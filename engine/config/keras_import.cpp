@@ -26,7 +26,7 @@ bool supported_layer(const std::string& kind) {
     static const std::set<std::string> known{"InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
                                              "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
                                              "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
-                                             "ELU"};
+                                             "ELU", "ThresholdedReLU"};
     return known.count(kind) > 0;
 }
 
@@ -352,7 +352,8 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             needs_flatten = false;
             p.note_unread();
             continue;
-        } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "ELU" || kind == "Softmax") {
+        } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "ELU" || kind == "Softmax" ||
+                   kind == "ThresholdedReLU") {
             ActivationSpec act;
             if (kind == "Activation") {
                 act = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
@@ -360,11 +361,16 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             } else if (kind == "ReLU") {
                 const auto max = p.number({"max_value"});
                 const auto slope = p.hyper({"negative_slope"}, import::kUnit).value_or(0.0);
-                if (p.number({"threshold"}).value_or(0.0) != 0.0 || (max && (*max != 6.0 || slope != 0.0)))
-                    p.fail("ReLU with a threshold, or a max_value other than 6, is not supported");
-                act = max ? ActivationSpec{Activation::Relu6, 0.01f}
+                const auto threshold = p.hyper({"threshold"}, import::Range{0.0, 100.0}).value_or(0.0);
+                if (threshold != 0.0 && (max || slope != 0.0))
+                    p.fail("ReLU with a threshold and a max_value or negative_slope is not supported");
+                if (max && (*max != 6.0 || slope != 0.0)) p.fail("ReLU with a max_value other than 6 is not supported");
+                act = threshold != 0.0 ? ActivationSpec{Activation::ThresholdedRelu, static_cast<float>(threshold)}
+                    : max ? ActivationSpec{Activation::Relu6, 0.01f}
                     : slope == 0.0 ? ActivationSpec{Activation::Relu, 0.01f}
                                    : ActivationSpec{Activation::LeakyRelu, static_cast<float>(slope)};
+            } else if (kind == "ThresholdedReLU") {
+                act = {Activation::ThresholdedRelu, static_cast<float>(p.hyper({"theta"}, import::Range{0.0, 100.0}).value_or(1.0))};
             } else if (kind == "ELU") {
                 act = {Activation::Elu, static_cast<float>(p.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
             } else if (kind == "LeakyReLU") {

@@ -19,7 +19,8 @@ const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling"
                                            "dropout", "output"};
 const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
                                             "sigmoid",  "softmax",  "elu",         "selu",
-                                            "relu6",    "hardsigmoid", "softplus", "softsign"};
+                                            "relu6",    "hardsigmoid", "softplus", "softsign",
+                                            "thresholdedrelu"};
 const std::vector<std::string> kLosses{"mcxent", "negativeloglikelihood", "xent", "mse", "mae"};
 const std::vector<std::string> kInits{"xavier", "xavier_uniform", "relu", "normal", "uniform",
                                       "zero"};
@@ -89,18 +90,21 @@ ActivationSpec parse_activation(JsonFields& f, Activation fallback) {
     if (auto k = f.choice("activation", kActivations)) a.kind = static_cast<Activation>(*k);
     if (a.kind == Activation::Elu) a.alpha = 1.f;
     if (a.kind == Activation::HardSigmoid) a.alpha = 0.2f;
+    if (a.kind == Activation::ThresholdedRelu) a.alpha = 1.f;  // DL4J's and Keras's default θ
     if (f.has("alpha")) {
         double lo = 0.0, hi = 1.0;
-        if (a.kind == Activation::Elu) hi = 100.0;
+        if (a.kind == Activation::Elu || a.kind == Activation::ThresholdedRelu) hi = 100.0;
         else if (a.kind == Activation::HardSigmoid) lo = 1e-6, hi = 10.0;
-        else if (a.kind != Activation::LeakyRelu) f.fail("alpha", "only applies to activations leakyrelu, elu and hardsigmoid");
+        else if (a.kind != Activation::LeakyRelu && a.kind != Activation::ThresholdedRelu)
+            f.fail("alpha", "only applies to activations leakyrelu, elu, hardsigmoid and thresholdedrelu (its threshold)");
         a.alpha = static_cast<float>(*f.number("alpha", lo, hi));
     }
     return a;
 }
 
 bool has_alpha(Activation a) {
-    return a == Activation::LeakyRelu || a == Activation::Elu || a == Activation::HardSigmoid;
+    return a == Activation::LeakyRelu || a == Activation::Elu || a == Activation::HardSigmoid ||
+           a == Activation::ThresholdedRelu;
 }
 
 LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::string& source) {

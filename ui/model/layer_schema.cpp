@@ -9,7 +9,8 @@ namespace {
 using Kind = FieldSpec::Kind;
 
 const QStringList kActivations{"identity", "relu", "leakyrelu", "tanh", "sigmoid", "softmax",
-                               "elu", "selu", "relu6", "hardsigmoid", "softplus", "softsign"};
+                               "elu", "selu", "relu6", "hardsigmoid", "softplus", "softsign",
+                               "thresholdedrelu"};
 
 FieldSpec activation(const QString& fallback) {
     return {"activation", "Activation", Kind::Choice, kActivations, fallback, "applied to the layer's output"};

@@ -59,6 +59,7 @@ const QByteArray kKerasOut = keras_layer("Dense", R"("name":"out","units":3,"act
 class TestModelImport : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void thresholded_relu_imports();
     void fixtures_data();
     void fixtures();
     void lenet_matches_resources_data();
@@ -750,6 +751,39 @@ void TestModelImport::activations_of_imported_files() {
     const auto again = nn::ModelConfig::from_json(r.model.to_json(), "again");
     QCOMPARE(again.layers[0].activation.kind, a.kind);
     QCOMPARE(again.layers[0].activation.alpha, a.alpha);
+}
+
+// Thresholded ReLU (x where x > θ, else 0) from DL4J's ActivationThresholdedReLU and ReLU
+// threshold, and Keras's ThresholdedReLU layer and ReLU(threshold).
+void TestModelImport::thresholded_relu_imports() {
+    auto dl4j_act = [](const QByteArray& act) {
+        return dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"activationFn":)" + act), kDl4jOutput});
+    };
+    const auto a = nn::import_model_text(dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationThresholdedReLU","theta":0.5})").toStdString(), "a.json");
+    QCOMPARE(a.model.layers[0].activation.kind, nn::Activation::ThresholdedRelu);
+    QCOMPARE(a.model.layers[0].activation.alpha, 0.5f);
+    const auto b = nn::import_model_text(dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationReLU","max":null,"threshold":0.25,"negativeSlope":0.0})").toStdString(), "b.json");
+    QCOMPARE(b.model.layers[0].activation.kind, nn::Activation::ThresholdedRelu);
+    QCOMPARE(b.model.layers[0].activation.alpha, 0.25f);
+    const auto k = nn::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
+                                                keras_layer("ThresholdedReLU", R"("name":"t","theta":0.7)"), kKerasOut})
+                                             .toStdString(), "k.json");
+    QCOMPARE(k.model.layers[0].activation.kind, nn::Activation::ThresholdedRelu);
+    QCOMPARE(k.model.layers[0].activation.alpha, 0.7f);
+    const auto r = nn::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
+                                                keras_layer("ReLU", R"("name":"r","threshold":0.4,"max_value":null,"negative_slope":0.0)"), kKerasOut})
+                                             .toStdString(), "r.json");
+    QCOMPARE(r.model.layers[0].activation.alpha, 0.4f);
+    QCOMPARE(r.model.to_json()["layers"][0]["activation"].get<std::string>(), std::string("thresholdedrelu"));
+    // A threshold with a max is refused, naming the layer.
+    try {
+        nn::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
+                                     keras_layer("ReLU", R"("name":"r","threshold":0.4,"max_value":6)"), kKerasOut})
+                                  .toStdString(), "m.json");
+        QFAIL("accepted");
+    } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("(ReLU \"r\")"), e.what());
+    }
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)
