@@ -19,7 +19,7 @@ namespace {
 using import::Place;
 using import::simple_class_name;
 
-enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation };
+enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling };
 
 std::optional<Kind> kind_of(const std::string& name) {
     static const std::map<std::string, Kind> kinds{
@@ -30,7 +30,8 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"Subsampling2D", Kind::Subsampling}, {"subsampling", Kind::Subsampling},
         {"BatchNormalization", Kind::BatchNorm}, {"batchNormalization", Kind::BatchNorm},
         {"DropoutLayer", Kind::Dropout},      {"dropout", Kind::Dropout},
-        {"ActivationLayer", Kind::Activation}, {"activation", Kind::Activation}};
+        {"ActivationLayer", Kind::Activation}, {"activation", Kind::Activation},
+        {"GlobalPoolingLayer", Kind::GlobalPooling}, {"GlobalPooling", Kind::GlobalPooling}};
     auto it = kinds.find(name);
     if (it == kinds.end()) return std::nullopt;
     return it->second;
@@ -456,7 +457,7 @@ Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& 
 
 std::string kUnsupportedLayer(const std::string& cls) {
     return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
-           "SubsamplingLayer, BatchNormalization, DropoutLayer and ActivationLayer)";
+           "SubsamplingLayer, GlobalPoolingLayer, BatchNormalization, DropoutLayer and ActivationLayer)";
 }
 
 }  // namespace
@@ -591,6 +592,19 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 if (p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1}) != std::array<int, 2>{1, 1})
                     p.fail("dilation", "dilated pooling is not supported");
                 l.mode = read_mode(p);
+                break;
+            }
+            case Kind::GlobalPooling: {
+                l.type = LayerType::Subsampling;
+                l.global = true;
+                const auto pooling = p.string({"poolingType"}).value_or("MAX");
+                const auto pn = normalise_name(pooling);
+                if (pn != "max" && pn != "avg")
+                    p.fail("poolingType", pooling + " pooling is not supported (MAX or AVG)");
+                l.max_pool = pn == "max";
+                if (!p.boolean({"collapseDimensions"}).value_or(true))
+                    p.note("collapseDimensions false: the pooled C x 1 x 1 output is used as C features");
+                p.ignore({"poolingDimensions"});
                 break;
             }
             case Kind::BatchNorm:

@@ -19,14 +19,16 @@ namespace {
 using import::Place;
 
 const char* kSupportedLayers =
-    "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, BatchNormalization, Dropout, Flatten, "
-    "Activation, ReLU, LeakyReLU, ELU, Softmax; Keras 1's Convolution2D";
+    "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, "
+    "BatchNormalization, Dropout, Flatten, "
+    "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax; Keras 1's Convolution2D";
 
 bool supported_layer(const std::string& kind) {
     static const std::set<std::string> known{"InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
                                              "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
                                              "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
-                                             "ELU", "ThresholdedReLU"};
+                                             "ELU", "ThresholdedReLU", "GlobalAveragePooling2D", "GlobalAvgPool2D",
+                                             "GlobalMaxPooling2D", "GlobalMaxPool2D"};
     return known.count(kind) > 0;
 }
 
@@ -316,6 +318,14 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             l.max_pool = kind.rfind("Max", 0) == 0;
             l.kernel = p.pair({"pool_size"}, 1).value_or(std::array<int, 2>{2, 2});
             l.stride = p.pair({"strides"}, 1).value_or(l.kernel);
+        } else if (kind == "GlobalAveragePooling2D" || kind == "GlobalAvgPool2D" || kind == "GlobalMaxPooling2D" ||
+                   kind == "GlobalMaxPool2D") {
+            if (flat) p.fail("global pooling needs an image-shaped input");
+            l.type = LayerType::Subsampling;
+            l.max_pool = kind.find("Max") != std::string::npos;
+            l.global = true;
+            p.ignore({"keepdims"});  // C x 1 x 1 either way; a following Dense sees the C features
+            flat = true;             // what follows takes the C features directly (no Flatten needed)
         } else if (kind == "BatchNormalization") {
             l.type = LayerType::BatchNorm;
             if (p.integer({"mode"}, 0).value_or(0) != 0)

@@ -160,6 +160,14 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::s
         }
         case LayerType::Subsampling: {
             if (auto p = g.choice("pooling", {"max", "avg"})) l.max_pool = *p == 0;
+            // Global pooling (Keras GlobalAveragePooling2D, DL4J GlobalPoolingLayer): the window
+            // is the whole input, set by shape inference.
+            if (g.boolean("global").value_or(false)) {
+                l.global = true;
+                for (const char* key : {"kernel", "stride", "padding", "mode"})
+                    if (g.has(key)) g.fail(key, "global pooling takes the whole image: leave it out");
+                break;
+            }
             auto kernel = g.pair("kernel", 1);
             l.kernel = kernel ? *kernel : std::array<int, 2>{2, 2};
             auto stride = g.pair("stride", 1);
@@ -331,6 +339,10 @@ nlohmann::json ModelConfig::to_json() const {
                 break;
             case LayerType::Subsampling:
                 o["pooling"] = l.max_pool ? "max" : "avg";
+                if (l.global) {
+                    o["global"] = true;
+                    break;
+                }
                 o["kernel"] = pair_json(l.kernel);
                 o["stride"] = pair_json(l.stride);
                 o["padding"] = pair_json(l.padding);

@@ -63,6 +63,7 @@ struct LayerConfig {
     std::array<int, 2> dilation{1, 1};  // convolution
     ConvMode mode = ConvMode::Truncate;
     bool max_pool = true;               // subsampling: max or average
+    bool global = false;                // subsampling over the whole image (kernel = input height x width)
     ActivationSpec activation{};
     LossKind loss = LossKind::MultiClassCrossEntropy;
     float retain = 0.5f;                // dropout: probability of keeping an activation

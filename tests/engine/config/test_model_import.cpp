@@ -59,6 +59,7 @@ const QByteArray kKerasOut = keras_layer("Dense", R"("name":"out","units":3,"act
 class TestModelImport : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void global_pooling_imports();
     void thresholded_relu_imports();
     void fixtures_data();
     void fixtures();
@@ -558,9 +559,9 @@ void TestModelImport::unsupported_layer_named_first_data() {
     QTest::newRow("dl4j 0.x graves before shape") << dl4j({R"({"layer":{"convolution":{"nin":1,"nout":2,"kernelSize":[9,9]}}})",
         R"({"layer":{"gravesLSTM":{"layerName":"g","nin":4,"nout":3}}})", kDl4jOutput})
         << "confs[1] (gravesLSTM \"g\"): layer type gravesLSTM is not supported";
-    QTest::newRow("keras Dense on image before GlobalAveragePooling2D") << keras({kKerasInput,
-        keras_layer("Dense", R"("name":"d","units":4)"), keras_layer("GlobalAveragePooling2D", R"("name":"gap")"), kKerasOut})
-        << "config.layers[2] (GlobalAveragePooling2D \"gap\"): layer GlobalAveragePooling2D is not supported";
+    QTest::newRow("keras Dense on image before SeparableConv2D") << keras({kKerasInput,
+        keras_layer("Dense", R"("name":"d","units":4)"), keras_layer("SeparableConv2D", R"("name":"sep")"), kKerasOut})
+        << "config.layers[2] (SeparableConv2D \"sep\"): layer SeparableConv2D is not supported";
 }
 
 void TestModelImport::unsupported_layer_named_first() {
@@ -783,6 +784,39 @@ void TestModelImport::thresholded_relu_imports() {
         QFAIL("accepted");
     } catch (const ConfigError& e) {
         QVERIFY2(QString(e.what()).contains("(ReLU \"r\")"), e.what());
+    }
+}
+
+// Global pooling: Keras GlobalAveragePooling2D / GlobalMaxPooling2D and DL4J GlobalPoolingLayer
+// become a subsampling layer over the whole image (C x 1 x 1), which a Dense takes directly.
+void TestModelImport::global_pooling_imports() {
+    const auto k = nn::import_model_text(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":4,"kernel_size":3,"activation":"relu")"),
+                                                keras_layer("GlobalAveragePooling2D", R"("name":"g","data_format":"channels_last","keepdims":false)"),
+                                                kKerasOut}).toStdString(), "k.json");
+    QCOMPARE(types(k.model), QString("convolution,subsampling,output"));
+    QVERIFY(k.model.layers[1].global && !k.model.layers[1].max_pool);
+    QCOMPARE(k.model.layers[1].out_shape, (nn::Shape{4, 1, 1}));
+    QCOMPARE(k.model.layers[1].kernel, (std::array<int, 2>{6, 6}));
+    QCOMPARE(k.model.layers[2].param_count, std::size_t(4 * 3 + 3));
+    QCOMPARE(k.model.to_json()["layers"][1]["global"].get<bool>(), true);
+    const auto m = nn::import_model_text(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
+                                                keras_layer("GlobalMaxPooling2D", R"("name":"g")"), kKerasOut}).toStdString(), "m.json");
+    QVERIFY(m.model.layers[1].global && m.model.layers[1].max_pool);
+    const QByteArray conv = dl4j_layer("ConvolutionLayer", R"("nin":1,"nout":5,"kernelSize":[3,3],"stride":[1,1],"padding":[0,0],
+        "convolutionMode":"Truncate","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationReLU"})");
+    const QByteArray pool = dl4j_layer("GlobalPoolingLayer", R"("poolingType":"AVG","collapseDimensions":true,"poolingDimensions":null)");
+    const QByteArray out = dl4j_layer("OutputLayer", R"("nin":5,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+        "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})");
+    const auto d = nn::import_model_text(dl4j({conv, pool, out}, R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
+        "inputHeight":10,"inputWidth":10,"numChannels":1}})").toStdString(), "d.json");
+    QCOMPARE(types(d.model), QString("convolution,subsampling,output"));
+    QCOMPARE(d.model.layers[1].out_shape, (nn::Shape{5, 1, 1}));
+    // Global pooling on flat features is refused, naming the layer.
+    try {
+        nn::import_model_text(keras({kKerasFlatInput, keras_layer("GlobalAveragePooling2D", R"("name":"g")"), kKerasOut}).toStdString(), "f.json");
+        QFAIL("accepted");
+    } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("(GlobalAveragePooling2D \"g\")"), e.what());
     }
 }
 

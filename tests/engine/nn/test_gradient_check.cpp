@@ -124,6 +124,15 @@ void TestGradientCheck::gradients_data() {
         << model("{\"channels\":1,\"height\":6,\"width\":6}",
                  "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"activation\":\"thresholdedrelu\",\"alpha\":0.2},"
                  "{\"type\":\"subsampling\",\"pooling\":\"max\",\"kernel\":[2,2]}", softmax) << true;
+    // Global pooling (one window over the whole 4x4 map): the C channel values go to the output.
+    QTest::newRow("conv then global avg pool")
+        << model("{\"channels\":1,\"height\":6,\"width\":6}",
+                 "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[3,3],\"activation\":\"tanh\"},"
+                 "{\"type\":\"subsampling\",\"pooling\":\"avg\",\"global\":true}", softmax) << true;
+    QTest::newRow("conv then global max pool")
+        << model("{\"channels\":1,\"height\":6,\"width\":6}",
+                 "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[3,3],\"activation\":\"tanh\"},"
+                 "{\"type\":\"subsampling\",\"pooling\":\"max\",\"global\":true}", softmax) << true;
     QTest::newRow("output softplus mse")
         << model(flat, "", "{\"type\":\"output\",\"units\":2,\"activation\":\"softplus\",\"loss\":\"mse\"}") << false;
     QTest::newRow("output softsign mse")
