@@ -19,7 +19,7 @@ namespace {
 using import::Place;
 using import::simple_class_name;
 
-enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling };
+enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding };
 
 std::optional<Kind> kind_of(const std::string& name) {
     static const std::map<std::string, Kind> kinds{
@@ -31,7 +31,8 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"BatchNormalization", Kind::BatchNorm}, {"batchNormalization", Kind::BatchNorm},
         {"DropoutLayer", Kind::Dropout},      {"dropout", Kind::Dropout},
         {"ActivationLayer", Kind::Activation}, {"activation", Kind::Activation},
-        {"GlobalPoolingLayer", Kind::GlobalPooling}, {"GlobalPooling", Kind::GlobalPooling}};
+        {"GlobalPoolingLayer", Kind::GlobalPooling}, {"GlobalPooling", Kind::GlobalPooling},
+        {"ZeroPaddingLayer", Kind::ZeroPadding}, {"zeroPadding", Kind::ZeroPadding}};
     auto it = kinds.find(name);
     if (it == kinds.end()) return std::nullopt;
     return it->second;
@@ -457,7 +458,8 @@ Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& 
 
 std::string kUnsupportedLayer(const std::string& cls) {
     return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
-           "SubsamplingLayer, GlobalPoolingLayer, BatchNormalization, DropoutLayer and ActivationLayer)";
+           "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer (before a convolution), BatchNormalization, DropoutLayer "
+           "and ActivationLayer)";
 }
 
 }  // namespace
@@ -479,6 +481,9 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
     std::vector<InputCheck> checks;
     std::vector<std::size_t> first_of_conf;  // our index of each conf's first layer (a dropout in front, if any)
     std::vector<std::pair<std::string, std::optional<LrSchedule>>> schedules;  // per layer with parameters
+    // A symmetric ZeroPaddingLayer becomes the padding of the convolution right after it.
+    std::optional<std::array<int, 2>> pending_pad;
+    std::string pending_pad_where;
 
     // Every layer's type is checked before anything else, so an unsupported layer is what the user
     // hears about first, never a shape or hyperparameter complaint that follows from it.
@@ -501,6 +506,9 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         const std::string what = cls + (name.empty() ? "" : " \"" + name + "\"");
         const auto kind = kind_of(cls);
         if (!kind) p.fail(kUnsupportedLayer(cls));
+        if (pending_pad && *kind != Kind::Convolution)
+            throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a "
+                              "convolution (it becomes its padding), not before " + what);
 
         // Conf-level settings. Every conf repeats the builder's seed; the first stands for the model.
         if (auto s = c.number({"seed"}); i == 0 && s && *s >= 0 && *s < 9.007199254740992e15)
@@ -574,6 +582,13 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 l.padding = p.pair({"padding"}, 0).value_or(std::array<int, 2>{0, 0});
                 l.dilation = p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1});
                 l.mode = read_mode(p);
+                if (pending_pad) {
+                    if (l.mode != ConvMode::Truncate)
+                        throw ConfigError(source + ": " + pending_pad_where +
+                                          ": zero padding before a convolution in Same mode is not supported");
+                    l.padding = {l.padding[0] + (*pending_pad)[0], l.padding[1] + (*pending_pad)[1]};
+                    pending_pad.reset();
+                }
                 l.activation = read_activation(p, leaky_alpha);
                 if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
                 params = true;
@@ -593,6 +608,19 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                     p.fail("dilation", "dilated pooling is not supported");
                 l.mode = read_mode(p);
                 break;
+            }
+            case Kind::ZeroPadding: {
+                // "padding": [top, bottom, left, right].
+                const auto* pad = p.array({"padding"});
+                auto count = [](const nlohmann::json& v) { return v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() < (1 << 16); };
+                if (!pad || pad->size() != 4 || !count((*pad)[0]) || !count((*pad)[1]) || !count((*pad)[2]) || !count((*pad)[3]))
+                    p.fail("padding", "must be [top, bottom, left, right], got " + (pad ? json_summary(*pad) : std::string("nothing")));
+                if ((*pad)[0] != (*pad)[1] || (*pad)[2] != (*pad)[3])
+                    p.fail("padding", "asymmetric zero padding " + json_summary(*pad) + " is not supported");
+                pending_pad = std::array<int, 2>{(*pad)[0].get<int>(), (*pad)[2].get<int>()};
+                pending_pad_where = where;
+                finish();
+                continue;
             }
             case Kind::GlobalPooling: {
                 l.type = LayerType::Subsampling;
@@ -680,6 +708,8 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         m.layers.push_back(std::move(l));
     }
 
+    if (pending_pad)
+        throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a convolution");
     // The input shape: DL4J keeps InputType.convolutionalFlat(h, w, c) as a FeedForwardToCnn
     // preprocessor in front of layer 0; otherwise the first layer's nIn says it.
     auto pre = read_preprocessors(root);

@@ -20,7 +20,7 @@ using import::Place;
 
 const char* kSupportedLayers =
     "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, "
-    "BatchNormalization, Dropout, Flatten, "
+    "BatchNormalization, Dropout, Flatten, ZeroPadding2D (before a Conv2D), "
     "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax; Keras 1's Convolution2D";
 
 bool supported_layer(const std::string& kind) {
@@ -28,7 +28,7 @@ bool supported_layer(const std::string& kind) {
                                              "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
                                              "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
                                              "ELU", "ThresholdedReLU", "GlobalAveragePooling2D", "GlobalAvgPool2D",
-                                             "GlobalMaxPooling2D", "GlobalMaxPool2D"};
+                                             "GlobalMaxPooling2D", "GlobalMaxPool2D", "ZeroPadding2D"};
     return known.count(kind) > 0;
 }
 
@@ -256,6 +256,9 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     else m.input = Shape{(*dims)[2], (*dims)[0], (*dims)[1]};
     bool flat = m.input.flat();
     bool flatten_noted = false;
+    // A symmetric ZeroPadding2D waits for the Conv2D after it, whose padding it becomes.
+    std::optional<std::array<int, 2>> pending_pad;
+    std::string pending_pad_where;
 
     for (std::size_t i = 0; i < list->size(); ++i) {
         const auto& layer = (*list)[i];
@@ -273,6 +276,33 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         if (c->contains("trainable") && (*c)["trainable"] == false) p.note("\"trainable\": false ignored: Thresher trains every layer");
         if (needs_flatten && kind != "Flatten" && kind != "InputLayer" && kind != "Dropout")
             p.fail("an input of shape [height, width] must go through Flatten first");
+        if (pending_pad && kind != "Conv2D" && kind != "Convolution2D")
+            throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a Conv2D "
+                              "(it becomes that convolution's padding), not before " + what);
+        if (kind == "ZeroPadding2D") {
+            if (flat) p.fail("zero padding needs an image-shaped input");
+            // padding: n, [h, w], or [[top, bottom], [left, right]].
+            const auto& pad = c->contains("padding") ? (*c)["padding"] : nlohmann::json(1);
+            auto count = [](const nlohmann::json& v) { return v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() < (1 << 16); };
+            std::array<int, 2> sym{0, 0};
+            if (count(pad)) {
+                sym = {pad.get<int>(), pad.get<int>()};
+            } else if (pad.is_array() && pad.size() == 2 && count(pad[0]) && count(pad[1])) {
+                sym = {pad[0].get<int>(), pad[1].get<int>()};
+            } else if (pad.is_array() && pad.size() == 2 && pad[0].is_array() && pad[1].is_array() && pad[0].size() == 2 &&
+                       pad[1].size() == 2 && count(pad[0][0]) && count(pad[0][1]) && count(pad[1][0]) && count(pad[1][1])) {
+                if (pad[0][0] != pad[0][1] || pad[1][0] != pad[1][1])
+                    p.fail("padding", "asymmetric zero padding " + json_summary(pad) + " is not supported");
+                sym = {pad[0][0].get<int>(), pad[1][0].get<int>()};
+            } else {
+                p.fail("padding", "must be n, [h, w] or [[top, bottom], [left, right]], got " + json_summary(pad));
+            }
+            p.ignore({"padding"});
+            p.note_unread();
+            pending_pad = sym;
+            pending_pad_where = p.where();
+            continue;
+        }
 
         LayerConfig l;
         l.name = name.empty() ? at : name;
@@ -399,6 +429,12 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             if (padding == "same") l.mode = ConvMode::Same;
             else if (padding != "valid")
                 p.fail(p.has("border_mode") ? "border_mode" : "padding", "\"" + padding + "\" is not supported (valid or same)");
+            if (pending_pad) {
+                if (l.mode != ConvMode::Truncate)
+                    throw ConfigError(source + ": " + pending_pad_where + ": zero padding before a Conv2D with padding \"same\" is not supported");
+                l.padding = *pending_pad;  // exact: a valid convolution over the zero-padded input
+                pending_pad.reset();
+            }
         }
         if (params) {
             if (l.type != LayerType::BatchNorm) {
@@ -413,6 +449,8 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         m.layers.push_back(std::move(l));
     }
 
+    if (pending_pad)
+        throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a Conv2D");
     if (m.layers.empty() || m.layers.back().type != LayerType::Dense)
         root.fail("the last layer must be Dense (it becomes the output layer), got " +
                   (m.layers.empty() ? std::string("no layers") : std::string(to_string(m.layers.back().type))));

@@ -59,6 +59,7 @@ const QByteArray kKerasOut = keras_layer("Dense", R"("name":"out","units":3,"act
 class TestModelImport : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void zero_padding_imports();
     void global_pooling_imports();
     void thresholded_relu_imports();
     void fixtures_data();
@@ -818,6 +819,42 @@ void TestModelImport::global_pooling_imports() {
     } catch (const ConfigError& e) {
         QVERIFY2(QString(e.what()).contains("(GlobalAveragePooling2D \"g\")"), e.what());
     }
+}
+
+// Zero padding: a symmetric Keras ZeroPadding2D / DL4J ZeroPaddingLayer right before a valid
+// convolution becomes that convolution's padding (exactly the same computation); anything else is
+// refused naming the padding layer.
+void TestModelImport::zero_padding_imports() {
+    const auto k = nn::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,1],[2,2]])"),
+                                                keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"padding":"valid")"),
+                                                keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "k.json");
+    QCOMPARE(types(k.model), QString("convolution,output"));
+    QCOMPARE(k.model.layers[0].padding, (std::array<int, 2>{1, 2}));
+    QCOMPARE(k.model.layers[0].out_shape, (nn::Shape{2, 8, 10}));
+    auto refused = [](const QByteArray& json, const QString& want) {
+        try {
+            nn::import_model_text(json.toStdString(), "z.json");
+            QFAIL("accepted");
+        } catch (const ConfigError& e) {
+            QVERIFY2(QString(e.what()).contains(want), e.what());
+        }
+    };
+    refused(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,0],[1,1]])"),
+                   keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
+            "config.layers[1] (ZeroPadding2D \"z\"): \"padding\": asymmetric");
+    refused(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":1)"),
+                   keras_layer("MaxPooling2D", R"("name":"p")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
+            "config.layers[1] (ZeroPadding2D \"z\"): zero padding is supported only directly before a Conv2D");
+    const QByteArray zp = dl4j_layer("ZeroPaddingLayer", R"("padding":[2,2,1,1])");
+    const QByteArray conv = dl4j_layer("ConvolutionLayer", R"("nin":1,"nout":3,"kernelSize":[3,3],"stride":[1,1],"padding":[0,0],
+        "convolutionMode":"Truncate","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationReLU"})");
+    const QByteArray out = dl4j_layer("OutputLayer", R"("nin":240,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+        "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})");
+    const auto d = nn::import_model_text(dl4j({zp, conv, out}, R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
+        "inputHeight":8,"inputWidth":8,"numChannels":1}})").toStdString(), "d.json");
+    QCOMPARE(types(d.model), QString("convolution,output"));
+    QCOMPARE(d.model.layers[0].padding, (std::array<int, 2>{2, 1}));
+    QCOMPARE(d.model.layers[0].out_shape, (nn::Shape{3, 10, 8}));
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)
