@@ -323,7 +323,8 @@ bool MainWindow::import_model(const QString& path) {
         tabs_->setCurrentWidget(model_page_);
         QString message = QString("Imported %1 (%2 format): %3 layers").arg(QFileInfo(path).fileName(), format)
                               .arg(document_->layer_count());
-        if (!notes.isEmpty()) message += " — notes: " + notes.join("; ");
+        if (!notes.isEmpty()) message += " — " + QString::number(notes.size()) + " import note(s) below the layers";
+        model_page_->set_import_notes(QFileInfo(path).fileName(), notes);
         statusBar()->showMessage(message, 15000);
         return true;
     } catch (const std::exception& e) {

@@ -10,7 +10,9 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QJsonArray>
 #include <QMenu>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
@@ -97,12 +99,34 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     init_ = new QComboBox;
     init_->addItems({"xavier", "xavier_uniform", "relu", "normal", "uniform", "zero"});
     mform->addRow("Weight init", init_);
+    l1_ = new QLineEdit;
     l2_ = new QLineEdit;
-    l2_->setPlaceholderText("0");
-    auto* l2v = new QDoubleValidator(0, 1, 10, l2_);
-    l2v->setLocale(QLocale::c());
-    l2_->setValidator(l2v);
+    for (auto* e : {l1_, l2_}) {
+        e->setPlaceholderText("0");
+        auto* v = new QDoubleValidator(0, 1000, 10, e);
+        v->setLocale(QLocale::c());
+        e->setValidator(v);
+    }
+    mform->addRow("L1 regularisation", l1_);
     mform->addRow("L2 regularisation", l2_);
+    // The learning-rate schedule: its type and unit, its fields as "key=value, ...".
+    auto* sched_row = new QHBoxLayout;
+    schedule_type_ = new QComboBox;
+    schedule_type_->setObjectName("schedule_type");
+    schedule_type_->addItems({"none", "map", "exponential", "inverse", "poly", "polynomial", "sigmoid", "cycle", "cosine"});
+    schedule_by_ = new QComboBox;
+    schedule_by_->setObjectName("schedule_by");
+    schedule_by_->addItems({"iteration", "epoch"});
+    sched_row->addWidget(schedule_type_);
+    sched_row->addWidget(schedule_by_);
+    mform->addRow("LR schedule", sched_row);
+    schedule_fields_ = new QLineEdit;
+    schedule_fields_->setObjectName("schedule_fields");
+    mform->addRow("Schedule fields", schedule_fields_);
+    schedule_info_ = new QLabel;
+    schedule_info_->setObjectName("schedule_info");
+    schedule_info_->setWordWrap(true);
+    mform->addRow("", schedule_info_);
     seed_ = new QSpinBox;
     seed_->setRange(0, std::numeric_limits<int>::max());
     mform->addRow("Seed", seed_);
@@ -123,6 +147,16 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
     outer->addWidget(split, 1);
+
+    notes_box_ = new QGroupBox("Import notes");
+    notes_box_->setObjectName("import_notes");
+    auto* notes_layout = new QVBoxLayout(notes_box_);
+    notes_ = new QPlainTextEdit;
+    notes_->setReadOnly(true);
+    notes_->setMaximumHeight(110);
+    notes_layout->addWidget(notes_);
+    notes_box_->hide();
+    outer->addWidget(notes_box_);
 
     status_ = new QLabel;
     status_->setWordWrap(true);
@@ -171,10 +205,20 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     connect(init_, &QComboBox::currentTextChanged, this, [this](const QString& t) {
         if (!syncing_) document_->set_field("weight_init", t);
     });
-    connect(l2_, &QLineEdit::textEdited, this, [this](const QString& t) {
-        bool ok = false;
-        const double v = t.toDouble(&ok);
-        document_->set_field("l2", ok && v != 0 ? QJsonValue(v) : QJsonValue());
+    for (auto [edit, key] : {std::pair{l1_, "l1"}, std::pair{l2_, "l2"}})
+        connect(edit, &QLineEdit::textEdited, this, [this, key, edit](const QString& t) {
+            bool ok = false;
+            const double v = t.toDouble(&ok);
+            writing_from_ = edit;
+            document_->set_field(key, ok && v != 0 ? QJsonValue(v) : QJsonValue());
+            writing_from_ = nullptr;
+        });
+    connect(schedule_type_, &QComboBox::currentTextChanged, this, [this] { write_schedule(); });
+    connect(schedule_by_, &QComboBox::currentTextChanged, this, [this] { write_schedule(); });
+    connect(schedule_fields_, &QLineEdit::textEdited, this, [this] {
+        writing_from_ = schedule_fields_;
+        write_schedule();
+        writing_from_ = nullptr;
     });
     connect(seed_, &QSpinBox::valueChanged, this, [this](int v) {
         if (!syncing_) document_->set_field("seed", v);
@@ -212,9 +256,95 @@ void ModelPage::refresh_model_fields() {
     for (auto* s : {channels_, height_, width_}) s->setVisible(!flat);
     size_->setVisible(flat);
     init_->setCurrentText(m.value("weight_init").toString("xavier"));
-    if (!l2_->hasFocus()) l2_->setText(m.contains("l2") ? QString::number(m.value("l2").toDouble()) : QString());
+    if (!l1_->hasFocus() && writing_from_ != l1_) l1_->setText(m.contains("l1") ? QString::number(m.value("l1").toDouble()) : QString());
+    if (!l2_->hasFocus() && writing_from_ != l2_) l2_->setText(m.contains("l2") ? QString::number(m.value("l2").toDouble()) : QString());
+    refresh_schedule();
     seed_->setValue(m.value("seed").toInt(12345));
     syncing_ = false;
+}
+
+namespace {
+
+// The fields each schedule type takes, as the placeholder shows them (engine/config/README.md).
+QString schedule_hint(const QString& type) {
+    if (type == "map") return "0=0.1, 200=0.05, 600=0.01";
+    if (type == "exponential") return "initial=0.1, rate=0.96, decay_steps=100, staircase=false";
+    if (type == "inverse") return "initial=0.1, rate=0.5, power=1, decay_steps=1";
+    if (type == "poly") return "initial=0.1, power=1, decay_steps=1000";
+    if (type == "polynomial") return "initial=0.1, end=0.0001, decay_steps=1000, power=1";
+    if (type == "sigmoid") return "initial=0.1, rate=0.1, step=500";
+    if (type == "cycle") return "initial=0.01, max=0.1, cycle_length=1000, annealing_length=100";
+    if (type == "cosine") return "initial=0.1, decay_steps=1000, alpha=0";
+    return QString();
+}
+
+QString value_text(const QJsonValue& v) {
+    if (v.isBool()) return v.toBool() ? "true" : "false";
+    return QString::number(v.toDouble(), 'g', 10);
+}
+
+}  // namespace
+
+void ModelPage::refresh_schedule() {
+    const QJsonObject s = document_->model().value("updater").toObject().value("schedule").toObject();
+    const QString type = s.isEmpty() ? QString("none") : s.value("type").toString();
+    schedule_type_->setCurrentText(type);
+    schedule_by_->setCurrentText(s.value("by").toString("iteration"));
+    schedule_by_->setEnabled(!s.isEmpty());
+    schedule_fields_->setEnabled(!s.isEmpty());
+    schedule_fields_->setPlaceholderText(schedule_hint(type));
+    if (!schedule_fields_->hasFocus() && writing_from_ != schedule_fields_) {
+        QStringList parts;
+        const QJsonObject fields = type == "map" ? s.value("values").toObject() : s;
+        for (auto it = fields.begin(); it != fields.end(); ++it)
+            if (it.key() != "type" && it.key() != "by") parts << it.key() + "=" + value_text(it.value());
+        schedule_fields_->setText(parts.join(", "));
+    }
+    schedule_info_->setText(document_->schedule_text().isEmpty() ? (s.isEmpty() ? "constant learning rate" : "")
+                                                                  : document_->schedule_text());
+}
+
+// "key=value, ..." into the updater's "schedule" (a map's positions into "values"); the engine's
+// validation then names whatever is wrong in the status line.
+void ModelPage::write_schedule() {
+    if (syncing_) return;
+    QJsonObject u = document_->model().value("updater").toObject();
+    if (u.isEmpty()) u["type"] = "sgd";
+    const QString type = schedule_type_->currentText();
+    if (type == "none") {
+        if (u.contains("schedule")) {
+            // Back to a constant rate: the schedule's start.
+            const QJsonObject old = u.value("schedule").toObject();
+            const QJsonValue start = old.value("type") == "map" ? old.value("values").toObject().value("0") : old.value("initial");
+            u.remove("schedule");
+            if (start.isDouble()) u["learning_rate"] = start;
+        }
+    } else {
+        QJsonObject s{{"type", type}, {"by", schedule_by_->currentText()}};
+        QJsonObject values;
+        for (const QString& part : schedule_fields_->text().split(',', Qt::SkipEmptyParts)) {
+            const QString key = part.section('=', 0, 0).trimmed();
+            const QString text = part.section('=', 1).trimmed();
+            if (key.isEmpty()) continue;
+            bool ok = false;
+            const double v = text.toDouble(&ok);
+            const QJsonValue value = text == "true" ? QJsonValue(true) : text == "false" ? QJsonValue(false) : ok ? QJsonValue(v) : QJsonValue(text);
+            if (type == "map") values[key] = value;
+            else s[key] = value;
+        }
+        if (type == "map") s["values"] = values;
+        u["schedule"] = s;
+        u.remove("learning_rate");  // the schedule gives it
+    }
+    syncing_ = true;
+    document_->set_field("updater", u);
+    syncing_ = false;
+}
+
+void ModelPage::set_import_notes(const QString& file, const QStringList& notes) {
+    notes_box_->setTitle(QString("Import notes: %1 (%2)").arg(file).arg(notes.size()));
+    notes_->setPlainText(notes.join('\n'));
+    notes_box_->setVisible(!notes.isEmpty());
 }
 
 void ModelPage::refresh_status() {

@@ -1,7 +1,9 @@
 // ModelPage: the layer editor. Left: the layers as a table (type, settings, output shape,
 // parameters, all from the engine's shape inference); buttons to add, remove and reorder; the
-// model-wide settings (name, input shape, weight init, l2, seed). Right: the selected layer's
-// form. Below: the engine's verdict on the model, red with the error while it is invalid.
+// model-wide settings (name, input shape, weight init, l1, l2, seed) and the learning-rate schedule
+// (type, unit and its fields as "key=value, ..."; the engine's reading of it below). Right: the
+// selected layer's form. Below: the notes of the last import (what was approximated or left out),
+// and the engine's verdict on the model, red with the error while it is invalid.
 #pragma once
 
 #include <QWidget>
@@ -9,6 +11,8 @@
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QGroupBox;
+class QPlainTextEdit;
 class QSpinBox;
 class QTableView;
 class QToolButton;
@@ -26,6 +30,8 @@ public:
     QTableView* table() const { return table_; }
     int selected_row() const;
     void select_row(int row);
+    // Shows what an import approximated in the notes panel (hidden when empty).
+    void set_import_notes(const QString& file, const QStringList& notes);
 
 Q_SIGNALS:
     void importRequested();
@@ -34,6 +40,8 @@ Q_SIGNALS:
 private:
     void refresh_model_fields();
     void refresh_status();
+    void refresh_schedule();
+    void write_schedule();
 
     ModelDocument* document_;
     QTableView* table_ = nullptr;
@@ -43,9 +51,16 @@ private:
     QComboBox* input_kind_ = nullptr;
     QSpinBox *channels_ = nullptr, *height_ = nullptr, *width_ = nullptr, *size_ = nullptr;
     QComboBox* init_ = nullptr;
-    QLineEdit* l2_ = nullptr;
+    QLineEdit *l1_ = nullptr, *l2_ = nullptr;
+    QComboBox *schedule_type_ = nullptr, *schedule_by_ = nullptr;
+    QLineEdit* schedule_fields_ = nullptr;
+    QLabel* schedule_info_ = nullptr;
+    QGroupBox* notes_box_ = nullptr;
+    QPlainTextEdit* notes_ = nullptr;
     QSpinBox* seed_ = nullptr;
-    bool syncing_ = false;  // true while fields are set from the document, not by the user
+    bool syncing_ = false;
+    // The edit whose change is being written: the refresh that follows leaves its text alone.
+    const QWidget* writing_from_ = nullptr;  // true while fields are set from the document, not by the user
 };
 
 }  // namespace thresher::ui

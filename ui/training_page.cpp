@@ -386,12 +386,15 @@ void TrainingPage::write_updater() {
     if (syncing_) return;
     const QString type = updater_->currentText();
     QJsonObject u{{"type", type}};
+    // A learning-rate schedule (edited on the Model tab) stays, and gives the learning rate.
+    const QJsonValue schedule = document_->model().value("updater").toObject().value("schedule");
     const auto fields = updater_fields(type);
     for (int i = 0; i < fields.size() && i < updater_editors_.size(); ++i) {
         bool ok = false;
         const double v = static_cast<QLineEdit*>(updater_editors_[i])->text().toDouble(&ok);
-        if (ok) u[fields[i].key] = v;
+        if (ok && !(schedule.isObject() && fields[i].key == "learning_rate")) u[fields[i].key] = v;
     }
+    if (schedule.isObject()) u["schedule"] = schedule;
     syncing_ = true;
     document_->set_field("updater", u);
     syncing_ = false;

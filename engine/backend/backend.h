@@ -21,7 +21,10 @@ namespace thresher::backend {
 
 // Elu .. Softsign: what imported DL4J/Keras files use. Every element-wise derivative is computed
 // from the output y (each is monotone), so no pre-activation copy is kept.
-enum class Activation { Identity, Relu, LeakyRelu, Tanh, Sigmoid, Softmax, Elu, Selu, Relu6, HardSigmoid, Softplus, Softsign };
+// ThresholdedRelu: x where x > alpha (the threshold θ >= 0), else 0 (DL4J ThresholdedReLU, Keras
+// ThresholdedReLU / ReLU(threshold)); monotone, and y > 0 exactly where x > θ.
+enum class Activation { Identity, Relu, LeakyRelu, Tanh, Sigmoid, Softmax, Elu, Selu, Relu6, HardSigmoid, Softplus, Softsign,
+                        ThresholdedRelu };
 
 struct ActivationSpec {
     Activation kind = Activation::Identity;

@@ -16,6 +16,7 @@
 #include "nn/model_file.h"
 #include "nn/network.h"
 #include "train/evaluation.h"
+#include "train/task.h"
 
 namespace thresher::cli {
 
@@ -63,7 +64,7 @@ data::Dataset& pick(data::DataSplit& split) { return split.has_test ? split.test
 void evaluate_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
                       int threads, const std::string& device) {
     auto l = load(model_file, threads, device);
-    auto split = data::load_data(data_spec);
+    auto split = train::load_data_for(data_spec, l.net->config());  // a CSV read for the model's task
     auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
     l.file.normalization.apply(ds);  // the inputs the model was trained on
@@ -119,7 +120,7 @@ bool unpack_predictions(const std::vector<std::uint8_t>& in, int k, std::size_t 
 void predict_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
                      int threads, const std::string& device, ClusterSession* cluster) {
     auto l = load(model_file, threads, device);
-    auto split = data::load_data(data_spec);
+    auto split = train::load_data_for(data_spec, l.net->config());  // a CSV read for the model's task
     auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
     l.file.normalization.apply(ds);
@@ -172,7 +173,10 @@ void predict_command(const std::string& model_file, const std::string& data_spec
         throw Error("predict: " + std::to_string(n - rows.size()) + " of " + std::to_string(n) + " predictions are missing");
     for (const auto& [i, v] : rows) {
         nlohmann::json j{{"index", i}};
-        if (classifier) {
+        if (classifier && k == 1) {
+            j["class"] = v[0] >= 0.5f ? 1 : 0;  // one sigmoid output: P(class 1)
+            j["probabilities"] = v;
+        } else if (classifier) {
             j["class"] = std::max_element(v.begin(), v.end()) - v.begin();
             j["probabilities"] = v;
         } else {

@@ -73,6 +73,8 @@ void inspect_command(const std::string& model_path, bool json, std::ostream& out
                          {"layers", layers},            {"notes", r.notes},
                          {"weights", !r.params.empty()},
                          {"config", config}};
+        // The updater's "schedule" holds the fields; this is the same in words.
+        j["schedule"] = m.lr_schedule ? nlohmann::json(m.lr_schedule->describe()) : nlohmann::json();
         out << j.dump() << std::endl;
         return;
     }
@@ -83,6 +85,7 @@ void inspect_command(const std::string& model_path, bool json, std::ostream& out
     if (m.l1 != 0.f) out << ", l1 " << nn::decimal(m.l1);
     if (m.l2 != 0.f) out << ", l2 " << nn::decimal(m.l2);
     out << "\n";
+    if (m.lr_schedule) out << "learning-rate schedule: " << m.lr_schedule->describe() << "\n";
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         const auto& l = m.layers[i];
         std::string from = l.origin.empty() ? l.name : l.origin + " " + l.origin_what;

@@ -9,6 +9,7 @@
 
 #include "config/import_support.h"
 #include "config/json_fields.h"
+#include "config/schedule_import.h"
 #include "core/error.h"
 
 namespace thresher::nn {
@@ -18,7 +19,7 @@ namespace {
 using import::Place;
 using import::simple_class_name;
 
-enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation };
+enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding };
 
 std::optional<Kind> kind_of(const std::string& name) {
     static const std::map<std::string, Kind> kinds{
@@ -29,7 +30,9 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"Subsampling2D", Kind::Subsampling}, {"subsampling", Kind::Subsampling},
         {"BatchNormalization", Kind::BatchNorm}, {"batchNormalization", Kind::BatchNorm},
         {"DropoutLayer", Kind::Dropout},      {"dropout", Kind::Dropout},
-        {"ActivationLayer", Kind::Activation}, {"activation", Kind::Activation}};
+        {"ActivationLayer", Kind::Activation}, {"activation", Kind::Activation},
+        {"GlobalPoolingLayer", Kind::GlobalPooling}, {"GlobalPooling", Kind::GlobalPooling},
+        {"ZeroPaddingLayer", Kind::ZeroPadding}, {"zeroPadding", Kind::ZeroPadding}};
     auto it = kinds.find(name);
     if (it == kinds.end()) return std::nullopt;
     return it->second;
@@ -51,7 +54,8 @@ void ignore_harmless(Place& p) {
 }
 
 const char* kSupportedActivations =
-    "identity, relu, leakyrelu, tanh, sigmoid, softmax, elu, selu, relu6, hardsigmoid, softplus, softsign";
+    "identity, relu, leakyrelu, tanh, sigmoid, softmax, elu, selu, relu6, hardsigmoid, softplus, softsign, "
+    "thresholdedrelu";
 
 ActivationSpec activation_from_name(Place& p, const std::string& key, const std::string& name, float alpha) {
     const std::string n = normalise_name(name);
@@ -67,6 +71,7 @@ ActivationSpec activation_from_name(Place& p, const std::string& key, const std:
     if (n == "hardsigmoid") return {Activation::HardSigmoid, 0.2f};  // DL4J: clamp(0.2x + 0.5, 0, 1)
     if (n == "softplus") return {Activation::Softplus, 0.01f};
     if (n == "softsign") return {Activation::Softsign, 0.01f};
+    if (n == "thresholdedrelu") return {Activation::ThresholdedRelu, 1.f};
     p.fail(key, "activation \"" + name + "\" is not supported (Thresher has " + kSupportedActivations + ")");
 }
 
@@ -90,14 +95,18 @@ ActivationSpec read_activation(Place& p, float legacy_alpha) {
             // DL4J 1.0's ReLU carries optional max / threshold / negativeSlope.
             const auto slope = a.hyper({"negativeSlope"}, import::kUnit).value_or(0.0);
             const auto max = a.number({"max"}).value_or(0.0);
-            if (a.number({"threshold"}).value_or(0.0) != 0.0 || (max != 0.0 && (max != 6.0 || slope != 0.0)))
-                p.fail("activationFn", "ReLU with a threshold, or a max other than 6, is not supported");
+            const auto threshold = a.hyper({"threshold"}, import::Range{0.0, 100.0}).value_or(0.0);
+            if (threshold != 0.0 && max == 0.0 && slope == 0.0) return {Activation::ThresholdedRelu, static_cast<float>(threshold)};
+            if (threshold != 0.0 || (max != 0.0 && (max != 6.0 || slope != 0.0)))
+                p.fail("activationFn", "ReLU with a threshold and a max or slope, or a max other than 6, is not supported");
             if (max == 6.0) return {Activation::Relu6, 0.01f};
             if (slope != 0.0) return {Activation::LeakyRelu, static_cast<float>(slope)};
             return {Activation::Relu, 0.01f};
         }
         if (n == "lrelu" || n == "leakyrelu")
             return {Activation::LeakyRelu, static_cast<float>(a.hyper({"alpha"}, import::kUnit).value_or(0.01))};
+        if (n == "thresholdedrelu")
+            return {Activation::ThresholdedRelu, static_cast<float>(a.hyper({"theta"}, import::Range{0.0, 100.0}).value_or(1.0))};
         if (n == "elu") return {Activation::Elu, static_cast<float>(a.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
         return activation_from_name(p, "activationFn", cls, 0.01f);
     }
@@ -225,7 +234,7 @@ void read_updater_fields(Place& u, UpdaterSpec& s, const UpdaterFieldNames& name
 // "iupdater": {"@class": "org.nd4j.linalg.learning.config.Nesterovs", "learningRate": 0.1, ...}
 // (or its wrapper spelling {"Nesterovs": {...}}), or the older "updater": "NESTEROVS" with
 // "learningRate", "momentum", ... beside it on the layer.
-std::optional<UpdaterSpec> read_updater(Place& p) {
+std::optional<UpdaterSpec> read_updater(Place& p, std::optional<LrSchedule>& schedule) {
     const char* kSupported = " is not supported (Thresher has Sgd, Nesterovs, AdaGrad, RmsProp, Adam)";
     if (const auto* obj = p.object({"iupdater", "iUpdater"})) {
         const auto t = import::typed(*obj);
@@ -239,11 +248,13 @@ std::optional<UpdaterSpec> read_updater(Place& p) {
         if (!sched) {
             if (auto lr = u.hyper({"learningRate"}, import::kNonNegative)) s.learning_rate = static_cast<float>(*lr);
         } else {
-            s.learning_rate = static_cast<float>(scheduled_value(u, "learningRateSchedule", *sched, import::kNonNegative));
+            double fixed = 0.0;
+            schedule = import::dl4j_schedule(u, "learningRateSchedule", *sched, &fixed);
+            s.learning_rate = static_cast<float>(schedule ? schedule->value_at(0, 0) : fixed);
             u.ignore({"learningRate"});
         }
         if (u.has("momentumISchedule") || u.has("momentumSchedule"))
-            p.note("\"iupdater\": momentum schedule ignored (Thresher has no schedules)");
+            p.note("\"iupdater\": momentum schedule ignored (Thresher schedules the learning rate only)");
         read_updater_fields(u, s, {"beta1", "beta2"});
         return s;
     }
@@ -335,8 +346,9 @@ LossKind read_loss(Place& p) {
     if (n == "negativeloglikelihood") return LossKind::NegativeLogLikelihood;
     if (n == "binaryxent" || n == "xent") return LossKind::BinaryCrossEntropy;
     if (n == "mse") return LossKind::MSE;
+    if (n == "mae" || n == "meanabsoluteerror") return LossKind::MAE;
     p.fail(p.has("lossFn") ? "lossFn" : "lossFunction",
-           "loss " + name + " is not supported (Thresher has MCXENT, NEGATIVELOGLIKELIHOOD, XENT, MSE)");
+           "loss " + name + " is not supported (Thresher has MCXENT, NEGATIVELOGLIKELIHOOD, XENT, MSE, MAE)");
 }
 
 ConvMode read_mode(Place& p) {
@@ -446,7 +458,8 @@ Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& 
 
 std::string kUnsupportedLayer(const std::string& cls) {
     return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
-           "SubsamplingLayer, BatchNormalization, DropoutLayer and ActivationLayer)";
+           "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer (before a convolution), BatchNormalization, DropoutLayer "
+           "and ActivationLayer)";
 }
 
 }  // namespace
@@ -467,6 +480,10 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
     if (m.name.empty()) m.name = "dl4j";
     std::vector<InputCheck> checks;
     std::vector<std::size_t> first_of_conf;  // our index of each conf's first layer (a dropout in front, if any)
+    std::vector<std::pair<std::string, std::optional<LrSchedule>>> schedules;  // per layer with parameters
+    // A symmetric ZeroPaddingLayer becomes the padding of the convolution right after it.
+    std::optional<std::array<int, 2>> pending_pad;
+    std::string pending_pad_where;
 
     // Every layer's type is checked before anything else, so an unsupported layer is what the user
     // hears about first, never a shape or hyperparameter complaint that follows from it.
@@ -489,6 +506,9 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         const std::string what = cls + (name.empty() ? "" : " \"" + name + "\"");
         const auto kind = kind_of(cls);
         if (!kind) p.fail(kUnsupportedLayer(cls));
+        if (pending_pad && *kind != Kind::Convolution)
+            throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a "
+                              "convolution (it becomes its padding), not before " + what);
 
         // Conf-level settings. Every conf repeats the builder's seed; the first stands for the model.
         if (auto s = c.number({"seed"}); i == 0 && s && *s >= 0 && *s < 9.007199254740992e15)
@@ -500,8 +520,6 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         const double alpha_value = alpha_json.is_number() ? alpha_json.get<double>() : std::nan("");
         const float leaky_alpha = alpha_value >= 0.0 && alpha_value <= 1.0 ? static_cast<float>(alpha_value) : std::nanf("");
         c.ignore({"leakyreluAlpha"});
-        if (auto policy = c.string({"learningRatePolicy"}); policy && normalise_name(*policy) != "none")
-            c.note("learning-rate policy " + *policy + " ignored (Thresher has no schedules)");
         if (auto algo = c.string({"optimizationAlgo"}); algo && normalise_name(*algo) != "stochasticgradientdescent")
             c.note("optimizationAlgo " + *algo + " ignored: Thresher trains with minibatch gradient descent");
         if (auto n = c.number({"numIterations"}); n && *n > 1)
@@ -509,7 +527,10 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         if (c.boolean({"minimize"}).value_or(true) == false) c.fail("minimize", "maximising the loss is not supported");
         c.ignore({"layer", "cacheMode", "dataType", "epochCount", "iterationCount", "maxNumLineSearchIterations",
                   "miniBatch", "stepFunction", "variables", "l1ByParam", "l2ByParam", "learningRateByParam",
-                  "lrPolicyDecayRate", "lrPolicyPower", "lrPolicySteps", "useDropConnect", "pretrain"});
+                  "lrPolicyDecayRate", "lrPolicyPower", "lrPolicySteps", "useDropConnect", "pretrain",
+                  "learningRatePolicy"});
+        // Read below with the layer's learning rate; checked here so a bad policy is refused
+        // also on a layer without parameters.
         c.note_unread();
 
         first_of_conf.push_back(m.layers.size());
@@ -561,6 +582,13 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 l.padding = p.pair({"padding"}, 0).value_or(std::array<int, 2>{0, 0});
                 l.dilation = p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1});
                 l.mode = read_mode(p);
+                if (pending_pad) {
+                    if (l.mode != ConvMode::Truncate)
+                        throw ConfigError(source + ": " + pending_pad_where +
+                                          ": zero padding before a convolution in Same mode is not supported");
+                    l.padding = {l.padding[0] + (*pending_pad)[0], l.padding[1] + (*pending_pad)[1]};
+                    pending_pad.reset();
+                }
                 l.activation = read_activation(p, leaky_alpha);
                 if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
                 params = true;
@@ -579,6 +607,32 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 if (p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1}) != std::array<int, 2>{1, 1})
                     p.fail("dilation", "dilated pooling is not supported");
                 l.mode = read_mode(p);
+                break;
+            }
+            case Kind::ZeroPadding: {
+                // "padding": [top, bottom, left, right].
+                const auto* pad = p.array({"padding"});
+                auto count = [](const nlohmann::json& v) { return v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() < (1 << 16); };
+                if (!pad || pad->size() != 4 || !count((*pad)[0]) || !count((*pad)[1]) || !count((*pad)[2]) || !count((*pad)[3]))
+                    p.fail("padding", "must be [top, bottom, left, right], got " + (pad ? json_summary(*pad) : std::string("nothing")));
+                if ((*pad)[0] != (*pad)[1] || (*pad)[2] != (*pad)[3])
+                    p.fail("padding", "asymmetric zero padding " + json_summary(*pad) + " is not supported");
+                pending_pad = std::array<int, 2>{(*pad)[0].get<int>(), (*pad)[2].get<int>()};
+                pending_pad_where = where;
+                finish();
+                continue;
+            }
+            case Kind::GlobalPooling: {
+                l.type = LayerType::Subsampling;
+                l.global = true;
+                const auto pooling = p.string({"poolingType"}).value_or("MAX");
+                const auto pn = normalise_name(pooling);
+                if (pn != "max" && pn != "avg")
+                    p.fail("poolingType", pooling + " pooling is not supported (MAX or AVG)");
+                l.max_pool = pn == "max";
+                if (!p.boolean({"collapseDimensions"}).value_or(true))
+                    p.note("collapseDimensions false: the pooled C x 1 x 1 output is used as C features");
+                p.ignore({"poolingDimensions"});
                 break;
             }
             case Kind::BatchNorm:
@@ -619,7 +673,20 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         if (params) {
             l.weight_init = read_weight_init(p);
             if (!l.weight_init) l.weight_init = WeightInit::Xavier;
-            l.updater = read_updater(p);
+            std::optional<LrSchedule> schedule;
+            l.updater = read_updater(p, schedule);
+            // DL4J 0.x: the conf's learningRatePolicy on the layer's learning rate.
+            if (!schedule && l.updater)
+                schedule = import::dl4j_legacy_policy(c, p, l.updater->learning_rate);
+            if (schedule) {
+                if (!schedules.empty() && (!schedules.front().second || schedules.front().second->to_json() != schedule->to_json()))
+                    p.fail("learningRateSchedule", "differs from " + schedules.front().first +
+                                                       "'s: Thresher applies one learning-rate schedule to every layer");
+            } else if (!schedules.empty() && schedules.front().second) {
+                p.fail("learningRateSchedule", "is missing while " + schedules.front().first +
+                                                   " has one: Thresher applies one learning-rate schedule to every layer");
+            }
+            schedules.emplace_back(where, schedule);
             if (!l.updater) {
                 p.note("no updater given: using DL4J's default, Sgd with learning rate 1e-3");
                 l.updater = default_updater(UpdaterKind::Sgd);
@@ -641,6 +708,8 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         m.layers.push_back(std::move(l));
     }
 
+    if (pending_pad)
+        throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a convolution");
     // The input shape: DL4J keeps InputType.convolutionalFlat(h, w, c) as a FeedForwardToCnn
     // preprocessor in front of layer 0; otherwise the first layer's nIn says it.
     auto pre = read_preprocessors(root);
@@ -697,6 +766,11 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
     if (m.layers.empty()) root.fail("confs", "no layers left to import");
 
     import::hoist_layer_defaults(m);
+    if (!schedules.empty() && schedules.front().second) {
+        m.lr_schedule = schedules.front().second;
+        m.updater.learning_rate = static_cast<float>(m.lr_schedule->value_at(0, 0));
+        notes.push_back("learning rate: " + m.lr_schedule->describe());
+    }
     result.model = import::validated(m, source);
 
     for (const auto& c : checks) {

@@ -19,14 +19,16 @@ namespace {
 using import::Place;
 
 const char* kSupportedLayers =
-    "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, BatchNormalization, Dropout, Flatten, "
-    "Activation, ReLU, LeakyReLU, ELU, Softmax; Keras 1's Convolution2D";
+    "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, "
+    "BatchNormalization, Dropout, Flatten, ZeroPadding2D (before a Conv2D), "
+    "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax; Keras 1's Convolution2D";
 
 bool supported_layer(const std::string& kind) {
     static const std::set<std::string> known{"InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
                                              "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
                                              "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
-                                             "ELU"};
+                                             "ELU", "ThresholdedReLU", "GlobalAveragePooling2D", "GlobalAvgPool2D",
+                                             "GlobalMaxPooling2D", "GlobalMaxPool2D", "ZeroPadding2D"};
     return known.count(kind) > 0;
 }
 
@@ -254,6 +256,9 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     else m.input = Shape{(*dims)[2], (*dims)[0], (*dims)[1]};
     bool flat = m.input.flat();
     bool flatten_noted = false;
+    // A symmetric ZeroPadding2D waits for the Conv2D after it, whose padding it becomes.
+    std::optional<std::array<int, 2>> pending_pad;
+    std::string pending_pad_where;
 
     for (std::size_t i = 0; i < list->size(); ++i) {
         const auto& layer = (*list)[i];
@@ -271,6 +276,33 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         if (c->contains("trainable") && (*c)["trainable"] == false) p.note("\"trainable\": false ignored: Thresher trains every layer");
         if (needs_flatten && kind != "Flatten" && kind != "InputLayer" && kind != "Dropout")
             p.fail("an input of shape [height, width] must go through Flatten first");
+        if (pending_pad && kind != "Conv2D" && kind != "Convolution2D")
+            throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a Conv2D "
+                              "(it becomes that convolution's padding), not before " + what);
+        if (kind == "ZeroPadding2D") {
+            if (flat) p.fail("zero padding needs an image-shaped input");
+            // padding: n, [h, w], or [[top, bottom], [left, right]].
+            const auto& pad = c->contains("padding") ? (*c)["padding"] : nlohmann::json(1);
+            auto count = [](const nlohmann::json& v) { return v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() < (1 << 16); };
+            std::array<int, 2> sym{0, 0};
+            if (count(pad)) {
+                sym = {pad.get<int>(), pad.get<int>()};
+            } else if (pad.is_array() && pad.size() == 2 && count(pad[0]) && count(pad[1])) {
+                sym = {pad[0].get<int>(), pad[1].get<int>()};
+            } else if (pad.is_array() && pad.size() == 2 && pad[0].is_array() && pad[1].is_array() && pad[0].size() == 2 &&
+                       pad[1].size() == 2 && count(pad[0][0]) && count(pad[0][1]) && count(pad[1][0]) && count(pad[1][1])) {
+                if (pad[0][0] != pad[0][1] || pad[1][0] != pad[1][1])
+                    p.fail("padding", "asymmetric zero padding " + json_summary(pad) + " is not supported");
+                sym = {pad[0][0].get<int>(), pad[1][0].get<int>()};
+            } else {
+                p.fail("padding", "must be n, [h, w] or [[top, bottom], [left, right]], got " + json_summary(pad));
+            }
+            p.ignore({"padding"});
+            p.note_unread();
+            pending_pad = sym;
+            pending_pad_where = p.where();
+            continue;
+        }
 
         LayerConfig l;
         l.name = name.empty() ? at : name;
@@ -316,6 +348,14 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             l.max_pool = kind.rfind("Max", 0) == 0;
             l.kernel = p.pair({"pool_size"}, 1).value_or(std::array<int, 2>{2, 2});
             l.stride = p.pair({"strides"}, 1).value_or(l.kernel);
+        } else if (kind == "GlobalAveragePooling2D" || kind == "GlobalAvgPool2D" || kind == "GlobalMaxPooling2D" ||
+                   kind == "GlobalMaxPool2D") {
+            if (flat) p.fail("global pooling needs an image-shaped input");
+            l.type = LayerType::Subsampling;
+            l.max_pool = kind.find("Max") != std::string::npos;
+            l.global = true;
+            p.ignore({"keepdims"});  // C x 1 x 1 either way; a following Dense sees the C features
+            flat = true;             // what follows takes the C features directly (no Flatten needed)
         } else if (kind == "BatchNormalization") {
             l.type = LayerType::BatchNorm;
             if (p.integer({"mode"}, 0).value_or(0) != 0)
@@ -352,7 +392,8 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             needs_flatten = false;
             p.note_unread();
             continue;
-        } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "ELU" || kind == "Softmax") {
+        } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "ELU" || kind == "Softmax" ||
+                   kind == "ThresholdedReLU") {
             ActivationSpec act;
             if (kind == "Activation") {
                 act = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
@@ -360,11 +401,16 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             } else if (kind == "ReLU") {
                 const auto max = p.number({"max_value"});
                 const auto slope = p.hyper({"negative_slope"}, import::kUnit).value_or(0.0);
-                if (p.number({"threshold"}).value_or(0.0) != 0.0 || (max && (*max != 6.0 || slope != 0.0)))
-                    p.fail("ReLU with a threshold, or a max_value other than 6, is not supported");
-                act = max ? ActivationSpec{Activation::Relu6, 0.01f}
+                const auto threshold = p.hyper({"threshold"}, import::Range{0.0, 100.0}).value_or(0.0);
+                if (threshold != 0.0 && (max || slope != 0.0))
+                    p.fail("ReLU with a threshold and a max_value or negative_slope is not supported");
+                if (max && (*max != 6.0 || slope != 0.0)) p.fail("ReLU with a max_value other than 6 is not supported");
+                act = threshold != 0.0 ? ActivationSpec{Activation::ThresholdedRelu, static_cast<float>(threshold)}
+                    : max ? ActivationSpec{Activation::Relu6, 0.01f}
                     : slope == 0.0 ? ActivationSpec{Activation::Relu, 0.01f}
                                    : ActivationSpec{Activation::LeakyRelu, static_cast<float>(slope)};
+            } else if (kind == "ThresholdedReLU") {
+                act = {Activation::ThresholdedRelu, static_cast<float>(p.hyper({"theta"}, import::Range{0.0, 100.0}).value_or(1.0))};
             } else if (kind == "ELU") {
                 act = {Activation::Elu, static_cast<float>(p.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
             } else if (kind == "LeakyReLU") {
@@ -383,6 +429,12 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             if (padding == "same") l.mode = ConvMode::Same;
             else if (padding != "valid")
                 p.fail(p.has("border_mode") ? "border_mode" : "padding", "\"" + padding + "\" is not supported (valid or same)");
+            if (pending_pad) {
+                if (l.mode != ConvMode::Truncate)
+                    throw ConfigError(source + ": " + pending_pad_where + ": zero padding before a Conv2D with padding \"same\" is not supported");
+                l.padding = *pending_pad;  // exact: a valid convolution over the zero-padded input
+                pending_pad.reset();
+            }
         }
         if (params) {
             if (l.type != LayerType::BatchNorm) {
@@ -397,6 +449,8 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         m.layers.push_back(std::move(l));
     }
 
+    if (pending_pad)
+        throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a Conv2D");
     if (m.layers.empty() || m.layers.back().type != LayerType::Dense)
         root.fail("the last layer must be Dense (it becomes the output layer), got " +
                   (m.layers.empty() ? std::string("no layers") : std::string(to_string(m.layers.back().type))));
@@ -424,8 +478,9 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         if (out.loss == LossKind::BinaryCrossEntropy && out.activation.kind != Activation::Sigmoid)
             throw ConfigError(source + ": " + out_where + ": binary cross-entropy needs a sigmoid output, got " +
                               std::string(to_string(out.activation.kind)));
-        if (out.loss == LossKind::MSE && out.activation.kind == Activation::Softmax)
-            throw ConfigError(source + ": " + out_where + ": mean squared error on a softmax output is not supported");
+        if ((out.loss == LossKind::MSE || out.loss == LossKind::MAE) && out.activation.kind == Activation::Softmax)
+            throw ConfigError(source + ": " + out_where + ": " + std::string(to_string(out.loss)) +
+                              " on a softmax output is not supported");
     } else {
         out.loss = out.activation.kind == Activation::Softmax ? LossKind::MultiClassCrossEntropy : LossKind::MSE;
         notes.push_back(std::string("output: the file holds no loss (compile() was not saved with it); using ") +
@@ -445,6 +500,10 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     for (auto& l : m.layers)
         if (l.weight_init || l.l1) l.updater = updater;
     import::hoist_layer_defaults(m);
+    if (training.schedule) {
+        m.lr_schedule = training.schedule;
+        notes.push_back("learning rate: " + m.lr_schedule->describe());
+    }
     if (config) {
         config->ignore({"layers", "trainable", "dtype", "build_input_shape"});
         config->note_unread();

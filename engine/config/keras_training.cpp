@@ -5,32 +5,27 @@
 
 #include "config/import_support.h"
 #include "config/json_fields.h"
+#include "config/schedule_import.h"
 
 namespace thresher::nn::import {
 
 namespace {
 
-// The learning rate: a number, or (Keras 3) a LearningRateSchedule object imported as its start.
-float learning_rate(Place& o, float fallback) {
+// The learning rate: a number, or a LearningRateSchedule object (its start; the schedule itself
+// goes to `schedule`).
+float learning_rate(Place& o, float fallback, std::optional<LrSchedule>& schedule) {
     const auto& j = o.json();
-    const bool scheduled = (j.contains("learning_rate") && j["learning_rate"].is_object()) ||
-                           (j.contains("lr") && j["lr"].is_object());
-    if (const auto* sched = scheduled ? o.object({"learning_rate", "lr"}) : nullptr) {
-        const auto name = text_or(*sched, "class_name", "");
-        const auto cfg = sched->value("config", nlohmann::json::object());
-        std::vector<std::string> scratch;
-        Place s(cfg, o.source(), o.where() + ".learning_rate (" + name + ")", scratch);
-        const auto start = s.hyper({"initial_learning_rate"}, kPositive);
-        if (!start) o.fail("learning_rate", "schedule " + name + " without \"initial_learning_rate\" is not supported");
-        o.note("\"learning_rate\": " + name + " imported as its initial learning rate " +
-               number_text(static_cast<float>(*start)) + " (Thresher has no schedules)");
-        return static_cast<float>(*start);
+    const char* key = j.contains("learning_rate") ? "learning_rate" : "lr";
+    if (j.contains(key) && j[key].is_object()) {
+        o.ignore({key});
+        schedule = keras_schedule(o, key, j[key]);
+        return static_cast<float>(schedule->value_at(0, 0));
     }
     return static_cast<float>(o.hyper({"learning_rate", "lr", "learningRate"}, kPositive).value_or(fallback));
 }
 
 UpdaterSpec read_optimizer(const nlohmann::json& opt, const std::string& source, const std::string& where,
-                           std::vector<std::string>& notes) {
+                           std::vector<std::string>& notes, std::optional<LrSchedule>& schedule) {
     UpdaterSpec u;
     // compile(optimizer="adam") keeps only the name in some versions: Keras's defaults then.
     std::string name;
@@ -50,20 +45,19 @@ UpdaterSpec read_optimizer(const nlohmann::json& opt, const std::string& source,
     if (o.boolean({"use_ema"}).value_or(false)) o.note("\"use_ema\": the moving average of weights is not kept");
     if (o.has("weight_decay") && o.number({"weight_decay"}).value_or(0.0) != 0.0)
         o.fail("weight_decay", "decoupled weight decay is not supported (use a kernel_regularizer)");
-    if (auto d = o.hyper({"decay"}, kNonNegative); d && *d != 0.0)
-        o.note("\"decay\": " + number_text(static_cast<float>(*d)) +
-               " (learning rate decay per step) ignored: Thresher has no schedules");
+    // Keras 2's "decay": lr / (1 + decay·iterations), an inverse-time schedule (applied below).
+    const double decay = o.hyper({"decay"}, kNonNegative).value_or(0.0);
 
     const std::string n = normalise_name(name);
     if (n == "adam") {
         u.kind = UpdaterKind::Adam;
-        u.learning_rate = learning_rate(o, 1e-3f);
+        u.learning_rate = learning_rate(o, 1e-3f, schedule);
         if (auto v = o.hyper({"beta_1", "beta1"}, kUnitOpenTop)) u.beta1 = static_cast<float>(*v);
         if (auto v = o.hyper({"beta_2", "beta2"}, kUnitOpenTop)) u.beta2 = static_cast<float>(*v);
         u.epsilon = static_cast<float>(o.hyper({"epsilon"}, Range{0.0, 1.0, true, false}).value_or(1e-7));
         if (o.boolean({"amsgrad"}).value_or(false)) o.fail("amsgrad", "AMSGrad is not supported (Thresher has Adam)");
     } else if (n == "sgd") {
-        const float lr = learning_rate(o, 0.01f);
+        const float lr = learning_rate(o, 0.01f, schedule);
         const double momentum = o.hyper({"momentum"}, kUnit).value_or(0.0);
         const bool nesterov = o.boolean({"nesterov"}).value_or(false);
         u.learning_rate = lr;
@@ -78,7 +72,7 @@ UpdaterSpec read_optimizer(const nlohmann::json& opt, const std::string& source,
         }
     } else if (n == "rmsprop") {
         u.kind = UpdaterKind::RmsProp;
-        u.learning_rate = learning_rate(o, 1e-3f);
+        u.learning_rate = learning_rate(o, 1e-3f, schedule);
         u.rms_decay = static_cast<float>(o.hyper({"rho", "decay_rate"}, kUnit).value_or(0.9));
         u.epsilon = static_cast<float>(o.hyper({"epsilon"}, Range{0.0, 1.0, true, false}).value_or(1e-7));
         if (o.hyper({"momentum"}, kUnit).value_or(0.0) != 0.0)
@@ -87,7 +81,7 @@ UpdaterSpec read_optimizer(const nlohmann::json& opt, const std::string& source,
         o.note("RMSprop: Thresher divides by sqrt(r + epsilon) (DL4J), Keras by sqrt(r) + epsilon");
     } else if (n == "adagrad") {
         u.kind = UpdaterKind::AdaGrad;
-        u.learning_rate = learning_rate(o, 1e-3f);
+        u.learning_rate = learning_rate(o, 1e-3f, schedule);
         u.epsilon = static_cast<float>(o.hyper({"epsilon"}, Range{0.0, 1.0, true, false}).value_or(1e-7));
         if (auto a = o.hyper({"initial_accumulator_value", "initialAccumulatorValue"}, kNonNegative); a && *a != 0.0)
             o.note("\"initial_accumulator_value\": " + number_text(static_cast<float>(*a)) +
@@ -95,6 +89,14 @@ UpdaterSpec read_optimizer(const nlohmann::json& opt, const std::string& source,
     } else {
         o.fail("optimizer " + (name.empty() ? opt.dump().substr(0, 120) : name) +
                " is not supported (Thresher has SGD, Adam, RMSprop, Adagrad)");
+    }
+    if (decay != 0.0) {
+        if (schedule) o.fail("decay", "with a learning-rate schedule as well is not supported");
+        LrSchedule inv;
+        inv.kind = ScheduleKind::Inverse;
+        inv.initial = u.learning_rate;
+        inv.rate = decay;
+        schedule = inv;
     }
     o.note_unread();
     return u;
@@ -125,8 +127,10 @@ std::pair<LossKind, std::optional<Activation>> read_loss(Place& t, const nlohman
         return {LossKind::BinaryCrossEntropy, logits ? std::optional(Activation::Sigmoid) : std::nullopt};
     if (n == "mse" || n == "meansquarederror")
         return {LossKind::MSE, std::nullopt};
+    if (n == "mae" || n == "meanabsoluteerror")
+        return {LossKind::MAE, std::nullopt};
     t.fail("loss", "loss " + name + " is not supported (Thresher has categorical_crossentropy, "
-                   "sparse_categorical_crossentropy, binary_crossentropy, mean_squared_error)");
+                   "sparse_categorical_crossentropy, binary_crossentropy, mean_squared_error, mean_absolute_error)");
 }
 
 }  // namespace
@@ -139,7 +143,7 @@ KerasTraining read_keras_training(const nlohmann::json& training, const std::str
                           : t.has("optimizer_config") ? &training["optimizer_config"] : nullptr) {
         t.ignore({"optimizer", "optimizer_config"});
         out.updater = read_optimizer(*opt, source, where + (t.has("optimizer") ? ".optimizer" : ".optimizer_config"),
-                                     notes);
+                                     notes, out.schedule);
     }
     if (t.has("loss")) {
         t.ignore({"loss"});

@@ -19,6 +19,7 @@ namespace thresher::nn::import {
 
 struct KerasTraining {
     std::optional<UpdaterSpec> updater;  // absent: the file names no optimizer
+    std::optional<LrSchedule> schedule;  // a LearningRateSchedule, or Keras 2's "decay"
     std::optional<LossKind> loss;        // absent: the file names no loss
     // from_logits: the loss applies softmax/sigmoid itself; Thresher moves it into the output layer.
     std::optional<Activation> logits_activation;

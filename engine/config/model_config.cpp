@@ -2,7 +2,9 @@
 // shape_inference.cpp.
 #include "config/model_config.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 #include "core/error.h"
@@ -17,14 +19,17 @@ const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling"
                                            "dropout", "output"};
 const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
                                             "sigmoid",  "softmax",  "elu",         "selu",
-                                            "relu6",    "hardsigmoid", "softplus", "softsign"};
-const std::vector<std::string> kLosses{"mcxent", "negativeloglikelihood", "xent", "mse"};
+                                            "relu6",    "hardsigmoid", "softplus", "softsign",
+                                            "thresholdedrelu"};
+const std::vector<std::string> kLosses{"mcxent", "negativeloglikelihood", "xent", "mse", "mae"};
 const std::vector<std::string> kInits{"xavier", "xavier_uniform", "relu", "normal", "uniform",
                                       "zero"};
 const std::vector<std::string> kUpdaters{"sgd", "nesterovs", "adagrad", "rmsprop", "adam"};
 
+// `schedule`: where the model's updater puts its learning-rate schedule; null for a layer's
+// override (one schedule drives every layer's learning rate).
 UpdaterSpec parse_updater(const nlohmann::json& j, const std::string& source,
-                          const std::string& path) {
+                          const std::string& path, std::optional<LrSchedule>* schedule = nullptr) {
     JsonFields f(j, source, path);
     UpdaterSpec u;
     auto kind = f.choice("type", kUpdaters);
@@ -38,7 +43,19 @@ UpdaterSpec parse_updater(const nlohmann::json& j, const std::string& source,
         case UpdaterKind::RmsProp: u.learning_rate = 0.1f; u.epsilon = 1e-8f; break;
         case UpdaterKind::Adam: u.learning_rate = 1e-3f; u.epsilon = 1e-8f; break;
     }
-    if (auto v = f.number("learning_rate", 0.0, 1e6)) u.learning_rate = static_cast<float>(*v);
+    const auto lr = f.number("learning_rate", 0.0, 1e6);
+    if (lr) u.learning_rate = static_cast<float>(*lr);
+    if (f.has("schedule")) {
+        if (!schedule) f.fail("schedule", "only the model's updater has a schedule (it sets every layer's learning rate)");
+        *schedule = LrSchedule::from_json(*f.object("schedule"), source, path + ".schedule");
+        const auto start = static_cast<float>((*schedule)->value_at(0, 0));
+        // Relative tolerance: a saved schedule's fields are float decimals, its start recomputed.
+        if (lr && std::abs(*lr - start) > 1e-6 * std::max(std::abs(*lr), 1e-30))
+            f.fail("learning_rate", "is " + nlohmann::json(decimal(static_cast<float>(*lr))).dump() +
+                                        " but the schedule starts at " + nlohmann::json(decimal(start)).dump() +
+                                        " (leave it out: the schedule gives the learning rate)");
+        u.learning_rate = start;
+    }
     if (u.kind == UpdaterKind::Nesterovs)
         if (auto v = f.number("momentum", 0.0, 1.0)) u.momentum = static_cast<float>(*v);
     if (u.kind == UpdaterKind::Adam) {
@@ -73,18 +90,21 @@ ActivationSpec parse_activation(JsonFields& f, Activation fallback) {
     if (auto k = f.choice("activation", kActivations)) a.kind = static_cast<Activation>(*k);
     if (a.kind == Activation::Elu) a.alpha = 1.f;
     if (a.kind == Activation::HardSigmoid) a.alpha = 0.2f;
+    if (a.kind == Activation::ThresholdedRelu) a.alpha = 1.f;  // DL4J's and Keras's default θ
     if (f.has("alpha")) {
         double lo = 0.0, hi = 1.0;
-        if (a.kind == Activation::Elu) hi = 100.0;
+        if (a.kind == Activation::Elu || a.kind == Activation::ThresholdedRelu) hi = 100.0;
         else if (a.kind == Activation::HardSigmoid) lo = 1e-6, hi = 10.0;
-        else if (a.kind != Activation::LeakyRelu) f.fail("alpha", "only applies to activations leakyrelu, elu and hardsigmoid");
+        else if (a.kind != Activation::LeakyRelu && a.kind != Activation::ThresholdedRelu)
+            f.fail("alpha", "only applies to activations leakyrelu, elu, hardsigmoid and thresholdedrelu (its threshold)");
         a.alpha = static_cast<float>(*f.number("alpha", lo, hi));
     }
     return a;
 }
 
 bool has_alpha(Activation a) {
-    return a == Activation::LeakyRelu || a == Activation::Elu || a == Activation::HardSigmoid;
+    return a == Activation::LeakyRelu || a == Activation::Elu || a == Activation::HardSigmoid ||
+           a == Activation::ThresholdedRelu;
 }
 
 LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::string& source) {
@@ -117,8 +137,8 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::s
                 if (l.loss == LossKind::BinaryCrossEntropy && l.activation.kind != Activation::Sigmoid)
                     g.fail("loss", "xent needs activation sigmoid, got " +
                                        std::string(to_string(l.activation.kind)));
-                if (l.loss == LossKind::MSE && l.activation.kind == Activation::Softmax)
-                    g.fail("loss", "mse with softmax is not supported; use mcxent");
+                if ((l.loss == LossKind::MSE || l.loss == LossKind::MAE) && l.activation.kind == Activation::Softmax)
+                    g.fail("loss", std::string(to_string(l.loss)) + " with softmax is not supported; use mcxent");
             }
             break;
         }
@@ -140,6 +160,14 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::s
         }
         case LayerType::Subsampling: {
             if (auto p = g.choice("pooling", {"max", "avg"})) l.max_pool = *p == 0;
+            // Global pooling (Keras GlobalAveragePooling2D, DL4J GlobalPoolingLayer): the window
+            // is the whole input, set by shape inference.
+            if (g.boolean("global").value_or(false)) {
+                l.global = true;
+                for (const char* key : {"kernel", "stride", "padding", "mode"})
+                    if (g.has(key)) g.fail(key, "global pooling takes the whole image: leave it out");
+                break;
+            }
             auto kernel = g.pair("kernel", 1);
             l.kernel = kernel ? *kernel : std::array<int, 2>{2, 2};
             auto stride = g.pair("stride", 1);
@@ -227,6 +255,11 @@ UpdaterSpec ModelConfig::effective_updater(std::size_t i) const {
     return u;
 }
 
+double ModelConfig::learning_rate_at(std::size_t i, long iteration, int epoch) const {
+    if (lr_schedule) return lr_schedule->value_at(iteration, epoch);
+    return decimal(effective_updater(i).learning_rate);
+}
+
 WeightInit ModelConfig::effective_weight_init(std::size_t i) const {
     return layers.at(i).weight_init.value_or(weight_init);
 }
@@ -258,7 +291,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& s
         in.finish();
     }
     if (auto w = f.choice("weight_init", kInits)) m.weight_init = static_cast<WeightInit>(*w);
-    if (const auto* u = f.object("updater")) m.updater = parse_updater(*u, source, "updater");
+    if (const auto* u = f.object("updater")) m.updater = parse_updater(*u, source, "updater", &m.lr_schedule);
     if (auto v = f.number("l1", 0.0, 1e3)) m.l1 = static_cast<float>(*v);
     if (auto v = f.number("l2", 0.0, 1e3)) m.l2 = static_cast<float>(*v);
     const auto* layers = f.array("layers");
@@ -281,6 +314,7 @@ nlohmann::json ModelConfig::to_json() const {
                               : nlohmann::json{{"channels", input.c}, {"height", input.h}, {"width", input.w}};
     j["weight_init"] = kInits[static_cast<int>(weight_init)];
     j["updater"] = updater_json(updater);
+    if (lr_schedule) j["updater"]["schedule"] = lr_schedule->to_json();
     if (l1 != 0.f) j["l1"] = decimal(l1);
     if (l2 != 0.f) j["l2"] = decimal(l2);
     auto& arr = j["layers"] = nlohmann::json::array();
@@ -305,6 +339,10 @@ nlohmann::json ModelConfig::to_json() const {
                 break;
             case LayerType::Subsampling:
                 o["pooling"] = l.max_pool ? "max" : "avg";
+                if (l.global) {
+                    o["global"] = true;
+                    break;
+                }
                 o["kernel"] = pair_json(l.kernel);
                 o["stride"] = pair_json(l.stride);
                 o["padding"] = pair_json(l.padding);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
+#include "config/lr_schedule.h"
 
 namespace thresher::nn {
 
@@ -35,7 +36,7 @@ struct Shape {
 
 enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output };
 enum class ConvMode { Truncate, Same };
-enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE };
+enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE, MAE };
 enum class WeightInit { Xavier, XavierUniform, Relu, Normal, Uniform, Zero };
 
 // Where a parameter block sits inside a layer's slice of the flat parameter buffer.
@@ -62,6 +63,7 @@ struct LayerConfig {
     std::array<int, 2> dilation{1, 1};  // convolution
     ConvMode mode = ConvMode::Truncate;
     bool max_pool = true;               // subsampling: max or average
+    bool global = false;                // subsampling over the whole image (kernel = input height x width)
     ActivationSpec activation{};
     LossKind loss = LossKind::MultiClassCrossEntropy;
     float retain = 0.5f;                // dropout: probability of keeping an activation
@@ -90,6 +92,9 @@ struct ModelConfig {
     std::uint64_t seed = 12345;
     Shape input;
     UpdaterSpec updater{};
+    // Drives every layer's learning rate when set ("updater": {"schedule": ...}); the updaters'
+    // learning_rate then holds its value at iteration 0.
+    std::optional<LrSchedule> lr_schedule;
     WeightInit weight_init = WeightInit::Xavier;
     float l1 = 0.f, l2 = 0.f;
     std::vector<LayerConfig> layers;
@@ -114,6 +119,9 @@ struct ModelConfig {
     // The updater/regularisation that applies to a layer (its override or the model default).
     UpdaterSpec effective_updater(std::size_t layer) const;
     WeightInit effective_weight_init(std::size_t layer) const;
+    // The learning rate of layer's updater at (iteration, epoch): the schedule's value, or the
+    // updater's constant learning rate.
+    double learning_rate_at(std::size_t layer, long iteration, int epoch) const;
 };
 
 // A float as the double with the same shortest decimal (0.01f -> 0.01, not 0.009999999776482582),

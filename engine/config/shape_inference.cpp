@@ -72,6 +72,12 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 if (shape.flat())
                     fail(i, "needs image input (channels x height x width), but its input is " +
                                 std::to_string(shape.size()) + " flat features");
+                if (l.global) {  // one window over the whole image: C x 1 x 1
+                    l.kernel = {shape.h, shape.w};
+                    l.stride = l.kernel;
+                    l.padding = {0, 0};
+                    l.mode = ConvMode::Truncate;
+                }
                 const int dil_h = conv ? l.dilation[0] : 1, dil_w = conv ? l.dilation[1] : 1;
                 const auto wh = window(shape.h, l.kernel[0], l.stride[0], dil_h, l.padding[0], l.mode);
                 const auto ww = window(shape.w, l.kernel[1], l.stride[1], dil_w, l.padding[1], l.mode);

@@ -39,6 +39,16 @@ LossResult compute_loss(LossKind kind, const float* p, const float* t, float* de
             }
             return {sum / (static_cast<double>(rows) * cols), false};
         }
+        case LossKind::MAE: {
+            // d|p - t|/dp = sign(p - t); 0 where the output hits the target exactly.
+            const float scale = 1.f / (static_cast<float>(rows) * static_cast<float>(cols));
+            for (long i = 0; i < n; ++i) {
+                const double d = static_cast<double>(p[i]) - t[i];
+                sum += std::abs(d);
+                delta[i] = d > 0 ? scale : d < 0 ? -scale : 0.f;
+            }
+            return {sum / (static_cast<double>(rows) * cols), false};
+        }
     }
     return {};
 }

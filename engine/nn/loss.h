@@ -3,6 +3,7 @@
 //   mcxent / negativeloglikelihood (softmax):  L = -1/B sum t log p,            dL/dz = (p - t)/B
 //   xent (sigmoid):   L = -1/B sum [t log p + (1-t) log(1-p)],                  dL/dz = (p - t)/B
 //   mse (any element-wise activation):  L = 1/B sum_rows mean_cols (p - t)^2,  dL/dp = 2(p-t)/(B K)
+//   mae (any element-wise activation):  L = 1/B sum_rows mean_cols |p - t|,    dL/dp = sign(p-t)/(B K)
 #pragma once
 
 #include "config/model_config.h"

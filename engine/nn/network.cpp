@@ -155,14 +155,29 @@ double Network::loss(const float* features, const float* targets, int batch, std
     return l;
 }
 
+double Network::learning_rate(long iteration) const {
+    if (config_.lr_schedule) return config_.lr_schedule->value_at(iteration, epoch_);
+    return decimal(config_.updater.learning_rate);
+}
+
 void Network::compute_update(long iteration) {
+    // One schedule drives every layer's learning rate (ModelConfig::lr_schedule).
+    const bool scheduled = config_.lr_schedule.has_value();
+    const float lr = scheduled ? static_cast<float>(config_.lr_schedule->value_at(iteration, epoch_)) : 0.f;
     for (const auto& s : segments_) {
         if (!s.trainable) {
             backend_.fill(grads_.data() + s.offset, 0.f, s.size);
             continue;
         }
-        backend_.updater_step(s.spec, grads_.data() + s.offset, state_.data() + s.state_offset,
-                              params_.data() + s.offset, s.size, iteration);
+        if (scheduled) {
+            backend::UpdaterSpec spec = s.spec;
+            spec.learning_rate = lr;
+            backend_.updater_step(spec, grads_.data() + s.offset, state_.data() + s.state_offset,
+                                  params_.data() + s.offset, s.size, iteration);
+        } else {
+            backend_.updater_step(s.spec, grads_.data() + s.offset, state_.data() + s.state_offset,
+                                  params_.data() + s.offset, s.size, iteration);
+        }
     }
 }
 

@@ -57,8 +57,15 @@ public:
     // outputs also land in `out` ([batch x outputs], host) when it is given.
     double loss(const float* features, const float* targets, int batch, std::uint64_t seed,
                 backend::Mode mode, float* out = nullptr);
+    // The updater step of `iteration` (0-based), at the learning rate the config's schedule gives
+    // for (iteration, the epoch set_epoch last gave); constant without a schedule.
     void compute_update(long iteration);
     void apply_update();
+    // The epoch in progress, for schedules by epoch; the runner sets it as each epoch begins.
+    void set_epoch(int epoch) { epoch_ = epoch; }
+    int epoch() const { return epoch_; }
+    // The model-wide learning rate compute_update(iteration) uses (the model updater's).
+    double learning_rate(long iteration) const;
 
     // Inference: outputs (probabilities for classifiers) into `out`, [batch x outputs], host.
     void predict(const float* features, int batch, float* out);
@@ -74,6 +81,7 @@ private:
     backend::Buffer params_, grads_, state_;
     std::vector<UpdateSegment> segments_;
     std::map<int, std::vector<std::unique_ptr<LayerStep>>> plans_;
+    int epoch_ = 0;
     int capacity_ = 0;                       // batch size the activation buffers hold
     std::vector<backend::Buffer> acts_;      // output of each layer
     backend::Buffer delta_a_, delta_b_;      // ping-pong dL/d(activation)

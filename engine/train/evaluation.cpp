@@ -1,14 +1,29 @@
 #include "train/evaluation.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 
 namespace thresher::train {
 
+void add_binary_fields(nlohmann::json& j, const eval::ClassificationEvaluator& c, const eval::BinaryScores& scores) {
+    // As DL4J's Evaluation with binaryPositiveClass 1: precision, recall and F1 of class 1.
+    j["precision"] = c.precision(1);
+    j["recall"] = c.recall(1);
+    j["f1"] = c.f1(1);
+    const double auc = scores.auc();
+    j["auc"] = std::isnan(auc) ? nlohmann::json() : nlohmann::json(auc);
+    j["task"] = "binary";
+}
+
 nlohmann::json EvaluationResult::to_json() const {
     nlohmann::json j = classification ? classification->to_json()
                                       : regression ? regression->to_json() : nlohmann::json::object();
+    if (binary) {
+        add_binary_fields(j, *classification, *binary);
+        j["auc_hist"] = binary->to_json();
+    }
     j["loss"] = loss;
     return j;
 }
@@ -37,6 +52,9 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
     EvaluationResult r;
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = net.config().output_size();
+    const bool binary = ds.is_classification() && ds.num_classes == 2 && k == 1;
+    std::vector<std::int32_t> predicted;
+    if (binary) r.binary.emplace();
     if (ds.is_classification())
         r.classification.emplace(ds.num_classes);
     else
@@ -69,7 +87,12 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         out.resize(static_cast<std::size_t>(count) * k);
         loss_sum += net.loss(xs, ts, count, 0, backend::Mode::Inference, out.data()) * count;
         evaluated += static_cast<std::size_t>(count);
-        if (r.classification)
+        if (binary) {
+            predicted.resize(static_cast<std::size_t>(count));
+            for (int j = 0; j < count; ++j) predicted[static_cast<std::size_t>(j)] = out[static_cast<std::size_t>(j)] >= 0.5f ? 1 : 0;
+            r.classification->add_predictions(predicted.data(), ls, count);
+            r.binary->add(out.data(), ls, count);
+        } else if (r.classification)
             r.classification->add(out.data(), ls, count);
         else
             r.regression->add(out.data(), ts, count);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/dataset.h"
+#include "eval/binary_scores.h"
 #include "eval/classification.h"
 #include "eval/regression.h"
 #include "nn/network.h"
@@ -16,11 +17,20 @@ namespace thresher::train {
 struct EvaluationResult {
     std::optional<eval::ClassificationEvaluator> classification;
     std::optional<eval::RegressionEvaluator> regression;
+    // A binary classifier (one sigmoid output): the threshold-0.5 predictions go into
+    // `classification` (2 classes), the scores into this for the AUC.
+    std::optional<eval::BinaryScores> binary;
     double loss = 0.0;      // mean over samples
     double loss_sum = 0.0;  // and what it came from, for merging shards
     std::size_t count = 0;
-    nlohmann::json to_json() const;  // accuracy/precision/recall/f1/confusion or mse/mae/r2, + loss
+    // accuracy/precision/recall/f1/confusion (+ auc and the "auc_hist" counts for binary) or
+    // mse/mae/r2, + loss.
+    nlohmann::json to_json() const;
 };
+
+// A binary classifier's fields: precision, recall and F1 of class 1 (DL4J's binary evaluation,
+// replacing the macro averages), "auc", and "task": "binary".
+void add_binary_fields(nlohmann::json& j, const eval::ClassificationEvaluator&, const eval::BinaryScores&);
 
 // `limit` > 0 evaluates only the first `limit` samples. With `shards` > 1 only samples
 // i ≡ shard (mod shards) are evaluated: each node takes one shard, and the merged counts are

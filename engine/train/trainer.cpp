@@ -20,6 +20,7 @@
 #include "nn/model_file.h"
 #include "nn/network.h"
 #include "train/evaluation.h"
+#include "train/task.h"
 #include "train/finite_guard.h"
 
 namespace thresher::train {
@@ -80,7 +81,13 @@ nlohmann::json merge_parts(const std::vector<nlohmann::json>& parts) {
         loss_sum += parts[i].value("loss_sum", 0.0);
         count += parts[i].value("count", std::size_t{0});
     }
+    const bool binary = parts.front().contains("auc_hist");
     merged = total.to_json();
+    if (binary) {
+        auto scores = eval::BinaryScores::from_json(parts.front()["auc_hist"]);
+        for (std::size_t i = 1; i < parts.size(); ++i) scores.merge(eval::BinaryScores::from_json(parts[i].at("auc_hist")));
+        add_binary_fields(merged, total, scores);
+    }
     merged["loss_sum"] = loss_sum;
     merged["count"] = count;
     merged["loss"] = count ? loss_sum / static_cast<double>(count) : 0.0;
@@ -110,6 +117,7 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
     fields["loss"] = epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0;
     fields["eval_set"] = run.data.has_test ? "test" : "train";
     fields.erase("loss_sum");
+    fields.erase("auc_hist");  // merged above; the event keeps the AUC
     run.ev.write("epoch_end", fields);
     if (fields.contains("confusion"))
         run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << " (" << fields["eval_set"].get<std::string>()
@@ -154,6 +162,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
         plan.world = cluster.total_workers();
         data::PrefetchIterator batches(run.data.train, plan);
         data::Batch batch;
+        net.set_epoch(epoch);  // for learning-rate schedules by epoch
         double epoch_loss = 0.0;
         long epoch_samples = 0;
         const long epoch_began = pos.iterations;
@@ -178,6 +187,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
             // Messages from the other workers go in just before the gradient, so that it sees
             // every update that has arrived (and, with a staleness bound, those it must see).
             nlohmann::json fields = master.before_gradient(local, pos.iterations);
+            const double lr = net.learning_rate(pos.iterations);  // what this step's update uses
             // With several workers each takes the same number of steps; a worker whose shard ran
             // out gets an empty batch at the last step and only joins the synchronous part.
             double loss = 0.0;
@@ -207,6 +217,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
             fields["epoch"] = epoch;
             fields["iter"] = pos.iterations;
             fields["loss"] = loss;
+            fields["lr"] = lr;
             fields["iter_ms"] = iter_ms;
             fields["etl_ms"] = etl_ms;
             fields["samples"] = samples_total;
@@ -269,7 +280,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         run.imported_state = std::move(imported.updater_state);
         run.start.seed = o.seed.value_or(run.config.seed);
     }
-    run.data = data::load_data(o.data_spec);
+    run.data = load_data_for(o.data_spec, run.config);  // a CSV read for the model's task
     if (run.resume) {
         run.transform = run.resume->normalization;
         if (o.normalize != "none" && o.normalize != run.transform.kind)

@@ -9,7 +9,8 @@ namespace {
 using Kind = FieldSpec::Kind;
 
 const QStringList kActivations{"identity", "relu", "leakyrelu", "tanh", "sigmoid", "softmax",
-                               "elu", "selu", "relu6", "hardsigmoid", "softplus", "softsign"};
+                               "elu", "selu", "relu6", "hardsigmoid", "softplus", "softsign",
+                               "thresholdedrelu"};
 
 FieldSpec activation(const QString& fallback) {
     return {"activation", "Activation", Kind::Choice, kActivations, fallback, "applied to the layer's output"};
@@ -46,7 +47,7 @@ QList<FieldSpec> layer_fields(const QString& type) {
     if (type == "output")
         return {{"units", "Units", Kind::Int, {}, QJsonValue(), "classes (or regression targets)"},
                 activation("softmax"),
-                {"loss", "Loss", Kind::Choice, {"mcxent", "negativeloglikelihood", "xent", "mse"}, "mcxent",
+                {"loss", "Loss", Kind::Choice, {"mcxent", "negativeloglikelihood", "xent", "mse", "mae"}, "mcxent",
                  "mcxent and negativeloglikelihood need softmax; xent needs sigmoid"}};
     return {};
 }

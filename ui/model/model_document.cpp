@@ -152,6 +152,7 @@ void ModelDocument::revalidate() {
     error_row_ = -1;
     params_ = 0;
     input_shape_.clear();
+    schedule_text_.clear();
     const QByteArray text = QJsonDocument(model_).toJson(QJsonDocument::Compact);
     try {
         const auto config = nn::ModelConfig::parse(std::string_view(text.constData(), text.size()), "model");
@@ -161,6 +162,7 @@ void ModelDocument::revalidate() {
             rows_[i].params = static_cast<qint64>(config.layers[i].param_count);
         }
         params_ = static_cast<qint64>(config.param_count());
+        if (config.lr_schedule) schedule_text_ = QString::fromStdString(config.lr_schedule->describe());
     } catch (const Error& e) {
         error_ = QString::fromUtf8(e.what());
         static const QRegularExpression layer_ref(R"(layers\[(\d+)\])");

@@ -51,6 +51,8 @@ public:
     QString output_shape(int row) const;
     qint64 layer_params(int row) const;
     QString input_shape() const { return input_shape_; }
+    // The learning-rate schedule in words, as the engine reads it ("" without one or while invalid).
+    QString schedule_text() const { return schedule_text_; }
 
     // QAbstractTableModel
     int rowCount(const QModelIndex& parent = {}) const override;
@@ -74,6 +76,7 @@ private:
     int error_row_ = -1;
     qint64 params_ = 0;
     QString input_shape_;
+    QString schedule_text_;
     struct RowInfo {
         QString shape;
         qint64 params = 0;

@@ -35,7 +35,8 @@ bool append_activation_post_op(dnnl::post_ops& po, ActivationSpec act) {
         case Activation::Relu6:
         case Activation::HardSigmoid:
         case Activation::Softplus:
-        case Activation::Softsign: return false;
+        case Activation::Softsign:
+        case Activation::ThresholdedRelu: return false;
     }
     return false;
 }
@@ -92,6 +93,10 @@ void activation_forward(ActivationSpec act, const float* x, float* y, int rows, 
         case Activation::Softsign:
 #pragma omp parallel for simd if (n > kParallelThreshold)
             for (long i = 0; i < n; ++i) y[i] = x[i] / (1.f + std::fabs(x[i]));
+            return;
+        case Activation::ThresholdedRelu:
+#pragma omp parallel for simd if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = x[i] > a ? x[i] : 0.f;
             return;
         case Activation::Softmax:
 #pragma omp parallel for if (n > kParallelThreshold)
@@ -159,6 +164,11 @@ void activation_backward(ActivationSpec act, const float* y, const float* dy, fl
             // 1 / (1 + |x|)^2 = (1 - |y|)^2.
 #pragma omp parallel for simd if (n > kParallelThreshold)
             for (long i = 0; i < n; ++i) dz[i] = dy[i] * (1.f - std::fabs(y[i])) * (1.f - std::fabs(y[i]));
+            return;
+        case Activation::ThresholdedRelu:
+            // θ >= 0: y > 0 exactly where x > θ, where the slope is 1.
+#pragma omp parallel for simd if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) dz[i] = y[i] > 0.f ? dy[i] : 0.f;
             return;
         case Activation::Softmax:
             // dz = y * (dy - <dy, y>) per row: the softmax Jacobian applied to dy.

@@ -21,6 +21,7 @@ __device__ float activate(Activation kind, float alpha, float x) {
         case Activation::HardSigmoid: return fminf(fmaxf(alpha * x + 0.5f, 0.f), 1.f);
         case Activation::Softplus: return x > 0.f ? x + log1pf(expf(-x)) : log1pf(expf(x));
         case Activation::Softsign: return x / (1.f + fabsf(x));
+        case Activation::ThresholdedRelu: return x > alpha ? x : 0.f;
         case Activation::Identity:
         case Activation::Softmax: return x;
     }
@@ -41,6 +42,7 @@ __device__ float derivative(Activation kind, float alpha, float y, float dy) {
         case Activation::HardSigmoid: return y > 0.f && y < 1.f ? alpha * dy : 0.f;
         case Activation::Softplus: return -dy * expm1f(-y);
         case Activation::Softsign: return dy * (1.f - fabsf(y)) * (1.f - fabsf(y));
+        case Activation::ThresholdedRelu: return y > 0.f ? dy : 0.f;
         case Activation::Identity:
         case Activation::Softmax: return dy;
     }

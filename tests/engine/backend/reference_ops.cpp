@@ -23,6 +23,7 @@ double activate(ActivationSpec a, double x) {
         case Activation::HardSigmoid: return std::min(std::max(a.alpha * x + 0.5, 0.0), 1.0);
         case Activation::Softplus: return std::log(1 + std::exp(x));
         case Activation::Softsign: return x / (1 + std::abs(x));
+        case Activation::ThresholdedRelu: return x > a.alpha ? x : 0;
         case Activation::Identity:
         case Activation::Softmax: return x;
     }
@@ -77,6 +78,7 @@ Vec activation_backward(ActivationSpec a, const Vec& y, const Vec& dy, int rows,
                 case Activation::HardSigmoid: v = yv > 0 && yv < 1 ? g * a.alpha : 0; break;
                 case Activation::Softplus: v = g * (1 - std::exp(-yv)); break;
                 case Activation::Softsign: v = g * (1 - std::abs(yv)) * (1 - std::abs(yv)); break;
+                case Activation::ThresholdedRelu: v = yv > 0 ? g : 0; break;
                 case Activation::Softmax: v = yv * (g - dot); break;
                 case Activation::Identity: break;
             }

@@ -102,6 +102,7 @@ const char* activation_name(Activation a) {
         case Activation::HardSigmoid: return "hardsigmoid";
         case Activation::Softplus: return "softplus";
         case Activation::Softsign: return "softsign";
+        case Activation::ThresholdedRelu: return "thresholdedrelu";
     }
     return "?";
 }
@@ -109,7 +110,8 @@ const char* activation_name(Activation a) {
 constexpr Activation kActivations[] = {Activation::Identity, Activation::Relu,     Activation::LeakyRelu,
                                        Activation::Tanh,     Activation::Sigmoid,  Activation::Softmax,
                                        Activation::Elu,      Activation::Selu,     Activation::Relu6,
-                                       Activation::HardSigmoid, Activation::Softplus, Activation::Softsign};
+                                       Activation::HardSigmoid, Activation::Softplus, Activation::Softsign,
+                                       Activation::ThresholdedRelu};
 
 int conv_out(int in, int k, int s, int d, int pad_before, int pad_after) {
     return (in + pad_before + pad_after - ((k - 1) * d + 1)) / s + 1;

@@ -22,6 +22,7 @@ private Q_SLOTS:
     void refusal();
     void imported_models_train_data();
     void imported_models_train();
+    void schedule_shown_and_trained();
 };
 
 void TestEngineInspect::table() {
@@ -69,6 +70,7 @@ void TestEngineInspect::imported_models_train_data() {
     QTest::newRow("keras 1 CNN") << "keras1_mnist_cnn.json";
     QTest::newRow("keras 3 compile_config") << "keras3_cnn_compiled_logits.json";
     QTest::newRow("tfjs training_config") << "tfjs_keras2_mlp_sgd.json";
+    QTest::newRow("dl4j 0.9.1 lrPolicy Step") << "dl4j_0.9.1_mlp_step_policy.json";
 }
 
 void TestEngineInspect::imported_models_train() {
@@ -78,6 +80,23 @@ void TestEngineInspect::imported_models_train() {
     check_finished_ok(r, 0);
     if (QTest::currentTestFailed()) return;
     QCOMPARE(r.of("epoch_end").size(), 1);
+}
+
+// A Keras 3 SGD(ExponentialDecay(0.1, decay_steps 2, rate 0.5, staircase)): inspect names the
+// schedule, and training's iteration events carry 0.1, 0.1, 0.05, 0.05 (4 batches of 64).
+void TestEngineInspect::schedule_shown_and_trained() {
+    const auto file = fixture("keras3_mlp_exponential_decay.json");
+    const auto i = run_engine({"inspect", file});
+    QVERIFY2(i.exit_code == 0, qPrintable(i.summary()));
+    QVERIFY2(i.stdout_text.contains("learning-rate schedule: exponential by iteration: 0.1·0.5^floor(i/2)"), qPrintable(i.stdout_text));
+    const auto r = run_engine({"train", "--model", file, "--data", "fashion-mnist", "--limit", "256", "--epochs", "1",
+                               "--batch", "64", "--threads", "2"});
+    check_finished_ok(r, 0);
+    if (QTest::currentTestFailed()) return;
+    const auto its = r.of("iteration");
+    QCOMPARE(its.size(), 4);
+    const double want[] = {0.1, 0.1, 0.05, 0.05};
+    for (int k = 0; k < 4; ++k) QCOMPARE(its[k]["lr"].toDouble(), want[k]);
 }
 
 QTEST_GUILESS_MAIN(TestEngineInspect)

@@ -59,6 +59,9 @@ const QByteArray kKerasOut = keras_layer("Dense", R"("name":"out","units":3,"act
 class TestModelImport : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void zero_padding_imports();
+    void global_pooling_imports();
+    void thresholded_relu_imports();
     void fixtures_data();
     void fixtures();
     void lenet_matches_resources_data();
@@ -281,18 +284,15 @@ void TestModelImport::approximations_are_noted_data() {
     QTest::newRow("dl4j unknown field named")
         << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"frobnicate":true)"), kDl4jOutput}) << "dense,output"
         << "ignored field(s) \"frobnicate\"";
-    QTest::newRow("dl4j learning-rate schedule")
-        << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"iupdater":{"@class":"org.nd4j.linalg.learning.config.Adam",
+    // A learning-rate schedule is trained (issue 13 class 3); the note says which one.
+    const QByteArray exp_updater = R"("iupdater":{"@class":"org.nd4j.linalg.learning.config.Adam",
                "learningRate":"NaN","learningRateSchedule":{"@class":"org.nd4j.linalg.schedule.ExponentialSchedule",
-               "gamma":0.96,"initialValue":0.01,"scheduleType":"EPOCH"}})"), kDl4jOutput})
-        << "dense,output" << "ExponentialSchedule imported as its initial value";
-    // Schedules are not trained yet (issue 13 class 3): a MapSchedule starts at its value for 0,
-    // said in a note, instead of the self-contradicting "expected a number or a schedule".
-    QTest::newRow("dl4j MapSchedule")
-        << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"iupdater":{"@class":"org.nd4j.linalg.learning.config.Nesterovs",
-               "learningRate":"NaN","momentum":0.9,"learningRateSchedule":{"@class":"org.nd4j.linalg.schedule.MapSchedule",
-               "scheduleType":"ITERATION","values":{"0":0.06,"200":0.05,"600":0.028}}})"), kDl4jOutput})
-        << "dense,output" << "MapSchedule imported as its value at 0, 0.06";
+               "gamma":0.96,"initialValue":0.01,"scheduleType":"EPOCH"}})";
+    QTest::newRow("dl4j learning-rate schedule")
+        << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,)" + exp_updater),
+                 dl4j_layer("OutputLayer", R"("nin":3,"nout":2,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+                    "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"},)" + exp_updater)})
+        << "dense,output" << "learning rate: exponential by epoch: 0.01·0.96^epoch";
     QTest::newRow("keras relu folded across dropout and max pooling")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
                   keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])"),
@@ -560,9 +560,9 @@ void TestModelImport::unsupported_layer_named_first_data() {
     QTest::newRow("dl4j 0.x graves before shape") << dl4j({R"({"layer":{"convolution":{"nin":1,"nout":2,"kernelSize":[9,9]}}})",
         R"({"layer":{"gravesLSTM":{"layerName":"g","nin":4,"nout":3}}})", kDl4jOutput})
         << "confs[1] (gravesLSTM \"g\"): layer type gravesLSTM is not supported";
-    QTest::newRow("keras Dense on image before GlobalAveragePooling2D") << keras({kKerasInput,
-        keras_layer("Dense", R"("name":"d","units":4)"), keras_layer("GlobalAveragePooling2D", R"("name":"gap")"), kKerasOut})
-        << "config.layers[2] (GlobalAveragePooling2D \"gap\"): layer GlobalAveragePooling2D is not supported";
+    QTest::newRow("keras Dense on image before SeparableConv2D") << keras({kKerasInput,
+        keras_layer("Dense", R"("name":"d","units":4)"), keras_layer("SeparableConv2D", R"("name":"sep")"), kKerasOut})
+        << "config.layers[2] (SeparableConv2D \"sep\"): layer SeparableConv2D is not supported";
 }
 
 void TestModelImport::unsupported_layer_named_first() {
@@ -656,7 +656,7 @@ void TestModelImport::training_config_read() {
     QCOMPARE(u.kind, nn::UpdaterKind::RmsProp);
     QCOMPARE(u.learning_rate, 0.01f);
     QCOMPARE(u.rms_decay, 0.8f);
-    // A Keras 3 learning-rate schedule gives its initial rate, with a note.
+    // A Keras 3 learning-rate schedule is imported as a schedule, its start as the rate.
     const QByteArray sched = R"({"class_name":"Sequential","config":{"name":"s","layers":[)" + kKerasFlatInput + "," + kKerasOut +
         R"(]},"compile_config":{"optimizer":{"class_name":"SGD","config":{"learning_rate":{"module":"keras.optimizers.schedules",
            "class_name":"ExponentialDecay","config":{"initial_learning_rate":0.1,"decay_steps":1000,"decay_rate":0.96,
@@ -665,7 +665,10 @@ void TestModelImport::training_config_read() {
     const auto s = nn::import_model_text(sched.toStdString(), "s.json");
     QCOMPARE(s.model.effective_updater(0).learning_rate, 0.1f);
     QCOMPARE(s.model.effective_updater(0).kind, nn::UpdaterKind::Sgd);
-    QVERIFY2(joined(s.notes).contains("ExponentialDecay imported as its initial learning rate 0.1"), qPrintable(joined(s.notes)));
+    QVERIFY(s.model.lr_schedule.has_value());
+    QCOMPARE(s.model.lr_schedule->kind, nn::ScheduleKind::Exponential);
+    QCOMPARE(s.model.lr_schedule->decay_steps, 1000.0);
+    QVERIFY2(joined(s.notes).contains("learning rate: exponential by iteration: 0.1·0.96^i/1000"), qPrintable(joined(s.notes)));
 }
 
 void TestModelImport::training_config_refused_data() {
@@ -750,6 +753,108 @@ void TestModelImport::activations_of_imported_files() {
     const auto again = nn::ModelConfig::from_json(r.model.to_json(), "again");
     QCOMPARE(again.layers[0].activation.kind, a.kind);
     QCOMPARE(again.layers[0].activation.alpha, a.alpha);
+}
+
+// Thresholded ReLU (x where x > θ, else 0) from DL4J's ActivationThresholdedReLU and ReLU
+// threshold, and Keras's ThresholdedReLU layer and ReLU(threshold).
+void TestModelImport::thresholded_relu_imports() {
+    auto dl4j_act = [](const QByteArray& act) {
+        return dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"activationFn":)" + act), kDl4jOutput});
+    };
+    const auto a = nn::import_model_text(dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationThresholdedReLU","theta":0.5})").toStdString(), "a.json");
+    QCOMPARE(a.model.layers[0].activation.kind, nn::Activation::ThresholdedRelu);
+    QCOMPARE(a.model.layers[0].activation.alpha, 0.5f);
+    const auto b = nn::import_model_text(dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationReLU","max":null,"threshold":0.25,"negativeSlope":0.0})").toStdString(), "b.json");
+    QCOMPARE(b.model.layers[0].activation.kind, nn::Activation::ThresholdedRelu);
+    QCOMPARE(b.model.layers[0].activation.alpha, 0.25f);
+    const auto k = nn::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
+                                                keras_layer("ThresholdedReLU", R"("name":"t","theta":0.7)"), kKerasOut})
+                                             .toStdString(), "k.json");
+    QCOMPARE(k.model.layers[0].activation.kind, nn::Activation::ThresholdedRelu);
+    QCOMPARE(k.model.layers[0].activation.alpha, 0.7f);
+    const auto r = nn::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
+                                                keras_layer("ReLU", R"("name":"r","threshold":0.4,"max_value":null,"negative_slope":0.0)"), kKerasOut})
+                                             .toStdString(), "r.json");
+    QCOMPARE(r.model.layers[0].activation.alpha, 0.4f);
+    QCOMPARE(r.model.to_json()["layers"][0]["activation"].get<std::string>(), std::string("thresholdedrelu"));
+    // A threshold with a max is refused, naming the layer.
+    try {
+        nn::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
+                                     keras_layer("ReLU", R"("name":"r","threshold":0.4,"max_value":6)"), kKerasOut})
+                                  .toStdString(), "m.json");
+        QFAIL("accepted");
+    } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("(ReLU \"r\")"), e.what());
+    }
+}
+
+// Global pooling: Keras GlobalAveragePooling2D / GlobalMaxPooling2D and DL4J GlobalPoolingLayer
+// become a subsampling layer over the whole image (C x 1 x 1), which a Dense takes directly.
+void TestModelImport::global_pooling_imports() {
+    const auto k = nn::import_model_text(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":4,"kernel_size":3,"activation":"relu")"),
+                                                keras_layer("GlobalAveragePooling2D", R"("name":"g","data_format":"channels_last","keepdims":false)"),
+                                                kKerasOut}).toStdString(), "k.json");
+    QCOMPARE(types(k.model), QString("convolution,subsampling,output"));
+    QVERIFY(k.model.layers[1].global && !k.model.layers[1].max_pool);
+    QCOMPARE(k.model.layers[1].out_shape, (nn::Shape{4, 1, 1}));
+    QCOMPARE(k.model.layers[1].kernel, (std::array<int, 2>{6, 6}));
+    QCOMPARE(k.model.layers[2].param_count, std::size_t(4 * 3 + 3));
+    QCOMPARE(k.model.to_json()["layers"][1]["global"].get<bool>(), true);
+    const auto m = nn::import_model_text(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
+                                                keras_layer("GlobalMaxPooling2D", R"("name":"g")"), kKerasOut}).toStdString(), "m.json");
+    QVERIFY(m.model.layers[1].global && m.model.layers[1].max_pool);
+    const QByteArray conv = dl4j_layer("ConvolutionLayer", R"("nin":1,"nout":5,"kernelSize":[3,3],"stride":[1,1],"padding":[0,0],
+        "convolutionMode":"Truncate","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationReLU"})");
+    const QByteArray pool = dl4j_layer("GlobalPoolingLayer", R"("poolingType":"AVG","collapseDimensions":true,"poolingDimensions":null)");
+    const QByteArray out = dl4j_layer("OutputLayer", R"("nin":5,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+        "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})");
+    const auto d = nn::import_model_text(dl4j({conv, pool, out}, R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
+        "inputHeight":10,"inputWidth":10,"numChannels":1}})").toStdString(), "d.json");
+    QCOMPARE(types(d.model), QString("convolution,subsampling,output"));
+    QCOMPARE(d.model.layers[1].out_shape, (nn::Shape{5, 1, 1}));
+    // Global pooling on flat features is refused, naming the layer.
+    try {
+        nn::import_model_text(keras({kKerasFlatInput, keras_layer("GlobalAveragePooling2D", R"("name":"g")"), kKerasOut}).toStdString(), "f.json");
+        QFAIL("accepted");
+    } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("(GlobalAveragePooling2D \"g\")"), e.what());
+    }
+}
+
+// Zero padding: a symmetric Keras ZeroPadding2D / DL4J ZeroPaddingLayer right before a valid
+// convolution becomes that convolution's padding (exactly the same computation); anything else is
+// refused naming the padding layer.
+void TestModelImport::zero_padding_imports() {
+    const auto k = nn::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,1],[2,2]])"),
+                                                keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"padding":"valid")"),
+                                                keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "k.json");
+    QCOMPARE(types(k.model), QString("convolution,output"));
+    QCOMPARE(k.model.layers[0].padding, (std::array<int, 2>{1, 2}));
+    QCOMPARE(k.model.layers[0].out_shape, (nn::Shape{2, 8, 10}));
+    auto refused = [](const QByteArray& json, const QString& want) {
+        try {
+            nn::import_model_text(json.toStdString(), "z.json");
+            QFAIL("accepted");
+        } catch (const ConfigError& e) {
+            QVERIFY2(QString(e.what()).contains(want), e.what());
+        }
+    };
+    refused(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,0],[1,1]])"),
+                   keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
+            "config.layers[1] (ZeroPadding2D \"z\"): \"padding\": asymmetric");
+    refused(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":1)"),
+                   keras_layer("MaxPooling2D", R"("name":"p")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
+            "config.layers[1] (ZeroPadding2D \"z\"): zero padding is supported only directly before a Conv2D");
+    const QByteArray zp = dl4j_layer("ZeroPaddingLayer", R"("padding":[2,2,1,1])");
+    const QByteArray conv = dl4j_layer("ConvolutionLayer", R"("nin":1,"nout":3,"kernelSize":[3,3],"stride":[1,1],"padding":[0,0],
+        "convolutionMode":"Truncate","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationReLU"})");
+    const QByteArray out = dl4j_layer("OutputLayer", R"("nin":240,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+        "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})");
+    const auto d = nn::import_model_text(dl4j({zp, conv, out}, R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
+        "inputHeight":8,"inputWidth":8,"numChannels":1}})").toStdString(), "d.json");
+    QCOMPARE(types(d.model), QString("convolution,output"));
+    QCOMPARE(d.model.layers[0].padding, (std::array<int, 2>{2, 1}));
+    QCOMPARE(d.model.layers[0].out_shape, (nn::Shape{3, 10, 8}));
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)

@@ -107,6 +107,32 @@ void TestGradientCheck::gradients_data() {
     }
     QTest::newRow("dense elu alpha 0.5")
         << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"elu\",\"alpha\":0.5}", softmax) << true;
+    // Binary classification (one sigmoid unit, xent) and regression with mae (issue 13 class 5).
+    QTest::newRow("dense tanh, one sigmoid unit xent")
+        << model(flat, "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}",
+                 "{\"type\":\"output\",\"units\":1,\"activation\":\"sigmoid\",\"loss\":\"xent\"}") << false;
+    QTest::newRow("dense relu, identity mae")
+        << model(flat, "{\"type\":\"dense\",\"units\":4,\"activation\":\"relu\"}",
+                 "{\"type\":\"output\",\"units\":2,\"activation\":\"identity\",\"loss\":\"mae\"}") << false;
+    QTest::newRow("output sigmoid mae")
+        << model(flat, "", "{\"type\":\"output\",\"units\":1,\"activation\":\"sigmoid\",\"loss\":\"mae\"}") << false;
+    // θ = 0.3: inputs near the threshold jump from 0 to 0.3, so a finite difference across it is
+    // one-sided (the check falls back to those).
+    QTest::newRow("dense thresholdedrelu 0.3")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"thresholdedrelu\",\"alpha\":0.3}", softmax) << true;
+    QTest::newRow("conv thresholdedrelu then max pool")
+        << model("{\"channels\":1,\"height\":6,\"width\":6}",
+                 "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"activation\":\"thresholdedrelu\",\"alpha\":0.2},"
+                 "{\"type\":\"subsampling\",\"pooling\":\"max\",\"kernel\":[2,2]}", softmax) << true;
+    // Global pooling (one window over the whole 4x4 map): the C channel values go to the output.
+    QTest::newRow("conv then global avg pool")
+        << model("{\"channels\":1,\"height\":6,\"width\":6}",
+                 "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[3,3],\"activation\":\"tanh\"},"
+                 "{\"type\":\"subsampling\",\"pooling\":\"avg\",\"global\":true}", softmax) << true;
+    QTest::newRow("conv then global max pool")
+        << model("{\"channels\":1,\"height\":6,\"width\":6}",
+                 "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[3,3],\"activation\":\"tanh\"},"
+                 "{\"type\":\"subsampling\",\"pooling\":\"max\",\"global\":true}", softmax) << true;
     QTest::newRow("output softplus mse")
         << model(flat, "", "{\"type\":\"output\",\"units\":2,\"activation\":\"softplus\",\"loss\":\"mse\"}") << false;
     QTest::newRow("output softsign mse")

@@ -1,0 +1,28 @@
+// What a model is trained to do, which follows from its output layer (as in DL4J and Keras):
+//   classification  K >= 2 outputs with a cross-entropy loss; labels are class indices
+//   binary          one sigmoid output with xent (binary cross-entropy); labels 0/1
+//   regression      mse or mae on any element-wise activation; the label column is a real target
+// The data is read for that task (a CSV's last column as classes or as a real number) and shaped
+// for it (a binary set keeps its 0/1 labels, with one target column holding the label).
+#pragma once
+
+#include <string_view>
+
+#include "config/model_config.h"
+#include "data/csv_reader.h"
+#include "data/data_source.h"
+
+namespace thresher::train {
+
+enum class Task { Classification, Binary, Regression };
+
+Task task_of(const nn::ModelConfig&);
+std::string_view to_string(Task);
+
+// How a CSV is read for the task.
+data::CsvOptions csv_options_for(Task);
+// Loads `spec` for the model's task: load_data with csv_options_for, and a binary set's one-hot
+// targets folded into its one 0/1 column.
+data::DataSplit load_data_for(const std::string& spec, const nn::ModelConfig&);
+
+}  // namespace thresher::train

@@ -1,0 +1,105 @@
+// ModelPage's model-wide settings: an imported schedule shows in the schedule form with the
+// engine's reading of it, editing the form changes the model JSON (and the engine re-validates
+// it), L1 is written, and the import notes appear in their panel. Runs under offscreen.
+#include <QtTest>
+
+#include <QComboBox>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+
+#include "model_document.h"
+#include "model_page.h"
+
+using thresher::ui::ModelDocument;
+using thresher::ui::ModelPage;
+
+namespace {
+QString fixture(const QString& name) {
+    return qEnvironmentVariable("THRESHER_SOURCE_DIR", QStringLiteral(THRESHER_SOURCE_DIR_DEFAULT)) + "/tests/engine/config/data/" + name;
+}
+}  // namespace
+
+class TestModelPage : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void schedule_form_reads_and_writes();
+    void l1_and_import_notes();
+};
+
+void TestModelPage::schedule_form_reads_and_writes() {
+    ModelDocument doc;
+    ModelPage page(&doc);
+    QStringList notes;
+    doc.load(fixture("keras3_mlp_exponential_decay.json"), &notes);
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+    auto* type = page.findChild<QComboBox*>("schedule_type");
+    auto* fields = page.findChild<QLineEdit*>("schedule_fields");
+    auto* info = page.findChild<QLabel*>("schedule_info");
+    QVERIFY(type && fields && info);
+    QCOMPARE(type->currentText(), QString("exponential"));
+    QVERIFY2(fields->text().contains("rate=0.5"), qPrintable(fields->text()));
+    QCOMPARE(info->text(), QString("exponential by iteration: 0.1·0.5^floor(i/2)"));
+
+    // The user changes the rate: the model's schedule follows and stays valid.
+    fields->setFocus();
+    fields->selectAll();
+    QTest::keyClicks(fields, "initial=0.2, rate=0.25, decay_steps=10");
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+    const auto s = doc.model()["updater"].toObject()["schedule"].toObject();
+    QCOMPARE(s["rate"].toDouble(), 0.25);
+    QCOMPARE(s["decay_steps"].toDouble(), 10.0);
+    QVERIFY(!doc.model()["updater"].toObject().contains("learning_rate"));
+    QCOMPARE(doc.schedule_text(), QString("exponential by iteration: 0.2·0.25^i/10"));
+
+    // A map, by epoch.
+    type->setCurrentText("map");
+    page.findChild<QComboBox*>("schedule_by")->setCurrentText("epoch");
+    fields->selectAll();
+    QTest::keyClicks(fields, "0=0.1, 3=0.01");
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+    QCOMPARE(doc.schedule_text(), QString("map by epoch: 0→0.1, 3→0.01"));
+
+    // A typo is the engine's error, naming the field.
+    fields->selectAll();
+    QTest::keyClicks(fields, "0=0.1, x=2");
+    QVERIFY(!doc.valid());
+    QVERIFY2(doc.error().contains("schedule") && doc.error().contains("\"x\""), qPrintable(doc.error()));
+
+    // None: a constant rate again, the schedule's start.
+    type->setCurrentText("none");
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+    QVERIFY(!doc.model()["updater"].toObject().contains("schedule"));
+    QCOMPARE(doc.model()["updater"].toObject()["learning_rate"].toDouble(), 0.1);
+}
+
+void TestModelPage::l1_and_import_notes() {
+    ModelDocument doc;
+    ModelPage page(&doc);
+    QStringList notes;
+    doc.load(fixture("keras3_mlp.json"), &notes);
+    QVERIFY(!notes.isEmpty());
+    auto* box = page.findChild<QGroupBox*>("import_notes");
+    QVERIFY(box);
+    page.set_import_notes("keras3_mlp.json", notes);
+    QVERIFY(!box->isHidden());
+    const QString text = box->findChild<QPlainTextEdit*>()->toPlainText();
+    QVERIFY2(text.contains("kernel_regularizer"), qPrintable(text));
+    QVERIFY2(box->title().contains("keras3_mlp.json"), qPrintable(box->title()));
+    page.set_import_notes("x.json", {});
+    QVERIFY(box->isHidden());
+
+    // L1: the first line edit after the L2 one in the form is found by its placeholder order.
+    QLineEdit* l1 = nullptr;
+    for (auto* e : page.findChildren<QLineEdit*>())
+        if (e->placeholderText() == "0" && !l1) l1 = e;
+    QVERIFY(l1);
+    l1->setFocus();
+    QTest::keyClicks(l1, "0.001");
+    QCOMPARE(doc.model()["l1"].toDouble(), 0.001);
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+}
+
+QTEST_MAIN(TestModelPage)
+#include "test_model_page.moc"
