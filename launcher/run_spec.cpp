@@ -207,6 +207,27 @@ SlurmSettings read_slurm(const Reader& c) {
     return s;
 }
 
+// A number in [lo, hi] (a plain JSON number); `what` is how the message words the range.
+double bounded_number(const Reader& r, const QString& key, double fallback, double lo, double hi, bool hi_open,
+                      const QString& what) {
+    if (!r.has(key)) return fallback;
+    const QJsonValue v = r.value(key);
+    const double d = v.toDouble();
+    if (!v.isDouble() || !std::isfinite(d) || d < lo || d > hi || (hi_open && d == hi))
+        r.fail(key, "must be " + what + ", got " + describe(v));
+    return d;
+}
+
+ClusterSettings::Link read_link(const Reader& r) {
+    ClusterSettings::Link link;
+    link.rate_mbit = bounded_number(r, "rate_mbit", 0, 0, 1e6, false, "megabits per second in 0.008..1000000 (0: unlimited)");
+    if (link.rate_mbit > 0 && link.rate_mbit < 0.008)
+        r.fail("rate_mbit", "must be megabits per second in 0.008..1000000 (0: unlimited), got " + describe(r.value("rate_mbit")));
+    link.delay_ms = bounded_number(r, "delay_ms", 0, 0, 10000, false, "milliseconds in 0..10000");
+    link.loss = bounded_number(r, "loss", 0, 0, 1, true, "a probability in [0, 1)");
+    return link;
+}
+
 const QStringList kSlurmFields{"partition", "tasks_per_node", "cpus_per_task", "gpus_per_node", "time", "account",
                                "qos", "constraint", "sbatch_args", "network_mask"};
 
@@ -215,6 +236,7 @@ ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
     const QString kind = c.one_of("kind", "local", {"local", "ssh", "slurm"});
     s.topology = c.one_of("topology", s.topology, {"auto", "mesh", "relay", "tree"});
     s.fanout = int(c.integer("fanout", s.fanout, 1, 1024, "an integer in 1..1024"));
+    if (c.has("link")) s.link = read_link(c.object("link", {"rate_mbit", "delay_ms", "loss"}));
     if (kind != "slurm")
         for (const QString& slurm_only : kSlurmFields)
             if (c.has(slurm_only)) c.fail(slurm_only, "only for \"kind\": \"slurm\"");
@@ -373,7 +395,7 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
                                                             "save_updater", "limit", "threads"}));
     if (r.has("cluster"))
         spec.cluster = read_cluster(r.object("cluster", QStringList{"kind", "nodes", "workers_per_node", "hosts", "hostfile",
-                                                                     "topology", "fanout"} + kSlurmFields),
+                                                                     "topology", "fanout", "link"} + kSlurmFields),
                                     spec);
     spec.udp_port = int(r.integer("udp_port", spec.udp_port, 1, 65535, "an integer in 1..65535"));
     spec.save = r.string("save", {});
@@ -414,6 +436,8 @@ QJsonObject RunSpec::to_json() const {
     QJsonObject c{{"kind", to_string(cluster.kind)}};
     if (cluster.topology != "auto") c["topology"] = cluster.topology;
     if (cluster.topology == "tree") c["fanout"] = cluster.fanout;
+    if (cluster.link.active())
+        c["link"] = QJsonObject{{"rate_mbit", cluster.link.rate_mbit}, {"delay_ms", cluster.link.delay_ms}, {"loss", cluster.link.loss}};
     if (cluster.kind == ClusterSettings::Kind::Local || cluster.kind == ClusterSettings::Kind::Slurm) {
         c["nodes"] = cluster.nodes;
         c["workers_per_node"] = cluster.workers_per_node;
