@@ -12,6 +12,12 @@
 
 namespace thresher::dist {
 
+namespace {
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+}  // namespace
+
 struct GradientSharing::Inbound {
     int from = -1;        // origin worker (global numbering)
     long iteration = -1;  // the origin's iteration
@@ -244,10 +250,13 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
         auto empty = std::make_shared<EncodedUpdate>();
         empty->length = static_cast<std::uint32_t>(n_);
         empty->threshold = 1.f;
+        const auto sent = std::chrono::steady_clock::now();
         publish(local, iteration, empty);
-        return nlohmann::json::object();
+        return {{"send_ms", ms_between(sent, std::chrono::steady_clock::now())}};
     }
     nn::Network& net = *w.net;
+    // Phase times (engine/events/README.md): updater, encode, apply own, send, back to back.
+    const auto tu = std::chrono::steady_clock::now();
     net.compute_update(iteration);  // gradients() now holds the update u
     const float* u = net.gradients();
     const auto t0 = std::chrono::steady_clock::now();
@@ -262,6 +271,7 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
     w.post->process(static_cast<int>(iteration), tau, r, n_);
     const double encode_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const auto ta = std::chrono::steady_clock::now();
     w.last_density = static_cast<double>(message->count) / static_cast<double>(n_);
     apply(*message, net.params(), -1.f);
     if (options_.track_sums) {
@@ -295,7 +305,11 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
         const auto s = residual_stats(r, n_, tau);
         fields["residual"] = {{"mean_abs", s.mean_abs}, {"max_abs", s.max_abs}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
     }
+    const auto ts = std::chrono::steady_clock::now();
     publish(local, iteration, message);
+    fields["updater_ms"] = ms_between(tu, t0);
+    fields["apply_ms"] = ms_between(ta, ts);
+    fields["send_ms"] = ms_between(ts, std::chrono::steady_clock::now());
     return fields;
 }
 
