@@ -7,6 +7,7 @@
 #include <QSaveFile>
 #include <algorithm>
 #include <tuple>
+#include <vector>
 
 namespace thresher::launcher {
 
@@ -77,11 +78,18 @@ void TraceBuilder::add(const QJsonObject& e) {
     at += ms("compute_ms");
     // Sub-phases of the step, never past its end (rounding in the engine's printed numbers).
     const double step_end = at + ms("step_ms");
-    for (const auto& [key, name, cat] : {std::tuple{"updater_ms", "updater", "compute"},
-                                         std::tuple{"encode_ms", "encode", "communicate"},
-                                         std::tuple{"apply_ms", "apply own", "communicate"},
-                                         std::tuple{"send_ms", "send", "communicate"},
-                                         std::tuple{"average_ms", "average", "wait"}}) {
+    using Phase = std::tuple<const char*, const char*, const char*>;
+    static const std::vector<Phase> kStep{{"updater_ms", "updater", "compute"},
+                                          {"encode_ms", "encode", "communicate"},
+                                          {"apply_ms", "apply own", "communicate"},
+                                          {"send_ms", "send", "communicate"},
+                                          {"average_ms", "average", "wait"}};
+    // --overlap-comm: the step waits for the previous message's encoder, applies that message,
+    // then runs the updater; encoding and sending ran on the worker's communicator thread (not drawn).
+    static const std::vector<Phase> kOverlapped{{"comm_wait_ms", "wait for encoder", "wait"},
+                                                {"apply_ms", "apply own", "communicate"},
+                                                {"updater_ms", "updater", "compute"}};
+    for (const auto& [key, name, cat] : e.value("overlapped").toBool() ? kOverlapped : kStep) {
         const double dur = std::min(ms(key), step_end - at);
         slice(node, tid, name, cat, at, dur, args);
         if (dur > 0) at += dur;

@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
                           "Gradient sharing: how many of each other worker's latest updates a gradient may miss "
                           "(0: none, synchronous; off: never wait)")
         ->capture_default_str();
+    train_cmd->add_flag("--overlap-comm", strategy.overlap_comm,
+                        "Gradient sharing: encode and send each update beside the next gradient (needs --max-staleness 1 "
+                        "or more, or off: a worker's own update then reaches its replica one step late)");
     train_cmd->add_option("--averaging-frequency", strategy.averaging_frequency, "Parameter averaging: iterations between averages")
         ->capture_default_str()->check(CLI::PositiveNumber);
     train_cmd->add_option("--save-updater", strategy.save_updater, "Parameter averaging: average updater state too")

@@ -49,6 +49,13 @@ struct GradientSharingOptions {
     // S of staleness_gate.h: gradient k waits (up to a deadline) for every other worker's message
     // of iteration k−1−S. nullopt: never wait (fully asynchronous).
     std::optional<int> max_staleness = 0;
+    // Communication beside computation (--overlap-comm; needs max_staleness >= 1 or off): the
+    // encoding half of step k -- residual, τ, encoding, publishing -- runs on the worker's own
+    // communicator thread while the worker computes gradient k+1, and the worker applies its own
+    // message k at step k+1. Gradient k+1 then lacks the worker's own update k (one step late,
+    // like every other worker's may be under S >= 1). With S = 0 gradient k+1 must see update k,
+    // so there is nothing to overlap: refused.
+    bool overlap = false;
 };
 
 // τ ≤ kThresholdCeiling × RMS(θ). Healthy LeNet runs settle at τ ≈ 4e-3 with RMS(θ) ≈ 0.04
@@ -119,6 +126,18 @@ private:
     DrainStats drain(Worker& w, long next);
     float threshold_for(Worker& w, long iteration);
     void report_silent(Worker& w, int local, long iteration, const std::vector<int>& silent, double waited_ms);
+    // The encoding half of a step (residual → message, published), on whichever thread runs it.
+    struct Encoded {
+        Message message;
+        nlohmann::json fields;
+    };
+    Encoded encode_and_publish(Worker& w, int local, long iteration, const float* u, bool publish_now);
+    void update_ceiling(Worker& w, long iteration);
+    // Overlap: waits for the worker's communicator to finish its job, applies that job's message
+    // to the replica and returns its fields (nothing pending: empty); the time waited goes in
+    // `waited_ms`.
+    nlohmann::json settle(Worker& w, double& waited_ms);
+    void stop_communicators();
 
     train::ClusterShape cluster_;
     std::size_t n_;
