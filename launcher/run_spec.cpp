@@ -138,6 +138,10 @@ TrainingSettings read_training(const Reader& t) {
             s.max_staleness = int(t.integer("max_staleness", 0, 0, 1000, "a whole number from 0 to 1000, or \"off\""));
         }
     }
+    s.overlap_comm = t.boolean("overlap_comm", s.overlap_comm);
+    if (s.overlap_comm && s.max_staleness == 0)
+        t.fail("overlap_comm", "needs max_staleness 1 or more, or \"off\" (with 0 every gradient must see the previous "
+                               "step's updates, its own included)");
     s.averaging_frequency = t.positive_int("averaging_frequency", s.averaging_frequency);
     s.save_updater = t.boolean("save_updater", s.save_updater);
     s.limit = t.optional_integer("limit", 1, "a positive integer");
@@ -391,7 +395,7 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
     spec.data = r.string("data", spec.data);
     if (r.has("training"))
         spec.training = read_training(r.object("training", {"strategy", "epochs", "batch", "seed", "threshold",
-                                                            "threshold_algorithm", "residual", "max_staleness", "averaging_frequency",
+                                                            "threshold_algorithm", "residual", "max_staleness", "overlap_comm", "averaging_frequency",
                                                             "save_updater", "limit", "threads"}));
     if (r.has("cluster"))
         spec.cluster = read_cluster(r.object("cluster", QStringList{"kind", "nodes", "workers_per_node", "hosts", "hostfile",
@@ -431,6 +435,7 @@ QJsonObject RunSpec::to_json() const {
     if (training.threshold) t["threshold"] = *training.threshold;
     if (training.max_staleness != TrainingSettings{}.max_staleness)
         t["max_staleness"] = training.max_staleness ? QJsonValue(*training.max_staleness) : QJsonValue("off");
+    if (training.overlap_comm) t["overlap_comm"] = true;
     if (training.limit) t["limit"] = double(*training.limit);
 
     QJsonObject c{{"kind", to_string(cluster.kind)}};
