@@ -59,7 +59,7 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
         if (training.threshold) a << "--threshold" << QString::number(*training.threshold, 'g', 17);
         a << "--threshold-algorithm" << training.threshold_algorithm << "--residual" << training.residual
           << "--max-staleness" << (training.max_staleness ? QString::number(*training.max_staleness) : QString("off"));
-        if (training.overlap_comm) a << "--overlap-comm";
+        if (training.overlap_comm != "off") a << "--overlap-comm" << training.overlap_comm;
     } else if (training.strategy == "parameter-averaging") {
         a << "--averaging-frequency" << QString::number(training.averaging_frequency) << "--save-updater"
           << (training.save_updater ? "true" : "false");

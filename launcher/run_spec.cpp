@@ -138,10 +138,10 @@ TrainingSettings read_training(const Reader& t) {
             s.max_staleness = int(t.integer("max_staleness", 0, 0, 1000, "a whole number from 0 to 1000, or \"off\""));
         }
     }
-    s.overlap_comm = t.boolean("overlap_comm", s.overlap_comm);
-    if (s.overlap_comm && s.max_staleness == 0)
-        t.fail("overlap_comm", "needs max_staleness 1 or more, or \"off\" (with 0 every gradient must see the previous "
-                               "step's updates, its own included)");
+    s.overlap_comm = t.one_of("overlap_comm", s.overlap_comm, {"off", "send", "encode"});
+    if (s.overlap_comm == "encode" && s.max_staleness == 0)
+        t.fail("overlap_comm", "\"encode\" needs max_staleness 1 or more, or \"off\" (with 0 every gradient must see "
+                               "the previous step's updates, its own included; \"send\" works with any)");
     s.averaging_frequency = t.positive_int("averaging_frequency", s.averaging_frequency);
     s.save_updater = t.boolean("save_updater", s.save_updater);
     s.limit = t.optional_integer("limit", 1, "a positive integer");
@@ -435,7 +435,7 @@ QJsonObject RunSpec::to_json() const {
     if (training.threshold) t["threshold"] = *training.threshold;
     if (training.max_staleness != TrainingSettings{}.max_staleness)
         t["max_staleness"] = training.max_staleness ? QJsonValue(*training.max_staleness) : QJsonValue("off");
-    if (training.overlap_comm) t["overlap_comm"] = true;
+    if (training.overlap_comm != "off") t["overlap_comm"] = training.overlap_comm;
     if (training.limit) t["limit"] = double(*training.limit);
 
     QJsonObject c{{"kind", to_string(cluster.kind)}};

@@ -34,9 +34,9 @@ struct TrainingSettings {
     // How many of each other worker's latest updates a gradient may miss (engine/dist/masters/
     // README.md); nullopt: "off", never wait. JSON: a whole number or "off".
     std::optional<int> max_staleness = 0;
-    // Encode and send each update beside the next gradient (thresher-engine --overlap-comm);
-    // needs max_staleness 1 or more, or "off".
-    bool overlap_comm = false;
+    // Communication beside the next gradient (thresher-engine --overlap-comm): "off", "send"
+    // (publishing), "encode" (encoding and publishing; needs max_staleness 1 or more, or "off").
+    QString overlap_comm = "off";
     // Parameter averaging.
     int averaging_frequency = 5;
     bool save_updater = true;

@@ -89,7 +89,14 @@ void TraceBuilder::add(const QJsonObject& e) {
     static const std::vector<Phase> kOverlapped{{"comm_wait_ms", "wait for encoder", "wait"},
                                                 {"apply_ms", "apply own", "communicate"},
                                                 {"updater_ms", "updater", "compute"}};
-    for (const auto& [key, name, cat] : e.value("overlapped").toBool() ? kOverlapped : kStep) {
+    // --overlap-comm send: the step waits for the previous message's sender, then runs as usual
+    // but for the sending, which the communicator does (not drawn).
+    static const std::vector<Phase> kSendAsync{{"comm_wait_ms", "wait for sender", "wait"},
+                                               {"updater_ms", "updater", "compute"},
+                                               {"encode_ms", "encode", "communicate"},
+                                               {"apply_ms", "apply own", "communicate"}};
+    const auto& phases = e.value("overlapped").toBool() ? kOverlapped : e.value("send_async").toBool() ? kSendAsync : kStep;
+    for (const auto& [key, name, cat] : phases) {
         const double dur = std::min(ms(key), step_end - at);
         slice(node, tid, name, cat, at, dur, args);
         if (dur > 0) at += dur;

@@ -57,9 +57,11 @@ int main(int argc, char** argv) {
                           "Gradient sharing: how many of each other worker's latest updates a gradient may miss "
                           "(0: none, synchronous; off: never wait)")
         ->capture_default_str();
-    train_cmd->add_flag("--overlap-comm", strategy.overlap_comm,
-                        "Gradient sharing: encode and send each update beside the next gradient (needs --max-staleness 1 "
-                        "or more, or off: a worker's own update then reaches its replica one step late)");
+    train_cmd->add_option("--overlap-comm", strategy.overlap_comm,
+                          "Gradient sharing, communication beside the next gradient: off; send (publishing each message; "
+                          "any staleness bound); encode (encoding too; needs --max-staleness 1 or more, and a worker's "
+                          "own update then reaches its replica a step late)")
+        ->capture_default_str()->check(CLI::IsMember({"off", "send", "encode"}));
     train_cmd->add_option("--averaging-frequency", strategy.averaging_frequency, "Parameter averaging: iterations between averages")
         ->capture_default_str()->check(CLI::PositiveNumber);
     train_cmd->add_option("--save-updater", strategy.save_updater, "Parameter averaging: average updater state too")

@@ -241,8 +241,10 @@ void TestRunSpec::bad_specs_data() {
     QTest::newRow("topology") << patched("cluster.topology", "\"ring\"")
                               << ": cluster.topology: must be one of auto, mesh, relay, tree; got \"ring\"";
     QTest::newRow("fanout 0") << patched("cluster.fanout", "0") << ": cluster.fanout: must be an integer in 1..1024, got 0";
-    QTest::newRow("overlap without staleness") << patched("training", R"({"max_staleness":0,"overlap_comm":true})")
-                                               << ": training.overlap_comm: needs max_staleness 1 or more";
+    QTest::newRow("overlap without staleness") << patched("training", R"({"max_staleness":0,"overlap_comm":"encode"})")
+                                               << ": training.overlap_comm: \"encode\" needs max_staleness 1 or more";
+    QTest::newRow("overlap unknown") << patched("training", R"({"overlap_comm":true})")
+                                     << ": training.overlap_comm: must be a non-empty string";
     QTest::newRow("link loss 1") << patched("cluster.link", R"({"loss":1})")
                                  << ": cluster.link.loss: must be a probability in [0, 1), got 1";
     QTest::newRow("link rate text") << patched("cluster.link", R"({"rate_mbit":"1gbit"})")
@@ -403,8 +405,8 @@ void TestRunSpec::engine_arguments_strategies_data() {
         << patched("cluster", R"({"kind":"local","nodes":2,"link":{"rate_mbit":1000,"delay_ms":2.5,"loss":0.01}})")
         << QStringList{"--link-rate 1000000000", "--link-delay 2500us", "--link-loss 0.01"} << QStringList{};
     QTest::newRow("overlap")
-        << patched("training", R"({"strategy":"gradient-sharing","max_staleness":1,"overlap_comm":true})")
-        << QStringList{"--max-staleness 1", "--overlap-comm"} << QStringList{};
+        << patched("training", R"({"strategy":"gradient-sharing","max_staleness":0,"overlap_comm":"send"})")
+        << QStringList{"--max-staleness 0", "--overlap-comm send"} << QStringList{};
     QTest::newRow("no emulated link") << QByteArray(kLocal) << QStringList{} << QStringList{"--link-rate", "--link-delay", "--link-loss"};
     QTest::newRow("automatic topology: the engine's default")
         << QByteArray(kLocal) << QStringList{} << QStringList{"--topology", "--fanout"};

@@ -56,6 +56,7 @@ struct GradientSharing::Worker {
     std::mutex comm_mutex;
     std::condition_variable comm_changed;
     std::vector<float> update;
+    Message job_message;  // Send: the message to publish (null: Encode, from `update`)
     long job_iteration = -1;
     bool job_pending = false, job_done = false, comm_stop = false;
     Encoded result;
@@ -73,9 +74,10 @@ GradientSharing::GradientSharing(const train::ClusterShape& cluster, std::size_t
     auto post = parse_residual_processor(options_.residual, "--residual");
     if (options_.max_staleness && *options_.max_staleness < 0)
         throw ConfigError("--max-staleness must be 0 or more (or \"off\"), got " + std::to_string(*options_.max_staleness));
-    if (options_.overlap && options_.max_staleness == 0)
-        throw ConfigError("--overlap-comm needs --max-staleness 1 or more (or off): with 0 every gradient must see the "
-                          "previous step's updates, its own included, so encoding cannot run beside the next gradient");
+    if (options_.overlap == GradientSharingOptions::Overlap::Encode && options_.max_staleness == 0)
+        throw ConfigError("--overlap-comm encode needs --max-staleness 1 or more (or off): with 0 every gradient must see "
+                          "the previous step's updates, its own included, so encoding cannot run beside the next gradient "
+                          "(--overlap-comm send can)");
     for (int i = 0; i < cluster.workers_per_node; ++i) {
         auto w = std::make_unique<Worker>(cluster.total_workers(), cluster.global_worker(i), options_.max_staleness);
         w->residual.assign(n_, 0.f);
@@ -88,6 +90,13 @@ GradientSharing::GradientSharing(const train::ClusterShape& cluster, std::size_t
         }
         workers_.push_back(std::move(w));
     }
+}
+
+GradientSharingOptions::Overlap parse_overlap(const std::string& text) {
+    if (text == "off") return GradientSharingOptions::Overlap::Off;
+    if (text == "send") return GradientSharingOptions::Overlap::Send;
+    if (text == "encode") return GradientSharingOptions::Overlap::Encode;
+    throw ConfigError("--overlap-comm " + text + ": expected off, send or encode");
 }
 
 GradientSharing::~GradientSharing() { stop_communicators(); }
@@ -110,7 +119,7 @@ void GradientSharing::attach(int local, nn::Network& net) {
     if (net.param_count() != n_) throw Error("gradient sharing: replica size differs from the model's");
     Worker& w = *workers_.at(static_cast<std::size_t>(local));
     w.net = &net;
-    if (options_.overlap && !w.communicator.joinable()) {
+    if (options_.overlap != GradientSharingOptions::Overlap::Off && !w.communicator.joinable()) {
         w.update.assign(n_, 0.f);
         w.communicator = std::thread([this, &w, local] {
             std::unique_lock lock(w.comm_mutex);
@@ -118,11 +127,18 @@ void GradientSharing::attach(int local, nn::Network& net) {
                 w.comm_changed.wait(lock, [&] { return w.job_pending || w.comm_stop; });
                 if (w.comm_stop) return;
                 const long iteration = w.job_iteration;
+                Message ready = std::move(w.job_message);  // Send: encoded already
                 lock.unlock();
                 Encoded result;
                 std::exception_ptr error;
                 try {
-                    result = encode_and_publish(w, local, iteration, w.update.data(), /*publish_now=*/true);
+                    if (ready) {
+                        const auto ts = std::chrono::steady_clock::now();
+                        publish(local, iteration, ready);
+                        result.fields["send_ms"] = ms_between(ts, std::chrono::steady_clock::now());
+                    } else {
+                        result = encode_and_publish(w, local, iteration, w.update.data(), /*publish_now=*/true);
+                    }
                 } catch (...) {
                     error = std::current_exception();
                 }
@@ -284,7 +300,7 @@ void GradientSharing::report_silent(Worker& w, int local, long iteration, const 
 
 float GradientSharing::threshold_for(Worker& w, long iteration) {
     // With overlap the ceiling was updated on the worker's thread (the replica is its own).
-    if (!options_.overlap) update_ceiling(w, iteration);
+    if (options_.overlap != GradientSharingOptions::Overlap::Encode) update_ceiling(w, iteration);
     return w.threshold->next(static_cast<int>(iteration), n_, w.last_density);
 }
 
@@ -306,7 +322,8 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
     Worker& w = *workers_.at(static_cast<std::size_t>(local));
     double comm_wait_ms = 0.0;
     // Overlap: the previous step's message is applied now (its encoding ran beside this gradient).
-    nlohmann::json previous = options_.overlap ? settle(w, comm_wait_ms) : nlohmann::json::object();
+    const bool overlap = options_.overlap != GradientSharingOptions::Overlap::Off;
+    nlohmann::json previous = overlap ? settle(w, comm_wait_ms) : nlohmann::json::object();
     if (!had_batch) {
         // Its shard ran out: it still sends an (empty) message for this iteration, so the others
         // can count on one message per worker and iteration.
@@ -316,7 +333,7 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
         const auto sent = std::chrono::steady_clock::now();
         publish(local, iteration, empty);
         previous["send_ms"] = ms_between(sent, std::chrono::steady_clock::now());
-        if (options_.overlap) previous["comm_wait_ms"] = comm_wait_ms;
+        if (overlap) previous["comm_wait_ms"] = comm_wait_ms;
         return previous;
     }
     nn::Network& net = *w.net;
@@ -325,7 +342,7 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
     net.compute_update(iteration);  // gradients() now holds the update u
     const float* u = net.gradients();
     const auto t0 = std::chrono::steady_clock::now();
-    if (options_.overlap) {
+    if (options_.overlap == GradientSharingOptions::Overlap::Encode) {
         // Hand the update to the communicator (no job runs now: settle waited for it) and return
         // to compute the next gradient while it encodes and publishes.
         update_ceiling(w, iteration);
@@ -345,9 +362,24 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
     const auto ta = std::chrono::steady_clock::now();
     apply(*e.message, net.params(), -1.f);
     const auto ts = std::chrono::steady_clock::now();
-    publish(local, iteration, e.message);
     e.fields["updater_ms"] = ms_between(tu, t0);
     e.fields["apply_ms"] = ms_between(ta, ts);
+    if (overlap) {
+        // Send: the communicator publishes it while the next gradient is computed (settle above
+        // made sure it is idle). The event reports the previous message's send_ms.
+        {
+            std::lock_guard lock(w.comm_mutex);
+            w.job_iteration = iteration;
+            w.job_message = e.message;
+            w.job_pending = true;
+        }
+        w.comm_changed.notify_all();
+        e.fields["comm_wait_ms"] = comm_wait_ms;
+        e.fields["send_async"] = true;
+        if (previous.contains("send_ms")) e.fields["send_ms"] = previous["send_ms"];
+        return e.fields;
+    }
+    publish(local, iteration, e.message);
     e.fields["send_ms"] = ms_between(ts, std::chrono::steady_clock::now());
     return e.fields;
 }
@@ -420,6 +452,7 @@ nlohmann::json GradientSharing::settle(Worker& w, double& waited_ms) {
     Encoded done = std::move(w.result);
     const long encoded_iter = w.job_iteration;
     lock.unlock();
+    if (!done.message) return done.fields;  // Send: published, applied at its own step already
     const auto ta = std::chrono::steady_clock::now();
     apply(*done.message, w.net->params(), -1.f);
     done.fields["apply_ms"] = ms_between(ta, std::chrono::steady_clock::now());
@@ -449,7 +482,7 @@ void GradientSharing::AllDrained::operator()() noexcept {
 }
 
 void GradientSharing::finish(int local) {
-    if (options_.overlap) {
+    if (options_.overlap != GradientSharingOptions::Overlap::Off) {
         double waited = 0.0;
         settle(*workers_.at(static_cast<std::size_t>(local)), waited);  // the last own message
     }

@@ -49,14 +49,22 @@ struct GradientSharingOptions {
     // S of staleness_gate.h: gradient k waits (up to a deadline) for every other worker's message
     // of iteration k−1−S. nullopt: never wait (fully asynchronous).
     std::optional<int> max_staleness = 0;
-    // Communication beside computation (--overlap-comm; needs max_staleness >= 1 or off): the
-    // encoding half of step k -- residual, τ, encoding, publishing -- runs on the worker's own
-    // communicator thread while the worker computes gradient k+1, and the worker applies its own
-    // message k at step k+1. Gradient k+1 then lacks the worker's own update k (one step late,
-    // like every other worker's may be under S >= 1). With S = 0 gradient k+1 must see update k,
-    // so there is nothing to overlap: refused.
-    bool overlap = false;
+    // Communication beside computation (--overlap-comm), on a communicator thread per worker:
+    //   Send    the worker encodes step k and applies its own message as without overlap; handing
+    //           the message to the local workers and serialising it for the other nodes runs
+    //           beside gradient k+1. Which updates a gradient sees is unchanged (the staleness
+    //           gate decides that), so any S, 0 included.
+    //   Encode  the whole encoding half of step k (residual, τ, encoding, publishing) runs beside
+    //           gradient k+1 and the worker applies its own message k at step k+1: gradient k+1
+    //           lacks the worker's own update k. Needs S >= 1 (or off). Measured on the MLP over
+    //           two nodes: every update then reaches every gradient a step late and one epoch ends
+    //           ~9 points lower (bench/README.md), so Send is the one to use.
+    enum class Overlap { Off, Send, Encode };
+    Overlap overlap = Overlap::Off;
 };
+
+// "off" | "send" | "encode" (--overlap-comm); ConfigError naming the value otherwise.
+GradientSharingOptions::Overlap parse_overlap(const std::string& text);
 
 // τ ≤ kThresholdCeiling × RMS(θ). Healthy LeNet runs settle at τ ≈ 4e-3 with RMS(θ) ≈ 0.04
 // (0.1×); a step of a quarter of a typical weight per message is already a runaway.

@@ -122,18 +122,22 @@ void TestGradientSharing::clipping_still_keeps_replicas_equal() {
 void TestGradientSharing::overlap_keeps_replicas_equal_and_loses_nothing_data() {
     QTest::addColumn<int>("workers");
     QTest::addColumn<QString>("staleness");
-    QTest::newRow("2 workers, S = 1") << 2 << "1";
-    QTest::newRow("3 workers, S = 2") << 3 << "2";
-    QTest::newRow("4 workers, no bound") << 4 << "off";
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("send, 2 workers, S = 0") << 2 << "0" << "send";
+    QTest::newRow("send, 3 workers, no bound") << 3 << "off" << "send";
+    QTest::newRow("encode, 2 workers, S = 1") << 2 << "1" << "encode";
+    QTest::newRow("encode, 3 workers, S = 2") << 3 << "2" << "encode";
+    QTest::newRow("encode, 4 workers, no bound") << 4 << "off" << "encode";
 }
 
 void TestGradientSharing::overlap_keeps_replicas_equal_and_loses_nothing() {
     QFETCH(int, workers);
     QFETCH(QString, staleness);
+    QFETCH(QString, mode);
     dist::GradientSharingOptions o;
     o.threshold_algorithm = "fixed:0.01";
     o.residual = "none";
-    o.overlap = true;
+    o.overlap = dist::parse_overlap(mode.toStdString());
     o.max_staleness = staleness == "off" ? std::nullopt : std::optional<int>(staleness.toInt());
     const auto r = train_workers(workers, 60, o);
     for (int w = 1; w < workers; ++w)
@@ -153,7 +157,7 @@ void TestGradientSharing::overlap_keeps_replicas_equal_and_loses_nothing() {
 void TestGradientSharing::overlap_reports_the_previous_step() {
     const auto config = nn::ModelConfig::parse(kModel, "gs");
     dist::GradientSharingOptions o;
-    o.overlap = true;
+    o.overlap = dist::GradientSharingOptions::Overlap::Encode;
     o.max_staleness = 1;
     dist::GradientSharing master({1, 0, 1}, config.param_count(), o);
     auto be = backend::create_backend("cpu", {1});
@@ -176,13 +180,14 @@ void TestGradientSharing::overlap_reports_the_previous_step() {
 
 void TestGradientSharing::overlap_needs_a_staleness_bound() {
     dist::GradientSharingOptions o;
-    o.overlap = true;  // with the default S = 0
+    o.overlap = dist::GradientSharingOptions::Overlap::Encode;  // with the default S = 0
     try {
         dist::GradientSharing master({1, 0, 2}, 100, o);
-        QFAIL("overlap accepted with S = 0");
+        QFAIL("encoding overlap accepted with S = 0");
     } catch (const ConfigError& e) {
-        QVERIFY2(std::string(e.what()).find("--overlap-comm needs --max-staleness 1") == 0, e.what());
+        QVERIFY2(std::string(e.what()).find("--overlap-comm encode needs --max-staleness 1") == 0, e.what());
     }
+    QVERIFY_THROWS_EXCEPTION(ConfigError, dist::parse_overlap("on"));
 }
 
 QTEST_APPLESS_MAIN(TestGradientSharing)
