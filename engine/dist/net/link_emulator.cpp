@@ -109,13 +109,13 @@ double parse_link_loss(const std::string& raw) {
 
 LinkShaper::LinkShaper(LinkSpec spec) : spec_(spec), rng_(spec.seed) {}
 
-std::optional<LinkShaper::Clock::time_point> LinkShaper::admit(std::size_t bytes, bool lossy) {
-    const auto now = Clock::now();
+std::optional<LinkShaper::Clock::time_point> LinkShaper::admit(std::size_t bytes, bool lossy, Clock::time_point now) {
     std::lock_guard lock(mutex_);
     if (lossy && spec_.loss > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < spec_.loss) {
         ++lost_;
         return std::nullopt;
     }
+    // Two threads may hand over out of clock order: the later of the two bounds the link.
     auto departs = std::max(now, departs_);
     if (spec_.rate_bits_per_s > 0) {
         if (lossy && departs - now > spec_.max_queue) {

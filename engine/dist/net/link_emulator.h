@@ -59,8 +59,8 @@ public:
 
     // When a packet of `bytes` handed over now should be written to the socket; nullopt when a
     // lossy (UDP) packet is lost instead (drawn, or its queue wait above max_queue). A lost
-    // packet takes no room on the link.
-    std::optional<Clock::time_point> admit(std::size_t bytes, bool lossy);
+    // packet takes no room on the link. `now`: when it is handed over (tests pass their own).
+    std::optional<Clock::time_point> admit(std::size_t bytes, bool lossy, Clock::time_point now = Clock::now());
 
     const LinkSpec& spec() const { return spec_; }
     std::uint64_t lost() const;        // UDP datagrams dropped by the emulated link, both reasons
