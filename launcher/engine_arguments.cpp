@@ -59,6 +59,7 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
         if (training.threshold) a << "--threshold" << QString::number(*training.threshold, 'g', 17);
         a << "--threshold-algorithm" << training.threshold_algorithm << "--residual" << training.residual
           << "--max-staleness" << (training.max_staleness ? QString::number(*training.max_staleness) : QString("off"));
+        if (training.overlap_comm != "off") a << "--overlap-comm" << training.overlap_comm;
     } else if (training.strategy == "parameter-averaging") {
         a << "--averaging-frequency" << QString::number(training.averaging_frequency) << "--save-updater"
           << (training.save_updater ? "true" : "false");
@@ -70,6 +71,9 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
             a << "--nodes" << files.nodes;  // each Slurm task appends its own --node-rank
         if (cluster.topology != "auto") a << "--topology" << cluster.topology;
         if (cluster.topology == "tree") a << "--fanout" << QString::number(cluster.fanout);
+        if (cluster.link.rate_mbit > 0) a << "--link-rate" << QString::number(cluster.link.rate_mbit * 1e6, 'f', 0);
+        if (cluster.link.delay_ms > 0) a << "--link-delay" << QString::number(cluster.link.delay_ms * 1000, 'f', 0) + "us";
+        if (cluster.link.loss > 0) a << "--link-loss" << QString::number(cluster.link.loss, 'g', 17);
         if (!files.secret_on_stdin) a << "--secret-file" << files.secret;
     }
     // Even for one node: with --secret-stdin the engine also ends when its stdin closes, which

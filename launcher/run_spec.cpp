@@ -138,6 +138,10 @@ TrainingSettings read_training(const Reader& t) {
             s.max_staleness = int(t.integer("max_staleness", 0, 0, 1000, "a whole number from 0 to 1000, or \"off\""));
         }
     }
+    s.overlap_comm = t.one_of("overlap_comm", s.overlap_comm, {"off", "send", "encode"});
+    if (s.overlap_comm == "encode" && s.max_staleness == 0)
+        t.fail("overlap_comm", "\"encode\" needs max_staleness 1 or more, or \"off\" (with 0 every gradient must see "
+                               "the previous step's updates, its own included; \"send\" works with any)");
     s.averaging_frequency = t.positive_int("averaging_frequency", s.averaging_frequency);
     s.save_updater = t.boolean("save_updater", s.save_updater);
     s.limit = t.optional_integer("limit", 1, "a positive integer");
@@ -210,6 +214,27 @@ SlurmSettings read_slurm(const Reader& c) {
     return s;
 }
 
+// A number in [lo, hi] (a plain JSON number); `what` is how the message words the range.
+double bounded_number(const Reader& r, const QString& key, double fallback, double lo, double hi, bool hi_open,
+                      const QString& what) {
+    if (!r.has(key)) return fallback;
+    const QJsonValue v = r.value(key);
+    const double d = v.toDouble();
+    if (!v.isDouble() || !std::isfinite(d) || d < lo || d > hi || (hi_open && d == hi))
+        r.fail(key, "must be " + what + ", got " + describe(v));
+    return d;
+}
+
+ClusterSettings::Link read_link(const Reader& r) {
+    ClusterSettings::Link link;
+    link.rate_mbit = bounded_number(r, "rate_mbit", 0, 0, 1e6, false, "megabits per second in 0.008..1000000 (0: unlimited)");
+    if (link.rate_mbit > 0 && link.rate_mbit < 0.008)
+        r.fail("rate_mbit", "must be megabits per second in 0.008..1000000 (0: unlimited), got " + describe(r.value("rate_mbit")));
+    link.delay_ms = bounded_number(r, "delay_ms", 0, 0, 10000, false, "milliseconds in 0..10000");
+    link.loss = bounded_number(r, "loss", 0, 0, 1, true, "a probability in [0, 1)");
+    return link;
+}
+
 const QStringList kSlurmFields{"partition", "tasks_per_node", "cpus_per_task", "gpus_per_node", "time", "account",
                                "qos", "constraint", "sbatch_args", "network_mask", "stage"};
 
@@ -218,6 +243,7 @@ ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
     const QString kind = c.one_of("kind", "local", {"local", "ssh", "slurm"});
     s.topology = c.one_of("topology", s.topology, {"auto", "mesh", "relay", "tree"});
     s.fanout = int(c.integer("fanout", s.fanout, 1, 1024, "an integer in 1..1024"));
+    if (c.has("link")) s.link = read_link(c.object("link", {"rate_mbit", "delay_ms", "loss"}));
     if (kind != "slurm")
         for (const QString& slurm_only : kSlurmFields)
             if (c.has(slurm_only)) c.fail(slurm_only, "only for \"kind\": \"slurm\"");
@@ -376,11 +402,11 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
     spec.data = r.string("data", spec.data);
     if (r.has("training"))
         spec.training = read_training(r.object("training", {"strategy", "epochs", "batch", "seed", "threshold",
-                                                            "threshold_algorithm", "residual", "max_staleness", "averaging_frequency",
+                                                            "threshold_algorithm", "residual", "max_staleness", "overlap_comm", "averaging_frequency",
                                                             "save_updater", "limit", "threads"}));
     if (r.has("cluster"))
         spec.cluster = read_cluster(r.object("cluster", QStringList{"kind", "nodes", "workers_per_node", "hosts", "hostfile",
-                                                                     "topology", "fanout"} + kSlurmFields),
+                                                                     "topology", "fanout", "link"} + kSlurmFields),
                                     spec);
     spec.udp_port = int(r.integer("udp_port", spec.udp_port, 1, 65535, "an integer in 1..65535"));
     spec.save = r.string("save", {});
@@ -416,11 +442,14 @@ QJsonObject RunSpec::to_json() const {
     if (training.threshold) t["threshold"] = *training.threshold;
     if (training.max_staleness != TrainingSettings{}.max_staleness)
         t["max_staleness"] = training.max_staleness ? QJsonValue(*training.max_staleness) : QJsonValue("off");
+    if (training.overlap_comm != "off") t["overlap_comm"] = training.overlap_comm;
     if (training.limit) t["limit"] = double(*training.limit);
 
     QJsonObject c{{"kind", to_string(cluster.kind)}};
     if (cluster.topology != "auto") c["topology"] = cluster.topology;
     if (cluster.topology == "tree") c["fanout"] = cluster.fanout;
+    if (cluster.link.active())
+        c["link"] = QJsonObject{{"rate_mbit", cluster.link.rate_mbit}, {"delay_ms", cluster.link.delay_ms}, {"loss", cluster.link.loss}};
     if (cluster.kind == ClusterSettings::Kind::Local || cluster.kind == ClusterSettings::Kind::Slurm) {
         c["nodes"] = cluster.nodes;
         c["workers_per_node"] = cluster.workers_per_node;

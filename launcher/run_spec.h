@@ -34,6 +34,9 @@ struct TrainingSettings {
     // How many of each other worker's latest updates a gradient may miss (engine/dist/masters/
     // README.md); nullopt: "off", never wait. JSON: a whole number or "off".
     std::optional<int> max_staleness = 0;
+    // Communication beside the next gradient (thresher-engine --overlap-comm): "off", "send"
+    // (publishing), "encode" (encoding and publishing; needs max_staleness 1 or more, or "off").
+    QString overlap_comm = "off";
     // Parameter averaging.
     int averaging_frequency = 5;
     bool save_updater = true;
@@ -101,6 +104,18 @@ struct ClusterSettings {
     // How nodes exchange messages (thresher-engine --topology/--fanout): auto, mesh, relay, tree.
     QString topology = "auto";
     int fanout = 2;
+
+    // The emulated link on every node's egress, UDP and TCP alike (thresher-engine --link-rate,
+    // --link-delay, --link-loss; engine/dist/net/link_emulator.h). JSON: "link": {"rate_mbit":
+    // 1000, "delay_ms": 2, "loss": 0.01}; all 0 (the default): the real network as it is.
+    struct Link {
+        double rate_mbit = 0;  // 0: unlimited; else 0.008 .. 1000000
+        double delay_ms = 0;   // one way, 0 .. 10000
+        double loss = 0;       // UDP datagrams (retransmitted), [0, 1)
+        bool active() const { return rate_mbit > 0 || delay_ms > 0 || loss > 0; }
+        bool operator==(const Link&) const = default;
+    };
+    Link link;
 
     QList<SshHost> all_hosts() const { return hosts + hostfile_hosts; }
     bool operator==(const ClusterSettings&) const = default;

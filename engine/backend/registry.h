@@ -21,8 +21,10 @@ using BackendFactory =
 
 // Describes a device for `thresher-engine devices`.
 struct DeviceListing {
-    std::string name;  // "cpu", "cuda:0"
+    std::string name;  // "cpu", "cuda:0"; a backend built without a usable device: its kind ("cuda")
     std::string description;
+    bool usable = true;
+    std::string reason;  // why not, when !usable ("cudaErrorNoDevice: no CUDA-capable device is detected")
 };
 using DeviceLister = std::function<std::vector<DeviceListing>()>;
 

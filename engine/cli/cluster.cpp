@@ -1,5 +1,7 @@
 #include "cli/cluster.h"
 
+#include <iostream>
+
 #include <arpa/inet.h>
 
 #include <charconv>
@@ -79,9 +81,18 @@ ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& sha
         (inet_pton(AF_INET, own.c_str(), &scratch) == 1 || inet_pton(AF_INET6, own.c_str(), &scratch) == 1))
         bind = own;
     bind = dist::choose_bind_address(bind, o.network_mask, std::getenv("THRESHER_IP"));
-    auto udp = std::make_unique<dist::UdpTransport>(o.node_rank, endpoints, bind, run_id, secret);
+    dist::UdpOptions udp_options;
+    if (o.link.active()) {
+        // One emulated link per node, shared by UDP and TCP; loss draws differ per node and run.
+        dist::LinkSpec link = o.link;
+        link.seed = run_id ^ (0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(o.node_rank + 1));
+        udp_options.link = std::make_shared<dist::LinkShaper>(link);
+        std::cerr << "thresher-engine: node " << o.node_rank << " sends through an emulated link: " << link.describe() << std::endl;
+    }
+    auto udp = std::make_unique<dist::UdpTransport>(o.node_rank, endpoints, bind, run_id, secret, udp_options);
     if (bulk) {
         dist::BulkOptions options;
+        options.link = udp_options.link;
         options.incarnation = udp->incarnation();  // one process, one incarnation on both channels
         bulk_ = std::make_unique<dist::BulkChannel>(o.node_rank, endpoints, bind == "0.0.0.0" ? std::string() : bind,
                                                     run_id, std::move(secret), options);

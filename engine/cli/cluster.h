@@ -27,6 +27,7 @@ struct ClusterOptions {
     double join_wait_s = 30;  // --join-wait: how long the controller waits for every node at the start
     std::string topology = "auto";  // --topology (dist/masters/topology.h)
     int fanout = 2;                 // --fanout
+    dist::LinkSpec link;            // --link-rate/--link-delay/--link-loss: the emulated egress link
 };
 
 std::vector<dist::UdpEndpoint> parse_nodes(const std::string& nodes);

@@ -208,8 +208,15 @@ bool compare_command(const std::string& a, const std::string& b, double toleranc
 }
 
 void devices_command() {
-    for (const auto& d : backend::list_devices())
-        std::cout << nlohmann::json{{"device", d.name}, {"description", d.description}}.dump() << '\n';
+    for (const auto& d : backend::list_devices()) {
+        nlohmann::json line{{"device", d.name}, {"description", d.description}};
+        if (!d.usable) {
+            line["usable"] = false;
+            line["reason"] = d.reason;
+            std::cerr << "thresher-engine: " << d.description << " is built, but no device is usable: " << d.reason << "\n";
+        }
+        std::cout << line.dump() << '\n';
+    }
     std::cout.flush();
 }
 

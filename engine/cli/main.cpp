@@ -57,6 +57,11 @@ int main(int argc, char** argv) {
                           "Gradient sharing: how many of each other worker's latest updates a gradient may miss "
                           "(0: none, synchronous; off: never wait)")
         ->capture_default_str();
+    train_cmd->add_option("--overlap-comm", strategy.overlap_comm,
+                          "Gradient sharing, communication beside the next gradient: off; send (publishing each message; "
+                          "any staleness bound); encode (encoding too; needs --max-staleness 1 or more, and a worker's "
+                          "own update then reaches its replica a step late)")
+        ->capture_default_str()->check(CLI::IsMember({"off", "send", "encode"}));
     train_cmd->add_option("--averaging-frequency", strategy.averaging_frequency, "Parameter averaging: iterations between averages")
         ->capture_default_str()->check(CLI::PositiveNumber);
     train_cmd->add_option("--save-updater", strategy.save_updater, "Parameter averaging: average updater state too")
@@ -70,6 +75,22 @@ int main(int argc, char** argv) {
         sub->add_option("--bind", cluster.bind, "Local address to bind (default: this node's --nodes address)");
         sub->add_option("--network-mask", cluster.network_mask, "Bind the local address inside this CIDR, e.g. 10.0.0.0/24");
         sub->add_option("--run-id", cluster.run_id, "Run id in every datagram (default: derived from the secret)");
+        // The emulated link (dist/net/link_emulator.h), parsed into its typed value here, once.
+        const auto typed = [](auto parse) {
+            return [parse](const std::string& value) {
+                try {
+                    parse(value);
+                } catch (const ConfigError& e) {
+                    throw CLI::ValidationError(e.what());
+                }
+            };
+        };
+        sub->add_option("--link-rate", "Emulate this node's link: egress rate, e.g. 1gbit, 100mbit (UDP and TCP)")
+            ->each(typed([&cluster](const std::string& v) { cluster.link.rate_bits_per_s = dist::parse_link_rate(v); }));
+        sub->add_option("--link-delay", "Emulated link: one-way delay, e.g. 2ms, 500us")
+            ->each(typed([&cluster](const std::string& v) { cluster.link.delay = dist::parse_link_delay(v); }));
+        sub->add_option("--link-loss", "Emulated link: UDP datagram loss, e.g. 0.01 or 1% (retransmitted)")
+            ->each(typed([&cluster](const std::string& v) { cluster.link.loss = dist::parse_link_loss(v); }));
     };
     add_cluster_options(train_cmd);
     train_cmd->add_option("--join-wait", cluster.join_wait_s,

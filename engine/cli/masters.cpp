@@ -44,6 +44,7 @@ dist::GradientSharingOptions gradient_sharing_options(const StrategyOptions& o) 
     g.residual = o.residual;
     g.debug_stats = o.residual_stats;
     g.max_staleness = parse_max_staleness(o.max_staleness);
+    g.overlap = dist::parse_overlap(o.overlap_comm);
     return g;
 }
 

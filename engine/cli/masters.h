@@ -17,6 +17,7 @@ struct StrategyOptions {
     std::string residual = "clip";
     bool residual_stats = false;
     std::string max_staleness = "0";  // a count, or "off"
+    std::string overlap_comm = "off"; // off | send | encode (dist::GradientSharingOptions::Overlap)
     int averaging_frequency = 5;
     bool save_updater = true;
 };

@@ -97,6 +97,8 @@ nlohmann::json merge_parts(const std::vector<nlohmann::json>& parts) {
 void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_loss, long epoch_samples,
                          const nn::TrainingPosition& pos) {
     const data::Dataset& eval_set = run.data.has_test ? run.data.test : run.data.train;
+    const double eval_start_s = run.ev.seconds();  // phase times (engine/events/README.md)
+    const auto eval_began = Clock::now();
     const auto& merger = run.master->evaluation_merger();
     const bool sharded = merger.gather && eval_set.is_classification();
     const auto result = evaluate(net, eval_set, run.o.eval_batch, run.o.test_limit, sharded ? merger.shard : 0,
@@ -112,6 +114,8 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
         fields = merge_parts(*parts);
         fields["nodes_evaluated"] = parts->size();
     }
+    fields["eval_start_s"] = eval_start_s;
+    fields["eval_ms"] = ms_since(eval_began);
     fields["eval_loss"] = fields["loss"];
     fields["epoch"] = epoch;
     fields["loss"] = epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0;
@@ -179,6 +183,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
                 master.abort(local);
                 return;
             }
+            const double start_s = run.ev.seconds();  // where the phases begin (engine/events/README.md)
             const auto t0 = Clock::now();
             if (!batches.next(batch)) break;
             const double etl_ms = ms_since(t0);
@@ -188,6 +193,8 @@ void train_replica(Run& run, int local, nn::Network& net) {
             // every update that has arrived (and, with a staleness bound, those it must see).
             nlohmann::json fields = master.before_gradient(local, pos.iterations);
             const double lr = net.learning_rate(pos.iterations);  // what this step's update uses
+            const double receive_ms = ms_since(t1);
+            const auto t2 = Clock::now();
             // With several workers each takes the same number of steps; a worker whose shard ran
             // out gets an empty batch at the last step and only joins the synchronous part.
             double loss = 0.0;
@@ -203,7 +210,10 @@ void train_replica(Run& run, int local, nn::Network& net) {
                                 "; training diverged and stopped (lower the learning rate, or check the data)");
                 if (host_memory) check_finite(net.gradients(), net.config(), "gradient", worker, pos.iterations);
             }
+            const double compute_ms = ms_since(t2);
+            const auto t3 = Clock::now();
             fields.update(master.step(local, pos.iterations, count > 0));
+            const double step_ms = ms_since(t3);
             if (host_memory) check_finite(net.params(), net.config(), "parameter", worker, pos.iterations);
             const double iter_ms = ms_since(t1);
             ++pos.iterations;
@@ -220,6 +230,10 @@ void train_replica(Run& run, int local, nn::Network& net) {
             fields["lr"] = lr;
             fields["iter_ms"] = iter_ms;
             fields["etl_ms"] = etl_ms;
+            fields["start_s"] = start_s;
+            fields["receive_ms"] = receive_ms;
+            fields["compute_ms"] = compute_ms;
+            fields["step_ms"] = step_ms;
             fields["samples"] = samples_total;
             fields["samples_per_s"] = count / ((iter_ms + etl_ms) / 1000.0);
             fields.update(master.traffic());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <optional>
 
 #include "launcher.h"
@@ -34,6 +35,7 @@ struct RunOptions {
     QString run_root;             // empty: ~/.cache/thresher/slurm
     double poll_s = 1.0;
     bool save_every_node = false;
+    QString trace;  // also write the run's timeline here (Chrome trace-event JSON); empty: none
 };
 // Runs the spec until it finishes, fails, or is stopped by SIGINT/SIGTERM/SIGHUP.
 int run_command(const RunOptions& options);
@@ -66,5 +68,13 @@ struct ScriptOptions {
 };
 // Prints the batch script of a Slurm spec (launcher/slurm/batch_script.h) on stdout.
 int script_command(const ScriptOptions& options);
+
+struct TraceCommandOptions {
+    QStringList events;  // JSON-lines event files (run --events, or engines' stdout)
+    QString output;
+    QString iterations;  // "A:B", "A:", ":B"; empty: all
+};
+// Writes the timeline of recorded events as Chrome trace-event JSON (launcher/trace_export.h).
+int trace_command(const TraceCommandOptions& options);
 
 }  // namespace thresher::launcher::cli

@@ -9,6 +9,7 @@
 //   thresher-launch script SPEC.json [--engine PATH]   (a Slurm spec's batch script, for sbatch)
 //   thresher-launch sweep SWEEP.json [--out DIR] [--dry-run] [--engine PATH] [--grace S] [--verbose]
 //                         [--accept-new-host-keys]   (launcher/sweep/README.md)
+//   thresher-launch trace EVENTS.jsonl... -o TRACE.json [--iterations A:B]   (run --trace FILE too)
 // Exit codes: 0 ok, 1 the run or a check failed, 2 usage or spec error.
 #include <CLI/CLI.hpp>
 
@@ -59,6 +60,16 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--poll", run.poll_s, "Slurm: seconds between looks at a submitted job")
         ->capture_default_str()->check(CLI::Range(0.1, 60.0));
 
+    std::string run_trace;
+    run_cmd->add_option("--trace", run_trace, "Also write the run's timeline to this file (Chrome trace-event JSON, for Perfetto)");
+    std::vector<std::string> trace_events;
+    std::string trace_output, trace_iterations;
+    auto* trace_cmd = app.add_subcommand("trace", "Write recorded events' timeline as Chrome trace-event JSON (Perfetto)");
+    trace_cmd->add_option("EVENTS", trace_events, "JSON-lines event files (run --events output, or engines' stdout)")
+        ->required()->check(CLI::ExistingFile);
+    trace_cmd->add_option("-o,--output", trace_output, "Trace file to write")->required();
+    trace_cmd->add_option("--iterations", trace_iterations, "Only iterations FIRST:LAST (either may be left out)");
+
     auto* check_cmd = app.add_subcommand("check", "Validate a spec and check that every node could start");
     check_cmd->add_option("SPEC", spec, "Run spec (JSON)")->required();
     check_cmd->add_option("--engine", engine, "thresher-engine to check (default: next to thresher-launch, else $PATH)");
@@ -100,11 +111,17 @@ int main(int argc, char** argv) {
         sweep.run.engine = QString::fromStdString(sweep_engine);
         return sweep_command(sweep);
     }
+    if (*trace_cmd) {
+        TraceCommandOptions t{{}, QString::fromStdString(trace_output), QString::fromStdString(trace_iterations)};
+        for (const auto& f : trace_events) t.events << QString::fromStdString(f);
+        return trace_command(t);
+    }
     if (*script_cmd) return script_command({QString::fromStdString(spec), QString::fromStdString(engine)});
     if (*run_cmd) {
         run.slurm_mode = QString::fromStdString(slurm_mode);
         run.run_root = QString::fromStdString(run_root);
         run.spec = QString::fromStdString(spec);
+        run.trace = QString::fromStdString(run_trace);
         run.engine = QString::fromStdString(engine);
         run.known_hosts = QString::fromStdString(known_hosts);
         run.remote_cache = QString::fromStdString(remote_cache);

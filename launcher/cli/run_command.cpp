@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "trace_export.h"
 #include "commands.h"
 #include "launcher.h"
 #include "progress.h"
@@ -67,6 +68,7 @@ int run_command(const RunOptions& o) {
     // A closed stdout (`| head`) must not kill the launcher before it stops its engines.
     std::signal(SIGPIPE, SIG_IGN);
     TerminalOutput term(stderr);
+    TraceBuilder trace;  // --trace: the timeline, from the same events
     Progress progress;
     bool stdout_ok = true;
     int exit_code = kExitFailed;
@@ -91,6 +93,7 @@ int run_command(const RunOptions& o) {
         }
         const bool was_started = progress.started();
         progress.add(e);
+        if (!o.trace.isEmpty()) trace.add(e);
         const QString kind = e.value("event").toString();
         const int node = e.value("node").toInt();
         if (kind == "run_started" && !was_started)
@@ -114,6 +117,14 @@ int run_command(const RunOptions& o) {
     });
     QObject::connect(launcher.get(), &Launcher::finished, [&](int code, const QString& summary) {
         term.done();
+        if (!o.trace.isEmpty()) {
+            try {
+                write_trace(trace, o.trace);
+                term.message(QString("timeline: %1 (%2 iterations; open in ui.perfetto.dev)").arg(o.trace).arg(trace.iterations()));
+            } catch (const TraceError& e) {
+                term.message(QString("thresher-launch: no timeline written: ") + e.what());
+            }
+        }
         if (code == 0) {
             term.message("run finished: " + summary);
             exit_code = kExitOk;

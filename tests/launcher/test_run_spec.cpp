@@ -241,6 +241,15 @@ void TestRunSpec::bad_specs_data() {
     QTest::newRow("topology") << patched("cluster.topology", "\"ring\"")
                               << ": cluster.topology: must be one of auto, mesh, relay, tree; got \"ring\"";
     QTest::newRow("fanout 0") << patched("cluster.fanout", "0") << ": cluster.fanout: must be an integer in 1..1024, got 0";
+    QTest::newRow("overlap without staleness") << patched("training", R"({"max_staleness":0,"overlap_comm":"encode"})")
+                                               << ": training.overlap_comm: \"encode\" needs max_staleness 1 or more";
+    QTest::newRow("overlap unknown") << patched("training", R"({"overlap_comm":true})")
+                                     << ": training.overlap_comm: must be a non-empty string";
+    QTest::newRow("link loss 1") << patched("cluster.link", R"({"loss":1})")
+                                 << ": cluster.link.loss: must be a probability in [0, 1), got 1";
+    QTest::newRow("link rate text") << patched("cluster.link", R"({"rate_mbit":"1gbit"})")
+                                    << ": cluster.link.rate_mbit: must be megabits per second";
+    QTest::newRow("link field misspelt") << patched("cluster.link", R"({"delay":2})") << ": cluster.link.delay: unknown field";
     QTest::newRow("local nodes 0") << patched("cluster.nodes", "0") << ": cluster.nodes: must be a positive integer, got 0";
     QTest::newRow("hosts on a local cluster") << patched("cluster.hosts", "[]") << ": cluster.hosts: only for \"kind\": \"ssh\"";
     QTest::newRow("ssh: no hosts") << patched("cluster", R"({"kind":"ssh"})")
@@ -315,6 +324,7 @@ void TestRunSpec::round_trip_data() {
     QTest::newRow("slurm, every field") << QByteArray(kSlurm);
     QTest::newRow("slurm, defaults") << patched("cluster", R"({"kind":"slurm"})");
     QTest::newRow("tree topology") << patched("cluster", R"({"kind":"local","nodes":3,"topology":"tree","fanout":3})");
+    QTest::newRow("emulated link") << patched("cluster", R"({"kind":"local","nodes":2,"link":{"rate_mbit":1000,"delay_ms":2.5,"loss":0.01}})");
 }
 
 void TestRunSpec::round_trip() {
@@ -391,6 +401,13 @@ void TestRunSpec::engine_arguments_strategies_data() {
     QTest::newRow("relay topology: no fanout")
         << patched("cluster", R"({"kind":"local","nodes":3,"topology":"relay","fanout":3})")
         << QStringList{"--topology relay"} << QStringList{"--fanout"};
+    QTest::newRow("emulated link")
+        << patched("cluster", R"({"kind":"local","nodes":2,"link":{"rate_mbit":1000,"delay_ms":2.5,"loss":0.01}})")
+        << QStringList{"--link-rate 1000000000", "--link-delay 2500us", "--link-loss 0.01"} << QStringList{};
+    QTest::newRow("overlap")
+        << patched("training", R"({"strategy":"gradient-sharing","max_staleness":0,"overlap_comm":"send"})")
+        << QStringList{"--max-staleness 0", "--overlap-comm send"} << QStringList{};
+    QTest::newRow("no emulated link") << QByteArray(kLocal) << QStringList{} << QStringList{"--link-rate", "--link-delay", "--link-loss"};
     QTest::newRow("automatic topology: the engine's default")
         << QByteArray(kLocal) << QStringList{} << QStringList{"--topology", "--fanout"};
 }

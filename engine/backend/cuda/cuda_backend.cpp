@@ -287,16 +287,30 @@ void register_cuda_backend() {
             return std::make_unique<cuda::CudaBackend>(index, options);
         },
         [] {
+            // Built, but possibly nothing to run on: say so and why (no driver, no device, a
+            // driver older than this build's runtime), rather than listing nothing.
+            const std::string built = "CUDA backend (runtime " + std::to_string(CUDART_VERSION / 1000) + "." +
+                                      std::to_string(CUDART_VERSION % 1000 / 10) + ")";
             std::vector<DeviceListing> list;
-            const int count = cuda::device_count();
+            int count = 0;
+            const cudaError_t status = cudaGetDeviceCount(&count);
+            if (status != cudaSuccess) {
+                (void)cudaGetLastError();
+                return std::vector<DeviceListing>{{"cuda", built, false,
+                                                   std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status)}};
+            }
+            if (count == 0) return std::vector<DeviceListing>{{"cuda", built, false, "the CUDA driver reports no device"}};
+            std::string last_error;
             for (int i = 0; i < count; ++i) {
                 cudaDeviceProp prop{};
-                if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
+                if (const cudaError_t e = cudaGetDeviceProperties(&prop, i); e != cudaSuccess) {
                     (void)cudaGetLastError();
+                    last_error = "cuda:" + std::to_string(i) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
                     continue;
                 }
                 list.push_back({"cuda:" + std::to_string(i), cuda::describe(prop)});
             }
+            if (list.empty()) list.push_back({"cuda", built, false, last_error});
             return list;
         });
 }

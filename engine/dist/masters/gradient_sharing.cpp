@@ -6,11 +6,19 @@
 #include <condition_variable>
 #include <limits>
 #include <sstream>
+#include <utility>
+#include <thread>
 
 #include "core/error.h"
 #include "dist/masters/staleness_gate.h"
 
 namespace thresher::dist {
+
+namespace {
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+}  // namespace
 
 struct GradientSharing::Inbound {
     int from = -1;        // origin worker (global numbering)
@@ -40,6 +48,20 @@ struct GradientSharing::Worker {
     long out_of_band = 0;  // messages in a row with a density outside the algorithm's band
     double ceiling = 0.0;  // the current τ ceiling (0: not computed yet)
 
+    // Overlap (GradientSharingOptions::overlap): one job at a time, handed over under comm_mutex.
+    // The job owns `update` (a copy of u: the next gradient overwrites the network's buffer), the
+    // residual, the encoder and the threshold state while it runs; the worker thread owns the
+    // replica, and applies the job's message to it once the job is done.
+    std::thread communicator;
+    std::mutex comm_mutex;
+    std::condition_variable comm_changed;
+    std::vector<float> update;
+    Message job_message;  // Send: the message to publish (null: Encode, from `update`)
+    long job_iteration = -1;
+    bool job_pending = false, job_done = false, comm_stop = false;
+    Encoded result;
+    std::exception_ptr comm_error;
+
     Worker(int workers, int self, std::optional<int> bound) : gate(workers, self, bound) {}
 };
 
@@ -52,6 +74,10 @@ GradientSharing::GradientSharing(const train::ClusterShape& cluster, std::size_t
     auto post = parse_residual_processor(options_.residual, "--residual");
     if (options_.max_staleness && *options_.max_staleness < 0)
         throw ConfigError("--max-staleness must be 0 or more (or \"off\"), got " + std::to_string(*options_.max_staleness));
+    if (options_.overlap == GradientSharingOptions::Overlap::Encode && options_.max_staleness == 0)
+        throw ConfigError("--overlap-comm encode needs --max-staleness 1 or more (or off): with 0 every gradient must see "
+                          "the previous step's updates, its own included, so encoding cannot run beside the next gradient "
+                          "(--overlap-comm send can)");
     for (int i = 0; i < cluster.workers_per_node; ++i) {
         auto w = std::make_unique<Worker>(cluster.total_workers(), cluster.global_worker(i), options_.max_staleness);
         w->residual.assign(n_, 0.f);
@@ -66,14 +92,65 @@ GradientSharing::GradientSharing(const train::ClusterShape& cluster, std::size_t
     }
 }
 
-GradientSharing::~GradientSharing() = default;
+GradientSharingOptions::Overlap parse_overlap(const std::string& text) {
+    if (text == "off") return GradientSharingOptions::Overlap::Off;
+    if (text == "send") return GradientSharingOptions::Overlap::Send;
+    if (text == "encode") return GradientSharingOptions::Overlap::Encode;
+    throw ConfigError("--overlap-comm " + text + ": expected off, send or encode");
+}
+
+GradientSharing::~GradientSharing() { stop_communicators(); }
+
+void GradientSharing::stop_communicators() {
+    for (auto& w : workers_) {
+        {
+            std::lock_guard lock(w->comm_mutex);
+            w->comm_stop = true;
+        }
+        w->comm_changed.notify_all();
+        if (w->communicator.joinable()) w->communicator.join();
+    }
+}
 
 void GradientSharing::attach(int local, nn::Network& net) {
     if (!net.backend().host_memory())
         throw Error("gradient sharing on backend " + net.backend().info().name +
                     " needs device-side encoding, which this build does not have yet");
     if (net.param_count() != n_) throw Error("gradient sharing: replica size differs from the model's");
-    workers_.at(static_cast<std::size_t>(local))->net = &net;
+    Worker& w = *workers_.at(static_cast<std::size_t>(local));
+    w.net = &net;
+    if (options_.overlap != GradientSharingOptions::Overlap::Off && !w.communicator.joinable()) {
+        w.update.assign(n_, 0.f);
+        w.communicator = std::thread([this, &w, local] {
+            std::unique_lock lock(w.comm_mutex);
+            for (;;) {
+                w.comm_changed.wait(lock, [&] { return w.job_pending || w.comm_stop; });
+                if (w.comm_stop) return;
+                const long iteration = w.job_iteration;
+                Message ready = std::move(w.job_message);  // Send: encoded already
+                lock.unlock();
+                Encoded result;
+                std::exception_ptr error;
+                try {
+                    if (ready) {
+                        const auto ts = std::chrono::steady_clock::now();
+                        publish(local, iteration, ready);
+                        result.fields["send_ms"] = ms_between(ts, std::chrono::steady_clock::now());
+                    } else {
+                        result = encode_and_publish(w, local, iteration, w.update.data(), /*publish_now=*/true);
+                    }
+                } catch (...) {
+                    error = std::current_exception();
+                }
+                lock.lock();
+                w.result = std::move(result);
+                w.comm_error = error;
+                w.job_pending = false;
+                w.job_done = true;
+                w.comm_changed.notify_all();
+            }
+        });
+    }
 }
 
 void GradientSharing::DrainStats::add(const DrainStats& o) {
@@ -222,6 +299,12 @@ void GradientSharing::report_silent(Worker& w, int local, long iteration, const 
 }
 
 float GradientSharing::threshold_for(Worker& w, long iteration) {
+    // With overlap the ceiling was updated on the worker's thread (the replica is its own).
+    if (options_.overlap != GradientSharingOptions::Overlap::Encode) update_ceiling(w, iteration);
+    return w.threshold->next(static_cast<int>(iteration), n_, w.last_density);
+}
+
+void GradientSharing::update_ceiling(Worker& w, long iteration) {
     // The runaway guard: recompute the ceiling from the replica's scale every 16 messages (an
     // O(N) pass; the scale moves slowly).
     if (w.ceiling == 0.0 || iteration % 16 == 0) {
@@ -233,23 +316,76 @@ float GradientSharing::threshold_for(Worker& w, long iteration) {
         w.ceiling = rms > 0 && std::isfinite(rms) ? kThresholdCeiling * rms : std::numeric_limits<double>::infinity();
         w.threshold->set_ceiling(w.ceiling);
     }
-    return w.threshold->next(static_cast<int>(iteration), n_, w.last_density);
 }
 
 nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) {
     Worker& w = *workers_.at(static_cast<std::size_t>(local));
+    double comm_wait_ms = 0.0;
+    // Overlap: the previous step's message is applied now (its encoding ran beside this gradient).
+    const bool overlap = options_.overlap != GradientSharingOptions::Overlap::Off;
+    nlohmann::json previous = overlap ? settle(w, comm_wait_ms) : nlohmann::json::object();
     if (!had_batch) {
         // Its shard ran out: it still sends an (empty) message for this iteration, so the others
         // can count on one message per worker and iteration.
         auto empty = std::make_shared<EncodedUpdate>();
         empty->length = static_cast<std::uint32_t>(n_);
         empty->threshold = 1.f;
+        const auto sent = std::chrono::steady_clock::now();
         publish(local, iteration, empty);
-        return nlohmann::json::object();
+        previous["send_ms"] = ms_between(sent, std::chrono::steady_clock::now());
+        if (overlap) previous["comm_wait_ms"] = comm_wait_ms;
+        return previous;
     }
     nn::Network& net = *w.net;
+    // Phase times (engine/events/README.md): updater, encode, apply own, send, back to back.
+    const auto tu = std::chrono::steady_clock::now();
     net.compute_update(iteration);  // gradients() now holds the update u
     const float* u = net.gradients();
+    const auto t0 = std::chrono::steady_clock::now();
+    if (options_.overlap == GradientSharingOptions::Overlap::Encode) {
+        // Hand the update to the communicator (no job runs now: settle waited for it) and return
+        // to compute the next gradient while it encodes and publishes.
+        update_ceiling(w, iteration);
+        std::copy(u, u + n_, w.update.begin());
+        {
+            std::lock_guard lock(w.comm_mutex);
+            w.job_iteration = iteration;
+            w.job_pending = true;
+        }
+        w.comm_changed.notify_all();
+        previous["updater_ms"] = ms_between(tu, t0);
+        previous["comm_wait_ms"] = comm_wait_ms;
+        previous["overlapped"] = true;
+        return previous;
+    }
+    Encoded e = encode_and_publish(w, local, iteration, u, /*publish_now=*/false);
+    const auto ta = std::chrono::steady_clock::now();
+    apply(*e.message, net.params(), -1.f);
+    const auto ts = std::chrono::steady_clock::now();
+    e.fields["updater_ms"] = ms_between(tu, t0);
+    e.fields["apply_ms"] = ms_between(ta, ts);
+    if (overlap) {
+        // Send: the communicator publishes it while the next gradient is computed (settle above
+        // made sure it is idle). The event reports the previous message's send_ms.
+        {
+            std::lock_guard lock(w.comm_mutex);
+            w.job_iteration = iteration;
+            w.job_message = e.message;
+            w.job_pending = true;
+        }
+        w.comm_changed.notify_all();
+        e.fields["comm_wait_ms"] = comm_wait_ms;
+        e.fields["send_async"] = true;
+        if (previous.contains("send_ms")) e.fields["send_ms"] = previous["send_ms"];
+        return e.fields;
+    }
+    publish(local, iteration, e.message);
+    e.fields["send_ms"] = ms_between(ts, std::chrono::steady_clock::now());
+    return e.fields;
+}
+
+GradientSharing::Encoded GradientSharing::encode_and_publish(Worker& w, int local, long iteration, const float* u,
+                                                             bool publish_now) {
     const auto t0 = std::chrono::steady_clock::now();
     float* r = w.residual.data();
     const float share = options_.average ? 1.f / static_cast<float>(cluster_.total_workers()) : 1.f;
@@ -263,7 +399,6 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
     const double encode_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     w.last_density = static_cast<double>(message->count) / static_cast<double>(n_);
-    apply(*message, net.params(), -1.f);
     if (options_.track_sums) {
         std::vector<float> decoded(n_, 0.f);
         apply(*message, decoded.data(), 1.f);
@@ -295,8 +430,35 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
         const auto s = residual_stats(r, n_, tau);
         fields["residual"] = {{"mean_abs", s.mean_abs}, {"max_abs", s.max_abs}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
     }
-    publish(local, iteration, message);
-    return fields;
+    if (publish_now) {
+        const auto ts = std::chrono::steady_clock::now();
+        publish(local, iteration, message);
+        fields["send_ms"] = ms_between(ts, std::chrono::steady_clock::now());
+    }
+    return {message, fields};
+}
+
+nlohmann::json GradientSharing::settle(Worker& w, double& waited_ms) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::unique_lock lock(w.comm_mutex);
+    // Encoding one message takes milliseconds; a minute means the communicator is stuck.
+    if (!w.comm_changed.wait_for(lock, std::chrono::seconds(60), [&] { return !w.job_pending; }))
+        throw Error("gradient sharing: a worker's communicator has not finished encoding iteration " +
+                    std::to_string(w.job_iteration) + " within 60 s");
+    waited_ms = ms_between(t0, std::chrono::steady_clock::now());
+    if (w.comm_error) std::rethrow_exception(std::exchange(w.comm_error, nullptr));
+    if (!w.job_done) return nlohmann::json::object();
+    w.job_done = false;
+    Encoded done = std::move(w.result);
+    const long encoded_iter = w.job_iteration;
+    lock.unlock();
+    if (!done.message) return done.fields;  // Send: published, applied at its own step already
+    const auto ta = std::chrono::steady_clock::now();
+    apply(*done.message, w.net->params(), -1.f);
+    done.fields["apply_ms"] = ms_between(ta, std::chrono::steady_clock::now());
+    // The fields of the step that made the message (one iteration earlier than the event).
+    done.fields["encoded_iter"] = encoded_iter;
+    return done.fields;
 }
 
 void GradientSharing::AllDone::operator()() noexcept {
@@ -320,6 +482,10 @@ void GradientSharing::AllDrained::operator()() noexcept {
 }
 
 void GradientSharing::finish(int local) {
+    if (options_.overlap != GradientSharingOptions::Overlap::Off) {
+        double waited = 0.0;
+        settle(*workers_.at(static_cast<std::size_t>(local)), waited);  // the last own message
+    }
     // Once every local worker has stopped producing, every local message is in every inbox;
     // the completion step has also waited for the other nodes' messages.
     done_.arrive_and_wait();

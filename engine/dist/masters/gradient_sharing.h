@@ -49,7 +49,22 @@ struct GradientSharingOptions {
     // S of staleness_gate.h: gradient k waits (up to a deadline) for every other worker's message
     // of iteration k−1−S. nullopt: never wait (fully asynchronous).
     std::optional<int> max_staleness = 0;
+    // Communication beside computation (--overlap-comm), on a communicator thread per worker:
+    //   Send    the worker encodes step k and applies its own message as without overlap; handing
+    //           the message to the local workers and serialising it for the other nodes runs
+    //           beside gradient k+1. Which updates a gradient sees is unchanged (the staleness
+    //           gate decides that), so any S, 0 included.
+    //   Encode  the whole encoding half of step k (residual, τ, encoding, publishing) runs beside
+    //           gradient k+1 and the worker applies its own message k at step k+1: gradient k+1
+    //           lacks the worker's own update k. Needs S >= 1 (or off). Measured on the MLP over
+    //           two nodes: every update then reaches every gradient a step late and one epoch ends
+    //           ~9 points lower (bench/README.md), so Send is the one to use.
+    enum class Overlap { Off, Send, Encode };
+    Overlap overlap = Overlap::Off;
 };
+
+// "off" | "send" | "encode" (--overlap-comm); ConfigError naming the value otherwise.
+GradientSharingOptions::Overlap parse_overlap(const std::string& text);
 
 // τ ≤ kThresholdCeiling × RMS(θ). Healthy LeNet runs settle at τ ≈ 4e-3 with RMS(θ) ≈ 0.04
 // (0.1×); a step of a quarter of a typical weight per message is already a runaway.
@@ -119,6 +134,18 @@ private:
     DrainStats drain(Worker& w, long next);
     float threshold_for(Worker& w, long iteration);
     void report_silent(Worker& w, int local, long iteration, const std::vector<int>& silent, double waited_ms);
+    // The encoding half of a step (residual → message, published), on whichever thread runs it.
+    struct Encoded {
+        Message message;
+        nlohmann::json fields;
+    };
+    Encoded encode_and_publish(Worker& w, int local, long iteration, const float* u, bool publish_now);
+    void update_ceiling(Worker& w, long iteration);
+    // Overlap: waits for the worker's communicator to finish its job, applies that job's message
+    // to the replica and returns its fields (nothing pending: empty); the time waited goes in
+    // `waited_ms`.
+    nlohmann::json settle(Worker& w, double& waited_ms);
+    void stop_communicators();
 
     train::ClusterShape cluster_;
     std::size_t n_;

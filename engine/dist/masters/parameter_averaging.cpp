@@ -1,5 +1,6 @@
 #include "dist/masters/parameter_averaging.h"
 
+#include <chrono>
 #include <algorithm>
 
 #include "core/error.h"
@@ -57,12 +58,13 @@ void ParameterAveraging::average() {
 
 nlohmann::json ParameterAveraging::step(int local, long iteration, bool had_batch) {
     nn::Network& net = *nets_.at(static_cast<std::size_t>(local));
+    const auto tu = std::chrono::steady_clock::now();
     if (had_batch) {
         net.compute_update(iteration);
         net.apply_update();
     }
     long& since = since_average_[static_cast<std::size_t>(local)];
-    nlohmann::json fields = nlohmann::json::object();
+    nlohmann::json fields = {{"updater_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tu).count()}};
     if (++since >= options_.frequency) {
         const auto t0 = std::chrono::steady_clock::now();
         barrier_.arrive_and_wait();

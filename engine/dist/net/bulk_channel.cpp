@@ -22,6 +22,7 @@
 
 #include "core/error.h"
 #include "dist/net/bulk_wire.h"
+#include "dist/net/link_delay_line.h"
 
 namespace thresher::dist {
 
@@ -117,6 +118,8 @@ struct BulkChannel::Impl {
     asio::io_context io;
     tcp::acceptor acceptor{io};
     asio::steady_timer accept_backoff{io};
+    // The emulated link (link_emulator.h), when one is set: frames are written when they arrive.
+    std::unique_ptr<LinkDelayLine> link_line{options.link ? std::make_unique<LinkDelayLine>(io, options.link) : nullptr};
     std::chrono::milliseconds backoff{0};
     std::thread thread;
 
@@ -448,16 +451,20 @@ struct BulkChannel::Impl {
         }
         const std::array<asio::const_buffer, 3> frame{asio::buffer(w->head), asio::buffer(w->payload.data(), w->payload.size()),
                                                       asio::buffer(w->tag)};
-        asio::async_write(c->socket, frame, [this, c, w](boost::system::error_code ec, std::size_t) {
-            {
-                std::lock_guard lock(c->tx_mutex);
-                c->writing = false;
-                if (!c->queue.empty() && c->queue.front() == w) c->queue.pop_front();
-            }
-            w->done.set_value(ec);
-            if (ec) return close(c, false);
-            pump(c);
-        });
+        auto write = [this, c, w, frame] {
+            asio::async_write(c->socket, frame, [this, c, w](boost::system::error_code ec, std::size_t) {
+                {
+                    std::lock_guard lock(c->tx_mutex);
+                    c->writing = false;
+                    if (!c->queue.empty() && c->queue.front() == w) c->queue.pop_front();
+                }
+                w->done.set_value(ec);
+                if (ec) return close(c, false);
+                pump(c);
+            });
+        };
+        if (!link_line) return write();
+        link_line->submit(w->head.size() + w->payload.size() + w->tag.size(), false, std::move(write));
     }
 
     ConnPtr sending_conn(int dest) {

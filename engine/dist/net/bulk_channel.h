@@ -46,6 +46,9 @@ struct BulkOptions {
     // that the peer is not reading: the connection is closed and send() throws naming it.
     std::chrono::milliseconds write_timeout{30000};
     std::size_t write_min_rate = 1 << 20;
+    // The node's emulated link (link_emulator.h), shared with its UDP transport: each frame is
+    // written when its last byte would arrive over it. Null: straight to the socket.
+    std::shared_ptr<LinkShaper> link;
 };
 
 class BulkChannel {

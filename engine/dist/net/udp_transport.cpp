@@ -38,6 +38,7 @@
 
 #include "core/error.h"
 #include "dist/net/incarnation.h"
+#include "dist/net/link_delay_line.h"
 #include "dist/net/wire.h"
 
 namespace thresher::dist {
@@ -174,6 +175,7 @@ struct UdpTransport::Impl {
     void pump(int dest);
     void send_chunk(int dest, std::uint64_t id, const Outgoing& message, std::uint16_t chunk);
     void transmit(int dest, const std::vector<std::uint8_t>& datagram);
+    void transmit_now(int dest, const std::vector<std::uint8_t>& datagram);
     void start_tick();
     void on_tick(const boost::system::error_code& ec);
     void deliver(Message message);
@@ -195,6 +197,7 @@ struct UdpTransport::Impl {
     asio::io_context io;
     udp::socket socket{io};
     asio::steady_timer tick{io};
+    std::unique_ptr<LinkDelayLine> link_line;  // the emulated link (link_emulator.h), when one is set
     std::vector<udp::endpoint> peers;
     std::vector<std::uint8_t> rx_buffer = std::vector<std::uint8_t>(65536);  // any UDP datagram fits, so Oversize is seen
     udp::endpoint rx_from;
@@ -251,6 +254,7 @@ UdpTransport::Impl::Impl(int r, std::vector<UdpEndpoint> peer_list, const std::s
     if (own_incarnation == 0 || options.hello_after.count() <= 0)
         throw Error("udp transport: the incarnation and hello_after must be positive");
     for (auto& g : greeting) g.every = options.hello_after;
+    if (options.link) link_line = std::make_unique<LinkDelayLine>(io, options.link);
 
     boost::system::error_code ec;
     const auto address = asio::ip::make_address(bind_address, ec);
@@ -584,6 +588,17 @@ void UdpTransport::Impl::send_chunk(int dest, std::uint64_t id, const Outgoing& 
 }
 
 void UdpTransport::Impl::transmit(int dest, const std::vector<std::uint8_t>& datagram) {
+    if (!link_line) return transmit_now(dest, datagram);
+    // Through the emulated link: written when it arrives at the far end, or lost there (counted
+    // as sent, as a NIC counts what the network later loses; the retransmission timer covers it).
+    auto copy = std::make_shared<const std::vector<std::uint8_t>>(datagram);
+    if (!link_line->submit(copy->size(), true, [this, dest, copy] { transmit_now(dest, *copy); })) {
+        ++local_stats.datagrams_tx;
+        local_stats.bytes_tx += datagram.size();
+    }
+}
+
+void UdpTransport::Impl::transmit_now(int dest, const std::vector<std::uint8_t>& datagram) {
     boost::system::error_code ec;
     socket.send_to(asio::buffer(datagram), peers[dest], 0, ec);
     // A failed send (full buffer, no route) is a lost datagram: the retransmission timer covers it.

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/net/link_emulator.h"
 #include "dist/net/secret.h"
 #include "dist/net/transport.h"
 
@@ -66,6 +67,9 @@ struct UdpOptions {
     // Port to bind; by default the port of our own entry in `peers`. A loopback proxy in the tests
     // binds elsewhere and stands in at the configured address.
     std::optional<std::uint16_t> bind_port;
+    // The node's emulated link (link_emulator.h, --link-rate/--link-delay/--link-loss), shared
+    // with its bulk channel; null: datagrams go straight to the socket.
+    std::shared_ptr<LinkShaper> link;
 };
 
 class UdpTransport : public Transport {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "backend/registry.h"
+#include "core/error.h"
 #include "dist/masters/gradient_sharing.h"
 #include "worker_threads.h"
 
@@ -62,6 +63,10 @@ private Q_SLOTS:
     void replicas_equal_and_nothing_lost_data();
     void replicas_equal_and_nothing_lost();
     void clipping_still_keeps_replicas_equal();
+    void overlap_keeps_replicas_equal_and_loses_nothing_data();
+    void overlap_keeps_replicas_equal_and_loses_nothing();
+    void overlap_reports_the_previous_step();
+    void overlap_needs_a_staleness_bound();
 };
 
 void TestGradientSharing::replicas_equal_and_nothing_lost_data() {
@@ -110,6 +115,79 @@ void TestGradientSharing::clipping_still_keeps_replicas_equal() {
     const auto r = train_workers(3, 40, o);
     for (int w = 1; w < 3; ++w)
         for (std::size_t i = 0; i < r.params[0].size(); ++i) QVERIFY(std::abs(r.params[w][i] - r.params[0][i]) <= 1e-5);
+}
+
+// --overlap-comm: each step's encoding runs on the worker's communicator thread beside the next
+// gradient; the invariants are the same (equal replicas after the drain, nothing lost).
+void TestGradientSharing::overlap_keeps_replicas_equal_and_loses_nothing_data() {
+    QTest::addColumn<int>("workers");
+    QTest::addColumn<QString>("staleness");
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("send, 2 workers, S = 0") << 2 << "0" << "send";
+    QTest::newRow("send, 3 workers, no bound") << 3 << "off" << "send";
+    QTest::newRow("encode, 2 workers, S = 1") << 2 << "1" << "encode";
+    QTest::newRow("encode, 3 workers, S = 2") << 3 << "2" << "encode";
+    QTest::newRow("encode, 4 workers, no bound") << 4 << "off" << "encode";
+}
+
+void TestGradientSharing::overlap_keeps_replicas_equal_and_loses_nothing() {
+    QFETCH(int, workers);
+    QFETCH(QString, staleness);
+    QFETCH(QString, mode);
+    dist::GradientSharingOptions o;
+    o.threshold_algorithm = "fixed:0.01";
+    o.residual = "none";
+    o.overlap = dist::parse_overlap(mode.toStdString());
+    o.max_staleness = staleness == "off" ? std::nullopt : std::optional<int>(staleness.toInt());
+    const auto r = train_workers(workers, 60, o);
+    for (int w = 1; w < workers; ++w)
+        for (std::size_t i = 0; i < r.params[0].size(); ++i)
+            QVERIFY2(std::abs(r.params[w][i] - r.params[0][i]) <= 1e-5,
+                     qPrintable(QString("worker %1 param %2: %3 vs %4").arg(w).arg(i).arg(r.params[w][i]).arg(r.params[0][i])));
+    for (int w = 0; w < workers; ++w) {
+        const auto& a = r.accounting[w];
+        QCOMPARE(a.messages, 60L);
+        for (std::size_t i = 0; i < a.residual.size(); ++i)
+            QVERIFY(std::abs(a.sum_updates[i] - (a.sum_sent[i] + a.residual[i])) <= 1e-5 + 1e-5 * std::abs(a.sum_updates[i]));
+    }
+    QVERIFY(r.mean_density > 0);
+}
+
+// Step k returns at once with the fields of step k-1's message, whose encoding ran meanwhile.
+void TestGradientSharing::overlap_reports_the_previous_step() {
+    const auto config = nn::ModelConfig::parse(kModel, "gs");
+    dist::GradientSharingOptions o;
+    o.overlap = dist::GradientSharingOptions::Overlap::Encode;
+    o.max_staleness = 1;
+    dist::GradientSharing master({1, 0, 1}, config.param_count(), o);
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(config, *be);
+    master.attach(0, net);
+    std::vector<float> x(6 * 8), t(6 * 4);
+    for (int s = 0; s < 5; ++s) {
+        for (int b = 0; b < 6; ++b) sample(6 * s + b, &x[b * 8], &t[b * 4]);
+        master.before_gradient(0, s);
+        net.compute_gradients(x.data(), t.data(), 6, 0);
+        const auto fields = master.step(0, s, true);
+        QCOMPARE(fields.value("overlapped", false), true);
+        QVERIFY(fields.contains("updater_ms") && fields.contains("comm_wait_ms"));
+        if (s == 0) QVERIFY(!fields.contains("encode_ms"));
+        else QCOMPARE(fields.value("encoded_iter", -1L), long(s - 1));
+    }
+    master.finish(0);
+    QCOMPARE(master.accounting(0).messages, 5L);
+}
+
+void TestGradientSharing::overlap_needs_a_staleness_bound() {
+    dist::GradientSharingOptions o;
+    o.overlap = dist::GradientSharingOptions::Overlap::Encode;  // with the default S = 0
+    try {
+        dist::GradientSharing master({1, 0, 2}, 100, o);
+        QFAIL("encoding overlap accepted with S = 0");
+    } catch (const ConfigError& e) {
+        QVERIFY2(std::string(e.what()).find("--overlap-comm encode needs --max-staleness 1") == 0, e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(ConfigError, dist::parse_overlap("on"));
 }
 
 QTEST_APPLESS_MAIN(TestGradientSharing)
