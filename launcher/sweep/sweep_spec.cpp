@@ -27,8 +27,8 @@ const QList<std::pair<QString, QString>>& aliases() {
         {"nodes", "cluster.nodes"},
         {"workers_per_node", "cluster.workers_per_node"},
         {"topology", "cluster.topology"},
-        {"link_rate", "cluster.link.rate"},
-        {"link_delay", "cluster.link.delay"},
+        {"link_rate", "cluster.link.rate_mbit"},
+        {"link_delay", "cluster.link.delay_ms"},
         {"link_loss", "cluster.link.loss"},
     };
     return list;
