@@ -131,6 +131,9 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         if (!add_sums(part.payload, round, params, state, workers, false))
             warn("averaging round " + std::to_string(round) + ": malformed sums from node " + std::to_string(part.sender) + " ignored");
     std::vector<std::uint8_t> result = pack_sums(round, workers, params, state);
+    // The root keeps the sums as the others receive them (rounded to float on the wire), so that
+    // every replica ends bit for bit the same, not within one rounding of the controller's.
+    if (me == 0) add_sums(result, round, params, state, workers, true);
     lock.lock();
     if (me != 0) {
         // Our sums go to our parent, which acknowledges them; without an acknowledgement within

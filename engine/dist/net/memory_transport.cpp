@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -46,6 +47,7 @@ struct RankState {
     bool alive = true;
     bool connected = false;
     std::uint64_t incarnation = 0;  // of the process connected now; 1, 2, ... per connect
+    std::optional<Clock::time_point> exited;  // its process ended (transport destroyed), not restarted yet
 };
 
 }  // namespace
@@ -156,6 +158,7 @@ std::unique_ptr<MemoryTransport> MemoryHub::connect(int rank) {
         state_->release_held();
     }
     r.connected = true;
+    r.exited.reset();
     ++r.incarnation;
     return std::make_unique<MemoryTransport>(state_, rank);
 }
@@ -170,10 +173,11 @@ void MemoryHub::set_alive(int rank, bool alive) {
 MemoryTransport::MemoryTransport(std::shared_ptr<MemoryHubState> hub, int rank) : hub_(std::move(hub)), rank_(rank) {}
 
 MemoryTransport::~MemoryTransport() {
-    // The process is gone: its rank may be connected again (a restart). A test that kills a
-    // process cuts it off first (set_alive(rank, false)), so that its peers give up on it.
+    // The process is gone: what is sent to it is lost, its peers give up on it after
+    // give_up_after, and its rank may be connected again (a restart).
     std::lock_guard lock(hub_->mutex);
     hub_->ranks[rank_]->connected = false;
+    hub_->ranks[rank_]->exited = Clock::now();
 }
 
 std::uint64_t MemoryTransport::incarnation() const {
@@ -197,6 +201,7 @@ void MemoryTransport::send(int dest, MessageType type, std::span<const std::uint
     Envelope envelope{rank_, type, ++me.next_id[dest], std::move(shared), me.incarnation};
     ++me.stats.datagrams_tx;
     me.stats.bytes_tx += payload.size();
+    if (dest != rank_ && hub_->ranks[dest]->exited) return;  // nobody listens: lost, like a datagram to a closed port
     if (dest != rank_ && (!me.alive || !hub_->ranks[dest]->alive)) {
         me.held[dest].push_back({Clock::now(), std::move(envelope)});
         return;
@@ -268,7 +273,9 @@ std::vector<int> MemoryTransport::unreachable_peers() const {
     const auto now = Clock::now();
     std::vector<int> peers;
     for (int d = 0; d < hub_->world(); ++d)
-        if (!me.held[d].empty() && now - me.held[d].front().since >= hub_->give_up_after) peers.push_back(d);
+        if ((!me.held[d].empty() && now - me.held[d].front().since >= hub_->give_up_after) ||
+            (hub_->ranks[d]->exited && now - *hub_->ranks[d]->exited >= hub_->give_up_after))
+            peers.push_back(d);
     return peers;
 }
 

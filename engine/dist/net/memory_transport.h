@@ -10,7 +10,8 @@
 // from it, its peers list it in unreachable_peers() after give_up_after, and held messages flow
 // again once it is set alive. set_loss() loses chosen messages for good.
 // Processes: each connect() is a process with incarnation 1, 2, ... of its rank. Destroying a
-// rank's transport ends that process (cut it off first with set_alive(rank, false) for a crash);
+// rank's transport ends that process (what is sent to it is lost; its peers give up on it after
+// give_up_after; cut it off first with set_alive(rank, false) for a crash);
 // connecting the rank again is its restart: a newer incarnation, as UdpTransport reports a
 // restarted peer, fresh numbering both ways, and what was on its way to the old process lost.
 #pragma once
