@@ -6,7 +6,8 @@
 //   - drop/duplicate/reorder on every link (mesh and a relay chain);
 //   - a partition that heals before the transport gives up;
 //   - a relay dying (the middle of a chain 0 - 1 - 2): the others route around it;
-//   - a rejoin: node 2 killed, restarted with the same options, continues from a snapshot;
+//   - a rejoin: node 2 killed, restarted with the same options, continues from a snapshot
+//     (with drop/duplicate/reorder, as the partition);
 //   - a lost averaging-result frame (parameter averaging): asked for again, the run ends equal;
 //   - a stalled peer (its sums never arrive): the run fails naming it, by the round deadline.
 #include <QtTest>
@@ -309,6 +310,7 @@ void TestClusterProtocol::partition_heals() {
     Scenario s;
     s.give_up = std::chrono::seconds(30);  // the partition ends well before the transport gives up
     s.epochs = 3;
+    s.faults = MemoryFaults{0.05, 0.05, 0.2, std::chrono::milliseconds(5), std::chrono::milliseconds(2), 22};
     Cluster c(s);
     Trigger trigger(2, 8);
     c.hub().set_loss([&](int from, int, MessageType type, std::span<const std::uint8_t>) { return trigger.note(from, type); });
@@ -355,6 +357,7 @@ void TestClusterProtocol::node_rejoins() {
     // finished, the new process is refused and the checks below fail, loudly.
     s.epochs = 60;
     s.train_limit = 6000;
+    s.faults = MemoryFaults{0.05, 0.05, 0.2, std::chrono::milliseconds(5), std::chrono::milliseconds(2), 21};
     Cluster c(s);
     Trigger trigger(2, 6);
     c.hub().set_loss([&](int from, int, MessageType type, std::span<const std::uint8_t>) { return trigger.note(from, type); });
