@@ -105,35 +105,14 @@ train::MasterFactory ClusterSession::factory(const StrategyOptions& options) {
     const std::string strategy = resolve_strategy(options, shape_);
     if (strategy == "single") throw ConfigError("--nodes runs need --strategy gradient-sharing or parameter-averaging");
     // Options are checked now, before any thread starts; the link is made once the model is known.
-    const auto sharing = gradient_sharing_options(options);
-    const auto averaging = averaging_options(options);
-    return [this, strategy, sharing, averaging](const nn::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
-        link_ = std::make_unique<dist::NodeLink>(std::move(transport_), shape_, config.param_count(), &events_, std::move(bulk_));
-        // Late and restarted nodes join mid-run with gradient sharing; averaging only at the start.
-        link_->set_join_policy(strategy == "gradient-sharing", join_wait_);
-        link_->set_topology(topology_);
-        std::unique_ptr<train::TrainingMaster> master;
-        if (strategy == "gradient-sharing") {
-            auto gs = std::make_unique<dist::GradientSharing>(shape_, config.param_count(), sharing, link_->outbox());
-            link_->attach(*gs);
-            gs->set_remote_drain([link = link_.get()] { link->drain_remote(); });
-            gs->set_reconcile([link = link_.get()](const std::vector<nn::Network*>& nets) { link->reconcile(nets); });
-            master = std::move(gs);
-        } else {
-            master = std::make_unique<dist::ParameterAveraging>(shape_, averaging, link_->reducer());
-        }
-        master->set_traffic_source([link = link_.get()] { return link->traffic(); });
-        master->set_run_fields({{"topology", dist::topology_name(topology_)}});
-        master->set_evaluation_merger({shape_.node_rank, shape_.nodes, [link = link_.get()](int epoch, const nlohmann::json& local) {
-                                           return link->gather_evaluation(epoch, local);
-                                       }});
-        master->set_membership({[link = link_.get()](const std::atomic<bool>* stop) { return link->join(stop); },
-                                [link = link_.get()](const nn::Network& net, const train::RunPosition& position) {
-                                    link->after_step(net, position);
-                                }});
-        link_->start();
-        return master;
-    };
+    dist::ClusterNodeOptions o;
+    o.strategy = strategy;
+    o.sharing = gradient_sharing_options(options);
+    o.averaging = averaging_options(options);
+    o.join_wait = join_wait_;
+    o.topology = topology_;
+    node_ = std::make_unique<dist::ClusterNode>(std::move(transport_), std::move(bulk_), shape_, &events_, std::move(o));
+    return node_->factory();
 }
 
 }  // namespace thresher::cli

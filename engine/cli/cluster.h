@@ -1,6 +1,6 @@
 // The multi-node part of `thresher-engine train`: parses --nodes, loads the run secret (never
-// from a command-line value), binds this node's UDP port and connects the training master to the
-// other nodes through a NodeLink.
+// from a command-line value) and binds this node's UDP port and TCP channel. The protocol itself
+// (the link, the master wired to it) is dist::ClusterNode (dist/masters/cluster_node.h).
 #pragma once
 
 #include <chrono>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli/masters.h"
-#include "dist/masters/node_link.h"
+#include "dist/masters/cluster_node.h"
 #include "dist/net/bulk_channel.h"
 #include "dist/net/udp_transport.h"
 
@@ -48,9 +48,9 @@ private:
     events::EventWriter& events_;
     std::chrono::milliseconds join_wait_{30000};
     dist::Topology topology_;
-    std::unique_ptr<dist::Transport> transport_;  // until the link takes it
+    std::unique_ptr<dist::Transport> transport_;  // until the node takes it
     std::unique_ptr<dist::BulkChannel> bulk_;     // TCP on the same port number, ditto
-    std::unique_ptr<dist::NodeLink> link_;
+    std::unique_ptr<dist::ClusterNode> node_;
 };
 
 }  // namespace thresher::cli

@@ -60,6 +60,7 @@
 #include "dist/masters/gradient_sharing.h"
 #include "dist/masters/join_protocol.h"
 #include "dist/masters/parameter_averaging.h"
+#include "dist/masters/round_book.h"
 #include "dist/masters/topology.h"
 #include "dist/net/bulk_channel.h"
 #include "dist/net/datagram.h"
@@ -191,11 +192,7 @@ private:
     std::condition_variable changed_;
     std::vector<Peer> peers_;  // by node; our own entry unused
     std::uint64_t updates_sent_ = 0;
-    std::map<std::uint64_t, std::map<int, Message>> averages_;    // round -> node -> sums (node 0)
-    std::map<std::uint64_t, Message> average_results_;            // round -> cluster sums
-    std::map<std::uint64_t, std::vector<std::uint8_t>> finished_rounds_;  // the last results, for late sums and asks
-    std::map<std::uint64_t, int> round_acks_;                  // round -> the node that acknowledged our sums
-    std::vector<std::pair<int, std::uint64_t>> resends_;       // (node, round) results asked for again
+    RoundBook rounds_;  // what the averaging rounds received (its own lock; round_book.h)
     LinkDeadlines deadlines_;
     std::map<int, std::map<int, nlohmann::json>> evaluations_;    // epoch -> node -> its part
     int evaluated_ = -1;  // the last epoch this node sent its evaluation part for (told with "done")

@@ -101,7 +101,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         bool all_in = true;
         int missing = -1;
         for (int child : routes(true).children(me))
-            if (!averages_[round].count(child)) {
+            if (!rounds_.has_sums(round, child)) {
                 poke(child);
                 if (!peer_lost(child)) {
                     all_in = false;
@@ -118,19 +118,17 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     }
     // Everyone's sums that came, not only our children's: a node whose view of who is gone
     // differs from ours may take us for its parent, and then waits for our answer.
-    std::vector<Message> parts;
+    std::vector<Message> parts = rounds_.take_sums(round, [&](int node) { return waited_for(node); });
     std::vector<int> below;
-    for (auto& [node, part] : averages_[round])
-        if (waited_for(node)) {
-            below.push_back(node);
-            parts.push_back(std::move(part));
-        }
-    averages_.erase(round);
+    for (const auto& part : parts) below.push_back(part.sender);
     lock.unlock();
     for (const auto& part : parts)
         if (!add_sums(part.payload, round, params, state, workers, false))
             warn("averaging round " + std::to_string(round) + ": malformed sums from node " + std::to_string(part.sender) + " ignored");
     std::vector<std::uint8_t> result = pack_sums(round, workers, params, state);
+    // The root keeps the sums as the others receive them (rounded to float on the wire), so that
+    // every replica ends bit for bit the same, not within one rounding of the controller's.
+    if (me == 0) add_sums(result, round, params, state, workers, true);
     lock.lock();
     if (me != 0) {
         // Our sums go to our parent, which acknowledges them; without an acknowledgement within
@@ -141,16 +139,15 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         bool resend = true;
         for (;;) {
             controller_gone();
-            if (average_results_.count(round)) break;
+            if (rounds_.has_result(round)) break;
             const auto now = std::chrono::steady_clock::now();
             const int current = routes(true).parent(me);
             if (current != parent) {  // the first time, and again when our parent went away
                 parent = current;
-                round_acks_.erase(round);
+                rounds_.forget_ack(round);
                 resend = true;
             }
-            const auto ack = round_acks_.find(round);
-            const bool acked = ack != round_acks_.end() && ack->second == parent;
+            const bool acked = rounds_.acknowledged_by(round) == parent;
             if (!acked && now - sent_at > limits.ack_wait) {
                 warn("averaging round " + std::to_string(round) + ": node " + std::to_string(parent) +
                      " did not acknowledge this node's sums within " + seconds(limits.ack_wait) + "; sending them again");
@@ -179,11 +176,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
             peer_lost(parent);
             changed_.wait_for(lock, std::chrono::milliseconds(100));
         }
-        // Late copies (resends, duplicates) of this round's acknowledgements and results are
-        // of no more use: drop them with any of earlier rounds.
-        round_acks_.erase(round_acks_.begin(), round_acks_.upper_bound(round));
-        result = std::move(average_results_.at(round).payload);
-        average_results_.erase(average_results_.begin(), average_results_.upper_bound(round));
+        result = rounds_.take_result(round);
         lock.unlock();
         if (!add_sums(result, round, params, state, workers, true))
             throw Error("averaging round " + std::to_string(round) + ": malformed result from node " + std::to_string(parent));
@@ -191,8 +184,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     }
     for (int child : routes(true).children(me))
         if (std::find(below.begin(), below.end(), child) == below.end()) below.push_back(child);
-    finished_rounds_[round] = result;
-    while (finished_rounds_.size() > 4) finished_rounds_.erase(finished_rounds_.begin());
+    rounds_.finished(round, result);
     lock.unlock();
     for (int node : below) {
         try {

@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -26,6 +27,7 @@ struct Envelope {
     MessageType type;
     std::uint64_t id;
     std::shared_ptr<const std::vector<std::uint8_t>> payload;  // one copy shared by a broadcast
+    std::uint64_t incarnation = 0;  // the sending process's
 };
 
 struct Held {
@@ -44,6 +46,8 @@ struct RankState {
     TransportStats stats;
     bool alive = true;
     bool connected = false;
+    std::uint64_t incarnation = 0;  // of the process connected now; 1, 2, ... per connect
+    std::optional<Clock::time_point> exited;  // its process ended (transport destroyed), not restarted yet
 };
 
 }  // namespace
@@ -134,9 +138,28 @@ int MemoryHub::world() const { return state_->world(); }
 std::unique_ptr<MemoryTransport> MemoryHub::connect(int rank) {
     std::lock_guard lock(state_->mutex);
     state_->check_rank(rank, "connect:");
-    if (state_->ranks[rank]->connected)
-        throw Error("memory transport: rank " + std::to_string(rank) + " is already connected");
-    state_->ranks[rank]->connected = true;
+    RankState& r = *state_->ranks[rank];
+    if (r.connected) throw Error("memory transport: rank " + std::to_string(rank) + " is already connected");
+    if (r.incarnation != 0) {
+        // A restarted process: nothing of its predecessor's survives -- what was on its way to it
+        // is lost, its numbering and everyone's numbering towards it start over (as UdpTransport's
+        // per-incarnation windows do), and it is reachable again.
+        r.arriving.clear();
+        std::fill(r.next_id.begin(), r.next_id.end(), 0);
+        std::fill(r.windows.begin(), r.windows.end(), IdWindow{});
+        for (auto& queue : r.held) queue.clear();
+        r.last_arrival = {};
+        r.alive = true;
+        for (auto& other : state_->ranks) {
+            other->next_id[rank] = 0;
+            other->windows[rank] = IdWindow{};
+            other->held[rank].clear();
+        }
+        state_->release_held();
+    }
+    r.connected = true;
+    r.exited.reset();
+    ++r.incarnation;
     return std::make_unique<MemoryTransport>(state_, rank);
 }
 
@@ -149,6 +172,25 @@ void MemoryHub::set_alive(int rank, bool alive) {
 
 MemoryTransport::MemoryTransport(std::shared_ptr<MemoryHubState> hub, int rank) : hub_(std::move(hub)), rank_(rank) {}
 
+MemoryTransport::~MemoryTransport() {
+    // The process is gone: what is sent to it is lost, its peers give up on it after
+    // give_up_after, and its rank may be connected again (a restart).
+    std::lock_guard lock(hub_->mutex);
+    hub_->ranks[rank_]->connected = false;
+    hub_->ranks[rank_]->exited = Clock::now();
+}
+
+std::uint64_t MemoryTransport::incarnation() const {
+    std::lock_guard lock(hub_->mutex);
+    return hub_->ranks[rank_]->incarnation;
+}
+
+std::uint64_t MemoryTransport::peer_incarnation(int rank) const {
+    std::lock_guard lock(hub_->mutex);
+    hub_->check_rank(rank, "peer_incarnation:");
+    return hub_->ranks[rank]->incarnation;
+}
+
 int MemoryTransport::world() const { return hub_->world(); }
 
 void MemoryTransport::send(int dest, MessageType type, std::span<const std::uint8_t> payload) {
@@ -156,9 +198,10 @@ void MemoryTransport::send(int dest, MessageType type, std::span<const std::uint
     std::lock_guard lock(hub_->mutex);
     hub_->check_rank(dest, "send: destination");
     RankState& me = *hub_->ranks[rank_];
-    Envelope envelope{rank_, type, ++me.next_id[dest], std::move(shared)};
+    Envelope envelope{rank_, type, ++me.next_id[dest], std::move(shared), me.incarnation};
     ++me.stats.datagrams_tx;
     me.stats.bytes_tx += payload.size();
+    if (dest != rank_ && hub_->ranks[dest]->exited) return;  // nobody listens: lost, like a datagram to a closed port
     if (dest != rank_ && (!me.alive || !hub_->ranks[dest]->alive)) {
         me.held[dest].push_back({Clock::now(), std::move(envelope)});
         return;
@@ -190,9 +233,12 @@ std::optional<Message> MemoryTransport::receive(std::chrono::milliseconds timeou
             me.stats.bytes_rx += envelope.payload->size();
             IdWindow& window = me.windows[envelope.sender];
             switch (window.state(envelope.id)) {
-            case IdWindow::State::New:
+            case IdWindow::State::New: {
                 window.mark_done(envelope.id);
-                return Message{envelope.sender, envelope.type, envelope.id, *envelope.payload};
+                Message m{envelope.sender, envelope.type, envelope.id, *envelope.payload};
+                m.incarnation = envelope.incarnation;
+                return m;
+            }
             case IdWindow::State::Done: ++me.stats.duplicates; break;
             case IdWindow::State::BelowFloor: ++me.stats.dropped[DropReason::Replay]; break;
             }
@@ -227,7 +273,9 @@ std::vector<int> MemoryTransport::unreachable_peers() const {
     const auto now = Clock::now();
     std::vector<int> peers;
     for (int d = 0; d < hub_->world(); ++d)
-        if (!me.held[d].empty() && now - me.held[d].front().since >= hub_->give_up_after) peers.push_back(d);
+        if ((!me.held[d].empty() && now - me.held[d].front().since >= hub_->give_up_after) ||
+            (hub_->ranks[d]->exited && now - *hub_->ranks[d]->exited >= hub_->give_up_after))
+            peers.push_back(d);
     return peers;
 }
 

@@ -9,6 +9,11 @@
 // set_alive(rank, false) cuts a rank off (a partition or a hung process): nothing flows to or
 // from it, its peers list it in unreachable_peers() after give_up_after, and held messages flow
 // again once it is set alive. set_loss() loses chosen messages for good.
+// Processes: each connect() is a process with incarnation 1, 2, ... of its rank. Destroying a
+// rank's transport ends that process (what is sent to it is lost; its peers give up on it after
+// give_up_after; cut it off first with set_alive(rank, false) for a crash);
+// connecting the rank again is its restart: a newer incarnation, as UdpTransport reports a
+// restarted peer, fresh numbering both ways, and what was on its way to the old process lost.
 #pragma once
 
 #include <chrono>
@@ -55,6 +60,7 @@ private:
 class MemoryTransport : public Transport {
 public:
     MemoryTransport(std::shared_ptr<MemoryHubState> hub, int rank);  // use MemoryHub::connect
+    ~MemoryTransport() override;
     int rank() const override { return rank_; }
     int world() const override;
     void send(int dest, MessageType type, std::span<const std::uint8_t> payload) override;
@@ -63,6 +69,8 @@ public:
     bool flush(std::chrono::milliseconds timeout) override;
     TransportStats stats() const override;
     std::vector<int> unreachable_peers() const override;
+    std::uint64_t incarnation() const override;
+    std::uint64_t peer_incarnation(int rank) const override;
 
 private:
     std::shared_ptr<MemoryHubState> hub_;

@@ -80,6 +80,7 @@ private Q_SLOTS:
     void broadcast_and_self();
     void cut_off_rank();
     void bad_ranks();
+    void exit_and_restart();
 };
 
 void TestMemoryTransport::exactly_once_data() {
@@ -180,6 +181,44 @@ void TestMemoryTransport::bad_ranks() {
     MemoryFaults certain_loss;
     certain_loss.drop = 1.0;
     QVERIFY_THROWS_EXCEPTION(Error, MemoryHub(2, certain_loss));
+}
+
+// A rank's process ends when its transport is destroyed, and a new connect() is its restart:
+// what was on its way to the old process is lost, peers give up on it after give_up_after, and
+// the new process has a newer incarnation and numbering from 1 both ways.
+void TestMemoryTransport::exit_and_restart() {
+    MemoryHub hub(2, {}, 100ms);
+    auto r0 = hub.connect(0);
+    auto r1 = hub.connect(1);
+    QCOMPARE(r0->incarnation(), std::uint64_t(1));
+    QCOMPARE(r0->peer_incarnation(1), std::uint64_t(1));
+    const std::vector<std::uint8_t> bytes{7};
+    r1->send(0, MessageType::Heartbeat, bytes);
+    auto m = r0->receive(1s);
+    QVERIFY(m.has_value());
+    QCOMPARE(m->incarnation, std::uint64_t(1));
+    QCOMPARE(m->id, std::uint64_t(1));
+    r0->send(1, MessageType::Heartbeat, bytes);  // on its way when the process ends: lost with it
+    r1.reset();
+    r0->send(1, MessageType::Heartbeat, bytes);  // to a process that is gone: lost, nothing held
+    QVERIFY(r0->flush(1s));
+    QTRY_COMPARE_WITH_TIMEOUT(r0->unreachable_peers(), std::vector<int>{1}, 2000);
+
+    auto again = hub.connect(1);
+    QCOMPARE(again->incarnation(), std::uint64_t(2));
+    QCOMPARE(r0->peer_incarnation(1), std::uint64_t(2));
+    QVERIFY(r0->unreachable_peers().empty());
+    QVERIFY(!again->receive(50ms).has_value());  // nothing meant for its predecessor
+    again->send(0, MessageType::Heartbeat, bytes);
+    m = r0->receive(1s);
+    QVERIFY(m.has_value());
+    QCOMPARE(m->incarnation, std::uint64_t(2));
+    QCOMPARE(m->id, std::uint64_t(1));
+    r0->send(1, MessageType::Heartbeat, bytes);
+    m = again->receive(1s);
+    QVERIFY(m.has_value());
+    QCOMPARE(m->id, std::uint64_t(1));
+    QCOMPARE(m->incarnation, std::uint64_t(1));
 }
 
 QTEST_GUILESS_MAIN(TestMemoryTransport)

@@ -1,0 +1,95 @@
+// NodeLink: gradient-sharing messages -- numbering and sending our own, checking, deduplicating,
+// delivering and relaying others' along the topology (node_link.h "Routing").
+#include "dist/masters/node_link.h"
+
+#include "core/error.h"
+#include "dist/masters/node_link_control.h"
+#include "dist/masters/payload_io.h"
+
+namespace thresher::dist {
+
+using payload_io::get;
+using payload_io::put;
+using namespace node_link_control;
+
+void NodeLink::handle_update(const Message& m) {
+    // [u32 origin][u64 origin's incarnation][u64 sequence][u32 worker][i64 iteration][encoded
+    // update]; authenticated, but still checked field by field.
+    std::span<const std::uint8_t> in(m.payload);
+    std::uint32_t origin = 0, worker = 0;
+    std::uint64_t incarnation = 0, seq = 0;
+    std::int64_t iteration = 0;
+    std::shared_ptr<EncodedUpdate> update;
+    try {
+        if (!get(in, origin) || !get(in, incarnation) || !get(in, seq) || !get(in, worker) || !get(in, iteration))
+            throw Error("shorter than its header");
+        if (origin >= static_cast<std::uint32_t>(cluster_.nodes) || static_cast<int>(origin) == cluster_.node_rank ||
+            seq == 0)
+            throw Error("origin node " + std::to_string(origin) + " or sequence number " + std::to_string(seq) +
+                        " out of range");
+        const auto W = static_cast<std::uint32_t>(cluster_.workers_per_node);
+        if (worker / W != origin || iteration < 0)
+            throw Error("worker " + std::to_string(worker) + " is not on origin node " + std::to_string(origin) +
+                        " or iteration " + std::to_string(iteration) + " out of range");
+        update = std::make_shared<EncodedUpdate>(deserialize(in, static_cast<std::uint32_t>(n_)));
+    } catch (const Error& e) {
+        ++rejected_;
+        warn("update from node " + std::to_string(m.sender) + " rejected: " + e.what());
+        return;
+    }
+    const int from = static_cast<int>(origin);
+    std::vector<int> onward;
+    {
+        std::lock_guard lock(mutex_);
+        if (!observe(from, incarnation)) return;  // an earlier process of the origin
+        Peer& o = peers_[static_cast<std::size_t>(from)];
+        if (o.updates.state(seq) != IdWindow::State::New) {
+            ++duplicates_;
+            return;
+        }
+        if (topology_.kind != TopologyKind::Mesh)  // in a mesh the origin reached everyone itself
+            for (int node : routes(false).neighbours(cluster_.node_rank))
+                if (node != m.sender && node != from) onward.push_back(node);
+        // Under the lock: once drain_remote() has returned, the master may be destroyed at any
+        // moment, so nothing may still be on its way into it.
+        if (delivering_ && sharing_)
+            sharing_->deliver_remote(static_cast<int>(worker), static_cast<long>(iteration), std::move(update));
+        // Counted once delivered: a node has drained an origin when every number up to its
+        // "done"'s count is here, and by then those updates must already sit in the inboxes.
+        o.updates.mark_done(seq);
+        o.last_news = std::chrono::steady_clock::now();
+        changed_.notify_all();
+    }
+    for (int node : onward) transport_->send(node, MessageType::Update, m.payload);
+    relayed_ += onward.size();
+}
+
+GradientSharing::Outbox NodeLink::outbox() {
+    return [this](int worker, long iteration, const std::vector<std::uint8_t>& bytes) {
+        std::vector<std::uint8_t> payload;
+        payload.reserve(32 + bytes.size());
+        std::vector<int> dests;
+        {
+            std::lock_guard lock(mutex_);
+            put(payload, static_cast<std::uint32_t>(cluster_.node_rank));
+            put(payload, own_incarnation());
+            put(payload, ++updates_sent_);
+            // Members, and new processes that will join: what they get before their snapshot
+            // arrives is applied on top of it (a few updates of slack, evened out at the end).
+            dests = routes(false).neighbours(cluster_.node_rank);
+        }
+        put(payload, static_cast<std::uint32_t>(worker));
+        put(payload, static_cast<std::int64_t>(iteration));
+        payload.insert(payload.end(), bytes.begin(), bytes.end());
+        for (int node : dests) transport_->send(node, MessageType::Update, payload);
+    };
+}
+
+void NodeLink::attach(GradientSharing& sharing) {
+    std::lock_guard lock(mutex_);
+    sharing_ = &sharing;
+    for (int node = 0; node < cluster_.nodes; ++node)
+        if (node != cluster_.node_rank) set_state(node, peers_[static_cast<std::size_t>(node)].state);
+}
+
+}  // namespace thresher::dist
