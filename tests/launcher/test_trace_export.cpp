@@ -22,26 +22,6 @@ using namespace launch_fixture;
 
 namespace {
 
-struct CliRun {
-    int exit_code = -1;
-    QString out, err;
-};
-
-CliRun run_cli(const QStringList& args, int timeout_ms = 180000) {
-    QProcess p;
-    p.start(bin("thresher-launch"), args);
-    CliRun r;
-    if (!p.waitForStarted(10000)) return r;
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished();
-    }
-    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-
 nlohmann::json read_json(const QString& path) {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) return nullptr;
