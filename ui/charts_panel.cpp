@@ -1,5 +1,7 @@
 #include "charts_panel.h"
 
+#include "chart_legend.h"
+
 #include <QCheckBox>
 #include <QFileDialog>
 #include <QGridLayout>
@@ -112,17 +114,12 @@ QCustomPlot* ChartsPanel::make_chart(const QString& title, const QString& x_labe
     plot->plotLayout()->addElement(0, 0, caption);
     plot->xAxis->setLabel(x_label);
     plot->yAxis->setLabel(y_label);
-    plot->legend->setVisible(true);
     plot->legend->setFont(QFont(font().family(), font().pointSize() - 1));
     plot->legend->setBrush(QColor(255, 255, 255, 200));
     plot->legend->setSelectableParts(QCPLegend::spItems);
-    // The legend in its own row under the plot, in columns: inside the axis rect it covered the
-    // curves (traffic, τ and density with several workers).
-    plot->axisRect()->insetLayout()->take(plot->legend);
-    plot->plotLayout()->addElement(2, 0, plot->legend);
-    plot->plotLayout()->setRowStretchFactor(2, 0.001);
-    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    plot->legend->setWrap(3);
+    // Under the plot, in columns: inside the axis rect it covered the curves (traffic, τ and
+    // density with several workers).
+    put_legend_below(plot, 3);
     plot->legend->setBorderPen(Qt::NoPen);
     plot->legend->setMargins(QMargins(4, 0, 4, 2));
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);

@@ -1,5 +1,7 @@
 #include "scalability_page.h"
 
+#include "chart_legend.h"
+
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -29,14 +31,8 @@ QCustomPlot* make_chart(QWidget* parent) {
     plot->setMinimumHeight(240);
     plot->plotLayout()->insertRow(0);
     plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, "", QFont(parent->font().family(), parent->font().pointSize(), QFont::Bold)));
-    // The legend in its own row under the plot: it never covers a curve.
-    plot->legend->setVisible(true);
     plot->legend->setFont(QFont(parent->font().family(), parent->font().pointSize() - 1));
-    plot->axisRect()->insetLayout()->take(plot->legend);
-    plot->plotLayout()->addElement(2, 0, plot->legend);
-    plot->plotLayout()->setRowStretchFactor(2, 0.001);
-    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    plot->legend->setWrap(2);
+    put_legend_below(plot, 2);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     return plot;
 }

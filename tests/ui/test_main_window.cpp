@@ -80,6 +80,7 @@ private Q_SLOTS:
     void saved_spec_runs_in_the_cli();
     void redraws_are_batched();
     void invalid_model_does_not_launch();
+    void empty_charts_keep_their_width();
     void scalability_experiment_runs_each_count();
     void screenshot_cli();
 };
@@ -210,6 +211,29 @@ void TestMainWindow::invalid_model_does_not_launch() {
     QVERIFY(!w.running());
     QVERIFY2(w.last_error().contains("kernel"), qPrintable(w.last_error()));
     QCOMPARE(w.history()->runs().size(), 0);
+}
+
+// Before any run every chart is empty, and so is its legend (in a row under the plot): the plot
+// area must still take the chart's width, not the width of an empty legend.
+void TestMainWindow::empty_charts_keep_their_width() {
+    QTemporaryDir dir;
+    MainWindow w(options(dir));
+    w.resize(1280, 860);
+    w.show();
+    int checked = 0;
+    for (const char* tab : {"run", "scalability"}) {
+        w.show_tab(tab);
+        QCoreApplication::processEvents();
+        for (QCustomPlot* plot : w.findChildren<QCustomPlot*>()) {
+            if (!plot->isVisible()) continue;
+            plot->replot();
+            QVERIFY2(plot->axisRect()->width() > plot->width() / 2,
+                     qPrintable(QString("%1 tab: a chart %2 px wide draws its plot area %3 px wide")
+                                    .arg(tab).arg(plot->width()).arg(plot->axisRect()->width())));
+            ++checked;
+        }
+    }
+    QVERIFY(checked >= 9);  // 6 on the Run tab, 3 on Scalability
 }
 
 void TestMainWindow::scalability_experiment_runs_each_count() {
