@@ -25,6 +25,7 @@
 #include "launch_fixture.h"
 #include "layer_form.h"
 #include "main_window.h"
+#include "window_fixture.h"
 #include "model_document.h"
 #include "model_page.h"
 #include "run_history.h"
@@ -34,19 +35,12 @@
 
 using namespace launch_fixture;
 using thresher::ui::MainWindow;
-using thresher::ui::WindowOptions;
 
 namespace {
 
 QString source(const QString& rel) { return qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/" + rel; }
 
-WindowOptions options(const QTemporaryDir& dir) {
-    WindowOptions o;
-    o.history_path = dir.filePath("history.sqlite");
-    o.launch.engine = bin("thresher-engine");
-    o.launch.grace_ms = 3000;
-    return o;
-}
+using window_fixture::options;
 
 // A 2-node local MLP spec on fresh ports, written to DIR/NAME; `training` is its training body.
 QString mlp_spec(const QTemporaryDir& dir, const QString& name, const QString& training, int* port = nullptr) {

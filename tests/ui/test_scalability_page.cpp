@@ -13,6 +13,7 @@
 
 #include "launch_fixture.h"
 #include "main_window.h"
+#include "window_fixture.h"
 #include "qcustomplot_include.h"
 #include "run_history.h"
 #include "scalability_page.h"
@@ -20,17 +21,10 @@
 
 using namespace launch_fixture;
 using thresher::ui::MainWindow;
-using thresher::ui::WindowOptions;
 
 namespace {
 
-WindowOptions options(const QTemporaryDir& dir) {
-    WindowOptions o;
-    o.history_path = dir.filePath("history.sqlite");
-    o.launch.engine = bin("thresher-engine");
-    o.launch.grace_ms = 3000;
-    return o;
-}
+using window_fixture::options;
 
 int points(QCustomPlot* plot) {
     int n = 0;

@@ -28,6 +28,9 @@ struct Result {
     double mean_density = 0;
 };
 
+// Every worker's parameters equal worker 0's (within 1e-5).
+void replicas_equal(const Result& r, int workers);
+
 Result train_workers(int workers, int steps, dist::GradientSharingOptions options) {
     const auto config = nn::ModelConfig::parse(kModel, "gs");
     options.track_sums = true;
@@ -54,6 +57,13 @@ Result train_workers(int workers, int steps, dist::GradientSharingOptions option
     for (int w = 0; w < workers; ++w) r.accounting.push_back(master.accounting(w));
     for (double d : density) r.mean_density += d / workers;
     return r;
+}
+
+void replicas_equal(const Result& r, int workers) {
+    for (int w = 1; w < workers; ++w)
+        for (std::size_t i = 0; i < r.params[0].size(); ++i)
+            QVERIFY2(std::abs(r.params[w][i] - r.params[0][i]) <= 1e-5,
+                     qPrintable(QString("worker %1 param %2: %3 vs %4").arg(w).arg(i).arg(r.params[w][i]).arg(r.params[0][i])));
 }
 }  // namespace
 
@@ -89,10 +99,8 @@ void TestGradientSharing::replicas_equal_and_nothing_lost() {
     o.threshold_algorithm = algorithm.toStdString();
     o.residual = "none";
     const auto r = train_workers(workers, 60, o);
-    for (int w = 1; w < workers; ++w)
-        for (std::size_t i = 0; i < r.params[0].size(); ++i)
-            QVERIFY2(std::abs(r.params[w][i] - r.params[0][i]) <= 1e-5,
-                     qPrintable(QString("worker %1 param %2: %3 vs %4").arg(w).arg(i).arg(r.params[w][i]).arg(r.params[0][i])));
+    replicas_equal(r, workers);
+    if (QTest::currentTestFailed()) return;
     for (int w = 0; w < workers; ++w) {
         const auto& a = r.accounting[w];
         QCOMPARE(a.messages, 60L);
@@ -140,10 +148,8 @@ void TestGradientSharing::overlap_keeps_replicas_equal_and_loses_nothing() {
     o.overlap = dist::parse_overlap(mode.toStdString());
     o.max_staleness = staleness == "off" ? std::nullopt : std::optional<int>(staleness.toInt());
     const auto r = train_workers(workers, 60, o);
-    for (int w = 1; w < workers; ++w)
-        for (std::size_t i = 0; i < r.params[0].size(); ++i)
-            QVERIFY2(std::abs(r.params[w][i] - r.params[0][i]) <= 1e-5,
-                     qPrintable(QString("worker %1 param %2: %3 vs %4").arg(w).arg(i).arg(r.params[w][i]).arg(r.params[0][i])));
+    replicas_equal(r, workers);
+    if (QTest::currentTestFailed()) return;
     for (int w = 0; w < workers; ++w) {
         const auto& a = r.accounting[w];
         QCOMPARE(a.messages, 60L);
