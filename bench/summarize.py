@@ -14,6 +14,7 @@ Usage: summarize.py RESULTS_DIR MODEL... [--skip N] [--batch B]
 """
 import argparse
 import json
+import os
 import re
 import sys
 
@@ -83,13 +84,21 @@ def torch_figures(path):
 
 
 def peak_rss_mb(time_report_path):
-    """Maximum resident set size from GNU time's -v report (kbytes), in MiB."""
+    """Maximum resident set size from GNU time's -v report (kbytes), in MiB; without that report
+    (no /usr/bin/time on the machine), the engine's own run_finished.peak_rss_mb beside it."""
     try:
         with open(time_report_path, encoding="utf-8", errors="replace") as f:
             match = re.search(r"Maximum resident set size \(kbytes\):\s*(\d+)", f.read())
+        return int(match.group(1)) / 1024.0 if match else None
     except FileNotFoundError:
+        pass
+    events = os.path.join(os.path.dirname(time_report_path), "engine.jsonl")
+    if not os.path.exists(events):
         return None
-    return int(match.group(1)) / 1024.0 if match else None
+    for record in read_json_lines(events):
+        if record.get("event") == "run_finished" and record.get("peak_rss_mb") is not None:
+            return record["peak_rss_mb"]
+    return None
 
 
 def fmt(value, spec):

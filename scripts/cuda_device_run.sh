@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine lent through the device tool, from the repository root, with the bundle
-# scripts/cuda_device_bundle.sh made (carried as build/device-bundle): the CUDA suites, then the
-# encoder and training benchmarks (bench/gpu_throughput.sh). cuBLAS and cuDNN are the machine's
-# own (its CUDA toolkit or PyTorch's wheels), found by name.
+# scripts/cuda_device_bundle.sh made (carried as build/device-bundle): the CUDA suites, the same
+# suites under compute-sanitizer, the encoder and training benchmarks (bench/gpu_throughput.sh)
+# and distributed runs on the one GPU (bench/gpu_distributed.sh). cuBLAS and cuDNN are the
+# machine's own (its CUDA toolkit or PyTorch's wheels), found by name.
 #
-# Usage: bash scripts/cuda_device_run.sh [tests] [bench]     (default: both)
+# Usage: bash scripts/cuda_device_run.sh [tests] [sanitize] [bench] [dist]   (default: all four)
 # Logs go to $OUT when the device tool sets it (at most 8 files come back), else a /tmp folder.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 BUNDLE="${BUNDLE:-build/device-bundle}"
 RESULTS="${OUT:-$(mktemp -d /tmp/thresher-device.XXXXXX)}"
-STEPS="${*:-tests bench}"
+STEPS="${*:-tests sanitize bench dist}"
 mkdir -p "$RESULTS"
 
 libs=/tmp/thresher-libs
@@ -44,13 +45,35 @@ if [[ " $STEPS " == *" tests "* ]]; then
     tail -n 2 "$RESULTS/$t.txt"
   done
 fi
+if [[ " $STEPS " == *" sanitize "* ]]; then
+  # memcheck (out-of-bounds and misaligned accesses, leaks of device memory) over both suites,
+  # racecheck (shared-memory hazards) over the encoder's kernels. One log, the tool's summaries.
+  sanitizer="$(command -v compute-sanitizer || find /usr/local -name compute-sanitizer -type f 2>/dev/null | head -1)"
+  if [[ -z "$sanitizer" ]]; then
+    echo "cuda_device_run: no compute-sanitizer on this machine" | tee "$RESULTS/sanitize.txt"
+  else
+    : >"$RESULTS/sanitize.txt"
+    for run in "memcheck --leak-check full test_backend_parity" "memcheck --leak-check full test_device_encoder" \
+               "racecheck test_device_encoder" "synccheck test_device_encoder"; do
+      set -- $run
+      tool="$1"; suite="${!#}"; opts=("${@:2:$#-2}")
+      echo "== compute-sanitizer --tool $tool ${opts[*]} $suite" >>"$RESULTS/sanitize.txt"
+      "$sanitizer" --tool "$tool" "${opts[@]}" --error-exitcode 3 "$BUNDLE/bin/$suite" >>"$RESULTS/sanitize.txt" 2>&1 || status=1
+      grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^Totals" "$RESULTS/sanitize.txt" | tail -n 2
+    done
+  fi
+fi
+logs=/tmp/thresher-gpu-bench
+rm -rf "$logs"
+data="$BUNDLE/data"
+[[ -d "$data" ]] || data=/usr/share/datasets/fashion-mnist
 if [[ " $STEPS " == *" bench "* ]]; then
-  logs=/tmp/thresher-gpu-bench
-  rm -rf "$logs"
-  data="$BUNDLE/data"
-  [[ -d "$data" ]] || data=/usr/share/datasets/fashion-mnist
   THRESHER_BIN="$BUNDLE/bin" DATA="$data" RESULTS_DIR="$logs" bench/gpu_throughput.sh 2>&1 |
     tee "$RESULTS/bench.txt" || status=1
-  tar -czf "$RESULTS/bench-logs.tar.gz" -C /tmp thresher-gpu-bench
 fi
+if [[ " $STEPS " == *" dist "* ]]; then
+  THRESHER_BIN="$BUNDLE/bin" DATA="$data" RESULTS_DIR="$logs/distributed" bench/gpu_distributed.sh 2>&1 |
+    tee "$RESULTS/distributed.txt" || status=1
+fi
+[[ -d "$logs" ]] && tar -czf "$RESULTS/bench-logs.tar.gz" -C /tmp thresher-gpu-bench
 exit "$status"

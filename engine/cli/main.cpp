@@ -6,6 +6,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli/cluster.h"
@@ -161,6 +162,10 @@ int main(int argc, char** argv) {
     auto report_finished = [&](const std::string& status, nlohmann::json fields) {
         if (finished_reported.exchange(true)) return;
         fields["status"] = status;
+        // The process's own peak resident set, so benchmarks on machines without GNU time (the
+        // lent GPU machines) still compare memory; Linux reports ru_maxrss in KiB.
+        rusage usage{};
+        if (getrusage(RUSAGE_SELF, &usage) == 0) fields["peak_rss_mb"] = usage.ru_maxrss / 1024.0;
         events.write("run_finished", std::move(fields));
     };
     std::atomic<bool> stop_requested{false};
