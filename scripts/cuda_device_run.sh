@@ -38,7 +38,7 @@ export QT_QPA_PLATFORM=offscreen
 
 status=0
 if [[ " $STEPS " == *" tests "* ]]; then
-  for t in test_backend_parity test_device_encoder; do
+  for t in test_backend_parity test_device_encoder test_gradient_sharing; do
     "$BUNDLE/bin/$t" >"$RESULTS/$t.txt" 2>&1 || status=1
     grep -E "^FAIL" -A2 "$RESULTS/$t.txt" | head -n 60
     echo "$t: $(grep -c '^SKIP' "$RESULTS/$t.txt") rows skipped"
@@ -53,14 +53,20 @@ if [[ " $STEPS " == *" sanitize "* ]]; then
     echo "cuda_device_run: no compute-sanitizer on this machine" | tee "$RESULTS/sanitize.txt"
   else
     : >"$RESULTS/sanitize.txt"
-    for run in "memcheck --leak-check full test_backend_parity" "memcheck --leak-check full test_device_encoder" \
-               "racecheck test_device_encoder" "synccheck test_device_encoder"; do
-      set -- $run
-      tool="$1"; suite="${!#}"; opts=("${@:2:$#-2}")
-      echo "== compute-sanitizer --tool $tool ${opts[*]} $suite" >>"$RESULTS/sanitize.txt"
-      "$sanitizer" --tool "$tool" "${opts[@]}" --error-exitcode 3 "$BUNDLE/bin/$suite" >>"$RESULTS/sanitize.txt" 2>&1 || status=1
+    # Each line: tool, its options, then the suite and its arguments.
+    while read -r tool opt1 opt2 suite args; do
+      [[ "$opt1" == - ]] && opts=() || opts=("$opt1" "$opt2")
+      echo "== compute-sanitizer --tool $tool ${opts[*]} $suite $args" >>"$RESULTS/sanitize.txt"
+      # shellcheck disable=SC2086  # args: the suite's test-function names, split on purpose
+      "$sanitizer" --tool "$tool" "${opts[@]}" --error-exitcode 3 "$BUNDLE/bin/$suite" $args >>"$RESULTS/sanitize.txt" 2>&1 || status=1
       grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^Totals" "$RESULTS/sanitize.txt" | tail -n 2
-    done
+    done <<'RUNS'
+memcheck --leak-check full test_backend_parity
+memcheck --leak-check full test_device_encoder
+memcheck --leak-check full test_gradient_sharing on_a_gpu
+racecheck - - test_device_encoder
+synccheck - - test_device_encoder
+RUNS
   fi
 fi
 logs=/tmp/thresher-gpu-bench

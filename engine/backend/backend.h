@@ -17,6 +17,10 @@
 #include <utility>
 #include <vector>
 
+namespace thresher::dist {
+class WorkerEncoder;  // dist/codec/worker_encoder.h
+}  // namespace thresher::dist
+
 namespace thresher::backend {
 
 // Elu .. Softsign: what imported DL4J/Keras files use. Every element-wise derivative is computed
@@ -179,6 +183,10 @@ public:
     // from 0. Regularisation reads `params`.
     virtual void updater_step(const UpdaterSpec&, float* grad, float* state, const float* params,
                               std::size_t count, long iteration) = 0;
+
+    // Gradient sharing's residual and threshold encoder for a replica of `length` parameters in
+    // this backend's memory (the CPU backend: dist::HostWorkerEncoder; CUDA: on the GPU).
+    virtual std::unique_ptr<dist::WorkerEncoder> make_worker_encoder(std::size_t length) = 0;
 };
 
 // Owns one allocation of a backend; the backend must outlive it.

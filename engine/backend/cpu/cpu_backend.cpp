@@ -11,6 +11,7 @@
 #include "backend/cpu/ops.h"
 #include "backend/registry.h"
 #include "core/rng.h"
+#include "dist/codec/worker_encoder.h"
 
 namespace thresher::backend::cpu {
 
@@ -59,6 +60,9 @@ public:
     }
     void fill(float* dst, float value, std::size_t n) override { std::fill(dst, dst + n, value); }
     bool host_memory() const override { return true; }
+    std::unique_ptr<dist::WorkerEncoder> make_worker_encoder(std::size_t length) override {
+        return std::make_unique<dist::HostWorkerEncoder>(length);
+    }
     const float* stage_input(const float* host, std::size_t) override { return host; }
 
     std::unique_ptr<DenseOp> make_dense(const DenseDesc& d) override {

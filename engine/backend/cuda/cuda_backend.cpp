@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 
+#include "backend/cuda/cuda_worker_encoder.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/ops.h"
 #include "core/error.h"
@@ -261,6 +262,10 @@ void CudaBackend::updater_step(const UpdaterSpec& s, float* grad, float* state, 
         adam_alpha = static_cast<float>(lr * std::sqrt(1.0 - std::pow(b2, t)) / (1.0 - std::pow(b1, t)));
     }
     kernels::updater_step(stream_.get(), s, adam_alpha, grad, state, params, n);
+}
+
+std::unique_ptr<dist::WorkerEncoder> CudaBackend::make_worker_encoder(std::size_t length) {
+    return std::make_unique<CudaWorkerEncoder>(*this, length);
 }
 
 }  // namespace thresher::backend::cuda

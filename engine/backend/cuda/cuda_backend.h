@@ -51,6 +51,8 @@ public:
     void blend(float* running, const float* batch, float momentum, std::size_t count) override;
     void updater_step(const UpdaterSpec&, float* grad, float* state, const float* params,
                       std::size_t count, long iteration) override;
+    // Gradient sharing on this GPU: CudaWorkerEncoder (cuda_worker_encoder.h).
+    std::unique_ptr<dist::WorkerEncoder> make_worker_encoder(std::size_t length) override;
 
     // For the ops and the device encoder.
     int device() const { return device_; }

@@ -28,8 +28,10 @@ struct GradientSharing::Inbound {
 
 struct GradientSharing::Worker {
     nn::Network* net = nullptr;
-    std::vector<float> residual;
-    std::unique_ptr<ThresholdEncoder> encoder;
+    // The residual and encoder, in the replica's memory (host or GPU); made at attach().
+    std::unique_ptr<WorkerEncoder> codec;
+    bool host_memory = true;
+    std::vector<float> host_copy;  // a device replica's parameters or update, read on the host
     std::unique_ptr<ThresholdAlgorithm> threshold;
     std::unique_ptr<ResidualPostProcessor> post;
     double last_density = -1.0;
@@ -80,8 +82,6 @@ GradientSharing::GradientSharing(const train::ClusterShape& cluster, std::size_t
                           "(--overlap-comm send can)");
     for (int i = 0; i < cluster.workers_per_node; ++i) {
         auto w = std::make_unique<Worker>(cluster.total_workers(), cluster.global_worker(i), options_.max_staleness);
-        w->residual.assign(n_, 0.f);
-        w->encoder = std::make_unique<ThresholdEncoder>(n_);
         w->threshold = algorithm->clone();
         w->post = post->clone();
         if (options_.track_sums) {
@@ -113,11 +113,21 @@ void GradientSharing::stop_communicators() {
 }
 
 void GradientSharing::attach(int local, nn::Network& net) {
-    if (!net.backend().host_memory())
-        throw Error("gradient sharing on backend " + net.backend().info().name +
-                    " needs device-side encoding, which this build does not have yet");
     if (net.param_count() != n_) throw Error("gradient sharing: replica size differs from the model's");
+    backend::Backend& backend = net.backend();
+    const bool host_memory = backend.host_memory();
+    // In the replica's memory: a GPU replica keeps its residual on the GPU and encodes there
+    // (backend/cuda/cuda_worker_encoder.h).
+    auto codec = backend.make_worker_encoder(n_);
+    // Encode overlap runs the encoder on a second thread beside the gradient; a device backend
+    // serves one thread at a time (its stream and handles), and its encoding takes well under a
+    // millisecond anyway.
+    if (!host_memory && options_.overlap == GradientSharingOptions::Overlap::Encode)
+        throw ConfigError("--overlap-comm encode is for the CPU backend: on " + backend.info().name +
+                          " the encoder shares the worker's stream (use --overlap-comm send or off)");
     Worker& w = *workers_.at(static_cast<std::size_t>(local));
+    w.codec = std::move(codec);
+    w.host_memory = host_memory;
     w.net = &net;
     if (options_.overlap != GradientSharingOptions::Overlap::Off && !w.communicator.joinable()) {
         w.update.assign(n_, 0.f);
@@ -183,7 +193,7 @@ GradientSharing::DrainStats GradientSharing::drain(Worker& w, long next) {
     if (pending.empty()) return stats;
     const auto t0 = std::chrono::steady_clock::now();
     float* params = w.net->params();
-    for (const auto& m : pending) apply(*m.message, params, -1.f);
+    for (const auto& m : pending) w.codec->apply(*m.message, params, -1.f);
     stats.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     stats.messages = static_cast<long>(pending.size());
     std::lock_guard lock(w.mutex);
@@ -309,6 +319,11 @@ void GradientSharing::update_ceiling(Worker& w, long iteration) {
     // O(N) pass; the scale moves slowly).
     if (w.ceiling == 0.0 || iteration % 16 == 0) {
         const float* p = w.net->params();
+        if (!w.host_memory) {
+            w.host_copy.resize(n_);
+            w.net->backend().download(w.host_copy.data(), p, n_);
+            p = w.host_copy.data();
+        }
         double sq = 0.0;
         for (std::size_t i = 0; i < n_; ++i) sq += static_cast<double>(p[i]) * p[i];
         const double rms = std::sqrt(sq / static_cast<double>(std::max<std::size_t>(n_, 1)));
@@ -360,7 +375,7 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
     }
     Encoded e = encode_and_publish(w, local, iteration, u, /*publish_now=*/false);
     const auto ta = std::chrono::steady_clock::now();
-    apply(*e.message, net.params(), -1.f);
+    w.codec->apply(*e.message, net.params(), -1.f);
     const auto ts = std::chrono::steady_clock::now();
     e.fields["updater_ms"] = ms_between(tu, t0);
     e.fields["apply_ms"] = ms_between(ta, ts);
@@ -387,15 +402,21 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
 GradientSharing::Encoded GradientSharing::encode_and_publish(Worker& w, int local, long iteration, const float* u,
                                                              bool publish_now) {
     const auto t0 = std::chrono::steady_clock::now();
-    float* r = w.residual.data();
     const float share = options_.average ? 1.f / static_cast<float>(cluster_.total_workers()) : 1.f;
-    for (std::size_t i = 0; i < n_; ++i) r[i] += share * u[i];
-    if (options_.track_sums)
-        for (std::size_t i = 0; i < n_; ++i) w.sum_updates[i] += share * u[i];
+    w.codec->accumulate(share, u);
+    if (options_.track_sums) {
+        const float* hu = u;
+        if (!w.host_memory) {
+            w.host_copy.resize(n_);
+            w.net->backend().download(w.host_copy.data(), u, n_);
+            hu = w.host_copy.data();
+        }
+        for (std::size_t i = 0; i < n_; ++i) w.sum_updates[i] += share * hu[i];
+    }
     const float tau = threshold_for(w, iteration);
     auto message = std::make_shared<EncodedUpdate>();
-    w.encoder->encode(r, tau, *message);
-    w.post->process(static_cast<int>(iteration), tau, r, n_);
+    w.codec->encode(tau, *message);
+    w.codec->post_process(*w.post, static_cast<int>(iteration), tau);
     const double encode_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     w.last_density = static_cast<double>(message->count) / static_cast<double>(n_);
@@ -427,7 +448,8 @@ GradientSharing::Encoded GradientSharing::encode_and_publish(Worker& w, int loca
                           {"message_bytes", encoded_bytes(*message)},
                           {"encoding", message->format == EncodedUpdate::Format::Sparse ? "sparse" : "bitmap"}};
     if (options_.debug_stats) {
-        const auto s = residual_stats(r, n_, tau);
+        const auto r = w.codec->residual();
+        const auto s = residual_stats(r.data(), n_, tau);
         fields["residual"] = {{"mean_abs", s.mean_abs}, {"max_abs", s.max_abs}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
     }
     if (publish_now) {
@@ -454,7 +476,7 @@ nlohmann::json GradientSharing::settle(Worker& w, double& waited_ms) {
     lock.unlock();
     if (!done.message) return done.fields;  // Send: published, applied at its own step already
     const auto ta = std::chrono::steady_clock::now();
-    apply(*done.message, w.net->params(), -1.f);
+    w.codec->apply(*done.message, w.net->params(), -1.f);
     done.fields["apply_ms"] = ms_between(ta, std::chrono::steady_clock::now());
     // The fields of the step that made the message (one iteration earlier than the event).
     done.fields["encoded_iter"] = encoded_iter;
@@ -474,7 +496,9 @@ void GradientSharing::AllDrained::operator()() noexcept {
         if (self->reconcile_) {
             std::vector<nn::Network*> nets;
             for (auto& w : self->workers_) nets.push_back(w->net);
-            self->reconcile_(nets);
+            // A worker that failed before attaching has no replica; the run is failing anyway
+            // (its error is what the node reports), so there is nothing to reconcile.
+            if (std::find(nets.begin(), nets.end(), nullptr) == nets.end()) self->reconcile_(nets);
         }
     } catch (...) {
         self->drain_error_ = std::current_exception();
@@ -502,7 +526,7 @@ void GradientSharing::abort(int) {
 
 GradientSharing::Accounting GradientSharing::accounting(int local) const {
     const Worker& w = *workers_.at(static_cast<std::size_t>(local));
-    return {w.sum_updates, w.sum_sent, w.residual, w.messages};
+    return {w.sum_updates, w.sum_sent, w.codec ? w.codec->residual() : std::vector<float>(n_, 0.f), w.messages};
 }
 
 }  // namespace thresher::dist

@@ -33,6 +33,7 @@
 #include "dist/codec/residual.h"
 #include "dist/codec/threshold_algorithm.h"
 #include "dist/codec/threshold_encoder.h"
+#include "dist/codec/worker_encoder.h"
 #include "train/training_master.h"
 
 namespace thresher::dist {

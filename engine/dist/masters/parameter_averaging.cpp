@@ -28,6 +28,9 @@ void ParameterAveraging::Completion::operator()() noexcept {
 }
 
 void ParameterAveraging::average() {
+    // A worker that failed before attaching has no replica; the run is failing (its error is
+    // what the node reports) and the survivors leave at their next step: nothing to average.
+    if (std::find(nets_.begin(), nets_.end(), nullptr) != nets_.end()) return;
     const std::size_t p = nets_.front()->param_count();
     const std::size_t s = nets_.front()->updater_state_size();
     sum_params_.assign(p, 0.0);

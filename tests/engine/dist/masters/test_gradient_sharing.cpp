@@ -1,7 +1,8 @@
 // Gradient sharing with ranks as threads: after training stops and the messages drain, every
 // replica holds the same parameters; for every worker, Σ sent messages + residual = Σ updates
 // (nothing is lost, only delayed); messages are really sparse; a worker only ever applies each
-// message once (replicas would drift apart otherwise).
+// message once (replicas would drift apart otherwise). The same invariants hold with the replicas,
+// residuals and encoders on a GPU (the device rows; they skip without a CUDA device).
 #include <QtTest>
 
 #include <cmath>
@@ -31,7 +32,17 @@ struct Result {
 // Every worker's parameters equal worker 0's (within 1e-5).
 void replicas_equal(const Result& r, int workers);
 
-Result train_workers(int workers, int steps, dist::GradientSharingOptions options) {
+// Whether `device` can be made here, and why not ("" when it can).
+QString unavailable(const std::string& device) {
+    try {
+        backend::create_backend(device, {1});
+        return {};
+    } catch (const Error& e) {
+        return QString::fromStdString(e.what());
+    }
+}
+
+Result train_workers(int workers, int steps, dist::GradientSharingOptions options, const std::string& device = "cpu") {
     const auto config = nn::ModelConfig::parse(kModel, "gs");
     options.track_sums = true;
     dist::GradientSharing master({1, 0, workers}, config.param_count(), options);
@@ -39,7 +50,7 @@ Result train_workers(int workers, int steps, dist::GradientSharingOptions option
     r.params.resize(workers);
     std::vector<double> density(workers, 0.0);
     run_workers(workers, [&](int w) {
-        auto be = backend::create_backend("cpu", {1});
+        auto be = backend::create_backend(device, {1});
         nn::Network net(config, *be);
         master.attach(w, net);
         std::vector<float> x(6 * 8), t(6 * 4);
@@ -77,6 +88,10 @@ private Q_SLOTS:
     void overlap_keeps_replicas_equal_and_loses_nothing();
     void overlap_reports_the_previous_step();
     void overlap_needs_a_staleness_bound();
+    void a_worker_failing_before_attach_ends_cleanly();
+    void on_a_gpu_data();
+    void on_a_gpu();
+    void encode_overlap_is_refused_on_a_gpu();
 };
 
 void TestGradientSharing::replicas_equal_and_nothing_lost_data() {
@@ -194,6 +209,92 @@ void TestGradientSharing::overlap_needs_a_staleness_bound() {
         QVERIFY2(std::string(e.what()).find("--overlap-comm encode needs --max-staleness 1") == 0, e.what());
     }
     QVERIFY_THROWS_EXCEPTION(ConfigError, dist::parse_overlap("on"));
+}
+
+// A worker whose replica never attached (its backend or model failed: a GPU out of memory, a
+// replica of the wrong size) leaves through abort(); the completion steps that read every
+// replica must not run on the missing one. This crashed multi-node GPU runs with SIGSEGV.
+void TestGradientSharing::a_worker_failing_before_attach_ends_cleanly() {
+    const auto config = nn::ModelConfig::parse(kModel, "gs");
+    dist::GradientSharing master({1, 0, 2}, config.param_count(), {});
+    bool reconciled = false;
+    master.set_reconcile([&](const std::vector<nn::Network*>&) { reconciled = true; });
+    const auto wrong = nn::ModelConfig::parse(
+        R"({"name":"gs","input":{"size":8},"layers":[{"type":"output","units":4}]})", "gs");
+    bool refused = false;
+    run_workers(2, [&](int w) {
+        auto be = backend::create_backend("cpu", {1});
+        nn::Network net(w == 0 ? config : wrong, *be);
+        try {
+            master.attach(w, net);
+        } catch (const Error&) {
+            refused = true;
+        }
+        master.abort(w);  // the trainer's path for a failed or stopped run
+    });
+    QVERIFY2(refused, "a replica of the wrong size was attached");
+    QVERIFY2(!reconciled, "reconcile ran although a replica was missing");
+}
+
+// The residual, the encoding and every message's application on the GPU (CudaWorkerEncoder):
+// the same invariants, with the accounting read back from the device.
+void TestGradientSharing::on_a_gpu_data() {
+    QTest::addColumn<int>("workers");
+    QTest::addColumn<QString>("algorithm");
+    QTest::addColumn<QString>("residual");
+    QTest::addColumn<QString>("overlap");
+    QTest::newRow("2 workers, fixed 0.01 (sparse)") << 2 << "fixed:0.01" << "none" << "off";
+    QTest::newRow("2 workers, fixed 1e-3 (bitmap)") << 2 << "fixed:1e-3" << "none" << "off";
+    QTest::newRow("3 workers, adaptive, clipping") << 3 << "adaptive" << "clip" << "off";
+    QTest::newRow("2 workers, target 0.05, send overlap") << 2 << "target:0.05" << "none" << "send";
+}
+
+void TestGradientSharing::on_a_gpu() {
+    QFETCH(int, workers);
+    QFETCH(QString, algorithm);
+    QFETCH(QString, residual);
+    QFETCH(QString, overlap);
+    if (const QString why = unavailable("cuda:0"); !why.isEmpty()) QSKIP(qPrintable("no CUDA device: " + why));
+    dist::GradientSharingOptions o;
+    o.threshold_algorithm = algorithm.toStdString();
+    o.residual = residual.toStdString();
+    o.overlap = dist::parse_overlap(overlap.toStdString());
+    const auto r = train_workers(workers, 60, o, "cuda:0");
+    replicas_equal(r, workers);
+    if (QTest::currentTestFailed()) return;
+    // Clipping takes from the residual what was never sent: the balance holds without it.
+    const bool balanced = residual == "none";
+    for (int w = 0; w < workers; ++w) {
+        const auto& a = r.accounting[w];
+        QCOMPARE(a.messages, 60L);
+        double largest = 0;
+        for (std::size_t i = 0; balanced && i < a.residual.size(); ++i) {
+            largest = std::max(largest, std::abs(a.sum_updates[i]));
+            QVERIFY2(std::abs(a.sum_updates[i] - (a.sum_sent[i] + a.residual[i])) <= 1e-5 + 1e-5 * std::abs(a.sum_updates[i]),
+                     qPrintable(QString("worker %1 param %2: updates %3, sent %4, residual %5")
+                                    .arg(w).arg(i).arg(a.sum_updates[i]).arg(a.sum_sent[i]).arg(a.residual[i])));
+        }
+        if (balanced) QVERIFY2(largest > 1e-3, "updates too small for the accounting to mean anything");
+    }
+    QVERIFY2(r.mean_density > 0, qPrintable(QString::number(r.mean_density)));
+}
+
+void TestGradientSharing::encode_overlap_is_refused_on_a_gpu() {
+    if (const QString why = unavailable("cuda:0"); !why.isEmpty()) QSKIP(qPrintable("no CUDA device: " + why));
+    const auto config = nn::ModelConfig::parse(kModel, "gs");
+    dist::GradientSharingOptions o;
+    o.overlap = dist::GradientSharingOptions::Overlap::Encode;
+    o.max_staleness = 1;
+    dist::GradientSharing master({1, 0, 1}, config.param_count(), o);
+    auto be = backend::create_backend("cuda:0", {1});
+    nn::Network net(config, *be);
+    try {
+        master.attach(0, net);
+        QFAIL("encoding overlap accepted on a GPU");
+    } catch (const ConfigError& e) {
+        QVERIFY2(std::string(e.what()).find("--overlap-comm encode is for the CPU backend") == 0, e.what());
+    }
+    master.abort(0);
 }
 
 QTEST_APPLESS_MAIN(TestGradientSharing)

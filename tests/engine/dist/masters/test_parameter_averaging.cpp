@@ -56,6 +56,7 @@ private Q_SLOTS:
     void equals_single_machine_on_combined_batch();
     void replicas_equal_after_run_data();
     void replicas_equal_after_run();
+    void a_worker_failing_before_attach_ends_cleanly();
 };
 
 void TestParameterAveraging::equals_single_machine_on_combined_batch() {
@@ -111,6 +112,22 @@ void TestParameterAveraging::replicas_equal_after_run() {
     QCOMPARE(master.averages(), long((steps + frequency - 1) / frequency));
     QCOMPARE(nets[0]->get_params(), nets[1]->get_params());
     QCOMPARE(nets[0]->get_updater_state(), nets[1]->get_updater_state());
+}
+
+// A worker whose backend failed (a GPU out of memory) never attaches and leaves through abort();
+// the last average, run by the barrier's completion, must not read the missing replica.
+void TestParameterAveraging::a_worker_failing_before_attach_ends_cleanly() {
+    const auto config = nn::ModelConfig::parse(kModel, "pa");
+    dist::ParameterAveraging master({1, 0, 2}, {1, true});
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(config, *be);
+    const auto before = net.get_params();
+    run_workers(2, [&](int w) {
+        if (w == 0) master.attach(0, net);
+        master.abort(w);
+    });
+    QCOMPARE(master.averages(), 0L);
+    QVERIFY(net.get_params() == before);
 }
 
 QTEST_APPLESS_MAIN(TestParameterAveraging)
