@@ -17,11 +17,9 @@
 #include <QSaveFile>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QPointer>
 #include <QThread>
 #include <QToolBar>
 #include <QVBoxLayout>
-#include <thread>
 
 #include "charts_panel.h"
 #include "history_page.h"
@@ -59,6 +57,8 @@ QJsonObject for_history(const launcher::RunSpec& spec) {
 MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(parent), options_(std::move(options)) {
     document_ = new ModelDocument(this);
     if (!options_.launch.ssh.ask_secret) options_.launch.ssh.ask_secret = ask_secret();
+    host_checker_ = new launcher::ssh::HostChecker(ask_secret(), this);
+    connect(host_checker_, &launcher::ssh::HostChecker::checked, this, &MainWindow::show_host_verdicts);
     try {
         history_ = std::make_unique<RunHistory>(options_.history_path.isEmpty() ? RunHistory::default_path()
                                                                                : options_.history_path);
@@ -544,25 +544,22 @@ void MainWindow::check_hosts() {
         show_error("Check hosts: the cluster is local; choose \"SSH hosts\" and add hosts first");
         return;
     }
-    QStringList names;
-    std::vector<launcher::ssh::SshTarget> targets;
+    if (host_checker_->busy()) return;
+    check_names_.clear();
+    check_targets_.clear();
     for (const auto& h : spec.cluster.all_hosts()) {
-        names.append(h.address);
-        targets.push_back(launcher::ssh::target_for(h, false));
+        check_names_.append(h.address);
+        check_targets_.push_back(launcher::ssh::target_for(h, false));
     }
+    check_port_ = spec.udp_port;
+    start_host_check({});
+}
+
+void MainWindow::start_host_check(std::map<int, std::string> approved) {
     training_page_->check_button()->setEnabled(false);
     training_page_->check_button()->setText("Checking…");
-    statusBar()->showMessage(QString("Checking %1 host(s)…").arg(targets.size()));
-    const auto ask = ask_secret();
-    const int port = spec.udp_port;
-    // The window may close while hosts are checked: the verdicts then go nowhere.
-    QPointer<MainWindow> self(this);
-    std::thread([self, targets, names, port, ask] {
-        const auto verdicts = launcher::ssh::check_hosts(targets, port, ask);
-        QMetaObject::invokeMethod(qApp, [self, verdicts, names, targets, port] {
-            if (self) self->show_host_verdicts(names, targets, verdicts, port);
-        });
-    }).detach();
+    statusBar()->showMessage(QString("Checking %1 host(s)…").arg(check_targets_.size()));
+    host_checker_->check(check_targets_, check_port_, std::move(approved));
 }
 
 std::function<std::optional<std::string>(const std::string&)> MainWindow::ask_secret() {
@@ -584,45 +581,35 @@ std::function<std::optional<std::string>(const std::string&)> MainWindow::ask_se
     };
 }
 
-void MainWindow::show_host_verdicts(const QStringList& names, const std::vector<launcher::ssh::SshTarget>& targets,
-                                    const std::vector<launcher::ssh::HostVerdict>& verdicts, int port) {
+void MainWindow::show_host_verdicts(const std::vector<launcher::ssh::HostVerdict>& verdicts) {
     QList<QStringList> lines;
     QList<bool> failed;
-    std::vector<int> unknown_keys;
-    for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    for (const auto& verdict : verdicts) {
         QStringList l;
-        for (const auto& c : verdicts[i].checks) {
+        for (const auto& c : verdict.checks)
             l << QString("%1 %2: %3").arg(launcher::ssh::to_string(c.status), QString::fromStdString(c.name),
                                           QString::fromStdString(c.detail));
-            if (c.name == "host key" && c.detail.find("unknown host key") != std::string::npos)
-                unknown_keys.push_back(static_cast<int>(i));
-        }
         lines.append(l);
-        failed.append(verdicts[i].failed());
+        failed.append(verdict.failed());
     }
-    training_page_->show_verdicts(names, lines, failed);
+    training_page_->show_verdicts(check_names_, lines, failed);
     training_page_->check_button()->setEnabled(true);
     training_page_->check_button()->setText("Check hosts");
     statusBar()->showMessage("Host check finished", 5000);
-    // An unknown key is the user's call: show its fingerprint and ask once per host; a changed
-    // key is never offered (the check refuses it outright).
-    bool trusted = false;
-    for (int i : unknown_keys) {
+    // An unknown key is the user's call: show its fingerprint and ask once per host. A changed
+    // key is never offered (the check refuses it outright). Approved keys are checked again,
+    // pinned: a second connection may reach another machine than the first did, and only the
+    // key the user was shown is added.
+    std::map<int, std::string> approved;
+    for (std::size_t i = 0; i < verdicts.size(); ++i) {
+        if (!verdicts[i].awaits_approval()) continue;
         const auto answer = QMessageBox::question(
-            this, "Unknown host key", QString("%1\n\nTrust this host and add its key to known_hosts?").arg(lines[i].join("\n")));
-        if (answer != QMessageBox::Yes) continue;
-        auto target = targets[static_cast<std::size_t>(i)];
-        target.accept_new_host_key = true;
-        // Pinned: the key added is the one the user was shown, or none (a second connection may
-        // reach another machine than the first did).
-        target.expected_host_key_fingerprint = verdicts[static_cast<std::size_t>(i)].host_key_fingerprint;
-        if (target.expected_host_key_fingerprint.empty()) continue;
-        const auto added = launcher::ssh::check_host(target, port, options_.launch.ssh.ask_secret);
-        for (const auto& c : added.checks)
-            if (c.name == "host key" && c.status == launcher::ssh::CheckStatus::Fail) show_error(QString::fromStdString(c.detail));
-        trusted = true;
+            this, "Unknown host key",
+            QString("%1\n\nTrust this host and add its key (%2) to known_hosts?")
+                .arg(lines[static_cast<int>(i)].join("\n"), QString::fromStdString(verdicts[i].host_key_fingerprint)));
+        if (answer == QMessageBox::Yes) approved[static_cast<int>(i)] = verdicts[i].host_key_fingerprint;
     }
-    if (trusted) check_hosts();
+    if (!approved.empty()) start_host_check(std::move(approved));
 }
 
 bool MainWindow::save_screenshot(const QString& path) {

@@ -9,11 +9,13 @@
 #include <QJsonObject>
 #include <QMainWindow>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "launcher.h"
+#include "host_checker.h"
 #include "preflight.h"
 #include "run_spec.h"
 
@@ -93,8 +95,10 @@ private:
     void run_ended(int exit_code, const QString& summary);
     void start_scalability();
     void connect_launcher(launcher::Launcher* l);
-    void show_host_verdicts(const QStringList& names, const std::vector<launcher::ssh::SshTarget>& targets,
-                            const std::vector<launcher::ssh::HostVerdict>& verdicts, int port);
+    // Shows a check's verdicts, then asks about each unknown host key; approved keys are checked
+    // again, pinned to the fingerprints shown.
+    void show_host_verdicts(const std::vector<launcher::ssh::HostVerdict>& verdicts);
+    void start_host_check(std::map<int, std::string> approved);
     // The SSH prompt for passphrases and passwords: a dialog on the GUI thread.
     std::function<std::optional<std::string>(const std::string&)> ask_secret();
 
@@ -113,6 +117,11 @@ private:
     ScalabilityPage* scalability_page_ = nullptr;
     std::unique_ptr<RunHistory> history_;
     std::unique_ptr<launcher::Launcher> launcher_;
+    // "Check hosts": the checker (owns its thread) and what the running check was asked.
+    launcher::ssh::HostChecker* host_checker_ = nullptr;
+    QStringList check_names_;
+    std::vector<launcher::ssh::SshTarget> check_targets_;
+    int check_port_ = 0;
     launcher::sweep::SweepRunner* experiment_ = nullptr;  // the Scalability page's sweep
     qint64 run_id_ = 0;
     QString last_error_;

@@ -140,11 +140,13 @@ HostVerdict check_host(const SshTarget& target, int udp_port, const AskSecret& a
         const char* name = e.step() == SshStep::Connect ? "reachable" : e.step() == SshStep::HostKey ? "host key" : "authenticated";
         verdict.where = e.where();
         verdict.host_key_fingerprint = e.host_key_fingerprint();
+        verdict.host_key = e.host_key();
         verdict.checks.push_back({name, CheckStatus::Fail, e.what()});
         return verdict;
     }
     verdict.where = session->where();
     verdict.host_key_fingerprint = session->host_key_fingerprint();
+    verdict.host_key = session->host_key();
     verdict.checks.push_back({"reachable", CheckStatus::Ok, "connected, host key " + session->host_key_fingerprint() +
                                                                   (session->host_key_added() ? " (new: added to known_hosts)" : " known")});
     verdict.checks.push_back({"authenticated", CheckStatus::Ok, "as " + verdict.where.substr(0, verdict.where.find('@'))});

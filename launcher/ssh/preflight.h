@@ -31,7 +31,11 @@ struct HostVerdict {
     std::string where;  // user@host:port as resolved (or as given, when connecting failed early)
     std::vector<Check> checks;
     std::string host_key_fingerprint;  // "SHA256:…" the host offered (empty: it never got that far)
+    HostKeyState host_key = HostKeyState::Unchecked;
     bool failed() const;  // any check failed
+    // Refused only because its key is unknown: the user may approve host_key_fingerprint (then
+    // check again with that fingerprint pinned: SshTarget::expected_host_key_fingerprint).
+    bool awaits_approval() const { return host_key == HostKeyState::Unknown && !host_key_fingerprint.empty(); }
 };
 
 // Disk space below these in the remote home: fail / warn (the engine bundle and data go there).

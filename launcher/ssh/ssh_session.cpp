@@ -90,6 +90,11 @@ void SshSession::fail(SshStep step, const std::string& what) const {
     throw SshError(step, where_, "ssh " + where_ + ": " + to_string(step) + ": " + what, fingerprint_);
 }
 
+void SshSession::refuse_host_key(HostKeyState state, const std::string& what) const {
+    throw SshError(SshStep::HostKey, where_, "ssh " + where_ + ": " + to_string(SshStep::HostKey) + ": " + what,
+                   fingerprint_, state);
+}
+
 void SshSession::enable_keepalive() {
     // Probes after 15 s of silence, every 5 s, 3 unanswered: a host that vanished (power, cable,
     // a firewall dropping the flow) is noticed in about 30 s; unacknowledged writes give up after
@@ -175,18 +180,18 @@ void SshSession::verify_host_key(const SshTarget& target) {
         return;
     case SSH_KNOWN_HOSTS_CHANGED:
     case SSH_KNOWN_HOSTS_OTHER:
-        fail(SshStep::HostKey, "host key changed: the server now offers " + offered + ", which " + known_hosts_ +
+        refuse_host_key(HostKeyState::Changed, "host key changed: the server now offers " + offered + ", which " + known_hosts_ +
                                    " does not list for it. Refused: this may be a man-in-the-middle; if the host "
                                    "was reinstalled, remove its old line (ssh-keygen -R HOST -f " + known_hosts_ +
                                    ") and check again");
     case SSH_KNOWN_HOSTS_NOT_FOUND:
     case SSH_KNOWN_HOSTS_UNKNOWN:
         if (!target.accept_new_host_key)
-            fail(SshStep::HostKey, "unknown host key (" + offered + ", not in " + known_hosts_ +
+            refuse_host_key(HostKeyState::Unknown, "unknown host key (" + offered + ", not in " + known_hosts_ +
                                        "). Refused: accept it with --accept-new-host-keys after checking the "
                                        "fingerprint");
         if (!target.expected_host_key_fingerprint.empty() && target.expected_host_key_fingerprint != fingerprint_)
-            fail(SshStep::HostKey, "the server offers " + offered + ", not the key " +
+            refuse_host_key(HostKeyState::NotApproved, "the server offers " + offered + ", not the key " +
                                        target.expected_host_key_fingerprint +
                                        " that was approved for it. Refused: this may be a man-in-the-middle; check "
                                        "the host again and compare fingerprints");

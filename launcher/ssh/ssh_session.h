@@ -40,21 +40,36 @@ using KeyPtr = std::unique_ptr<std::remove_pointer_t<ssh_key>, KeyDeleter>;
 enum class SshStep { Connect, HostKey, Auth, Exec, Sftp };
 const char* to_string(SshStep step);
 
+// What became of the server's host key: a structured answer for whoever asks the user (the GUI's
+// approval dialog), so nobody matches message text.
+enum class HostKeyState {
+    Unchecked,    // never got that far (connect failed), or another failure of the check itself
+    Known,        // in known_hosts
+    Added,        // unknown, accepted (and pinned, when a fingerprint was given) and added
+    Unknown,      // unknown and refused: the user may approve its fingerprint
+    Changed,      // known_hosts lists another key for this host: always refused
+    NotApproved,  // unknown, and not the key whose fingerprint was approved: refused
+};
+
 // A failure of one step with one host; what() is the complete message.
 class SshError : public LaunchError {
 public:
-    SshError(SshStep step, const std::string& where, const std::string& message, std::string fingerprint = {})
-        : LaunchError(message), step_(step), where_(where), fingerprint_(std::move(fingerprint)) {}
+    SshError(SshStep step, const std::string& where, const std::string& message, std::string fingerprint = {},
+             HostKeyState host_key = HostKeyState::Unchecked)
+        : LaunchError(message), step_(step), where_(where), fingerprint_(std::move(fingerprint)), host_key_(host_key) {}
     SshStep step() const { return step_; }
     const std::string& where() const { return where_; }  // user@host:port
     // "SHA256:…" of the key the server offered, when it got that far (empty otherwise): what a
     // user approves after an "unknown host key" refusal, and then pins (SshTarget).
     const std::string& host_key_fingerprint() const { return fingerprint_; }
+    // For step HostKey: why the key was refused (Unknown, Changed, NotApproved; else Unchecked).
+    HostKeyState host_key() const { return host_key_; }
 
 private:
     SshStep step_;
     std::string where_;
     std::string fingerprint_;
+    HostKeyState host_key_;
 };
 
 // Asks the user for a secret (a key's passphrase, a password); nullopt: none given. Called from
@@ -107,9 +122,12 @@ public:
     const std::string& host_key_fingerprint() const { return fingerprint_; }
     // True when this connect added the (unknown) host key to known_hosts.
     bool host_key_added() const { return host_key_added_; }
+    HostKeyState host_key() const { return host_key_added_ ? HostKeyState::Added : HostKeyState::Known; }
     ssh_session handle() const { return session_.get(); }
     // Throws SshError for `step` naming this host (for helpers working on this session).
     [[noreturn]] void fail(SshStep step, const std::string& what) const;
+    // fail(SshStep::HostKey, what) for a key refused as `state`.
+    [[noreturn]] void refuse_host_key(HostKeyState state, const std::string& what) const;
 
 private:
     void set_options(const SshTarget& target);

@@ -143,3 +143,11 @@ QString SshdFixture::host_json(const QString& identity) const {
     return QString(R"({"address":"%1","port":%2,"user":"root","identity_file":"%3"})")
         .arg(address_).arg(port_).arg(identity.isEmpty() ? client_key() : identity);
 }
+
+QString verdict_text(const thresher::launcher::ssh::HostVerdict& v) {
+    QString t = QString::fromStdString(v.where);
+    for (const auto& c : v.checks)
+        t += QString("\n  %1 %2 %3").arg(QString::fromStdString(c.name), thresher::launcher::ssh::to_string(c.status),
+                                         QString::fromStdString(c.detail));
+    return t;
+}

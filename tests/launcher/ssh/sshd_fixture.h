@@ -15,7 +15,11 @@
 #include <QTemporaryDir>
 #include <memory>
 
+#include "preflight.h"
 #include "ssh_session.h"
+
+// A verdict as lines for test failure messages: where, then one line per check.
+QString verdict_text(const thresher::launcher::ssh::HostVerdict& v);
 
 class SshdFixture {
 public:

@@ -24,12 +24,6 @@ const Check* find(const HostVerdict& v, const std::string& name) {
     return nullptr;
 }
 
-QString text(const HostVerdict& v) {
-    QString t = QString::fromStdString(v.where);
-    for (const Check& c : v.checks)
-        t += QString("\n  %1 %2 %3").arg(QString::fromStdString(c.name), to_string(c.status), QString::fromStdString(c.detail));
-    return t;
-}
 
 }  // namespace
 
@@ -55,17 +49,17 @@ void TestSshPreflight::initTestCase() {
 void TestSshPreflight::live_host_passes() {
     const int port = launch_fixture::free_ports(1);
     const HostVerdict v = check_host(sshd_.target(true), port);
-    QVERIFY2(!v.failed(), qPrintable(text(v)));
+    QVERIFY2(!v.failed(), qPrintable(verdict_text(v)));
     QCOMPARE(QString::fromStdString(v.where), QString("root@127.0.0.1:%1").arg(sshd_.port()));
     for (const char* name : {"reachable", "authenticated", "system", "gpus", "disk"})
-        QVERIFY2(find(v, name) != nullptr && find(v, name)->status == CheckStatus::Ok, qPrintable(name + text(v)));
-    QVERIFY2(find(v, "system")->detail.starts_with("Linux "), qPrintable(text(v)));
+        QVERIFY2(find(v, name) != nullptr && find(v, name)->status == CheckStatus::Ok, qPrintable(name + verdict_text(v)));
+    QVERIFY2(find(v, "system")->detail.starts_with("Linux "), qPrintable(verdict_text(v)));
 #if defined(__x86_64__)
     QCOMPARE(find(v, "system")->detail, std::string("Linux x86_64"));
 #endif
     const Check* p = find(v, "port " + std::to_string(port));
-    QVERIFY2(p && p->status == CheckStatus::Ok && p->detail.starts_with("UDP and TCP free"), qPrintable(text(v)));
-    QVERIFY2(find(v, "disk")->detail.find(" free in /") != std::string::npos, qPrintable(text(v)));
+    QVERIFY2(p && p->status == CheckStatus::Ok && p->detail.starts_with("UDP and TCP free"), qPrintable(verdict_text(v)));
+    QVERIFY2(find(v, "disk")->detail.find(" free in /") != std::string::npos, qPrintable(verdict_text(v)));
 }
 
 void TestSshPreflight::busy_port_fails() {
@@ -81,7 +75,7 @@ void TestSshPreflight::busy_port_fails() {
     ::close(fd);
     QVERIFY(v.failed());
     const Check* p = find(v, "port " + std::to_string(port));
-    QVERIFY2(p && p->status == CheckStatus::Fail && p->detail.starts_with("UDP in use"), qPrintable(text(v)));
+    QVERIFY2(p && p->status == CheckStatus::Fail && p->detail.starts_with("UDP in use"), qPrintable(verdict_text(v)));
 }
 
 void TestSshPreflight::hosts_are_checked_in_parallel() {
@@ -110,7 +104,7 @@ void TestSshPreflight::hosts_are_checked_in_parallel() {
     for (int fd : fds) ::close(fd);
     QCOMPARE(verdicts.size(), size_t{kSilent});
     for (int i = 0; i < kSilent; ++i) {
-        QVERIFY2(verdicts[i].failed(), qPrintable(text(verdicts[i])));
+        QVERIFY2(verdicts[i].failed(), qPrintable(verdict_text(verdicts[i])));
         QCOMPARE(verdicts[i].where, "root@127.0.0.1:" + std::to_string(targets[i].port));
         QCOMPARE(verdicts[i].checks.at(0).name, std::string("reachable"));
     }
