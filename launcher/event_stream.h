@@ -3,6 +3,9 @@
 // its '\n' arrives. Every event is tagged with the node it came from ("node" is set to this
 // stream's node). stdout is only JSON by contract, so any other line becomes a `warning` event
 // quoting it rather than being dropped silently.
+//
+// A recorded events file (the app's --replay: a whole run, every node's events in one file) is
+// read with node kRecorded: each event keeps its own "node", and warnings name the file's line.
 #pragma once
 
 #include <QByteArray>
@@ -15,6 +18,9 @@ class EventStream {
 public:
     // A line longer than this without a '\n' is reported as a warning and discarded.
     static constexpr qsizetype kMaxLineBytes = 4 * 1024 * 1024;
+
+    // `node` for one engine's stdout; kRecorded for a recording of several nodes.
+    static constexpr int kRecorded = -1;
 
     explicit EventStream(int node) : node_(node) {}
 
@@ -29,7 +35,10 @@ private:
     void take_line(QByteArray line, QList<QJsonObject>& out);
     QJsonObject warning(const QString& message) const;
 
+    QString where() const;  // "node N" or "line N" (recorded), for warnings
+
     int node_;
+    long line_ = 0;  // lines taken so far (recorded mode's warnings)
     QByteArray pending_;
     double last_t_ = 0.0;  // the `t` a synthesised warning carries
     bool skipping_ = false;  // inside an over-long line, until its '\n'

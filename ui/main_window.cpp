@@ -22,6 +22,7 @@
 #include <QVBoxLayout>
 
 #include "charts_panel.h"
+#include "event_stream.h"
 #include "history_page.h"
 #include "model_document.h"
 #include "model_page.h"
@@ -624,22 +625,33 @@ bool MainWindow::replay_events(const QString& path) {
         show_error(path + ": cannot open: " + file.errorString());
         return false;
     }
+    // The launcher's parser, as for a live run: lines bounded in length, a line that is not an
+    // event shown as a warning naming its line, each event keeping the node it came from.
     run_page_->begin(QFileInfo(path).fileName());
-    int line_no = 0;
+    launcher::EventStream stream(launcher::EventStream::kRecorded);
+    long events = 0;
+    const auto show = [&](const QList<QJsonObject>& batch) {
+        for (const auto& e : batch) {
+            run_page_->add_event(e);
+            if (e.value("source").toString() != "launcher") ++events;
+        }
+    };
     while (!file.atEnd()) {
-        ++line_no;
-        const QByteArray line = file.readLine().trimmed();
-        if (line.isEmpty()) continue;
-        QJsonParseError err;
-        const auto doc = QJsonDocument::fromJson(line, &err);
-        if (!doc.isObject()) {
-            show_error(QString("%1:%2: not a JSON event: %3").arg(path).arg(line_no).arg(err.errorString()));
+        const QByteArray chunk = file.read(1 << 16);
+        if (chunk.isEmpty() && file.error() != QFileDevice::NoError) {
+            show_error(path + ": cannot read: " + file.errorString());
             run_page_->set_running(false);
             return false;
         }
-        run_page_->add_event(doc.object());
+        show(stream.feed(chunk));
     }
-    run_page_->end(true, "replayed " + QFileInfo(path).fileName());
+    show(stream.finish());
+    if (events == 0) {
+        show_error(path + ": no events (a recorded run is one JSON event per line, as thresher-engine writes them)");
+        run_page_->set_running(false);
+        return false;
+    }
+    run_page_->end(true, QString("replayed %1 (%2 events)").arg(QFileInfo(path).fileName()).arg(events));
     return true;
 }
 

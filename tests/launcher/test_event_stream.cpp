@@ -41,6 +41,7 @@ private Q_SLOTS:
     void garbage_becomes_warning_data();
     void garbage_becomes_warning();
     void overlong_line();
+    void recorded_file_keeps_nodes_and_names_lines();
 };
 
 void TestEventStream::splits_data() {
@@ -121,6 +122,21 @@ void TestEventStream::overlong_line() {
     events += s.finish();
     QCOMPARE(names(events), (QStringList{"warning", "run_started", "iteration"}));
     QVERIFY(events[0].value("message").toString().contains("longer than"));
+}
+
+// A recording of a whole run (--replay): events keep the node they came from; a bad line is a
+// warning naming its line in the file; a last line without '\n' still counts.
+void TestEventStream::recorded_file_keeps_nodes_and_names_lines() {
+    EventStream s(EventStream::kRecorded);
+    const auto events = feed_all(s, {kTwoEvents,
+                                     R"({"event":"iteration","t":0.6,"node":1,"worker":1,"epoch":0,"iter":1,"loss":1.5})" "\n",
+                                     "not an event\n", R"({"event":"iteration","t":0.7,"worker":0,"iter":2,"loss":1.0})"});
+    QCOMPARE(names(events), (QStringList{"run_started", "iteration", "iteration", "warning", "iteration"}));
+    QCOMPARE(events[1].value("node").toInt(), 0);
+    QCOMPARE(events[2].value("node").toInt(), 1);
+    QVERIFY2(events[3].value("message").toString().startsWith("line 4: the line is not a JSON event: not an event"),
+             qPrintable(events[3].value("message").toString()));
+    QCOMPARE(events[4].value("node").toInt(), 0);  // no node in the line: a one-node recording
 }
 
 QTEST_GUILESS_MAIN(TestEventStream)

@@ -77,6 +77,7 @@ private Q_SLOTS:
     void empty_charts_keep_their_width();
     void scalability_experiment_runs_each_count();
     void screenshot_cli();
+    void replay_shows_a_recorded_run();
 };
 
 void TestMainWindow::import_launch_watch_stop_history() {
@@ -299,6 +300,34 @@ void TestMainWindow::screenshot_cli() {
     QVERIFY(bad.waitForFinished(60000));
     QCOMPARE(bad.exitCode(), 1);
     QVERIFY(bad.readAllStandardError().contains("/nonexistent/run.json"));
+}
+
+// --replay: a recorded two-node run through the launcher's event parser. Both nodes' points reach
+// the charts, a broken line shows as a warning naming its line, and a file without a single
+// event is refused.
+void TestMainWindow::replay_shows_a_recorded_run() {
+    QTemporaryDir dir;
+    MainWindow w(options(dir));
+    QByteArray recording =
+        R"({"event":"run_started","t":0.01,"node":0,"run":"mlp","nodes":2,"workers":2,"params":100,"strategy":"gradient-sharing","backend":"cpu"})" "\n";
+    for (int i = 1; i <= 20; ++i)
+        for (int node = 0; node < 2; ++node)
+            recording += QString(R"({"event":"iteration","t":%1,"node":%2,"worker":%2,"epoch":0,"iter":%3,"loss":%4,"samples":%5})" "\n")
+                             .arg(0.1 * i).arg(node).arg(i).arg(2.0 / i).arg(64 * i).toUtf8();
+    recording.insert(recording.indexOf('\n') + 1, "garbage in the middle\n");
+    QFile file(dir.filePath("run.jsonl"));
+    QVERIFY(file.open(QIODevice::WriteOnly) && file.write(recording) == recording.size());
+    file.close();
+    QVERIFY2(w.replay_events(file.fileName()), qPrintable(w.last_error()));
+    QVERIFY2(w.run_page()->log()->toPlainText().contains("line 2: the line is not a JSON event: garbage in the middle"),
+             qPrintable(w.run_page()->log()->toPlainText().left(2000)));
+    QTRY_VERIFY(points(w.run_page()->charts()->charts()[0]) >= 20);
+
+    QFile empty(dir.filePath("empty.jsonl"));
+    QVERIFY(empty.open(QIODevice::WriteOnly) && empty.write("hello\nworld\n") > 0);
+    empty.close();
+    QVERIFY(!w.replay_events(empty.fileName()));
+    QVERIFY2(w.last_error().contains("no events"), qPrintable(w.last_error()));
 }
 
 QTEST_MAIN(TestMainWindow)
