@@ -67,7 +67,7 @@ double mean(const QList<double>& v) {
 }
 
 // C, E, D and m from the points' phase times; false when no point carried a compute phase.
-bool calibrate(const QList<ModelPoint>& pts, ScalingModel& m) {
+bool calibrate(const QList<ModelPoint>& pts, ScalingModel& m, const std::map<int, double>& other_compute) {
     std::map<int, QList<double>> by_count;
     QList<double> xs, ys, enc, dec, share;
     for (const auto& p : pts) {
@@ -84,6 +84,15 @@ bool calibrate(const QList<ModelPoint>& pts, ScalingModel& m) {
     }
     if (ys.isEmpty()) return false;
     for (const auto& [n, v] : by_count) m.compute_by_workers[n] = mean(v);
+    // Fewer than two counts draw no line: the compute other strategies measured at the counts
+    // this one lacks (the same model, batch and machine) stands in.
+    if (by_count.size() < 2)
+        for (const auto& [n, c] : other_compute)
+            if (!m.compute_by_workers.count(n)) {
+                m.compute_by_workers[n] = c;
+                xs << double(n - 1);
+                ys << c;
+            }
     // The line through the counts: C = c1 + contention × (n − 1), contention ≥ 0.
     const double mx = mean(xs), my = mean(ys);
     double sxx = 0, sxy = 0;
@@ -194,12 +203,12 @@ std::optional<ModelPoint> model_point(const PointResult& p) {
     return m;
 }
 
-ScalingModel fit_scaling_model(const QList<ModelPoint>& pts) {
+ScalingModel fit_scaling_model(const QList<ModelPoint>& pts, const std::map<int, double>& other_compute) {
     ScalingModel best;
     best.points = int(pts.size());
     if (pts.isEmpty()) return best;
     ScalingModel calibrated;
-    calibrate(pts, calibrated);
+    calibrate(pts, calibrated, other_compute);
     // What the fitted terms must explain: the measured time less the measured part.
     QList<double> y;
     for (const auto& p : pts)
@@ -240,7 +249,7 @@ ScalingModel fit_scaling_model(const QList<ModelPoint>& pts) {
     return best;
 }
 
-ScalingModel fit_scaling_model(const QList<PointResult>& results) {
+ScalingModel fit_scaling_model(const QList<PointResult>& results, const std::map<int, double>& other_compute) {
     QList<ModelPoint> pts;
     QList<const PointResult*> used;
     for (const auto& r : results)
@@ -248,7 +257,7 @@ ScalingModel fit_scaling_model(const QList<PointResult>& results) {
             pts.append(*m);
             used.append(&r);
         }
-    ScalingModel model = fit_scaling_model(pts);
+    ScalingModel model = fit_scaling_model(pts, other_compute);
     if (!model.fitted) return model;
     double max_err = 0, sum_err = 0;
     int predicted = 0;
@@ -259,7 +268,7 @@ ScalingModel fit_scaling_model(const QList<PointResult>& results) {
         l.point = used[i]->point;
         l.label = used[i]->label;
         l.measured_ms = pts[i].iter_ms;
-        const ScalingModel m = fit_scaling_model(rest);
+        const ScalingModel m = fit_scaling_model(rest, other_compute);
         if (m.fitted) {
             const auto& p = pts[i];
             l.predicted_ms = m.predict(p.workers, p.kib_per_worker, p.gradient_sharing, p.link_rate_mbit, p.link_delay_ms);
@@ -301,9 +310,14 @@ SweepModel fit_sweep_model(const QList<PointResult>& points) {
     int predicted = 0;
     for (const QString& s : strategies) {
         QList<PointResult> mine;
-        for (const auto& p : points)
+        std::map<int, QList<double>> others;
+        for (const auto& p : points) {
             if (p.strategy == s) mine << p;
-        ScalingModel m = fit_scaling_model(mine);
+            else if (p.compute_ms) others[p.workers] << *p.compute_ms;
+        }
+        std::map<int, double> other_compute;
+        for (const auto& [n, v] : others) other_compute[n] = mean(v);
+        ScalingModel m = fit_scaling_model(mine, other_compute);
         if (!m.fitted) continue;
         m.strategy = s;
         for (const auto& l : m.leave_one_out)

@@ -15,7 +15,8 @@
 //   C(n)  the compute phase (data wait + forward and backward + updater) at n workers: the mean of
 //         the points measured at that count; at other counts c1 + contention × (n − 1), a
 //         least-squares line through the measured counts (local nodes share this machine's cores,
-//         so compute grows with them; on machines of their own contention is ~0);
+//         so compute grows with them; on machines of their own contention is ~0); a strategy
+//         measured at fewer than two counts borrows the other strategies' C at the counts it lacks;
 //   E, D  gradient sharing's encode time per iteration and decode time per message received;
 //   m(n)  messages received per iteration: (n − 1) × the share of peers' messages applied (~1);
 //   wire  KiB(n) × 8.192 ÷ the link's Mbit/s (ms): the emulated or what-if link's rate; 0 when
@@ -99,10 +100,12 @@ struct ScalingModel {
 // The time per iteration one point shows, its traffic per worker and its phases; nullopt
 // without throughput.
 std::optional<ModelPoint> model_point(const PointResult& p);
-// Calibrates and fits the model to the points (needs at least one point).
-ScalingModel fit_scaling_model(const QList<ModelPoint>& points);
+// Calibrates and fits the model to the points (needs at least one point). other_compute: the
+// compute phase other strategies measured per count, used only when these points have fewer
+// than two counts (no line to draw).
+ScalingModel fit_scaling_model(const QList<ModelPoint>& points, const std::map<int, double>& other_compute = {});
 // Fits every point of a sweep as one model and runs the leave-one-out test.
-ScalingModel fit_scaling_model(const QList<PointResult>& points);
+ScalingModel fit_scaling_model(const QList<PointResult>& points, const std::map<int, double>& other_compute = {});
 
 // A sweep's models: one per strategy (each with its leave-one-out test), and the test's figures
 // over all points.

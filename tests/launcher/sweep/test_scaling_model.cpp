@@ -23,6 +23,7 @@ private Q_SLOTS:
     void from_sweep_points();
     void predict_by_hand();
     void calibrated_from_phases();
+    void one_count_borrows_compute();
 };
 
 void TestScalingModel::worked_example() {
@@ -192,6 +193,32 @@ void TestScalingModel::calibrated_from_phases() {
     // What if (one per machine): more bandwidth never makes an iteration slower.
     const double kib64 = 64.0 * 63;
     QVERIFY(gs->predict(64, kib64, true, 10000, 0, true) > gs->predict(64, kib64, true, 100000, 0, true));
+}
+
+void TestScalingModel::one_count_borrows_compute() {
+    // Strategy × nodes 1, 2: leaving out gradient sharing's 1-node point leaves it one count, no
+    // line: its C(1) is averaging's measured 20 ms (+ its own encode 1 ms from the 2-node run).
+    QList<PointResult> points;
+    for (int i = 0; i < 4; ++i) {
+        PointResult p;
+        p.point = i;
+        p.strategy = i < 2 ? "gradient-sharing" : "parameter-averaging";
+        p.workers = 1 + i % 2;
+        p.batch = 32;
+        p.samples_per_s = 1000.0 * p.workers * 32 / (p.workers == 1 ? 22.0 : 30.0);
+        p.compute_ms = p.workers == 1 ? (i < 2 ? 21.0 : 20.0) : 24.0;
+        if (i < 2) p.encode_ms = 1.0;
+        p.bytes_per_iter = p.workers == 1 ? 0 : 100 * 1024.0 * p.workers;
+        points << p;
+    }
+    const SweepModel sm = fit_sweep_model(points);
+    const ScalingModel* gs = sm.for_strategy("gradient-sharing");
+    QVERIFY(gs);
+    QCOMPARE(gs->leave_one_out.size(), 2);
+    QVERIFY(gs->leave_one_out[0].predicted_ms);
+    QCOMPARE(*gs->leave_one_out[0].predicted_ms, 21.0);  // 20 (averaging's C(1)) + 1 (encode)
+    // With both of its counts, a strategy's own compute is used: C(1) = 21.
+    QCOMPARE(gs->compute_at(1), 21.0);
 }
 
 QTEST_MAIN(TestScalingModel)
