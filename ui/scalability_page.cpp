@@ -227,6 +227,7 @@ void ScalabilityPage::show_results(const launcher::sweep::SweepResults& results)
     const auto model = launcher::sweep::fit_sweep_model(points);
     QStringList lines;
     for (const auto& m : model.models) lines << m.describe();
+    lines << launcher::sweep::what_if_words(model, points);
     if (model.max_loo_error)
         lines << QString("Leave-one-out: each point predicted without it, largest error %1 %, mean %2 %%3")
                      .arg(*model.max_loo_error * 100, 0, 'f', 1)

@@ -6,6 +6,7 @@
 #include <QSaveFile>
 #include <QSysInfo>
 #include <QThread>
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -165,6 +166,29 @@ QList<SvgChart> sweep_charts(const SweepResults& results) {
     return out;
 }
 
+QStringList what_if_words(const SweepModel& model, const QList<PointResult>& points, int workers) {
+    QStringList out;
+    for (const auto& m : model.models) {
+        QList<PointResult> mine;
+        for (const auto& p : points)
+            if (p.strategy == m.strategy) mine << p;
+        if (mine.isEmpty()) continue;
+        std::sort(mine.begin(), mine.end(), [](const auto& a, const auto& b) { return a.workers < b.workers; });
+        const bool gs = m.strategy == "gradient-sharing";
+        const double delay = mine.back().link_delay_ms, kib = extrapolated_kib(mine, workers);
+        QStringList rates;
+        for (const int gbit : kWhatIfGbit) {
+            const double t1 = m.predict(1, 0, gs, gbit * 1000.0, delay, true);
+            const double tn = m.predict(workers, kib, gs, gbit * 1000.0, delay, true);
+            rates << QString("%1 at %2 Gbit/s").arg(workers * t1 / tn, 0, 'f', 1).arg(gbit);
+        }
+        QString line = QString("%1 at %2 workers, one node per machine: speedup %3").arg(m.strategy).arg(workers).arg(rates.join(", "));
+        if (gs && m.phases) line += QString(" (DL4J's estimate %1)").arg(dl4j_estimate_speedup(m, workers), 0, 'f', 1);
+        out << line;
+    }
+    return out;
+}
+
 QString html_report(const SweepResults& results) {
     const SweepSpec& s = results.sweep();
     const QList<PointResult> points = results.points();
@@ -214,6 +238,8 @@ QString html_report(const SweepResults& results) {
              "T = workers × batch ÷ samples/s. The what-if chart puts each node on a machine of its own (C as measured "
              "alone) behind a 10, 25 or 100 Gbit/s link; DL4J's estimate is workers × C ÷ (C + encode + decode × workers).</p>\n<ul>\n";
         for (const auto& m : model.models) h += "<li class=\"model\">" + html_escape(m.describe()) + "</li>\n";
+        h += "</ul>\n<ul>\n";
+        for (const auto& w : what_if_words(model, points)) h += "<li class=\"what-if\">" + html_escape(w) + "</li>\n";
         h += "</ul>\n";
         h += "<table id=\"leave-one-out\"><tr><th class=\"l\">left out</th><th>measured ms</th><th>predicted ms</th><th>error</th></tr>\n";
         for (const auto& m : model.models)

@@ -105,6 +105,7 @@ void TestScalabilityPage::sweep_runs_then_resumes() {
     QVERIFY2(model.contains("gradient-sharing: time per iteration = compute"), qPrintable(model));
     QVERIFY2(model.contains("parameter-averaging: time per iteration = compute"), qPrintable(model));
     QVERIFY2(model.contains("Leave-one-out"), qPrintable(model));
+    QVERIFY2(model.contains("gradient-sharing at 64 workers, one node per machine: speedup "), qPrintable(model));
     QFile report(dir.filePath("results/report.html"));
     QVERIFY(report.open(QIODevice::ReadOnly));
     const QString html = QString::fromUtf8(report.readAll());
