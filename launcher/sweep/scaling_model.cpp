@@ -125,7 +125,7 @@ double ScalingModel::compute_at(int workers) const {
 
 double ScalingModel::predict(int workers, double kib_per_worker, bool gradient_sharing, double link_rate_mbit,
                              double delay_ms, bool one_per_machine) const {
-    double t = one_per_machine ? compute_ms : compute_at(workers);
+    double t = (one_per_machine ? compute_ms : compute_at(workers)) + unphased_ms;
     if (gradient_sharing) t += encode_ms;
     if (workers > 1) {
         if (gradient_sharing) t += decode_ms * message_share * (workers - 1);
@@ -142,6 +142,7 @@ QString ScalingModel::describe() const {
     if (phases) {
         parts << "compute " + ms(compute_ms) + " (measured: data, forward, backward, update)";
         if (contention_ms > 0) parts << ms(contention_ms) + " more compute per extra local node (cores shared)";
+        if (unphased_ms != 0) parts << ms(unphased_ms) + " outside these phases (measured at 1 worker)";
         if (encode_ms > 0 || decode_ms > 0)
             parts << "encode " + ms(encode_ms) + " + decode " + ms(decode_ms) + " × messages received (gradient sharing, measured)";
         parts << "KiB sent ÷ link rate + link delay";
@@ -158,13 +159,14 @@ QJsonObject ScalingModel::to_json() const {
     QJsonObject o{{"fitted", fitted}, {"points", points}};
     if (!fitted) return o;
     if (!strategy.isEmpty()) o.insert("strategy", strategy);
-    o.insert("formula", "iter_ms = C(n) + [gradient sharing] (encode_ms + decode_ms * message_share * (n - 1)) + KiB * 8.192 / "
+    o.insert("formula", "iter_ms = C(n) + unphased_ms + [gradient sharing] (encode_ms + decode_ms * message_share * (n - 1)) + KiB * 8.192 / "
                         "link_rate_mbit + link_delay_ms + per_peer_ms * (n - 1) + per_kib_ms * KiB; "
                         "C(n) = compute_by_workers[n], else compute_ms + contention_ms * (n - 1)");
     o.insert("description", describe());
     o.insert("phases", phases);
     o.insert("compute_ms", compute_ms);
     o.insert("contention_ms", contention_ms);
+    o.insert("unphased_ms", unphased_ms);
     QJsonObject by;
     for (const auto& [n, c] : compute_by_workers) by.insert(QString::number(n), c);
     o.insert("compute_by_workers", by);
@@ -208,7 +210,13 @@ ScalingModel fit_scaling_model(const QList<ModelPoint>& pts, const std::map<int,
     best.points = int(pts.size());
     if (pts.isEmpty()) return best;
     ScalingModel calibrated;
-    calibrate(pts, calibrated, other_compute);
+    if (calibrate(pts, calibrated, other_compute)) {
+        // What one worker's iteration costs beyond its phases, measured on the 1-worker points.
+        QList<double> rest;
+        for (const auto& p : pts)
+            if (p.workers == 1) rest << p.iter_ms - calibrated.predict(1, 0, p.gradient_sharing, p.link_rate_mbit, p.link_delay_ms);
+        calibrated.unphased_ms = mean(rest);
+    }
     // What the fitted terms must explain: the measured time less the measured part.
     QList<double> y;
     for (const auto& p : pts)

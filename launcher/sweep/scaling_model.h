@@ -2,7 +2,7 @@
 // fitted to its measured times, to say why a run scaled as it did and to ask "what if" beyond the
 // measured worker counts and on other links (issue 14).
 //
-//   T(n) = C(n) + [gradient sharing] (E + D × m(n)) + wire(n) + delay          measured phases, the link
+//   T(n) = C(n) + U + [gradient sharing] (E + D × m(n)) + wire(n) + delay      measured phases, the link
 //        + per_peer × (n − 1) + per_kib × KiB(n)                                fitted on what is left
 //
 // One model per strategy (fit_sweep_model): gradient sharing and parameter averaging spend their
@@ -17,6 +17,9 @@
 //         least-squares line through the measured counts (local nodes share this machine's cores,
 //         so compute grows with them; on machines of their own contention is ~0); a strategy
 //         measured at fewer than two counts borrows the other strategies' C at the counts it lacks;
+//   U     what a 1-worker iteration costs beyond these phases (T(1) − the phases at 1 worker, on
+//         the 1-worker points; 0 without one): writing events, averaging's own copy of the
+//         parameters, which the phase times do not cover;
 //   E, D  gradient sharing's encode time per iteration and decode time per message received;
 //   m(n)  messages received per iteration: (n − 1) × the share of peers' messages applied (~1);
 //   wire  KiB(n) × 8.192 ÷ the link's Mbit/s (ms): the emulated or what-if link's rate; 0 when
@@ -26,7 +29,7 @@
 // Fitted (least squares over the points on T minus the measured part; a per-peer or per-KiB cost
 // that would come out negative is left out, so more peers or bytes never make an iteration
 // faster): per_peer (barriers, waits per other worker), per_kib (what a KiB sent costs the host
-// beyond the wire: copies, system calls). Both vanish at 1 worker, where T is the phases alone.
+// beyond the wire: copies, system calls). Both vanish at 1 worker, where T is C + U (+ E).
 // Points without phase times (older results) fit the old form: C is then a fitted constant.
 //
 // Beyond the measured counts, KiB(n) per worker: gradient sharing sends each message to every
@@ -78,6 +81,7 @@ struct ScalingModel {
     bool phases = false;  // C, E, D measured (else compute_ms is the fitted constant)
     double compute_ms = 0;      // C(1)
     double contention_ms = 0;   // C grows by this per extra worker (the line through the counts)
+    double unphased_ms = 0;     // T(1) less its phases on the 1-worker points (events, averaging's own copy)
     std::map<int, double> compute_by_workers;  // C measured at each count
     double encode_ms = 0, decode_ms = 0, message_share = 1;  // gradient sharing's E, D, m(n) ÷ (n − 1)
     double per_peer_ms = 0, per_kib_ms = 0;  // fitted
