@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -26,13 +27,13 @@ namespace {
 
 using launcher::sweep::SvgChart;
 
-QCustomPlot* make_chart(QWidget* parent) {
+QCustomPlot* make_chart(QWidget* parent, int legend_columns) {
     auto* plot = new QCustomPlot(parent);
     plot->setMinimumHeight(240);
     plot->plotLayout()->insertRow(0);
     plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, "", QFont(parent->font().family(), parent->font().pointSize(), QFont::Bold)));
     plot->legend->setFont(QFont(parent->font().family(), parent->font().pointSize() - 1));
-    put_legend_below(plot, 2);
+    put_legend_below(plot, legend_columns);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     return plot;
 }
@@ -127,12 +128,18 @@ ScalabilityPage::ScalabilityPage(QWidget* parent) : QWidget(parent) {
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     split->addWidget(table_);
     auto* chart_row = new QWidget;
-    auto* chart_layout = new QHBoxLayout(chart_row);
+    auto* chart_layout = new QGridLayout(chart_row);
     chart_layout->setContentsMargins(0, 0, 0, 0);
-    for (int i = 0; i < 3; ++i) {
-        charts_ << make_chart(this);
-        chart_layout->addWidget(charts_.back());
+    // Throughput, speedup, time per iteration (model dashed), what if (10 / 25 / 100 Gbit/s).
+    for (int i = 0; i < 4; ++i) {
+        charts_ << make_chart(this, i == 3 ? 3 : 2);  // what if: three rates per group
+        chart_layout->addWidget(charts_.back(), i / 2, i % 2);
     }
+    model_ = new QLabel;
+    model_->setObjectName("scaling_model");
+    model_->setWordWrap(true);
+    model_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    chart_layout->addWidget(model_, 2, 0, 1, 2);
     split->addWidget(chart_row);
     split->setStretchFactor(1, 3);
     outer->addWidget(split, 1);
@@ -179,6 +186,7 @@ void ScalabilityPage::clear_results() {
         c->clearGraphs();
         c->replot();
     }
+    model_->clear();
 }
 
 void ScalabilityPage::show_results(const launcher::sweep::SweepResults& results) {
@@ -207,7 +215,25 @@ void ScalabilityPage::show_results(const launcher::sweep::SweepResults& results)
         for (int c = 0; c < cells.size(); ++c) table_->setItem(row, c, new QTableWidgetItem(cells[c]));
     }
     const auto charts = launcher::sweep::sweep_charts(results);
-    for (int i = 0; i < charts_.size() && i < charts.size(); ++i) draw(charts_[i], charts[i]);
+    for (int i = 0; i < charts_.size(); ++i) {
+        if (i < charts.size()) {
+            draw(charts_[i], charts[i]);
+        } else {
+            charts_[i]->clearGraphs();
+            charts_[i]->replot();
+        }
+    }
+    // The model in words, and how far to trust it (its leave-one-out test).
+    const auto model = launcher::sweep::fit_sweep_model(points);
+    QStringList lines;
+    for (const auto& m : model.models) lines << m.describe();
+    lines << launcher::sweep::what_if_words(model, points);
+    if (model.max_loo_error)
+        lines << QString("Leave-one-out: each point predicted without it, largest error %1 %, mean %2 %%3")
+                     .arg(*model.max_loo_error * 100, 0, 'f', 1)
+                     .arg(*model.mean_loo_error * 100, 0, 'f', 1)
+                     .arg(*model.max_loo_error > 0.15 ? " (above 15 %: read the dashed curves as a rough guide)" : "");
+    model_->setText(lines.join("\n"));
 }
 
 }  // namespace thresher::ui

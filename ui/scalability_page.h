@@ -4,7 +4,8 @@
 // resumes (finished points are skipped). A table of the points (mean samples/s, speedup,
 // efficiency, DL4J's estimate, time per iteration, traffic, accuracy) and the charts of the
 // sweep's HTML report (sweep_charts(): throughput, speedup, time per iteration with the scaling
-// model dashed to 64 workers), drawn with QCustomPlot. The runs' events also reach the Run page.
+// model dashed to 64 workers, and what if each node had a machine of its own behind 10 / 25 /
+// 100 Gbit/s, beside DL4J's estimate), drawn with QCustomPlot, and the model's form in words. The runs' events also reach the Run page.
 #pragma once
 
 #include <QWidget>
@@ -44,6 +45,7 @@ public:
     QCustomPlot* chart() const { return charts_.front(); }  // throughput
     const QList<QCustomPlot*>& charts() const { return charts_; }
     QTableWidget* table() const { return table_; }
+    QLabel* model_text() const { return model_; }  // the scaling model in words
 
 Q_SIGNALS:
     void startRequested();
@@ -60,6 +62,7 @@ private:
     QLabel* status_ = nullptr;
     QTableWidget* table_ = nullptr;
     QList<QCustomPlot*> charts_;
+    QLabel* model_ = nullptr;
 };
 
 }  // namespace thresher::ui

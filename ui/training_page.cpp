@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 
 #include "layer_schema.h"
+#include "link_row.h"
 #include "model_document.h"
 
 namespace thresher::ui {
@@ -163,6 +164,13 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     topology_row->addWidget(topology_, 1);
     topology_row->addWidget(fanout_);
     ckind_row->addRow("Topology", topology_row);
+    // The emulated link (cluster.link): "these nodes behind 1 Gbit, 2 ms" on one machine.
+    link_row_ = new LinkRow;
+    link_row_->setObjectName("link_row");
+    ckind_row->addRow("Emulated link", link_row_);
+    connect(link_row_, &LinkRow::changed, this, [this] {
+        if (!syncing_) Q_EMIT changed();
+    });
     cl->addLayout(ckind_row);
     cluster_stack_ = new QStackedWidget;
     auto* local = new QWidget;
@@ -457,6 +465,7 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
     udp_port_->setValue(spec.udp_port);
     topology_->setCurrentIndex(std::max(0, topology_->findData(spec.cluster.topology)));
     fanout_->setValue(spec.cluster.fanout);
+    link_row_->set_link(spec.cluster.link);
     syncing_ = false;
     update_visibility();
     refresh_updater();
@@ -519,6 +528,7 @@ void TrainingPage::apply_to(launcher::RunSpec& spec) const {
     spec.udp_port = udp_port_->value();
     spec.cluster.topology = topology_->currentData().toString();
     spec.cluster.fanout = fanout_->value();
+    spec.cluster.link = link_row_->link();
 }
 
 void TrainingPage::show_verdicts(const QStringList& hosts, const QList<QStringList>& lines, const QList<bool>& failed) {

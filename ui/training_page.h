@@ -22,6 +22,7 @@ class QFormLayout;
 
 namespace thresher::ui {
 
+class LinkRow;
 class ModelDocument;
 
 class TrainingPage : public QWidget {
@@ -97,6 +98,7 @@ private:
     QSpinBox* udp_port_ = nullptr;
     QComboBox* topology_ = nullptr;
     QSpinBox* fanout_ = nullptr;
+    LinkRow* link_row_ = nullptr;  // cluster.link
     QLabel* summary_ = nullptr;
     QString hostfile_;  // kept as loaded: the GUI edits hosts, not hostfiles
 };

@@ -38,6 +38,11 @@ void RunSummary::add_iteration(const QJsonObject& e) {
     if (e.contains("decode_ms") && e.contains("messages_applied")) {
         decode_total_ms_ += e.value("decode_ms").toDouble();
         decoded_messages_ += e.value("messages_applied").toInteger();
+        ++message_events_;
+    }
+    if (e.contains("compute_ms")) {
+        compute_.total += e.value("compute_ms").toDouble() + e.value("etl_ms").toDouble() + e.value("updater_ms").toDouble();
+        ++compute_.count;
     }
     if (e.contains("samples")) {
         const qint64 n = e.value("samples").toInteger();
@@ -64,6 +69,11 @@ std::optional<double> RunSummary::samples_per_s() const {
 std::optional<double> RunSummary::decode_ms_per_message() const {
     if (decoded_messages_ == 0) return std::nullopt;
     return decode_total_ms_ / static_cast<double>(decoded_messages_);
+}
+
+std::optional<double> RunSummary::messages_per_iteration() const {
+    if (message_events_ == 0) return std::nullopt;
+    return static_cast<double>(decoded_messages_) / static_cast<double>(message_events_);
 }
 
 std::optional<double> RunSummary::bytes_per_iteration() const {

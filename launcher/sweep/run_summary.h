@@ -25,6 +25,11 @@ public:
     // Means over every iteration event seen (ms); nullopt when none carried the field.
     std::optional<double> mean_iter_ms() const { return mean(iter_); }
     std::optional<double> mean_encode_ms() const { return mean(encode_); }
+    // Mean compute phase of one iteration: data wait + forward and backward + updater
+    // (etl_ms + compute_ms + updater_ms), what the iteration costs without communication.
+    std::optional<double> mean_compute_ms() const { return mean(compute_); }
+    // Messages one worker applied per iteration (messages_applied ÷ iteration events carrying it).
+    std::optional<double> messages_per_iteration() const;
     // Mean time to apply one other worker's message (decode_ms / messages_applied).
     std::optional<double> decode_ms_per_message() const;
     // Bytes all nodes sent per iteration (see above); nullopt before any iteration.
@@ -50,7 +55,8 @@ private:
     std::map<int, std::pair<qint64, qint64>> samples_;  // per worker: first and latest cumulative `samples`
     std::map<int, double> node_tx_;                      // per node: the largest bytes_tx
     std::optional<double> first_t_, last_t_;
-    Sum iter_, encode_;
+    Sum iter_, encode_, compute_;
+    qint64 message_events_ = 0;  // iteration events that carried messages_applied
     double decode_total_ms_ = 0;
     qint64 decoded_messages_ = 0;
     qint64 iterations_ = 0;

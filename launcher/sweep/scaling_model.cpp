@@ -9,12 +9,13 @@ namespace thresher::launcher::sweep {
 
 namespace {
 
-constexpr int kTerms = 3;  // compute, per_peer, per_kib
+constexpr int kTerms = 3;  // the constant (compute or overhead), per_peer, per_kib
 
 std::array<double, kTerms> features(const ModelPoint& p) { return {1.0, double(p.workers - 1), p.kib_per_worker}; }
 
-// Least squares over the chosen terms (mask); nullopt when the points cannot determine them.
-std::optional<std::array<double, kTerms>> solve(const QList<ModelPoint>& pts, const std::array<bool, kTerms>& use) {
+// Least squares of y over the chosen terms (mask); nullopt when the points cannot determine them.
+std::optional<std::array<double, kTerms>> solve(const QList<ModelPoint>& pts, const QList<double>& y,
+                                                const std::array<bool, kTerms>& use) {
     std::array<int, kTerms> idx{};
     int k = 0;
     for (int t = 0; t < kTerms; ++t)
@@ -22,11 +23,11 @@ std::optional<std::array<double, kTerms>> solve(const QList<ModelPoint>& pts, co
     if (pts.size() < k) return std::nullopt;
     // Normal equations (k ≤ 3), Gauss-Jordan with partial pivoting.
     double a[kTerms][kTerms + 1] = {};
-    for (const auto& p : pts) {
-        const auto f = features(p);
-        for (int i = 0; i < k; ++i) {
-            for (int j = 0; j < k; ++j) a[i][j] += f[idx[i]] * f[idx[j]];
-            a[i][k] += f[idx[i]] * p.iter_ms;
+    for (int i = 0; i < pts.size(); ++i) {
+        const auto f = features(pts[i]);
+        for (int r = 0; r < k; ++r) {
+            for (int c = 0; c < k; ++c) a[r][c] += f[idx[r]] * f[idx[c]];
+            a[r][k] += f[idx[r]] * y[i];
         }
     }
     double scale = 0;
@@ -48,24 +49,130 @@ std::optional<std::array<double, kTerms>> solve(const QList<ModelPoint>& pts, co
     return coef;
 }
 
-double residual(const QList<ModelPoint>& pts, const std::array<double, kTerms>& c) {
+double residual(const QList<ModelPoint>& pts, const QList<double>& y, const std::array<double, kTerms>& c) {
     double ss = 0;
-    for (const auto& p : pts) {
-        const auto f = features(p);
-        double y = 0;
-        for (int t = 0; t < kTerms; ++t) y += c[t] * f[t];
-        ss += (y - p.iter_ms) * (y - p.iter_ms);
+    for (int i = 0; i < pts.size(); ++i) {
+        const auto f = features(pts[i]);
+        double v = 0;
+        for (int t = 0; t < kTerms; ++t) v += c[t] * f[t];
+        ss += (v - y[i]) * (v - y[i]);
     }
     return ss;
 }
 
+double mean(const QList<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.isEmpty() ? 0 : s / double(v.size());
+}
+
+// C, E, D and m from the points' phase times; false when no point carried a compute phase.
+bool calibrate(const QList<ModelPoint>& pts, ScalingModel& m, const std::map<int, double>& other_compute) {
+    std::map<int, QList<double>> by_count;
+    QList<double> xs, ys, enc, dec, share;
+    for (const auto& p : pts) {
+        if (p.compute_ms) {
+            by_count[p.workers] << *p.compute_ms;
+            xs << double(p.workers - 1);
+            ys << *p.compute_ms;
+        }
+        if (p.gradient_sharing && p.encode_ms) enc << *p.encode_ms;
+        if (p.gradient_sharing && p.workers > 1) {
+            if (p.decode_ms) dec << *p.decode_ms;
+            if (p.messages_per_iter) share << *p.messages_per_iter / double(p.workers - 1);
+        }
+    }
+    if (ys.isEmpty()) return false;
+    for (const auto& [n, v] : by_count) m.compute_by_workers[n] = mean(v);
+    // Fewer than two counts draw no line: the compute other strategies measured at the counts
+    // this one lacks (the same model, batch and machine) stands in.
+    if (by_count.size() < 2)
+        for (const auto& [n, c] : other_compute)
+            if (!m.compute_by_workers.count(n)) {
+                m.compute_by_workers[n] = c;
+                xs << double(n - 1);
+                ys << c;
+            }
+    // The line through the counts: C = c1 + contention × (n − 1), contention ≥ 0.
+    const double mx = mean(xs), my = mean(ys);
+    double sxx = 0, sxy = 0;
+    for (int i = 0; i < xs.size(); ++i) {
+        sxx += (xs[i] - mx) * (xs[i] - mx);
+        sxy += (xs[i] - mx) * (ys[i] - my);
+    }
+    m.contention_ms = sxx > 0 ? std::max(0.0, sxy / sxx) : 0.0;
+    const double c1 = my - m.contention_ms * mx;
+    m.compute_ms = m.compute_by_workers.count(1) ? m.compute_by_workers.at(1) : c1;
+    m.encode_ms = mean(enc);
+    m.decode_ms = mean(dec);
+    m.message_share = share.isEmpty() ? 1.0 : mean(share);
+    m.phases = true;
+    return true;
+}
+
 }  // namespace
+
+double ScalingModel::compute_at(int workers) const {
+    if (!phases) return compute_ms;
+    if (auto it = compute_by_workers.find(workers); it != compute_by_workers.end()) return it->second;
+    // The line, anchored at the count measured nearest below (or C(1)).
+    int below = 0;
+    for (const auto& [n, c] : compute_by_workers)
+        if (n < workers) below = n;
+    if (below == 0) return compute_ms + contention_ms * (workers - 1);
+    return compute_by_workers.at(below) + contention_ms * (workers - below);
+}
+
+double ScalingModel::predict(int workers, double kib_per_worker, bool gradient_sharing, double link_rate_mbit,
+                             double delay_ms, bool one_per_machine) const {
+    double t = (one_per_machine ? compute_ms : compute_at(workers)) + unphased_ms;
+    if (gradient_sharing) t += encode_ms;
+    if (workers > 1) {
+        if (gradient_sharing) t += decode_ms * message_share * (workers - 1);
+        if (link_rate_mbit > 0) t += kib_per_worker * 8.192 / link_rate_mbit;
+        t += delay_ms;
+    }
+    return t + per_peer_ms * (workers - 1) + per_kib_ms * kib_per_worker;
+}
+
+QString ScalingModel::describe() const {
+    if (!fitted) return "not fitted: no point has finished yet";
+    const auto ms = [](double v) { return QString::number(v, 'f', v < 0.1 && v != 0 ? 4 : 2) + " ms"; };
+    QStringList parts;
+    if (phases) {
+        parts << "compute " + ms(compute_ms) + " (measured: data, forward, backward, update)";
+        if (contention_ms > 0) parts << ms(contention_ms) + " more compute per extra local node (cores shared)";
+        if (unphased_ms != 0) parts << ms(unphased_ms) + " outside these phases (measured at 1 worker)";
+        if (encode_ms > 0 || decode_ms > 0)
+            parts << "encode " + ms(encode_ms) + " + decode " + ms(decode_ms) + " × messages received (gradient sharing, measured)";
+        parts << "KiB sent ÷ link rate + link delay";
+    } else {
+        parts << "compute " + ms(compute_ms) + " (fitted)";
+    }
+    if (per_peer_ms > 0) parts << ms(per_peer_ms) + " per other worker (fitted: waits, barriers)";
+    if (per_kib_ms > 0) parts << ms(per_kib_ms) + " per KiB sent by a worker (fitted: the host's cost of sending)";
+    const QString who = strategy.isEmpty() ? QString() : strategy + ": ";
+    return who + "time per iteration = " + parts.join(" + ") + QString("; fitted on %1 point(s)").arg(points);
+}
 
 QJsonObject ScalingModel::to_json() const {
     QJsonObject o{{"fitted", fitted}, {"points", points}};
     if (!fitted) return o;
-    o.insert("formula", "iter_ms = compute_ms + per_peer_ms * (workers - 1) + per_kib_ms * KiB sent per worker per iteration");
+    if (!strategy.isEmpty()) o.insert("strategy", strategy);
+    o.insert("formula", "iter_ms = C(n) + unphased_ms + [gradient sharing] (encode_ms + decode_ms * message_share * (n - 1)) + KiB * 8.192 / "
+                        "link_rate_mbit + link_delay_ms + per_peer_ms * (n - 1) + per_kib_ms * KiB; "
+                        "C(n) = compute_by_workers[n], else compute_ms + contention_ms * (n - 1)");
+    o.insert("description", describe());
+    o.insert("phases", phases);
     o.insert("compute_ms", compute_ms);
+    o.insert("contention_ms", contention_ms);
+    o.insert("unphased_ms", unphased_ms);
+    QJsonObject by;
+    for (const auto& [n, c] : compute_by_workers) by.insert(QString::number(n), c);
+    o.insert("compute_by_workers", by);
+    o.insert("encode_ms", encode_ms);
+    o.insert("decode_ms", decode_ms);
+    o.insert("message_share", message_share);
     o.insert("per_peer_ms", per_peer_ms);
     o.insert("per_kib_ms", per_kib_ms);
     o.insert("terms", QJsonArray::fromStringList(terms));
@@ -88,34 +195,61 @@ std::optional<ModelPoint> model_point(const PointResult& p) {
     m.workers = p.workers;
     m.iter_ms = 1000.0 * p.workers * p.batch / p.samples_per_s;
     m.kib_per_worker = p.bytes_per_iter.value_or(0) / p.workers / 1024.0;
+    m.compute_ms = p.compute_ms;
+    m.encode_ms = p.encode_ms;
+    m.decode_ms = p.decode_ms;
+    m.messages_per_iter = p.messages_per_iter;
+    m.gradient_sharing = p.strategy == "gradient-sharing";
+    m.link_rate_mbit = p.link_rate_mbit;
+    m.link_delay_ms = p.link_delay_ms;
     return m;
 }
 
-ScalingModel fit_scaling_model(const QList<ModelPoint>& pts) {
+ScalingModel fit_scaling_model(const QList<ModelPoint>& pts, const std::map<int, double>& other_compute) {
     ScalingModel best;
     best.points = int(pts.size());
     if (pts.isEmpty()) return best;
-    // Every subset of terms with compute in it; the best fit with no negative cost wins, and on
-    // a tie (within rounding) the one with fewer terms.
+    ScalingModel calibrated;
+    if (calibrate(pts, calibrated, other_compute)) {
+        // What one worker's iteration costs beyond its phases, measured on the 1-worker points.
+        QList<double> rest;
+        for (const auto& p : pts)
+            if (p.workers == 1) rest << p.iter_ms - calibrated.predict(1, 0, p.gradient_sharing, p.link_rate_mbit, p.link_delay_ms);
+        calibrated.unphased_ms = mean(rest);
+    }
+    // What the fitted terms must explain: the measured time less the measured part.
+    QList<double> y;
+    for (const auto& p : pts)
+        y << p.iter_ms - (calibrated.phases ? calibrated.predict(p.workers, p.kib_per_worker, p.gradient_sharing,
+                                                                 p.link_rate_mbit, p.link_delay_ms)
+                                            : 0.0);
+    // Every subset of terms (with phases, without the constant: at 1 worker the phases are the
+    // iteration; without, with it: the constant is the compute); the best fit with no negative
+    // cost wins, and on a tie (within rounding) the one with fewer terms.
     double best_ss = std::numeric_limits<double>::infinity();
     int best_terms = kTerms + 1;
-    for (int mask = 1; mask < (1 << kTerms); mask += 2) {
+    const bool constant = !calibrated.phases;
+    for (int mask = constant ? 1 : 0; mask < (1 << kTerms); mask += 2) {
         const std::array<bool, kTerms> use{(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0};
-        const auto c = solve(pts, use);
+        std::optional<std::array<double, kTerms>> c = std::array<double, kTerms>{};
+        if (mask != 0) c = solve(pts, y, use);
         if (!c) continue;
         if ((*c)[1] < 0 || (*c)[2] < 0) continue;
         const int n = int(use[0]) + int(use[1]) + int(use[2]);
-        const double ss = residual(pts, *c);
+        const double ss = residual(pts, y, *c);
         const double tie = 1e-9 * (1 + best_ss);
         if (ss < best_ss - tie || (std::abs(ss - best_ss) <= tie && n < best_terms)) {
             best_ss = ss;
             best_terms = n;
+            const int count = best.points;
+            best = calibrated;
+            best.points = count;
             best.fitted = true;
-            best.compute_ms = (*c)[0];
+            if (constant) best.compute_ms = (*c)[0];
             best.per_peer_ms = (*c)[1];
             best.per_kib_ms = (*c)[2];
             best.terms.clear();
-            if (use[0]) best.terms << "compute";
+            if (constant) best.terms << "compute";
             if (use[1]) best.terms << "per_peer";
             if (use[2]) best.terms << "per_kib";
         }
@@ -123,7 +257,7 @@ ScalingModel fit_scaling_model(const QList<ModelPoint>& pts) {
     return best;
 }
 
-ScalingModel fit_scaling_model(const QList<PointResult>& results) {
+ScalingModel fit_scaling_model(const QList<PointResult>& results, const std::map<int, double>& other_compute) {
     QList<ModelPoint> pts;
     QList<const PointResult*> used;
     for (const auto& r : results)
@@ -131,7 +265,7 @@ ScalingModel fit_scaling_model(const QList<PointResult>& results) {
             pts.append(*m);
             used.append(&r);
         }
-    ScalingModel model = fit_scaling_model(pts);
+    ScalingModel model = fit_scaling_model(pts, other_compute);
     if (!model.fitted) return model;
     double max_err = 0, sum_err = 0;
     int predicted = 0;
@@ -142,9 +276,10 @@ ScalingModel fit_scaling_model(const QList<PointResult>& results) {
         l.point = used[i]->point;
         l.label = used[i]->label;
         l.measured_ms = pts[i].iter_ms;
-        const ScalingModel m = fit_scaling_model(rest);
+        const ScalingModel m = fit_scaling_model(rest, other_compute);
         if (m.fitted) {
-            l.predicted_ms = m.predict(pts[i].workers, pts[i].kib_per_worker);
+            const auto& p = pts[i];
+            l.predicted_ms = m.predict(p.workers, p.kib_per_worker, p.gradient_sharing, p.link_rate_mbit, p.link_delay_ms);
             l.relative_error = std::abs(*l.predicted_ms - l.measured_ms) / l.measured_ms;
             max_err = std::max(max_err, *l.relative_error);
             sum_err += *l.relative_error;
@@ -159,6 +294,55 @@ ScalingModel fit_scaling_model(const QList<PointResult>& results) {
     return model;
 }
 
+const ScalingModel* SweepModel::for_strategy(const QString& strategy) const {
+    for (const auto& m : models)
+        if (m.strategy == strategy) return &m;
+    return nullptr;
+}
+
+QJsonObject SweepModel::to_json() const {
+    QJsonArray list;
+    for (const auto& m : models) list.append(m.to_json());
+    QJsonObject o{{"fitted", !models.isEmpty()}, {"per_strategy", list}};
+    if (max_loo_error) o.insert("max_loo_error", *max_loo_error);
+    if (mean_loo_error) o.insert("mean_loo_error", *mean_loo_error);
+    return o;
+}
+
+SweepModel fit_sweep_model(const QList<PointResult>& points) {
+    SweepModel out;
+    QStringList strategies;
+    for (const auto& p : points)
+        if (!strategies.contains(p.strategy)) strategies << p.strategy;
+    double max_err = 0, sum_err = 0;
+    int predicted = 0;
+    for (const QString& s : strategies) {
+        QList<PointResult> mine;
+        std::map<int, QList<double>> others;
+        for (const auto& p : points) {
+            if (p.strategy == s) mine << p;
+            else if (p.compute_ms) others[p.workers] << *p.compute_ms;
+        }
+        std::map<int, double> other_compute;
+        for (const auto& [n, v] : others) other_compute[n] = mean(v);
+        ScalingModel m = fit_scaling_model(mine, other_compute);
+        if (!m.fitted) continue;
+        m.strategy = s;
+        for (const auto& l : m.leave_one_out)
+            if (l.relative_error) {
+                max_err = std::max(max_err, *l.relative_error);
+                sum_err += *l.relative_error;
+                ++predicted;
+            }
+        out.models << m;
+    }
+    if (predicted > 0) {
+        out.max_loo_error = max_err;
+        out.mean_loo_error = sum_err / predicted;
+    }
+    return out;
+}
+
 double extrapolated_kib(const QList<PointResult>& group, int workers) {
     const PointResult* largest = nullptr;
     for (const auto& p : group)
@@ -167,6 +351,11 @@ double extrapolated_kib(const QList<PointResult>& group, int workers) {
     const double kib = *largest->bytes_per_iter / largest->workers / 1024.0;
     if (largest->strategy == "gradient-sharing") return kib / (largest->workers - 1) * (workers - 1);
     return kib;
+}
+
+double dl4j_estimate_speedup(const ScalingModel& model, int workers) {
+    if (workers <= 1 || model.compute_ms <= 0) return workers;
+    return workers * model.compute_ms / (model.compute_ms + model.encode_ms + model.decode_ms * workers);
 }
 
 }  // namespace thresher::launcher::sweep

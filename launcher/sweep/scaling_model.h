@@ -1,32 +1,56 @@
-// ScalingModel: a model of the time per iteration fitted to a sweep's measured points, to say
-// why a run scaled as it did and to guess beyond the measured worker counts.
+// ScalingModel: a model of the time per iteration calibrated from a sweep's measured phases and
+// fitted to its measured times, to say why a run scaled as it did and to ask "what if" beyond the
+// measured worker counts and on other links (issue 14).
 //
-//   T(n) = compute + per_peer × (n − 1) + per_kib × KiB(n)          (ms per iteration)
+//   T(n) = C(n) + U + [gradient sharing] (E + D × m(n)) + wire(n) + delay      measured phases, the link
+//        + per_peer × (n − 1) + per_kib × KiB(n)                                fitted on what is left
 //
-// T(n) is the measured wall time of one iteration of one worker, from throughput:
-// n × batch ÷ samples/s (so waiting, contention and stalls count, as the user sees them).
-// compute: one worker's forward, backward and update; per_peer: what each other worker costs
-// (decoding and applying its messages, a barrier's round trip); per_kib: what each KiB a worker
-// sends per iteration costs (encoding, the network). Least squares over the points; a term
-// whose coefficient would come out negative (it explains nothing these points can show) is left
-// out, so the model never predicts that more peers or bytes make an iteration faster.
+// One model per strategy (fit_sweep_model): gradient sharing and parameter averaging spend their
+// communication differently (messages beside compute; a synchronous round of every parameter),
+// and on a shared machine averaging's rounds slow its own compute phase.
+//
+// T(n): the measured wall time of one iteration of one worker, n × batch ÷ samples/s (waiting,
+// contention and stalls count, as the user sees them). Measured from the iteration events
+// (RunSummary), not fitted:
+//   C(n)  the compute phase (data wait + forward and backward + updater) at n workers: the mean of
+//         the points measured at that count; at other counts c1 + contention × (n − 1), a
+//         least-squares line through the measured counts (local nodes share this machine's cores,
+//         so compute grows with them; on machines of their own contention is ~0); a strategy
+//         measured at fewer than two counts borrows the other strategies' C at the counts it lacks;
+//   U     what a 1-worker iteration costs beyond these phases (T(1) − the phases at 1 worker, on
+//         the 1-worker points; 0 without one): writing events, averaging's own copy of the
+//         parameters, which the phase times do not cover;
+//   E, D  gradient sharing's encode time per iteration and decode time per message received;
+//   m(n)  messages received per iteration: (n − 1) × the share of peers' messages applied (~1);
+//   wire  KiB(n) × 8.192 ÷ the link's Mbit/s (ms): the emulated or what-if link's rate; 0 when
+//         the run used the real network (loopback: its cost is in per_kib);
+//   delay the link's one-way delay.
+//   E is measured at 1 worker too: gradient sharing encodes its update even alone.
+// Fitted (least squares over the points on T minus the measured part; a per-peer or per-KiB cost
+// that would come out negative is left out, so more peers or bytes never make an iteration
+// faster): per_peer (barriers, waits per other worker), per_kib (what a KiB sent costs the host
+// beyond the wire: copies, system calls). Both vanish at 1 worker, where T is C + U (+ E).
+// Points without phase times (older results) fit the old form: C is then a fitted constant.
 //
 // Beyond the measured counts, KiB(n) per worker: gradient sharing sends each message to every
 // other worker, so KiB(n) = (KiB per peer at the largest measured n) × (n − 1); parameter
 // averaging sends its parameters once per round whatever n, so KiB(n) = the largest measured n's.
+// What if (one node per machine, a link of R Gbit/s): C = C(1) (no cores shared), wire at R.
 //
-// Leave-one-out: each point is predicted by the model fitted on the others; the relative error
-// |predicted − measured| ÷ measured says how far to trust the model (the issue's bar is 15%).
+// Leave-one-out: each point is predicted by the model calibrated and fitted on the others (its
+// own phase times unused: C(n) from the other points at its count, or the line; E, D, m from the
+// others); |predicted − measured| ÷ measured says how far to trust the model (the bar is 15%).
 //
 // Worked example: 1 worker at 64 samples per 20 ms (3200/s), 2 workers at 4000/s sending 48 KiB
-// per iteration each: T(1) = 20 ms, T(2) = 32 ms; with only these two points and no third to
-// separate the terms, compute = 20, per_peer = 12 (per_kib left out: the points cannot tell them
-// apart, and the smaller set of terms fits as well).
+// per iteration each, no phase times: T(1) = 20 ms, T(2) = 32 ms; with only these two points and
+// no third to separate the terms, compute = 20, per_peer = 12 (per_kib left out: the points cannot
+// tell them apart, and the smaller set of terms fits as well).
 #pragma once
 
 #include <QJsonObject>
 #include <QList>
 #include <QString>
+#include <map>
 #include <optional>
 
 #include "sweep_results.h"
@@ -37,6 +61,10 @@ struct ModelPoint {
     int workers = 1;
     double kib_per_worker = 0;  // KiB sent per iteration by one worker
     double iter_ms = 0;         // measured: workers × batch ÷ samples/s
+    // Measured phases (RunSummary); nullopt when the events carried none.
+    std::optional<double> compute_ms, encode_ms, decode_ms, messages_per_iter;
+    bool gradient_sharing = false;
+    double link_rate_mbit = 0, link_delay_ms = 0;  // the run's emulated link (0: the real network)
 };
 
 struct LeaveOneOut {
@@ -49,25 +77,53 @@ struct LeaveOneOut {
 
 struct ScalingModel {
     bool fitted = false;
-    double compute_ms = 0, per_peer_ms = 0, per_kib_ms = 0;
-    QStringList terms;  // the terms kept: compute, per_peer, per_kib
+    QString strategy;     // the points' strategy; empty: points of any
+    bool phases = false;  // C, E, D measured (else compute_ms is the fitted constant)
+    double compute_ms = 0;      // C(1)
+    double contention_ms = 0;   // C grows by this per extra worker (the line through the counts)
+    double unphased_ms = 0;     // T(1) less its phases on the 1-worker points (events, averaging's own copy)
+    std::map<int, double> compute_by_workers;  // C measured at each count
+    double encode_ms = 0, decode_ms = 0, message_share = 1;  // gradient sharing's E, D, m(n) ÷ (n − 1)
+    double per_peer_ms = 0, per_kib_ms = 0;  // fitted
+    QStringList terms;  // the fitted terms kept: compute (no phases), per_peer, per_kib
     int points = 0;
     QList<LeaveOneOut> leave_one_out;
     std::optional<double> max_loo_error, mean_loo_error;
 
-    double predict(int workers, double kib_per_worker) const {
-        return compute_ms + per_peer_ms * (workers - 1) + per_kib_ms * kib_per_worker;
-    }
+    // The compute phase at n workers: measured at that count, else the line.
+    double compute_at(int workers) const;
+    // T at n workers sending `kib_per_worker`, on a link of `link_rate_mbit` (0: as measured on the
+    // real network) with `delay_ms`; one_per_machine: C(1) whatever n (the what-if cluster).
+    double predict(int workers, double kib_per_worker, bool gradient_sharing = false, double link_rate_mbit = 0,
+                   double delay_ms = 0, bool one_per_machine = false) const;
+    // The model's form with its terms, in words ("compute 14.2 ms + 3.1 ms per extra local node …").
+    QString describe() const;
     QJsonObject to_json() const;
 };
 
-// The time per iteration one point shows, and its traffic per worker; nullopt without throughput.
+// The time per iteration one point shows, its traffic per worker and its phases; nullopt
+// without throughput.
 std::optional<ModelPoint> model_point(const PointResult& p);
-// Fits the model to the points (least squares, non-negative terms; needs at least one point).
-ScalingModel fit_scaling_model(const QList<ModelPoint>& points);
-// Fits every point of a sweep and runs the leave-one-out test.
-ScalingModel fit_scaling_model(const QList<PointResult>& points);
+// Calibrates and fits the model to the points (needs at least one point). other_compute: the
+// compute phase other strategies measured per count, used only when these points have fewer
+// than two counts (no line to draw).
+ScalingModel fit_scaling_model(const QList<ModelPoint>& points, const std::map<int, double>& other_compute = {});
+// Fits every point of a sweep as one model and runs the leave-one-out test.
+ScalingModel fit_scaling_model(const QList<PointResult>& points, const std::map<int, double>& other_compute = {});
+
+// A sweep's models: one per strategy (each with its leave-one-out test), and the test's figures
+// over all points.
+struct SweepModel {
+    QList<ScalingModel> models;
+    std::optional<double> max_loo_error, mean_loo_error;
+    const ScalingModel* for_strategy(const QString& strategy) const;
+    QJsonObject to_json() const;
+};
+SweepModel fit_sweep_model(const QList<PointResult>& points);
 // KiB(n) per worker for a group's points beyond the measured counts (see above).
 double extrapolated_kib(const QList<PointResult>& group, int workers);
+// DL4J's estimate of the speedup at n workers from the model's phases (scalability.h):
+// n × C(1) ÷ (C(1) + E + D × n).
+double dl4j_estimate_speedup(const ScalingModel& model, int workers);
 
 }  // namespace thresher::launcher::sweep

@@ -6,6 +6,7 @@
 #include <QSaveFile>
 #include <QSysInfo>
 #include <QThread>
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -47,12 +48,35 @@ QString series_key(const SweepSpec& s, const Layout& l, const PointResult& p) {
     return parts.isEmpty() ? QString("measured") : parts.join(", ");
 }
 
+constexpr int kWhatIfGbit[] = {10, 25, 100};
+
 QString fmt(const std::optional<double>& v, int decimals = 2) { return v ? QString::number(*v, 'f', decimals) : QString("—"); }
 
 QString machine_facts() {
     return html_escape(QString("%1, %2, %3 CPU threads; report written %4")
                            .arg(QSysInfo::machineHostName(), QSysInfo::prettyProductName(), QString::number(QThread::idealThreadCount()),
                                 QDateTime::currentDateTimeUtc().toString(Qt::ISODate)));
+}
+
+// The what-if curves of one group: its speedup n × T(1) ÷ T(n) on a cluster of machines with one
+// node each (compute as measured alone) at 10, 25 and 100 Gbit/s, dashed (the measured speedup is
+// on the speedup chart); and, for gradient sharing, DL4J's estimate n × C ÷ (C + E + D × n) from
+// the same phases. A colour per curve from the palette less yellow and black (DL4J's).
+void add_what_if(SvgChart& chart, const ScalingModel& model, const QList<PointResult>& g, const QString& name, int& color) {
+    const bool gs = g.front().strategy == "gradient-sharing";
+    const double delay = g.back().link_delay_ms;
+    for (const int gbit : kWhatIfGbit) {
+        SvgSeries line{QString("%1, %2 Gbit/s").arg(name).arg(gbit), {}, palette(color++ % 6), true, true};
+        const double t1 = model.predict(1, 0, gs, gbit * 1000.0, delay, true);
+        for (int n = 1; n <= 64; n *= 2)
+            line.points << QPointF(n, n * t1 / model.predict(n, extrapolated_kib(g, n), gs, gbit * 1000.0, delay, true));
+        chart.series << line;
+    }
+    if (gs && model.phases) {
+        SvgSeries dl4j{name + ": DL4J's estimate", {}, "#000000", true, true};
+        for (int n = 1; n <= 64; n *= 2) dl4j.points << QPointF(n, dl4j_estimate_speedup(model, n));
+        chart.series << dl4j;
+    }
 }
 
 }  // namespace
@@ -76,8 +100,10 @@ QList<SvgChart> sweep_charts(const SweepResults& results) {
     SvgChart time{"Time per iteration (model dashed)", l.x_label, "ms per iteration", {}, l.by_workers, true};
     SvgChart traffic{"Traffic", l.x_label, "KiB sent per worker per iteration", {}, false, true};
     SvgChart accuracy{"Test accuracy after the run", l.x_label, "accuracy", {}, false, true};
-    const ScalingModel model = fit_scaling_model(points);
+    SvgChart what_if{"What if: one node per machine, to 64 (model dashed)", "workers", "speedup", {}, true, true};
+    const SweepModel sweep_model = fit_sweep_model(points);
     double max_workers = 1;
+    int what_if_color = 0;
     for (int i = 0; i < order.size(); ++i) {
         const auto& g = groups[order[i]];
         const QString color = palette(i);
@@ -102,10 +128,23 @@ QList<SvgChart> sweep_charts(const SweepResults& results) {
             // Measured points only (the model's line carries the trend), then the model to 64.
             t.line = false;
             time.series << t;
-            if (model.fitted) {
+            const ScalingModel* model = sweep_model.for_strategy(g.front().strategy);
+            if (model) {
+                // Fitted over the measured counts, dashed on to 64 workers as measured (local
+                // nodes sharing this machine's cores, the same link).
+                const bool gs = g.front().strategy == "gradient-sharing";
+                const double rate = g.back().link_rate_mbit, delay = g.back().link_delay_ms;
                 SvgSeries line{order[i] + " (model)", {}, color, true, false};
-                for (int n = 1; n <= 64; n *= 2) line.points << QPointF(n, model.predict(n, extrapolated_kib(g, n)));
+                for (int n = 1; n <= 64; n *= 2) {
+                    double kib = extrapolated_kib(g, n);  // the measured traffic where there is some
+                    for (const auto& p : g)
+                        if (p.workers == n && p.bytes_per_iter) kib = *p.bytes_per_iter / n / 1024.0;
+                    line.points << QPointF(n, model->predict(n, kib, gs, rate, delay));
+                }
                 time.series << line;
+                QString short_name = order[i];  // the legend is long enough with three rates per group
+                short_name.remove("strategy = ");
+                add_what_if(what_if, *model, g, short_name, what_if_color);
             }
         } else {
             time.series << t;
@@ -116,15 +155,44 @@ QList<SvgChart> sweep_charts(const SweepResults& results) {
         ideal.points << QPointF(1, 1) << QPointF(max_workers, max_workers);
         speed.series << ideal;
     }
-    QList<SvgChart> out{sps, speed, time, traffic};
+    QList<SvgChart> out{sps, speed, time};
+    if (!what_if.series.isEmpty()) {
+        QList<QPointF> ideal{{1, 1}, {64, 64}};
+        what_if.series << SvgSeries{"ideal (speedup = workers)", ideal, "#888888", true, false};
+        out << what_if;
+    }
+    out << traffic;
     if (!accuracy.series.isEmpty()) out << accuracy;
+    return out;
+}
+
+QStringList what_if_words(const SweepModel& model, const QList<PointResult>& points, int workers) {
+    QStringList out;
+    for (const auto& m : model.models) {
+        QList<PointResult> mine;
+        for (const auto& p : points)
+            if (p.strategy == m.strategy) mine << p;
+        if (mine.isEmpty()) continue;
+        std::sort(mine.begin(), mine.end(), [](const auto& a, const auto& b) { return a.workers < b.workers; });
+        const bool gs = m.strategy == "gradient-sharing";
+        const double delay = mine.back().link_delay_ms, kib = extrapolated_kib(mine, workers);
+        QStringList rates;
+        for (const int gbit : kWhatIfGbit) {
+            const double t1 = m.predict(1, 0, gs, gbit * 1000.0, delay, true);
+            const double tn = m.predict(workers, kib, gs, gbit * 1000.0, delay, true);
+            rates << QString("%1 at %2 Gbit/s").arg(workers * t1 / tn, 0, 'f', 1).arg(gbit);
+        }
+        QString line = QString("%1 at %2 workers, one node per machine: speedup %3").arg(m.strategy).arg(workers).arg(rates.join(", "));
+        if (gs && m.phases) line += QString(" (DL4J's estimate %1)").arg(dl4j_estimate_speedup(m, workers), 0, 'f', 1);
+        out << line;
+    }
     return out;
 }
 
 QString html_report(const SweepResults& results) {
     const SweepSpec& s = results.sweep();
     const QList<PointResult> points = results.points();
-    const ScalingModel model = fit_scaling_model(points);
+    const SweepModel model = fit_sweep_model(points);
     QString h;
     h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(s.name) +
          " — Thresher sweep</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1400px}"
@@ -160,23 +228,29 @@ QString html_report(const SweepResults& results) {
     h += "</table>\n";
 
     h += "<h2>Scaling model</h2>\n";
-    if (!model.fitted) {
+    if (model.models.isEmpty()) {
         h += "<p>Not fitted: no point has finished yet.</p>\n";
     } else {
-        h += QString("<p>T(n) = %1 ms + %2 ms × (n − 1) + %3 ms × KiB sent per worker per iteration "
-                     "(terms kept: %4; fitted on %5 point(s); T = workers × batch ÷ samples/s). "
-                     "Beyond the measured counts, gradient sharing's traffic per worker grows with its peers, "
-                     "parameter averaging's does not.</p>\n")
-                 .arg(model.compute_ms, 0, 'f', 3).arg(model.per_peer_ms, 0, 'f', 3).arg(model.per_kib_ms, 0, 'f', 5)
-                 .arg(model.terms.join(", ")).arg(model.points);
+        h += "<p id=\"model-form\">Per strategy: time per iteration = compute C(n) + encode + decode × messages received "
+             "(gradient sharing) + KiB sent ÷ link rate + link delay + a cost per other worker + a cost per KiB sent. "
+             "C, encode and decode are measured from the runs' phase times (C at each measured count; between and beyond, "
+             "a line: local nodes share the cores); the last two are fitted on what the phases leave unexplained. "
+             "T = workers × batch ÷ samples/s. The what-if chart puts each node on a machine of its own (C as measured "
+             "alone) behind a 10, 25 or 100 Gbit/s link; DL4J's estimate is workers × C ÷ (C + encode + decode × workers).</p>\n<ul>\n";
+        for (const auto& m : model.models) h += "<li class=\"model\">" + html_escape(m.describe()) + "</li>\n";
+        h += "</ul>\n<ul>\n";
+        for (const auto& w : what_if_words(model, points)) h += "<li class=\"what-if\">" + html_escape(w) + "</li>\n";
+        h += "</ul>\n";
         h += "<table id=\"leave-one-out\"><tr><th class=\"l\">left out</th><th>measured ms</th><th>predicted ms</th><th>error</th></tr>\n";
-        for (const auto& lo : model.leave_one_out)
-            h += QString("<tr><td class=\"l\">%1</td><td>%2</td><td>%3</td><td>%4</td></tr>\n")
-                     .arg(html_escape(QString::number(lo.point + 1) + ": " + lo.label), QString::number(lo.measured_ms, 'f', 3),
-                          fmt(lo.predicted_ms, 3), lo.relative_error ? QString::number(*lo.relative_error * 100, 'f', 1) + " %" : "—");
+        for (const auto& m : model.models)
+            for (const auto& lo : m.leave_one_out)
+                h += QString("<tr><td class=\"l\">%1</td><td>%2</td><td>%3</td><td>%4</td></tr>\n")
+                         .arg(html_escape(QString::number(lo.point + 1) + ": " + lo.label), QString::number(lo.measured_ms, 'f', 3),
+                              fmt(lo.predicted_ms, 3), lo.relative_error ? QString::number(*lo.relative_error * 100, 'f', 1) + " %" : "—");
         h += "</table>\n";
-        h += model.max_loo_error ? QString("<p>Leave-one-out: largest error %1 %, mean %2 % (trust the model beyond the "
-                                           "measured points only when these are small, e.g. under 15 %).</p>\n")
+        h += model.max_loo_error ? QString("<p>Leave-one-out (each point predicted by its strategy's model fitted without it, "
+                                           "its own phase times unused): largest error %1 %, mean %2 % (trust the model beyond "
+                                           "the measured points only when these are small, e.g. under 15 %).</p>\n")
                                        .arg(*model.max_loo_error * 100, 0, 'f', 1).arg(*model.mean_loo_error * 100, 0, 'f', 1)
                                  : QString("<p>Leave-one-out: too few points to fit the model without one of them.</p>\n");
     }

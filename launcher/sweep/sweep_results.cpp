@@ -68,6 +68,8 @@ SweepRow SweepRow::from(const SweepPoint& point, int repeat, const RunSummary& s
     r.iter_ms = s.mean_iter_ms();
     r.encode_ms = s.mean_encode_ms();
     r.decode_ms = s.decode_ms_per_message();
+    r.compute_ms = s.mean_compute_ms();
+    r.messages_per_iter = s.messages_per_iteration();
     r.bytes_per_iter = s.bytes_per_iteration();
     r.accuracy = s.final_accuracy();
     r.wall_s = s.wall_s();
@@ -88,6 +90,8 @@ QJsonObject SweepRow::to_json() const {
     put(o, "bytes_per_iter", bytes_per_iter);
     put(o, "accuracy", accuracy);
     put(o, "wall_s", wall_s);
+    put(o, "compute_ms", compute_ms);
+    put(o, "messages_per_iter", messages_per_iter);
     return o;
 }
 
@@ -108,6 +112,8 @@ SweepRow SweepRow::from_json(const QJsonObject& o) {
     r.bytes_per_iter = get(o, "bytes_per_iter");
     r.accuracy = get(o, "accuracy");
     r.wall_s = get(o, "wall_s");
+    r.compute_ms = get(o, "compute_ms");
+    r.messages_per_iter = get(o, "messages_per_iter");
     return r;
 }
 
@@ -162,7 +168,11 @@ QList<PointResult> SweepResults::points() const {
         pr.workers = p.spec.total_workers();
         pr.batch = p.spec.training.batch;
         pr.strategy = p.spec.training.strategy;
-        QList<double> enc, dec, bytes, acc;
+        pr.threads = p.spec.training.threads;
+        pr.link_rate_mbit = p.spec.cluster.link.rate_mbit;
+        pr.link_delay_ms = p.spec.cluster.link.delay_ms;
+        pr.local = p.spec.cluster.kind == launcher::ClusterSettings::Kind::Local;
+        QList<double> enc, dec, bytes, acc, comp, msgs;
         for (const auto& r : rows_) {
             if (r.point != p.index || r.status != "ok" || !r.samples_per_s) continue;
             ++pr.runs;
@@ -173,6 +183,8 @@ QList<PointResult> SweepResults::points() const {
             if (r.decode_ms) dec << *r.decode_ms;
             if (r.bytes_per_iter) bytes << *r.bytes_per_iter;
             if (r.accuracy) acc << *r.accuracy;
+            if (r.compute_ms) comp << *r.compute_ms;
+            if (r.messages_per_iter) msgs << *r.messages_per_iter;
         }
         if (pr.runs == 0) continue;
         pr.samples_per_s = stats(sps)->mean;
@@ -185,6 +197,8 @@ QList<PointResult> SweepResults::points() const {
         if (auto s = stats(dec)) pr.decode_ms = s->mean;
         if (auto s = stats(bytes)) pr.bytes_per_iter = s->mean;
         if (auto s = stats(acc)) pr.accuracy = s->mean;
+        if (auto s = stats(comp)) pr.compute_ms = s->mean;
+        if (auto s = stats(msgs)) pr.messages_per_iter = s->mean;
         QStringList group;
         for (int a = 0; a < sweep_.axes.size(); ++a)
             if (!sweep_.axes[a].varies_workers()) group << sweep_.axes[a].name + " = " + value_text(p.values[a]);
@@ -256,13 +270,15 @@ void SweepResults::save(const QString& dir) const {
         put(o, "bytes_per_iter", p.bytes_per_iter);
         put(o, "accuracy", p.accuracy);
         put(o, "dl4j_estimate_speedup", p.estimate_speedup);
+        put(o, "compute_ms", p.compute_ms);
+        put(o, "messages_per_iter", p.messages_per_iter);
         pts.append(o);
     }
     QJsonArray axes;
     for (const auto& a : sweep_.axes) axes.append(QJsonObject{{"name", a.name}, {"field", a.field}});
     const QJsonObject doc{{"format", "thresher-sweep-results"}, {"version", 1}, {"sweep", sweep_.document},
                           {"axes", axes}, {"runs", runs}, {"points", pts},
-                          {"model", fit_scaling_model(points_now).to_json()}};
+                          {"model", fit_sweep_model(points_now).to_json()}};
     write_atomically(QDir(dir).filePath("results.json"), QJsonDocument(doc).toJson(QJsonDocument::Indented));
     write_atomically(QDir(dir).filePath("results.csv"), csv().toUtf8());
 }

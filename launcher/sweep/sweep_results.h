@@ -30,6 +30,7 @@ struct SweepRow {
     QString summary;   // the launcher's last words
     int workers = 0;
     std::optional<double> samples_per_s, iter_ms, encode_ms, decode_ms, bytes_per_iter, accuracy, wall_s;
+    std::optional<double> compute_ms, messages_per_iter;  // the compute phase; messages applied per iteration
     qint64 iterations = 0;
 
     static SweepRow from(const SweepPoint& point, int repeat, const RunSummary& summary, int exit_code,
@@ -50,6 +51,11 @@ struct PointResult {
     int runs = 0;  // finished ok
     double samples_per_s = 0, samples_per_s_spread = 0;
     std::optional<double> iter_ms, iter_ms_spread, encode_ms, decode_ms, bytes_per_iter, accuracy;
+    std::optional<double> compute_ms, messages_per_iter;  // means over the runs (RunSummary)
+    int threads = 0;           // training.threads (0: automatic)
+    double link_rate_mbit = 0; // cluster.link.rate_mbit (0: the real network)
+    double link_delay_ms = 0;  // cluster.link.delay_ms
+    bool local = true;         // local nodes share this machine's cores
     double speedup = 1, efficiency = 1;
     std::optional<double> estimate_speedup;  // DL4J's
     QString group;  // the non-worker axis values ("strategy = gradient-sharing"); empty: one group

@@ -1,11 +1,13 @@
 // The Scalability page runs a sweep file end to end, offscreen, on real engines and the real
 // Fashion-MNIST: strategy × nodes 1, 2 (the MLP on 256 samples) gives a table row and a chart point
-// per point, the results files and the HTML report in the results folder, every run in history;
+// per point, the what-if curves (10 / 25 / 100 Gbit/s to 64 workers, DL4J's estimate) and the
+// scaling model in words, the results files and the HTML report in the results folder, every run in history;
 // run again it skips every finished point (nothing runs, history unchanged); a bad sweep file is
 // an error on the window, and nothing runs.
 #include <QtTest>
 
 #include <QJsonArray>
+#include <QLabel>
 #include <QJsonDocument>
 #include <QLineEdit>
 #include <QTableWidget>
@@ -79,6 +81,37 @@ void TestScalabilityPage::sweep_runs_then_resumes() {
     QCOMPARE(points(page->charts()[1]), 4);
     QCOMPARE(points(page->charts()[2]), 4);
     QVERIFY(page->charts()[2]->graphCount() > 2);  // with the model's dashed lines
+    // What if (one node per machine): per strategy a dashed curve per link rate to 64 workers (7
+    // points); DL4J's estimate beside gradient sharing's.
+    QCustomPlot* what_if = page->charts()[3];
+    QStringList names;
+    for (int i = 0; i < what_if->graphCount(); ++i) {
+        QCPGraph* g = what_if->graph(i);
+        names << g->name();
+        if (g->name().contains("Gbit/s") || g->name().contains("DL4J")) {
+            QCOMPARE(g->data()->size(), 7);
+            QCOMPARE(g->data()->at(6)->key, 64.0);
+            QVERIFY2(g->data()->at(6)->value > 0, qPrintable(g->name()));
+            QCOMPARE(g->pen().style(), Qt::DashLine);
+        }
+    }
+    for (const QString rate : {"10", "25", "100"})
+        for (const QString strategy : {"gradient-sharing", "parameter-averaging"})
+            QVERIFY2(names.contains(strategy + ", " + rate + " Gbit/s"), qPrintable(names.join("; ")));
+    QVERIFY2(names.contains("gradient-sharing: DL4J's estimate"), qPrintable(names.join("; ")));
+    QCOMPARE(points(what_if), 2 * 3 * 7 + 7);
+    // The model in words, and its leave-one-out test.
+    const QString model = page->model_text()->text();
+    QVERIFY2(model.contains("gradient-sharing: time per iteration = compute"), qPrintable(model));
+    QVERIFY2(model.contains("parameter-averaging: time per iteration = compute"), qPrintable(model));
+    QVERIFY2(model.contains("Leave-one-out"), qPrintable(model));
+    QVERIFY2(model.contains("gradient-sharing at 64 workers, one node per machine: speedup "), qPrintable(model));
+    QFile report(dir.filePath("results/report.html"));
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    const QString html = QString::fromUtf8(report.readAll());
+    QVERIFY(html.contains("gradient-sharing, 100 Gbit/s"));
+    QVERIFY(html.contains("DL4J's estimate"));
+    QCOMPARE(html.count("<li class=\"model\">"), 2);
     for (const QString f : {"results.json", "results.csv", "report.html"})
         QVERIFY2(QFileInfo(dir.filePath("results/" + f)).size() > 0, qPrintable(f));
     QCOMPARE(w.history()->runs().size(), 4);

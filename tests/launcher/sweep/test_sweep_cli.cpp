@@ -80,8 +80,19 @@ void TestSweepCli::two_axis_sweep_then_resume() {
     }
     QCOMPARE(sps.size(), 4);
     QCOMPARE(results.value("points").toArray().size(), 4);
-    QVERIFY(results.value("model").toObject().value("fitted").toBool());
-    QCOMPARE(results.value("model").toObject().value("leave_one_out").toArray().size(), 4);
+    // A model per strategy, calibrated from the runs' phase times; every point left out once.
+    const QJsonObject model = results.value("model").toObject();
+    QVERIFY(model.value("fitted").toBool());
+    const QJsonArray per_strategy = model.value("per_strategy").toArray();
+    QCOMPARE(per_strategy.size(), 2);
+    int left_out = 0;
+    for (const auto& m : per_strategy) {
+        QVERIFY(m.toObject().value("phases").toBool());
+        QVERIFY(m.toObject().value("compute_ms").toDouble() > 0);
+        left_out += int(m.toObject().value("leave_one_out").toArray().size());
+    }
+    QCOMPARE(left_out, 4);
+    for (const auto& row : results.value("runs").toArray()) QVERIFY(row.toObject().value("compute_ms").toDouble() > 0);
 
     QFile csv(path("out/results.csv"));
     QVERIFY(csv.open(QIODevice::ReadOnly));

@@ -1,7 +1,8 @@
 // SweepResults: rows written to results.json/csv and read back to resume (only rows of the same
 // point, repeat and run spec count, and only "ok" ones are done); per-point means and spreads;
 // speedup within each strategy against its fewest-worker point; the HTML report is one file
-// with the tables and a chart point per measured point, and nothing fetched.
+// with the tables, a chart point per measured point, the what-if curves (10 / 25 / 100 Gbit/s to
+// 64 workers, DL4J's estimate) and the scaling model in words, and nothing fetched.
 #include <QtTest>
 
 #include <QJsonArray>
@@ -35,6 +36,15 @@ SweepRow row(const SweepSpec& s, int point, int repeat, double sps, const QStrin
     r.bytes_per_iter = r.workers > 1 ? 2048.0 : 0.0;
     r.accuracy = 0.5;
     r.iterations = 20;
+    // Phase times: compute 8 ms; gradient sharing encodes 0.5 ms and decodes 0.2 ms per message.
+    r.compute_ms = 8.0;
+    if (s.points[point].spec.training.strategy == "gradient-sharing") {
+        r.encode_ms = 0.5;
+        if (r.workers > 1) {
+            r.decode_ms = 0.2;
+            r.messages_per_iter = r.workers - 1.0;
+        }
+    }
     return r;
 }
 
@@ -142,9 +152,20 @@ void TestSweepResults::report() {
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QString html = QString::fromUtf8(f.readAll());
     QVERIFY(html.startsWith("<!DOCTYPE html>"));
-    // Throughput, speedup, time (with the model), traffic, accuracy: 4 measured points on each.
-    QCOMPARE(html.count("<svg "), 5);
-    QCOMPARE(html.count("<circle class=\"point\""), 5 * 4);
+    // Throughput, speedup, time (with the model), traffic, accuracy: 4 measured points on each;
+    // the what-if chart has, per strategy, a curve per link rate at 1, 2, 4 … 64 workers (7
+    // points), and DL4J's estimate for gradient sharing (7).
+    QCOMPARE(html.count("<svg "), 6);
+    QCOMPARE(html.count("<circle class=\"point\""), 5 * 4 + 2 * 3 * 7 + 7);
+    for (const char* rate : {"10", "25", "100"})
+        QCOMPARE(html.count(QString(", %1 Gbit/s: (64, ").arg(rate)), 2);  // each curve reaches 64
+    QVERIFY(html.contains("gradient-sharing: DL4J's estimate"));
+    QVERIFY(html.contains("<p id=\"model-form\">"));
+    QCOMPARE(html.count("<li class=\"model\">"), 2);  // a model per strategy, in words
+    QVERIFY(html.contains("gradient-sharing: time per iteration = compute 8.00 ms"));
+    QVERIFY(html.contains("encode 0.50 ms + decode 0.20 ms × messages received"));
+    QCOMPARE(html.count("<li class=\"what-if\">"), 2);
+    QVERIFY(html.contains("gradient-sharing at 64 workers, one node per machine: speedup "));
     QVERIFY(html.contains("<table id=\"points\">"));
     QVERIFY(html.contains("<table id=\"leave-one-out\">"));
     QVERIFY(html.contains("strategy = parameter-averaging"));
