@@ -38,9 +38,25 @@ QCustomPlot* make_chart(QWidget* parent, int legend_columns) {
     return plot;
 }
 
+// What each chart shows, for the charts before a sweep has results: a newcomer sees what will
+// appear there instead of four blank 0..5 grids.
+const char* const kChartTitles[] = {"Throughput", "Speedup against the fewest workers", "Time per iteration",
+                                    "What if: one node per machine, to 64"};
+
+void show_empty(QCustomPlot* plot, int index) {
+    plot->clearGraphs();
+    if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0)))
+        title->setText(QString("%1 — no runs yet (Run / resume)").arg(kChartTitles[index]));
+    plot->xAxis->setLabel("workers");
+    plot->yAxis->setLabel({});
+    plot->legend->setVisible(false);
+    plot->replot();
+}
+
 // One chart of the sweep's report, drawn with QCustomPlot: the same series, markers and dashes.
 void draw(QCustomPlot* plot, const SvgChart& chart) {
     plot->clearGraphs();
+    plot->legend->setVisible(!chart.series.isEmpty());
     if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) title->setText(chart.title);
     plot->xAxis->setLabel(chart.x_label);
     plot->yAxis->setLabel(chart.y_label);
@@ -134,6 +150,7 @@ ScalabilityPage::ScalabilityPage(QWidget* parent) : QWidget(parent) {
     for (int i = 0; i < 4; ++i) {
         charts_ << make_chart(this, i == 3 ? 3 : 2);  // what if: three rates per group
         chart_layout->addWidget(charts_.back(), i / 2, i % 2);
+        show_empty(charts_.back(), i);
     }
     model_ = new QLabel;
     model_->setObjectName("scaling_model");
@@ -182,10 +199,7 @@ void ScalabilityPage::clear_results() {
     table_->clear();
     table_->setRowCount(0);
     table_->setColumnCount(0);
-    for (auto* c : charts_) {
-        c->clearGraphs();
-        c->replot();
-    }
+    for (int i = 0; i < charts_.size(); ++i) show_empty(charts_[i], i);
     model_->clear();
 }
 
@@ -216,12 +230,8 @@ void ScalabilityPage::show_results(const launcher::sweep::SweepResults& results)
     }
     const auto charts = launcher::sweep::sweep_charts(results);
     for (int i = 0; i < charts_.size(); ++i) {
-        if (i < charts.size()) {
-            draw(charts_[i], charts[i]);
-        } else {
-            charts_[i]->clearGraphs();
-            charts_[i]->replot();
-        }
+        if (i < charts.size() && !charts[i].series.isEmpty()) draw(charts_[i], charts[i]);
+        else show_empty(charts_[i], i);
     }
     // The model in words, and how far to trust it (its leave-one-out test).
     const auto model = launcher::sweep::fit_sweep_model(points);

@@ -59,11 +59,19 @@ void TestScalabilityPage::sweep_runs_then_resumes() {
     w.show();
     w.show_tab("scalability");
     auto* page = w.scalability_page();
+    // Before any run: each chart says what it will show, and no empty legend box is drawn.
+    for (auto* chart : page->charts()) {
+        auto* title = qobject_cast<QCPTextElement*>(chart->plotLayout()->element(0, 0));
+        QVERIFY(title && title->text().contains("no runs yet"));
+        QVERIFY(!chart->legend->visible());
+    }
     page->set_sweep_file(dir.filePath("sweep.json"));
     page->set_results_folder(dir.filePath("results"));
     QSignalSpy finished(&w, &MainWindow::runFinished);
     QMetaObject::invokeMethod(page, "startRequested");
-    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 240000);
+    // A sweep that cannot start says so at once (last_error): fail with it rather than wait.
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1 || !w.last_error().isEmpty(), 240000);
+    QVERIFY2(w.last_error().isEmpty(), qPrintable(w.last_error()));
     QVERIFY2(finished[0][0].toInt() == 0, qPrintable(finished[0][1].toString()));
 
     // A row per point: #, strategy, nodes, workers, samples/s, speedup, …
@@ -78,6 +86,7 @@ void TestScalabilityPage::sweep_runs_then_resumes() {
     // Charts with points: throughput and speedup, a point per measured point; time per
     // iteration: the measured points (the model's lines carry no markers).
     QCOMPARE(points(page->charts()[0]), 4);
+    QVERIFY(page->charts()[0]->legend->visible());
     QCOMPARE(points(page->charts()[1]), 4);
     QCOMPARE(points(page->charts()[2]), 4);
     QVERIFY(page->charts()[2]->graphCount() > 2);  // with the model's dashed lines
