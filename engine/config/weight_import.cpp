@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/dl4j_normalizer.h"
 #include "config/hdf5_file.h"
 #include "config/import_support.h"
 #include "config/json_fields.h"
@@ -65,6 +66,7 @@ void check_known_blocks(const std::string& source, const ModelConfig& m, std::si
         case LayerType::Output:
         case LayerType::Convolution: want = {ParamRole::Weight, ParamRole::Bias}; break;
         case LayerType::BatchNorm: want = {ParamRole::Gamma, ParamRole::Beta, ParamRole::RunningMean, ParamRole::RunningVar}; break;
+        case LayerType::PRelu: want = {ParamRole::Alpha}; break;
         default: break;
     }
     std::vector<ParamRole> have;
@@ -153,6 +155,18 @@ void map_dl4j_layer(const ModelConfig& m, std::size_t i, const nlohmann::json* b
             sink.check(i, "batch-norm parameters", sink.at(i, ParamRole::Gamma), 4 * c);
             break;
         }
+        case LayerType::PRelu: {
+            // PReLUParamInitializer: alpha [c', h', w'] (shared axes of extent 1) in 'f' order.
+            const auto& s = l.in_shape;
+            const int ac = l.prelu_shared[0] ? 1 : s.c, ah = l.prelu_shared[1] ? 1 : s.h, aw = l.prelu_shared[2] ? 1 : s.w;
+            float* a = sink.at(i, ParamRole::Alpha);
+            for (int c = 0; c < ac; ++c)
+                for (int y = 0; y < ah; ++y)
+                    for (int x = 0; x < aw; ++x)
+                        a[(static_cast<std::size_t>(c) * ah + y) * aw + x] = src[c + static_cast<std::size_t>(ac) * (y + static_cast<std::size_t>(ah) * x)];
+            sink.check(i, "alpha", a, l.param_count);
+            break;
+        }
         default: break;
     }
 }
@@ -219,6 +233,18 @@ std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& c
                 block(ParamRole::Gamma, static_cast<std::size_t>(l.in_shape.c));
                 block(ParamRole::Beta, static_cast<std::size_t>(l.in_shape.c));
                 break;
+            case LayerType::PRelu: {
+                // In 'f' order like the alphas themselves (map_dl4j_layer).
+                const auto& s = l.in_shape;
+                const int ac = l.prelu_shared[0] ? 1 : s.c, ah = l.prelu_shared[1] ? 1 : s.h, aw = l.prelu_shared[2] ? 1 : s.w;
+                float* dst = state.data() + ours.at({i, ParamRole::Alpha});
+                for (int c = 0; c < ac; ++c)
+                    for (int y = 0; y < ah; ++y)
+                        for (int x = 0; x < aw; ++x)
+                            dst[(static_cast<std::size_t>(c) * ah + y) * aw + x] = src[c + static_cast<std::size_t>(ac) * (y + static_cast<std::size_t>(ah) * x)];
+                src += l.param_count;
+                break;
+            }
             default: break;
         }
     }
@@ -291,9 +317,11 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
         }
         r.notes.push_back(note);
     }
-    if (zip.contains("normalizer.bin"))
-        r.notes.push_back("normalizer.bin: DL4J's data normaliser is not imported; normalise the data as it was "
-                          "for training (--normalize)");
+    if (const auto normalizer = zip.read("normalizer.bin")) {
+        r.normalization = read_dl4j_normalizer(*normalizer, source + ": normalizer.bin", m);
+        r.notes.push_back("normalizer.bin: " + r.normalization.description +
+                          " imported: train, evaluate and predict normalise the features with it, as DL4J did");
+    }
     for (const auto& name : zip.names())
         if (name != "configuration.json" && name != "coefficients.bin" && name != "updaterState.bin" &&
             name != "normalizer.bin" && name.find('/') == std::string::npos)
@@ -303,7 +331,7 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
 
 // ---------------------------------------------------------------- Keras
 
-enum class Role { Kernel, Bias, Gamma, Beta, Mean, Var, Unknown };
+enum class Role { Kernel, Bias, Gamma, Beta, Mean, Var, Alpha, Unknown };
 
 Role role_of(std::string name) {
     if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
@@ -313,6 +341,7 @@ Role role_of(std::string name) {
     if (ends("kernel") || ends("_w") || name == "w") return Role::Kernel;
     if (ends("bias") || ends("_b") || name == "b") return Role::Bias;
     if (ends("gamma")) return Role::Gamma;
+    if (ends("alpha")) return Role::Alpha;
     if (ends("beta")) return Role::Beta;
     if (ends("moving_mean") || ends("running_mean")) return Role::Mean;
     if (ends("moving_variance") || ends("running_std") || ends("running_var")) return Role::Var;
@@ -380,6 +409,8 @@ public:
             if (cfg_flag("center")) want.push_back(Role::Beta);
             want.push_back(Role::Mean);
             want.push_back(Role::Var);
+        } else if (l.type == LayerType::PRelu) {
+            want.push_back(Role::Alpha);
         } else {
             want.push_back(Role::Kernel);
             if (cfg_flag("use_bias") && cfg_flag("bias")) want.push_back(Role::Bias);
@@ -463,6 +494,27 @@ public:
                 vector_into(Role::Beta, ParamRole::Beta, c, 0.f);
                 vector_into(Role::Mean, ParamRole::RunningMean, c, 0.f);
                 vector_into(Role::Var, ParamRole::RunningVar, c, 1.f);
+                break;
+            }
+            case LayerType::PRelu: {
+                // Keras: alpha has the input's shape without the batch, channels last, shared axes 1.
+                const auto& s = l.in_shape;
+                const auto ac = static_cast<std::size_t>(l.prelu_shared[0] ? 1 : s.c);
+                const auto ah = static_cast<std::size_t>(l.prelu_shared[1] ? 1 : s.h);
+                const auto aw = static_cast<std::size_t>(l.prelu_shared[2] ? 1 : s.w);
+                const Weight& a = *by_role[Role::Alpha];
+                float* dst = sink.at(i, ParamRole::Alpha);
+                if (s.flat()) {
+                    expect(a, {ac});
+                    std::copy_n(a.value.data.data(), ac, dst);
+                } else {
+                    if (first_) refuse(source_, m, i, "PReLU weights of a channels_first model are not supported");
+                    expect(a, {ah, aw, ac});
+                    for (std::size_t c = 0; c < ac; ++c)
+                        for (std::size_t y = 0; y < ah; ++y)
+                            for (std::size_t x = 0; x < aw; ++x)
+                                dst[(c * ah + y) * aw + x] = a.value.data[(y * aw + x) * ac + c];
+                }
                 break;
             }
             default: break;

@@ -236,6 +236,8 @@ QString ModelDocument::describe(const QJsonObject& l) {
         parts << "retain " + QString::number(l.value("retain").toDouble(0.5));
     } else if (type == "batch_norm") {
         parts << "eps " + QString::number(l.value("eps").toDouble(1e-5));
+    } else if (type == "prelu") {
+        parts << "alpha from " + QString::number(l.value("alpha_init").toDouble(0.0));
     }
     return parts.join(", ");
 }
