@@ -93,6 +93,10 @@ void no_labels(const JavaIn& in, bool fit_label) {
 ImportedNormalization read_dl4j_normalizer(std::span<const std::uint8_t> bytes, const std::string& source,
                                            const ModelConfig& m) {
     JavaIn in(bytes, source);
+    // The header's length first: Java serialisation (0xACED...) would claim 44269 bytes.
+    if (bytes.size() >= 2 && (bytes[0] != 0 || bytes[1] != 10))
+        in.fail("not written by DL4J's NormalizerSerializer (no \"NORMALIZER\" header; DL4J before 0.8 used Java "
+                "serialisation, which is not read)");
     if (in.utf("the header") != "NORMALIZER")
         in.fail("not written by DL4J's NormalizerSerializer (no \"NORMALIZER\" header; DL4J before 0.8 used Java "
                 "serialisation, which is not read)");

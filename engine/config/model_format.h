@@ -37,6 +37,9 @@ struct ImportResult {
     // The updater state that came with them (a DL4J zip's updaterState.bin, where it maps onto
     // Thresher's layout); empty: the updater starts fresh.
     std::vector<float> updater_state;
+    // The updater's step count that state belongs to (DL4J's iterationCount): fine-tuning goes on
+    // from there, so Adam's bias correction and schedules by iteration continue as in DL4J.
+    long iterations = 0;
     // The data normaliser that came with them (a DL4J zip's normalizer.bin): train, evaluate and
     // predict apply it to the features as they apply their own --normalize.
     ImportedNormalization normalization;

@@ -1,7 +1,6 @@
 // PReLU layers: y = x for x > 0, alpha·x otherwise, with alpha learned (the layer's only
 // parameter block). Backends without PReLU kernels refuse the layer when it is planned.
-#include <stdexcept>
-
+#include "core/error.h"
 #include "nn/layer_step.h"
 
 namespace thresher::nn {
@@ -32,7 +31,7 @@ private:
 
 std::unique_ptr<LayerStep> plan_prelu(backend::Backend& be, const LayerConfig& l, int batch) {
     if (!be.has_prelu())
-        throw std::runtime_error((l.name.empty() ? std::string("a prelu layer") : "prelu layer \"" + l.name + "\"") +
+        throw BackendError((l.name.empty() ? std::string("a prelu layer") : "prelu layer \"" + l.name + "\"") +
                                  ": the " + be.info().name + " backend has no PReLU kernels yet (train this model on the CPU backend)");
     return std::make_unique<PReluStep>(be, l, batch);
 }

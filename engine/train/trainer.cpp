@@ -294,6 +294,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         run.imported_params = std::move(imported.params);
         run.imported_state = std::move(imported.updater_state);
         imported_normalization = std::move(imported.normalization);
+        if (!run.imported_state.empty()) run.start.iterations = imported.iterations;  // DL4J's step count
         run.start.seed = o.seed.value_or(run.config.seed);
     }
     run.data = load_data_for(o.data_spec, run.config);  // a CSV read for the model's task
