@@ -319,7 +319,13 @@ bool MainWindow::import_model(const QString& path) {
     try {
         QStringList notes;
         const QString format = document_->load(path, &notes);
-        model_origin_path_.clear();  // an imported model is saved inline (or with Save model as)
+        // An imported architecture is saved inline (or with Save model as); a file with weights is
+        // named by the spec while the model stays as imported, so the run fine-tunes from them.
+        model_origin_path_.clear();
+        if (document_->loaded_weights()) {
+            model_origin_path_ = QFileInfo(path).absoluteFilePath();
+            model_origin_json_ = document_->model();
+        }
         model_page_->select_row(0);
         tabs_->setCurrentWidget(model_page_);
         QString message = QString("Imported %1 (%2 format): %3 layers").arg(QFileInfo(path).fileName(), format)

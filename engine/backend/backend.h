@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,8 +28,20 @@ namespace thresher::backend {
 // from the output y (each is monotone), so no pre-activation copy is kept.
 // ThresholdedRelu: x where x > alpha (the threshold θ >= 0), else 0 (DL4J ThresholdedReLU, Keras
 // ThresholdedReLU / ReLU(threshold)); monotone, and y > 0 exactly where x > θ.
+// Swish .. GeluSigmoid are not monotone: their derivative needs the pre-activation x, so layers
+// keep a copy of it and pass x (not y) to activation_backward (derivative_from_input()).
+//   Swish        x·sigmoid(x)                                (Keras swish/silu, DL4J ActivationSwish)
+//   Gelu         x·Φ(x) = x/2·(1 + erf(x/√2))                (Keras gelu, approximate=False)
+//   GeluTanh     x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))      (Keras gelu, approximate=True)
+//   GeluSigmoid  x·sigmoid(1.702x)                           (DL4J ActivationGELU, precise=false)
 enum class Activation { Identity, Relu, LeakyRelu, Tanh, Sigmoid, Softmax, Elu, Selu, Relu6, HardSigmoid, Softplus, Softsign,
-                        ThresholdedRelu };
+                        ThresholdedRelu, Swish, Gelu, GeluTanh, GeluSigmoid };
+
+// True for the activations whose activation_backward takes the pre-activation x in place of y.
+constexpr bool derivative_from_input(Activation a) {
+    return a == Activation::Swish || a == Activation::Gelu || a == Activation::GeluTanh ||
+           a == Activation::GeluSigmoid;
+}
 
 struct ActivationSpec {
     Activation kind = Activation::Identity;
@@ -64,6 +77,14 @@ struct PoolDesc {
 struct BatchNormDesc {
     int batch = 0, c = 0, h = 1, w = 1;  // per-channel statistics over N*H*W
     float eps = 1e-5f;
+};
+
+// A PReLU over an NCHW tensor: y = x for x > 0, alpha·x otherwise, with one alpha per
+// (c, h, w) position except along the shared axes (alpha is [c' x h' x w'] row-major, where a
+// shared axis has extent 1). Dense input is C x 1 x 1.
+struct PReluDesc {
+    int batch = 0, c = 0, h = 1, w = 1;
+    bool shared_c = false, shared_h = false, shared_w = false;
 };
 
 enum class Mode { Training, Inference };
@@ -166,7 +187,8 @@ public:
     // Element-wise work. rows x cols matters only for softmax (row-wise).
     virtual void activation_forward(ActivationSpec, const float* x, float* y, int rows,
                                     int cols) = 0;
-    // dz = dL/dx of y = act(x), computed from y (the output) and dy.
+    // dz = dL/dx of y = act(x), computed from y (the output) and dy; for the kinds where
+    // derivative_from_input() holds, the first argument is the pre-activation x instead.
     virtual void activation_backward(ActivationSpec, const float* y, const float* dy, float* dz,
                                      int rows, int cols) = 0;
     // Inverted dropout: mask[i] = (u < retain) / retain with u from (seed); y = x * mask.
@@ -178,6 +200,14 @@ public:
     // running = momentum * running + (1 - momentum) * batch
     virtual void blend(float* running, const float* batch, float momentum, std::size_t count) = 0;
 
+    // PReLU (PReluDesc). dx may be null; dalpha is overwritten with the sum over the batch and
+    // the shared axes of dy·x where x <= 0. Backends without these kernels say so in has_prelu()
+    // and throw here, so a model with a PReLU layer is refused when the network is planned.
+    virtual bool has_prelu() const { return false; }
+    virtual void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* y);
+    virtual void prelu_backward(const PReluDesc&, const float* x, const float* alpha, const float* dy,
+                                float* dx, float* dalpha);
+
     // Turns a gradient into the update to subtract from the parameters, in place. `state` holds
     // updater_state_per_param(kind) * count floats ([m..., v...] for Adam); `iteration` counts
     // from 0. Regularisation reads `params`.
@@ -188,6 +218,13 @@ public:
     // this backend's memory (the CPU backend: dist::HostWorkerEncoder; CUDA: on the GPU).
     virtual std::unique_ptr<dist::WorkerEncoder> make_worker_encoder(std::size_t length) = 0;
 };
+
+inline void Backend::prelu_forward(const PReluDesc&, const float*, const float*, float*) {
+    throw std::runtime_error("the " + info().name + " backend has no PReLU kernels yet (use the CPU backend)");
+}
+inline void Backend::prelu_backward(const PReluDesc&, const float*, const float*, const float*, float*, float*) {
+    throw std::runtime_error("the " + info().name + " backend has no PReLU kernels yet (use the CPU backend)");
+}
 
 // Owns one allocation of a backend; the backend must outlive it.
 class Buffer {

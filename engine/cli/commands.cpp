@@ -44,6 +44,8 @@ nn::ModelFile model_file_any(const std::string& path) {
     nn::ModelFile f;
     f.config = std::move(imported.model);
     f.params = std::move(imported.params);
+    // A DL4J zip's normalizer.bin: the features go through it as through a saved --normalize.
+    f.normalization = {imported.normalization.kind, imported.normalization.shift, imported.normalization.scale};
     return f;
 }
 

@@ -38,6 +38,11 @@ std::string describe(const nn::LayerConfig& l) {
             break;
         case nn::LayerType::BatchNorm: s << " eps " << nn::decimal(l.bn_eps) << " decay " << nn::decimal(l.bn_decay); break;
         case nn::LayerType::Dropout: s << " retain " << nn::decimal(l.retain); break;
+        case nn::LayerType::PRelu:
+            s << " " << l.blocks.at(0).size << (l.blocks.at(0).size == 1 ? " alpha" : " alphas");
+            for (std::size_t a = 0; a < 3; ++a)
+                if (l.prelu_shared[a]) s << (a == 0 ? " shared channels" : a == 1 ? " shared height" : " shared width");
+            break;
     }
     if (l.activation.kind == nn::Activation::LeakyRelu) s << " alpha " << nn::decimal(l.activation.alpha);
     return s.str();

@@ -19,7 +19,7 @@ namespace {
 using import::Place;
 using import::simple_class_name;
 
-enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding };
+enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding, PRelu };
 
 std::optional<Kind> kind_of(const std::string& name) {
     static const std::map<std::string, Kind> kinds{
@@ -32,7 +32,8 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"DropoutLayer", Kind::Dropout},      {"dropout", Kind::Dropout},
         {"ActivationLayer", Kind::Activation}, {"activation", Kind::Activation},
         {"GlobalPoolingLayer", Kind::GlobalPooling}, {"GlobalPooling", Kind::GlobalPooling},
-        {"ZeroPaddingLayer", Kind::ZeroPadding}, {"zeroPadding", Kind::ZeroPadding}};
+        {"ZeroPaddingLayer", Kind::ZeroPadding}, {"zeroPadding", Kind::ZeroPadding},
+        {"PReLULayer", Kind::PRelu}, {"prelu", Kind::PRelu}};
     auto it = kinds.find(name);
     if (it == kinds.end()) return std::nullopt;
     return it->second;
@@ -55,7 +56,7 @@ void ignore_harmless(Place& p) {
 
 const char* kSupportedActivations =
     "identity, relu, leakyrelu, tanh, sigmoid, softmax, elu, selu, relu6, hardsigmoid, softplus, softsign, "
-    "thresholdedrelu";
+    "thresholdedrelu, swish, gelu (precise=false)";
 
 ActivationSpec activation_from_name(Place& p, const std::string& key, const std::string& name, float alpha) {
     const std::string n = normalise_name(name);
@@ -72,6 +73,8 @@ ActivationSpec activation_from_name(Place& p, const std::string& key, const std:
     if (n == "softplus") return {Activation::Softplus, 0.01f};
     if (n == "softsign") return {Activation::Softsign, 0.01f};
     if (n == "thresholdedrelu") return {Activation::ThresholdedRelu, 1.f};
+    if (n == "swish") return {Activation::Swish, 0.01f};
+    if (n == "gelu") return {Activation::GeluSigmoid, 0.01f};  // DL4J's default: x·sigmoid(1.702x)
     p.fail(key, "activation \"" + name + "\" is not supported (Thresher has " + kSupportedActivations + ")");
 }
 
@@ -108,6 +111,11 @@ ActivationSpec read_activation(Place& p, float legacy_alpha) {
         if (n == "thresholdedrelu")
             return {Activation::ThresholdedRelu, static_cast<float>(a.hyper({"theta"}, import::Range{0.0, 100.0}).value_or(1.0))};
         if (n == "elu") return {Activation::Elu, static_cast<float>(a.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
+        // ActivationGELU: precise=false (the default) is libnd4j's GELU op, x·sigmoid(1.702x);
+        // precise=true is libnd4j's PreciseGELU, whose cubic term differs from the published tanh form.
+        if (n == "gelu" && a.boolean({"precise"}).value_or(false))
+            p.fail("activationFn", "GELU with precise=true is not supported (Thresher has DL4J's default GELU, "
+                                   "precise=false: x·sigmoid(1.702x))");
         return activation_from_name(p, "activationFn", cls, 0.01f);
     }
     if (auto name = p.string({"activationFunction"})) {
@@ -458,7 +466,7 @@ Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& 
 
 std::string kUnsupportedLayer(const std::string& cls) {
     return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
-           "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer (before a convolution), BatchNormalization, DropoutLayer "
+           "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer (before a convolution), BatchNormalization, DropoutLayer, PReLULayer "
            "and ActivationLayer)";
 }
 
@@ -644,6 +652,26 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
                 params = true;
                 break;
+            case Kind::PRelu: {
+                // "inputShape": [n] or [c, h, w]; "sharedAxes" count its axes from 1.
+                l.type = LayerType::PRelu;
+                const auto* shape = p.array({"inputShape"});
+                if (!shape || (shape->size() != 1 && shape->size() != 3))
+                    p.fail("inputShape", "is required: [features] or [channels, height, width], got " +
+                                             (shape ? json_summary(*shape) : std::string("nothing")));
+                if (const auto* axes = p.array({"sharedAxes"})) {
+                    for (const auto& a : *axes) {
+                        const long long ax = a.is_number_integer() ? a.get<long long>() : 0;
+                        if (ax < 1 || ax > static_cast<long long>(shape->size()))
+                            p.fail("sharedAxes", "axis " + a.dump() + " is not an axis of inputShape " + json_summary(*shape));
+                        l.prelu_shared[static_cast<std::size_t>(ax - 1)] = true;
+                    }
+                }
+                p.ignore({"inputShape", "sharedAxes"});
+                p.note("PReLU alpha starts at 0 when trained from scratch (DL4J draws it from the layer's weight init)");
+                params = true;
+                break;
+            }
             case Kind::Dropout: {
                 auto retain = read_dropout(p);
                 if (!retain || *retain >= 1.f) {

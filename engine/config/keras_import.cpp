@@ -3,6 +3,7 @@
 // which Thresher cannot do, so a Dense before any Flatten is refused rather than flattened.
 #include "config/keras_import.h"
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -21,14 +22,14 @@ using import::Place;
 const char* kSupportedLayers =
     "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, "
     "BatchNormalization, Dropout, Flatten, ZeroPadding2D (before a Conv2D), "
-    "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax; Keras 1's Convolution2D";
+    "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax, PReLU; Keras 1's Convolution2D";
 
 bool supported_layer(const std::string& kind) {
     static const std::set<std::string> known{"InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
                                              "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
                                              "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
                                              "ELU", "ThresholdedReLU", "GlobalAveragePooling2D", "GlobalAvgPool2D",
-                                             "GlobalMaxPooling2D", "GlobalMaxPool2D", "ZeroPadding2D"};
+                                             "GlobalMaxPooling2D", "GlobalMaxPool2D", "ZeroPadding2D", "PReLU"};
     return known.count(kind) > 0;
 }
 
@@ -49,8 +50,10 @@ ActivationSpec activation_from_name(Place& p, const std::string& key, const nloh
     if (name == "hard_sigmoid") return {Activation::HardSigmoid, keras3 ? 1.f / 6.f : 0.2f};
     if (name == "softplus") return {Activation::Softplus, 0.01f};
     if (name == "softsign") return {Activation::Softsign, 0.01f};
+    if (name == "swish" || name == "silu") return {Activation::Swish, 0.01f};
+    if (name == "gelu") return {Activation::Gelu, 0.01f};  // keras.activations.gelu's default: approximate=False
     p.fail(key, "activation \"" + name + "\" is not supported (Thresher has linear, relu, leaky_relu, tanh, sigmoid, "
-                "softmax, elu, selu, relu6, hard_sigmoid, softplus, softsign)");
+                "softmax, elu, selu, relu6, hard_sigmoid, softplus, softsign, swish, silu, gelu)");
 }
 
 // {"class_name": "GlorotUniform", "config": {...}} (Keras 3 adds "module" and "registered_name").
@@ -92,6 +95,23 @@ WeightInit read_initializer(Place& p, const char* key) {
         return approx(WeightInit::Normal, "approximated by normal (N(0, 1/fan_in))");
     if (name == "RandomUniform" || name == "uniform") return approx(WeightInit::Uniform, "approximated by uniform (±1/√fan_in)");
     return approx(WeightInit::Xavier, "has no Thresher equivalent: using xavier");
+}
+
+// PReLU's "alpha_initializer" (Keras 1: "init"): Zeros (the default) or Constant(value).
+float read_alpha_initializer(Place& p) {
+    const char* key = p.has("init") ? "init" : "alpha_initializer";
+    if (!p.has(key)) return 0.f;
+    const auto& init = p.json()[key];
+    const std::string name = init.is_string() ? init.get<std::string>() : import::text_or(init, "class_name", "");
+    p.ignore({key});
+    if (name == "Zeros" || name == "zeros" || name == "zero") return 0.f;
+    if (name == "Ones" || name == "ones" || name == "one") return 1.f;
+    if (name == "Constant" && init.is_object() && init.contains("config") && init["config"].is_object()) {
+        const auto& v = init["config"].value("value", nlohmann::json());
+        if (v.is_number() && std::isfinite(v.get<double>()) && std::abs(v.get<double>()) <= 100.0)
+            return static_cast<float>(v.get<double>());
+    }
+    p.fail(key, "alpha initializer " + json_summary(init) + " is not supported (Zeros, Ones or Constant with a value in [-100, 100])");
 }
 
 // Keras adds l2·Σw² to the loss, so its gradient is 2·l2·w; Thresher adds l2·w to the gradient.
@@ -169,7 +189,8 @@ void fold_activation(Place& p, std::vector<LayerConfig>& layers, ActivationSpec 
             it->activation = act;
             return;
         }
-        const bool max_pool = it->type == LayerType::Subsampling && it->max_pool;
+        // Swish and GELU are not monotone, so they do not commute with max pooling.
+        const bool max_pool = it->type == LayerType::Subsampling && it->max_pool && !backend::derivative_from_input(act.kind);
         const bool dropout = it->type == LayerType::Dropout && positively_homogeneous(act.kind);
         if (!max_pool && !dropout)
             p.fail("cannot fold this activation into an earlier layer across \"" + it->name +
@@ -391,6 +412,29 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             flat = true;
             needs_flatten = false;
             p.note_unread();
+            continue;
+        } else if (kind == "PReLU") {
+            // shared_axes count Keras's channels-last input axes: 1 = height, 2 = width, 3 = channels
+            // for an image, 1 = the features for flat input.
+            l.type = LayerType::PRelu;
+            l.prelu_init = read_alpha_initializer(p);
+            if (const auto* axes = p.array({"shared_axes"})) {
+                for (const auto& a : *axes) {
+                    const long long ax = a.is_number_integer() ? a.get<long long>() : 0;
+                    if (ax < 1 || ax > (flat ? 1 : 3))
+                        p.fail("shared_axes", "axis " + a.dump() + " is not an axis of the " +
+                                                  std::string(flat ? "flat input (1)" : "image input (1 height, 2 width, 3 channels)"));
+                    l.prelu_shared[flat ? 0 : ax == 3 ? 0 : static_cast<std::size_t>(ax)] = true;
+                }
+            }
+            p.ignore({"shared_axes"});
+            if (p.has("alpha_regularizer") && !p.json()["alpha_regularizer"].is_null())
+                p.fail("alpha_regularizer", "is not supported (Thresher does not regularise PReLU's alpha)");
+            if (p.has("alpha_constraint") && !p.json()["alpha_constraint"].is_null())
+                p.fail("alpha_constraint", "is not supported");
+            p.ignore({"alpha_regularizer", "alpha_constraint"});
+            p.note_unread();
+            m.layers.push_back(std::move(l));
             continue;
         } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "ELU" || kind == "Softmax" ||
                    kind == "ThresholdedReLU") {

@@ -16,11 +16,13 @@ namespace thresher::nn {
 namespace {
 
 const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling", "batch_norm",
-                                           "dropout", "output"};
+                                           "dropout", "output", "prelu"};
+const std::vector<std::string> kPReluAxes{"channels", "height", "width"};
 const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
                                             "sigmoid",  "softmax",  "elu",         "selu",
                                             "relu6",    "hardsigmoid", "softplus", "softsign",
-                                            "thresholdedrelu"};
+                                            "thresholdedrelu", "swish", "gelu", "gelu_tanh",
+                                            "gelu_sigmoid"};
 const std::vector<std::string> kLosses{"mcxent", "negativeloglikelihood", "xent", "mse", "mae"};
 const std::vector<std::string> kInits{"xavier", "xavier_uniform", "relu", "normal", "uniform",
                                       "zero"};
@@ -112,7 +114,7 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::s
     JsonFields f(j, source, path);
     LayerConfig l;
     auto type = f.choice("type", kLayerTypes);
-    if (!type) f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output)");
+    if (!type) f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output, prelu)");
     l.type = static_cast<LayerType>(*type);
     if (auto n = f.string("name")) l.name = *n;
     JsonFields g(j, source, l.label(index));  // messages from here on name the layer type
@@ -186,11 +188,27 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::s
             l.retain = static_cast<float>(*r);
             break;
         }
+        case LayerType::PRelu: {
+            // "shared_axes": ["height", "width"] gives one alpha per channel.
+            if (const auto* axes = g.array("shared_axes")) {
+                for (const auto& a : *axes) {
+                    const auto it = a.is_string() ? std::find(kPReluAxes.begin(), kPReluAxes.end(), a.get<std::string>())
+                                                  : kPReluAxes.end();
+                    if (it == kPReluAxes.end())
+                        g.fail("shared_axes", "must list some of \"channels\", \"height\", \"width\", got " + a.dump());
+                    l.prelu_shared[static_cast<std::size_t>(it - kPReluAxes.begin())] = true;
+                }
+            }
+            if (auto v = g.number("alpha_init", -100.0, 100.0)) l.prelu_init = static_cast<float>(*v);
+            break;
+        }
     }
     const bool has_params = l.type == LayerType::Dense || l.type == LayerType::Output ||
-                            l.type == LayerType::Convolution || l.type == LayerType::BatchNorm;
+                            l.type == LayerType::Convolution || l.type == LayerType::BatchNorm ||
+                            l.type == LayerType::PRelu;
     if (has_params) {
-        if (auto w = g.choice("weight_init", kInits)) l.weight_init = static_cast<WeightInit>(*w);
+        if (l.type != LayerType::PRelu)
+            if (auto w = g.choice("weight_init", kInits)) l.weight_init = static_cast<WeightInit>(*w);
         if (const auto* u = g.object("updater")) l.updater = parse_updater(*u, source, g.path() + ".updater");
         if (auto v = g.number("l1", 0.0, 1e3)) l.l1 = static_cast<float>(*v);
         if (auto v = g.number("l2", 0.0, 1e3)) l.l2 = static_cast<float>(*v);
@@ -353,6 +371,14 @@ nlohmann::json ModelConfig::to_json() const {
                 o["decay"] = decimal(l.bn_decay);
                 break;
             case LayerType::Dropout: o["retain"] = decimal(l.retain); break;
+            case LayerType::PRelu: {
+                auto axes = nlohmann::json::array();
+                for (std::size_t a = 0; a < 3; ++a)
+                    if (l.prelu_shared[a]) axes.push_back(kPReluAxes[a]);
+                if (!axes.empty()) o["shared_axes"] = axes;
+                o["alpha_init"] = decimal(l.prelu_init);
+                break;
+            }
         }
         if (has_alpha(l.activation.kind)) o["alpha"] = decimal(l.activation.alpha);
         if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];

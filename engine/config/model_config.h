@@ -34,13 +34,15 @@ struct Shape {
     std::string str() const;  // "1x28x28" or "500"
 };
 
-enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output };
+// PRelu: a learned leaky ReLU (Keras PReLU, DL4J PReLULayer), one alpha per input position except
+// along its shared axes.
+enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu };
 enum class ConvMode { Truncate, Same };
 enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE, MAE };
 enum class WeightInit { Xavier, XavierUniform, Relu, Normal, Uniform, Zero };
 
 // Where a parameter block sits inside a layer's slice of the flat parameter buffer.
-enum class ParamRole { Weight, Bias, Gamma, Beta, RunningMean, RunningVar };
+enum class ParamRole { Weight, Bias, Gamma, Beta, RunningMean, RunningVar, Alpha };
 struct ParamBlock {
     ParamRole role;
     std::size_t offset = 0;  // within the layer's slice
@@ -69,6 +71,9 @@ struct LayerConfig {
     float retain = 0.5f;                // dropout: probability of keeping an activation
     float bn_eps = 1e-5f;
     float bn_decay = 0.9f;              // running = decay * running + (1 - decay) * batch
+    // prelu: which of channels, height, width share one alpha; the value every alpha starts at.
+    std::array<bool, 3> prelu_shared{false, false, false};
+    float prelu_init = 0.f;
 
     // Overrides of the model-wide defaults (DL4J allows these per layer).
     std::optional<WeightInit> weight_init;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/dl4j_normalizer.h"
 #include "config/model_config.h"
 
 namespace thresher::nn {
@@ -36,6 +37,12 @@ struct ImportResult {
     // The updater state that came with them (a DL4J zip's updaterState.bin, where it maps onto
     // Thresher's layout); empty: the updater starts fresh.
     std::vector<float> updater_state;
+    // The updater's step count that state belongs to (DL4J's iterationCount): fine-tuning goes on
+    // from there, so Adam's bias correction and schedules by iteration continue as in DL4J.
+    long iterations = 0;
+    // The data normaliser that came with them (a DL4J zip's normalizer.bin): train, evaluate and
+    // predict apply it to the features as they apply their own --normalize.
+    ImportedNormalization normalization;
 };
 
 // `source` names the file in messages. Throws ConfigError naming the file, the layer and what

@@ -109,6 +109,13 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 break;
             }
             case LayerType::Dropout: l.out_shape = shape; break;
+            case LayerType::PRelu: {
+                l.out_shape = shape;
+                const std::size_t n = static_cast<std::size_t>(l.prelu_shared[0] ? 1 : shape.c) *
+                                      (l.prelu_shared[1] ? 1 : shape.h) * (l.prelu_shared[2] ? 1 : shape.w);
+                l.blocks.push_back({ParamRole::Alpha, 0, n});
+                break;
+            }
         }
         l.param_count = 0;
         for (const auto& b : l.blocks) l.param_count += b.size;
@@ -124,6 +131,10 @@ void ModelConfig::infer_shapes(const std::string& source) {
         shape = l.out_shape;
     }
     const auto& out = layers.back();
+    // The loss's derivative goes through the output activation from its output alone.
+    if (backend::derivative_from_input(out.activation.kind))
+        fail(layers.size() - 1, "activation " + std::string(to_string(out.activation.kind)) +
+                                    " is not supported on the output layer (only on hidden layers)");
     if (out.loss == LossKind::BinaryCrossEntropy && out.units < 1)
         fail(layers.size() - 1, "xent needs at least one output");
 }

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/dl4j_normalizer.h"
 #include "config/hdf5_file.h"
 #include "config/import_support.h"
 #include "config/json_fields.h"
@@ -65,6 +66,7 @@ void check_known_blocks(const std::string& source, const ModelConfig& m, std::si
         case LayerType::Output:
         case LayerType::Convolution: want = {ParamRole::Weight, ParamRole::Bias}; break;
         case LayerType::BatchNorm: want = {ParamRole::Gamma, ParamRole::Beta, ParamRole::RunningMean, ParamRole::RunningVar}; break;
+        case LayerType::PRelu: want = {ParamRole::Alpha}; break;
         default: break;
     }
     std::vector<ParamRole> have;
@@ -153,74 +155,130 @@ void map_dl4j_layer(const ModelConfig& m, std::size_t i, const nlohmann::json* b
             sink.check(i, "batch-norm parameters", sink.at(i, ParamRole::Gamma), 4 * c);
             break;
         }
+        case LayerType::PRelu: {
+            // PReLUParamInitializer: alpha [c', h', w'] (shared axes of extent 1) in 'f' order.
+            const auto& s = l.in_shape;
+            const int ac = l.prelu_shared[0] ? 1 : s.c, ah = l.prelu_shared[1] ? 1 : s.h, aw = l.prelu_shared[2] ? 1 : s.w;
+            float* a = sink.at(i, ParamRole::Alpha);
+            for (int c = 0; c < ac; ++c)
+                for (int y = 0; y < ah; ++y)
+                    for (int x = 0; x < aw; ++x)
+                        a[(static_cast<std::size_t>(c) * ah + y) * aw + x] = src[c + static_cast<std::size_t>(ac) * (y + static_cast<std::size_t>(ah) * x)];
+            sink.check(i, "alpha", a, l.param_count);
+            break;
+        }
         default: break;
     }
 }
 
-// DL4J's updaterState.bin holds each parameter's updater state in the flattened parameter order,
-// grouped in blocks of consecutive parameters that share an updater configuration; for the
-// updaters with one value per parameter (Nesterovs' velocity, AdaGrad's and RmsProp's running
-// squares) a block is just those values in order, so the whole file is the concatenation over
-// the parameters that have state (batch-norm mean and variance have none: DL4J gives them NoOp).
-// That maps cleanly onto Thresher's state ([one value per parameter] per parameter block, the
-// same formulas). Adam's [m..., v...] per block also depends on DL4J's step count for its bias
-// correction, which a fresh run restarts: not imported. Returns a note, or "" when it was loaded.
+// DL4J's updaterState.bin: the updater state of every parameter, in UpdaterBlocks -- runs of
+// consecutive parameters (in the flattened order, across layers) whose updater configuration is
+// equal (DL4J 1.0's UpdaterUtils.updaterConfigurationsEquals: the IUpdater with its learning rate
+// and betas; regularisation does not split blocks). Batch-norm mean and variance have DL4J's NoOp
+// updater: no state, and they end a block. Within a block the state is its components one after
+// the other over the whole block: Nesterovs' velocity; AdaGrad's and RmsProp's running squares;
+// Adam's m for every parameter of the block, then v (AdamUpdater.setStateViewArray). Each
+// component is mapped as the parameters are ('f' dense weights and PReLU alphas reordered).
+// Adam's bias correction also needs DL4J's step count: import_dl4j_zip reads configuration.json's
+// iterationCount for that. Returns a note, or "" when the state was loaded.
 std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& config, const Nd4jArray& st,
                                    std::vector<float>& state) {
     // Thresher's layout (nn/network.cpp): layer after layer, block after block, trainable blocks
-    // with updater_state_per_param values per parameter.
+    // with updater_state_per_param values per parameter ([m..., v...] per block for Adam).
     std::map<std::pair<std::size_t, ParamRole>, std::size_t> ours;
-    std::size_t total = 0, need = 0;
+    std::size_t total = 0;
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         const int k = backend::updater_state_per_param(m.effective_updater(i).kind);
         for (const auto& b : m.layers[i].blocks) {
             ours[{i, b.role}] = total;
-            if (b.trainable()) {
-                if (k > 1) return "updaterState.bin: not imported (Adam's moments depend on DL4J's step count for their bias "
-                                  "correction, which restarts here); the updater starts fresh";
-                total += b.size * static_cast<std::size_t>(k);
-                need += b.size * static_cast<std::size_t>(k);
-            }
+            if (b.trainable()) total += b.size * static_cast<std::size_t>(k);
         }
     }
+    // DL4J's parameters in its flattened order.
+    struct Chunk {
+        std::size_t layer;
+        ParamRole role;
+        std::size_t n;
+        bool stateful;  // false: NoOp (batch-norm mean, variance)
+    };
+    std::vector<Chunk> chunks;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const auto& l = m.layers[i];
+        if (!has_params(l)) continue;
+        const auto* body = dl4j_layer_body(config, l.origin);
+        if (body && body->contains("biasUpdater") && !(*body)["biasUpdater"].is_null())
+            return "updaterState.bin: not imported (" + l.origin + " has its own biasUpdater, whose state blocks Thresher "
+                   "does not keep); the updater starts fresh";
+        const bool bias = flag(body, "hasBias", true);
+        const auto units = static_cast<std::size_t>(l.units);
+        switch (l.type) {
+            case LayerType::Dense:
+            case LayerType::Output:
+                chunks.push_back({i, ParamRole::Weight, l.in_shape.size() * units, true});
+                if (bias) chunks.push_back({i, ParamRole::Bias, units, true});
+                break;
+            case LayerType::Convolution:
+                if (bias) chunks.push_back({i, ParamRole::Bias, units, true});
+                chunks.push_back({i, ParamRole::Weight, units * static_cast<std::size_t>(l.in_shape.c) * l.kernel[0] * l.kernel[1], true});
+                break;
+            case LayerType::BatchNorm: {
+                const auto c = static_cast<std::size_t>(l.in_shape.c);
+                chunks.push_back({i, ParamRole::Gamma, c, true});
+                chunks.push_back({i, ParamRole::Beta, c, true});
+                chunks.push_back({i, ParamRole::RunningMean, c, false});
+                chunks.push_back({i, ParamRole::RunningVar, c, false});
+                break;
+            }
+            case LayerType::PRelu: chunks.push_back({i, ParamRole::Alpha, l.param_count, true}); break;
+            default: break;
+        }
+    }
+    auto per_param = [&](const Chunk& c) {
+        return c.stateful ? static_cast<std::size_t>(backend::updater_state_per_param(m.effective_updater(c.layer).kind)) : 0;
+    };
+    auto same_updater = [&](const Chunk& a, const Chunk& b) {
+        const auto u = m.effective_updater(a.layer), v = m.effective_updater(b.layer);
+        return u.kind == v.kind && u.learning_rate == v.learning_rate && u.momentum == v.momentum && u.beta1 == v.beta1 &&
+               u.beta2 == v.beta2 && u.epsilon == v.epsilon && u.rms_decay == v.rms_decay;
+    };
+    std::size_t need = 0;
+    for (const auto& c : chunks) need += c.n * per_param(c);
     if (st.size() != need)
         return "updaterState.bin: not imported (" + std::to_string(st.size()) + " values, the updaters here keep " +
                std::to_string(need) + "); the updater starts fresh";
     state.assign(total, 0.f);
     const float* src = st.data.data();
-    for (std::size_t i = 0; i < m.layers.size(); ++i) {
-        const auto& l = m.layers[i];
-        if (!has_params(l) || backend::updater_state_per_param(m.effective_updater(i).kind) == 0) continue;
-        const auto* body = dl4j_layer_body(config, l.origin);
-        const bool bias = flag(body, "hasBias", true);
-        const auto units = static_cast<std::size_t>(l.units);
-        auto block = [&](ParamRole role, std::size_t n) {
-            float* dst = state.data() + ours.at({i, role});
-            if (role == ParamRole::Weight && (l.type == LayerType::Dense || l.type == LayerType::Output)) {
-                const std::size_t in = l.in_shape.size();
-                for (std::size_t r = 0; r < in; ++r)
-                    for (std::size_t o = 0; o < units; ++o) dst[r * units + o] = src[r + o * in];  // 'f' as the weights
-            } else {
-                std::copy_n(src, n, dst);
-            }
-            src += n;
-        };
-        switch (l.type) {
-            case LayerType::Dense:
-            case LayerType::Output:
-                block(ParamRole::Weight, l.in_shape.size() * units);
-                if (bias) block(ParamRole::Bias, units);
-                break;
-            case LayerType::Convolution:
-                if (bias) block(ParamRole::Bias, units);
-                block(ParamRole::Weight, units * static_cast<std::size_t>(l.in_shape.c) * l.kernel[0] * l.kernel[1]);
-                break;
-            case LayerType::BatchNorm:
-                block(ParamRole::Gamma, static_cast<std::size_t>(l.in_shape.c));
-                block(ParamRole::Beta, static_cast<std::size_t>(l.in_shape.c));
-                break;
-            default: break;
+    // One component of one chunk, from DL4J's order into Thresher's.
+    auto take = [&](const Chunk& c, std::size_t component) {
+        const auto& l = m.layers[c.layer];
+        float* dst = state.data() + ours.at({c.layer, c.role}) + component * c.n;
+        if (c.role == ParamRole::Weight && (l.type == LayerType::Dense || l.type == LayerType::Output)) {
+            const std::size_t in = l.in_shape.size(), units = static_cast<std::size_t>(l.units);
+            for (std::size_t r = 0; r < in; ++r)
+                for (std::size_t o = 0; o < units; ++o) dst[r * units + o] = src[r + o * in];  // 'f' as the weights
+        } else if (c.role == ParamRole::Alpha) {
+            const auto& s = l.in_shape;
+            const int ac = l.prelu_shared[0] ? 1 : s.c, ah = l.prelu_shared[1] ? 1 : s.h, aw = l.prelu_shared[2] ? 1 : s.w;
+            for (int ch = 0; ch < ac; ++ch)
+                for (int y = 0; y < ah; ++y)
+                    for (int x = 0; x < aw; ++x)
+                        dst[(static_cast<std::size_t>(ch) * ah + y) * aw + x] = src[ch + static_cast<std::size_t>(ac) * (y + static_cast<std::size_t>(ah) * x)];
+        } else {
+            std::copy_n(src, c.n, dst);
         }
+        src += c.n;
+    };
+    for (std::size_t g = 0; g < chunks.size();) {
+        const std::size_t k = per_param(chunks[g]);
+        if (k == 0) {
+            ++g;
+            continue;
+        }
+        std::size_t h = g + 1;
+        while (h < chunks.size() && per_param(chunks[h]) == k && same_updater(chunks[g], chunks[h])) ++h;
+        for (std::size_t component = 0; component < k; ++component)
+            for (std::size_t c = g; c < h; ++c) take(chunks[c], component);
+        g = h;
     }
     for (float v : state)
         if (!std::isfinite(v)) {
@@ -282,18 +340,33 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
         try {
             const auto st = read_nd4j_array(*updater, source + ": updaterState.bin");
             note = map_dl4j_updater_state(m, config, st, r.updater_state);
-            if (note.empty())
+            if (note.empty()) {
+                // The step count the state belongs to (Adam's bias correction, schedules by
+                // iteration): MultiLayerConfiguration's iterationCount, or 0.x's per conf.
+                const nlohmann::json* count = nullptr;
+                if (config.contains("iterationCount")) count = &config["iterationCount"];
+                else if (config.contains("confs") && config["confs"].is_array() && !config["confs"].empty() &&
+                         config["confs"][0].is_object() && config["confs"][0].contains("iterationCount"))
+                    count = &config["confs"][0]["iterationCount"];
+                if (count && count->is_number_integer() && count->get<long long>() >= 0 && count->get<long long>() < (1LL << 40))
+                    r.iterations = static_cast<long>(count->get<long long>());
+                else if (count)
+                    throw ConfigError(config_source + ": \"iterationCount\": expected a count of iterations, got " + count->dump());
                 note = "updaterState.bin: " + std::to_string(st.size()) + " values of DL4J's updater state imported "
-                       "(fine-tuning continues with its momentum / running averages)";
+                       "(fine-tuning continues with its momentum / running averages from DL4J's iteration " +
+                       std::to_string(r.iterations) + ")";
+            }
         } catch (const ConfigError& e) {
             r.updater_state.clear();
             note = std::string("updaterState.bin: not imported (") + e.what() + "); the updater starts fresh";
         }
         r.notes.push_back(note);
     }
-    if (zip.contains("normalizer.bin"))
-        r.notes.push_back("normalizer.bin: DL4J's data normaliser is not imported; normalise the data as it was "
-                          "for training (--normalize)");
+    if (const auto normalizer = zip.read("normalizer.bin")) {
+        r.normalization = read_dl4j_normalizer(*normalizer, source + ": normalizer.bin", m);
+        r.notes.push_back("normalizer.bin: " + r.normalization.description +
+                          " imported: train, evaluate and predict normalise the features with it, as DL4J did");
+    }
     for (const auto& name : zip.names())
         if (name != "configuration.json" && name != "coefficients.bin" && name != "updaterState.bin" &&
             name != "normalizer.bin" && name.find('/') == std::string::npos)
@@ -303,7 +376,7 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
 
 // ---------------------------------------------------------------- Keras
 
-enum class Role { Kernel, Bias, Gamma, Beta, Mean, Var, Unknown };
+enum class Role { Kernel, Bias, Gamma, Beta, Mean, Var, Alpha, Unknown };
 
 Role role_of(std::string name) {
     if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
@@ -313,6 +386,7 @@ Role role_of(std::string name) {
     if (ends("kernel") || ends("_w") || name == "w") return Role::Kernel;
     if (ends("bias") || ends("_b") || name == "b") return Role::Bias;
     if (ends("gamma")) return Role::Gamma;
+    if (ends("alpha")) return Role::Alpha;
     if (ends("beta")) return Role::Beta;
     if (ends("moving_mean") || ends("running_mean")) return Role::Mean;
     if (ends("moving_variance") || ends("running_std") || ends("running_var")) return Role::Var;
@@ -380,6 +454,8 @@ public:
             if (cfg_flag("center")) want.push_back(Role::Beta);
             want.push_back(Role::Mean);
             want.push_back(Role::Var);
+        } else if (l.type == LayerType::PRelu) {
+            want.push_back(Role::Alpha);
         } else {
             want.push_back(Role::Kernel);
             if (cfg_flag("use_bias") && cfg_flag("bias")) want.push_back(Role::Bias);
@@ -463,6 +539,27 @@ public:
                 vector_into(Role::Beta, ParamRole::Beta, c, 0.f);
                 vector_into(Role::Mean, ParamRole::RunningMean, c, 0.f);
                 vector_into(Role::Var, ParamRole::RunningVar, c, 1.f);
+                break;
+            }
+            case LayerType::PRelu: {
+                // Keras: alpha has the input's shape without the batch, channels last, shared axes 1.
+                const auto& s = l.in_shape;
+                const auto ac = static_cast<std::size_t>(l.prelu_shared[0] ? 1 : s.c);
+                const auto ah = static_cast<std::size_t>(l.prelu_shared[1] ? 1 : s.h);
+                const auto aw = static_cast<std::size_t>(l.prelu_shared[2] ? 1 : s.w);
+                const Weight& a = *by_role[Role::Alpha];
+                float* dst = sink.at(i, ParamRole::Alpha);
+                if (s.flat()) {
+                    expect(a, {ac});
+                    std::copy_n(a.value.data.data(), ac, dst);
+                } else {
+                    if (first_) refuse(source_, m, i, "PReLU weights of a channels_first model are not supported");
+                    expect(a, {ah, aw, ac});
+                    for (std::size_t c = 0; c < ac; ++c)
+                        for (std::size_t y = 0; y < ah; ++y)
+                            for (std::size_t x = 0; x < aw; ++x)
+                                dst[(c * ah + y) * aw + x] = a.value.data[(y * aw + x) * ac + c];
+                }
                 break;
             }
             default: break;

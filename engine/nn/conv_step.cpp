@@ -1,4 +1,5 @@
-// Convolution layers; the activation is fused into the backend's forward op.
+// Convolution layers; the activation is fused into the backend's forward op, except swish/gelu,
+// whose derivative needs the pre-activation: it runs as a pass of its own over a kept copy.
 #include "nn/layer_step.h"
 
 namespace thresher::nn {
@@ -19,14 +20,20 @@ public:
         d.dh = l.dilation[0], d.dw = l.dilation[1];
         d.pad_t = l.pads[0], d.pad_l = l.pads[1], d.pad_b = l.pads[2], d.pad_r = l.pads[3];
         d.act = l.activation;
+        if (backend::derivative_from_input(act_.kind)) {
+            d.act = {};
+            z_ = backend::Buffer(be, static_cast<std::size_t>(batch) * out_size_);
+        }
         op_ = be.make_conv(d);
     }
     void forward(float* params, const float* x, float* y, const StepContext&) override {
-        op_->forward(x, params, params + bias_offset_, y);
+        if (!z_.data()) return op_->forward(x, params, params + bias_offset_, y);
+        op_->forward(x, params, params + bias_offset_, z_.data());
+        be_.activation_forward(act_, z_.data(), y, batch_, out_size_);
     }
     void backward(const float* params, const float* x, const float* y, float* dy, float* dx,
                   float* grads) override {
-        be_.activation_backward(act_, y, dy, dy, batch_, out_size_);
+        be_.activation_backward(act_, z_.data() ? z_.data() : y, dy, dy, batch_, out_size_);
         op_->backward(x, params, dy, dx, grads, grads + bias_offset_);
     }
 
@@ -35,6 +42,7 @@ private:
     backend::ActivationSpec act_;
     int batch_, out_size_;
     std::size_t bias_offset_;
+    backend::Buffer z_;  // the pre-activation, for swish/gelu only
     std::unique_ptr<backend::ConvOp> op_;
 };
 

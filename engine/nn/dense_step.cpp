@@ -1,5 +1,6 @@
 // Dense and output layers: y = act(x W + b). The output layer's loss already folds its activation
-// into dz, so only hidden dense layers apply the activation's derivative here.
+// into dz, so only hidden dense layers apply the activation's derivative here. Activations whose
+// derivative needs the pre-activation (swish, gelu) run as a pass of their own over a kept copy.
 #include "nn/layer_step.h"
 
 namespace thresher::nn {
@@ -11,14 +12,19 @@ public:
     DenseStep(backend::Backend& be, const LayerConfig& l, int batch)
         : be_(be), act_(l.activation), batch_(batch), out_(l.units),
           is_output_(l.type == LayerType::Output), bias_offset_(l.blocks[1].offset) {
-        op_ = be.make_dense({batch, static_cast<int>(l.in_shape.size()), l.units, l.activation});
+        const bool keep = backend::derivative_from_input(act_.kind);
+        if (keep) z_ = backend::Buffer(be, static_cast<std::size_t>(batch) * l.units);
+        op_ = be.make_dense({batch, static_cast<int>(l.in_shape.size()), l.units,
+                             keep ? backend::ActivationSpec{} : l.activation});
     }
     void forward(float* params, const float* x, float* y, const StepContext&) override {
-        op_->forward(x, params, params + bias_offset_, y);
+        if (!z_.data()) return op_->forward(x, params, params + bias_offset_, y);
+        op_->forward(x, params, params + bias_offset_, z_.data());
+        be_.activation_forward(act_, z_.data(), y, batch_, out_);
     }
     void backward(const float* params, const float* x, const float* y, float* dy, float* dx,
                   float* grads) override {
-        if (!is_output_) be_.activation_backward(act_, y, dy, dy, batch_, out_);
+        if (!is_output_) be_.activation_backward(act_, z_.data() ? z_.data() : y, dy, dy, batch_, out_);
         op_->backward(x, params, dy, dx, grads, grads + bias_offset_);
     }
 
@@ -28,6 +34,7 @@ private:
     int batch_, out_;
     bool is_output_;
     std::size_t bias_offset_;
+    backend::Buffer z_;  // the pre-activation, for swish/gelu only
     std::unique_ptr<backend::DenseOp> op_;
 };
 

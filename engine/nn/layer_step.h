@@ -35,6 +35,7 @@ std::unique_ptr<LayerStep> plan_dense(backend::Backend&, const LayerConfig&, int
 std::unique_ptr<LayerStep> plan_convolution(backend::Backend&, const LayerConfig&, int batch);
 std::unique_ptr<LayerStep> plan_subsampling(backend::Backend&, const LayerConfig&, int batch);
 std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend&, const LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_prelu(backend::Backend&, const LayerConfig&, int batch);
 std::unique_ptr<LayerStep> plan_dropout(backend::Backend&, const LayerConfig&, std::size_t index, int batch);
 
 }  // namespace thresher::nn

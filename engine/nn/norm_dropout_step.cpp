@@ -89,6 +89,7 @@ std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const LayerConfig& l
         case LayerType::Subsampling: return plan_subsampling(be, l, batch);
         case LayerType::BatchNorm: return plan_batch_norm(be, l, batch);
         case LayerType::Dropout: return plan_dropout(be, l, index, batch);
+        case LayerType::PRelu: return plan_prelu(be, l, batch);
     }
     return nullptr;
 }

@@ -50,6 +50,7 @@ void init_layer(const LayerConfig& l, WeightInit init, std::uint64_t model_seed,
             case ParamRole::Bias:
             case ParamRole::Beta:
             case ParamRole::RunningMean: std::fill(p, p + b.size, 0.f); break;
+            case ParamRole::Alpha: std::fill(p, p + b.size, l.prelu_init); break;
         }
     }
 }

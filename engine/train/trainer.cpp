@@ -275,6 +275,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     const int W = o.cluster.workers_per_node;
     if (W < 1) throw ConfigError("--workers-per-node must be at least 1, got " + std::to_string(W));
     Run run(o, ev, log);
+    nn::ImportedNormalization imported_normalization;  // a DL4J zip's normalizer.bin
     if (!o.resume_path.empty()) {
         run.resume = nn::load_model_file(o.resume_path);
         run.config = run.resume->config;
@@ -292,6 +293,8 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         run.config = std::move(imported.model);
         run.imported_params = std::move(imported.params);
         run.imported_state = std::move(imported.updater_state);
+        imported_normalization = std::move(imported.normalization);
+        if (!run.imported_state.empty()) run.start.iterations = imported.iterations;  // DL4J's step count
         run.start.seed = o.seed.value_or(run.config.seed);
     }
     run.data = load_data_for(o.data_spec, run.config);  // a CSV read for the model's task
@@ -299,6 +302,12 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         run.transform = run.resume->normalization;
         if (o.normalize != "none" && o.normalize != run.transform.kind)
             ev.warning("--normalize " + o.normalize + " ignored: resuming with the saved " + run.transform.kind + " normalisation");
+    } else if (imported_normalization.active()) {
+        // The model learned on inputs DL4J normalised this way: fitting anew would feed it others.
+        if (o.normalize != "none")
+            ev.warning("--normalize " + o.normalize + " ignored: the model file's " + imported_normalization.description +
+                       " is applied");
+        run.transform = {imported_normalization.kind, imported_normalization.shift, imported_normalization.scale};
     } else {
         run.transform = data::fit_transform(o.normalize, run.data.train);
     }

@@ -16,6 +16,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (r.params.size() != r.model.param_count()) __builtin_trap();
         for (float v : r.params)
             if (!std::isfinite(v)) __builtin_trap();
+        // A DL4J zip's normalizer.bin: one finite shift and scale per input feature.
+        const auto& n = r.normalization;
+        if (n.active() && (n.shift.size() != r.model.input.size() || n.scale.size() != r.model.input.size())) __builtin_trap();
+        for (std::size_t i = 0; i < n.shift.size(); ++i)
+            if (!std::isfinite(n.shift[i]) || !std::isfinite(n.scale[i])) __builtin_trap();
     } catch (const thresher::Error&) {
     }
     return 0;

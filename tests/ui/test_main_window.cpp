@@ -8,6 +8,8 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QImage>
@@ -25,6 +27,7 @@
 #include "launch_fixture.h"
 #include "layer_form.h"
 #include "main_window.h"
+#include "weight_files.h"
 #include "window_fixture.h"
 #include "model_document.h"
 #include "model_page.h"
@@ -71,6 +74,7 @@ private Q_SLOTS:
     void initTestCase() { thresher::launcher::ssh::register_ssh_launcher(); }
     void import_launch_watch_stop_history();
     void layer_form_edits_the_model();
+    void imported_weights_stay_with_the_spec();
     void saved_spec_runs_in_the_cli();
     void redraws_are_batched();
     void invalid_model_does_not_launch();
@@ -119,6 +123,42 @@ void TestMainWindow::import_launch_watch_stop_history() {
     QVERIFY(w.history()->events(run).size() >= 20);
     QCOMPARE(w.history()->spec(run).value("udp_port").toInt(), port);
     QCOMPARE(w.history_page()->table()->rowCount(), 1);
+}
+
+// Importing a file with weights (here a DL4J model zip) keeps the spec pointing at that file, so
+// the engine's `train --model` fine-tunes from its parameters; a saved spec still names it; an
+// edited model travels inline instead (its architecture no longer matches the weights).
+void TestMainWindow::imported_weights_stay_with_the_spec() {
+    QTemporaryDir dir;
+    const QString zip = dir.filePath("tuned_model.zip");
+    QFile config(source("tests/engine/config/data/dl4j_1.0.0_swish_gelu_prelu.json"));
+    QVERIFY(config.open(QIODevice::ReadOnly));
+    const QByteArray text = config.readAll();
+    std::vector<float> params(106);  // the fixture's parameter count
+    for (std::size_t i = 0; i < params.size(); ++i) params[i] = 0.01f * static_cast<float>(i % 17) - 0.08f;
+    test_support::write_zip(zip.toStdString(), {{"configuration.json", test_support::text_bytes(text.toStdString())},
+                                                {"coefficients.bin", test_support::nd4j_row(params, false, false)}});
+    MainWindow w(options(dir));
+    QVERIFY2(w.import_model(zip), qPrintable(w.last_error()));
+    QVERIFY(w.document()->loaded_weights());
+    const auto spec = w.current_spec();
+    QVERIFY(!spec.model_is_inline());
+    QCOMPARE(spec.model_file(), QFileInfo(zip).absoluteFilePath());
+    // What the launcher hands the engine: the zip itself.
+    const QString saved = dir.filePath("sub/run.json");
+    QVERIFY(QDir().mkpath(dir.filePath("sub")));
+    QVERIFY2(w.save_spec(saved), qPrintable(w.last_error()));
+    const auto reread = thresher::launcher::RunSpec::load(saved);
+    QCOMPARE(QFileInfo(reread.model_file()).canonicalFilePath(), QFileInfo(zip).canonicalFilePath());
+    // A JSON architecture has no weights: it travels inline, as before.
+    QVERIFY2(w.import_model(source("tests/engine/config/data/keras3_mlp.json")), qPrintable(w.last_error()));
+    QVERIFY(!w.document()->loaded_weights());
+    QVERIFY(w.current_spec().model_is_inline());
+    // Back to the zip, then an edit: the model no longer fits the weights and goes inline.
+    QVERIFY2(w.import_model(zip), qPrintable(w.last_error()));
+    QVERIFY(!w.current_spec().model_is_inline());
+    w.document()->remove_layer(1);
+    QVERIFY(w.current_spec().model_is_inline());
 }
 
 void TestMainWindow::layer_form_edits_the_model() {

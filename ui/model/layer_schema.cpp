@@ -10,7 +10,7 @@ using Kind = FieldSpec::Kind;
 
 const QStringList kActivations{"identity", "relu", "leakyrelu", "tanh", "sigmoid", "softmax",
                                "elu", "selu", "relu6", "hardsigmoid", "softplus", "softsign",
-                               "thresholdedrelu"};
+                               "thresholdedrelu", "swish", "gelu", "gelu_tanh", "gelu_sigmoid"};
 
 FieldSpec activation(const QString& fallback) {
     return {"activation", "Activation", Kind::Choice, kActivations, fallback, "applied to the layer's output"};
@@ -19,7 +19,7 @@ FieldSpec activation(const QString& fallback) {
 }  // namespace
 
 QStringList layer_types() {
-    return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output"};
+    return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output", "prelu"};
 }
 
 QList<FieldSpec> layer_fields(const QString& type) {
@@ -44,6 +44,8 @@ QList<FieldSpec> layer_fields(const QString& type) {
                 {"decay", "Decay", Kind::Float, {}, 0.9, "running = decay·running + (1−decay)·batch"}};
     if (type == "dropout")
         return {{"retain", "Retain probability", Kind::Float, {}, 0.5, "probability of keeping an activation"}};
+    if (type == "prelu")  // shared_axes has no form field: the JSON tab edits it
+        return {{"alpha_init", "Initial alpha", Kind::Float, {}, 0.0, "the learned negative slope starts here"}};
     if (type == "output")
         return {{"units", "Units", Kind::Int, {}, QJsonValue(), "classes (or regression targets)"},
                 activation("softmax"),

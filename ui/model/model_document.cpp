@@ -51,6 +51,7 @@ QString ModelDocument::load(const QString& path, QStringList* notes) {
     if (!file.open(QIODevice::ReadOnly))
         throw std::runtime_error((path + ": cannot open: " + file.errorString()).toStdString());
     const QByteArray text = file.readAll();
+    loaded_weights_ = false;
     QJsonParseError perr;
     const QJsonDocument doc = QJsonDocument::fromJson(text, &perr);
     // Thresher's own JSON is kept exactly as written (an invalid one too: the user fixes it in the
@@ -64,11 +65,13 @@ QString ModelDocument::load(const QString& path, QStringList* notes) {
         const auto json = QJsonDocument::fromJson(QByteArray::fromStdString(imported.model.to_json().dump()));
         if (notes)
             for (const auto& n : imported.notes) notes->append(QString::fromStdString(n));
-        // The document holds an architecture; a file's weights reach training through the engine.
+        // The document holds an architecture; a file's weights reach training through the engine,
+        // which the run spec points at this file (MainWindow::import_model).
         if (notes && !imported.params.empty())
-            notes->append("the app keeps the architecture only: to fine-tune from this file's weights, give it to "
-                          "thresher-engine train --model");
+            notes->append("weights: the run spec names this file, so training fine-tunes from its weights; editing "
+                          "the model here drops them (the edited model trains from scratch)");
         set_model(json.object());
+        loaded_weights_ = !imported.params.empty();
         return QString::fromStdString(std::string(nn::to_string(imported.format)));
     } catch (const Error& e) {
         throw std::runtime_error(e.what());
@@ -236,6 +239,8 @@ QString ModelDocument::describe(const QJsonObject& l) {
         parts << "retain " + QString::number(l.value("retain").toDouble(0.5));
     } else if (type == "batch_norm") {
         parts << "eps " + QString::number(l.value("eps").toDouble(1e-5));
+    } else if (type == "prelu") {
+        parts << "alpha from " + QString::number(l.value("alpha_init").toDouble(0.0));
     }
     return parts.join(", ");
 }

@@ -31,6 +31,9 @@ public:
     // Returns the format read ("thresher", "dl4j", "keras") and fills `notes` with what the import
     // approximated.
     QString load(const QString& path, QStringList* notes = nullptr);
+    // Whether the file load() read last carried weights (a DL4J zip, a Keras .h5 / .keras): the
+    // document keeps its architecture, and a run spec that names the file fine-tunes from them.
+    bool loaded_weights() const { return loaded_weights_; }
     void save(const QString& path) const;
 
     int layer_count() const;
@@ -72,6 +75,7 @@ private:
     void set_layers(const QJsonArray& layers);
 
     QJsonObject model_;
+    bool loaded_weights_ = false;
     std::optional<QString> error_;
     int error_row_ = -1;
     qint64 params_ = 0;

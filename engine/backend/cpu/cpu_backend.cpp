@@ -95,6 +95,14 @@ public:
             y[i] = x[i] * mask[i];
         }
     }
+    bool has_prelu() const override { return true; }
+    void prelu_forward(const PReluDesc& d, const float* x, const float* alpha, float* y) override {
+        cpu::prelu_forward(d, x, alpha, y);
+    }
+    void prelu_backward(const PReluDesc& d, const float* x, const float* alpha, const float* dy, float* dx,
+                        float* dalpha) override {
+        cpu::prelu_backward(d, x, alpha, dy, dx, dalpha);
+    }
     void multiply(const float* a, const float* b, float* out, std::size_t n) override {
 #pragma omp parallel for simd if (n > (1u << 15))
         for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];

@@ -14,6 +14,15 @@ namespace thresher::backend::cpu {
 
 namespace {
 constexpr long kParallelThreshold = 1 << 15;
+
+float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+constexpr float kSqrtHalf = 0.70710678118654752f;      // 1/√2
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;    // 1/√(2π)
+constexpr float kSqrt2OverPi = 0.79788456080286536f;   // √(2/π)
+constexpr float kGeluCubic = 0.044715f;
+constexpr float kGeluSigmoidScale = 1.702f;
+
+float gelu_tanh_inner(float x) { return kSqrt2OverPi * (x + kGeluCubic * x * x * x); }
 }
 
 bool append_activation_post_op(dnnl::post_ops& po, ActivationSpec act) {
@@ -36,7 +45,12 @@ bool append_activation_post_op(dnnl::post_ops& po, ActivationSpec act) {
         case Activation::HardSigmoid:
         case Activation::Softplus:
         case Activation::Softsign:
-        case Activation::ThresholdedRelu: return false;
+        case Activation::ThresholdedRelu:
+        // Not fused either: their derivative needs the pre-activation, which the layer keeps.
+        case Activation::Swish:
+        case Activation::Gelu:
+        case Activation::GeluTanh:
+        case Activation::GeluSigmoid: return false;
     }
     return false;
 }
@@ -97,6 +111,22 @@ void activation_forward(ActivationSpec act, const float* x, float* y, int rows, 
         case Activation::ThresholdedRelu:
 #pragma omp parallel for simd if (n > kParallelThreshold)
             for (long i = 0; i < n; ++i) y[i] = x[i] > a ? x[i] : 0.f;
+            return;
+        case Activation::Swish:
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = x[i] * sigmoid(x[i]);
+            return;
+        case Activation::Gelu:
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * kSqrtHalf));
+            return;
+        case Activation::GeluTanh:
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + std::tanh(gelu_tanh_inner(x[i])));
+            return;
+        case Activation::GeluSigmoid:
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) y[i] = x[i] * sigmoid(kGeluSigmoidScale * x[i]);
             return;
         case Activation::Softmax:
 #pragma omp parallel for if (n > kParallelThreshold)
@@ -170,6 +200,40 @@ void activation_backward(ActivationSpec act, const float* y, const float* dy, fl
 #pragma omp parallel for simd if (n > kParallelThreshold)
             for (long i = 0; i < n; ++i) dz[i] = y[i] > 0.f ? dy[i] : 0.f;
             return;
+        // From the pre-activation: `y` holds x here (derivative_from_input).
+        case Activation::Swish:
+            // d/dx x·s(x) = s(x)·(1 + x·(1 - s(x))).
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) {
+                const float s = sigmoid(y[i]);
+                dz[i] = dy[i] * s * (1.f + y[i] * (1.f - s));
+            }
+            return;
+        case Activation::Gelu:
+            // Φ(x) + x·φ(x).
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) {
+                const float x = y[i];
+                dz[i] = dy[i] * (0.5f * (1.f + std::erf(x * kSqrtHalf)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x));
+            }
+            return;
+        case Activation::GeluTanh:
+            // 1/2(1 + t) + x/2·(1 - t²)·√(2/π)(1 + 3·0.044715x²), t = tanh(inner).
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) {
+                const float x = y[i];
+                const float t = std::tanh(gelu_tanh_inner(x));
+                dz[i] = dy[i] * (0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * kSqrt2OverPi * (1.f + 3.f * kGeluCubic * x * x));
+            }
+            return;
+        case Activation::GeluSigmoid:
+            // s(kx) + kx·s(kx)(1 - s(kx)).
+#pragma omp parallel for if (n > kParallelThreshold)
+            for (long i = 0; i < n; ++i) {
+                const float s = sigmoid(kGeluSigmoidScale * y[i]);
+                dz[i] = dy[i] * s * (1.f + kGeluSigmoidScale * y[i] * (1.f - s));
+            }
+            return;
         case Activation::Softmax:
             // dz = y * (dy - <dy, y>) per row: the softmax Jacobian applied to dy.
 #pragma omp parallel for if (n > kParallelThreshold)
@@ -181,6 +245,55 @@ void activation_backward(ActivationSpec act, const float* y, const float* dy, fl
             }
             return;
     }
+}
+
+namespace {
+// The alpha index of element (c, y, x) of one image.
+struct PReluIndex {
+    int ah, aw;          // alpha's extents along h and w
+    bool sc, sh, sw;
+    long at(int c, int y, int x) const {
+        return (static_cast<long>(sc ? 0 : c) * ah + (sh ? 0 : y)) * aw + (sw ? 0 : x);
+    }
+};
+PReluIndex prelu_index(const PReluDesc& d) {
+    return {d.shared_h ? 1 : d.h, d.shared_w ? 1 : d.w, d.shared_c, d.shared_h, d.shared_w};
+}
+}  // namespace
+
+void prelu_forward(const PReluDesc& d, const float* x, const float* alpha, float* y) {
+    const auto ix = prelu_index(d);
+    const long image = static_cast<long>(d.c) * d.h * d.w;
+#pragma omp parallel for if (image * d.batch > kParallelThreshold)
+    for (int n = 0; n < d.batch; ++n)
+        for (int c = 0; c < d.c; ++c)
+            for (int yy = 0; yy < d.h; ++yy)
+                for (int xx = 0; xx < d.w; ++xx) {
+                    const long i = n * image + (static_cast<long>(c) * d.h + yy) * d.w + xx;
+                    y[i] = x[i] > 0.f ? x[i] : alpha[ix.at(c, yy, xx)] * x[i];
+                }
+}
+
+// Serial over the batch so the alpha sums add in one fixed order (reproducible across --threads).
+void prelu_backward(const PReluDesc& d, const float* x, const float* alpha, const float* dy, float* dx,
+                    float* dalpha) {
+    const auto ix = prelu_index(d);
+    const long image = static_cast<long>(d.c) * d.h * d.w;
+    const long alphas = static_cast<long>(d.shared_c ? 1 : d.c) * ix.ah * ix.aw;
+    std::fill(dalpha, dalpha + alphas, 0.f);
+    for (int n = 0; n < d.batch; ++n)
+        for (int c = 0; c < d.c; ++c)
+            for (int yy = 0; yy < d.h; ++yy)
+                for (int xx = 0; xx < d.w; ++xx) {
+                    const long i = n * image + (static_cast<long>(c) * d.h + yy) * d.w + xx;
+                    const long a = ix.at(c, yy, xx);
+                    if (x[i] > 0.f) {
+                        if (dx) dx[i] = dy[i];
+                    } else {
+                        dalpha[a] += dy[i] * x[i];
+                        if (dx) dx[i] = alpha[a] * dy[i];
+                    }
+                }
 }
 
 void column_sums(const float* m, float* out, int rows, int cols) {

@@ -17,6 +17,9 @@ std::unique_ptr<BatchNormOp> make_batch_norm_op(DnnlContext&, const BatchNormDes
 void activation_forward(ActivationSpec, const float* x, float* y, int rows, int cols);
 void activation_backward(ActivationSpec, const float* y, const float* dy, float* dz, int rows,
                          int cols);
+void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* y);
+void prelu_backward(const PReluDesc&, const float* x, const float* alpha, const float* dy, float* dx,
+                    float* dalpha);
 void column_sums(const float* m, float* out, int rows, int cols);
 // Per-channel sums of an NCHW tensor.
 void channel_sums(const float* m, float* out, int n, int c, int hw);

@@ -22,13 +22,19 @@ __device__ float activate(Activation kind, float alpha, float x) {
         case Activation::Softplus: return x > 0.f ? x + log1pf(expf(-x)) : log1pf(expf(x));
         case Activation::Softsign: return x / (1.f + fabsf(x));
         case Activation::ThresholdedRelu: return x > alpha ? x : 0.f;
+        case Activation::Swish: return x * (1.f / (1.f + expf(-x)));
+        case Activation::Gelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+        case Activation::GeluTanh:
+            return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+        case Activation::GeluSigmoid: return x * (1.f / (1.f + expf(-1.702f * x)));
         case Activation::Identity:
         case Activation::Softmax: return x;
     }
     return x;
 }
 
-// dL/dx from the output y and dL/dy.
+// dL/dx from the output y and dL/dy; for Swish .. GeluSigmoid (derivative_from_input) `y` is the
+// pre-activation x, as on the CPU.
 __device__ float derivative(Activation kind, float alpha, float y, float dy) {
     switch (kind) {
         case Activation::Relu: return y > 0.f ? dy : 0.f;
@@ -43,6 +49,20 @@ __device__ float derivative(Activation kind, float alpha, float y, float dy) {
         case Activation::Softplus: return -dy * expm1f(-y);
         case Activation::Softsign: return dy * (1.f - fabsf(y)) * (1.f - fabsf(y));
         case Activation::ThresholdedRelu: return y > 0.f ? dy : 0.f;
+        case Activation::Swish: {
+            const float s = 1.f / (1.f + expf(-y));
+            return dy * s * (1.f + y * (1.f - s));
+        }
+        case Activation::Gelu:
+            return dy * (0.5f * (1.f + erff(y * 0.70710678118654752f)) + y * 0.39894228040143268f * expf(-0.5f * y * y));
+        case Activation::GeluTanh: {
+            const float t = tanhf(0.79788456080286536f * (y + 0.044715f * y * y * y));
+            return dy * (0.5f * (1.f + t) + 0.5f * y * (1.f - t * t) * 0.79788456080286536f * (1.f + 3.f * 0.044715f * y * y));
+        }
+        case Activation::GeluSigmoid: {
+            const float s = 1.f / (1.f + expf(-1.702f * y));
+            return dy * s * (1.f + 1.702f * y * (1.f - s));
+        }
         case Activation::Identity:
         case Activation::Softmax: return dy;
     }

@@ -24,6 +24,10 @@ double activate(ActivationSpec a, double x) {
         case Activation::Softplus: return std::log(1 + std::exp(x));
         case Activation::Softsign: return x / (1 + std::abs(x));
         case Activation::ThresholdedRelu: return x > a.alpha ? x : 0;
+        case Activation::Swish: return x / (1 + std::exp(-x));
+        case Activation::Gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+        case Activation::GeluTanh: return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+        case Activation::GeluSigmoid: return x / (1 + std::exp(-1.702 * x));
         case Activation::Identity:
         case Activation::Softmax: return x;
     }
@@ -79,6 +83,25 @@ Vec activation_backward(ActivationSpec a, const Vec& y, const Vec& dy, int rows,
                 case Activation::Softplus: v = g * (1 - std::exp(-yv)); break;
                 case Activation::Softsign: v = g * (1 - std::abs(yv)) * (1 - std::abs(yv)); break;
                 case Activation::ThresholdedRelu: v = yv > 0 ? g : 0; break;
+                // Not monotone: `y` holds the pre-activation x (derivative_from_input).
+                case Activation::Swish: {
+                    const double s = 1 / (1 + std::exp(-yv));
+                    v = g * (s + yv * s * (1 - s));
+                    break;
+                }
+                case Activation::Gelu:
+                    v = g * (0.5 * (1 + std::erf(yv / std::sqrt(2.0))) + yv * std::exp(-0.5 * yv * yv) / std::sqrt(2 * M_PI));
+                    break;
+                case Activation::GeluTanh: {
+                    const double k = std::sqrt(2 / M_PI), t = std::tanh(k * (yv + 0.044715 * yv * yv * yv));
+                    v = g * (0.5 * (1 + t) + 0.5 * yv * (1 - t * t) * k * (1 + 3 * 0.044715 * yv * yv));
+                    break;
+                }
+                case Activation::GeluSigmoid: {
+                    const double s = 1 / (1 + std::exp(-1.702 * yv));
+                    v = g * (s + 1.702 * yv * s * (1 - s));
+                    break;
+                }
                 case Activation::Softmax: v = yv * (g - dot); break;
                 case Activation::Identity: break;
             }

@@ -103,6 +103,10 @@ const char* activation_name(Activation a) {
         case Activation::Softplus: return "softplus";
         case Activation::Softsign: return "softsign";
         case Activation::ThresholdedRelu: return "thresholdedrelu";
+        case Activation::Swish: return "swish";
+        case Activation::Gelu: return "gelu";
+        case Activation::GeluTanh: return "gelu_tanh";
+        case Activation::GeluSigmoid: return "gelu_sigmoid";
     }
     return "?";
 }
@@ -111,7 +115,8 @@ constexpr Activation kActivations[] = {Activation::Identity, Activation::Relu,  
                                        Activation::Tanh,     Activation::Sigmoid,  Activation::Softmax,
                                        Activation::Elu,      Activation::Selu,     Activation::Relu6,
                                        Activation::HardSigmoid, Activation::Softplus, Activation::Softsign,
-                                       Activation::ThresholdedRelu};
+                                       Activation::ThresholdedRelu, Activation::Swish, Activation::Gelu,
+                                       Activation::GeluTanh, Activation::GeluSigmoid};
 
 int conv_out(int in, int k, int s, int d, int pad_before, int pad_after) {
     return (in + pad_before + pad_after - ((k - 1) * d + 1)) / s + 1;
@@ -142,6 +147,8 @@ private Q_SLOTS:
     void batch_norm();
     void updaters_data();
     void updaters();
+    void prelu_data();
+    void prelu();
     void network_steps_data() { device_rows(); }
     void network_steps();
 
@@ -308,20 +315,75 @@ void TestBackendParity::activations() {
     auto run = [&](Backend& b) {
         On on(b);
         float* y = on.zeros(n);
-        b.activation_forward(act, on.put(x), y, rows, cols);
+        const float* px = on.put(x);
+        b.activation_forward(act, px, y, rows, cols);
         float* d = on.put(dy);
-        b.activation_backward(act, y, d, d, rows, cols);  // in place, as the layers call it
+        // In place, as the layers call it; swish and gelu from the pre-activation.
+        b.activation_backward(act, derivative_from_input(act.kind) ? px : y, d, d, rows, cols);
         return std::pair{on.get(y, n), on.get(d, n)};
     };
     const auto [y, dz] = run(*be);
     const Vec y_ref = reference::activation_forward(act, x, rows, cols);
     EXPECT_CLOSE("y", y, y_ref);
-    EXPECT_CLOSE("dz", dz, reference::activation_backward(act, y_ref, dy, rows, cols));
+    EXPECT_CLOSE("dz", dz, reference::activation_backward(act, derivative_from_input(act.kind) ? x : y_ref, dy, rows, cols));
     if (!is_cpu_) {
         const auto [yc, dzc] = run(*cpu_);
         EXPECT_CLOSE("y vs cpu", y, yc);
         EXPECT_CLOSE("dz vs cpu", dz, dzc);
     }
+}
+
+void TestBackendParity::prelu_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<int>("shared");  // bit 0 channels, 1 height, 2 width
+    for (int shared : {0, 6, 4, 1, 7})
+        device_rows(qPrintable("shared " + QString::number(shared)), [shared](QTestData& row) { row << shared; });
+}
+
+// PReLU against plain loops (y, dx, and dalpha summed over the batch and the shared axes).
+// Backends without the kernels (CUDA today) must say so and refuse, not compute something else.
+void TestBackendParity::prelu() {
+    QFETCH(QString, device);
+    QFETCH(int, shared);
+    OPEN_OR_SKIP(be, device);
+    const PReluDesc d{3, 4, 5, 3, (shared & 1) != 0, (shared & 2) != 0, (shared & 4) != 0};
+    const int ac = d.shared_c ? 1 : d.c, ah = d.shared_h ? 1 : d.h, aw = d.shared_w ? 1 : d.w;
+    const std::size_t n = std::size_t(d.batch) * d.c * d.h * d.w, na = std::size_t(ac) * ah * aw;
+    const Vec x = random_vec(n, 21, -2.f, 2.f), alpha = random_vec(na, 22), dy = random_vec(n, 23);
+    if (!be->has_prelu()) {
+        On on(*be);
+        float* y = on.zeros(n);
+        try {
+            be->prelu_forward(d, on.put(x), on.put(alpha), y);
+            QFAIL("a backend without PReLU kernels computed a PReLU");
+        } catch (const std::runtime_error& e) {
+            QVERIFY2(QString(e.what()).contains("PReLU"), e.what());
+        }
+        return;
+    }
+    On on(*be);
+    float* y = on.zeros(n);
+    float* dx = on.zeros(n);
+    float* da = on.zeros(na);
+    const float* px = on.put(x);
+    const float* pa = on.put(alpha);
+    be->prelu_forward(d, px, pa, y);
+    be->prelu_backward(d, px, pa, on.put(dy), dx, da);
+    Vec y_ref(n), dx_ref(n);
+    std::vector<double> da_ref(na, 0.0);
+    for (int b = 0; b < d.batch; ++b)
+        for (int c = 0; c < d.c; ++c)
+            for (int h = 0; h < d.h; ++h)
+                for (int w = 0; w < d.w; ++w) {
+                    const std::size_t i = ((std::size_t(b) * d.c + c) * d.h + h) * d.w + w;
+                    const std::size_t a = (std::size_t(d.shared_c ? 0 : c) * ah + (d.shared_h ? 0 : h)) * aw + (d.shared_w ? 0 : w);
+                    y_ref[i] = x[i] > 0 ? x[i] : alpha[a] * x[i];
+                    dx_ref[i] = x[i] > 0 ? dy[i] : alpha[a] * dy[i];
+                    if (x[i] <= 0) da_ref[a] += double(dy[i]) * x[i];
+                }
+    EXPECT_CLOSE("y", on.get(y, n), y_ref);
+    EXPECT_CLOSE("dx", on.get(dx, n), dx_ref);
+    EXPECT_CLOSE("dalpha", on.get(da, na), Vec(da_ref.begin(), da_ref.end()));
 }
 
 void TestBackendParity::dense_data() {
@@ -375,6 +437,8 @@ void TestBackendParity::conv_data() {
         {"1x1", {6, 4, 4, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, int(Activation::Identity)}},
         // Activations oneDNN does not fuse: applied after the convolution.
         {"3x3 elu", {2, 6, 6, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, int(Activation::Elu)}},
+        {"3x3 swish", {2, 6, 6, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, int(Activation::Swish)}},
+        {"3x3 gelu", {2, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, int(Activation::Gelu)}},
         {"3x3 pad 1 softsign", {2, 6, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, int(Activation::Softsign)}},
     };
     for (const auto& [name, shape] : cases)

@@ -23,6 +23,8 @@ private Q_SLOTS:
     void imported_models_train_data();
     void imported_models_train();
     void schedule_shown_and_trained();
+    void swish_gelu_prelu_shown_data();
+    void swish_gelu_prelu_shown();
 };
 
 void TestEngineInspect::table() {
@@ -61,6 +63,24 @@ void TestEngineInspect::refusal() {
     QVERIFY2(r.stderr_text.contains("keras2_mnist_lstm.json: config.layers[0] (LSTM \"lstm_1\"): layer LSTM is not supported"),
              qPrintable(r.stderr_text));
     QVERIFY2(r.stdout_text.isEmpty(), qPrintable(r.stdout_text));
+}
+
+void TestEngineInspect::swish_gelu_prelu_shown_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QStringList>("lines");
+    QTest::newRow("keras") << "keras2_swish_gelu_prelu.json"
+                           << QStringList{"config.layers[2] PReLU \"prelu\"", "prelu 4 alphas shared height", "dense 5 swish", "dense 4 gelu "};
+    QTest::newRow("dl4j") << "dl4j_1.0.0_swish_gelu_prelu.json"
+                          << QStringList{"confs[1] PReLULayer \"prelu\"", "prelu 4 alphas shared height", "dense 5 swish", "dense 4 gelu_sigmoid"};
+}
+
+// Issue 13 class 6: swish, GELU (each file's own form) and PReLU as Thresher will train them.
+void TestEngineInspect::swish_gelu_prelu_shown() {
+    QFETCH(QString, file);
+    QFETCH(QStringList, lines);
+    const auto r = run_engine({"inspect", fixture(file)});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    for (const auto& want : lines) QVERIFY2(r.stdout_text.contains(want), qPrintable(want + " not in:\n" + r.stdout_text));
 }
 
 void TestEngineInspect::imported_models_train_data() {

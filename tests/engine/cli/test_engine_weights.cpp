@@ -91,6 +91,7 @@ private Q_SLOTS:
     void predictUsesDl4jParameters();
     void trainStartsFromTheZip();
     void damagedZipIsRefused();
+    void normalizerIsApplied();
 
 private:
     QTemporaryDir dir_;
@@ -158,6 +159,61 @@ void TestEngineWeights::damagedZipIsRefused() {
     const auto r = run_engine({"inspect", cut});
     QCOMPARE(r.exit_code, 1);
     QVERIFY2(r.stderr_text.contains(cut + ": "), qPrintable(r.stderr_text));
+}
+
+// A zip with DL4J's normalizer.bin (NormalizerStandardize, written as NormalizerSerializer does):
+// predict feeds the network (x - mean) / std as DL4J would, and a model trained from the zip (at
+// learning rate 0) keeps that normalisation, so it predicts the same.
+void TestEngineWeights::normalizerIsApplied() {
+    std::vector<float> mean(IN), stddev(IN);
+    for (int j = 0; j < IN; ++j) {
+        mean[static_cast<std::size_t>(j)] = 0.3f * static_cast<float>(j % 5) - 0.4f;
+        stddev[static_cast<std::size_t>(j)] = 0.5f + 0.25f * static_cast<float>(j % 3);
+    }
+    test_support::JavaOut o;
+    o.utf("NORMALIZER");
+    o.be(1, 4);
+    o.utf("STANDARDIZE");
+    o.be(0, 1);  // fitLabel false
+    for (const auto& a : {test_support::nd4j_row(mean, false, false), test_support::nd4j_row(stddev, false, false)})
+        o.b.insert(o.b.end(), a.begin(), a.end());
+    const QString zip = dir_.path() + "/normalised.zip";
+    test_support::write_zip(zip.toStdString(), {{"configuration.json", test_support::text_bytes(mlp_config())},
+                                                {"coefficients.bin", test_support::nd4j_row(coefficients(), false, false)},
+                                                {"normalizer.bin", o.b}});
+    const auto r = run_engine({"predict", "--model-file", zip, "--data", csv_});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    QVERIFY2(r.stderr_text.contains("normalizer.bin: NormalizerStandardize"), qPrintable(r.stderr_text));
+    const auto got = probabilities(r);
+    QCOMPARE(got.size(), std::size_t{48});
+    const auto lines = csv_bytes_.split('\n');
+    const auto p = coefficients();
+    double moved = 0;  // how far the normalisation moves the outputs: the check must be able to fail
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const auto cells = lines[static_cast<qsizetype>(i)].split(',');
+        std::vector<float> x, raw;
+        for (int j = 0; j < IN; ++j) {
+            raw.push_back(cells[j].toFloat());
+            x.push_back((raw.back() - mean[static_cast<std::size_t>(j)]) / stddev[static_cast<std::size_t>(j)]);
+        }
+        const auto want = reference(p, x), unnormalised = reference(p, raw);
+        for (int o2 = 0; o2 < OUT; ++o2) {
+            const auto k = static_cast<std::size_t>(o2);
+            moved = std::max(moved, double(std::abs(want[k] - unnormalised[k])));
+            QVERIFY2(std::abs(got[i][k] - want[k]) < 1e-5f,
+                     qPrintable(QString("row %1 class %2: engine %3, DL4J %4").arg(i).arg(o2).arg(got[i][k]).arg(want[k])));
+        }
+    }
+    QVERIFY2(moved > 1e-3, qPrintable(QString("normalising changes the outputs by only %1").arg(moved)));
+
+    const QString saved = dir_.path() + "/normalised.thrm";
+    const auto t = run_engine({"train", "--model", zip, "--data", csv_, "--epochs", "1", "--batch", "16", "--save", saved});
+    check_finished_ok(t, 0);
+    if (QTest::currentTestFailed()) return;
+    const auto b = probabilities(run_engine({"predict", "--model-file", saved, "--data", csv_}));
+    QCOMPARE(b.size(), got.size());
+    for (std::size_t i = 0; i < b.size(); ++i)
+        for (int o2 = 0; o2 < OUT; ++o2) QVERIFY(std::abs(b[i][static_cast<std::size_t>(o2)] - got[i][static_cast<std::size_t>(o2)]) < 1e-6f);
 }
 
 QTEST_GUILESS_MAIN(TestEngineWeights)

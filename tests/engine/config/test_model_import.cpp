@@ -399,8 +399,27 @@ void TestModelImport::refused_data() {
                   keras_layer("Flatten", R"("name":"f")"), kKerasOut})
         << QStringList{"layers[1] (Conv2D \"c\")", "\"groups\"", "grouped"};
     QTest::newRow("keras unknown activation")
-        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"gelu")"), kKerasOut})
-        << QStringList{"layers[1] (Dense \"d\")", "\"activation\"", "gelu"};
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"mish")"), kKerasOut})
+        << QStringList{"layers[1] (Dense \"d\")", "\"activation\"", "mish"};
+    QTest::newRow("dl4j precise GELU")
+        << dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationGELU","precise":true})"),
+                 kDl4jOutput})
+        << QStringList{"confs[0]", "activationFn", "precise=true"};
+    QTest::newRow("keras gelu on the output layer")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"out","units":3,"activation":"gelu")")})
+        << QStringList{"Dense \"out\"", "gelu", "output layer"};
+    QTest::newRow("keras swish folded across max pooling")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
+                  keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])"),
+                  keras_layer("Activation", R"("name":"a","activation":"swish")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut})
+        << QStringList{"Activation \"a\"", "cannot fold"};
+    QTest::newRow("keras PReLU shared axis out of range")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4)"),
+                  keras_layer("PReLU", R"("name":"pr","shared_axes":[2])"), kKerasOut})
+        << QStringList{"PReLU \"pr\"", "shared_axes", "axis 2"};
+    QTest::newRow("dl4j PReLULayer without inputShape")
+        << dl4j({kDl4jDense, dl4j_layer("PReLULayer", R"("nin":3,"nout":3)"), kDl4jOutput})
+        << QStringList{"confs[1]", "inputShape", "required"};
     QTest::newRow("keras Dense on an image")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":4,"kernel_size":3)"), kKerasOut})
         << QStringList{"layers[2] (Dense \"out\")", "Flatten"};
@@ -734,6 +753,18 @@ void TestModelImport::activations_of_imported_files_data() {
     QByteArray k3 = keras_act(R"(,"activation":"hard_sigmoid")");
     k3.insert(1, R"("module":"keras",)");
     QTest::newRow("keras 3 hard_sigmoid") << k3 << "hardsigmoid" << double(1.f / 6.f);
+    // Swish/SiLU and GELU: Keras's gelu is the erf form (approximate=False), DL4J's GELU
+    // (precise=false, its default) libnd4j's x·sigmoid(1.702x).
+    QTest::newRow("keras swish") << keras_act(R"(,"activation":"swish")") << "swish" << -1.0;
+    QTest::newRow("keras 3 silu") << keras_act(R"(,"activation":"silu")") << "swish" << -1.0;
+    QTest::newRow("keras gelu") << keras_act(R"(,"activation":"gelu")") << "gelu" << -1.0;
+    QTest::newRow("keras Activation gelu layer")
+        << keras_act("", keras_layer("Activation", R"("name":"a","activation":"gelu")")) << "gelu" << -1.0;
+    QTest::newRow("dl4j 1.0 Swish") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationSwish"})") << "swish" << -1.0;
+    QTest::newRow("dl4j 1.0 GELU") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationGELU","precise":false})")
+        << "gelu_sigmoid" << -1.0;
+    QTest::newRow("dl4j GELU default") << dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationGELU"})")
+        << "gelu_sigmoid" << -1.0;
 }
 
 void TestModelImport::activations_of_imported_files() {

@@ -65,7 +65,7 @@ void TestGradientCheck::gradients_data() {
     const char* image = "{\"channels\":2,\"height\":7,\"width\":6}";
     const char* softmax = "{\"type\":\"output\",\"units\":3,\"activation\":\"softmax\",\"loss\":\"mcxent\"}";
     for (const char* act : {"identity", "relu", "leakyrelu", "tanh", "sigmoid", "softmax", "elu", "selu", "relu6",
-                            "hardsigmoid", "softplus", "softsign"}) {
+                            "hardsigmoid", "softplus", "softsign", "swish", "gelu", "gelu_tanh", "gelu_sigmoid"}) {
         const QByteArray layer = QByteArray("{\"type\":\"dense\",\"units\":5,\"activation\":\"") + act + "\"}";
         QTest::newRow(QByteArray("dense ") + act) << model(flat, layer.constData(), softmax) << true;
     }
@@ -101,7 +101,8 @@ void TestGradientCheck::gradients_data() {
         QTest::newRow(QByteArray("conv ") + act + " then max pool") << model(image, layers.constData(), softmax) << true;
     }
     // The activations imported files bring run after the convolution (not fused by oneDNN).
-    for (const char* act : {"elu", "selu", "relu6", "hardsigmoid", "softplus", "softsign"}) {
+    for (const char* act : {"elu", "selu", "relu6", "hardsigmoid", "softplus", "softsign", "swish", "gelu", "gelu_tanh",
+                            "gelu_sigmoid"}) {
         const QByteArray layer = QByteArray("{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"") + act + "\"}";
         QTest::newRow(QByteArray("conv ") + act) << model(image, layer.constData(), softmax) << true;
     }
@@ -151,6 +152,19 @@ void TestGradientCheck::gradients_data() {
                        "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}", softmax) << true;
     QTest::newRow("dropout")
         << model(flat, "{\"type\":\"dense\",\"units\":8,\"activation\":\"tanh\"},{\"type\":\"dropout\",\"retain\":0.6}", softmax) << true;
+    // PReLU: the alpha gradients (one per unit, per channel, per position) as well as the input's.
+    QTest::newRow("prelu per unit")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"identity\"},{\"type\":\"prelu\",\"alpha_init\":0.25}",
+                 softmax) << true;
+    QTest::newRow("prelu one alpha")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"identity\"},"
+                       "{\"type\":\"prelu\",\"shared_axes\":[\"channels\"],\"alpha_init\":-0.5}", softmax) << true;
+    QTest::newRow("conv prelu per channel")
+        << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"identity\"},"
+                        "{\"type\":\"prelu\",\"shared_axes\":[\"height\",\"width\"],\"alpha_init\":0.3}", softmax) << true;
+    QTest::newRow("conv prelu per position")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"activation\":\"identity\"},"
+                        "{\"type\":\"prelu\",\"shared_axes\":[\"width\"],\"alpha_init\":0.1}", softmax) << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",
