@@ -35,9 +35,15 @@ double parse_number(std::string_view field) {
     double v = 0;
     const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
     if (field.empty() || ec != std::errc() || end != field.data() + field.size())
-        throw ConfigError("\"" + std::string(field) + "\" is not a number");
+        throw ConfigError("\"" + std::string(field.substr(0, 60)) + (field.size() > 60 ? "..." : "") + "\" is not a number");
     return v;
 }
+
+// Text as an error shows it: at most 60 characters of it (a hostile spec may hold megabytes).
+std::string clipped(std::string_view text) {
+    return text.size() > 60 ? std::string(text.substr(0, 57)) + "..." : std::string(text);
+}
+std::string shown(const nlohmann::json& v) { return clipped(v.dump()); }
 
 std::optional<ThresholdKind> kind_named(std::string_view name) {
     for (const auto& n : threshold_algorithm_names())
@@ -46,7 +52,7 @@ std::optional<ThresholdKind> kind_named(std::string_view name) {
 }
 
 std::string unknown_name(std::string_view name) {
-    return "unknown threshold algorithm \"" + std::string(name) + "\" (expected " + threshold_algorithm_grammar() + ")";
+    return "unknown threshold algorithm \"" + clipped(name) + "\" (expected " + threshold_algorithm_grammar() + ")";
 }
 
 // The optional numbers of each kind, in their text positions.
@@ -103,7 +109,7 @@ std::string threshold_algorithm_grammar() {
 }
 
 ThresholdSpec parse_threshold_spec(std::string_view text, std::string_view field) {
-    const std::string where = (field.empty() ? "" : std::string(field) + ": ") + "\"" + std::string(text) + "\": ";
+    const std::string where = (field.empty() ? "" : std::string(field) + ": ") + "\"" + clipped(text) + "\": ";
     const std::vector<std::string_view> parts = split(text, ':');
     const auto kind = kind_named(parts.front());
     if (!kind) throw ConfigError(where + unknown_name(parts.front()));
@@ -125,7 +131,7 @@ ThresholdSpec threshold_spec_from_json(const nlohmann::json& value, std::string_
     if (value.is_string()) return parse_threshold_spec(value.get_ref<const std::string&>(), field);
     if (!value.is_object())
         throw ConfigError(name + ": must be a string (" + threshold_algorithm_grammar() +
-                          ") or an object {\"algorithm\", \"threshold\", …}, got " + value.dump());
+                          ") or an object {\"algorithm\", \"threshold\", …}, got " + shown(value));
     const auto algorithm = value.find("algorithm");
     if (algorithm == value.end() || !algorithm->is_string())
         throw ConfigError(name + ".algorithm: missing (one of fixed, adaptive, target)");
@@ -140,8 +146,8 @@ ThresholdSpec threshold_spec_from_json(const nlohmann::json& value, std::string_
         for (const auto& candidate : kKeys)
             if (key == candidate.name) k = &candidate;
         if (!k || std::find(slots.begin(), slots.end(), k->field) == slots.end())
-            throw ConfigError(name + "." + key + ": not a field of " + to_string(*kind) + " (" + entry(*kind).grammar + ")");
-        if (!v.is_number()) throw ConfigError(name + "." + key + ": must be a number, got " + v.dump());
+            throw ConfigError(name + "." + clipped(key) + ": not a field of " + to_string(*kind) + " (" + entry(*kind).grammar + ")");
+        if (!v.is_number()) throw ConfigError(name + "." + k->name + ": must be a number, got " + shown(v));
         spec.*(k->field) = v.get<double>();
     }
     try {
@@ -166,7 +172,10 @@ std::string to_text(const ThresholdSpec& spec) {
                                  TargetDensityThreshold::kDefaultDensity,
                                  default_threshold_decay()};
     std::string text = to_string(spec.kind);
-    for (std::size_t i = 0; i < last; ++i) text += ":" + number((spec.*slots[i]).value_or(*(defaults.*slots[i])));
+    for (std::size_t i = 0; i < last; ++i) {
+        text += ':';  // (not ":" + number(…): GCC 12 warns falsely, -Wrestrict)
+        text += number((spec.*slots[i]).value_or(*(defaults.*slots[i])));
+    }
     return text;
 }
 

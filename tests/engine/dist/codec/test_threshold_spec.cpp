@@ -136,6 +136,13 @@ void TestThresholdSpec::text_refusals_name_the_field() {
         const QString what = refusal([&] { (void)parse_threshold_spec("adaptive:1e-3:0.5:0.1", field); });
         QCOMPARE(what, QString(field) + ": \"adaptive:1e-3:0.5:0.1\": the minimum density 0.5 is above the maximum density 0.1");
     }
+    // A megabyte of text is refused in a message of a line, not a megabyte.
+    const std::string huge = "fixed:" + std::string(1 << 20, '7') + "x";
+    QVERIFY(refusal([&] { (void)parse_threshold_spec(huge); }).size() < 300);
+    QVERIFY(refusal([&] { (void)parse_threshold_spec(std::string(1 << 20, 'q')); }).size() < 300);
+    const nlohmann::json object{{"algorithm", "fixed"}, {std::string(1 << 20, 'k'), 1}};
+    QVERIFY(refusal([&] { (void)threshold_spec_from_json(object, "t"); }).size() < 300);
+    QVERIFY(refusal([&] { (void)threshold_spec_from_json(nlohmann::json::array({std::string(1 << 20, 'a')}), "t"); }).size() < 300);
 }
 
 void TestThresholdSpec::resolve_data() {
