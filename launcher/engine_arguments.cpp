@@ -57,7 +57,7 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
     a << "--strategy" << training.strategy;
     if (training.strategy == "gradient-sharing") {
         if (training.threshold) a << "--threshold" << QString::number(*training.threshold, 'g', 17);
-        a << "--threshold-algorithm" << training.threshold_algorithm << "--residual" << training.residual
+        a << "--threshold-algorithm" << QString::fromStdString(dist::to_text(training.threshold_algorithm)) << "--residual" << training.residual
           << "--max-staleness" << (training.max_staleness ? QString::number(*training.max_staleness) : QString("off"));
         if (training.overlap_comm != "off") a << "--overlap-comm" << training.overlap_comm;
     } else if (training.strategy == "parameter-averaging") {

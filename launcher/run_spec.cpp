@@ -1,6 +1,8 @@
 // RunSpec: reading, validating and writing the run-spec JSON (launcher/README.md documents it).
 // Validation walks the JSON once with a reader that knows its JSON path, so every error says
-// where: "runs/x.json: cluster.hosts[1].port: must be an integer in 1..65535, got 0".
+// where: "runs/x.json: cluster.hosts[1].port: must be an integer in 1..65535, got 0". Then
+// validate() checks the typed values (ranges, files, checks across sections) with the same words,
+// so a spec built in code (the app's form) gets the same errors as the file it would write.
 #include "run_spec.h"
 
 #include <QDir>
@@ -11,7 +13,10 @@
 #include <QSaveFile>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 
+#include "core/error.h"
+#include "dist/codec/residual.h"
 #include "hostfile.h"
 
 namespace thresher::launcher {
@@ -19,6 +24,38 @@ namespace thresher::launcher {
 namespace {
 
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53: JSON numbers are doubles
+
+// The ranges, written once: the JSON reader checks a number against them as it reads, and
+// validate() checks the typed value, with the same words.
+struct IntRule {
+    qint64 lo, hi;
+    const char* what;
+};
+constexpr IntRule kPositive{1, std::numeric_limits<int>::max(), "a positive integer"};
+constexpr IntRule kSeed{0, qint64(kMaxExactInteger), "a non-negative integer below 2^53"};
+constexpr IntRule kLimit{1, qint64(kMaxExactInteger), "a positive integer"};
+constexpr IntRule kStaleness{0, 1000, "a whole number from 0 to 1000, or \"off\""};
+constexpr IntRule kThreads{0, 4096, "a non-negative integer (0: automatic)"};
+constexpr IntRule kPort{1, 65535, "an integer in 1..65535"};
+constexpr IntRule kUpTo1024{1, 1024, "an integer in 1..1024"};
+constexpr IntRule kGpus{0, 1024, "an integer in 0..1024"};
+constexpr IntRule kSlurmNodes{1, 100000, "an integer in 1..100000"};
+struct NumberRule {
+    double lo, hi;
+    bool hi_open;
+    const char* what;
+    bool holds(double d) const { return std::isfinite(d) && d >= lo && d <= hi && !(hi_open && d == hi); }
+};
+constexpr NumberRule kRate{0, 1e6, false, "megabits per second in 0.008..1000000 (0: unlimited)"};
+constexpr NumberRule kDelay{0, 10000, false, "milliseconds in 0..10000"};
+constexpr NumberRule kLoss{0, 1, true, "a probability in [0, 1)"};
+const QStringList kStrategies{"gradient-sharing", "parameter-averaging", "single"};
+const QStringList kOverlaps{"off", "send", "encode"};
+const QStringList kTopologies{"auto", "mesh", "relay", "tree"};
+const QString kTimeSyntax = "must be a positive Slurm time limit (minutes, \"MM:SS\", \"HH:MM:SS\", \"D-HH\", "
+                            "\"D-HH:MM\" or \"D-HH:MM:SS\"), got ";
+const QString kSbatchArg = "must be one sbatch option on one line, e.g. \"--mem=4G\", got ";
+const QString kNetworkMask = "must be an IPv4 network in CIDR form, e.g. \"10.0.0.0/24\", got ";
 
 QString describe(const QJsonValue& v) {
     switch (v.type()) {
@@ -78,12 +115,13 @@ public:
             fail(key, "must be " + what + ", got " + describe(v));
         return static_cast<qint64>(d);
     }
-    int positive_int(const QString& key, int fallback) const {
-        return int(integer(key, fallback, 1, std::numeric_limits<int>::max(), "a positive integer"));
+    qint64 integer(const QString& key, qint64 fallback, const IntRule& rule) const {
+        return integer(key, fallback, rule.lo, rule.hi, rule.what);
     }
-    std::optional<qint64> optional_integer(const QString& key, qint64 lo, const QString& what) const {
+    int positive_int(const QString& key, int fallback) const { return int(integer(key, fallback, kPositive)); }
+    std::optional<qint64> optional_integer(const QString& key, const IntRule& rule) const {
         if (!has(key)) return std::nullopt;
-        return integer(key, 0, lo, qint64(kMaxExactInteger), what);
+        return integer(key, 0, rule);
     }
     std::optional<double> optional_positive_number(const QString& key) const {
         if (!has(key)) return std::nullopt;
@@ -109,25 +147,32 @@ private:
     const QString& source_;
 };
 
-// "adaptive:1e-3:1e-4:1e-2:0.97" -> "adaptive": the engine parses the rest.
-bool has_prefix(const QString& value, const QStringList& names) {
-    return names.contains(value.section(':', 0, 0));
+// The engine's codec's errors, which name the field (its JSON path) themselves.
+[[noreturn]] void fail_with(const QString& source, const ConfigError& e) {
+    throw SpecError((source + ": ").toStdString() + e.what());
 }
 
-TrainingSettings read_training(const Reader& t) {
+// training.threshold_algorithm: a string or an object, typed by the engine's codec.
+dist::ThresholdSpec read_threshold_algorithm(const Reader& t, const QString& source) {
+    if (!t.has("threshold_algorithm")) return {};
+    const QByteArray json = QJsonDocument(QJsonArray{t.value("threshold_algorithm")}).toJson(QJsonDocument::Compact);
+    try {
+        return dist::threshold_spec_from_json(nlohmann::json::parse(json.toStdString()).at(0),
+                                              t.at("threshold_algorithm").toStdString());
+    } catch (const ConfigError& e) {
+        fail_with(source, e);
+    }
+}
+
+TrainingSettings read_training(const Reader& t, const QString& source) {
     TrainingSettings s;
-    s.strategy = t.one_of("strategy", s.strategy, {"gradient-sharing", "parameter-averaging", "single"});
+    s.strategy = t.one_of("strategy", s.strategy, kStrategies);
     s.epochs = t.positive_int("epochs", s.epochs);
     s.batch = t.positive_int("batch", s.batch);
-    s.seed = t.optional_integer("seed", 0, "a non-negative integer below 2^53");
+    s.seed = t.optional_integer("seed", kSeed);
     s.threshold = t.optional_positive_number("threshold");
-    s.threshold_algorithm = t.string("threshold_algorithm", s.threshold_algorithm);
-    if (!has_prefix(s.threshold_algorithm, {"fixed", "adaptive", "target"}))
-        t.fail("threshold_algorithm", "must be fixed[:τ], adaptive[:τ:min:max:decay] or target[:density:τ:decay], got " +
-                                          describe(t.value("threshold_algorithm")));
+    s.threshold_algorithm = read_threshold_algorithm(t, source);
     s.residual = t.string("residual", s.residual);
-    if (!has_prefix(s.residual, {"clip", "none"}))
-        t.fail("residual", "must be clip[:every:multiple] or none, got " + describe(t.value("residual")));
     if (t.has("max_staleness")) {
         if (t.value("max_staleness").isString()) {
             if (t.value("max_staleness").toString() != "off")
@@ -135,24 +180,21 @@ TrainingSettings read_training(const Reader& t) {
                                             describe(t.value("max_staleness")));
             s.max_staleness.reset();
         } else {
-            s.max_staleness = int(t.integer("max_staleness", 0, 0, 1000, "a whole number from 0 to 1000, or \"off\""));
+            s.max_staleness = int(t.integer("max_staleness", 0, kStaleness));
         }
     }
-    s.overlap_comm = t.one_of("overlap_comm", s.overlap_comm, {"off", "send", "encode"});
-    if (s.overlap_comm == "encode" && s.max_staleness == 0)
-        t.fail("overlap_comm", "\"encode\" needs max_staleness 1 or more, or \"off\" (with 0 every gradient must see "
-                               "the previous step's updates, its own included; \"send\" works with any)");
+    s.overlap_comm = t.one_of("overlap_comm", s.overlap_comm, kOverlaps);
     s.averaging_frequency = t.positive_int("averaging_frequency", s.averaging_frequency);
     s.save_updater = t.boolean("save_updater", s.save_updater);
-    s.limit = t.optional_integer("limit", 1, "a positive integer");
-    s.threads = int(t.integer("threads", s.threads, 0, 4096, "a non-negative integer (0: automatic)"));
+    s.limit = t.optional_integer("limit", kLimit);
+    s.threads = int(t.integer("threads", s.threads, kThreads));
     return s;
 }
 
 SshHost read_host(const Reader& h) {
     SshHost host;
     host.address = h.required_string("address");
-    host.port = int(h.integer("port", host.port, 1, 65535, "an integer in 1..65535"));
+    host.port = int(h.integer("port", host.port, kPort));
     host.user = h.string("user", {});
     host.identity_file = h.string("identity_file", {});
     host.workers = h.positive_int("workers", host.workers);
@@ -179,14 +221,12 @@ bool is_ipv4_cidr(const QString& text) {
 SlurmSettings read_slurm(const Reader& c) {
     SlurmSettings s;
     s.partition = c.string("partition", {});
-    s.tasks_per_node = int(c.integer("tasks_per_node", s.tasks_per_node, 1, 1024, "an integer in 1..1024"));
+    s.tasks_per_node = int(c.integer("tasks_per_node", s.tasks_per_node, kUpTo1024));
     s.cpus_per_task = c.positive_int("cpus_per_task", s.cpus_per_task);
-    s.gpus_per_node = int(c.integer("gpus_per_node", s.gpus_per_node, 0, 1024, "an integer in 0..1024"));
+    s.gpus_per_node = int(c.integer("gpus_per_node", s.gpus_per_node, kGpus));
     if (c.has("time")) {
         s.time = parse_slurm_time(c.string("time", {}));
-        if (!s.time || s.time->count() <= 0)
-            c.fail("time", "must be a positive Slurm time limit (minutes, \"MM:SS\", \"HH:MM:SS\", \"D-HH\", "
-                           "\"D-HH:MM\" or \"D-HH:MM:SS\"), got " + describe(c.value("time")));
+        if (!s.time || s.time->count() <= 0) c.fail("time", kTimeSyntax + describe(c.value("time")));
     }
     s.account = c.string("account", {});
     s.qos = c.string("qos", {});
@@ -198,15 +238,14 @@ SlurmSettings read_slurm(const Reader& c) {
         for (int i = 0; i < args.size(); ++i) {
             const QString key = QString("sbatch_args[%1]").arg(i);
             if (!args[i].isString() || !args[i].toString().startsWith('-') || args[i].toString().contains('\n'))
-                c.fail(key, "must be one sbatch option on one line, e.g. \"--mem=4G\", got " + describe(args[i]));
+                c.fail(key, kSbatchArg + describe(args[i]));
             s.sbatch_args << args[i].toString();
         }
     }
     if (c.has("network_mask")) {
         s.network_mask = c.string("network_mask", {});
         if (!is_ipv4_cidr(s.network_mask))
-            c.fail("network_mask", "must be an IPv4 network in CIDR form, e.g. \"10.0.0.0/24\", got " +
-                                       describe(c.value("network_mask")));
+            c.fail("network_mask", kNetworkMask + describe(c.value("network_mask")));
     }
     const QString stage = c.one_of("stage", "auto", {"auto", "always", "never"});
     s.stage = stage == "always" ? SlurmSettings::Stage::Always
@@ -214,24 +253,24 @@ SlurmSettings read_slurm(const Reader& c) {
     return s;
 }
 
-// A number in [lo, hi] (a plain JSON number); `what` is how the message words the range.
-double bounded_number(const Reader& r, const QString& key, double fallback, double lo, double hi, bool hi_open,
-                      const QString& what) {
+// A number within `rule` (a plain JSON number).
+double bounded_number(const Reader& r, const QString& key, double fallback, const NumberRule& rule) {
     if (!r.has(key)) return fallback;
     const QJsonValue v = r.value(key);
-    const double d = v.toDouble();
-    if (!v.isDouble() || !std::isfinite(d) || d < lo || d > hi || (hi_open && d == hi))
-        r.fail(key, "must be " + what + ", got " + describe(v));
-    return d;
+    if (!v.isDouble() || !rule.holds(v.toDouble())) r.fail(key, QString("must be ") + rule.what + ", got " + describe(v));
+    return v.toDouble();
 }
+
+// A rate is 0 (unlimited) or at least 8 kbit/s.
+bool rate_holds(double mbit) { return kRate.holds(mbit) && !(mbit > 0 && mbit < 0.008); }
 
 ClusterSettings::Link read_link(const Reader& r) {
     ClusterSettings::Link link;
-    link.rate_mbit = bounded_number(r, "rate_mbit", 0, 0, 1e6, false, "megabits per second in 0.008..1000000 (0: unlimited)");
-    if (link.rate_mbit > 0 && link.rate_mbit < 0.008)
-        r.fail("rate_mbit", "must be megabits per second in 0.008..1000000 (0: unlimited), got " + describe(r.value("rate_mbit")));
-    link.delay_ms = bounded_number(r, "delay_ms", 0, 0, 10000, false, "milliseconds in 0..10000");
-    link.loss = bounded_number(r, "loss", 0, 0, 1, true, "a probability in [0, 1)");
+    link.rate_mbit = bounded_number(r, "rate_mbit", 0, kRate);
+    if (!rate_holds(link.rate_mbit))
+        r.fail("rate_mbit", QString("must be ") + kRate.what + ", got " + describe(r.value("rate_mbit")));
+    link.delay_ms = bounded_number(r, "delay_ms", 0, kDelay);
+    link.loss = bounded_number(r, "loss", 0, kLoss);
     return link;
 }
 
@@ -241,8 +280,8 @@ const QStringList kSlurmFields{"partition", "tasks_per_node", "cpus_per_task", "
 ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
     ClusterSettings s;
     const QString kind = c.one_of("kind", "local", {"local", "ssh", "slurm"});
-    s.topology = c.one_of("topology", s.topology, {"auto", "mesh", "relay", "tree"});
-    s.fanout = int(c.integer("fanout", s.fanout, 1, 1024, "an integer in 1..1024"));
+    s.topology = c.one_of("topology", s.topology, kTopologies);
+    s.fanout = int(c.integer("fanout", s.fanout, kUpTo1024));
     if (c.has("link")) s.link = read_link(c.object("link", {"rate_mbit", "delay_ms", "loss"}));
     if (kind != "slurm")
         for (const QString& slurm_only : kSlurmFields)
@@ -254,7 +293,7 @@ ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
         for (const char* ssh_only : {"hosts", "hostfile"})
             if (c.has(ssh_only)) c.fail(ssh_only, "only for \"kind\": \"ssh\"");
         if (kind == "slurm") {
-            s.nodes = int(c.integer("nodes", s.nodes, 1, 100000, "an integer in 1..100000"));
+            s.nodes = int(c.integer("nodes", s.nodes, kSlurmNodes));
             s.kind = ClusterSettings::Kind::Slurm;
             s.slurm = read_slurm(c);
         }
@@ -283,18 +322,126 @@ ClusterSettings read_cluster(const Reader& c, const RunSpec& spec) {
             c.fail("hostfile", QString::fromStdString(e.what()));
         }
     }
+    return s;  // validate() checks the hosts together
+}
+
+// validate()'s checks on typed values; messages as the reader's: "<source>: <path>: <problem>".
+class Checker {
+public:
+    explicit Checker(const QString& source) : source_(source) {}
+    [[noreturn]] void fail(const QString& path, const QString& message) const {
+        throw SpecError((source_ + ": " + path + ": " + message).toStdString());
+    }
+    void integer(const QString& path, qint64 v, const IntRule& rule) const {
+        if (v < rule.lo || v > rule.hi) fail(path, QString("must be %1, got %2").arg(rule.what).arg(v));
+    }
+    void number(const QString& path, double v, const NumberRule& rule, bool holds) const {
+        if (!holds) fail(path, QString("must be ") + rule.what + ", got " + describe(QJsonValue(v)));
+    }
+    void one_of(const QString& path, const QString& v, const QStringList& choices) const {
+        if (!choices.contains(v)) fail(path, "must be one of " + choices.join(", ") + "; got " + describe(QJsonValue(v)));
+    }
+    void non_empty(const QString& path, const QString& v) const {
+        if (v.trimmed().isEmpty()) fail(path, "must be a non-empty string, got " + describe(QJsonValue(v)));
+    }
+    // Optional text: empty means unset, but blanks alone are a mistake.
+    void non_empty_if_set(const QString& path, const QString& v) const {
+        if (!v.isEmpty()) non_empty(path, v);
+    }
+    // The engine's codec checks, naming `path` themselves.
+    template <class F>
+    void codec(F check) const {
+        try {
+            check();
+        } catch (const ConfigError& e) {
+            fail_with(source_, e);
+        }
+    }
+
+private:
+    const QString& source_;
+};
+
+void validate_training(const Checker& c, const TrainingSettings& t) {
+    c.one_of("training.strategy", t.strategy, kStrategies);
+    c.integer("training.epochs", t.epochs, kPositive);
+    c.integer("training.batch", t.batch, kPositive);
+    if (t.seed) c.integer("training.seed", *t.seed, kSeed);
+    if (t.threshold && !(std::isfinite(*t.threshold) && *t.threshold > 0))
+        c.fail("training.threshold", "must be a positive number, got " + describe(QJsonValue(*t.threshold)));
+    // As thresher-engine puts --threshold into --threshold-algorithm, for gradient sharing only.
+    if (t.strategy == "gradient-sharing")
+        c.codec([&] {
+            (void)dist::resolve_threshold(t.threshold_algorithm, t.threshold,
+                                          {"training.threshold_algorithm", "training.threshold"});
+        });
+    c.codec([&] { (void)dist::parse_residual_processor(t.residual.toStdString(), "training.residual"); });
+    if (t.max_staleness) c.integer("training.max_staleness", *t.max_staleness, kStaleness);
+    c.one_of("training.overlap_comm", t.overlap_comm, kOverlaps);
+    if (t.overlap_comm == "encode" && t.max_staleness == 0)
+        c.fail("training.overlap_comm", "\"encode\" needs max_staleness 1 or more, or \"off\" (with 0 every gradient must "
+                                        "see the previous step's updates, its own included; \"send\" works with any)");
+    c.integer("training.averaging_frequency", t.averaging_frequency, kPositive);
+    if (t.limit) c.integer("training.limit", *t.limit, kLimit);
+    c.integer("training.threads", t.threads, kThreads);
+}
+
+void validate_slurm(const Checker& c, const SlurmSettings& s) {
+    c.non_empty_if_set("cluster.partition", s.partition);
+    c.integer("cluster.tasks_per_node", s.tasks_per_node, kUpTo1024);
+    c.integer("cluster.cpus_per_task", s.cpus_per_task, kPositive);
+    c.integer("cluster.gpus_per_node", s.gpus_per_node, kGpus);
+    if (s.time && s.time->count() <= 0) c.fail("cluster.time", kTimeSyntax + describe(QJsonValue(format_slurm_time(*s.time))));
+    for (int i = 0; i < s.sbatch_args.size(); ++i)
+        if (!s.sbatch_args[i].startsWith('-') || s.sbatch_args[i].contains('\n'))
+            c.fail(QString("cluster.sbatch_args[%1]").arg(i), kSbatchArg + describe(QJsonValue(s.sbatch_args[i])));
+    if (!s.network_mask.isEmpty() && !is_ipv4_cidr(s.network_mask))
+        c.fail("cluster.network_mask", kNetworkMask + describe(QJsonValue(s.network_mask)));
+}
+
+void validate_cluster(const Checker& c, const ClusterSettings& s) {
+    c.one_of("cluster.topology", s.topology, kTopologies);
+    c.integer("cluster.fanout", s.fanout, kUpTo1024);
+    c.number("cluster.link.rate_mbit", s.link.rate_mbit, kRate, rate_holds(s.link.rate_mbit));
+    c.number("cluster.link.delay_ms", s.link.delay_ms, kDelay, kDelay.holds(s.link.delay_ms));
+    c.number("cluster.link.loss", s.link.loss, kLoss, kLoss.holds(s.link.loss));
+    switch (s.kind) {
+    case ClusterSettings::Kind::Local:
+        c.integer("cluster.nodes", s.nodes, kPositive);
+        c.integer("cluster.workers_per_node", s.workers_per_node, kPositive);
+        return;
+    case ClusterSettings::Kind::Slurm:
+        c.integer("cluster.nodes", s.nodes, kSlurmNodes);
+        c.integer("cluster.workers_per_node", s.workers_per_node, kPositive);
+        validate_slurm(c, s.slurm);
+        return;
+    case ClusterSettings::Kind::Ssh: break;
+    }
+    for (int i = 0; i < s.hosts.size(); ++i) {
+        const QString at = QString("cluster.hosts[%1].").arg(i);
+        c.non_empty(at + "address", s.hosts[i].address);
+        c.integer(at + "port", s.hosts[i].port, kPort);
+        c.integer(at + "workers", s.hosts[i].workers, kPositive);
+    }
     if (s.hosts.isEmpty() && s.hostfile_hosts.isEmpty())
-        c.fail("hosts", "an SSH cluster needs at least one host (\"hosts\" or \"hostfile\")");
+        c.fail("cluster.hosts", "an SSH cluster needs at least one host (\"hosts\" or \"hostfile\")");
     // The engine takes one --workers-per-node for every node.
     const auto all = s.all_hosts();
     for (int i = 1; i < all.size(); ++i)
         if (all[i].workers != all[0].workers) {
-            const QString key = i < s.hosts.size() ? QString("hosts[%1].workers").arg(i) : QString("hostfile");
+            const QString key = i < s.hosts.size() ? QString("cluster.hosts[%1].workers").arg(i) : QString("cluster.hostfile");
             c.fail(key, QString("every host needs the same number of workers (the engine's --workers-per-node is "
                                 "one number): %1 has %2, %3 has %4")
                             .arg(all[0].address).arg(all[0].workers).arg(all[i].address).arg(all[i].workers));
         }
-    return s;
+}
+
+// The text form, unless it would fill a gap with a default (a spec read from an object with
+// only a decay, say): then the object form, so the spec reads back as it was.
+QJsonValue threshold_json(const dist::ThresholdSpec& spec) {
+    const std::string text = dist::to_text(spec);
+    if (dist::parse_threshold_spec(text) == spec) return QString::fromStdString(text);
+    return QJsonDocument::fromJson(QByteArray::fromStdString(dist::to_json(spec).dump())).object();
 }
 
 }  // namespace
@@ -394,7 +541,6 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
         if (spec.model_inline.isEmpty()) r.fail("model", "the inline model is empty");
     } else if (model.isString() && !model.toString().trimmed().isEmpty()) {
         spec.model_path = model.toString();
-        if (!QFileInfo(spec.model_file()).isFile()) r.fail("model", "file not found: " + spec.model_file());
     } else {
         r.fail("model", "must be a model file path or an inline model object, got " + describe(model));
     }
@@ -403,37 +549,51 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
     if (r.has("training"))
         spec.training = read_training(r.object("training", {"strategy", "epochs", "batch", "seed", "threshold",
                                                             "threshold_algorithm", "residual", "max_staleness", "overlap_comm", "averaging_frequency",
-                                                            "save_updater", "limit", "threads"}));
+                                                            "save_updater", "limit", "threads"}),
+                                      spec.source);
     if (r.has("cluster"))
         spec.cluster = read_cluster(r.object("cluster", QStringList{"kind", "nodes", "workers_per_node", "hosts", "hostfile",
                                                                      "topology", "fanout", "link"} + kSlurmFields),
                                     spec);
-    spec.udp_port = int(r.integer("udp_port", spec.udp_port, 1, 65535, "an integer in 1..65535"));
+    spec.udp_port = int(r.integer("udp_port", spec.udp_port, kPort));
     spec.save = r.string("save", {});
+    spec.validate();
+    return spec;
+}
+
+void RunSpec::validate() const {
+    const Checker c(source);
+    c.non_empty("name", name);
+    if (model_is_inline() && model_inline.isEmpty()) c.fail("model", "the inline model is empty");
+    if (!model_is_inline() && !QFileInfo(model_file()).isFile()) c.fail("model", "file not found: " + model_file());
+    c.non_empty("data", data);
+    validate_training(c, training);
+    validate_cluster(c, cluster);
+    c.integer("udp_port", udp_port, kPort);
+    c.non_empty_if_set("save", save);
 
     // Checks across sections.
-    const bool local = spec.cluster.kind == ClusterSettings::Kind::Local;
-    if (local && spec.data != "fashion-mnist" && !QFileInfo::exists(spec.data_argument()))
-        r.fail("data", "not found: " + spec.data_argument() + " (\"fashion-mnist\", a folder of IDX files or a CSV file)");
-    if (local && spec.udp_port + spec.cluster.nodes - 1 > 65535)
-        r.fail("udp_port", QString("%1 local nodes use ports %2..%3, past 65535").arg(spec.cluster.nodes).arg(spec.udp_port)
-                               .arg(spec.udp_port + spec.cluster.nodes - 1));
+    const bool local = cluster.kind == ClusterSettings::Kind::Local;
+    if (local && data != "fashion-mnist" && !QFileInfo::exists(data_argument()))
+        c.fail("data", "not found: " + data_argument() + " (\"fashion-mnist\", a folder of IDX files or a CSV file)");
+    if (local && udp_port + cluster.nodes - 1 > 65535)
+        c.fail("udp_port", QString("%1 local nodes use ports %2..%3, past 65535").arg(cluster.nodes).arg(udp_port)
+                               .arg(udp_port + cluster.nodes - 1));
     // Slurm tasks sharing a host take udp_port, udp_port + 1, … (SLURM_LOCALID).
-    if (spec.cluster.kind == ClusterSettings::Kind::Slurm && spec.udp_port + spec.cluster.slurm.tasks_per_node - 1 > 65535)
-        r.fail("udp_port", QString("%1 tasks per node use ports %2..%3, past 65535").arg(spec.cluster.slurm.tasks_per_node)
-                               .arg(spec.udp_port).arg(spec.udp_port + spec.cluster.slurm.tasks_per_node - 1));
-    if (spec.training.strategy == "single" && spec.total_workers() > 1)
-        throw SpecError(QString("%1: training.strategy: \"single\" trains one worker, but the cluster has %2 node(s) × %3 "
-                                "worker(s); use gradient-sharing or parameter-averaging")
-                            .arg(source).arg(spec.node_count()).arg(spec.workers_per_node()).toStdString());
-    return spec;
+    if (cluster.kind == ClusterSettings::Kind::Slurm && udp_port + cluster.slurm.tasks_per_node - 1 > 65535)
+        c.fail("udp_port", QString("%1 tasks per node use ports %2..%3, past 65535").arg(cluster.slurm.tasks_per_node)
+                               .arg(udp_port).arg(udp_port + cluster.slurm.tasks_per_node - 1));
+    if (training.strategy == "single" && total_workers() > 1)
+        c.fail("training.strategy", QString("\"single\" trains one worker, but the cluster has %1 node(s) × %2 "
+                                            "worker(s); use gradient-sharing or parameter-averaging")
+                                        .arg(node_count()).arg(workers_per_node()));
 }
 
 QJsonObject RunSpec::to_json() const {
     QJsonObject t{{"strategy", training.strategy},
                   {"epochs", training.epochs},
                   {"batch", training.batch},
-                  {"threshold_algorithm", training.threshold_algorithm},
+                  {"threshold_algorithm", threshold_json(training.threshold_algorithm)},
                   {"residual", training.residual},
                   {"averaging_frequency", training.averaging_frequency},
                   {"save_updater", training.save_updater},

@@ -14,6 +14,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "dist/codec/threshold_spec.h"
+
 namespace thresher::launcher {
 
 // A spec that cannot be read or fails validation; what() is the complete message.
@@ -28,9 +30,11 @@ struct TrainingSettings {
     int batch = 64;
     std::optional<qint64> seed;  // unset: the model file's seed
     // Gradient sharing.
-    std::optional<double> threshold;          // initial τ; unset: the algorithm's default
-    QString threshold_algorithm = "adaptive";  // fixed[:τ] | adaptive[:…] | target[:…]
-    QString residual = "clip";                 // clip[:every:multiple] | none
+    std::optional<double> threshold;  // initial τ; unset: the algorithm's default
+    // fixed[:τ] | adaptive[:…] | target[:…], typed by the engine's codec (threshold_spec.h), which
+    // also checks it against `threshold` as thresher-engine does. JSON: that text, or an object.
+    dist::ThresholdSpec threshold_algorithm;
+    QString residual = "clip";  // clip[:every:multiple] | none (checked by the engine's codec)
     // How many of each other worker's latest updates a gradient may miss (engine/dist/masters/
     // README.md); nullopt: "off", never wait. JSON: a whole number or "off".
     std::optional<int> max_staleness = 0;
@@ -153,6 +157,10 @@ struct RunSpec {
 
     // Reads and validates a spec file; throws SpecError.
     static RunSpec load(const QString& path);
+    // Checks the typed values (ranges, choices, files that must exist, checks across sections),
+    // as from_json() does after reading; throws SpecError "<source>: <JSON path>: <problem>", the
+    // same text from_json() gives for the same value. The app validates its form's spec with it.
+    void validate() const;
     // Validates JSON text or an object; `source` names it in errors, `base_dir` resolves paths.
     static RunSpec from_json(const QByteArray& text, const QString& source, const QString& base_dir);
     static RunSpec from_json(const QJsonObject& object, const QString& source, const QString& base_dir);

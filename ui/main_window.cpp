@@ -299,9 +299,11 @@ bool MainWindow::save_spec(const QString& path) {
         if (spec.data != "fashion-mnist") spec.data = rebase(spec, spec.data, dir);
         spec.cluster.hostfile = rebase(spec, spec.cluster.hostfile, dir);
         spec.save = rebase(spec, spec.save, dir);
-        // Validate exactly what will be written, as `thresher-launch` will read it.
-        const auto checked = launcher::RunSpec::from_json(spec.to_json(), path, dir);
-        checked.save_to(path);
+        // Validate what will be written, with the words `thresher-launch` would use reading it.
+        spec.source = path;
+        spec.base_dir = dir;
+        spec.validate();
+        spec.save_to(path);
         spec_ = launcher::RunSpec::load(path);
         spec_path_ = QFileInfo(path).absoluteFilePath();
         if (!spec_.model_is_inline()) model_origin_path_ = spec_.model_path;
@@ -363,7 +365,7 @@ bool MainWindow::launch() {
     launcher::RunSpec spec;
     try {
         spec = current_spec();
-        spec = launcher::RunSpec::from_json(spec.to_json(), spec.source, spec.base_dir);
+        spec.validate();
         launcher_ = launcher::create_launcher(spec, options_.launch);
     } catch (const std::exception& e) {
         show_error(QString::fromUtf8(e.what()));

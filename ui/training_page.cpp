@@ -68,8 +68,10 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     threshold_algorithm_->addItem("Adaptive (DL4J default: density 1e-4 … 1e-2)", "adaptive");
     threshold_algorithm_->addItem("Fixed", "fixed");
     threshold_algorithm_->addItem("Target density", "target");
+    threshold_algorithm_->setObjectName("threshold_algorithm");
     gform->addRow("Threshold algorithm", threshold_algorithm_);
     threshold_ = number_edit("1e-3");
+    threshold_->setObjectName("threshold");
     threshold_->setToolTip("Initial threshold τ: update entries with |r| ≥ τ are sent as ±τ");
     gform->addRow("Threshold τ", threshold_);
     residual_ = new QComboBox;
@@ -423,7 +425,7 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
     syncing_ = true;
     const auto& t = spec.training;
     strategy_->setCurrentIndex(strategy_->findData(t.strategy));
-    const QString algo = t.threshold_algorithm.section(':', 0, 0);
+    const QString algo = dist::to_string(t.threshold_algorithm.kind);
     threshold_algorithm_->setCurrentIndex(std::max(0, threshold_algorithm_->findData(algo)));
     threshold_->setText(t.threshold ? QString::number(*t.threshold) : QString());
     residual_->setCurrentIndex(std::max(0, residual_->findData(t.residual.section(':', 0, 0))));
@@ -476,7 +478,7 @@ void TrainingPage::apply_to(launcher::RunSpec& spec) const {
     t.strategy = strategy_->currentData().toString();
     const QString algo = threshold_algorithm_->currentData().toString();
     // Keep parameters a hand-written spec gave the algorithm ("adaptive:…") when it stays the same.
-    if (t.threshold_algorithm.section(':', 0, 0) != algo) t.threshold_algorithm = algo;
+    if (dist::to_string(t.threshold_algorithm.kind) != algo) t.threshold_algorithm = dist::parse_threshold_spec(algo.toStdString());
     bool ok = false;
     const double tau = threshold_->text().toDouble(&ok);
     t.threshold = ok && tau > 0 ? std::optional<double>(tau) : std::nullopt;

@@ -49,8 +49,16 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--strategy", strategy.strategy, "single, gradient-sharing or parameter-averaging (auto: by worker count)")
         ->capture_default_str();
     train_cmd->add_option("--threshold", strategy.threshold, "Gradient sharing: initial threshold τ")->check(CLI::PositiveNumber);
-    train_cmd->add_option("--threshold-algorithm", strategy.threshold_algorithm,
-                          "fixed[:τ], adaptive[:τ:min:max:decay] or target[:density:τ:decay]")->capture_default_str();
+    // Typed here, once (dist/codec/threshold_spec.h); --threshold is put in with it in masters.cpp.
+    train_cmd->add_option("--threshold-algorithm")
+        ->description(dist::threshold_algorithm_grammar() + " (default: adaptive)")
+        ->each([&strategy](const std::string& text) {
+            try {
+                strategy.threshold_algorithm = dist::parse_threshold_spec(text, "");  // CLI11 names the flag
+            } catch (const ConfigError& e) {
+                throw CLI::ValidationError(e.what());
+            }
+        });
     train_cmd->add_option("--residual", strategy.residual, "Residual post-processing: clip[:every:multiple] or none")
         ->capture_default_str();
     train_cmd->add_flag("--residual-stats", strategy.residual_stats, "Residual statistics in iteration events (debug)");

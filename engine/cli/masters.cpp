@@ -1,23 +1,10 @@
 #include "cli/masters.h"
 
 #include <charconv>
-#include <sstream>
 
 #include "core/error.h"
 
 namespace thresher::cli {
-
-std::string threshold_spec(const std::string& algorithm, std::optional<double> threshold) {
-    if (!threshold) return algorithm;
-    if (algorithm.find(':') != std::string::npos)
-        throw ConfigError("--threshold " + std::to_string(*threshold) + " conflicts with --threshold-algorithm " +
-                          algorithm + " (which already sets its numbers)");
-    std::ostringstream t;
-    t << *threshold;
-    if (algorithm == "fixed" || algorithm == "adaptive") return algorithm + ":" + t.str();
-    if (algorithm == "target") return "target:1e-3:" + t.str();
-    return algorithm;  // unknown names are reported by the parser, with the list of known ones
-}
 
 std::string resolve_strategy(const StrategyOptions& o, const train::ClusterShape& cluster) {
     const std::string s = o.strategy == "auto" ? (cluster.total_workers() > 1 ? "gradient-sharing" : "single") : o.strategy;
@@ -40,7 +27,7 @@ std::optional<int> parse_max_staleness(const std::string& text) {
 
 dist::GradientSharingOptions gradient_sharing_options(const StrategyOptions& o) {
     dist::GradientSharingOptions g;
-    g.threshold_algorithm = threshold_spec(o.threshold_algorithm, o.threshold);
+    g.threshold_algorithm = dist::resolve_threshold(o.threshold_algorithm, o.threshold);
     g.residual = o.residual;
     g.debug_stats = o.residual_stats;
     g.max_staleness = parse_max_staleness(o.max_staleness);

@@ -13,7 +13,7 @@ namespace thresher::cli {
 struct StrategyOptions {
     std::string strategy = "auto";  // auto: single with one worker, gradient-sharing otherwise
     std::optional<double> threshold;
-    std::string threshold_algorithm = "adaptive";
+    dist::ThresholdSpec threshold_algorithm;  // --threshold-algorithm, parsed; --threshold goes in later
     std::string residual = "clip";
     bool residual_stats = false;
     std::string max_staleness = "0";  // a count, or "off"
@@ -33,8 +33,5 @@ train::MasterFactory make_master_factory(const StrategyOptions&, const train::Cl
 
 // "--max-staleness": "off" -> nullopt, "2" -> 2; ConfigError for anything else.
 std::optional<int> parse_max_staleness(const std::string&);
-
-// "adaptive" + --threshold 1e-3 -> "adaptive:0.001"; a full spec is taken as it is.
-std::string threshold_spec(const std::string& algorithm, std::optional<double> threshold);
 
 }  // namespace thresher::cli

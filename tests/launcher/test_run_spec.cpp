@@ -6,7 +6,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTemporaryDir>
+#include <functional>
 #include <thread>
+#include <tuple>
 
 #include "hostfile.h"
 #include "run_spec.h"
@@ -88,6 +90,7 @@ private Q_SLOTS:
     void hostfile_lines();
     void round_trip_data();
     void round_trip();
+    void validate_typed_values();
     void engine_arguments_local();
     void engine_arguments_strategies_data();
     void engine_arguments_strategies();
@@ -190,8 +193,19 @@ void TestRunSpec::bad_specs_data() {
     QTest::newRow("negative seed") << patched("training.seed", "-1") << ": training.seed: must be a non-negative integer below 2^53, got -1";
     QTest::newRow("threshold 0") << patched("training.threshold", "0") << ": training.threshold: must be a positive number, got 0";
     QTest::newRow("threshold algorithm") << patched("training.threshold_algorithm", "\"magic:1\"")
-                                         << ": training.threshold_algorithm: must be fixed[:τ], adaptive";
-    QTest::newRow("residual") << patched("training.residual", "\"trim\"") << ": training.residual: must be clip[:every:multiple] or none, got \"trim\"";
+                                         << ": training.threshold_algorithm: \"magic:1\": unknown threshold algorithm \"magic\" (expected fixed[:τ], adaptive";
+    // The engine's rules, in the spec's words (dist/codec/threshold_spec.h).
+    QTest::newRow("fixed without τ") << patched("training", R"({"threshold_algorithm":"fixed"})")
+                                     << ": training.threshold_algorithm: \"fixed\" needs its threshold: fixed:<τ>, or training.threshold";
+    QTest::newRow("τ twice") << patched("training", R"({"threshold":0.01,"threshold_algorithm":"adaptive:1e-3"})")
+                             << ": training.threshold: 0.01 conflicts with training.threshold_algorithm \"adaptive:0.001\", which sets τ already";
+    QTest::newRow("threshold numbers") << patched("training.threshold_algorithm", "\"adaptive:1e-3:0.5:0.1\"")
+                                       << ": training.threshold_algorithm: \"adaptive:1e-3:0.5:0.1\": the minimum density 0.5 is above the maximum density 0.1";
+    QTest::newRow("threshold object") << patched("training.threshold_algorithm", R"({"algorithm":"target","min_density":0.1})")
+                                      << ": training.threshold_algorithm.min_density: not a field of target";
+    QTest::newRow("residual") << patched("training.residual", "\"trim\"")
+                              << ": training.residual: \"trim\": unknown residual processing (expected clip, clip:<every>:<multiple> or none)";
+    QTest::newRow("residual numbers") << patched("training.residual", "\"clip:0:5\"") << ": training.residual: \"clip:0:5\": ";
     QTest::newRow("max_staleness negative") << patched("training.max_staleness", "-1")
                                             << ": training.max_staleness: must be a whole number from 0 to 1000, or \"off\", got -1";
     QTest::newRow("max_staleness word") << patched("training.max_staleness", "\"never\"")
@@ -325,6 +339,9 @@ void TestRunSpec::round_trip_data() {
     QTest::newRow("slurm, defaults") << patched("cluster", R"({"kind":"slurm"})");
     QTest::newRow("tree topology") << patched("cluster", R"({"kind":"local","nodes":3,"topology":"tree","fanout":3})");
     QTest::newRow("emulated link") << patched("cluster", R"({"kind":"local","nodes":2,"link":{"rate_mbit":1000,"delay_ms":2.5,"loss":0.01}})");
+    QTest::newRow("threshold text") << patched("training.threshold_algorithm", "\"target:0.01\"");
+    QTest::newRow("threshold object") << patched("training.threshold_algorithm", R"({"algorithm":"adaptive","max_density":0.05})");
+    QTest::newRow("threshold object, decay only") << patched("training.threshold_algorithm", R"({"algorithm":"target","decay":0.9})");
 }
 
 void TestRunSpec::round_trip() {
@@ -339,6 +356,95 @@ void TestRunSpec::round_trip() {
     QCOMPARE(loaded.source, path("runs/saved.json"));
     loaded.source = s.source;
     QVERIFY(loaded == s);
+}
+
+// validate() on values set in code, as the app's form sets them: each mistake is refused with
+// the JSON path, and with exactly the words reading the JSON that spec would write gives.
+void TestRunSpec::validate_typed_values() {
+    using Change = std::function<void(RunSpec&)>;
+    const QString source = path("runs/spec.json");
+    const QList<std::tuple<const char*, Change, QString>> cases{
+        {"batch 0", [](RunSpec& s) { s.training.batch = 0; }, "training.batch: must be a positive integer, got 0"},
+        {"epochs -1", [](RunSpec& s) { s.training.epochs = -1; }, "training.epochs: must be a positive integer, got -1"},
+        {"threads", [](RunSpec& s) { s.training.threads = 5000; },
+         "training.threads: must be a non-negative integer (0: automatic), got 5000"},
+        {"staleness", [](RunSpec& s) { s.training.max_staleness = 1001; },
+         "training.max_staleness: must be a whole number from 0 to 1000, or \"off\", got 1001"},
+        {"strategy", [](RunSpec& s) { s.training.strategy = "ring"; },
+         "training.strategy: must be one of gradient-sharing, parameter-averaging, single; got \"ring\""},
+        {"fixed without τ",
+         [](RunSpec& s) {
+             s.training.threshold.reset();
+             s.training.threshold_algorithm = thresher::dist::parse_threshold_spec("fixed");
+         },
+         "training.threshold_algorithm: \"fixed\" needs its threshold: fixed:<τ>, or training.threshold"},
+        {"τ twice", [](RunSpec& s) { s.training.threshold_algorithm = thresher::dist::parse_threshold_spec("fixed:0.1"); },
+         "training.threshold: 0.002 conflicts with training.threshold_algorithm \"fixed:0.1\", which sets τ already"},
+        {"residual", [](RunSpec& s) { s.training.residual = "clip:5"; },
+         "training.residual: \"clip:5\": expected clip:<every>:<multiple>, e.g. clip:5:5"},
+        {"encode without staleness",
+         [](RunSpec& s) {
+             s.training.overlap_comm = "encode";
+             s.training.max_staleness = 0;
+         },
+         "training.overlap_comm: \"encode\" needs max_staleness 1 or more"},
+        {"single on 4 workers", [](RunSpec& s) { s.training.strategy = "single"; }, "training.strategy: \"single\" trains one worker"},
+        {"nodes 0", [](RunSpec& s) { s.cluster.nodes = 0; }, "cluster.nodes: must be a positive integer, got 0"},
+        {"topology", [](RunSpec& s) { s.cluster.topology = "ring"; },
+         "cluster.topology: must be one of auto, mesh, relay, tree; got \"ring\""},
+        {"link loss", [](RunSpec& s) { s.cluster.link.loss = 1; }, "cluster.link.loss: must be a probability in [0, 1), got 1"},
+        {"link rate", [](RunSpec& s) { s.cluster.link.rate_mbit = 0.001; },
+         "cluster.link.rate_mbit: must be megabits per second in 0.008..1000000 (0: unlimited), got 0.001"},
+        {"udp port", [](RunSpec& s) { s.udp_port = 70000; }, "udp_port: must be an integer in 1..65535, got 70000"},
+        {"ports past 65535", [](RunSpec& s) { s.udp_port = 65535; }, "udp_port: 2 local nodes use ports 65535..65536, past 65535"},
+        {"model gone", [](RunSpec& s) { s.model_path = "../models/gone.json"; }, "model: file not found: "},
+        {"data gone", [](RunSpec& s) { s.data = "../data/gone.csv"; }, "data: not found: "},
+        {"ssh without hosts", [](RunSpec& s) { s.cluster.kind = ClusterSettings::Kind::Ssh; },
+         "cluster.hosts: an SSH cluster needs at least one host"},
+        {"ssh host port",
+         [](RunSpec& s) {
+             s.cluster.kind = ClusterSettings::Kind::Ssh;
+             s.cluster.hosts = {{"a", 22, {}, {}, 1}, {"b", 0, {}, {}, 1}};
+         },
+         "cluster.hosts[1].port: must be an integer in 1..65535, got 0"},
+        {"ssh uneven workers",
+         [](RunSpec& s) {
+             s.cluster.kind = ClusterSettings::Kind::Ssh;
+             s.cluster.hosts = {{"a", 22, {}, {}, 1}, {"b", 22, {}, {}, 2}};
+         },
+         "cluster.hosts[1].workers: every host needs the same number of workers"},
+        {"slurm tasks",
+         [](RunSpec& s) {
+             s.cluster.kind = ClusterSettings::Kind::Slurm;
+             s.cluster.slurm.tasks_per_node = 0;
+         },
+         "cluster.tasks_per_node: must be an integer in 1..1024, got 0"},
+        {"slurm mask",
+         [](RunSpec& s) {
+             s.cluster.kind = ClusterSettings::Kind::Slurm;
+             s.cluster.slurm.network_mask = "10.0.0.0";
+         },
+         "cluster.network_mask: must be an IPv4 network in CIDR form, e.g. \"10.0.0.0/24\", got \"10.0.0.0\""},
+    };
+    const RunSpec good = load_text(kLocal);
+    good.validate();  // a loaded spec is valid
+    for (const auto& [name, change, expected] : cases) {
+        RunSpec s = good;
+        change(s);
+        QString typed, read;
+        try {
+            s.validate();
+        } catch (const SpecError& e) {
+            typed = QString::fromStdString(e.what());
+        }
+        QVERIFY2(typed.startsWith(source + ": " + expected), qPrintable(QString(name) + ": " + typed));
+        try {
+            (void)RunSpec::from_json(s.to_json(), s.source, s.base_dir);
+        } catch (const SpecError& e) {
+            read = QString::fromStdString(e.what());
+        }
+        QVERIFY2(read == typed, qPrintable(QString(name) + ": reading says: " + read));
+    }
 }
 
 void TestRunSpec::engine_arguments_local() {

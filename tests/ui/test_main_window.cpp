@@ -78,6 +78,7 @@ private Q_SLOTS:
     void saved_spec_runs_in_the_cli();
     void redraws_are_batched();
     void invalid_model_does_not_launch();
+    void form_errors_are_the_specs();
     void empty_charts_keep_their_width();
     void scalability_experiment_runs_each_count();
     void screenshot_cli();
@@ -245,6 +246,51 @@ void TestMainWindow::invalid_model_does_not_launch() {
     QVERIFY(!w.launch());
     QVERIFY(!w.running());
     QVERIFY2(w.last_error().contains("kernel"), qPrintable(w.last_error()));
+    QCOMPARE(w.history()->runs().size(), 0);
+}
+
+// A form the engine would refuse (fixed threshold, no τ) neither launches nor saves, and the
+// window shows RunSpec::validate()'s words, which are also those reading the saved file would give.
+void TestMainWindow::form_errors_are_the_specs() {
+    QTemporaryDir dir;
+    const QString in = mlp_spec(dir, "in.json", R"("strategy":"gradient-sharing","epochs":1,"limit":64)");
+    MainWindow w(options(dir));
+    QVERIFY2(w.open_spec(in), qPrintable(w.last_error()));
+    auto* algorithm = w.findChild<QComboBox*>("threshold_algorithm");
+    auto* threshold = w.findChild<QLineEdit*>("threshold");
+    QVERIFY(algorithm && threshold);
+    algorithm->setCurrentIndex(algorithm->findData("fixed"));
+    threshold->clear();
+
+    const thresher::launcher::RunSpec spec = w.current_spec();
+    QString validated, read;
+    try {
+        spec.validate();
+    } catch (const thresher::launcher::SpecError& e) {
+        validated = QString::fromStdString(e.what());
+    }
+    try {
+        (void)thresher::launcher::RunSpec::from_json(spec.to_json(), spec.source, spec.base_dir);
+    } catch (const thresher::launcher::SpecError& e) {
+        read = QString::fromStdString(e.what());
+    }
+    QCOMPARE(validated, in + ": training.threshold_algorithm: \"fixed\" needs its threshold: fixed:<τ>, or training.threshold");
+    QCOMPARE(read, validated);
+
+    QVERIFY(!w.launch());
+    QVERIFY(!w.running());
+    QCOMPARE(w.last_error(), validated);
+    const QString out = dir.filePath("out.json");
+    QVERIFY(!w.save_spec(out));
+    QCOMPARE(w.last_error(), out + ": training.threshold_algorithm: \"fixed\" needs its threshold: fixed:<τ>, or training.threshold");
+    QVERIFY(!QFile::exists(out));
+
+    // With a τ the same form launches nothing wrong: it saves, and the file reads back as typed.
+    threshold->setText("0.01");
+    QVERIFY2(w.save_spec(out), qPrintable(w.last_error()));
+    const auto saved = thresher::launcher::RunSpec::load(out);
+    QCOMPARE(QString::fromStdString(thresher::dist::to_text(saved.training.threshold_algorithm)), QString("fixed"));
+    QCOMPARE(saved.training.threshold, std::optional<double>(0.01));
     QCOMPARE(w.history()->runs().size(), 0);
 }
 

@@ -20,6 +20,7 @@ class TestTrainingPage : public QObject {
 private Q_SLOTS:
     void slurm_fields_round_trip();
     void choosing_slurm_shows_its_fields();
+    void threshold_algorithm_is_typed();
 };
 
 namespace {
@@ -76,6 +77,35 @@ void TestTrainingPage::choosing_slurm_shows_its_fields() {
     // What the page wrote is a valid spec.
     const RunSpec again = RunSpec::from_json(out.to_json(), "out.json", QDir::tempPath());
     QCOMPARE(again.cluster.slurm.partition, QString("main"));
+}
+
+// The algorithm box offers the engine's list of algorithms (dist/codec/threshold_spec.h); a spec's
+// numbers stay while its algorithm does, and choosing another gives that algorithm's defaults.
+void TestTrainingPage::threshold_algorithm_is_typed() {
+    thresher::ui::ModelDocument doc;
+    thresher::ui::TrainingPage page(&doc);
+    auto* box = page.findChild<QComboBox*>("threshold_algorithm");
+    QVERIFY(box);
+    QStringList offered, names;
+    for (int i = 0; i < box->count(); ++i) offered << box->itemData(i).toString();
+    for (const auto& n : thresher::dist::threshold_algorithm_names()) names << n.name;
+    offered.sort();
+    names.sort();
+    QCOMPARE(offered, names);
+
+    RunSpec spec = slurm_spec();
+    spec.cluster = {};
+    spec.training.threshold.reset();
+    spec.training.threshold_algorithm = thresher::dist::parse_threshold_spec("adaptive:0.002:1e-5:0.05:0.9");
+    page.set_spec(spec);
+    QCOMPARE(box->currentData().toString(), QString("adaptive"));
+    RunSpec out = spec;
+    page.apply_to(out);
+    QVERIFY(out.training.threshold_algorithm == spec.training.threshold_algorithm);
+    box->setCurrentIndex(box->findData("target"));
+    page.apply_to(out);
+    QVERIFY(out.training.threshold_algorithm == thresher::dist::ThresholdSpec{thresher::dist::ThresholdKind::Target});
+    out.validate();  // target with its defaults is complete
 }
 
 QTEST_MAIN(TestTrainingPage)

@@ -4,13 +4,13 @@
 #include "dist/codec/threshold_algorithm.h"
 
 #include "core/error.h"
+#include "dist/codec/threshold_spec.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
-#include <vector>
 
 namespace thresher::dist {
 namespace {
@@ -43,24 +43,6 @@ void check_density(const char* what, double d) {
 void check_decay(double d) {
     if (!(d >= 0.5 && d < 1))
         throw ConfigError("decay must be in [0.5, 1), got " + number(d));
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-    std::vector<std::string_view> parts;
-    for (;;) {
-        const std::size_t at = s.find(sep);
-        parts.push_back(s.substr(0, at));
-        if (at == std::string_view::npos) return parts;
-        s.remove_prefix(at + 1);
-    }
-}
-
-double parse_number(std::string_view field) {
-    double v = 0;
-    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-    if (field.empty() || ec != std::errc() || end != field.data() + field.size())
-        throw ConfigError("\"" + std::string(field) + "\" is not a number");
-    return v;
 }
 
 }  // namespace
@@ -151,37 +133,11 @@ std::string TargetDensityThreshold::name() const {
 
 std::unique_ptr<ThresholdAlgorithm> parse_threshold_algorithm(std::string_view spec,
                                                               std::string_view source) {
-    const std::string where = std::string(source) + ": \"" + std::string(spec) + "\": ";
-    const std::vector<std::string_view> parts = split(spec, ':');
-    const std::string_view kind = parts.front();
-    const std::size_t fields = parts.size() - 1;
-    if (kind != "fixed" && kind != "adaptive" && kind != "target")
-        throw ConfigError(where + "unknown threshold algorithm \"" + std::string(kind) +
-                          "\" (expected fixed:<threshold>, adaptive[:initial[:min[:max[:decay]]]] "
-                          "or target[:density[:initial[:decay]]])");
+    const ThresholdSpec parsed = parse_threshold_spec(spec, source);
     try {
-        std::vector<double> v;
-        for (std::size_t i = 1; i < parts.size(); ++i) v.push_back(parse_number(parts[i]));
-        if (kind == "fixed") {
-            if (fields != 1) throw ConfigError("expected fixed:<threshold>");
-            return std::make_unique<FixedThreshold>(v[0]);
-        }
-        if (kind == "adaptive") {
-            if (fields > 4) throw ConfigError("expected adaptive[:initial[:min[:max[:decay]]]]");
-            return std::make_unique<AdaptiveThreshold>(
-                fields > 0 ? v[0] : AdaptiveThreshold::kDefaultInitial,
-                fields > 1 ? v[1] : AdaptiveThreshold::kDefaultMinDensity,
-                fields > 2 ? v[2] : AdaptiveThreshold::kDefaultMaxDensity,
-                fields > 3 ? v[3] : default_threshold_decay());
-        }
-        // target
-        if (fields > 3) throw ConfigError("expected target[:density[:initial[:decay]]]");
-        return std::make_unique<TargetDensityThreshold>(
-            fields > 0 ? v[0] : TargetDensityThreshold::kDefaultDensity,
-            fields > 1 ? v[1] : TargetDensityThreshold::kDefaultInitial,
-            fields > 2 ? v[2] : default_threshold_decay());
-    } catch (const ConfigError& e) {
-        throw ConfigError(where + e.what());
+        return make_threshold_algorithm(parsed);
+    } catch (const ConfigError& e) {  // only fixed without τ is left to fail here
+        throw ConfigError(std::string(source) + ": \"" + std::string(spec) + "\": " + e.what());
     }
 }
 

@@ -17,7 +17,8 @@
 // Defaults follow DESIGN.md: start at 1e-3 for both adaptive algorithms (DL4J's own classes
 // start at 1e-4), adaptive band [1e-4, 1e-2], target density 1e-3.
 //
-// Spec strings (command line), numbers in any form std::from_chars reads:
+// Spec strings (command line; parsed into a ThresholdSpec, threshold_spec.h), numbers in any form
+// std::from_chars reads:
 //   fixed:<τ>                                e.g. fixed:0.001
 //   adaptive[:<initial>[:<min>[:<max>[:<decay>]]]]   e.g. adaptive, adaptive:1e-3:1e-4:1e-2
 //   target[:<density>[:<initial>[:<decay>]]]          e.g. target:1e-3

@@ -72,7 +72,7 @@ GradientSharing::GradientSharing(const train::ClusterShape& cluster, std::size_t
     : cluster_(cluster), n_(param_count), options_(std::move(options)), outbox_(std::move(outbox)),
       done_(cluster.workers_per_node, AllDone{this}), drained_(cluster.workers_per_node, AllDrained{this}) {
     // Parse once here so a bad spec fails before any thread starts.
-    auto algorithm = parse_threshold_algorithm(options_.threshold_algorithm, "--threshold-algorithm");
+    auto algorithm = make_threshold_algorithm(options_.threshold_algorithm);
     auto post = parse_residual_processor(options_.residual, "--residual");
     if (options_.max_staleness && *options_.max_staleness < 0)
         throw ConfigError("--max-staleness must be 0 or more (or \"off\"), got " + std::to_string(*options_.max_staleness));

@@ -33,13 +33,14 @@
 #include "dist/codec/residual.h"
 #include "dist/codec/threshold_algorithm.h"
 #include "dist/codec/threshold_encoder.h"
+#include "dist/codec/threshold_spec.h"
 #include "dist/codec/worker_encoder.h"
 #include "train/training_master.h"
 
 namespace thresher::dist {
 
 struct GradientSharingOptions {
-    std::string threshold_algorithm = "adaptive";  // fixed:τ | adaptive[:...] | target:density
+    ThresholdSpec threshold_algorithm;             // resolved (threshold_spec.h); default adaptive
     std::string residual = "clip";                 // clip[:every:multiple] | none
     bool debug_stats = false;                      // residual statistics in iteration events
     bool track_sums = false;                       // keep Σupdates and Σsent per worker (tests)

@@ -138,7 +138,7 @@ void TestThresholdAlgorithm::parse_errors_data() {
     QTest::newRow("unknown") << "sparsity:1e-3" << "unknown threshold algorithm \"sparsity\"";
     QTest::newRow("case matters") << "Fixed:0.1" << "unknown threshold algorithm";
     QTest::newRow("fixed without value") << "fixed" << "expected fixed:<threshold>";
-    QTest::newRow("fixed, two values") << "fixed:1:2" << "expected fixed:<threshold>";
+    QTest::newRow("fixed, two values") << "fixed:1:2" << "expected fixed[:τ]";
     QTest::newRow("fixed, empty value") << "fixed:" << "\"\" is not a number";
     QTest::newRow("fixed, text") << "fixed:abc" << "\"abc\" is not a number";
     QTest::newRow("fixed, trailing text") << "fixed:1e-3x" << "\"1e-3x\" is not a number";
@@ -154,10 +154,10 @@ void TestThresholdAlgorithm::parse_errors_data() {
     QTest::newRow("adaptive, max above 1") << "adaptive:1e-3:1e-4:2" << "maximum density must be in (0, 1]";
     QTest::newRow("adaptive, decay 1") << "adaptive:1e-3:1e-4:1e-2:1" << "decay must be in [0.5, 1)";
     QTest::newRow("adaptive, decay 0.4") << "adaptive:1e-3:1e-4:1e-2:0.4" << "decay must be in [0.5, 1)";
-    QTest::newRow("adaptive, too many") << "adaptive:1:0.1:0.2:0.5:9" << "expected adaptive[:initial[:min[:max[:decay]]]]";
+    QTest::newRow("adaptive, too many") << "adaptive:1:0.1:0.2:0.5:9" << "expected adaptive[:τ[:min[:max[:decay]]]]";
     QTest::newRow("target, zero") << "target:0" << "target density must be in (0, 1]";
     QTest::newRow("target, bad initial") << "target:0.01:-1" << "initial threshold must be a positive finite number";
-    QTest::newRow("target, too many") << "target:0.01:0.1:0.9:1" << "expected target[:density[:initial[:decay]]]";
+    QTest::newRow("target, too many") << "target:0.01:0.1:0.9:1" << "expected target[:density[:τ[:decay]]]";
 }
 
 void TestThresholdAlgorithm::parse_errors() {

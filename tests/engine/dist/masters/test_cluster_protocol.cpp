@@ -76,7 +76,7 @@ NodeRun run_node(const Scenario& s, const QString& dir, int rank, std::unique_pt
     try {
         ClusterNodeOptions o;
         o.strategy = s.strategy;
-        o.sharing.threshold_algorithm = "fixed:0.01";
+        o.sharing.threshold_algorithm = dist::parse_threshold_spec("fixed:0.01");
         o.sharing.residual = "none";
         o.averaging.frequency = 3;
         o.join_wait = std::chrono::seconds(20);

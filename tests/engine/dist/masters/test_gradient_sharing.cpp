@@ -130,7 +130,7 @@ void TestGradientSharing::replicas_equal_and_nothing_lost() {
     QFETCH(QString, algorithm);
     QFETCH(double, max_density);
     dist::GradientSharingOptions o;
-    o.threshold_algorithm = algorithm.toStdString();
+    o.threshold_algorithm = dist::parse_threshold_spec(algorithm.toStdString());
     o.residual = "none";
     const auto r = train_workers(workers, 60, o);
     replicas_equal(r, workers);
@@ -165,7 +165,7 @@ void TestGradientSharing::overlap_keeps_replicas_equal_and_loses_nothing() {
     QFETCH(QString, staleness);
     QFETCH(QString, mode);
     dist::GradientSharingOptions o;
-    o.threshold_algorithm = "fixed:0.01";
+    o.threshold_algorithm = dist::parse_threshold_spec("fixed:0.01");
     o.residual = "none";
     o.overlap = dist::parse_overlap(mode.toStdString());
     o.max_staleness = staleness == "off" ? std::nullopt : std::optional<int>(staleness.toInt());
@@ -259,7 +259,7 @@ void TestGradientSharing::on_a_gpu() {
     QFETCH(QString, overlap);
     if (const QString why = unavailable("cuda:0"); !why.isEmpty()) QSKIP(qPrintable("no CUDA device: " + why));
     dist::GradientSharingOptions o;
-    o.threshold_algorithm = algorithm.toStdString();
+    o.threshold_algorithm = dist::parse_threshold_spec(algorithm.toStdString());
     o.residual = residual.toStdString();
     o.overlap = dist::parse_overlap(overlap.toStdString());
     const auto r = train_workers(workers, 60, o, "cuda:0");

@@ -244,7 +244,7 @@ class TestSchedules : public QObject {
         dist::GradientSharingOptions g;
         g.max_staleness = bound;
         if (qEnvironmentVariableIsSet("SCHEDULE_RESIDUAL")) g.residual = qEnvironmentVariable("SCHEDULE_RESIDUAL").toStdString();
-        if (qEnvironmentVariableIsSet("SCHEDULE_THRESHOLD")) g.threshold_algorithm = qEnvironmentVariable("SCHEDULE_THRESHOLD").toStdString();
+        if (qEnvironmentVariableIsSet("SCHEDULE_THRESHOLD")) g.threshold_algorithm = dist::parse_threshold_spec(qEnvironmentVariable("SCHEDULE_THRESHOLD").toStdString(), "SCHEDULE_THRESHOLD");
         Outcome out;
         std::string events[2];
         std::thread nodes[2];
