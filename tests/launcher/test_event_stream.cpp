@@ -41,6 +41,7 @@ private Q_SLOTS:
     void garbage_becomes_warning_data();
     void garbage_becomes_warning();
     void overlong_line();
+    void junk_flood_is_counted_not_quoted();
 };
 
 void TestEventStream::splits_data() {
@@ -121,6 +122,32 @@ void TestEventStream::overlong_line() {
     events += s.finish();
     QCOMPARE(names(events), (QStringList{"warning", "run_started", "iteration"}));
     QVERIFY(events[0].value("message").toString().contains("longer than"));
+}
+
+void TestEventStream::junk_flood_is_counted_not_quoted() {
+    // 100,000 short lines of junk in one read (an engine printing to stdout in a loop), with the
+    // real events around them: kMaxQuotedLines warnings quote lines, the events all pass, and
+    // the end of the stream says how many lines there were in all.
+    EventStream s(2);
+    QByteArray junk;
+    for (int i = 0; i < 100000; ++i) junk += "debug " + QByteArray::number(i) + "\n";
+    QList<QJsonObject> events = s.feed(kTwoEvents + junk + kTwoEvents);
+    events += s.finish();
+    QStringList warnings;
+    for (const auto& e : events)
+        if (e.value("event").toString() == "warning") warnings << e.value("message").toString();
+    QCOMPARE(warnings.size(), EventStream::kMaxQuotedLines + 1);
+    QVERIFY2(warnings[0].contains("not a JSON event: debug 0"), qPrintable(warnings[0]));
+    QVERIFY2(warnings[EventStream::kMaxQuotedLines - 1].contains("debug 19 (the last line quoted"),
+             qPrintable(warnings[EventStream::kMaxQuotedLines - 1]));
+    QVERIFY2(warnings.last().contains("node 2: 100000 stdout lines in all were not JSON events; the first 20 were quoted"),
+             qPrintable(warnings.last()));
+    QCOMPARE(events.size() - warnings.size(), 4);  // both pairs of events
+    // A stream with a few bad lines gets no summary.
+    EventStream few(0);
+    QList<QJsonObject> some = few.feed("a\nb\n" + kTwoEvents);
+    some += few.finish();
+    QCOMPARE(names(some), (QStringList{"warning", "warning", "run_started", "iteration"}));
 }
 
 QTEST_GUILESS_MAIN(TestEventStream)
