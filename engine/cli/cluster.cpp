@@ -67,8 +67,9 @@ ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& sha
         std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(run_id));
         if (o.run_nonce.empty())
             std::cerr << "thresher-engine: node " << o.node_rank << ": run id " << id
-                      << " from the secret alone (no --run-nonce): runs that reuse this secret are not separated; "
-                         "give every node of a run the same fresh --run-nonce (the launchers do)" << std::endl;
+                      << " from the secret alone (no --run-nonce): runs that reuse this secret are not separated "
+                         "(they share its keys; only incarnations keep their traffic apart): give every node of a run "
+                         "the same fresh --run-nonce (the launchers do)" << std::endl;
         else
             std::cerr << "thresher-engine: node " << o.node_rank << ": run id " << id << " (secret and --run-nonce)"
                       << std::endl;
