@@ -73,7 +73,8 @@ void EventStream::bad_line(const QString& message, QList<QJsonObject>& out) {
     }
 }
 
-QJsonObject EventStream::warning(const QString& message) const {
+QJsonObject EventStream::warning(const QString& message) {
+    ++warnings_made_;
     return QJsonObject{{"event", "warning"}, {"t", last_t_}, {"node", node_}, {"message", message}, {"source", "launcher"}};
 }
 

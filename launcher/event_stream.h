@@ -29,18 +29,22 @@ public:
     QList<QJsonObject> finish();
 
     int node() const { return node_; }
+    // Warnings this stream made itself over its life (not those the engine printed): at most
+    // kMaxQuotedLines + 1 per finish(), however many lines were not events.
+    int warnings_made() const { return warnings_made_; }
 
 private:
     void take_line(QByteArray line, QList<QJsonObject>& out);
     // A line that is not an event: a warning with `message`, or only counted past kMaxQuotedLines.
     void bad_line(const QString& message, QList<QJsonObject>& out);
-    QJsonObject warning(const QString& message) const;
+    QJsonObject warning(const QString& message);
 
     int node_;
     QByteArray pending_;
     double last_t_ = 0.0;  // the `t` a synthesised warning carries
     bool skipping_ = false;  // inside an over-long line, until its '\n'
     qint64 bad_lines_ = 0;    // lines that were not events, quoted or not
+    int warnings_made_ = 0;
 };
 
 }  // namespace thresher::launcher

@@ -143,6 +143,13 @@ void TestEventStream::junk_flood_is_counted_not_quoted() {
     QVERIFY2(warnings.last().contains("node 2: 100000 stdout lines in all were not JSON events; the first 20 were quoted"),
              qPrintable(warnings.last()));
     QCOMPARE(events.size() - warnings.size(), 4);  // both pairs of events
+    QCOMPARE(s.warnings_made(), EventStream::kMaxQuotedLines + 1);
+    // The engine's own warning events pass, however many, and are not the stream's.
+    EventStream real(1);
+    QByteArray many;
+    for (int i = 0; i < 50; ++i) many += R"({"event":"warning","t":1,"message":"m"})" "\n";
+    QCOMPARE(real.feed(many).size(), 50);
+    QCOMPARE(real.warnings_made(), 0);
     // A stream with a few bad lines gets no summary.
     EventStream few(0);
     QList<QJsonObject> some = few.feed("a\nb\n" + kTwoEvents);
