@@ -3,7 +3,7 @@
 //   train --model …/lenet.json --data fashion-mnist --epochs 1 --batch 64 --threads 1
 //         --workers-per-node 1 --strategy gradient-sharing --threshold-algorithm adaptive
 //         --residual clip --nodes 127.0.0.1:40123,127.0.0.1:40124 --node-rank 1
-//         --secret-file /tmp/…/secret
+//         --secret-file /tmp/…/secret --run-nonce 3f…(32 hex digits)
 // The secret only ever travels as a file name (or, over SSH, on stdin: --secret-stdin); the model is saved by node 0 alone (the
 // controller), so nodes sharing a host never write the same file.
 #include <QHash>
@@ -75,6 +75,7 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
         if (cluster.link.delay_ms > 0) a << "--link-delay" << QString::number(cluster.link.delay_ms * 1000, 'f', 0) + "us";
         if (cluster.link.loss > 0) a << "--link-loss" << QString::number(cluster.link.loss, 'g', 17);
         if (!files.secret_on_stdin) a << "--secret-file" << files.secret;
+        if (!files.run_nonce.isEmpty()) a << "--run-nonce" << files.run_nonce;
     }
     // Even for one node: with --secret-stdin the engine also ends when its stdin closes, which
     // is how a stopped or lost SSH connection ends a remote engine (engine/cli/stdin_control.h).

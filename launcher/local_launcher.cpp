@@ -102,6 +102,7 @@ void LocalLauncher::launch(const RunSpec& spec) {
             secret_path_ = dir_->filePath("secret");
             write_secret_file(secret_path_, make_run_secret());
             files.secret = secret_path_;
+            files.run_nonce = QString::fromLatin1(make_run_nonce());  // fresh per run, like the secret
         }
     } catch (const std::exception& e) {
         return fail_now(kExitCouldNotStart, QString::fromStdString(e.what()));

@@ -15,6 +15,12 @@ QByteArray make_run_secret() {
     return bytes.toHex();
 }
 
+QByteArray make_run_nonce() {
+    std::array<quint32, 4> words{};  // 4 × 32 bits = 16 bytes
+    QRandomGenerator::system()->fillRange(words.data(), words.size());
+    return QByteArray(reinterpret_cast<const char*>(words.data()), sizeof words).toHex();
+}
+
 void write_secret_file(const QString& path, const QByteArray& secret) {
     QFile f(path);
     // open() with permissions creates the file with exactly these (Qt ≥ 6.3).

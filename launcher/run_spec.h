@@ -139,6 +139,8 @@ struct EngineFiles {
     QString data{};  // empty: data_argument() (SSH: a staged copy on the host)
     QString save{};  // empty: save_file() (SSH: node 0 saves on its host; the launcher fetches it)
     QString nodes{};
+    // This run's nonce (make_run_nonce(), engine --run-nonce): the same for every engine of the run.
+    QString run_nonce{};
 };
 
 struct RunSpec {

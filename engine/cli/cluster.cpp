@@ -5,10 +5,11 @@
 #include <arpa/inet.h>
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
-#include <openssl/sha.h>
 
 #include "core/error.h"
+#include "dist/net/run_key.h"
 
 namespace thresher::cli {
 
@@ -30,16 +31,6 @@ std::vector<dist::UdpEndpoint> parse_nodes(const std::string& nodes) {
     }
     return out;
 }
-
-namespace {
-std::uint64_t run_id_from(const dist::Secret& secret) {
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    SHA256(secret.bytes().data(), secret.size(), digest);
-    std::uint64_t id = 0;
-    for (int i = 0; i < 8; ++i) id = (id << 8) | digest[i];
-    return id;
-}
-}  // namespace
 
 ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& shape, events::EventWriter& events, bool bulk)
     : events_(events) {
@@ -67,7 +58,22 @@ ClusterSession::ClusterSession(const ClusterOptions& o, train::ClusterShape& sha
                                           "--secret-stdin or THRESHER_SECRET (") + e.what() + ")");
         }
     }();
-    const std::uint64_t run_id = o.run_id ? o.run_id : run_id_from(secret);
+    // Every key of the run (datagram MACs, TCP handshakes, frame keys) and its id come from the
+    // secret and this run's nonce, so a run that reuses the secret cannot speak in this one.
+    secret = dist::run_key(secret, o.run_nonce);
+    const std::uint64_t run_id = o.run_id ? o.run_id : dist::run_id_of(secret);
+    {
+        char id[17];
+        std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(run_id));
+        if (o.run_nonce.empty())
+            std::cerr << "thresher-engine: node " << o.node_rank << ": run id " << id
+                      << " from the secret alone (no --run-nonce): runs that reuse this secret are not separated "
+                         "(they share its keys; only incarnations keep their traffic apart): give every node of a run "
+                         "the same fresh --run-nonce (the launchers do)" << std::endl;
+        else
+            std::cerr << "thresher-engine: node " << o.node_rank << ": run id " << id << " (secret and --run-nonce)"
+                      << std::endl;
+    }
     if (!(o.join_wait_s >= 0 && o.join_wait_s <= 86400))
         throw ConfigError("--join-wait " + std::to_string(o.join_wait_s) + ": expected seconds in 0..86400");
     join_wait_ = std::chrono::milliseconds(static_cast<long long>(o.join_wait_s * 1000));

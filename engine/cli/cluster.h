@@ -23,7 +23,10 @@ struct ClusterOptions {
     std::optional<dist::Secret> secret;  // already read (--secret-stdin, see stdin_control.h); wins
     std::string bind;         // --bind ADDR
     std::string network_mask; // --network-mask CIDR
-    std::uint64_t run_id = 0; // 0: derived from the secret, so every node agrees without saying
+    std::uint64_t run_id = 0; // 0: derived from the run key, so every node agrees without saying
+    // --run-nonce, decoded (dist/net/run_key.h): mixed into the run key and id, so runs that
+    // reuse a secret are kept apart. Empty: the secret alone, as hand-started runs had it.
+    std::vector<std::uint8_t> run_nonce;
     double join_wait_s = 30;  // --join-wait: how long the controller waits for every node at the start
     std::string topology = "auto";  // --topology (dist/masters/topology.h)
     int fanout = 2;                 // --fanout

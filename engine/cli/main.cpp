@@ -16,6 +16,7 @@
 #include "cli/stdin_control.h"
 #include "cli/stop_watch.h"
 #include "core/error.h"
+#include "dist/net/run_key.h"
 #include "events/event_writer.h"
 #include "train/trainer.h"
 
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
             ->check(CLI::ExistingFile);
         sub->add_option("--bind", cluster.bind, "Local address to bind (default: this node's --nodes address)");
         sub->add_option("--network-mask", cluster.network_mask, "Bind the local address inside this CIDR, e.g. 10.0.0.0/24");
-        sub->add_option("--run-id", cluster.run_id, "Run id in every datagram (default: derived from the secret)");
+        sub->add_option("--run-id", cluster.run_id, "Run id in every datagram (default: derived from the secret and --run-nonce)");
         // The emulated link (dist/net/link_emulator.h), parsed into its typed value here, once.
         const auto typed = [](auto parse) {
             return [parse](const std::string& value) {
@@ -94,6 +95,11 @@ int main(int argc, char** argv) {
                 }
             };
         };
+        sub->add_option("--run-nonce", "This run's nonce, the same on every node: 16 to 128 hex digits, fresh per run "
+                                        "(the launchers make one), so runs that reuse a secret cannot accept each "
+                                        "other's traffic")
+            ->each(typed([&cluster](const std::string& v) { cluster.run_nonce = dist::parse_run_nonce(v, "the run nonce"); }))
+            ->type_name("HEX");
         sub->add_option("--link-rate", "Emulate this node's link: egress rate, e.g. 1gbit, 100mbit (UDP and TCP)")
             ->each(typed([&cluster](const std::string& v) { cluster.link.rate_bits_per_s = dist::parse_link_rate(v); }));
         sub->add_option("--link-delay", "Emulated link: one-way delay, e.g. 2ms, 500us")

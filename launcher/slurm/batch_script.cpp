@@ -14,11 +14,13 @@ namespace {
 const QString kEndpoints = QStringLiteral("\x01" "endpoints");
 const QString kSecret = QStringLiteral("\x01" "secret");
 const QString kInlineModel = QStringLiteral("\x01" "model");
+const QString kRunNonce = QStringLiteral("\x01" "nonce");
 
 QString word(const QString& arg) {
     if (arg == kEndpoints) return "\"$endpoints\"";
     if (arg == kSecret) return "\"$run_dir/secret\"";
     if (arg == kInlineModel) return "\"$run_dir/model.json\"";
+    if (arg == kRunNonce) return "\"$run_nonce\"";
     return shell_quote(arg);
 }
 
@@ -41,6 +43,7 @@ QString batch_script(const RunSpec& spec, const ScriptOptions& o) {
     files.model = spec.model_is_inline() ? kInlineModel : (o.model.isEmpty() ? spec.model_file() : o.model);
     files.secret = kSecret;
     files.nodes = kEndpoints;
+    files.run_nonce = kRunNonce;
     QStringList engine{word(o.engine)};
     for (const QString& a : spec.engine_arguments(0, files)) engine << word(a);
 
@@ -75,6 +78,9 @@ QString batch_script(const RunSpec& spec, const ScriptOptions& o) {
     t += "mkdir -p \"$run_dir\"\n";
     t += "# The run secret: 32 random bytes as hex, readable by this user only; never in argv or env.\n";
     t += "[ -s \"$run_dir/secret\" ] || { head -c 32 /dev/urandom | od -An -vtx1 | tr -d ' \\n'; echo; } > \"$run_dir/secret\"\n";
+    t += "# This run's nonce (engine --run-nonce): the job id and 16 random bytes, new each time this script\n"
+         "# runs (sbatch, a requeue, by hand), the same for every task, so a reused secret lets no other run in.\n";
+    t += "run_nonce=$(printf '%016x' \"$SLURM_JOB_ID\")$(head -c 16 /dev/urandom | od -An -vtx1 | tr -d ' \\n')\n";
     if (spec.model_is_inline())
         t += "cat > \"$run_dir/model.json\" <<'THRESHER_MODEL_END'\n" +
              QString::fromUtf8(QJsonDocument(spec.model_inline).toJson(QJsonDocument::Compact)) + "\nTHRESHER_MODEL_END\n";

@@ -173,6 +173,7 @@ void HostNode::run(HostOutcome& outcome) {
     // 4. Data: fashion-mnist as the host has it, else this machine's copy; a path, staged.
     EngineFiles files;
     files.secret_on_stdin = true;
+    files.run_nonce = QString::fromLatin1(plan_.run_nonce);
     const RunSpec& spec = plan_.spec;
     if (spec.data != "fashion-mnist" || !has_fashion_mnist) {
         const StagedTree data = plan_.data();

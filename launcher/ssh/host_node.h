@@ -46,6 +46,7 @@ struct HostPlan {
     QString remote_cache;  // "~/…" allowed
     QByteArray model_json;
     QByteArray secret;
+    QByteArray run_nonce;  // engine --run-nonce: one per run, the same on every host
     // Shared between hosts, computed once by whoever asks first (may throw LaunchError).
     std::function<StagedTree()> bundle;
     std::function<StagedTree()> data;  // the spec's data (or this machine's fashion-mnist)

@@ -89,6 +89,7 @@ void SshLauncher::launch(const RunSpec& spec) {
                                             [data_path] { return data_tree(data_path); });
     run_state_ = state;
     const QByteArray secret = make_run_secret();
+    const QByteArray run_nonce = make_run_nonce();
 
     ready_.assign(static_cast<size_t>(hosts.size()), false);
     done_.assign(static_cast<size_t>(hosts.size()), false);
@@ -122,6 +123,7 @@ void SshLauncher::launch(const RunSpec& spec) {
         plan.remote_cache = o.remote_cache;
         plan.model_json = model_json;
         plan.secret = secret;
+        plan.run_nonce = run_nonce;
         plan.bundle = [state] { return state->bundle.get(); };
         plan.data = [state] { return state->data.get(); };
         plan.grace_ms = options_.grace_ms;

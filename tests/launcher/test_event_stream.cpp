@@ -42,6 +42,7 @@ private Q_SLOTS:
     void garbage_becomes_warning();
     void overlong_line();
     void recorded_file_keeps_nodes_and_names_lines();
+    void junk_flood_is_counted_not_quoted();
 };
 
 void TestEventStream::splits_data() {
@@ -137,6 +138,39 @@ void TestEventStream::recorded_file_keeps_nodes_and_names_lines() {
     QVERIFY2(events[3].value("message").toString().startsWith("line 4: the line is not a JSON event: not an event"),
              qPrintable(events[3].value("message").toString()));
     QCOMPARE(events[4].value("node").toInt(), 0);  // no node in the line: a one-node recording
+}
+
+void TestEventStream::junk_flood_is_counted_not_quoted() {
+    // 100,000 short lines of junk in one read (an engine printing to stdout in a loop), with the
+    // real events around them: kMaxQuotedLines warnings quote lines, the events all pass, and
+    // the end of the stream says how many lines there were in all.
+    EventStream s(2);
+    QByteArray junk;
+    for (int i = 0; i < 100000; ++i) junk += "debug " + QByteArray::number(i) + "\n";
+    QList<QJsonObject> events = s.feed(kTwoEvents + junk + kTwoEvents);
+    events += s.finish();
+    QStringList warnings;
+    for (const auto& e : events)
+        if (e.value("event").toString() == "warning") warnings << e.value("message").toString();
+    QCOMPARE(warnings.size(), EventStream::kMaxQuotedLines + 1);
+    QVERIFY2(warnings[0].contains("not a JSON event: debug 0"), qPrintable(warnings[0]));
+    QVERIFY2(warnings[EventStream::kMaxQuotedLines - 1].contains("debug 19 (the last line quoted"),
+             qPrintable(warnings[EventStream::kMaxQuotedLines - 1]));
+    QVERIFY2(warnings.last().contains("node 2: 100000 stdout lines in all were not JSON events; the first 20 were quoted"),
+             qPrintable(warnings.last()));
+    QCOMPARE(events.size() - warnings.size(), 4);  // both pairs of events
+    QCOMPARE(s.warnings_made(), EventStream::kMaxQuotedLines + 1);
+    // The engine's own warning events pass, however many, and are not the stream's.
+    EventStream real(1);
+    QByteArray many;
+    for (int i = 0; i < 50; ++i) many += R"({"event":"warning","t":1,"message":"m"})" "\n";
+    QCOMPARE(real.feed(many).size(), 50);
+    QCOMPARE(real.warnings_made(), 0);
+    // A stream with a few bad lines gets no summary.
+    EventStream few(0);
+    QList<QJsonObject> some = few.feed("a\nb\n" + kTwoEvents);
+    some += few.finish();
+    QCOMPARE(names(some), (QStringList{"warning", "warning", "run_started", "iteration"}));
 }
 
 QTEST_GUILESS_MAIN(TestEventStream)

@@ -62,7 +62,7 @@ QStringList TestBatchScript::engine_words(const QString& script) {
     QString array = script.mid(from + 1, to + 2 - from);
     QProcess bash;
     bash.setWorkingDirectory(dir_.path());
-    bash.start("bash", {"-c", "endpoints='E'; run_dir='R'\n" + array + "\nprintf '%s\\n' \"${engine[@]}\""});
+    bash.start("bash", {"-c", "endpoints='E'; run_dir='R'; run_nonce='N'\n" + array + "\nprintf '%s\\n' \"${engine[@]}\""});
     if (!bash.waitForFinished(10000)) return {"<bash did not finish>"};
     if (bash.exitCode() != 0) return {"<bash: " + QString::fromUtf8(bash.readAllStandardError()) + ">"};
     QString out = QString::fromUtf8(bash.readAllStandardOutput());
@@ -88,6 +88,7 @@ void TestBatchScript::quoting_round_trips_through_bash() {
 
     EngineFiles files{spec.model_file(), "R/secret"};
     files.nodes = "E";
+    files.run_nonce = "N";  // the script's $run_nonce, made inside the job
     const QStringList expected = QStringList{o.engine} + spec.engine_arguments(0, files);
     QCOMPARE(engine_words(script), expected);
     QVERIFY(!QFile::exists(dir_.filePath("PWNED")));
@@ -145,7 +146,7 @@ void TestBatchScript::staged_words_are_the_files() {
         if (from < 0 || to < from) return {"<no engine or stage_at array>"};
         const QString arrays = script.mid(from + 1, script.indexOf('\n', to + 1) - from);
         QProcess bash;
-        bash.start("bash", {"-c", "endpoints='E'; run_dir='R'\n" + arrays +
+        bash.start("bash", {"-c", "endpoints='E'; run_dir='R'; run_nonce='N'\n" + arrays +
                                       "\nfor p in \"${stage_at[@]}\"; do printf '%s\\n' \"${engine[$p]}\"; done"});
         if (!bash.waitForFinished(10000) || bash.exitCode() != 0) return {"<bash failed>"};
         return QString::fromUtf8(bash.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
