@@ -89,6 +89,16 @@ void H5Writer::dataset(const std::string& path, const std::vector<unsigned long 
     H5Dclose(set);
     H5Sclose(space);
 }
+void H5Writer::keras_layer(const std::string& group_path, const std::string& layer, const std::vector<Variable>& variables) {
+    group(group_path);
+    std::vector<std::string> names;
+    for (const auto& [name, v] : variables) {
+        names.push_back(layer + "/" + name + ":0");
+        dataset(group_path + "/" + layer + "/" + name + ":0", v.first, v.second);
+    }
+    strings(group_path, "weight_names", names, false);
+}
+
 void H5Writer::strings(const std::string& object, const std::string& name, const std::vector<std::string>& values, bool scalar,
                        bool variable) {
     if (variable) {

@@ -48,6 +48,10 @@ public:
                  bool variable = false);
     // An empty float64 array, as Keras writes weight_names for a layer without weights.
     void empty_floats(const std::string& object, const std::string& name);
+    // One Keras layer's weights, as Keras's HDF5 saving lays them out: group `group`, a dataset
+    // group/layer/NAME:0 per variable, and the group's weight_names attribute listing them.
+    using Variable = std::pair<std::string, std::pair<std::vector<unsigned long long>, std::vector<float>>>;
+    void keras_layer(const std::string& group, const std::string& layer, const std::vector<Variable>& variables);
 
 private:
     long long file_ = -1, lcpl_ = -1;

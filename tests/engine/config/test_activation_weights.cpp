@@ -103,16 +103,8 @@ void write_keras_h5(const std::string& path, const KerasWeights& k) {
     w.strings("/", "keras_version", {"2.11.0"}, true);
     w.group("/model_weights");
     w.strings("/model_weights", "layer_names", {"conv", "prelu", "flatten", "hidden", "hidden2", "out"}, false);
-    using Var = std::pair<std::string, std::pair<std::vector<unsigned long long>, std::vector<float>>>;
-    auto put = [&](const std::string& layer, const std::vector<Var>& vars) {
-        const std::string g = "/model_weights/" + layer;
-        w.group(g);
-        std::vector<std::string> names;
-        for (const auto& [name, v] : vars) {
-            names.push_back(layer + "/" + name + ":0");
-            w.dataset(g + "/" + layer + "/" + name + ":0", v.first, v.second);
-        }
-        w.strings(g, "weight_names", names, false);
+    auto put = [&](const std::string& layer, const std::vector<H5Writer::Variable>& vars) {
+        w.keras_layer("/model_weights/" + layer, layer, vars);
     };
     put("conv", {{"kernel", {{K, K, C, F}, k.conv}}, {"bias", {{F}, k.conv_b}}});
     put("prelu", {{"alpha", {{1, CH, F}, k.alpha}}});

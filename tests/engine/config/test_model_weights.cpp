@@ -154,15 +154,8 @@ void write_keras_h5(const std::string& path, const KerasWeights& k, int hidden_u
     } else {
         w.strings(names_at, "layer_names", {"my_conv", "bn", "pool", "flatten", "hidden", "out"}, false);
     }
-    auto put = [&](const std::string& layer, const std::vector<std::pair<std::string, std::pair<std::vector<unsigned long long>, std::vector<float>>>>& vars) {
-        const std::string g = (root.empty() ? "" : "/" + root) + "/" + layer;
-        w.group(g);
-        std::vector<std::string> names;
-        for (const auto& [name, v] : vars) {
-            names.push_back(layer + "/" + name + ":0");
-            w.dataset(g + "/" + layer + "/" + name + ":0", v.first, v.second);
-        }
-        w.strings(g, "weight_names", names, false);
+    auto put = [&](const std::string& layer, const std::vector<H5Writer::Variable>& vars) {
+        w.keras_layer((root.empty() ? "" : "/" + root) + "/" + layer, layer, vars);
     };
     put("my_conv", {{"kernel", {{K, K, C, F}, k.kernel}}, {"bias", {{F}, k.bias}}});
     put("bn", {{"gamma", {{F}, k.gamma}}, {"beta", {{F}, k.beta}}, {"moving_mean", {{F}, k.mean}}, {"moving_variance", {{F}, k.var}}});
