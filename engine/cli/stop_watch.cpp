@@ -10,6 +10,7 @@
 #include <iostream>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <thread>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -132,7 +133,11 @@ void StopWatch::watch() {
         reason_ = why;
     }
     stop_ = true;
-    std::cerr << "thresher-engine: " << why << ": stopping the run at the next iteration" << std::endl;
+    // Said from a thread of its own: stderr may be a pipe nobody drains any more (a frozen
+    // launcher's SSH channel, its window full), and a blocked write here would keep the deadline
+    // below from ever being enforced. _Exit ends that thread with the process.
+    std::thread([why] { std::cerr << "thresher-engine: " << why << ": stopping the run at the next iteration" << std::endl; })
+        .detach();
     // Phase 2: the graceful stop has `deadline_` to end the process; after that, end it here.
     for (;;) {
         pollfd cancel{cancel_fd_, POLLIN, 0};
@@ -141,6 +146,12 @@ void StopWatch::watch() {
         if (rc > 0) return;  // the process finished its stop in time
         break;
     }
+    // The last words (a warning and run_finished on stdout) get a second: stdout may be as stuck
+    // as stderr, and the process ends either way.
+    std::thread([] {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        std::_Exit(kExitStopped);
+    }).detach();
     if (on_deadline_) on_deadline_(why);
     std::_Exit(kExitStopped);
 }

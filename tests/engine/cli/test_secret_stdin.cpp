@@ -10,6 +10,8 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <sys/stat.h>
+
 #include "engine_process.h"
 
 namespace {
@@ -29,6 +31,7 @@ private Q_SLOTS:
     void different_secrets_are_not_one_run();
     void eof_on_stdin_stops_the_run();
     void silent_stdin_stops_the_run_after_the_heartbeat();
+    void silent_stdin_ends_an_engine_whose_output_is_stuck();
     void eof_before_the_secret_is_an_error();
     void secret_file_and_stdin_exclude_each_other();
 
@@ -163,6 +166,42 @@ void TestSecretStdin::silent_stdin_stops_the_run_after_the_heartbeat() {
     }
     qInfo("both nodes stopped %lld ms after the last heartbeat", took);
     QVERIFY2(took >= 1000 && took < 1500 + 3500, qPrintable(QString("stopping took %1 ms").arg(took)));
+}
+
+// A frozen launcher (SIGSTOP) stops reading the SSH channel: the engine's stdout and stderr fill
+// up and every write blocks. The heartbeat's deadline must still end the process; it used to wait
+// forever on its own "stopping the run" line to stderr (test_ssh_launch_cli's frozen launcher,
+// now and then). Here stdout and stderr go to a FIFO that nobody reads.
+void TestSecretStdin::silent_stdin_ends_an_engine_whose_output_is_stuck() {
+    const QString fifo = path("stuck.fifo");
+    QFile::remove(fifo);
+    QVERIFY(::mkfifo(QFile::encodeName(fifo).constData(), 0600) == 0);
+    const auto ports = free_node_ports(1);
+    QStringList engine{engine_binary()};
+    engine << args(0, QString("127.0.0.1:%1").arg(ports[0]), 100000) << "--stdin-heartbeat" << "1";
+    QStringList quoted;
+    for (const QString& a : engine) quoted << "'" + a + "'";
+    QProcess p;
+    // exec 3<>FIFO holds both ends, so writes succeed until the pipe's 64 KiB are full, then block.
+    p.start("/bin/sh", {"-c", "exec 3<>'" + fifo + "'; exec " + quoted.join(' ') + " >&3 2>&3"});
+    QVERIFY(p.waitForStarted());
+    p.write(kSecret);
+    QVERIFY(p.waitForBytesWritten(5000));
+    // Heartbeats for a while: the engine trains and fills the FIFO (a few hundred iterations).
+    for (int i = 0; i < 10; ++i) {
+        p.write("\n");
+        QTest::qWait(300);
+    }
+    QVERIFY2(p.state() == QProcess::Running, "the engine ended while it still had heartbeats");
+    QElapsedTimer silent;
+    silent.start();
+    // 1 s of silence, the graceful stop's 3 s, a second for the last words: about 5 s.
+    const bool ended = p.waitForFinished(15000);
+    if (!ended) p.kill();
+    QVERIFY2(ended, "the engine was still running 15 s after the last heartbeat, its output stuck");
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 143);
+    qInfo("stuck engine ended %lld ms after the last heartbeat", silent.elapsed());
 }
 
 void TestSecretStdin::eof_before_the_secret_is_an_error() {
