@@ -109,13 +109,7 @@ void H5Writer::strings(const std::string& object, const std::string& name, const
         hid_t space = scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
         std::vector<const char*> ptrs;
         for (const auto& v : values) ptrs.push_back(v.c_str());
-        hid_t obj = H5Oopen(file_, object.c_str(), H5P_DEFAULT);
-        hid_t a = H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
-        H5Awrite(a, type, ptrs.data());
-        H5Aclose(a);
-        H5Oclose(obj);
-        H5Sclose(space);
-        H5Tclose(type);
+        write_attribute(object, name, type, space, ptrs.data());
         return;
     }
     std::size_t len = 1;
@@ -126,9 +120,14 @@ void H5Writer::strings(const std::string& object, const std::string& name, const
     hid_t space = scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
     std::vector<char> buf(values.size() * len, '\0');
     for (std::size_t i = 0; i < values.size(); ++i) std::copy(values[i].begin(), values[i].end(), buf.begin() + static_cast<std::ptrdiff_t>(i * len));
+    write_attribute(object, name, type, space, buf.data());
+}
+
+void H5Writer::write_attribute(const std::string& object, const std::string& name, long long type, long long space,
+                               const void* data) {
     hid_t obj = H5Oopen(file_, object.c_str(), H5P_DEFAULT);
     hid_t a = H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, type, buf.data());
+    H5Awrite(a, type, data);
     H5Aclose(a);
     H5Oclose(obj);
     H5Sclose(space);

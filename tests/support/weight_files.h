@@ -54,6 +54,9 @@ public:
     void keras_layer(const std::string& group, const std::string& layer, const std::vector<Variable>& variables);
 
 private:
+    // Writes attribute `name` of `object` and closes `type` and `space` (libhdf5 ids).
+    void write_attribute(const std::string& object, const std::string& name, long long type, long long space,
+                         const void* data);
     long long file_ = -1, lcpl_ = -1;
 };
 
