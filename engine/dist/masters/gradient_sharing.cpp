@@ -260,6 +260,9 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
             if (w.arrived.wait_until(lock, deadline) == std::cv_status::timeout && w.inbox.empty()) {
                 missing = w.gate.missing(iteration);
                 w.gate.timed_out(missing);
+                // A later message of a missing worker is already here (held): what it sent in
+                // between is lost (a relay died with it) or later still; stop waiting for it each step.
+                for (const auto& m : w.held) w.gate.skip_to(m.from, m.iteration);
                 break;
             }
         }

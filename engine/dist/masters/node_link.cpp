@@ -111,6 +111,12 @@ void NodeLink::receive_loop() {
         std::lock_guard lock(mutex_);
         for (int node = 0; node < cluster_.nodes; ++node)
             if (node != cluster_.node_rank) observe(node, transport_->peer_incarnation(node));
+        // A peer the transport gave up on is declared gone now, not when an exchange next waits on
+        // it: until then the staleness bound waits for its workers every step, and in a tree or a
+        // relay star its neighbours keep routing through it, so nothing reaches past it (a dead
+        // relay cut the chain 0 - 1 - 2 for the rest of the run, and node 2 noticed only in its drain).
+        for (int node = 0; node < cluster_.nodes; ++node)
+            if (node != cluster_.node_rank) peer_lost(node);
     }
 }
 

@@ -82,13 +82,18 @@ void NodeLink::drain_remote() {
             if (p.given_up || (p.done && p.updates.floor() >= p.done_count)) continue;
             if (p.done && std::chrono::steady_clock::now() - p.last_news > kDrainStall) {
                 p.given_up = true;
-                warn(std::to_string(p.done_count - p.updates.floor()) + " of node " + std::to_string(node) +
+                // Not done_count - floor: the messages past the first hole that did arrive count too.
+                const std::uint64_t here = p.updates.floor() + p.updates.above_floor();
+                warn(std::to_string(p.done_count > here ? p.done_count - here : 0) + " of node " + std::to_string(node) +
                      "'s messages never arrived (a node that relayed them is gone); the final reconciliation evens "
                      "the replicas out");
                 continue;
             }
             poke(node);
-            complete = complete && peer_lost(node);
+            // Not `complete && peer_lost(node)`: every peer is looked at, or a dead member behind one
+            // still draining was noticed only once that one had finished.
+            const bool lost = peer_lost(node);
+            complete = complete && lost;
         }
         if (complete) {
             delivering_ = false;  // everything is in; later arrivals would reach some replicas only

@@ -7,7 +7,7 @@
 namespace thresher::dist {
 
 StalenessGate::StalenessGate(int workers, int self, std::optional<int> bound)
-    : self_(self), bound_(bound), latest_(static_cast<std::size_t>(workers), -1),
+    : self_(self), bound_(bound), latest_(static_cast<std::size_t>(workers), -1), skipped_(latest_),
       waited_(static_cast<std::size_t>(workers), true), silent_(static_cast<std::size_t>(workers), 0) {
     if (bound && *bound < 0) throw ConfigError("the staleness bound must be 0 or more, got " + std::to_string(*bound));
     if (self < 0 || self >= workers) throw Error("staleness gate: worker " + std::to_string(self) + " out of range");
@@ -29,7 +29,7 @@ std::vector<int> StalenessGate::missing(long next) const {
     if (!bound_) return out;
     const long needed = next - 1 - *bound_;
     for (std::size_t w = 0; w < latest_.size(); ++w)
-        if (waited_[w] && latest_[w] < needed) out.push_back(static_cast<int>(w));
+        if (waited_[w] && std::max(latest_[w], skipped_[w]) < needed) out.push_back(static_cast<int>(w));
     return out;
 }
 
@@ -43,6 +43,12 @@ std::vector<int> StalenessGate::silent(int timeouts) const {
     for (std::size_t w = 0; w < silent_.size(); ++w)
         if (waited_[w] && silent_[w] >= timeouts) out.push_back(static_cast<int>(w));
     return out;
+}
+
+void StalenessGate::skip_to(int worker, long iteration) {
+    if (worker < 0 || worker >= static_cast<int>(skipped_.size())) return;
+    long& skipped = skipped_[static_cast<std::size_t>(worker)];
+    skipped = std::max(skipped, iteration);
 }
 
 void StalenessGate::set_waited(int worker, bool waited) {

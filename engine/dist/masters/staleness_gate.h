@@ -24,7 +24,13 @@
 //
 // The gate counts a worker's highest iteration seen, not a gap-free prefix: a message overtaken by
 // a later one (reordered, or relayed on a longer path) is applied when it lands, a step or two
-// late, but a hole never makes anyone wait, so a message a dead relay took with it costs nothing.
+// late. A hole (messages a dead relay took with it) costs at most one wait: a later message of
+// that worker that is already here but held for a later gradient shows the worker is past the
+// hole, so once a wait for it times out the hole is skipped (skip_to). Not before the deadline:
+// with S = 0 a message merely overtaken must still be waited for, or a reordering schedule would
+// compute other gradients than synchronous training. Before this, a worker waited out the
+// deadline at every step until its own iterations reached the held message (18 s at an epoch
+// boundary with a dead relay, tests/engine/cli/test_cluster_faults.cpp).
 //
 // Lag of an applied message: how many of the receiver's steps late it is, (k−1) − j for the
 // message of iteration j applied before gradient k; 0 is as fresh as synchronous training. A
@@ -58,6 +64,9 @@ public:
     void set_waited(int worker, bool waited);
     // The wait for these workers timed out.
     void timed_out(const std::vector<int>& workers);
+    // A message of `worker` made at `iteration` is here, held for a later gradient, after a wait
+    // for that worker timed out: it is not waited for again before gradient iteration + 1 + S.
+    void skip_to(int worker, long iteration);
     // Waited-for workers with at least `timeouts` timeouts and no message since.
     std::vector<int> silent(int timeouts) const;
     // The period of this worker's last step (see above) feeds the deadline.
@@ -71,6 +80,7 @@ private:
     int self_;
     std::optional<int> bound_;
     std::vector<long> latest_;  // by worker: highest iteration whose message is applied here
+    std::vector<long> skipped_;  // by worker: waited for as if its messages up to this were applied
     std::vector<bool> waited_;
     std::vector<int> silent_;  // by worker: timeouts since its last applied message
     double step_ms_ = 0.0;  // EMA of the step time; 0 before the first

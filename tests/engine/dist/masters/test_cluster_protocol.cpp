@@ -335,7 +335,15 @@ void TestClusterProtocol::relay_dies() {
     s.epochs = 3;
     Cluster c(s);
     Trigger trigger(1, 10);
-    c.hub().set_loss([&](int from, int, MessageType type, std::span<const std::uint8_t>) { return trigger.note(from, type); });
+    // Updates that go straight between the ends of the chain: none while node 1 relays; once it
+    // is declared gone, 0 and 2 are neighbours. They must become so while they still train (not
+    // only in their drain, when the updates are all sent): until then nothing reaches past the
+    // dead relay and every step waits for the other end's updates.
+    std::atomic<int> direct[2] = {0, 0};  // 0 -> 2, 2 -> 0
+    c.hub().set_loss([&](int from, int to, MessageType type, std::span<const std::uint8_t>) {
+        if (type == MessageType::Update && from + to == 2 && from != 1) ++direct[from / 2];
+        return trigger.note(from, type);
+    });
     for (int r = 0; r < kNodes; ++r) c.launch(r);
     QVERIFY2(trigger.wait(std::chrono::seconds(60)), "node 1 never sent 10 updates");
     c.hub().set_alive(1, false);  // the relay's host is gone
@@ -346,6 +354,10 @@ void TestClusterProtocol::relay_dies() {
     expect_equal_replicas(runs, {0, 2}, /*lost_with_relay=*/true);
     for (const auto& [r, run] : runs)
         if (r != 1) QVERIFY2(mentions(run, "node 1 stopped answering"), describe(r, run).c_str());
+    qInfo("updates straight from node 0 to node 2: %d, from node 2 to node 0: %d", direct[0].load(), direct[1].load());
+    for (int end : {0, 1})
+        QVERIFY2(direct[end] > 0, qPrintable(QString("node %1 never sent node %2 an update: it noticed the dead relay only "
+                                                     "in its drain").arg(2 * end).arg(2 - 2 * end)));
 }
 
 void TestClusterProtocol::node_rejoins() {

@@ -108,6 +108,7 @@ private Q_SLOTS:
     void overlap_reports_the_previous_step();
     void overlap_needs_a_staleness_bound();
     void a_worker_failing_before_attach_ends_cleanly();
+    void a_hole_costs_one_wait();
     void on_a_gpu_data();
     void on_a_gpu();
     void encode_overlap_is_refused_on_a_gpu();
@@ -212,6 +213,43 @@ void TestGradientSharing::overlap_needs_a_staleness_bound() {
         QVERIFY2(std::string(e.what()).find("--overlap-comm encode needs --max-staleness 1") == 0, e.what());
     }
     QVERIFY_THROWS_EXCEPTION(ConfigError, dist::parse_overlap("on"));
+}
+
+// Node 1's messages of iterations 3..7 went with a relay that died; its message of iteration 8
+// came another way and is held for gradient 9 (S = 0). Gradient 4 waits out its deadline for the
+// message of iteration 3; then the hole is known and gradients 5..9 do not wait again. Before,
+// every one of them waited out the deadline (six timeouts): with a dead relay at an epoch
+// boundary that held a node up for 18 s.
+void TestGradientSharing::a_hole_costs_one_wait() {
+    const auto config = nn::ModelConfig::parse(kModel, "gs");
+    dist::GradientSharing master({2, 0, 1}, config.param_count(), {});
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(config, *be);
+    master.attach(0, net);
+    const auto message = [&](float tau) {
+        auto u = std::make_shared<dist::EncodedUpdate>();
+        u->length = static_cast<std::uint32_t>(config.param_count());
+        u->threshold = tau;
+        u->count = 1;
+        u->sparse = {1};  // +τ on parameter 0
+        return u;
+    };
+    for (long it : {0L, 1L, 2L, 8L}) master.deliver_remote(1, it, message(0.001f));
+    std::vector<float> x(6 * 8), t(6 * 4);
+    long timeouts = 0;
+    for (long s = 0; s < 11; ++s) {
+        for (int b = 0; b < 6; ++b) sample(6 * s + b, &x[b * 8], &t[b * 4]);
+        if (s == 10) master.deliver_remote(1, 9, message(0.001f));
+        const auto fields = master.before_gradient(0, s);
+        timeouts = fields.value("wait_timeouts", -1L);
+        qInfo("gradient %ld: waited %.1f ms, timeouts %ld, applied %ld", s, fields.value("wait_ms", 0.0), timeouts,
+              fields.value("messages_applied", 0L));
+        if (s == 9) QCOMPARE(fields.value("messages_applied", 0L), 1L);  // the held one, now due
+        net.compute_gradients(x.data(), t.data(), 6, 0);
+        master.step(0, s, true);
+    }
+    QCOMPARE(timeouts, 1L);
+    master.finish(0);
 }
 
 // A worker whose replica never attached (its backend or model failed: a GPU out of memory, a

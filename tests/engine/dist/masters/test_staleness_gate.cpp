@@ -17,6 +17,7 @@ private Q_SLOTS:
     void lag_counts_receiver_steps();
     void reordered_messages_never_leave_a_hole_to_wait_on();
     void workers_not_waited_for_are_skipped();
+    void a_hole_is_skipped_up_to_the_message_past_it();
     void deadline_follows_the_step_time_within_limits();
     void a_silent_worker_is_told_from_a_slow_one();
     void negative_bound_is_refused();
@@ -63,6 +64,18 @@ void TestStalenessGate::reordered_messages_never_leave_a_hole_to_wait_on() {
     QCOMPARE(g.latest(1), 5L);
     g.applied(1, 4, 6);
     QCOMPARE(g.latest(1), 5L);
+}
+
+void TestStalenessGate::a_hole_is_skipped_up_to_the_message_past_it() {
+    StalenessGate g(2, 0, 0);
+    g.applied(1, 2, 3);  // then 3..7 went with a dead relay; 8 is here, held for gradient 9
+    QCOMPARE(g.missing(4), (std::vector<int>{1}));
+    g.skip_to(1, 8);  // the wait for 3 timed out
+    for (long next = 4; next <= 9; ++next) QVERIFY2(g.satisfied(next), qPrintable(QString("gradient %1").arg(next)));
+    QCOMPARE(g.latest(1), 2L);  // nothing was applied by skipping
+    QVERIFY(!g.satisfied(10));  // past the held message, it is waited for again
+    g.skip_to(1, 5);            // an older skip never moves it back
+    QVERIFY(g.satisfied(9));
 }
 
 void TestStalenessGate::workers_not_waited_for_are_skipped() {
