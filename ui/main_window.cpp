@@ -20,7 +20,7 @@
 #include <QVBoxLayout>
 
 #include "charts_panel.h"
-#include "event_stream.h"
+#include "event_file.h"
 #include "history_page.h"
 #include "model_document.h"
 #include "model_page.h"
@@ -452,38 +452,20 @@ bool MainWindow::save_screenshot(const QString& path) {
 }
 
 bool MainWindow::replay_events(const QString& path) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        show_error(path + ": cannot open: " + file.errorString());
-        return false;
-    }
-    // The launcher's parser, as for a live run: lines bounded in length, a line that is not an
-    // event shown as a warning naming its line, each event keeping the node it came from.
-    run_page_->begin(QFileInfo(path).fileName());
-    launcher::EventStream stream(launcher::EventStream::kRecorded);
-    long events = 0;
-    const auto show = [&](const QList<QJsonObject>& batch) {
-        for (const auto& e : batch) {
-            run_page_->add_event(e);
-            if (e.value("source").toString() != "launcher") ++events;
-        }
-    };
-    while (!file.atEnd()) {
-        const QByteArray chunk = file.read(1 << 16);
-        if (chunk.isEmpty() && file.error() != QFileDevice::NoError) {
-            show_error(path + ": cannot read: " + file.errorString());
+    try {
+        EventFile file(path);
+        run_page_->begin(QFileInfo(path).fileName());
+        try {
+            const long events = file.read([this](const QJsonObject& e) { run_page_->add_event(e); });
+            run_page_->end(true, QString("replayed %1 (%2 events)").arg(QFileInfo(path).fileName()).arg(events));
+        } catch (const std::exception&) {
             run_page_->set_running(false);
-            return false;
+            throw;
         }
-        show(stream.feed(chunk));
-    }
-    show(stream.finish());
-    if (events == 0) {
-        show_error(path + ": no events (a recorded run is one JSON event per line, as thresher-engine writes them)");
-        run_page_->set_running(false);
+    } catch (const std::exception& e) {
+        show_error(QString::fromUtf8(e.what()));
         return false;
     }
-    run_page_->end(true, QString("replayed %1 (%2 events)").arg(QFileInfo(path).fileName()).arg(events));
     return true;
 }
 
