@@ -89,6 +89,7 @@ private Q_SLOTS:
     void session_ending_mid_run_records_interrupted();
     void failing_engine_records_failed();
     void locked_history_reports_through_error();
+    void run_goes_on_when_history_refuses_it();
     void history_that_cannot_open_falls_back_to_memory();
     void cluster_without_launcher_throws_and_records_nothing();
     void sweep_records_each_run();
@@ -267,6 +268,37 @@ void TestRunSession::locked_history_reports_through_error() {
     // The row could not be finished; the events are all kept and reach the file at the next flush.
     QTRY_COMPARE_WITH_TIMEOUT(on_disk(db, run).events, events.count(), 20000);
     QCOMPARE(session.history()->run(run)->status, QString("running"));
+}
+
+// The file is locked when the run begins: the run cannot be recorded, error() says so, and the
+// run still goes, to its end, without a record.
+void TestRunSession::run_goes_on_when_history_refuses_it() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("history.sqlite");
+    RunSession session(db, options());
+    QSignalSpy events(&session, &RunSession::event);
+    QSignalSpy finished(&session, &RunSession::finished);
+    QSignalSpy errors(&session, &RunSession::error);
+    {
+        auto other = QSqlDatabase::addDatabase("QSQLITE", "other-writer");
+        other.setDatabaseName(db);
+        QVERIFY(other.open());
+        QSqlQuery lock(other);
+        QVERIFY2(lock.exec("BEGIN EXCLUSIVE"), qPrintable(lock.lastError().text()));
+        QVERIFY(session.start(spec(dir, "unrecorded", kTinyModel, 1, R"("epochs":1,"batch":16,"threads":1)")));
+        QCOMPARE(errors.count(), 1);
+        QVERIFY2(errors[0][0].toString().startsWith(db + ": cannot record run"), qPrintable(errors[0][0].toString()));
+        QCOMPARE(session.run_id(), 0);
+        QVERIFY(lock.exec("ROLLBACK"));
+        other.close();
+    }
+    QSqlDatabase::removeDatabase("other-writer");
+    QVERIFY(finished.wait(kRunMs));
+    QVERIFY2(finished[0][0].toInt() == 0, qPrintable(finished[0][1].toString()));
+    QVERIFY(count_of(events, "run_finished") >= 1);
+    QCOMPARE(errors.count(), 1);
+    QCOMPARE(session.history()->runs().size(), 0);
+    QCOMPARE(session.history()->pending_events(), 0);
 }
 
 void TestRunSession::history_that_cannot_open_falls_back_to_memory() {
