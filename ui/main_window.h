@@ -1,12 +1,13 @@
 // MainWindow: Thresher's desktop application. Tabs follow the order of work — Model (layer
 // editor, import), Training (strategy, data, cluster), Run (launch, progress, live charts, log),
 // History (SQLite: reopen, overlay, export), Scalability (runs at several worker counts). The
-// window owns one RunSpec: what File ▸ Save writes is exactly what `thresher-launch run` runs.
+// window is a view: the run being edited is a RunDocument (what File ▸ Save writes is exactly
+// what `thresher-launch run` runs) and runs go through a RunSession that records them in the
+// history; both live in ui/model and are tested without widgets.
 // Errors never abort and never block: they show in a red banner above the tabs and in the
 // status bar, and the window stays usable.
 #pragma once
 
-#include <QJsonObject>
 #include <QMainWindow>
 #include <functional>
 #include <map>
@@ -23,17 +24,15 @@ class QAction;
 class QLabel;
 class QTabWidget;
 
-namespace thresher::launcher::sweep {
-class SweepRunner;
-}
-
 namespace thresher::ui {
 
 class HistoryPage;
 class ModelDocument;
 class ModelPage;
+class RunDocument;
 class RunHistory;
 class RunPage;
+class RunSession;
 class ScalabilityPage;
 class TrainingPage;
 
@@ -71,14 +70,16 @@ public:
     void show_tab(const QString& name);  // model, training, run, history, scalability
 
     QString last_error() const { return last_error_; }
-    ModelDocument* document() const { return document_; }
+    ModelDocument* document() const;
+    RunDocument* run_document() const { return run_; }
+    RunSession* session() const { return session_.get(); }
     ModelPage* model_page() const { return model_page_; }
     TrainingPage* training_page() const { return training_page_; }
     RunPage* run_page() const { return run_page_; }
     HistoryPage* history_page() const { return history_page_; }
     ScalabilityPage* scalability_page() const { return scalability_page_; }
-    RunHistory* history() const { return history_.get(); }
-    qint64 current_run_id() const { return run_id_; }
+    RunHistory* history() const;
+    qint64 current_run_id() const;
 
 Q_SIGNALS:
     // After a run (or the scalability experiment's last run) ended and was recorded.
@@ -94,7 +95,6 @@ private:
     void set_title();
     void run_ended(int exit_code, const QString& summary);
     void start_scalability();
-    void connect_launcher(launcher::Launcher* l);
     // Shows a check's verdicts, then asks about each unknown host key; approved keys are checked
     // again, pinned to the fingerprints shown.
     void show_host_verdicts(const std::vector<launcher::ssh::HostVerdict>& verdicts);
@@ -103,11 +103,8 @@ private:
     std::function<std::optional<std::string>(const std::string&)> ask_secret();
 
     WindowOptions options_;
-    ModelDocument* document_ = nullptr;
-    launcher::RunSpec spec_;  // the loaded spec; pages hold the edits until current_spec()
-    QString spec_path_;
-    QString model_origin_path_;     // the model file the document came from (as the spec wrote it)
-    QJsonObject model_origin_json_;  // its content as loaded, to notice edits
+    RunDocument* run_ = nullptr;
+    std::unique_ptr<RunSession> session_;  // before the pages: they show its history
     QTabWidget* tabs_ = nullptr;
     QLabel* banner_ = nullptr;
     ModelPage* model_page_ = nullptr;
@@ -115,15 +112,11 @@ private:
     RunPage* run_page_ = nullptr;
     HistoryPage* history_page_ = nullptr;
     ScalabilityPage* scalability_page_ = nullptr;
-    std::unique_ptr<RunHistory> history_;
-    std::unique_ptr<launcher::Launcher> launcher_;
     // "Check hosts": the checker (owns its thread) and what the running check was asked.
     launcher::ssh::HostChecker* host_checker_ = nullptr;
     QStringList check_names_;
     std::vector<launcher::ssh::SshTarget> check_targets_;
     int check_port_ = 0;
-    launcher::sweep::SweepRunner* experiment_ = nullptr;  // the Scalability page's sweep
-    qint64 run_id_ = 0;
     QString last_error_;
     QAction* launch_action_ = nullptr;
     QAction* stop_action_ = nullptr;

@@ -31,6 +31,7 @@
 #include "window_fixture.h"
 #include "model_document.h"
 #include "model_page.h"
+#include "run_document.h"
 #include "run_history.h"
 #include "run_page.h"
 #include "scalability_page.h"
@@ -186,7 +187,10 @@ void TestMainWindow::saved_spec_runs_in_the_cli() {
     const QString in = mlp_spec(dir, "in.json", R"("epochs":1,"batch":64,"limit":512,"threads":1)");
     MainWindow w(options(dir));
     QVERIFY2(w.open_spec(in), qPrintable(w.last_error()));
+    // The Training page shows the spec as read: nothing is modified until something is edited.
+    QVERIFY(!w.run_document()->modified());
     w.document()->set_field("name", "edited-in-gui");  // an edit: the model is saved inline
+    QVERIFY(w.run_document()->modified());
     // The cluster's topology: a tree with fanout 1 (the chain 0 - 1) shows its fanout and is saved.
     auto* topology = w.findChild<QComboBox*>("topology");
     auto* fanout = w.findChild<QSpinBox*>("fanout");
@@ -197,6 +201,8 @@ void TestMainWindow::saved_spec_runs_in_the_cli() {
     QDir().mkpath(dir.filePath("elsewhere"));
     const QString out = dir.filePath("elsewhere/saved.json");
     QVERIFY2(w.save_spec(out), qPrintable(w.last_error()));
+    QVERIFY(!w.run_document()->modified());
+    QCOMPARE(w.windowTitle().section(" — ", 1, 1), QString("%1 (saved.json)").arg(w.run_document()->spec().name));
 
     QProcess cli;
     cli.start(bin("thresher-launch"), {"run", out, "--events"});
