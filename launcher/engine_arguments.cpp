@@ -54,6 +54,7 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
     if (training.seed) a << "--seed" << QString::number(*training.seed);
     if (training.limit) a << "--limit" << QString::number(*training.limit);
     a << "--threads" << QString::number(threads) << "--workers-per-node" << QString::number(workers_per_node());
+    if (training.device != DeviceList{}) a << "--device" << QString::fromStdString(training.device.text());
     a << "--strategy" << training.strategy;
     if (training.strategy == "gradient-sharing") {
         if (training.threshold) a << "--threshold" << QString::number(*training.threshold, 'g', 17);

@@ -188,6 +188,14 @@ TrainingSettings read_training(const Reader& t, const QString& source) {
     s.save_updater = t.boolean("save_updater", s.save_updater);
     s.limit = t.optional_integer("limit", kLimit);
     s.threads = int(t.integer("threads", s.threads, kThreads));
+    if (t.has("device")) {
+        const QString text = t.string("device", {});
+        try {
+            s.device = DeviceList::parse(text.toStdString(), t.at("device").toStdString());
+        } catch (const ConfigError& e) {
+            fail_with(source, e);
+        }
+    }
     return s;
 }
 
@@ -549,7 +557,7 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
     if (r.has("training"))
         spec.training = read_training(r.object("training", {"strategy", "epochs", "batch", "seed", "threshold",
                                                             "threshold_algorithm", "residual", "max_staleness", "overlap_comm", "averaging_frequency",
-                                                            "save_updater", "limit", "threads"}),
+                                                            "save_updater", "limit", "threads", "device"}),
                                       spec.source);
     if (r.has("cluster"))
         spec.cluster = read_cluster(r.object("cluster", QStringList{"kind", "nodes", "workers_per_node", "hosts", "hostfile",
@@ -583,6 +591,7 @@ void RunSpec::validate() const {
     if (cluster.kind == ClusterSettings::Kind::Slurm && udp_port + cluster.slurm.tasks_per_node - 1 > 65535)
         c.fail("udp_port", QString("%1 tasks per node use ports %2..%3, past 65535").arg(cluster.slurm.tasks_per_node)
                                .arg(udp_port).arg(udp_port + cluster.slurm.tasks_per_node - 1));
+    c.codec([&] { training.device.check_workers(workers_per_node(), "training.device"); });
     if (training.strategy == "single" && total_workers() > 1)
         c.fail("training.strategy", QString("\"single\" trains one worker, but the cluster has %1 node(s) × %2 "
                                             "worker(s); use gradient-sharing or parameter-averaging")
@@ -604,6 +613,7 @@ QJsonObject RunSpec::to_json() const {
         t["max_staleness"] = training.max_staleness ? QJsonValue(*training.max_staleness) : QJsonValue("off");
     if (training.overlap_comm != "off") t["overlap_comm"] = training.overlap_comm;
     if (training.limit) t["limit"] = double(*training.limit);
+    if (training.device != DeviceList{}) t["device"] = QString::fromStdString(training.device.text());
 
     QJsonObject c{{"kind", to_string(cluster.kind)}};
     if (cluster.topology != "auto") c["topology"] = cluster.topology;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/device_list.h"
 #include "dist/codec/threshold_spec.h"
 
 namespace thresher::launcher {
@@ -46,6 +47,9 @@ struct TrainingSettings {
     bool save_updater = true;
     std::optional<qint64> limit;  // first N training samples only
     int threads = 0;              // CPU threads per node; 0: automatic (see engine_arguments)
+    // The engine's --device: one for every worker of a node ("cpu", "cuda", "cuda:1") or one per
+    // worker ("cuda:0,cuda:1"). JSON: that text; absent means "cpu".
+    DeviceList device;
 
     bool operator==(const TrainingSettings&) const = default;
 };

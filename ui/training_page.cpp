@@ -28,6 +28,9 @@ namespace thresher::ui {
 
 namespace {
 
+// The Device row's choice that becomes cuda:0,cuda:1,… for the run's workers per node.
+const QString kOnePerWorker = QStringLiteral("one-per-worker");
+
 QLineEdit* number_edit(const QString& placeholder) {
     auto* e = new QLineEdit;
     e->setPlaceholderText(placeholder);
@@ -109,6 +112,14 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     threads_->setRange(0, 1024);
     threads_->setSpecialValueText("automatic");
     tform->addRow("CPU threads per node", threads_);
+    device_ = new QComboBox;
+    device_->setObjectName("device");
+    device_->addItem("CPU", "cpu");
+    device_->addItem("GPU 0 for every worker", "cuda");
+    device_->addItem("One GPU per worker (GPU 0, 1, …)", kOnePerWorker);
+    device_->setToolTip("Where each node's workers compute. With one GPU per worker, set the workers per node to the "
+                        "number of GPUs each machine has.");
+    tform->addRow("Device", device_);
     limit_ = new QSpinBox;
     limit_->setRange(0, std::numeric_limits<int>::max());
     limit_->setSpecialValueText("all");
@@ -293,7 +304,7 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
         update_visibility();
         Q_EMIT changed();
     };
-    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_, topology_, stage_})
+    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_, topology_, stage_, device_})
         connect(c, &QComboBox::currentIndexChanged, this, notify);
     for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, nodes_, workers_, udp_port_, fanout_,
                     max_staleness_, slurm_nodes_, tasks_per_node_, cpus_per_task_, gpus_per_node_, slurm_workers_})
@@ -435,6 +446,7 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
     epochs_->setValue(t.epochs);
     batch_->setValue(t.batch);
     threads_->setValue(t.threads);
+    set_device(t.device, spec.workers_per_node());
     limit_->setValue(t.limit ? static_cast<int>(*t.limit) : 0);
     if (spec.data == "fashion-mnist") {
         data_kind_->setCurrentIndex(0);
@@ -531,6 +543,30 @@ void TrainingPage::apply_to(launcher::RunSpec& spec) const {
     spec.cluster.topology = topology_->currentData().toString();
     spec.cluster.fanout = fanout_->value();
     spec.cluster.link = link_row_->link();
+    // Last: one GPU per worker depends on the workers per node set above.
+    const QString device = device_->currentData().toString();
+    t.device = device == kOnePerWorker ? one_gpu_per_worker(spec.workers_per_node())
+                                       : DeviceList::parse(device.toStdString(), "training.device");
+}
+
+DeviceList TrainingPage::one_gpu_per_worker(int workers) {
+    std::string list;
+    for (int w = 0; w < std::max(1, workers); ++w) list += (w ? ",cuda:" : "cuda:") + std::to_string(w);
+    return DeviceList::parse(list);
+}
+
+void TrainingPage::set_device(const DeviceList& device, int workers) {
+    const QString text = QString::fromStdString(device.text());
+    // A spec's own list ("cuda:1", "cuda:2,cuda:3") stays as it is, shown as itself.
+    const int own = device_->findData(kOnePerWorker) + 1;
+    while (device_->count() > own) device_->removeItem(own);
+    int index = device_->findData(text == "cuda:0" ? QString("cuda") : text);
+    if (index < 0 && workers > 1 && device == one_gpu_per_worker(workers)) index = device_->findData(kOnePerWorker);
+    if (index < 0) {
+        device_->addItem("As in the spec: " + text, text);
+        index = own;
+    }
+    device_->setCurrentIndex(index);
 }
 
 void TrainingPage::show_verdicts(const QStringList& hosts, const QList<QStringList>& lines, const QList<bool>& failed) {

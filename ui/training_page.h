@@ -7,6 +7,7 @@
 
 #include <QWidget>
 
+#include "core/device_list.h"
 #include "run_spec.h"
 
 class QCheckBox;
@@ -43,6 +44,9 @@ Q_SIGNALS:
 
 private:
     void update_visibility();
+    // The Device row from a spec's list; a list other than the row's choices is kept as its own item.
+    void set_device(const DeviceList& device, int workers);
+    static DeviceList one_gpu_per_worker(int workers);  // cuda:0,cuda:1,… for `workers`
     void update_summary();
     void refresh_updater();
     void write_updater();
@@ -64,6 +68,7 @@ private:
     QSpinBox* epochs_ = nullptr;
     QSpinBox* batch_ = nullptr;
     QSpinBox* threads_ = nullptr;
+    QComboBox* device_ = nullptr;  // data: "cpu", "cuda", kOnePerWorker, or a spec's own list
     QSpinBox* limit_ = nullptr;
     QComboBox* updater_ = nullptr;
     QFormLayout* updater_form_ = nullptr;

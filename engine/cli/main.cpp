@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     std::string device = "cpu";
     int threads = 0;
-    app.add_option("--device", device, "Backend device: cpu, cuda, cuda:N")->capture_default_str();
+    app.add_option("--device", device, "Backend device: cpu, cuda, cuda:N, or one per worker of this node: cuda:0,cuda:1")->capture_default_str();
     app.add_option("--threads", threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
 
     train::TrainOptions t;
@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
         if (train_cmd->parsed()) {
             if (*seed_opt) t.seed = seed;
             t.threads = threads;
-            t.device = device;
+            t.device = DeviceList::parse(device);
             try {
                 if (secret_stdin) cluster.secret = cli::read_secret_line(STDIN_FILENO);
                 // SIGTERM, SIGINT and (with --secret-stdin) EOF on stdin stop the run gracefully.

@@ -248,12 +248,19 @@ void train_replica(Run& run, int local, nn::Network& net) {
         nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform});
 }
 
+// The device of each local worker, in order (for run_started).
+std::vector<std::string> worker_devices(const DeviceList& devices, int workers) {
+    std::vector<std::string> out;
+    for (int w = 0; w < workers; ++w) out.push_back(devices.for_worker(w));
+    return out;
+}
+
 // One worker: its own backend (OpenMP thread count is per calling thread) and replica.
 void worker_main(Run& run, int local) {
     std::unique_ptr<backend::Backend> backend;
     std::optional<nn::Network> net;  // destroyed before its backend
     try {
-        backend = backend::create_backend(run.o.device, {run.threads_per_worker});
+        backend = backend::create_backend(run.o.device.for_worker(local), {run.threads_per_worker});
         net.emplace(run.config, *backend);
         train_replica(run, local, *net);
     } catch (...) {
@@ -274,6 +281,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     if (o.batch < 1) throw ConfigError("--batch must be at least 1, got " + std::to_string(o.batch));
     const int W = o.cluster.workers_per_node;
     if (W < 1) throw ConfigError("--workers-per-node must be at least 1, got " + std::to_string(W));
+    o.device.check_workers(W);
     Run run(o, ev, log);
     nn::ImportedNormalization imported_normalization;  // a DL4J zip's normalizer.bin
     if (!o.resume_path.empty()) {
@@ -342,7 +350,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         }
     }
 
-    const auto info = backend::create_backend(o.device, {run.threads_per_worker})->info();
+    const auto info = backend::create_backend(o.device.for_worker(0), {run.threads_per_worker})->info();
     log << run.config.summary() << "backend: " << info.name << " (" << info.detail << "), " << W << " worker(s) on this node\n"
         << "data: " << run.data.train.name << " (" << run.data.train.count << " training samples"
         << (run.data.has_test ? ", " + std::to_string(run.data.test.count) + " test samples" : std::string()) << ")\n";
@@ -354,6 +362,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
                            {"strategy", master->strategy()},
                            {"backend", info.name},
                            {"backend_detail", info.detail},
+                           {"devices", worker_devices(o.device, W)},
                            {"model", run.config.name},
                            {"epochs", o.epochs},
                            {"start_epoch", run.start.epochs_done},

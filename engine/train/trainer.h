@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/device_list.h"
 #include "events/event_writer.h"
 #include "train/training_master.h"
 
@@ -26,7 +27,7 @@ struct TrainOptions {
     std::optional<std::uint64_t> seed;  // run seed: shuffling, dropout (and init unless the model sets one)
     std::string save_path;
     std::string resume_path;
-    std::string device = "cpu";
+    DeviceList device;        // one for every local worker, or one per worker (core/device_list.h)
     std::size_t train_limit = 0;  // 0: every training sample
     std::size_t test_limit = 0;
     int eval_batch = 256;

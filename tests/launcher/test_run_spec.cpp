@@ -184,6 +184,12 @@ void TestRunSpec::bad_specs_data() {
     QTest::addColumn<QByteArray>("text");
     QTest::addColumn<QString>("expected");  // what follows "<file>" in the message
     QTest::newRow("batch 0") << patched("training.batch", "0") << ": training.batch: must be a positive integer, got 0";
+    QTest::newRow("device not a device") << patched("training.device", "\"gpu0\"")
+                                         << ": training.device \"gpu0\": entry \"gpu0\" is not a device";
+    QTest::newRow("device as a number") << patched("training.device", "1") << ": training.device: must be a non-empty string, got 1";
+    QTest::newRow("three devices for two workers") << patched("training.device", "\"cuda:0,cuda:1,cuda:2\"")
+                                                   << ": training.device \"cuda:0,cuda:1,cuda:2\" lists 3 devices for 2 "
+                                                      "worker(s) on this node";
     QTest::newRow("epochs as a string") << patched("training.epochs", "\"2\"") << ": training.epochs: must be a positive integer, got \"2\"";
     QTest::newRow("epochs fractional") << patched("training.epochs", "1.5") << ": training.epochs: must be a positive integer, got 1.5";
     QTest::newRow("unknown strategy") << patched("training.strategy", "\"ring\"")
@@ -340,6 +346,8 @@ void TestRunSpec::round_trip_data() {
     QTest::newRow("tree topology") << patched("cluster", R"({"kind":"local","nodes":3,"topology":"tree","fanout":3})");
     QTest::newRow("emulated link") << patched("cluster", R"({"kind":"local","nodes":2,"link":{"rate_mbit":1000,"delay_ms":2.5,"loss":0.01}})");
     QTest::newRow("threshold text") << patched("training.threshold_algorithm", "\"target:0.01\"");
+    QTest::newRow("a GPU per worker") << patched("training.device", "\"cuda:0,cuda:1\"");
+    QTest::newRow("one GPU") << patched("training.device", "\"cuda:1\"");
     QTest::newRow("threshold object") << patched("training.threshold_algorithm", R"({"algorithm":"adaptive","max_density":0.05})");
     QTest::newRow("threshold object, decay only") << patched("training.threshold_algorithm", R"({"algorithm":"target","decay":0.9})");
 }
@@ -474,6 +482,10 @@ void TestRunSpec::engine_arguments_local() {
         QCOMPARE(value(a, "--secret-file"), QString("/private/secret"));
         QVERIFY(!a.contains("--averaging-frequency"));
     }
+    QVERIFY(!a0.contains("--device"));  // the CPU, the engine's default
+    RunSpec gpus = s;
+    gpus.training.device = thresher::DeviceList::parse("cuda:0,cuda:1");
+    QCOMPARE(value(gpus.engine_arguments(1, files), "--device"), QString("cuda:0,cuda:1"));
     QCOMPARE(value(a0, "--node-rank"), QString("0"));
     QCOMPARE(value(a1, "--node-rank"), QString("1"));
     // Only node 0 saves: local nodes would otherwise write the same file.

@@ -21,6 +21,8 @@ private Q_SLOTS:
     void slurm_fields_round_trip();
     void choosing_slurm_shows_its_fields();
     void threshold_algorithm_is_typed();
+    void device_row_data();
+    void device_row();
 };
 
 namespace {
@@ -106,6 +108,54 @@ void TestTrainingPage::threshold_algorithm_is_typed() {
     page.apply_to(out);
     QVERIFY(out.training.threshold_algorithm == thresher::dist::ThresholdSpec{thresher::dist::ThresholdKind::Target});
     out.validate();  // target with its defaults is complete
+}
+
+// The Device row: CPU, GPU 0 for every worker, or one GPU per worker (cuda:0,cuda:1,… for the
+// workers per node set on the page); a spec's own list stays as it is.
+void TestTrainingPage::device_row_data() {
+    QTest::addColumn<QString>("spec_device");
+    QTest::addColumn<int>("workers");
+    QTest::addColumn<QString>("choice");      // the row's item data after set_spec
+    QTest::addColumn<QString>("written");     // apply_to's training.device
+    QTest::newRow("cpu") << "cpu" << 2 << "cpu" << "cpu";
+    QTest::newRow("cuda:0 is GPU 0") << "cuda:0" << 2 << "cuda" << "cuda";
+    QTest::newRow("one per worker") << "cuda:0,cuda:1,cuda:2" << 3 << "one-per-worker" << "cuda:0,cuda:1,cuda:2";
+    QTest::newRow("the spec's own GPU") << "cuda:3" << 2 << "cuda:3" << "cuda:3";
+    QTest::newRow("the spec's own list") << "cuda:2,cuda:3" << 2 << "cuda:2,cuda:3" << "cuda:2,cuda:3";
+}
+
+void TestTrainingPage::device_row() {
+    QFETCH(QString, spec_device);
+    QFETCH(int, workers);
+    QFETCH(QString, choice);
+    QFETCH(QString, written);
+    thresher::ui::ModelDocument doc;
+    thresher::ui::TrainingPage page(&doc);
+    auto* box = page.findChild<QComboBox*>("device");
+    QVERIFY(box);
+    RunSpec spec = slurm_spec();
+    spec.cluster = {};
+    spec.cluster.workers_per_node = workers;
+    spec.training.device = thresher::DeviceList::parse(spec_device.toStdString());
+    page.set_spec(spec);
+    QCOMPARE(box->currentData().toString(), choice);
+    RunSpec out = spec;
+    out.training.device = {};
+    page.apply_to(out);
+    QCOMPARE(QString::fromStdString(out.training.device.text()), written);
+    // Another spec after it: the earlier spec's own item does not linger.
+    spec.training.device = {};
+    page.set_spec(spec);
+    QCOMPARE(box->currentData().toString(), QString("cpu"));
+    QCOMPARE(box->findData(written == "cpu" || choice == "cuda" || choice == "one-per-worker" ? "<none>" : written), -1);
+    // One GPU per worker follows the workers per node.
+    box->setCurrentIndex(box->findData("one-per-worker"));
+    spec.cluster.workers_per_node = 4;
+    page.set_spec(spec);
+    box->setCurrentIndex(box->findData("one-per-worker"));
+    page.apply_to(out);
+    QCOMPARE(QString::fromStdString(out.training.device.text()), QString("cuda:0,cuda:1,cuda:2,cuda:3"));
+    out.validate();
 }
 
 QTEST_MAIN(TestTrainingPage)

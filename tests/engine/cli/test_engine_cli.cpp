@@ -49,6 +49,7 @@ private Q_SLOTS:
     void normalisation_travels_with_the_model();
     void several_workers_data();
     void several_workers();
+    void a_device_per_worker();
     void imported_model_trains_data();
     void imported_model_trains();
 
@@ -259,6 +260,21 @@ void TestEngineCli::normalisation_travels_with_the_model() {
     const auto ev = run_engine({"evaluate", "--model-file", path("scaled.thr"), "--data", path("scaled.csv")});
     QVERIFY2(ev.exit_code == 0, qPrintable(ev.summary()));
     QCOMPARE(ev.events.first().value("accuracy").toDouble(), trained);
+}
+
+// --device lists one device per worker (here the CPU twice: this machine may have no GPU); a list
+// that fits neither one device nor one per worker is refused before anything runs.
+void TestEngineCli::a_device_per_worker() {
+    const QStringList base{"train", "--model", path("tiny.json"), "--data", path("idx"), "--epochs", "1", "--batch", "8",
+                           "--workers-per-node", "2", "--strategy", "parameter-averaging", "--threads", "1"};
+    const auto r = run_engine(base + QStringList{"--device", "cpu, cpu"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    QCOMPARE(r.of("run_started").first().value("devices").toArray(), (QJsonArray{"cpu", "cpu"}));
+    const auto bad = run_engine(base + QStringList{"--device", "cpu,cpu,cpu"});
+    QVERIFY2(bad.exit_code != 0, qPrintable(bad.summary()));
+    QVERIFY2(bad.stderr_text.contains("--device \"cpu,cpu,cpu\" lists 3 devices for 2 worker(s) on this node"),
+             qPrintable(bad.stderr_text));
+    QVERIFY2(bad.of("iteration").isEmpty(), "a refused device list trained");
 }
 
 void TestEngineCli::several_workers_data() {
