@@ -69,15 +69,19 @@ double mean(const QList<double>& v) {
 // C, E, D and m from the points' phase times; false when no point carried a compute phase.
 bool calibrate(const QList<ModelPoint>& pts, ScalingModel& m, const std::map<int, double>& other_compute) {
     std::map<int, QList<double>> by_count;
-    QList<double> xs, ys, enc, dec, share, own_ratio;
-    std::map<int, QList<double>> own_by_count;
+    QList<double> xs, ys, enc, dec, share, own_ratio, enc_ratio;
+    std::map<int, QList<double>> own_by_count, enc_by_count;
     for (const auto& p : pts) {
         if (p.compute_ms) {
             by_count[p.workers] << *p.compute_ms;
             xs << double(p.workers - 1);
             ys << *p.compute_ms;
         }
-        if (p.gradient_sharing && p.encode_ms) enc << *p.encode_ms;
+        if (p.gradient_sharing && p.encode_ms) {
+            enc << *p.encode_ms;
+            enc_by_count[p.workers] << *p.encode_ms;
+            if (p.compute_ms && *p.compute_ms > 0) enc_ratio << *p.encode_ms / *p.compute_ms;
+        }
         if (p.own_ms && p.compute_ms && *p.compute_ms > 0) {
             own_by_count[p.workers] << *p.own_ms;
             own_ratio << *p.own_ms / *p.compute_ms;
@@ -117,11 +121,14 @@ bool calibrate(const QList<ModelPoint>& pts, ScalingModel& m, const std::map<int
         if (auto it = other_compute.find(1); it != other_compute.end()) m.compute_by_workers[1] = (c1 + it->second) / 2;
     m.compute_ms = m.compute_by_workers.count(1) ? m.compute_by_workers.at(1) : c1;
     m.encode_ms = mean(enc);
+    for (const auto& [n, v] : enc_by_count) m.encode_by_workers[n] = mean(v);
+    m.encode_ratio = mean(enc_ratio);
     for (const auto& [n, v] : own_by_count) m.own_by_workers[n] = mean(v);
     m.own_ratio = mean(own_ratio);
     m.decode_ms = mean(dec);
     m.message_share = share.isEmpty() ? 1.0 : mean(share);
     m.phases = true;
+    m.encode_ms = m.encode_at(1);  // E alone: DL4J's estimate, the model in words
     return true;
 }
 
@@ -154,6 +161,11 @@ double ScalingModel::compute_at(int workers) const {
     return compute_by_workers.at(below) + contention_ms * (workers - below);
 }
 
+double ScalingModel::encode_at(int workers) const {
+    if (auto it = encode_by_workers.find(workers); it != encode_by_workers.end()) return it->second;
+    return encode_ratio > 0 ? encode_ratio * compute_at(workers) : encode_ms;
+}
+
 double ScalingModel::own_at(int workers) const {
     if (auto it = own_by_workers.find(workers); it != own_by_workers.end()) return it->second;
     return own_ratio * compute_at(workers);
@@ -163,7 +175,7 @@ double ScalingModel::predict(int workers, double kib_per_worker, bool gradient_s
                              double delay_ms, bool one_per_machine) const {
     double t = (one_per_machine ? compute_ms : compute_at(workers)) + unphased_ms;
     t += own_at(one_per_machine ? 1 : workers);
-    if (gradient_sharing) t += encode_ms;
+    if (gradient_sharing) t += encode_at(one_per_machine ? 1 : workers);
     if (workers > 1) {
         if (gradient_sharing) t += decode_ms * message_share * (workers - 1);
         if (link_rate_mbit > 0) t += kib_per_worker * 8.192 / link_rate_mbit;
@@ -199,11 +211,12 @@ QJsonObject ScalingModel::to_json() const {
     QJsonObject o{{"fitted", fitted}, {"points", points}};
     if (!fitted) return o;
     if (!strategy.isEmpty()) o.insert("strategy", strategy);
-    o.insert("formula", "iter_ms = C(n) + S(n) + unphased_ms + [gradient sharing] (encode_ms + decode_ms * message_share * (n - 1)) + "
+    o.insert("formula", "iter_ms = C(n) + S(n) + unphased_ms + [gradient sharing] (E(n) + decode_ms * message_share * (n - 1)) + "
                         "KiB * 8.192 / "
                         "link_rate_mbit + link_delay_ms + per_peer_ms * (n - 1) + per_kib_ms * KiB; "
                         "C(n) = compute_by_workers[n], else compute_ms + contention_ms * (n - 1); "
-                        "S(n) = own_by_workers[n], else own_ratio * C(n)");
+                        "S(n) = own_by_workers[n], else own_ratio * C(n); E(n) = encode_by_workers[n], else "
+                        "encode_ratio * C(n) (encode_ms without a ratio)");
     o.insert("description", describe());
     o.insert("phases", phases);
     o.insert("compute_ms", compute_ms);
@@ -213,6 +226,10 @@ QJsonObject ScalingModel::to_json() const {
     for (const auto& [n, c] : compute_by_workers) by.insert(QString::number(n), c);
     o.insert("compute_by_workers", by);
     o.insert("encode_ms", encode_ms);
+    QJsonObject enc;
+    for (const auto& [n, e] : encode_by_workers) enc.insert(QString::number(n), e);
+    o.insert("encode_by_workers", enc);
+    o.insert("encode_ratio", encode_ratio);
     o.insert("decode_ms", decode_ms);
     o.insert("message_share", message_share);
     QJsonObject own;

@@ -2,7 +2,7 @@
 // fitted to its measured times, to say why a run scaled as it did and to ask "what if" beyond the
 // measured worker counts and on other links (issue 14).
 //
-//   T(n) = C(n) + S(n) + U + [gradient sharing] (E + D × m(n)) + wire(n) + delay     measured, the link
+//   T(n) = C(n) + S(n) + U + [gradient sharing] (E(n) + D × m(n)) + wire(n) + delay  measured, the link
 //        + per_peer × (n − 1) + per_kib × KiB(n)                                fitted on what is left
 //
 // One model per strategy (fit_sweep_model): gradient sharing and parameter averaging spend their
@@ -32,7 +32,10 @@
 //   U     what a 1-worker iteration costs beyond these phases (T(1) − the phases at 1 worker, on
 //         the 1-worker points; without one, other strategies' U; else 0): writing events, the
 //         loop's checks, which the phase times do not cover and no strategy changes;
-//   E, D  gradient sharing's encode time per iteration and decode time per message received;
+//   E(n)  gradient sharing's encode time per iteration: measured at each count, elsewhere
+//         ratio × C(n) like S (CPU work on the same cores: at 4 local MLP nodes on 2 cores it took
+//         3.3 ms against 1.6 alone); E alone (E(1)) is DL4J's estimate's;
+//   D     gradient sharing's decode time per message received;
 //   m(n)  messages received per iteration: (n − 1) × the share of peers' messages applied (~1);
 //   wire  KiB(n) × 8.192 ÷ the link's Mbit/s (ms): the emulated or what-if link's rate; 0 when
 //         the run used the real network (loopback: its cost is in per_kib);
@@ -48,12 +51,12 @@
 // message to every other worker, so KiB(n) = (KiB per peer) × (n − 1); an averaging round is a
 // star (each node sends its sums to the controller, which sends the result back to each), so
 // KiB(n) = K × (n − 1) ÷ n; the factor averaged over the measured multi-worker points.
-// What if (one node per machine, a link of R Gbit/s): C = C(1), S = S(1) (no cores shared), wire at R.
+// What if (one node per machine, a link of R Gbit/s): C, S and E as alone (no cores shared), wire at R.
 //
 // Leave-one-out: each point is predicted by the model calibrated and fitted on the others from
 // its configuration alone (workers, strategy, link): none of its measurements is used, neither
-// its phase times (C(n), S(n) from the other points at its count, or the line and the ratio;
-// E, D, m, U from the others) nor its traffic (KiB(n) from the others, traffic_from);
+// its phase times (C(n), S(n), E(n) from the other points at its count, or the line and the
+// ratios; D, m, U from the others) nor its traffic (KiB(n) from the others, traffic_from);
 // |predicted − measured| ÷ measured says how far to trust the model (the bar is 15%; on a machine
 // whose load moves, a point's own repeats may scatter more: tests/launcher/sweep/data/README.md).
 //
@@ -100,7 +103,9 @@ struct ScalingModel {
     double contention_ms = 0;   // C grows by this per extra worker (the line through the counts)
     double unphased_ms = 0;     // T(1) less its phases on the 1-worker points (events, averaging's own copy)
     std::map<int, double> compute_by_workers;  // C measured at each count
-    double encode_ms = 0, decode_ms = 0, message_share = 1;  // gradient sharing's E, D, m(n) ÷ (n − 1)
+    double encode_ms = 0, decode_ms = 0, message_share = 1;  // gradient sharing's E (at 1 worker), D, m(n) ÷ (n − 1)
+    std::map<int, double> encode_by_workers;  // E measured at each count
+    double encode_ratio = 0;  // E ÷ C over the measured points: where E was not measured, E = ratio × C(n)
     std::map<int, double> own_by_workers;  // S: the strategy's own step work per iteration measured at each count
     double own_ratio = 0;  // S ÷ C over the measured points: where S was not measured, S = ratio × C(n)
     double per_peer_ms = 0, per_kib_ms = 0;  // fitted
@@ -113,6 +118,8 @@ struct ScalingModel {
     double compute_at(int workers) const;
     // The strategy's own step work at n workers: measured at that count, else ratio × C(n).
     double own_at(int workers) const;
+    // Gradient sharing's encode at n workers: measured at that count, else ratio × C(n) (else E).
+    double encode_at(int workers) const;
     // T at n workers sending `kib_per_worker`, on a link of `link_rate_mbit` (0: as measured on the
     // real network) with `delay_ms`; one_per_machine: C(1) whatever n (the what-if cluster).
     double predict(int workers, double kib_per_worker, bool gradient_sharing = false, double link_rate_mbit = 0,
