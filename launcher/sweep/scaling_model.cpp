@@ -192,11 +192,14 @@ QString ScalingModel::describe() const {
         parts << "compute " + ms(compute_ms) + (own_ratio > 0 ? " (measured: data, forward, backward)" : " (measured: data, forward, backward, update)");
         if (contention_ms > 0) parts << ms(contention_ms) + " more compute per extra local node (cores shared)";
         if (unphased_ms != 0) parts << ms(unphased_ms) + " outside these phases (measured at 1 worker)";
+        const bool gs = encode_ms > 0 || decode_ms > 0;
         if (own_ratio > 0)
-            parts << "the strategy's own work " + ms(own_at(1)) + " at 1 worker (measured: updater, averaging's sum and mean, applying " +
-                         "its own message; " + QString::number(own_ratio, 'f', 2) + " × compute where not measured)";
+            parts << "the strategy's own work " + ms(own_at(1)) + " at 1 worker (measured: " +
+                         (gs ? "updater, applying its own message; " : "updater, the round's own sum, mean and copy; ") +
+                         QString::number(own_ratio, 'f', 2) + " × compute where not measured)";
         if (encode_ms > 0 || decode_ms > 0)
-            parts << "encode " + ms(encode_ms) + " + decode " + ms(decode_ms) + " × messages received (gradient sharing, measured)";
+            parts << "encode " + ms(encode_ms) + (encode_ratio > 0 ? " at 1 worker (" + QString::number(encode_ratio, 'f', 2) + " × compute where not measured)" : QString()) +
+                         " + decode " + ms(decode_ms) + " × messages received (gradient sharing, measured)";
         parts << "KiB sent ÷ link rate + link delay";
     } else {
         parts << "compute " + ms(compute_ms) + " (fitted)";

@@ -235,10 +235,10 @@ QString html_report(const SweepResults& results) {
              "what a lone worker spends outside these phases U + encode + decode × messages received (gradient sharing) + "
              "KiB sent ÷ link rate + link delay + a cost per other worker + a cost per KiB sent. C (data wait, forward, "
              "backward), S (updater, averaging's own round work, applying its own message), U, encode and decode are "
-             "measured from the runs' phase times (at each measured count; between and beyond, a line for C and S in "
-             "proportion: local nodes share the cores); the last two are fitted on what the phases leave unexplained. "
+             "measured from the runs' phase times (at each measured count; between and beyond, a line for C, and S and "
+             "encode in proportion to C: local nodes share the cores); the last two are fitted on what the phases leave unexplained. "
              "T is each worker's period from one iteration to the next on its own node's clock. The what-if chart puts "
-             "each node on a machine of its own (C and S as measured alone) behind a 10, 25 or 100 Gbit/s link; DL4J's "
+             "each node on a machine of its own (C, S and encode as measured alone) behind a 10, 25 or 100 Gbit/s link; DL4J's "
              "estimate is workers × C ÷ (C + encode + decode × workers).</p>\n<ul>\n";
         for (const auto& m : model.models) h += "<li class=\"model\">" + html_escape(m.describe()) + "</li>\n";
         h += "</ul>\n<ul>\n";
