@@ -243,6 +243,14 @@ void ScalabilityPage::show_results(const launcher::sweep::SweepResults& results)
                      .arg(*model.max_loo_error * 100, 0, 'f', 1)
                      .arg(*model.mean_loo_error * 100, 0, 'f', 1)
                      .arg(*model.max_loo_error > 0.15 ? " (above 15 %: read the dashed curves as a rough guide)" : "");
+    // How far the measurements themselves scatter: a prediction cannot be judged closer than that.
+    double spread = 0;
+    for (const auto& p : points)
+        if (p.runs > 1 && p.period_ms && p.period_ms_spread && *p.period_ms > 0)
+            spread = std::max(spread, *p.period_ms_spread / *p.period_ms);
+    if (spread > 0)
+        lines << QString("The points' repeats scatter by up to %1 % (standard deviation ÷ mean of the time per iteration)")
+                     .arg(spread * 100, 0, 'f', 1);
     model_->setText(lines.join("\n"));
 }
 

@@ -50,6 +50,25 @@ void RunSummary::add_iteration(const QJsonObject& e) {
         it->second.second = n;
     }
     if (e.contains("iter")) iterations_ = std::max(iterations_, e.value("iter").toInteger());  // counts from 1
+    if (e.contains("iter")) {
+        const qint64 it = e.value("iter").toInteger();
+        auto [span, fresh] = spans_.try_emplace(worker, Span{t, t, it, it});
+        if (!fresh) {
+            span->second.last_t = t;
+            span->second.last_iter = it;
+        }
+    }
+    ++iteration_events_;
+    if (e.contains("cpu_ms")) {
+        const double ms = e.value("cpu_ms").toDouble();
+        auto [c, fresh] = cpu_.try_emplace(e.value("node").toInt(), Cpu{t, t, ms, ms, 0});
+        c->second.last_t = t;
+        c->second.last_ms = ms;
+        ++c->second.events;
+    }
+    for (const char* f : {"etl_ms", "receive_ms", "wait_ms", "compute_ms", "step_ms", "updater_ms", "encode_ms", "apply_ms",
+                          "send_ms", "average_ms", "average_local_ms", "comm_wait_ms", "iter_ms"})
+        if (e.contains(f)) phases_[f] += e.value(f).toDouble();
     if (e.contains("bytes_tx")) {
         double& tx = node_tx_[e.value("node").toInt()];
         tx = std::max(tx, e.value("bytes_tx").toDouble());
@@ -64,6 +83,49 @@ std::optional<double> RunSummary::samples_per_s() const {
     qint64 total = 0;
     for (const auto& [worker, n] : samples_) total += n.second - n.first;
     return static_cast<double>(total) / (*last_t_ - *first_t_);
+}
+
+std::optional<double> RunSummary::mean_phase_ms(const QString& field) const {
+    if (iteration_events_ == 0) return std::nullopt;
+    const auto it = phases_.find(field);
+    if (it == phases_.end()) return std::nullopt;
+    return it->second / static_cast<double>(iteration_events_);
+}
+
+std::optional<double> RunSummary::iteration_period_ms() const {
+    double sum = 0;
+    int workers = 0;
+    for (const auto& [worker, s] : spans_)
+        if (s.last_iter > s.first_iter) {
+            sum += 1000.0 * (s.last_t - s.first_t) / static_cast<double>(s.last_iter - s.first_iter);
+            ++workers;
+        }
+    if (workers == 0) return std::nullopt;
+    return sum / workers;
+}
+
+std::optional<double> RunSummary::cpu_ms_per_iteration() const {
+    double sum = 0;
+    int nodes = 0;
+    for (const auto& [node, c] : cpu_)
+        if (c.events > 1) {
+            sum += (c.last_ms - c.first_ms) / static_cast<double>(c.events - 1);
+            ++nodes;
+        }
+    if (nodes == 0) return std::nullopt;
+    return sum / nodes;
+}
+
+std::optional<double> RunSummary::cores_used() const {
+    double cores = 0;
+    bool any = false;
+    for (const auto& [node, c] : cpu_)
+        if (c.events > 1 && c.last_t > c.first_t) {
+            cores += (c.last_ms - c.first_ms) / 1000.0 / (c.last_t - c.first_t);
+            any = true;
+        }
+    if (!any) return std::nullopt;
+    return cores;
 }
 
 std::optional<double> RunSummary::decode_ms_per_message() const {

@@ -32,6 +32,20 @@ public:
     std::optional<double> messages_per_iteration() const;
     // Mean time to apply one other worker's message (decode_ms / messages_applied).
     std::optional<double> decode_ms_per_message() const;
+    // The mean of a phase field over every iteration event, an event without it counting 0 (wait_ms,
+    // average_ms, send_ms: averaging's round comes every K iterations); nullopt when no event
+    // carried it.
+    std::optional<double> mean_phase_ms(const QString& field) const;
+    // One worker's period from one iteration to the next on its own node's clock (nodes' clocks
+    // are not aligned, DESIGN.md), averaged over the workers: (last t − first t) ÷ the iterations
+    // between, so neither the nodes' start skew nor the first iteration's warm-up counts.
+    std::optional<double> iteration_period_ms() const;
+    // The CPU one worker's iteration costs (the process's, every thread: the engine's `cpu_ms`
+    // between a node's first and last iteration event ÷ the iterations its workers ran in
+    // between), averaged over the nodes; and the cores the run kept busy (Σ over nodes of CPU
+    // time ÷ wall time over the same span). nullopt when the events carried no cpu_ms.
+    std::optional<double> cpu_ms_per_iteration() const;
+    std::optional<double> cores_used() const;
     // Bytes all nodes sent per iteration (see above); nullopt before any iteration.
     std::optional<double> bytes_per_iteration() const;
     std::optional<double> final_accuracy() const { return accuracy_; }
@@ -53,6 +67,18 @@ private:
     void add_iteration(const QJsonObject& e);
 
     std::map<int, std::pair<qint64, qint64>> samples_;  // per worker: first and latest cumulative `samples`
+    struct Span {
+        double first_t = 0, last_t = 0;
+        qint64 first_iter = 0, last_iter = 0;
+    };
+    std::map<int, Span> spans_;          // per worker, on its node's clock
+    struct Cpu {
+        double first_t = 0, last_t = 0, first_ms = 0, last_ms = 0;
+        qint64 events = 0;
+    };
+    std::map<int, Cpu> cpu_;             // per node
+    std::map<QString, double> phases_;  // per phase field: its total over the iteration events
+    qint64 iteration_events_ = 0;
     std::map<int, double> node_tx_;                      // per node: the largest bytes_tx
     std::optional<double> first_t_, last_t_;
     Sum iter_, encode_, compute_;

@@ -69,14 +69,23 @@ double mean(const QList<double>& v) {
 // C, E, D and m from the points' phase times; false when no point carried a compute phase.
 bool calibrate(const QList<ModelPoint>& pts, ScalingModel& m, const std::map<int, double>& other_compute) {
     std::map<int, QList<double>> by_count;
-    QList<double> xs, ys, enc, dec, share;
+    QList<double> xs, ys, enc, dec, share, own_ratio, enc_ratio;
+    std::map<int, QList<double>> own_by_count, enc_by_count;
     for (const auto& p : pts) {
         if (p.compute_ms) {
             by_count[p.workers] << *p.compute_ms;
             xs << double(p.workers - 1);
             ys << *p.compute_ms;
         }
-        if (p.gradient_sharing && p.encode_ms) enc << *p.encode_ms;
+        if (p.gradient_sharing && p.encode_ms) {
+            enc << *p.encode_ms;
+            enc_by_count[p.workers] << *p.encode_ms;
+            if (p.compute_ms && *p.compute_ms > 0) enc_ratio << *p.encode_ms / *p.compute_ms;
+        }
+        if (p.own_ms && p.compute_ms && *p.compute_ms > 0) {
+            own_by_count[p.workers] << *p.own_ms;
+            own_ratio << *p.own_ms / *p.compute_ms;
+        }
         if (p.gradient_sharing && p.workers > 1) {
             if (p.decode_ms) dec << *p.decode_ms;
             if (p.messages_per_iter) share << *p.messages_per_iter / double(p.workers - 1);
@@ -86,13 +95,13 @@ bool calibrate(const QList<ModelPoint>& pts, ScalingModel& m, const std::map<int
     for (const auto& [n, v] : by_count) m.compute_by_workers[n] = mean(v);
     // Fewer than two counts draw no line: the compute other strategies measured at the counts
     // this one lacks (the same model, batch and machine) stands in.
-    if (by_count.size() < 2)
-        for (const auto& [n, c] : other_compute)
-            if (!m.compute_by_workers.count(n)) {
-                m.compute_by_workers[n] = c;
-                xs << double(n - 1);
-                ys << c;
-            }
+    const bool line = by_count.size() >= 2;
+    for (const auto& [n, c] : other_compute)
+        if (!line && !m.compute_by_workers.count(n)) {
+            m.compute_by_workers[n] = c;
+            xs << double(n - 1);
+            ys << c;
+        }
     // The line through the counts: C = c1 + contention × (n − 1), contention ≥ 0.
     const double mx = mean(xs), my = mean(ys);
     double sxx = 0, sxy = 0;
@@ -102,15 +111,44 @@ bool calibrate(const QList<ModelPoint>& pts, ScalingModel& m, const std::map<int
     }
     m.contention_ms = sxx > 0 ? std::max(0.0, sxy / sxx) : 0.0;
     const double c1 = my - m.contention_ms * mx;
+    // A lone worker that this strategy did not measure: two estimates of one quantity, averaged.
+    // The line from its shared counts back to 1 is right while other load keeps the cores busy
+    // (each extra process then stretches compute by about the same step) and too high on a quiet
+    // machine (below the cores' knee 1 worker has a core to itself); other strategies' lone
+    // worker ran the same compute with no peers (no strategy runs anything beside it), but at
+    // another moment of a machine whose load moves. Their errors are independent.
+    if (line && !m.compute_by_workers.count(1))
+        if (auto it = other_compute.find(1); it != other_compute.end()) m.compute_by_workers[1] = (c1 + it->second) / 2;
     m.compute_ms = m.compute_by_workers.count(1) ? m.compute_by_workers.at(1) : c1;
     m.encode_ms = mean(enc);
+    for (const auto& [n, v] : enc_by_count) m.encode_by_workers[n] = mean(v);
+    m.encode_ratio = mean(enc_ratio);
+    for (const auto& [n, v] : own_by_count) m.own_by_workers[n] = mean(v);
+    m.own_ratio = mean(own_ratio);
     m.decode_ms = mean(dec);
     m.message_share = share.isEmpty() ? 1.0 : mean(share);
     m.phases = true;
+    m.encode_ms = m.encode_at(1);  // E alone: DL4J's estimate, the model in words
     return true;
 }
 
 }  // namespace
+
+double traffic_from(const QList<ModelPoint>& points, int workers, bool gradient_sharing) {
+    if (workers <= 1) return 0;
+    // KiB per worker ÷ its shape in n, averaged over the multi-worker points: gradient sharing
+    // sends every message to each of n − 1 peers; an averaging round is a star (every node sends
+    // its sums to the controller, which sends the result back to each), 2 (n − 1) ÷ n per worker.
+    const auto shape = [&](int n) { return gradient_sharing ? double(n - 1) : double(n - 1) / n; };
+    double sum = 0;
+    int count = 0;
+    for (const auto& p : points)
+        if (p.workers > 1 && p.gradient_sharing == gradient_sharing) {
+            sum += p.kib_per_worker / shape(p.workers);
+            ++count;
+        }
+    return count == 0 ? 0 : sum / count * shape(workers);
+}
 
 double ScalingModel::compute_at(int workers) const {
     if (!phases) return compute_ms;
@@ -123,10 +161,21 @@ double ScalingModel::compute_at(int workers) const {
     return compute_by_workers.at(below) + contention_ms * (workers - below);
 }
 
+double ScalingModel::encode_at(int workers) const {
+    if (auto it = encode_by_workers.find(workers); it != encode_by_workers.end()) return it->second;
+    return encode_ratio > 0 ? encode_ratio * compute_at(workers) : encode_ms;
+}
+
+double ScalingModel::own_at(int workers) const {
+    if (auto it = own_by_workers.find(workers); it != own_by_workers.end()) return it->second;
+    return own_ratio * compute_at(workers);
+}
+
 double ScalingModel::predict(int workers, double kib_per_worker, bool gradient_sharing, double link_rate_mbit,
                              double delay_ms, bool one_per_machine) const {
     double t = (one_per_machine ? compute_ms : compute_at(workers)) + unphased_ms;
-    if (gradient_sharing) t += encode_ms;
+    t += own_at(one_per_machine ? 1 : workers);
+    if (gradient_sharing) t += encode_at(one_per_machine ? 1 : workers);
     if (workers > 1) {
         if (gradient_sharing) t += decode_ms * message_share * (workers - 1);
         if (link_rate_mbit > 0) t += kib_per_worker * 8.192 / link_rate_mbit;
@@ -140,11 +189,17 @@ QString ScalingModel::describe() const {
     const auto ms = [](double v) { return QString::number(v, 'f', v < 0.1 && v != 0 ? 4 : 2) + " ms"; };
     QStringList parts;
     if (phases) {
-        parts << "compute " + ms(compute_ms) + " (measured: data, forward, backward, update)";
+        parts << "compute " + ms(compute_ms) + (own_ratio > 0 ? " (measured: data, forward, backward)" : " (measured: data, forward, backward, update)");
         if (contention_ms > 0) parts << ms(contention_ms) + " more compute per extra local node (cores shared)";
         if (unphased_ms != 0) parts << ms(unphased_ms) + " outside these phases (measured at 1 worker)";
+        const bool gs = encode_ms > 0 || decode_ms > 0;
+        if (own_ratio > 0)
+            parts << "the strategy's own work " + ms(own_at(1)) + " at 1 worker (measured: " +
+                         (gs ? "updater, applying its own message; " : "updater, the round's own sum, mean and copy; ") +
+                         QString::number(own_ratio, 'f', 2) + " × compute where not measured)";
         if (encode_ms > 0 || decode_ms > 0)
-            parts << "encode " + ms(encode_ms) + " + decode " + ms(decode_ms) + " × messages received (gradient sharing, measured)";
+            parts << "encode " + ms(encode_ms) + (encode_ratio > 0 ? " at 1 worker (" + QString::number(encode_ratio, 'f', 2) + " × compute where not measured)" : QString()) +
+                         " + decode " + ms(decode_ms) + " × messages received (gradient sharing, measured)";
         parts << "KiB sent ÷ link rate + link delay";
     } else {
         parts << "compute " + ms(compute_ms) + " (fitted)";
@@ -159,9 +214,12 @@ QJsonObject ScalingModel::to_json() const {
     QJsonObject o{{"fitted", fitted}, {"points", points}};
     if (!fitted) return o;
     if (!strategy.isEmpty()) o.insert("strategy", strategy);
-    o.insert("formula", "iter_ms = C(n) + unphased_ms + [gradient sharing] (encode_ms + decode_ms * message_share * (n - 1)) + KiB * 8.192 / "
+    o.insert("formula", "iter_ms = C(n) + S(n) + unphased_ms + [gradient sharing] (E(n) + decode_ms * message_share * (n - 1)) + "
+                        "KiB * 8.192 / "
                         "link_rate_mbit + link_delay_ms + per_peer_ms * (n - 1) + per_kib_ms * KiB; "
-                        "C(n) = compute_by_workers[n], else compute_ms + contention_ms * (n - 1)");
+                        "C(n) = compute_by_workers[n], else compute_ms + contention_ms * (n - 1); "
+                        "S(n) = own_by_workers[n], else own_ratio * C(n); E(n) = encode_by_workers[n], else "
+                        "encode_ratio * C(n) (encode_ms without a ratio)");
     o.insert("description", describe());
     o.insert("phases", phases);
     o.insert("compute_ms", compute_ms);
@@ -171,8 +229,16 @@ QJsonObject ScalingModel::to_json() const {
     for (const auto& [n, c] : compute_by_workers) by.insert(QString::number(n), c);
     o.insert("compute_by_workers", by);
     o.insert("encode_ms", encode_ms);
+    QJsonObject enc;
+    for (const auto& [n, e] : encode_by_workers) enc.insert(QString::number(n), e);
+    o.insert("encode_by_workers", enc);
+    o.insert("encode_ratio", encode_ratio);
     o.insert("decode_ms", decode_ms);
     o.insert("message_share", message_share);
+    QJsonObject own;
+    for (const auto& [n, a] : own_by_workers) own.insert(QString::number(n), a);
+    o.insert("own_by_workers", own);
+    o.insert("own_ratio", own_ratio);
     o.insert("per_peer_ms", per_peer_ms);
     o.insert("per_kib_ms", per_kib_ms);
     o.insert("terms", QJsonArray::fromStringList(terms));
@@ -193,11 +259,20 @@ std::optional<ModelPoint> model_point(const PointResult& p) {
     if (p.samples_per_s <= 0 || p.workers < 1 || p.batch < 1) return std::nullopt;
     ModelPoint m;
     m.workers = p.workers;
-    m.iter_ms = 1000.0 * p.workers * p.batch / p.samples_per_s;
+    // One worker's period on its own clock where the events allow (no skew between the nodes'
+    // clocks, no start-up); else from the run's throughput.
+    m.iter_ms = p.period_ms.value_or(1000.0 * p.workers * p.batch / p.samples_per_s);
     m.kib_per_worker = p.bytes_per_iter.value_or(0) / p.workers / 1024.0;
     m.compute_ms = p.compute_ms;
     m.encode_ms = p.encode_ms;
     m.decode_ms = p.decode_ms;
+    // With the phases apart (results since cpu_ms): C is the data wait + forward and backward,
+    // the same work whatever the strategy; S the strategy's own step work.
+    const auto phase = [&](const char* f) { const auto it = p.phases.find(f); return it == p.phases.end() ? 0.0 : it->second; };
+    if (p.phases.count("compute_ms") && p.phases.count("updater_ms")) {
+        m.compute_ms = phase("etl_ms") + phase("compute_ms");
+        m.own_ms = phase("updater_ms") + phase("average_local_ms") + phase("apply_ms");
+    }
     m.messages_per_iter = p.messages_per_iter;
     m.gradient_sharing = p.strategy == "gradient-sharing";
     m.link_rate_mbit = p.link_rate_mbit;
@@ -205,7 +280,8 @@ std::optional<ModelPoint> model_point(const PointResult& p) {
     return m;
 }
 
-ScalingModel fit_scaling_model(const QList<ModelPoint>& pts, const std::map<int, double>& other_compute) {
+ScalingModel fit_scaling_model(const QList<ModelPoint>& pts, const std::map<int, double>& other_compute,
+                               std::optional<double> other_unphased) {
     ScalingModel best;
     best.points = int(pts.size());
     if (pts.isEmpty()) return best;
@@ -215,7 +291,7 @@ ScalingModel fit_scaling_model(const QList<ModelPoint>& pts, const std::map<int,
         QList<double> rest;
         for (const auto& p : pts)
             if (p.workers == 1) rest << p.iter_ms - calibrated.predict(1, 0, p.gradient_sharing, p.link_rate_mbit, p.link_delay_ms);
-        calibrated.unphased_ms = mean(rest);
+        calibrated.unphased_ms = rest.isEmpty() ? other_unphased.value_or(0.0) : mean(rest);
     }
     // What the fitted terms must explain: the measured time less the measured part.
     QList<double> y;
@@ -257,7 +333,8 @@ ScalingModel fit_scaling_model(const QList<ModelPoint>& pts, const std::map<int,
     return best;
 }
 
-ScalingModel fit_scaling_model(const QList<PointResult>& results, const std::map<int, double>& other_compute) {
+ScalingModel fit_scaling_model(const QList<PointResult>& results, const std::map<int, double>& other_compute,
+                               std::optional<double> other_unphased) {
     QList<ModelPoint> pts;
     QList<const PointResult*> used;
     for (const auto& r : results)
@@ -265,7 +342,7 @@ ScalingModel fit_scaling_model(const QList<PointResult>& results, const std::map
             pts.append(*m);
             used.append(&r);
         }
-    ScalingModel model = fit_scaling_model(pts, other_compute);
+    ScalingModel model = fit_scaling_model(pts, other_compute, other_unphased);
     if (!model.fitted) return model;
     double max_err = 0, sum_err = 0;
     int predicted = 0;
@@ -276,10 +353,12 @@ ScalingModel fit_scaling_model(const QList<PointResult>& results, const std::map
         l.point = used[i]->point;
         l.label = used[i]->label;
         l.measured_ms = pts[i].iter_ms;
-        const ScalingModel m = fit_scaling_model(rest, other_compute);
+        const ScalingModel m = fit_scaling_model(rest, other_compute, other_unphased);
         if (m.fitted) {
+            // Its configuration only: workers, strategy, link; its traffic too is what the others sent.
             const auto& p = pts[i];
-            l.predicted_ms = m.predict(p.workers, p.kib_per_worker, p.gradient_sharing, p.link_rate_mbit, p.link_delay_ms);
+            const double kib = traffic_from(rest, p.workers, p.gradient_sharing);
+            l.predicted_ms = m.predict(p.workers, kib, p.gradient_sharing, p.link_rate_mbit, p.link_delay_ms);
             l.relative_error = std::abs(*l.predicted_ms - l.measured_ms) / l.measured_ms;
             max_err = std::max(max_err, *l.relative_error);
             sum_err += *l.relative_error;
@@ -321,11 +400,18 @@ SweepModel fit_sweep_model(const QList<PointResult>& points) {
         std::map<int, QList<double>> others;
         for (const auto& p : points) {
             if (p.strategy == s) mine << p;
-            else if (p.compute_ms) others[p.workers] << *p.compute_ms;
+            else if (auto m = model_point(p); m && m->compute_ms) others[p.workers] << *m->compute_ms;
         }
         std::map<int, double> other_compute;
         for (const auto& [n, v] : others) other_compute[n] = mean(v);
-        ScalingModel m = fit_scaling_model(mine, other_compute);
+        // U on the other strategies' 1-worker points: T(1) less their measured phases.
+        QList<double> other_u;
+        for (const auto& p : points)
+            if (p.strategy != s && p.workers == 1)
+                if (auto m = model_point(p); m && m->compute_ms)
+                    other_u << m->iter_ms - *m->compute_ms - m->own_ms.value_or(0) - (m->gradient_sharing ? m->encode_ms.value_or(0) : 0);
+        const std::optional<double> other_unphased = other_u.isEmpty() ? std::nullopt : std::optional<double>(mean(other_u));
+        ScalingModel m = fit_scaling_model(mine, other_compute, other_unphased);
         if (!m.fitted) continue;
         m.strategy = s;
         for (const auto& l : m.leave_one_out)
@@ -344,13 +430,11 @@ SweepModel fit_sweep_model(const QList<PointResult>& points) {
 }
 
 double extrapolated_kib(const QList<PointResult>& group, int workers) {
-    const PointResult* largest = nullptr;
+    QList<ModelPoint> pts;
     for (const auto& p : group)
-        if (p.workers > 1 && p.bytes_per_iter && (!largest || p.workers > largest->workers)) largest = &p;
-    if (!largest || workers <= 1) return 0;
-    const double kib = *largest->bytes_per_iter / largest->workers / 1024.0;
-    if (largest->strategy == "gradient-sharing") return kib / (largest->workers - 1) * (workers - 1);
-    return kib;
+        if (p.bytes_per_iter)
+            if (auto m = model_point(p)) pts << *m;
+    return pts.isEmpty() ? 0 : traffic_from(pts, workers, pts.front().gradient_sharing);
 }
 
 double dl4j_estimate_speedup(const ScalingModel& model, int workers) {

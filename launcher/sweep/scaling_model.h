@@ -2,25 +2,40 @@
 // fitted to its measured times, to say why a run scaled as it did and to ask "what if" beyond the
 // measured worker counts and on other links (issue 14).
 //
-//   T(n) = C(n) + U + [gradient sharing] (E + D × m(n)) + wire(n) + delay      measured phases, the link
+//   T(n) = C(n) + S(n) + U + [gradient sharing] (E(n) + D × m(n)) + wire(n) + delay  measured, the link
 //        + per_peer × (n − 1) + per_kib × KiB(n)                                fitted on what is left
 //
 // One model per strategy (fit_sweep_model): gradient sharing and parameter averaging spend their
 // communication differently (messages beside compute; a synchronous round of every parameter),
 // and on a shared machine averaging's rounds slow its own compute phase.
 //
-// T(n): the measured wall time of one iteration of one worker, n × batch ÷ samples/s (waiting,
-// contention and stalls count, as the user sees them). Measured from the iteration events
-// (RunSummary), not fitted:
-//   C(n)  the compute phase (data wait + forward and backward + updater) at n workers: the mean of
-//         the points measured at that count; at other counts c1 + contention × (n − 1), a
-//         least-squares line through the measured counts (local nodes share this machine's cores,
-//         so compute grows with them; on machines of their own contention is ~0); a strategy
-//         measured at fewer than two counts borrows the other strategies' C at the counts it lacks;
+// T(n): the measured wall time of one iteration of one worker, waiting, contention and stalls
+// included, as the user sees them: each worker's period from its first to its last iteration
+// event on its own node's clock, averaged (RunSummary::iteration_period_ms; nodes' clocks are not
+// aligned, so n × batch ÷ samples/s over events of several nodes carries their start skew), or
+// n × batch ÷ samples/s for results without it. Measured from the iteration events (RunSummary),
+// not fitted:
+//   C(n)  the compute phase at n workers: data wait + forward and backward (etl_ms + compute_ms;
+//         the same work whatever the strategy), or, in results recorded before the phases were
+//         kept apart, the RunSummary's compute (with the updater). The mean of the points
+//         measured at that count; at other counts c1 + contention × (n − 1), a least-squares line
+//         through the measured counts (local nodes share this machine's cores, so compute grows
+//         with them; on machines of their own contention is ~0). A strategy measured at fewer than
+//         two counts borrows the other strategies' C at the counts it lacks; one that lacks only
+//         the lone worker takes the mean of the line's c1 and the other strategies' C(1) (see
+//         calibrate(): two independent estimates, each wrong in its own regime of load);
+//   S(n)  the strategy's own step work: the updater, averaging's own round work (summing the
+//         replicas, the mean, setting them: the engine's average_local_ms, without the exchange),
+//         gradient sharing's applying its own message. Measured at each count; elsewhere
+//         ratio × C(n), the ratio S ÷ C over the measured points (the same work at any n, on the
+//         same cores as the compute: contention stretches both);
 //   U     what a 1-worker iteration costs beyond these phases (T(1) − the phases at 1 worker, on
-//         the 1-worker points; 0 without one): writing events, averaging's own copy of the
-//         parameters, which the phase times do not cover;
-//   E, D  gradient sharing's encode time per iteration and decode time per message received;
+//         the 1-worker points; without one, other strategies' U; else 0): writing events, the
+//         loop's checks, which the phase times do not cover and no strategy changes;
+//   E(n)  gradient sharing's encode time per iteration: measured at each count, elsewhere
+//         ratio × C(n) like S (CPU work on the same cores: at 4 local MLP nodes on 2 cores it took
+//         3.3 ms against 1.6 alone); E alone (E(1)) is DL4J's estimate's;
+//   D     gradient sharing's decode time per message received;
 //   m(n)  messages received per iteration: (n − 1) × the share of peers' messages applied (~1);
 //   wire  KiB(n) × 8.192 ÷ the link's Mbit/s (ms): the emulated or what-if link's rate; 0 when
 //         the run used the real network (loopback: its cost is in per_kib);
@@ -29,17 +44,21 @@
 // Fitted (least squares over the points on T minus the measured part; a per-peer or per-KiB cost
 // that would come out negative is left out, so more peers or bytes never make an iteration
 // faster): per_peer (barriers, waits per other worker), per_kib (what a KiB sent costs the host
-// beyond the wire: copies, system calls). Both vanish at 1 worker, where T is C + U (+ E).
+// beyond the wire: copies, system calls). Both vanish at 1 worker, where T is C + S + U (+ E).
 // Points without phase times (older results) fit the old form: C is then a fitted constant.
 //
-// Beyond the measured counts, KiB(n) per worker: gradient sharing sends each message to every
-// other worker, so KiB(n) = (KiB per peer at the largest measured n) × (n − 1); parameter
-// averaging sends its parameters once per round whatever n, so KiB(n) = the largest measured n's.
-// What if (one node per machine, a link of R Gbit/s): C = C(1) (no cores shared), wire at R.
+// Beyond the measured counts, KiB(n) per worker (traffic_from): gradient sharing sends each
+// message to every other worker, so KiB(n) = (KiB per peer) × (n − 1); an averaging round is a
+// star (each node sends its sums to the controller, which sends the result back to each), so
+// KiB(n) = K × (n − 1) ÷ n; the factor averaged over the measured multi-worker points.
+// What if (one node per machine, a link of R Gbit/s): C, S and E as alone (no cores shared), wire at R.
 //
-// Leave-one-out: each point is predicted by the model calibrated and fitted on the others (its
-// own phase times unused: C(n) from the other points at its count, or the line; E, D, m from the
-// others); |predicted − measured| ÷ measured says how far to trust the model (the bar is 15%).
+// Leave-one-out: each point is predicted by the model calibrated and fitted on the others from
+// its configuration alone (workers, strategy, link): none of its measurements is used, neither
+// its phase times (C(n), S(n), E(n) from the other points at its count, or the line and the
+// ratios; D, m, U from the others) nor its traffic (KiB(n) from the others, traffic_from);
+// |predicted − measured| ÷ measured says how far to trust the model (the bar is 15%; on a machine
+// whose load moves, a point's own repeats may scatter more: tests/launcher/sweep/data/README.md).
 //
 // Worked example: 1 worker at 64 samples per 20 ms (3200/s), 2 workers at 4000/s sending 48 KiB
 // per iteration each, no phase times: T(1) = 20 ms, T(2) = 32 ms; with only these two points and
@@ -63,6 +82,7 @@ struct ModelPoint {
     double iter_ms = 0;         // measured: workers × batch ÷ samples/s
     // Measured phases (RunSummary); nullopt when the events carried none.
     std::optional<double> compute_ms, encode_ms, decode_ms, messages_per_iter;
+    std::optional<double> own_ms;  // S: the strategy's own step work per iteration (phases: updater, averaging's round work, apply)
     bool gradient_sharing = false;
     double link_rate_mbit = 0, link_delay_ms = 0;  // the run's emulated link (0: the real network)
 };
@@ -83,7 +103,11 @@ struct ScalingModel {
     double contention_ms = 0;   // C grows by this per extra worker (the line through the counts)
     double unphased_ms = 0;     // T(1) less its phases on the 1-worker points (events, averaging's own copy)
     std::map<int, double> compute_by_workers;  // C measured at each count
-    double encode_ms = 0, decode_ms = 0, message_share = 1;  // gradient sharing's E, D, m(n) ÷ (n − 1)
+    double encode_ms = 0, decode_ms = 0, message_share = 1;  // gradient sharing's E (at 1 worker), D, m(n) ÷ (n − 1)
+    std::map<int, double> encode_by_workers;  // E measured at each count
+    double encode_ratio = 0;  // E ÷ C over the measured points: where E was not measured, E = ratio × C(n)
+    std::map<int, double> own_by_workers;  // S: the strategy's own step work per iteration measured at each count
+    double own_ratio = 0;  // S ÷ C over the measured points: where S was not measured, S = ratio × C(n)
     double per_peer_ms = 0, per_kib_ms = 0;  // fitted
     QStringList terms;  // the fitted terms kept: compute (no phases), per_peer, per_kib
     int points = 0;
@@ -92,6 +116,10 @@ struct ScalingModel {
 
     // The compute phase at n workers: measured at that count, else the line.
     double compute_at(int workers) const;
+    // The strategy's own step work at n workers: measured at that count, else ratio × C(n).
+    double own_at(int workers) const;
+    // Gradient sharing's encode at n workers: measured at that count, else ratio × C(n) (else E).
+    double encode_at(int workers) const;
     // T at n workers sending `kib_per_worker`, on a link of `link_rate_mbit` (0: as measured on the
     // real network) with `delay_ms`; one_per_machine: C(1) whatever n (the what-if cluster).
     double predict(int workers, double kib_per_worker, bool gradient_sharing = false, double link_rate_mbit = 0,
@@ -107,9 +135,12 @@ std::optional<ModelPoint> model_point(const PointResult& p);
 // Calibrates and fits the model to the points (needs at least one point). other_compute: the
 // compute phase other strategies measured per count, used only when these points have fewer
 // than two counts (no line to draw).
-ScalingModel fit_scaling_model(const QList<ModelPoint>& points, const std::map<int, double>& other_compute = {});
+// other_unphased: U measured by other strategies' 1-worker points, used when these have none.
+ScalingModel fit_scaling_model(const QList<ModelPoint>& points, const std::map<int, double>& other_compute = {},
+                               std::optional<double> other_unphased = std::nullopt);
 // Fits every point of a sweep as one model and runs the leave-one-out test.
-ScalingModel fit_scaling_model(const QList<PointResult>& points, const std::map<int, double>& other_compute = {});
+ScalingModel fit_scaling_model(const QList<PointResult>& points, const std::map<int, double>& other_compute = {},
+                               std::optional<double> other_unphased = std::nullopt);
 
 // A sweep's models: one per strategy (each with its leave-one-out test), and the test's figures
 // over all points.
@@ -120,7 +151,10 @@ struct SweepModel {
     QJsonObject to_json() const;
 };
 SweepModel fit_sweep_model(const QList<PointResult>& points);
-// KiB(n) per worker for a group's points beyond the measured counts (see above).
+// KiB(n) per worker at `workers` from points' traffic (of one strategy): gradient sharing's per
+// peer × (n − 1), averaging's × 2 (n − 1) ÷ n (see above), averaged over the multi-worker points.
+double traffic_from(const QList<ModelPoint>& points, int workers, bool gradient_sharing);
+// KiB(n) per worker for a group's points beyond the measured counts (traffic_from).
 double extrapolated_kib(const QList<PointResult>& group, int workers);
 // DL4J's estimate of the speedup at n workers from the model's phases (scalability.h):
 // n × C(1) ÷ (C(1) + E + D × n).

@@ -231,26 +231,38 @@ QString html_report(const SweepResults& results) {
     if (model.models.isEmpty()) {
         h += "<p>Not fitted: no point has finished yet.</p>\n";
     } else {
-        h += "<p id=\"model-form\">Per strategy: time per iteration = compute C(n) + encode + decode × messages received "
-             "(gradient sharing) + KiB sent ÷ link rate + link delay + a cost per other worker + a cost per KiB sent. "
-             "C, encode and decode are measured from the runs' phase times (C at each measured count; between and beyond, "
-             "a line: local nodes share the cores); the last two are fitted on what the phases leave unexplained. "
-             "T = workers × batch ÷ samples/s. The what-if chart puts each node on a machine of its own (C as measured "
-             "alone) behind a 10, 25 or 100 Gbit/s link; DL4J's estimate is workers × C ÷ (C + encode + decode × workers).</p>\n<ul>\n";
+        h += "<p id=\"model-form\">Per strategy: time per iteration = compute C(n) + the strategy's own step work S(n) + "
+             "what a lone worker spends outside these phases U + encode + decode × messages received (gradient sharing) + "
+             "KiB sent ÷ link rate + link delay + a cost per other worker + a cost per KiB sent. C (data wait, forward, "
+             "backward), S (updater, averaging's own round work, applying its own message), U, encode and decode are "
+             "measured from the runs' phase times (at each measured count; between and beyond, a line for C, and S and "
+             "encode in proportion to C: local nodes share the cores); the last two are fitted on what the phases leave unexplained. "
+             "T is each worker's period from one iteration to the next on its own node's clock. The what-if chart puts "
+             "each node on a machine of its own (C, S and encode as measured alone) behind a 10, 25 or 100 Gbit/s link; DL4J's "
+             "estimate is workers × C ÷ (C + encode + decode × workers).</p>\n<ul>\n";
         for (const auto& m : model.models) h += "<li class=\"model\">" + html_escape(m.describe()) + "</li>\n";
         h += "</ul>\n<ul>\n";
         for (const auto& w : what_if_words(model, points)) h += "<li class=\"what-if\">" + html_escape(w) + "</li>\n";
         h += "</ul>\n";
-        h += "<table id=\"leave-one-out\"><tr><th class=\"l\">left out</th><th>measured ms</th><th>predicted ms</th><th>error</th></tr>\n";
+        h += "<table id=\"leave-one-out\"><tr><th class=\"l\">left out</th><th>measured ms</th><th>repeats' spread</th>"
+             "<th>predicted ms</th><th>error</th></tr>\n";
         for (const auto& m : model.models)
-            for (const auto& lo : m.leave_one_out)
-                h += QString("<tr><td class=\"l\">%1</td><td>%2</td><td>%3</td><td>%4</td></tr>\n")
+            for (const auto& lo : m.leave_one_out) {
+                QString spread = "—";
+                for (const auto& p : points)
+                    if (p.point == lo.point && p.runs > 1 && p.period_ms && p.period_ms_spread && *p.period_ms > 0)
+                        spread = QString::number(*p.period_ms_spread / *p.period_ms * 100, 'f', 1) + " %";
+                h += QString("<tr><td class=\"l\">%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td></tr>\n")
                          .arg(html_escape(QString::number(lo.point + 1) + ": " + lo.label), QString::number(lo.measured_ms, 'f', 3),
-                              fmt(lo.predicted_ms, 3), lo.relative_error ? QString::number(*lo.relative_error * 100, 'f', 1) + " %" : "—");
+                              spread, fmt(lo.predicted_ms, 3),
+                              lo.relative_error ? QString::number(*lo.relative_error * 100, 'f', 1) + " %" : "—");
+            }
         h += "</table>\n";
         h += model.max_loo_error ? QString("<p>Leave-one-out (each point predicted by its strategy's model fitted without it, "
-                                           "its own phase times unused): largest error %1 %, mean %2 % (trust the model beyond "
-                                           "the measured points only when these are small, e.g. under 15 %).</p>\n")
+                                           "none of its own measurements used): largest error %1 %, mean %2 % (trust the model beyond "
+                                           "the measured points only when these are small, e.g. under 15 %, and no larger "
+                                           "than the repeats' spread: a point whose repeats scatter by 30 % cannot be predicted "
+                                           "closer than that).</p>\n")
                                        .arg(*model.max_loo_error * 100, 0, 'f', 1).arg(*model.mean_loo_error * 100, 0, 'f', 1)
                                  : QString("<p>Leave-one-out: too few points to fit the model without one of them.</p>\n");
     }

@@ -4,7 +4,10 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QDateTime>
 #include <QSaveFile>
+#include <QSysInfo>
+#include <QThread>
 #include <cmath>
 #include <map>
 
@@ -52,7 +55,34 @@ QString csv_cell(QString s) {
 }
 QString number(const std::optional<double>& v) { return v ? QString::number(*v, 'g', 8) : QString(); }
 
+// The phase fields a row keeps (engine/events/README.md), as means per iteration.
+constexpr const char* kPhaseFields[] = {"etl_ms", "receive_ms", "wait_ms", "compute_ms", "step_ms", "updater_ms",
+                                        "encode_ms", "apply_ms", "send_ms", "average_ms", "average_local_ms", "comm_wait_ms",
+                                        "iter_ms"};
+
+QJsonObject phases_json(const std::map<QString, double>& phases) {
+    QJsonObject o;
+    for (const auto& [k, v] : phases) o.insert(k, v);
+    return o;
+}
+
 }  // namespace
+
+std::optional<double> load_average() {
+    QFile f("/proc/loadavg");
+    if (!f.open(QIODevice::ReadOnly)) return std::nullopt;
+    bool ok = false;
+    const double v = QString::fromLatin1(f.readLine()).section(' ', 0, 0).toDouble(&ok);
+    return ok ? std::optional<double>(v) : std::nullopt;
+}
+
+QJsonObject machine_facts_json() {
+    QJsonObject o{{"host", QSysInfo::machineHostName()}, {"system", QSysInfo::prettyProductName()},
+                  {"cpu_threads", QThread::idealThreadCount()},
+                  {"written", QDateTime::currentDateTimeUtc().toString(Qt::ISODate)}};
+    if (auto l = load_average()) o.insert("load_average", *l);
+    return o;
+}
 
 SweepRow SweepRow::from(const SweepPoint& point, int repeat, const RunSummary& s, int exit_code,
                         const QString& launcher_summary) {
@@ -74,6 +104,12 @@ SweepRow SweepRow::from(const SweepPoint& point, int repeat, const RunSummary& s
     r.accuracy = s.final_accuracy();
     r.wall_s = s.wall_s();
     r.iterations = s.iterations();
+    r.period_ms = s.iteration_period_ms();
+    r.load = load_average();
+    r.cpu_ms = s.cpu_ms_per_iteration();
+    r.cores_used = s.cores_used();
+    for (const char* f : kPhaseFields)
+        if (auto v = s.mean_phase_ms(f)) r.phases[f] = *v;
     return r;
 }
 
@@ -92,6 +128,11 @@ QJsonObject SweepRow::to_json() const {
     put(o, "wall_s", wall_s);
     put(o, "compute_ms", compute_ms);
     put(o, "messages_per_iter", messages_per_iter);
+    put(o, "period_ms", period_ms);
+    put(o, "load", load);
+    put(o, "cpu_ms", cpu_ms);
+    put(o, "cores_used", cores_used);
+    if (!phases.empty()) o.insert("phases", phases_json(phases));
     return o;
 }
 
@@ -114,6 +155,13 @@ SweepRow SweepRow::from_json(const QJsonObject& o) {
     r.wall_s = get(o, "wall_s");
     r.compute_ms = get(o, "compute_ms");
     r.messages_per_iter = get(o, "messages_per_iter");
+    r.period_ms = get(o, "period_ms");
+    r.load = get(o, "load");
+    r.cpu_ms = get(o, "cpu_ms");
+    r.cores_used = get(o, "cores_used");
+    const QJsonObject ph = o.value("phases").toObject();
+    for (auto it = ph.begin(); it != ph.end(); ++it)
+        if (it.value().isDouble()) r.phases[it.key()] = it.value().toDouble();
     return r;
 }
 
@@ -172,7 +220,8 @@ QList<PointResult> SweepResults::points() const {
         pr.link_rate_mbit = p.spec.cluster.link.rate_mbit;
         pr.link_delay_ms = p.spec.cluster.link.delay_ms;
         pr.local = p.spec.cluster.kind == launcher::ClusterSettings::Kind::Local;
-        QList<double> enc, dec, bytes, acc, comp, msgs;
+        QList<double> enc, dec, bytes, acc, comp, msgs, period, cpu, cores;
+        std::map<QString, QList<double>> phases;
         for (const auto& r : rows_) {
             if (r.point != p.index || r.status != "ok" || !r.samples_per_s) continue;
             ++pr.runs;
@@ -185,6 +234,10 @@ QList<PointResult> SweepResults::points() const {
             if (r.accuracy) acc << *r.accuracy;
             if (r.compute_ms) comp << *r.compute_ms;
             if (r.messages_per_iter) msgs << *r.messages_per_iter;
+            if (r.period_ms) period << *r.period_ms;
+            if (r.cpu_ms) cpu << *r.cpu_ms;
+            if (r.cores_used) cores << *r.cores_used;
+            for (const auto& [k, v] : r.phases) phases[k] << v;
         }
         if (pr.runs == 0) continue;
         pr.samples_per_s = stats(sps)->mean;
@@ -199,6 +252,13 @@ QList<PointResult> SweepResults::points() const {
         if (auto s = stats(acc)) pr.accuracy = s->mean;
         if (auto s = stats(comp)) pr.compute_ms = s->mean;
         if (auto s = stats(msgs)) pr.messages_per_iter = s->mean;
+        if (auto s = stats(period)) {
+            pr.period_ms = s->mean;
+            pr.period_ms_spread = s->spread;
+        }
+        for (const auto& [k, v] : phases) pr.phases[k] = stats(v)->mean;
+        if (auto s = stats(cpu)) pr.cpu_ms = s->mean;
+        if (auto s = stats(cores)) pr.cores_used = s->mean;
         QStringList group;
         for (int a = 0; a < sweep_.axes.size(); ++a)
             if (!sweep_.axes[a].varies_workers()) group << sweep_.axes[a].name + " = " + value_text(p.values[a]);
@@ -272,12 +332,17 @@ void SweepResults::save(const QString& dir) const {
         put(o, "dl4j_estimate_speedup", p.estimate_speedup);
         put(o, "compute_ms", p.compute_ms);
         put(o, "messages_per_iter", p.messages_per_iter);
+        put(o, "period_ms", p.period_ms);
+        put(o, "period_ms_spread", p.period_ms_spread);
+        put(o, "cpu_ms", p.cpu_ms);
+        put(o, "cores_used", p.cores_used);
+        if (!p.phases.empty()) o.insert("phases", phases_json(p.phases));
         pts.append(o);
     }
     QJsonArray axes;
     for (const auto& a : sweep_.axes) axes.append(QJsonObject{{"name", a.name}, {"field", a.field}});
     const QJsonObject doc{{"format", "thresher-sweep-results"}, {"version", 1}, {"sweep", sweep_.document},
-                          {"axes", axes}, {"runs", runs}, {"points", pts},
+                          {"axes", axes}, {"runs", runs}, {"points", pts}, {"machine", machine_facts_json()},
                           {"model", fit_sweep_model(points_now).to_json()}};
     write_atomically(QDir(dir).filePath("results.json"), QJsonDocument(doc).toJson(QJsonDocument::Indented));
     write_atomically(QDir(dir).filePath("results.csv"), csv().toUtf8());

@@ -13,6 +13,7 @@
 #include <QJsonObject>
 #include <QList>
 #include <QString>
+#include <map>
 #include <optional>
 
 #include "run_summary.h"
@@ -31,6 +32,10 @@ struct SweepRow {
     int workers = 0;
     std::optional<double> samples_per_s, iter_ms, encode_ms, decode_ms, bytes_per_iter, accuracy, wall_s;
     std::optional<double> compute_ms, messages_per_iter;  // the compute phase; messages applied per iteration
+    std::optional<double> period_ms;  // one worker's iteration period on its own clock (RunSummary)
+    std::map<QString, double> phases;  // mean ms per iteration of each phase field (RunSummary::mean_phase_ms)
+    std::optional<double> cpu_ms, cores_used;  // CPU per worker-iteration, cores kept busy (RunSummary)
+    std::optional<double> load;  // the machine's 1-minute load average when the run ended (Linux; else none)
     qint64 iterations = 0;
 
     static SweepRow from(const SweepPoint& point, int repeat, const RunSummary& summary, int exit_code,
@@ -52,6 +57,9 @@ struct PointResult {
     double samples_per_s = 0, samples_per_s_spread = 0;
     std::optional<double> iter_ms, iter_ms_spread, encode_ms, decode_ms, bytes_per_iter, accuracy;
     std::optional<double> compute_ms, messages_per_iter;  // means over the runs (RunSummary)
+    std::optional<double> period_ms, period_ms_spread;    // one worker's iteration period (RunSummary)
+    std::map<QString, double> phases;                     // means over the runs of each phase field
+    std::optional<double> cpu_ms, cores_used;             // means over the runs (RunSummary)
     int threads = 0;           // training.threads (0: automatic)
     double link_rate_mbit = 0; // cluster.link.rate_mbit (0: the real network)
     double link_delay_ms = 0;  // cluster.link.delay_ms
@@ -60,6 +68,11 @@ struct PointResult {
     std::optional<double> estimate_speedup;  // DL4J's
     QString group;  // the non-worker axis values ("strategy = gradient-sharing"); empty: one group
 };
+
+// The machine's 1-minute load average (/proc/loadavg); nullopt where there is none.
+std::optional<double> load_average();
+// The machine the results were measured on: host, system, CPU threads, load average, time.
+QJsonObject machine_facts_json();
 
 class SweepResults {
 public:

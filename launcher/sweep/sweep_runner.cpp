@@ -22,8 +22,12 @@ void SweepRunner::start(const SweepSpec& sweep, const QString& out_dir) {
     next_ = skipped_ = failed_ = ran_ = 0;
     stopped_ = false;
     save_error_.clear();
-    for (const auto& p : sweep.points)
-        for (int r = 0; r < sweep.repeats; ++r) {
+    // Repeat by repeat (every point once, then again): a shared machine's load drifts over
+    // minutes, and back-to-back repeats of one point would all see the same stretch of it, so
+    // points would differ by when they ran; this way each point's mean samples the whole sweep
+    // and its spread shows the drift.
+    for (int r = 0; r < sweep.repeats; ++r)
+        for (const auto& p : sweep.points) {
             if (results_->done(p.index, r))
                 ++skipped_;
             else

@@ -31,6 +31,8 @@ void ParameterAveraging::average() {
     // A worker that failed before attaching has no replica; the run is failing (its error is
     // what the node reports) and the survivors leave at their next step: nothing to average.
     if (std::find(nets_.begin(), nets_.end(), nullptr) != nets_.end()) return;
+    const auto began = std::chrono::steady_clock::now();
+    double exchange_ms = 0.0;
     const std::size_t p = nets_.front()->param_count();
     const std::size_t s = nets_.front()->updater_state_size();
     sum_params_.assign(p, 0.0);
@@ -44,7 +46,11 @@ void ParameterAveraging::average() {
         }
     }
     int workers = static_cast<int>(nets_.size());
-    if (reducer_ && cluster_.nodes > 1) reducer_(sum_params_, sum_state_, workers);
+    if (reducer_ && cluster_.nodes > 1) {
+        const auto t = std::chrono::steady_clock::now();
+        reducer_(sum_params_, sum_state_, workers);
+        exchange_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    }
     std::vector<float> mean(p);
     for (std::size_t i = 0; i < p; ++i) mean[i] = static_cast<float>(sum_params_[i] / workers);
     std::vector<float> mean_state;
@@ -57,6 +63,9 @@ void ParameterAveraging::average() {
         if (options_.save_updater) net->set_updater_state(mean_state);
     }
     ++averages_;
+    // The round's own work (summing, the mean, setting every replica) apart from the exchange with
+    // the other nodes: the same at any node count, so a scaling model can tell it from the network.
+    local_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count() - exchange_ms;
 }
 
 nlohmann::json ParameterAveraging::step(int local, long iteration, bool had_batch) {
@@ -74,6 +83,7 @@ nlohmann::json ParameterAveraging::step(int local, long iteration, bool had_batc
         if (error_) std::rethrow_exception(error_);
         since = 0;
         fields["average_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        fields["average_local_ms"] = local_ms_;  // written by the completion step, before the barrier released us
     }
     return fields;
 }

@@ -54,6 +54,7 @@ private:
     std::barrier<Completion> barrier_;
     std::vector<double> sum_params_, sum_state_;
     long averages_ = 0;
+    double local_ms_ = 0.0;  // the last round's own work, without the exchange (average())
     std::exception_ptr error_;  // a failure inside the completion step, rethrown by the workers
 };
 

@@ -8,7 +8,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTemporaryDir>
+#include <QThread>
+#include <cmath>
 
+#include "run_summary.h"
 #include "sweep_report.h"
 #include "sweep_results.h"
 
@@ -38,6 +41,10 @@ SweepRow row(const SweepSpec& s, int point, int repeat, double sps, const QStrin
     r.iterations = 20;
     // Phase times: compute 8 ms; gradient sharing encodes 0.5 ms and decodes 0.2 ms per message.
     r.compute_ms = 8.0;
+    r.period_ms = 10.5 * r.workers;
+    r.cpu_ms = 9.0;
+    r.cores_used = 0.9;
+    r.phases = {{"compute_ms", 7.5}, {"wait_ms", 1.5 * r.workers}};
     if (s.points[point].spec.training.strategy == "gradient-sharing") {
         r.encode_ms = 0.5;
         if (r.workers > 1) {
@@ -57,6 +64,7 @@ private Q_SLOTS:
     void save_and_resume();
     void not_a_results_file();
     void report();
+    void run_summary_periods_cpu_and_phases();
 };
 
 void TestSweepResults::means_spreads_and_speedup() {
@@ -114,6 +122,21 @@ void TestSweepResults::save_and_resume() {
     QVERIFY(!again.done(2, 0));
     QCOMPARE(*again.rows()[1].samples_per_s, 1500.0);
     QCOMPARE(*again.rows()[1].bytes_per_iter, 2048.0);
+    QCOMPARE(*again.rows()[1].period_ms, 21.0);
+    QCOMPARE(*again.rows()[1].cpu_ms, 9.0);
+    QCOMPARE(*again.rows()[1].cores_used, 0.9);
+    QCOMPARE(again.rows()[1].phases.at("wait_ms"), 3.0);
+    {
+        QFile f(dir.filePath("results.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
+        // The machine the figures were measured on goes with them.
+        QCOMPARE(doc.value("machine").toObject().value("cpu_threads").toInt(), QThread::idealThreadCount());
+        QVERIFY(doc.value("machine").toObject().contains("host"));
+        const QJsonObject point = doc.value("points").toArray().at(1).toObject();
+        QCOMPARE(point.value("period_ms").toDouble(), 21.0);
+        QCOMPARE(point.value("phases").toObject().value("wait_ms").toDouble(), 3.0);
+    }
 
     // Another base (batch 32): the old runs are another experiment's, nothing counts as done.
     SweepResults changed(make_sweep(32));
@@ -163,7 +186,7 @@ void TestSweepResults::report() {
     QVERIFY(html.contains("<p id=\"model-form\">"));
     QCOMPARE(html.count("<li class=\"model\">"), 2);  // a model per strategy, in words
     QVERIFY(html.contains("gradient-sharing: time per iteration = compute 8.00 ms"));
-    QVERIFY(html.contains("encode 0.50 ms + decode 0.20 ms × messages received"));
+    QVERIFY(html.contains("encode 0.50 ms at 1 worker (0.06 × compute where not measured) + decode 0.20 ms × messages received"));
     QCOMPARE(html.count("<li class=\"what-if\">"), 2);
     QVERIFY(html.contains("gradient-sharing at 64 workers, one node per machine: speedup "));
     QVERIFY(html.contains("<table id=\"points\">"));
@@ -175,6 +198,30 @@ void TestSweepResults::report() {
     QVERIFY(!html.contains("src="));
     QVERIFY(!html.contains("href="));
     QVERIFY(!html.contains("@import"));
+}
+
+void TestSweepResults::run_summary_periods_cpu_and_phases() {
+    // Two nodes whose clocks differ by 5 s (each counts from its own start): node 0's worker runs
+    // an iteration every 20 ms, node 1's every 30 ms; each node's process spends 10 ms of CPU per
+    // iteration. Node 1 waits 4 ms per iteration, node 0 does not report a wait.
+    RunSummary s;
+    for (int i = 1; i <= 11; ++i) {
+        s.add(QJsonObject{{"event", "iteration"}, {"node", 0}, {"worker", 0}, {"iter", i}, {"t", 1.0 + 0.020 * i},
+                          {"samples", 32 * i}, {"cpu_ms", 100.0 + 10.0 * i}, {"compute_ms", 6.0}});
+        s.add(QJsonObject{{"event", "iteration"}, {"node", 1}, {"worker", 1}, {"iter", i}, {"t", 6.0 + 0.030 * i},
+                          {"samples", 32 * i}, {"cpu_ms", 50.0 + 10.0 * i}, {"compute_ms", 8.0}, {"wait_ms", 4.0}});
+    }
+    QVERIFY(std::abs(*s.iteration_period_ms() - 25.0) < 1e-9);  // (20 + 30) ÷ 2, the 5 s offset unseen
+    QVERIFY(std::abs(*s.cpu_ms_per_iteration() - 10.0) < 1e-9);
+    // Node 0: 100 ms of CPU in 0.2 s; node 1: 100 ms in 0.3 s.
+    QVERIFY(std::abs(*s.cores_used() - (0.5 + 1.0 / 3)) < 1e-9);
+    QVERIFY(std::abs(*s.mean_phase_ms("compute_ms") - 7.0) < 1e-9);
+    QVERIFY(std::abs(*s.mean_phase_ms("wait_ms") - 2.0) < 1e-9);  // absent counts 0
+    QVERIFY(!s.mean_phase_ms("average_ms"));  // no event carried it
+    RunSummary none;
+    QVERIFY(!none.iteration_period_ms());
+    QVERIFY(!none.cpu_ms_per_iteration());
+    QVERIFY(!none.mean_phase_ms("compute_ms"));
 }
 
 QTEST_MAIN(TestSweepResults)
