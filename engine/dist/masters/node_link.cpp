@@ -115,8 +115,11 @@ void NodeLink::receive_loop() {
         // it: until then the staleness bound waits for its workers every step, and in a tree or a
         // relay star its neighbours keep routing through it, so nothing reaches past it (a dead
         // relay cut the chain 0 - 1 - 2 for the rest of the run, and node 2 noticed only in its drain).
+        // Members only: a process that is joining may not have answered yet, and the transport's
+        // verdict can still be about what was sent before it started (a late node was declared gone
+        // the moment it appeared); the drain looks at joining ones.
         for (int node = 0; node < cluster_.nodes; ++node)
-            if (node != cluster_.node_rank) peer_lost(node);
+            if (node != cluster_.node_rank && waited_for(node)) peer_lost(node);
     }
 }
 

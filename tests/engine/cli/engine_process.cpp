@@ -21,8 +21,13 @@ QList<QJsonObject> EngineRun::of(const QString& event) const {
 }
 
 QString EngineRun::summary() const {
-    return QString("exit %1; stderr: %2; stdout tail: %3")
+    // The warnings whole: a test that fails on an unexpected warning must say which one, and the
+    // stdout tail seldom reaches back to it.
+    QStringList warnings;
+    for (const auto& w : of("warning")) warnings << w.value("message").toString().left(300);
+    return QString("exit %1; warnings: [%2]; stderr: %3; stdout tail: %4")
         .arg(exit_code)
+        .arg(warnings.mid(0, 10).join(" | "))
         .arg(stderr_text.right(1500))
         .arg(stdout_text.right(600));
 }
