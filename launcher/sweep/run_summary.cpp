@@ -73,16 +73,22 @@ void RunSummary::add_iteration(const QJsonObject& e) {
         double& tx = node_tx_[e.value("node").toInt()];
         tx = std::max(tx, e.value("bytes_tx").toDouble());
     }
-    if (!first_t_) first_t_ = t;
-    last_t_ = t;
 }
 
 std::optional<double> RunSummary::samples_per_s() const {
-    if (!first_t_ || !last_t_ || *last_t_ <= *first_t_) return std::nullopt;
-    // Samples after each worker's first event, over the time after the first event.
-    qint64 total = 0;
-    for (const auto& [worker, n] : samples_) total += n.second - n.first;
-    return static_cast<double>(total) / (*last_t_ - *first_t_);
+    // Each worker's rate on its own node's clock, summed: the samples after its first event over
+    // the time after it. Not one span of `t` across nodes: their clocks start apart (DESIGN.md), so a
+    // short run's last event, from a node that started later, could carry a smaller `t` than the
+    // first one, and the run had no throughput (test_scalability_page lost a point that way).
+    double total = 0;
+    bool any = false;
+    for (const auto& [worker, n] : samples_) {
+        const auto span = spans_.find(worker);
+        if (span == spans_.end() || span->second.last_t <= span->second.first_t) continue;
+        total += static_cast<double>(n.second - n.first) / (span->second.last_t - span->second.first_t);
+        any = true;
+    }
+    return any ? std::optional<double>(total) : std::nullopt;
 }
 
 std::optional<double> RunSummary::mean_phase_ms(const QString& field) const {

@@ -20,7 +20,7 @@ public:
     void add(const QJsonObject& event);
     void clear() { *this = RunSummary(); }
 
-    // Samples per second of the whole run: all workers' samples over the training span of `t`.
+    // Samples per second of the whole run: the sum of every worker's rate over its own span of `t`.
     std::optional<double> samples_per_s() const;
     // Means over every iteration event seen (ms); nullopt when none carried the field.
     std::optional<double> mean_iter_ms() const { return mean(iter_); }
@@ -80,7 +80,6 @@ private:
     std::map<QString, double> phases_;  // per phase field: its total over the iteration events
     qint64 iteration_events_ = 0;
     std::map<int, double> node_tx_;                      // per node: the largest bytes_tx
-    std::optional<double> first_t_, last_t_;
     Sum iter_, encode_, compute_;
     qint64 message_events_ = 0;  // iteration events that carried messages_applied
     double decode_total_ms_ = 0;

@@ -218,10 +218,24 @@ void TestSweepResults::run_summary_periods_cpu_and_phases() {
     QVERIFY(std::abs(*s.mean_phase_ms("compute_ms") - 7.0) < 1e-9);
     QVERIFY(std::abs(*s.mean_phase_ms("wait_ms") - 2.0) < 1e-9);  // absent counts 0
     QVERIFY(!s.mean_phase_ms("average_ms"));  // no event carried it
+    // 32 samples per 20 ms on node 0 and per 30 ms on node 1: 1600 + 1066.7 samples/s, each on its
+    // own clock. The last event (node 1, t 6.33) comes after node 0's first (t 1.02) on the wall but
+    // it does not matter here; in the reverse skew a span of t across nodes was negative.
+    QVERIFY(std::abs(*s.samples_per_s() - (1600.0 + 3200.0 / 3)) < 1e-6);
+    RunSummary behind;  // node 1 started 5 s after node 0: its t is behind for the same moment
+    for (int i = 1; i <= 4; ++i) {
+        behind.add(QJsonObject{{"event", "iteration"}, {"node", 0}, {"worker", 0}, {"iter", i}, {"t", 6.0 + 0.020 * i},
+                               {"samples", 32 * i}});
+        behind.add(QJsonObject{{"event", "iteration"}, {"node", 1}, {"worker", 1}, {"iter", i}, {"t", 1.0 + 0.020 * i},
+                               {"samples", 32 * i}});
+    }
+    QVERIFY2(behind.samples_per_s() && std::abs(*behind.samples_per_s() - 3200.0) < 1e-6,
+             qPrintable(QString::number(behind.samples_per_s().value_or(-1))));
     RunSummary none;
     QVERIFY(!none.iteration_period_ms());
     QVERIFY(!none.cpu_ms_per_iteration());
     QVERIFY(!none.mean_phase_ms("compute_ms"));
+    QVERIFY(!none.samples_per_s());
 }
 
 QTEST_MAIN(TestSweepResults)
