@@ -9,27 +9,12 @@
 
 #include "event_file.h"
 #include "event_stream.h"
+#include "file_test_support.h"
 
 using thresher::ui::EventFile;
 
-namespace {
-
-bool write(const QString& path, const QByteArray& bytes) {
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
-}
-
-template <class F>
-QString error_of(F&& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return {};
-}
-
-}  // namespace
+using file_test_support::error_of;
+using file_test_support::write;
 
 class TestEventFile : public QObject {
     Q_OBJECT

@@ -14,6 +14,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
+#include "file_test_support.h"
 #include "model_document.h"
 #include "run_document.h"
 #include "sweep_spec.h"
@@ -22,15 +23,12 @@
 using thresher::launcher::RunSpec;
 using thresher::ui::RunDocument;
 
+using file_test_support::error_of;
+using file_test_support::write;
+
 namespace {
 
 QString source(const QString& rel) { return qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/" + rel; }
-
-bool write(const QString& path, const QByteArray& bytes) {
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
-}
 
 // DIR/runs/run.json naming ../models/mlp.json (a copy of the reference MLP) and ../data/train.csv.
 QString spec_with_files(const QTemporaryDir& dir) {
@@ -42,16 +40,6 @@ QString spec_with_files(const QTemporaryDir& dir) {
                    "data":"../data/train.csv","training":{"epochs":2,"batch":16},
                    "cluster":{"kind":"local","nodes":2}})");
     return path;
-}
-
-template <class F>
-QString error_of(F&& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return {};
 }
 
 }  // namespace
