@@ -368,6 +368,11 @@ Hdf5File::Hdf5File(std::span<const std::uint8_t> image, std::string source)
     }
     if (child == 0) {
         ::close(fds[0]);
+        // A crash in here is libhdf5's on a damaged file, and the parent reports it (signal N):
+        // the default action, not a handler inherited from the parent. A sanitizer's or a fuzzer's
+        // handler would report the child's death as a finding of the whole process (libFuzzer
+        // wrote a crash file for every damaged .h5 that made libhdf5 fault).
+        for (const int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(s, SIG_DFL);
         limit_child_memory(image.size());
         int status = 0;
         try {

@@ -1,5 +1,7 @@
 #include "nn/model_file.h"
 
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -34,7 +36,11 @@ public:
         return v;
     }
     void floats(std::vector<float>& v, std::size_t n, const char* what) {
-        if (n > (bytes_.size() - pos_) / sizeof(float)) need(n * sizeof(float), what);
+        // Counted in floats: n * 4 wraps for n >= 2^62, and a wrapped size would pass a byte check.
+        if (n > (bytes_.size() - pos_) / sizeof(float))
+            throw ModelFileError(path_ + ": truncated at byte " + std::to_string(pos_) + ": " + what + " needs " +
+                                 std::to_string(n) + " floats (4 bytes each), " + std::to_string(bytes_.size() - pos_) +
+                                 " bytes left");
         v.resize(n);
         if (n) std::memcpy(v.data(), bytes_.data() + pos_, n * sizeof(float));
         pos_ += n * sizeof(float);
@@ -58,6 +64,17 @@ private:
     const std::string& bytes_;
     std::size_t pos_ = 0;
 };
+
+// A whole number in [0, max] from the header. nlohmann's get<int>() casts whatever is there: a
+// float such as 1e30 (undefined behaviour) or a negative count as a size_t (2^64 - 1).
+std::uint64_t count_field(const nlohmann::json& object, const char* key, std::uint64_t max, const std::string& where) {
+    const auto& v = object.at(key);
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() <= max) return v.get<std::uint64_t>();
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 0 && static_cast<std::uint64_t>(v.get<std::int64_t>()) <= max)
+        return static_cast<std::uint64_t>(v.get<std::int64_t>());
+    throw ModelFileError(where + "\"" + key + "\" must be a whole number in [0, " + std::to_string(max) + "], got " +
+                         json_summary(v));
+}
 
 }  // namespace
 
@@ -119,17 +136,18 @@ ModelFile load_model_file(const std::string& path) {
     try {
         header = parse_json_text(r.text(header_len, "header"), path + " (header)");
         m.config = ModelConfig::from_json(header.at("config"), path + " (embedded config)");
-        const auto p = header.at("params").get<std::size_t>();
-        const auto s = header.at("updater_state").get<std::size_t>();
+        const std::string where = path + ": bad header: ";
+        const auto p = static_cast<std::size_t>(count_field(header, "params", SIZE_MAX, where));
+        const auto s = static_cast<std::size_t>(count_field(header, "updater_state", SIZE_MAX, where));
         if (p != m.config.param_count())
             throw ModelFileError(path + ": header says " + std::to_string(p) +
                                  " parameters, its config has " + std::to_string(m.config.param_count()));
         r.floats(m.params, p, "parameters");
         r.floats(m.updater_state, s, "updater state");
         const auto& t = header.at("training");
-        m.position.epochs_done = t.at("epoch").get<int>();
-        m.position.iterations = t.at("iteration").get<long>();
-        m.position.seed = t.at("seed").get<std::uint64_t>();
+        m.position.epochs_done = static_cast<int>(count_field(t, "epoch", INT_MAX, where + "training."));
+        m.position.iterations = static_cast<long>(count_field(t, "iteration", LONG_MAX, where + "training."));
+        m.position.seed = count_field(t, "seed", UINT64_MAX, where + "training.");
         if (header.contains("normalization")) {
             const auto& n = header.at("normalization");
             m.normalization.kind = n.at("kind").get<std::string>();

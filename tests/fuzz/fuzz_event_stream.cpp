@@ -24,13 +24,7 @@ void check(const QList<QJsonObject>& events, const EventStream& stream) {
 }
 }  // namespace
 
-// ASan records the stack of every malloc and free, 30 frames by default, unwinding through Qt
-// (built without frame pointers) and storing each new stack in its depot for good. Here, where
-// every line makes Qt allocate, that was half the fuzzer's time (perf: 49% in StackDepot::Put)
-// and a peak RSS of 653 MB after 40,000 runs (495 MB with two frames); with two frames the same
-// runs take half the time. A finding still names the allocating function and its caller; run
-// the input again with ASAN_OPTIONS=malloc_context_size=30 for the whole stacks.
-extern "C" const char* __asan_default_options() { return "malloc_context_size=2"; }
+// ASan keeps two frames of each allocation's stack here (SHORT_STACKS in tests/fuzz/CMakeLists.txt).
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
