@@ -203,6 +203,7 @@ int main(int argc, char** argv) {
                 auto outcome = train::run_training(t, events, std::cerr, session.factory(strategy));
                 report_finished(outcome.status, std::move(outcome.fields));
                 if (outcome.status == "stopped") {
+                    stop_watch->wait_until_said(std::chrono::seconds(1));  // its line first, then ours
                     std::cerr << "thresher-engine: stopped (" << stop_watch->reason() << ")" << std::endl;
                     return cli::kExitStopped;
                 }

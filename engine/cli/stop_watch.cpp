@@ -80,6 +80,21 @@ StopWatch::~StopWatch() {
         thread_.join();
     }
     ::close(cancel_fd_);
+    // The stop was asked for and the run ended in time: its "stopping the run" line must not be
+    // lost to the exit (test_stop_signals saw it missing once), nor may a stuck stderr hold the
+    // exit for long.
+    wait_until_said(std::chrono::seconds(1));
+}
+
+void StopWatch::wait_until_said(std::chrono::milliseconds limit) {
+    std::shared_ptr<Said> said;
+    {
+        std::lock_guard lock(mutex_);
+        said = said_;
+    }
+    if (!said) return;
+    std::unique_lock lock(said->mutex);
+    said->done_cv.wait_for(lock, limit, [&] { return said->done; });
 }
 
 std::string StopWatch::reason() const {
@@ -128,16 +143,23 @@ void StopWatch::watch() {
             if (n > 0) last_heard = Clock::now();
         }
     }
+    // Said from a thread of its own: stderr may be a pipe nobody drains any more (a frozen
+    // launcher's SSH channel, its window full), and a blocked write here would keep the deadline
+    // below from ever being enforced. _Exit ends that thread with the process. `said_` is set
+    // before the stop, so a run that stops at once still finds the line to wait for.
+    auto said = std::make_shared<Said>();
     {
         std::lock_guard lock(mutex_);
         reason_ = why;
+        said_ = said;
     }
+    std::thread([why, said] {
+        std::cerr << "thresher-engine: " << why << ": stopping the run at the next iteration" << std::endl;
+        std::lock_guard lock(said->mutex);
+        said->done = true;
+        said->done_cv.notify_all();
+    }).detach();
     stop_ = true;
-    // Said from a thread of its own: stderr may be a pipe nobody drains any more (a frozen
-    // launcher's SSH channel, its window full), and a blocked write here would keep the deadline
-    // below from ever being enforced. _Exit ends that thread with the process.
-    std::thread([why] { std::cerr << "thresher-engine: " << why << ": stopping the run at the next iteration" << std::endl; })
-        .detach();
     // Phase 2: the graceful stop has `deadline_` to end the process; after that, end it here.
     for (;;) {
         pollfd cancel{cancel_fd_, POLLIN, 0};

@@ -25,7 +25,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -51,6 +53,10 @@ public:
 
     // What asked for the stop, in words ("SIGTERM", "stdin closed"); empty while nothing has.
     std::string reason() const;
+    // Once a stop was asked for: waits, up to `limit`, until its "stopping the run" line is written
+    // (it goes out from a thread of its own, so a stuck stderr cannot hold the stop). Returns at
+    // once when no stop was asked for.
+    void wait_until_said(std::chrono::milliseconds limit);
 
 private:
     void watch();
@@ -64,6 +70,14 @@ private:
     std::chrono::milliseconds heartbeat_;
     mutable std::mutex mutex_;
     std::string reason_;
+    // The "stopping the run" line goes out from a thread of its own (watch()); a run that then ends
+    // normally waits for it, up to a second, or the process could exit before it was written.
+    struct Said {
+        std::mutex mutex;
+        std::condition_variable done_cv;
+        bool done = false;
+    };
+    std::shared_ptr<Said> said_;  // set by the watch thread, under mutex_
     std::thread thread_;
 };
 
