@@ -39,8 +39,9 @@
 // kLeaveGrace for the others' "done" -- they are stopping too when a launcher stops the run, and
 // then all drain and reconcile as usual -- and otherwise leaves: it tells them not to wait for it
 // and skips the final reconcile. Messages that a relay took with it when it died are given
-// up on after kDrainStall without news from their origin (warned; the final reconcile evens the
-// replicas out).
+// up on (warned; the final reconcile evens the replicas out): while training, once later messages
+// of their origin have stood beside the hole for LinkDeadlines::hole (10 s), so the ids past it are
+// not kept for the rest of the run; in the drain, after kDrainStall without news from the origin.
 //
 // Rejoining, for a user: restart the node's engine with the same command line while the run
 // goes on (and node 0 is alive). The final reconcile (an averaging round among the members)
@@ -76,6 +77,11 @@ struct LinkDeadlines {
     std::chrono::milliseconds round{600000};       // a round that does not finish: fail, naming the node
     std::chrono::milliseconds gather{600000};      // an evaluation part that does not come: merge without it
     std::chrono::milliseconds join_resend{10000};  // a join request unanswered: send it again
+    // A hole in an origin's message numbers that later messages of it have stood beside this long:
+    // its messages went with a relay that died (a live path delivers a reordered or resent one
+    // within seconds). Given up, so the ids past it are not kept for the rest of the run and the
+    // drain does not wait for them (node_link_relay.cpp).
+    std::chrono::milliseconds hole{10000};
 };
 
 class NodeLink {
@@ -135,6 +141,9 @@ private:
         std::uint64_t done_count = 0;
         int done_epoch = -1;            // with "done": the last epoch it sent an evaluation for
         bool given_up = false;          // drained without the messages a dead relay took
+        // The first hole in its messages: the floor it was seen at, and since when (LinkDeadlines::hole).
+        std::uint64_t hole_floor = 0;
+        std::chrono::steady_clock::time_point hole_since{};
         std::uint64_t first_seq = 1;    // our first message it was a destination of
         std::chrono::steady_clock::time_point last_news{};  // its last message or "done"
         std::uint64_t served = 0;       // controller: the incarnation last answered (replays refused)
@@ -167,6 +176,9 @@ private:
     bool waited_for(int node) const { return peers_[static_cast<std::size_t>(node)].state == PeerState::Member; }
     std::vector<std::uint8_t> done_payload(int node) const;  // caller holds mutex_
     void handle_update(const Message& m);
+    // After a message of `origin` was delivered (caller holds mutex_): a hole in its numbers that
+    // later messages have stood beside for deadlines_.hole is given up, with a warning.
+    void give_up_old_hole(int origin);
     // Gradient-sharing messages go between members and joining processes along topology_;
     // `rounds`: the tree of averaging rounds (a star on node 0 unless topology_.tree_rounds),
     // among members only. Caller holds mutex_.

@@ -74,6 +74,8 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
     p.done = false;
     p.done_count = 0;
     p.given_up = false;
+    p.hole_floor = 0;
+    p.hole_since = {};
     p.first_seq = updates_sent_ + 1;  // a new process gets only what we send from now on
     changed_.notify_all();
     if (restarted && node == 0) {

@@ -2,6 +2,8 @@
 // delivering and relaying others' along the topology (node_link.h "Routing").
 #include "dist/masters/node_link.h"
 
+#include <cstdio>
+
 #include "core/error.h"
 #include "dist/masters/node_link_control.h"
 #include "dist/masters/payload_io.h"
@@ -58,10 +60,37 @@ void NodeLink::handle_update(const Message& m) {
         // "done"'s count is here, and by then those updates must already sit in the inboxes.
         o.updates.mark_done(seq);
         o.last_news = std::chrono::steady_clock::now();
+        give_up_old_hole(from);
         changed_.notify_all();
     }
     for (int node : onward) transport_->send(node, MessageType::Update, m.payload);
     relayed_ += onward.size();
+}
+
+void NodeLink::give_up_old_hole(int origin) {
+    Peer& o = peers_[static_cast<std::size_t>(origin)];
+    const auto end = o.updates.lowest_above();
+    const auto now = std::chrono::steady_clock::now();
+    if (!end) {
+        o.hole_since = {};
+        return;
+    }
+    if (o.hole_since == std::chrono::steady_clock::time_point{} || o.hole_floor != o.updates.floor()) {
+        o.hole_floor = o.updates.floor();  // a new first hole
+        o.hole_since = now;
+        return;
+    }
+    if (now - o.hole_since < deadlines_.hole) return;
+    const std::uint64_t first = o.updates.floor() + 1, last = *end - 1, count = last - first + 1;
+    o.updates.advance_floor(last);
+    o.hole_floor = o.updates.floor();
+    o.hole_since = o.updates.lowest_above() ? now : std::chrono::steady_clock::time_point{};
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", std::chrono::duration<double>(deadlines_.hole).count());
+    warn(std::to_string(count) + " of node " + std::to_string(origin) + "'s messages (numbers " + std::to_string(first) +
+         (count > 1 ? ".." + std::to_string(last) : std::string()) + ") never arrived while later ones did for " + seconds +
+         " s (a node that relayed them is gone); the run goes on without them and the final reconciliation evens the "
+         "replicas out");
 }
 
 GradientSharing::Outbox NodeLink::outbox() {

@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <optional>
 #include <set>
 #include <span>
 #include <string_view>
@@ -110,6 +111,10 @@ public:
     void advance_floor(std::uint64_t id);
     std::uint64_t floor() const { return floor_; }
     std::size_t above_floor() const { return above_.size(); }
+    // The lowest id done above the floor (the end of the first hole); nullopt without a hole.
+    std::optional<std::uint64_t> lowest_above() const {
+        return above_.empty() ? std::nullopt : std::optional<std::uint64_t>(*above_.begin());
+    }
 
 private:
     std::uint64_t floor_ = 0;
