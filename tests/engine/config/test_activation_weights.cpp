@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "source_dir.h"
 #include "backend/registry.h"
 #include "config/model_format.h"
 #include "core/error.h"
@@ -24,11 +25,6 @@ using namespace test_support;
 using nlohmann::json;
 
 namespace {
-
-QString source_dir() {
-    const QByteArray env = qgetenv("THRESHER_SOURCE_DIR");
-    return env.isEmpty() ? QStringLiteral(THRESHER_SOURCE_DIR_DEFAULT) : QString::fromLocal8Bit(env);
-}
 
 std::string fixture_text(const char* name) {
     std::ifstream in((source_dir() + "/tests/engine/config/data/" + name).toStdString(), std::ios::binary);

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "source_dir.h"
 #include "backend/registry.h"
 #include "config/model_format.h"
 #include "nn/network.h"
@@ -23,11 +24,6 @@ using namespace test_support;
 using nlohmann::json;
 
 namespace {
-
-QString source_dir() {
-    const QByteArray env = qgetenv("THRESHER_SOURCE_DIR");
-    return env.isEmpty() ? QStringLiteral(THRESHER_SOURCE_DIR_DEFAULT) : QString::fromLocal8Bit(env);
-}
 
 constexpr int IN = 6, HID = 4, OUT = 3;
 constexpr std::size_t kDW = IN * HID, kDB = HID, kOW = HID * OUT, kOB = OUT, kParams = kDW + kDB + kOW + kOB;

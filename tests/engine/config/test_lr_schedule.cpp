@@ -8,15 +8,17 @@
 #include <functional>
 #include <numbers>
 
+#include "source_dir.h"
 #include "config/lr_schedule.h"
 #include "config/model_format.h"
 #include "core/error.h"
 
 using namespace thresher;
 
+using test_support::source_dir;
+
 namespace {
 
-QString source_dir() { return qEnvironmentVariable("THRESHER_SOURCE_DIR", QStringLiteral(THRESHER_SOURCE_DIR_DEFAULT)); }
 std::string fixture(const QString& name) { return (source_dir() + "/tests/engine/config/data/" + name).toStdString(); }
 
 nn::LrSchedule parse(const char* json) { return nn::LrSchedule::from_json(nlohmann::json::parse(json), "m.json", "updater.schedule"); }

@@ -3,14 +3,14 @@
 // that names the source, the layer and the field.
 #include <QtTest>
 
+#include "source_dir.h"
 #include "core/error.h"
 #include "config/model_config.h"
 
 using namespace thresher;
 
-namespace {
-QString source_dir() { return qEnvironmentVariable("THRESHER_SOURCE_DIR", QStringLiteral(THRESHER_SOURCE_DIR_DEFAULT)); }
-}  // namespace
+using test_support::source_dir;
+
 
 class TestModelConfig : public QObject {
     Q_OBJECT

@@ -5,14 +5,16 @@
 // The fixtures in data/ follow the field layout of real DL4J toJson() and Keras to_json() output.
 #include <QtTest>
 
+#include "source_dir.h"
 #include "config/model_format.h"
 #include "core/error.h"
 
 using namespace thresher;
 
+using test_support::source_dir;
+
 namespace {
 
-QString source_dir() { return qEnvironmentVariable("THRESHER_SOURCE_DIR", QStringLiteral(THRESHER_SOURCE_DIR_DEFAULT)); }
 std::string fixture(const QString& name) { return (source_dir() + "/tests/engine/config/data/" + name).toStdString(); }
 
 QString types(const nn::ModelConfig& m) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "source_dir.h"
 #include "backend/registry.h"
 #include "config/model_format.h"
 #include "config/nd4j_array.h"
@@ -24,11 +25,6 @@ using namespace thresher;
 using nlohmann::json;
 
 namespace {
-
-QString source_dir() {
-    const QByteArray env = qgetenv("THRESHER_SOURCE_DIR");
-    return env.isEmpty() ? QStringLiteral(THRESHER_SOURCE_DIR_DEFAULT) : QString::fromLocal8Bit(env);
-}
 
 using namespace test_support;
 
