@@ -60,6 +60,13 @@ double residual(const QList<ModelPoint>& pts, const QList<double>& y, const std:
     return ss;
 }
 
+// A per-worker-count map as JSON: {"1": …, "2": …}.
+QJsonObject by_workers_json(const std::map<int, double>& by) {
+    QJsonObject o;
+    for (const auto& [n, v] : by) o.insert(QString::number(n), v);
+    return o;
+}
+
 double mean(const QList<double>& v) {
     double s = 0;
     for (double x : v) s += x;
@@ -225,19 +232,13 @@ QJsonObject ScalingModel::to_json() const {
     o.insert("compute_ms", compute_ms);
     o.insert("contention_ms", contention_ms);
     o.insert("unphased_ms", unphased_ms);
-    QJsonObject by;
-    for (const auto& [n, c] : compute_by_workers) by.insert(QString::number(n), c);
-    o.insert("compute_by_workers", by);
+    o.insert("compute_by_workers", by_workers_json(compute_by_workers));
     o.insert("encode_ms", encode_ms);
-    QJsonObject enc;
-    for (const auto& [n, e] : encode_by_workers) enc.insert(QString::number(n), e);
-    o.insert("encode_by_workers", enc);
+    o.insert("encode_by_workers", by_workers_json(encode_by_workers));
     o.insert("encode_ratio", encode_ratio);
     o.insert("decode_ms", decode_ms);
     o.insert("message_share", message_share);
-    QJsonObject own;
-    for (const auto& [n, a] : own_by_workers) own.insert(QString::number(n), a);
-    o.insert("own_by_workers", own);
+    o.insert("own_by_workers", by_workers_json(own_by_workers));
     o.insert("own_ratio", own_ratio);
     o.insert("per_peer_ms", per_peer_ms);
     o.insert("per_kib_ms", per_kib_ms);
