@@ -6,9 +6,9 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
+
+#include "free_ports.h"
 
 namespace launch_fixture {
 
@@ -29,29 +29,7 @@ QByteArray local_spec(const QString& model, const QString& data, int nodes, int 
         .arg(m, data, training).arg(nodes).arg(port).arg(extra.isEmpty() ? QString() : "," + extra).toUtf8();
 }
 
-namespace {
-bool bindable(int port, int type) {
-    const int fd = ::socket(AF_INET, type, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-    return ok;
-}
-}  // namespace
-
-int free_ports(int count) {
-    // Start from a pid-dependent place so suites running side by side rarely collide.
-    for (int attempt = 0; attempt < 2000; ++attempt) {
-        const int base = 20000 + int((::getpid() * 7919 + attempt * 97) % 30000);
-        bool ok = true;
-        for (int p = base; ok && p < base + count; ++p) ok = bindable(p, SOCK_DGRAM) && bindable(p, SOCK_STREAM);
-        if (ok) return base;
-    }
-    return -1;
-}
+int free_ports(int count) { return test_support::free_port_block(count); }
 
 CliRun run_cli(const QStringList& args, int timeout_ms) {
     const Finished f = run_to_end(bin("thresher-launch"), args, timeout_ms);

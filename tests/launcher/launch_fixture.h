@@ -27,7 +27,8 @@ extern const char* const kSlowModel;
 QByteArray local_spec(const QString& model, const QString& data, int nodes, int port, const QString& training,
                       const QString& extra = {});
 
-// A port P such that P .. P+count-1 are free for UDP and TCP on 127.0.0.1 right now.
+// A port P such that P .. P+count-1 are free for UDP and TCP on 127.0.0.1 right now
+// (test_support::free_port_block: below the ephemeral range, never the same twice).
 int free_ports(int count);
 
 bool write_file(const QString& path, const QByteArray& bytes);

@@ -4,45 +4,61 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <utility>
+#include <QFile>
+#include <mutex>
 
 namespace test_support {
 
 namespace {
 
-// A socket of `type` bound to 127.0.0.1:port (0: any), with SO_REUSEADDR as the engine's
-// acceptor has it; {-1, 0} when the port is taken.
-std::pair<int, int> bound(int type, int port) {
+constexpr int kLowest = 10000;  // below: ports well-known services use
+
+// The low end of the kernel's ephemeral range (32768 by default).
+int ephemeral_low() {
+    QFile f("/proc/sys/net/ipv4/ip_local_port_range");
+    int low = 0;
+    if (f.open(QIODevice::ReadOnly)) low = QString::fromLatin1(f.readAll()).simplified().section(' ', 0, 0).toInt();
+    return low > kLowest + 1000 ? low : 32768;
+}
+
+// Without SO_REUSEADDR, so a port with connections still in TIME_WAIT counts as taken too.
+bool bindable(int port, int type) {
     const int fd = ::socket(AF_INET, type, 0);
-    const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0) return false;
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     a.sin_port = htons(static_cast<std::uint16_t>(port));
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-        ::close(fd);
-        return {-1, 0};
-    }
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    return {fd, ntohs(a.sin_port)};
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return ok;
 }
 
 }  // namespace
 
-QList<int> free_node_ports(int n) {
-    QList<int> fds, ports;
-    for (int tries = 0; ports.size() < n && tries < 100 * n; ++tries) {
-        const auto [udp, port] = bound(SOCK_DGRAM, 0);
-        if (udp < 0) continue;
-        fds << udp;  // held even when its TCP side is taken, so it is not offered again
-        const int tcp = bound(SOCK_STREAM, port).first;
-        if (tcp < 0) continue;
-        fds << tcp;
-        ports << port;
+int free_port_block(int count) {
+    static std::mutex mutex;
+    static int next = -1;  // the next port this process may hand out
+    const std::lock_guard lock(mutex);
+    const int high = ephemeral_low();  // exclusive
+    const int span = high - kLowest;
+    if (count < 1 || count > span) return -1;
+    if (next < 0) next = kLowest + int((static_cast<long>(::getpid()) * 7919) % span);
+    for (int walked = 0; walked < span; walked += count) {
+        int base = next;
+        if (base + count > high) base = kLowest;
+        next = base + count;
+        bool ok = true;
+        for (int p = base; ok && p < base + count; ++p) ok = bindable(p, SOCK_DGRAM) && bindable(p, SOCK_STREAM);
+        if (ok) return base;
     }
-    for (int fd : fds) ::close(fd);
+    return -1;
+}
+
+QList<int> free_node_ports(int n) {
+    QList<int> ports;
+    const int base = free_port_block(n);
+    for (int i = 0; base > 0 && i < n; ++i) ports << base + i;
     return ports;
 }
 
