@@ -18,8 +18,8 @@ void RunSummary::add(const QJsonObject& e) {
         if (status_.isEmpty() || s == "failed" || (s == "stopped" && status_ == "ok")) status_ = s;
         if (e.contains("wall_s")) wall_s_ = std::max(wall_s_.value_or(0.0), e.value("wall_s").toDouble());
         if (e.contains("bytes_tx")) {
-            double& tx = node_tx_[e.value("node").toInt()];
-            tx = std::max(tx, e.value("bytes_tx").toDouble());
+            Tx& tx = node_tx_[e.value("node").toInt()];
+            tx.total = std::max(tx.total, e.value("bytes_tx").toDouble());
         }
     }
 }
@@ -70,8 +70,19 @@ void RunSummary::add_iteration(const QJsonObject& e) {
                           "send_ms", "average_ms", "average_local_ms", "comm_wait_ms", "iter_ms"})
         if (e.contains(f)) phases_[f] += e.value(f).toDouble();
     if (e.contains("bytes_tx")) {
-        double& tx = node_tx_[e.value("node").toInt()];
-        tx = std::max(tx, e.value("bytes_tx").toDouble());
+        Tx& tx = node_tx_[e.value("node").toInt()];
+        const double bytes = e.value("bytes_tx").toDouble();
+        const qint64 iter = e.value("iter").toInteger();
+        if (tx.events++ == 0) {
+            tx.first = bytes;
+            tx.first_iter = iter;
+        }
+        // Cumulative: the largest so far (a node's workers report it in turn).
+        if (bytes >= tx.last) {
+            tx.last = bytes;
+            tx.last_iter = std::max(tx.last_iter, iter);
+        }
+        tx.total = std::max(tx.total, bytes);
     }
 }
 
@@ -146,9 +157,12 @@ std::optional<double> RunSummary::messages_per_iteration() const {
 
 std::optional<double> RunSummary::bytes_per_iteration() const {
     if (iterations_ == 0) return std::nullopt;
-    double total = 0;
-    for (const auto& [node, tx] : node_tx_) total += tx;
-    return total / static_cast<double>(iterations_);
+    double per_iter = 0;
+    for (const auto& [node, tx] : node_tx_)
+        per_iter += tx.events >= 2 && tx.last_iter > tx.first_iter
+                        ? (tx.last - tx.first) / static_cast<double>(tx.last_iter - tx.first_iter)
+                        : tx.total / static_cast<double>(iterations_);
+    return per_iter;
 }
 
 }  // namespace thresher::launcher::sweep

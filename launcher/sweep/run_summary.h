@@ -3,9 +3,13 @@
 // The sweep records one per run; the app's RunMetrics keeps one for its history rows, so both
 // compute them the same way.
 //
-// Traffic per iteration: every node's bytes_tx is cumulative, so the run sent the sum over nodes
-// of each node's largest bytes_tx; divided by the iterations one worker ran (the largest `iter`
-// the engine counts from 1). 2 nodes that sent 3 MB and 3.2 MB in 100 iterations: 62 000 bytes per iteration.
+// Traffic per iteration: every node's bytes_tx is cumulative. What an iteration costs the link
+// is what a node sent between its first and its last iteration event ÷ the iterations between
+// (the largest `iter` at each), summed over the nodes: start-up (node 0 sends the model to every
+// other node: 7 MB for the MLP) and the end (drain, final checks) are left out, as they are not
+// per iteration. 2 nodes that each sent 3.1 MB between iteration 1 and 101: 62 000 bytes per
+// iteration. A node with fewer than two iteration events carrying bytes_tx counts its largest
+// bytes_tx over all the iterations (runs of one iteration, events from older engines).
 #pragma once
 
 #include <QJsonObject>
@@ -79,7 +83,13 @@ private:
     std::map<int, Cpu> cpu_;             // per node
     std::map<QString, double> phases_;  // per phase field: its total over the iteration events
     qint64 iteration_events_ = 0;
-    std::map<int, double> node_tx_;                      // per node: the largest bytes_tx
+    struct Tx {
+        double first = 0, last = 0;     // bytes_tx at the node's first and last iteration event
+        qint64 first_iter = 0, last_iter = 0;
+        qint64 events = 0;              // iteration events that carried bytes_tx
+        double total = 0;               // the largest bytes_tx, run_finished's included
+    };
+    std::map<int, Tx> node_tx_;  // per node
     Sum iter_, encode_, compute_;
     qint64 message_events_ = 0;  // iteration events that carried messages_applied
     double decode_total_ms_ = 0;

@@ -178,17 +178,28 @@ double ScalingModel::own_at(int workers) const {
     return own_ratio * compute_at(workers);
 }
 
-double ScalingModel::predict(int workers, double kib_per_worker, bool gradient_sharing, double link_rate_mbit,
-                             double delay_ms, bool one_per_machine) const {
-    double t = (one_per_machine ? compute_ms : compute_at(workers)) + unphased_ms;
-    t += own_at(one_per_machine ? 1 : workers);
-    if (gradient_sharing) t += encode_at(one_per_machine ? 1 : workers);
-    if (workers > 1) {
-        if (gradient_sharing) t += decode_ms * message_share * (workers - 1);
-        if (link_rate_mbit > 0) t += kib_per_worker * 8.192 / link_rate_mbit;
-        t += delay_ms;
+double ScalingModel::link_ms(const Scenario& s) {
+    if (s.workers <= 1) return 0;
+    const double n = s.workers;
+    double ms = 0;
+    if (s.link_rate_mbit > 0) {
+        // The KiB on the critical path (the formula above).
+        const double critical = s.gradient_sharing ? s.kib_per_worker
+                                : s.emulated_link  ? s.kib_per_worker * n * n / (2 * (n - 1))
+                                                   : s.kib_per_worker * n;
+        ms += critical * 8.192 / s.link_rate_mbit;
     }
-    return t + per_peer_ms * (workers - 1) + per_kib_ms * kib_per_worker;
+    ms += s.gradient_sharing ? s.link_delay_ms : 2 * s.link_delay_ms / std::max(1, s.averaging_frequency);
+    return ms;
+}
+
+double ScalingModel::predict(const Scenario& s) const {
+    const int n = s.workers;
+    const int as = s.one_per_machine ? 1 : n;  // the count whose phases apply
+    double t = (s.one_per_machine ? compute_ms : compute_at(n)) + unphased_ms + own_at(as);
+    if (s.gradient_sharing) t += encode_at(as);
+    if (n > 1 && s.gradient_sharing) t += decode_ms * message_share * (n - 1);
+    return t + link_ms(s) + per_peer_ms * (n - 1) + per_kib_ms * s.kib_per_worker;
 }
 
 QString ScalingModel::describe() const {
@@ -276,9 +287,15 @@ std::optional<ModelPoint> model_point(const PointResult& p) {
     }
     m.messages_per_iter = p.messages_per_iter;
     m.gradient_sharing = p.strategy == "gradient-sharing";
+    m.averaging_frequency = p.averaging_frequency;
     m.link_rate_mbit = p.link_rate_mbit;
     m.link_delay_ms = p.link_delay_ms;
     return m;
+}
+
+Scenario ModelPoint::scenario(double kib) const {
+    return {workers, kib, gradient_sharing, averaging_frequency, link_rate_mbit, link_delay_ms,
+            link_rate_mbit > 0 || link_delay_ms > 0, false};
 }
 
 ScalingModel fit_scaling_model(const QList<ModelPoint>& pts, const std::map<int, double>& other_compute,
@@ -291,15 +308,14 @@ ScalingModel fit_scaling_model(const QList<ModelPoint>& pts, const std::map<int,
         // What one worker's iteration costs beyond its phases, measured on the 1-worker points.
         QList<double> rest;
         for (const auto& p : pts)
-            if (p.workers == 1) rest << p.iter_ms - calibrated.predict(1, 0, p.gradient_sharing, p.link_rate_mbit, p.link_delay_ms);
+            if (p.workers == 1) rest << p.iter_ms - calibrated.predict(p.scenario(0));
         calibrated.unphased_ms = rest.isEmpty() ? other_unphased.value_or(0.0) : mean(rest);
     }
     // What the fitted terms must explain: the measured time less the measured part.
     QList<double> y;
     for (const auto& p : pts)
-        y << p.iter_ms - (calibrated.phases ? calibrated.predict(p.workers, p.kib_per_worker, p.gradient_sharing,
-                                                                 p.link_rate_mbit, p.link_delay_ms)
-                                            : 0.0);
+        y << p.iter_ms - (calibrated.phases ? calibrated.predict(p.scenario(p.kib_per_worker))
+                                            : ScalingModel::link_ms(p.scenario(p.kib_per_worker)));
     // Every subset of terms (with phases, without the constant: at 1 worker the phases are the
     // iteration; without, with it: the constant is the compute); the best fit with no negative
     // cost wins, and on a tie (within rounding) the one with fewer terms.
@@ -359,7 +375,7 @@ ScalingModel fit_scaling_model(const QList<PointResult>& results, const std::map
             // Its configuration only: workers, strategy, link; its traffic too is what the others sent.
             const auto& p = pts[i];
             const double kib = traffic_from(rest, p.workers, p.gradient_sharing);
-            l.predicted_ms = m.predict(p.workers, kib, p.gradient_sharing, p.link_rate_mbit, p.link_delay_ms);
+            l.predicted_ms = m.predict(p.scenario(kib));
             l.relative_error = std::abs(*l.predicted_ms - l.measured_ms) / l.measured_ms;
             max_err = std::max(max_err, *l.relative_error);
             sum_err += *l.relative_error;

@@ -37,9 +37,21 @@
 //         3.3 ms against 1.6 alone); E alone (E(1)) is DL4J's estimate's;
 //   D     gradient sharing's decode time per message received;
 //   m(n)  messages received per iteration: (n − 1) × the share of peers' messages applied (~1);
-//   wire  KiB(n) × 8.192 ÷ the link's Mbit/s (ms): the emulated or what-if link's rate; 0 when
-//         the run used the real network (loopback: its cost is in per_kib);
-//   delay the link's one-way delay.
+//   wire  the bytes on the iteration's critical path ÷ the link's rate (KiB × 8.192 ÷ Mbit/s = ms):
+//         the emulated or what-if link's; 0 when the run used the real network (loopback: its
+//         cost is in per_kib). Gradient sharing: KiB(n), what a worker sends to its n − 1 peers
+//         (a peer's messages of the last iteration must have arrived). Averaging: a round is a
+//         star whose two halves follow each other, every node's sums up to the controller, then
+//         the result back down the controller's link to each; with K a node's share and KiB(n) =
+//         2 (n − 1) K ÷ n per worker, that is 2 (n − 1) K = n × KiB(n) on a switched network (the
+//         controller's link carries n − 1 shares each way), and K + (n − 1) K = n² ÷ (2 (n − 1))
+//         × KiB(n) under Thresher's emulation (egress only: the uploads run side by side); 2 KiB
+//         at 2 nodes either way. Measured (tests/launcher/sweep/data/mlp-pa-by-link, 2 nodes,
+//         2 673 KiB per worker per iteration at 250-4000 Mbit/s): KiB × 8.192 ÷ rate predicts
+//         the points 32-137 % off, 2 × that within 1.6 %;
+//   delay the link's one-way delay: gradient sharing's message crosses it once per iteration;
+//         an averaging round twice (up, down) every averaging_frequency iterations (measured:
+//         mlp-pa-by-delay, 0.39 ms per iteration per ms of delay at frequency 5; 2 ÷ 5 = 0.4).
 //   E is measured at 1 worker too: gradient sharing encodes its update even alone.
 // Fitted (least squares over the points on T minus the measured part; a per-peer or per-KiB cost
 // that would come out negative is left out, so more peers or bytes never make an iteration
@@ -76,6 +88,18 @@
 
 namespace thresher::launcher::sweep {
 
+// A configuration the model predicts a time per iteration for.
+struct Scenario {
+    int workers = 1;
+    double kib_per_worker = 0;  // KiB one worker sends per iteration
+    bool gradient_sharing = false;
+    int averaging_frequency = 1;   // parameter averaging: iterations per round
+    double link_rate_mbit = 0;     // 0: the real network, as measured (its cost is in per_kib)
+    double link_delay_ms = 0;      // one way
+    bool emulated_link = false;    // Thresher's link emulation (egress only), else a switched network
+    bool one_per_machine = false;  // the what-if cluster: C, S and E as one worker alone measured them
+};
+
 struct ModelPoint {
     int workers = 1;
     double kib_per_worker = 0;  // KiB sent per iteration by one worker
@@ -84,7 +108,11 @@ struct ModelPoint {
     std::optional<double> compute_ms, encode_ms, decode_ms, messages_per_iter;
     std::optional<double> own_ms;  // S: the strategy's own step work per iteration (phases: updater, averaging's round work, apply)
     bool gradient_sharing = false;
+    int averaging_frequency = 1;  // parameter averaging's iterations per round
     double link_rate_mbit = 0, link_delay_ms = 0;  // the run's emulated link (0: the real network)
+    // The point's configuration with `kib` per worker (its own traffic, or the others' for a
+    // point left out).
+    Scenario scenario(double kib) const;
 };
 
 struct LeaveOneOut {
@@ -120,10 +148,10 @@ struct ScalingModel {
     double own_at(int workers) const;
     // Gradient sharing's encode at n workers: measured at that count, else ratio × C(n) (else E).
     double encode_at(int workers) const;
-    // T at n workers sending `kib_per_worker`, on a link of `link_rate_mbit` (0: as measured on the
-    // real network) with `delay_ms`; one_per_machine: C(1) whatever n (the what-if cluster).
-    double predict(int workers, double kib_per_worker, bool gradient_sharing = false, double link_rate_mbit = 0,
-                   double delay_ms = 0, bool one_per_machine = false) const;
+    // T in that configuration (see the formula above).
+    double predict(const Scenario& s) const;
+    // The link's part of it: the bytes on the critical path ÷ the rate, and the delay.
+    static double link_ms(const Scenario& s);
     // The model's form with its terms, in words ("compute 14.2 ms + 3.1 ms per extra local node …").
     QString describe() const;
     QJsonObject to_json() const;

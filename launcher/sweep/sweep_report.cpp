@@ -58,18 +58,24 @@ QString machine_facts() {
                                 QDateTime::currentDateTimeUtc().toString(Qt::ISODate)));
 }
 
+// One node per machine at n workers on a switched network of `gbit`, with the group's traffic
+// extrapolated to n and its link's delay.
+Scenario what_if_scenario(const QList<PointResult>& g, int n, int gbit) {
+    const PointResult& last = g.back();
+    return {n, extrapolated_kib(g, n), last.strategy == "gradient-sharing", last.averaging_frequency, gbit * 1000.0,
+            last.link_delay_ms, false, true};
+}
+
 // The what-if curves of one group: its speedup n × T(1) ÷ T(n) on a cluster of machines with one
 // node each (compute as measured alone) at 10, 25 and 100 Gbit/s, dashed (the measured speedup is
 // on the speedup chart); and, for gradient sharing, DL4J's estimate n × C ÷ (C + E + D × n) from
 // the same phases. A colour per curve from the palette less yellow and black (DL4J's).
 void add_what_if(SvgChart& chart, const ScalingModel& model, const QList<PointResult>& g, const QString& name, int& color) {
     const bool gs = g.front().strategy == "gradient-sharing";
-    const double delay = g.back().link_delay_ms;
     for (const int gbit : kWhatIfGbit) {
         SvgSeries line{QString("%1, %2 Gbit/s").arg(name).arg(gbit), {}, palette(color++ % 6), true, true};
-        const double t1 = model.predict(1, 0, gs, gbit * 1000.0, delay, true);
-        for (int n = 1; n <= 64; n *= 2)
-            line.points << QPointF(n, n * t1 / model.predict(n, extrapolated_kib(g, n), gs, gbit * 1000.0, delay, true));
+        const double t1 = model.predict(what_if_scenario(g, 1, gbit));
+        for (int n = 1; n <= 64; n *= 2) line.points << QPointF(n, n * t1 / model.predict(what_if_scenario(g, n, gbit)));
         chart.series << line;
     }
     if (gs && model.phases) {
@@ -132,14 +138,15 @@ QList<SvgChart> sweep_charts(const SweepResults& results) {
             if (model) {
                 // Fitted over the measured counts, dashed on to 64 workers as measured (local
                 // nodes sharing this machine's cores, the same link).
-                const bool gs = g.front().strategy == "gradient-sharing";
-                const double rate = g.back().link_rate_mbit, delay = g.back().link_delay_ms;
                 SvgSeries line{order[i] + " (model)", {}, color, true, false};
-                for (int n = 1; n <= 64; n *= 2) {
+                const auto last = model_point(g.back());  // the group's configuration
+                for (int n = 1; last && n <= 64; n *= 2) {
                     double kib = extrapolated_kib(g, n);  // the measured traffic where there is some
                     for (const auto& p : g)
                         if (p.workers == n && p.bytes_per_iter) kib = *p.bytes_per_iter / n / 1024.0;
-                    line.points << QPointF(n, model->predict(n, kib, gs, rate, delay));
+                    Scenario at = last->scenario(kib);
+                    at.workers = n;
+                    line.points << QPointF(n, model->predict(at));
                 }
                 time.series << line;
                 QString short_name = order[i];  // the legend is long enough with three rates per group
@@ -175,11 +182,10 @@ QStringList what_if_words(const SweepModel& model, const QList<PointResult>& poi
         if (mine.isEmpty()) continue;
         std::sort(mine.begin(), mine.end(), [](const auto& a, const auto& b) { return a.workers < b.workers; });
         const bool gs = m.strategy == "gradient-sharing";
-        const double delay = mine.back().link_delay_ms, kib = extrapolated_kib(mine, workers);
         QStringList rates;
         for (const int gbit : kWhatIfGbit) {
-            const double t1 = m.predict(1, 0, gs, gbit * 1000.0, delay, true);
-            const double tn = m.predict(workers, kib, gs, gbit * 1000.0, delay, true);
+            const double t1 = m.predict(what_if_scenario(mine, 1, gbit));
+            const double tn = m.predict(what_if_scenario(mine, workers, gbit));
             rates << QString("%1 at %2 Gbit/s").arg(workers * t1 / tn, 0, 'f', 1).arg(gbit);
         }
         QString line = QString("%1 at %2 workers, one node per machine: speedup %3").arg(m.strategy).arg(workers).arg(rates.join(", "));

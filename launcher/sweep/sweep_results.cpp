@@ -217,6 +217,7 @@ QList<PointResult> SweepResults::points() const {
         pr.batch = p.spec.training.batch;
         pr.strategy = p.spec.training.strategy;
         pr.threads = p.spec.training.threads;
+        pr.averaging_frequency = p.spec.training.averaging_frequency;
         pr.link_rate_mbit = p.spec.cluster.link.rate_mbit;
         pr.link_delay_ms = p.spec.cluster.link.delay_ms;
         pr.local = p.spec.cluster.kind == launcher::ClusterSettings::Kind::Local;

@@ -61,6 +61,7 @@ struct PointResult {
     std::map<QString, double> phases;                     // means over the runs of each phase field
     std::optional<double> cpu_ms, cores_used;             // means over the runs (RunSummary)
     int threads = 0;           // training.threads (0: automatic)
+    int averaging_frequency = 5;  // training.averaging_frequency (parameter averaging's iterations per round)
     double link_rate_mbit = 0; // cluster.link.rate_mbit (0: the real network)
     double link_delay_ms = 0;  // cluster.link.delay_ms
     bool local = true;         // local nodes share this machine's cores

@@ -48,7 +48,8 @@ void TestSweepCli::initTestCase() {
     QVERIFY(QFileInfo::exists(mlp));
     const QString sweep = QString(R"({"format": "thresher-sweep", "version": 1, "name": "cli",
         "base": {"format": "thresher-run", "version": 1, "model": "%1", "data": "fashion-mnist",
-                 "training": {"epochs": 1, "batch": 32, "limit": 256, "threads": 1, "seed": 5}, "udp_port": %2},
+                 "training": {"epochs": 1, "batch": 32, "limit": 256, "threads": 1, "seed": 5, "averaging_frequency": 2},
+                 "udp_port": %2},
         "axes": [{"field": "strategy", "values": ["gradient-sharing", "parameter-averaging"]},
                  {"field": "nodes", "values": [1, 2]}]})").arg(mlp).arg(free_ports(2));
     QVERIFY(write_file(path("sweep.json"), sweep.toUtf8()));
@@ -73,7 +74,8 @@ void TestSweepCli::two_axis_sweep_then_resume() {
         QVERIFY(row.contains("accuracy"));
         const int workers = row.value("workers").toInt();
         QCOMPARE(workers, row.value("values").toArray()[1].toInt());
-        // One node sends nothing; two exchange updates or averages.
+        // One node sends nothing; two exchange updates or averages (every 2 of their 4
+        // iterations: the traffic counted is what nodes send between their first and last one).
         if (workers == 1) QCOMPARE(row.value("bytes_per_iter").toDouble(), 0.0);
         else QVERIFY(row.value("bytes_per_iter").toDouble() > 0);
         sps[row.value("point").toInt()] = row.value("samples_per_s").toDouble();
