@@ -66,6 +66,14 @@ Scenario what_if_scenario(const QList<PointResult>& g, int n, int gbit) {
             last.link_delay_ms, false, true};
 }
 
+// What a group's what-if curves depend on: its strategy (the model), its traffic extrapolated to
+// 64 workers, its link's delay and its averaging frequency; not its own link's rate, which the
+// what-if replaces.
+QString what_if_key(const QList<PointResult>& g) {
+    const PointResult& last = g.back();
+    return QString("%1|%2|%3|%4").arg(last.strategy).arg(extrapolated_kib(g, 64), 0, 'g', 4).arg(last.link_delay_ms).arg(last.averaging_frequency);
+}
+
 // The what-if curves of one group: its speedup n × T(1) ÷ T(n) on a cluster of machines with one
 // node each (compute as measured alone) at 10, 25 and 100 Gbit/s, dashed (the measured speedup is
 // on the speedup chart); and, for gradient sharing, DL4J's estimate n × C ÷ (C + E + D × n) from
@@ -110,6 +118,12 @@ QList<SvgChart> sweep_charts(const SweepResults& results) {
     const SweepModel sweep_model = fit_sweep_model(points);
     double max_workers = 1;
     int what_if_color = 0;
+    struct WhatIf {
+        const ScalingModel* model;
+        QList<PointResult> group;
+        QString name, key;
+    };
+    QList<WhatIf> what_ifs;
     for (int i = 0; i < order.size(); ++i) {
         const auto& g = groups[order[i]];
         const QString color = palette(i);
@@ -151,11 +165,21 @@ QList<SvgChart> sweep_charts(const SweepResults& results) {
                 time.series << line;
                 QString short_name = order[i];  // the legend is long enough with three rates per group
                 short_name.remove("strategy = ");
-                add_what_if(what_if, *model, g, short_name, what_if_color);
+                what_ifs.append({model, g, short_name, what_if_key(g)});
             }
         } else {
             time.series << t;
         }
+    }
+    // Groups whose what-if is the same (they differ only in what the what-if replaces: their own
+    // link) get one set of curves, named after the strategy.
+    for (int i = 0; i < what_ifs.size(); ++i) {
+        const WhatIf& w = what_ifs[i];
+        bool drawn = false, shared = false;
+        for (int j = 0; j < what_ifs.size(); ++j)
+            if (j != i && what_ifs[j].key == w.key) (j < i ? drawn : shared) = true;
+        if (drawn) continue;
+        add_what_if(what_if, *w.model, w.group, shared ? w.group.front().strategy : w.name, what_if_color);
     }
     if (l.by_workers) {
         SvgSeries ideal{"ideal (speedup = workers)", {}, "#888888", true, false};

@@ -64,6 +64,7 @@ private Q_SLOTS:
     void save_and_resume();
     void not_a_results_file();
     void report();
+    void what_if_once_over_a_link_axis();
     void run_summary_periods_cpu_and_phases();
 };
 
@@ -163,6 +164,24 @@ void TestSweepResults::not_a_results_file() {
     } catch (const thresher::launcher::SpecError& e) {
         QVERIFY2(QString::fromUtf8(e.what()).contains("results.json: not a sweep's results file"), e.what());
     }
+}
+
+// Groups that differ only in their own link's rate have the same what-if (it replaces the link):
+// one set of curves, named after the strategy, not one per group under a rate it does not use.
+void TestSweepResults::what_if_once_over_a_link_axis() {
+    const SweepSpec s = SweepSpec::from_json(R"({"format": "thresher-sweep", "version": 1, "name": "l", "repeats": 1,
+        "base": {"format": "thresher-run", "version": 1, "model": "mlp.json", "training": {"strategy": "gradient-sharing"}},
+        "axes": [{"field": "link_rate", "values": [100, 1000]}, {"field": "nodes", "values": [1, 2]}]})",
+                                             "l.json", qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/resources/models");
+    SweepResults res(s);
+    for (int p = 0; p < 4; ++p) res.add(row(s, p, 0, 1000.0));
+    QTemporaryDir dir;
+    QFile f(write_html_report(res, dir.path()));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString html = QString::fromUtf8(f.readAll());
+    for (const char* rate : {"10", "25", "100"})
+        QCOMPARE(html.count(QString("gradient-sharing, %1 Gbit/s: (64, ").arg(rate)), 1);
+    QCOMPARE(html.count(QRegularExpression("link_rate = [0-9]+, [0-9]+ Gbit/s")), 0);
 }
 
 void TestSweepResults::report() {
