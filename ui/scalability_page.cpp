@@ -251,6 +251,7 @@ void ScalabilityPage::show_results(const launcher::sweep::SweepResults& results)
     if (spread > 0)
         lines << QString("The points' repeats scatter by up to %1 % (standard deviation ÷ mean of the time per iteration)")
                      .arg(spread * 100, 0, 'f', 1);
+    if (const QString note = launcher::sweep::past_the_cores(points); !note.isEmpty()) lines << note;
     model_->setText(lines.join("\n"));
 }
 

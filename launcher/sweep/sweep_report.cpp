@@ -256,6 +256,7 @@ QString html_report(const SweepResults& results) {
                       fmt(p.accuracy, 4));
     }
     h += "</table>\n";
+    if (const QString note = past_the_cores(points); !note.isEmpty()) h += "<p id=\"past-the-cores\">" + html_escape(note) + "</p>\n";
 
     h += "<h2>Scaling model</h2>\n";
     if (model.models.isEmpty()) {
@@ -263,7 +264,9 @@ QString html_report(const SweepResults& results) {
     } else {
         h += "<p id=\"model-form\">Per strategy: time per iteration = compute C(n) + the strategy's own step work S(n) + "
              "what a lone worker spends outside these phases U + encode + decode × messages received (gradient sharing) + "
-             "KiB sent ÷ link rate + link delay + a cost per other worker + a cost per KiB sent. C (data wait, forward, "
+             "the bytes on the critical path ÷ link rate (gradient sharing: what a worker sends; averaging: its round "
+             "crosses the controller's link up and down, one after the other) + link delay (averaging: twice a round) + "
+             "a cost per other worker + a cost per KiB sent. C (data wait, forward, "
              "backward), S (updater, averaging's own round work, applying its own message), U, encode and decode are "
              "measured from the runs' phase times (at each measured count; between and beyond, a line for C, and S and "
              "encode in proportion to C: local nodes share the cores); the last two are fitted on what the phases leave unexplained. "

@@ -108,6 +108,7 @@ SweepRow SweepRow::from(const SweepPoint& point, int repeat, const RunSummary& s
     r.load = load_average();
     r.cpu_ms = s.cpu_ms_per_iteration();
     r.cores_used = s.cores_used();
+    r.cpu_threads = QThread::idealThreadCount();
     for (const char* f : kPhaseFields)
         if (auto v = s.mean_phase_ms(f)) r.phases[f] = *v;
     return r;
@@ -132,6 +133,7 @@ QJsonObject SweepRow::to_json() const {
     put(o, "load", load);
     put(o, "cpu_ms", cpu_ms);
     put(o, "cores_used", cores_used);
+    if (cpu_threads > 0) o.insert("cpu_threads", cpu_threads);
     if (!phases.empty()) o.insert("phases", phases_json(phases));
     return o;
 }
@@ -159,6 +161,7 @@ SweepRow SweepRow::from_json(const QJsonObject& o) {
     r.load = get(o, "load");
     r.cpu_ms = get(o, "cpu_ms");
     r.cores_used = get(o, "cores_used");
+    r.cpu_threads = std::max(0, o.value("cpu_threads").toInt());
     const QJsonObject ph = o.value("phases").toObject();
     for (auto it = ph.begin(); it != ph.end(); ++it)
         if (it.value().isDouble()) r.phases[it.key()] = it.value().toDouble();
@@ -179,8 +182,11 @@ void SweepResults::load(const QString& dir) {
             QString("%1: not a sweep's results file (%2); choose another results folder or remove it")
                 .arg(path, err.error != QJsonParseError::NoError ? err.errorString() : QString("no \"format\": \"thresher-sweep-results\""))
                 .toStdString());
+    // Rows written before each carried its machine's CPU threads: the file's machine.
+    const int file_threads = std::max(0, doc.object().value("machine").toObject().value("cpu_threads").toInt());
     for (const auto& v : doc.object().value("runs").toArray()) {
-        const SweepRow r = SweepRow::from_json(v.toObject());
+        SweepRow r = SweepRow::from_json(v.toObject());
+        if (r.cpu_threads == 0) r.cpu_threads = file_threads;
         // A row belongs to this sweep when its point still has the same run spec: a changed base
         // or axis makes it another experiment, run again.
         if (r.point < 0 || r.point >= sweep_.points.size() || r.repeat < 0 || r.repeat >= sweep_.repeats) continue;
@@ -238,6 +244,7 @@ QList<PointResult> SweepResults::points() const {
             if (r.period_ms) period << *r.period_ms;
             if (r.cpu_ms) cpu << *r.cpu_ms;
             if (r.cores_used) cores << *r.cores_used;
+            pr.cpu_threads = std::max(pr.cpu_threads, r.cpu_threads);
             for (const auto& [k, v] : r.phases) phases[k] << v;
         }
         if (pr.runs == 0) continue;
@@ -285,6 +292,36 @@ QList<PointResult> SweepResults::points() const {
                 }
     }
     return out;
+}
+
+QString past_the_cores(const QList<PointResult>& points) {
+    QStringList which;
+    int cpu = 0, least = 0, most = 0;
+    double busy_low = 0, busy_high = 0;
+    for (const auto& p : points) {
+        if (!p.local || p.cpu_threads <= 0) continue;
+        const int threads = p.workers * (p.threads > 0 ? p.threads : p.cpu_threads);
+        if (threads <= p.cpu_threads) continue;
+        which << QString::number(p.point + 1);
+        cpu = p.cpu_threads;
+        least = least == 0 ? threads : std::min(least, threads);
+        most = std::max(most, threads);
+        if (p.cores_used) {
+            busy_low = busy_low == 0 ? *p.cores_used : std::min(busy_low, *p.cores_used);
+            busy_high = std::max(busy_high, *p.cores_used);
+        }
+    }
+    if (which.isEmpty()) return {};
+    const QString count = least == most ? QString::number(least) : QString("%1–%2").arg(least).arg(most);
+    QString busy;
+    if (busy_high > 0)
+        busy = QString(" (the engines kept %1 of them busy)")
+                   .arg(busy_low == busy_high ? QString::number(busy_low, 'f', 1)
+                                              : QString("%1–%2").arg(busy_low, 0, 'f', 1).arg(busy_high, 0, 'f', 1));
+    return QString("Point%1 %2 ran %3 engine threads on %4 CPU threads%5: their time per iteration includes waiting for "
+                   "a core, which nodes on machines of their own would not do. The what-if chart leaves that out; the "
+                   "model predicts such points least well.")
+        .arg(which.size() > 1 ? "s" : "", which.join(", "), count).arg(cpu).arg(busy);
 }
 
 QString SweepResults::csv() const {

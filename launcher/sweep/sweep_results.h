@@ -36,6 +36,7 @@ struct SweepRow {
     std::map<QString, double> phases;  // mean ms per iteration of each phase field (RunSummary::mean_phase_ms)
     std::optional<double> cpu_ms, cores_used;  // CPU per worker-iteration, cores kept busy (RunSummary)
     std::optional<double> load;  // the machine's 1-minute load average when the run ended (Linux; else none)
+    int cpu_threads = 0;  // the launching machine's CPU threads (where local nodes run); 0: not recorded
     qint64 iterations = 0;
 
     static SweepRow from(const SweepPoint& point, int repeat, const RunSummary& summary, int exit_code,
@@ -65,10 +66,17 @@ struct PointResult {
     double link_rate_mbit = 0; // cluster.link.rate_mbit (0: the real network)
     double link_delay_ms = 0;  // cluster.link.delay_ms
     bool local = true;         // local nodes share this machine's cores
+    int cpu_threads = 0;       // the CPU threads of the machine its runs were launched on (0: not recorded)
     double speedup = 1, efficiency = 1;
     std::optional<double> estimate_speedup;  // DL4J's
     QString group;  // the non-worker axis values ("strategy = gradient-sharing"); empty: one group
 };
+
+// Local points that ran more engine threads than their machine has CPU threads (workers ×
+// training.threads, all of them per worker when threads is automatic), said in words for the
+// report and the Scalability tab; empty when there are none. Their time per iteration includes
+// waiting for a core, which a cluster of machines would not have.
+QString past_the_cores(const QList<PointResult>& points);
 
 // The machine's 1-minute load average (/proc/loadavg); nullopt where there is none.
 std::optional<double> load_average();

@@ -20,6 +20,17 @@
 
 using namespace thresher::launcher::sweep;
 
+namespace {
+// A point with only its throughput's time and traffic (results recorded without phase times).
+ModelPoint timed(int workers, double kib_per_worker, double iter_ms) {
+    ModelPoint p;
+    p.workers = workers;
+    p.kib_per_worker = kib_per_worker;
+    p.iter_ms = iter_ms;
+    return p;
+}
+}  // namespace
+
 class TestScalingModel : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -35,7 +46,7 @@ private Q_SLOTS:
 };
 
 void TestScalingModel::worked_example() {
-    const auto m = fit_scaling_model(QList<ModelPoint>{{1, 0, 20}, {2, 48, 32}});
+    const auto m = fit_scaling_model(QList<ModelPoint>{timed(1, 0, 20), timed(2, 48, 32)});
     QVERIFY(m.fitted);
     QCOMPARE(m.terms, (QStringList{"compute", "per_peer"}));
     QCOMPARE(m.compute_ms, 20.0);
@@ -87,7 +98,7 @@ void TestScalingModel::recovers_known_costs_and_passes_leave_one_out() {
 
 void TestScalingModel::no_negative_costs() {
     // More traffic, less time: nothing in these points shows a cost of traffic.
-    const auto m = fit_scaling_model(QList<ModelPoint>{{1, 0, 30}, {2, 10, 29}, {2, 100, 20}, {3, 200, 19}});
+    const auto m = fit_scaling_model(QList<ModelPoint>{timed(1, 0, 30), timed(2, 10, 29), timed(2, 100, 20), timed(3, 200, 19)});
     QVERIFY(m.fitted);
     QVERIFY(m.per_kib_ms >= 0);
     QVERIFY(m.per_peer_ms >= 0);

@@ -65,6 +65,7 @@ private Q_SLOTS:
     void not_a_results_file();
     void report();
     void what_if_once_over_a_link_axis();
+    void points_past_the_cores();
     void run_summary_periods_cpu_and_phases();
 };
 
@@ -182,6 +183,55 @@ void TestSweepResults::what_if_once_over_a_link_axis() {
     for (const char* rate : {"10", "25", "100"})
         QCOMPARE(html.count(QString("gradient-sharing, %1 Gbit/s: (64, ").arg(rate)), 1);
     QCOMPARE(html.count(QRegularExpression("link_rate = [0-9]+, [0-9]+ Gbit/s")), 0);
+}
+
+// Local nodes that need more threads than the machine has are said so (the report, the page).
+void TestSweepResults::points_past_the_cores() {
+    QList<PointResult> points;
+    for (int n = 1; n <= 3; ++n) {
+        PointResult p;
+        p.point = n - 1;
+        p.workers = n;
+        p.threads = 1;
+        p.cpu_threads = 2;
+        p.cores_used = 1.5 + 0.1 * n;
+        points << p;
+    }
+    QCOMPARE(past_the_cores(points), QString("Point 3 ran 3 engine threads on 2 CPU threads (the engines kept 1.8 of them "
+                                             "busy): their time per iteration includes waiting for a core, which nodes on "
+                                             "machines of their own would not do. The what-if chart leaves that out; the "
+                                             "model predicts such points least well."));
+    points[1].threads = 0;  // automatic: every CPU thread per worker, 2 × 2
+    QVERIFY(past_the_cores(points).startsWith("Points 2, 3 ran 3–4 engine threads on 2 CPU threads (the engines kept 1.7–1.8"));
+    for (auto& p : points) p.local = false;  // nodes on machines of their own
+    QVERIFY(past_the_cores(points).isEmpty());
+    for (auto& p : points) p.local = true, p.cpu_threads = 0;  // not recorded
+    QVERIFY(past_the_cores(points).isEmpty());
+
+    // A row records its machine's CPU threads; one written before that takes the file's.
+    const SweepSpec s = make_sweep();
+    SweepResults res(s);
+    SweepRow r = row(s, 3, 0, 900);
+    r.cpu_threads = 6;
+    res.add(r);
+    res.add(row(s, 1, 0, 950));
+    QTemporaryDir dir;
+    res.save(dir.path());
+    QFile f(dir.filePath("results.json"));
+    QVERIFY(f.open(QIODevice::ReadWrite));
+    QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
+    QJsonObject machine = doc.value("machine").toObject();
+    machine.insert("cpu_threads", 3);
+    doc.insert("machine", machine);
+    f.resize(0);
+    f.write(QJsonDocument(doc).toJson());
+    f.close();
+    SweepResults again(s);
+    again.load(dir.path());
+    std::map<int, int> threads;
+    for (const auto& p : again.points()) threads[p.point] = p.cpu_threads;
+    QCOMPARE(threads[3], 6);
+    QCOMPARE(threads[1], 3);
 }
 
 void TestSweepResults::report() {
