@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -157,7 +158,13 @@ ScalabilityPage::ScalabilityPage(QWidget* parent) : QWidget(parent) {
     model_->setWordWrap(true);
     model_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     chart_layout->addWidget(model_, 2, 0, 1, 2);
-    split->addWidget(chart_row);
+    // Scrolled rather than squeezed: on a small window the model's words and the charts' legends
+    // would otherwise be laid over each other.
+    auto* chart_scroll = new QScrollArea;
+    chart_scroll->setWidgetResizable(true);
+    chart_scroll->setFrameShape(QFrame::NoFrame);
+    chart_scroll->setWidget(chart_row);
+    split->addWidget(chart_scroll);
     split->setStretchFactor(1, 3);
     outer->addWidget(split, 1);
 

@@ -52,7 +52,8 @@ void TestScalabilityPage::sweep_runs_then_resumes() {
     const QString mlp = qEnvironmentVariable("THRESHER_SOURCE_DIR") + "/resources/models/mlp.json";
     QVERIFY(write_file(dir.filePath("sweep.json"), QString(R"({"format": "thresher-sweep", "version": 1, "name": "page",
         "base": {"format": "thresher-run", "version": 1, "model": "%1", "data": "fashion-mnist",
-                 "training": {"epochs": 1, "batch": 32, "limit": 256, "threads": 1, "seed": 3}, "udp_port": %2},
+                 "training": {"epochs": 1, "batch": 32, "limit": 256, "threads": 1, "seed": 3, "averaging_frequency": 2},
+                 "udp_port": %2},
         "axes": [{"field": "strategy", "values": ["gradient-sharing", "parameter-averaging"]},
                  {"field": "nodes", "values": [1, 2]}]})").arg(mlp).arg(free_ports(2)).toUtf8()));
     MainWindow w(options(dir));
