@@ -1,7 +1,7 @@
 // RunSummary (launcher/sweep/run_summary.h): the figures of one run from its events alone. Here:
-// the traffic per iteration, which must leave out what a run sends once (node 0 sending the model
-// to the other nodes before the first iteration, the drain after the last), and the period and
-// CPU per iteration on each node's own clock.
+// the traffic per iteration, which must leave out what a run sends once (before its first iteration
+// event or after its last: the drain, the end of the run), and the period and CPU per iteration
+// on each node's own clock.
 #include <QJsonObject>
 #include <QtTest>
 
@@ -31,8 +31,8 @@ QJsonObject iteration(int node, int worker, int iter, double t, double bytes_tx,
 void TestRunSummary::traffic_leaves_out_start_up_and_end() {
     RunSummary s;
     s.add(QJsonObject{{"event", "run_started"}, {"node", 0}, {"workers", 2}});
-    // Node 0 sent the 7 MB model to node 1 before its first iteration; then each node sends
-    // 50 000 bytes per iteration (node 1 60 000); node 0's drain and checks add 1 MB at the end.
+    // Node 0 sent 7 MB before its first iteration event; then each node sends 50 000 bytes per
+    // iteration (node 1 60 000); node 0 sends 1 MB after its last (the drain, the end of the run).
     for (int i = 1; i <= 101; ++i) {
         s.add(iteration(0, 0, i, 0.01 * i, 7'000'000 + 50'000.0 * i));
         s.add(iteration(1, 1, i, 5.0 + 0.01 * i, 60'000.0 * i));
