@@ -72,8 +72,26 @@ const char* to_string(SlurmCheck::Status status) {
     return "?";
 }
 
+std::optional<SlurmCheck> check_gpus_for_device(const RunSpec& spec) {
+    const int gpus = spec.cluster.slurm.gpus_per_node;
+    bool cuda = false;
+    for (const auto& d : spec.training.device.devices()) cuda = cuda || d.rfind("cuda", 0) == 0;
+    const QString device = QString::fromStdString(spec.training.device.text());
+    if (gpus > 0 && !cuda)
+        return SlurmCheck{"device", Status::Warning,
+                          QString("%1 GPU(s) per node asked, but the Training device is %2: the engines will not use "
+                                  "them (set the device to cuda, or ask for no GPUs)").arg(gpus).arg(device)};
+    if (gpus == 0 && cuda)
+        return SlurmCheck{"device", Status::Warning,
+                          QString("the Training device is %1, but no GPUs are asked per node: on a cluster that "
+                                  "schedules GPUs as gres, the job may see none (set GPUs per node)").arg(device)};
+    if (gpus > 0) return SlurmCheck{"device", Status::Ok, QString("%1 on %2 GPU(s) per node").arg(device).arg(gpus)};
+    return std::nullopt;
+}
+
 QList<SlurmCheck> check_slurm(const RunSpec& spec, const QString& engine, int timeout_s) {
     QList<SlurmCheck> out;
+    if (auto d = check_gpus_for_device(spec)) out << *d;
     const int ms = timeout_s * 1000;
     const SlurmSettings& s = spec.cluster.slurm;
 
