@@ -61,7 +61,9 @@ for f in files:
     rate += (its[-1]["samples"] - its[0]["samples"]) / span
     per_iter = max(per_iter, span * 1000 / (len(its) - 1))
     iter_ms = max(iter_ms, sum(e["iter_ms"] for e in its) / len(its))
-    tx = max(tx, ev[-1].get("bytes_tx", 0) / len(its))
+    # Between the first and last iteration event: what a run sends once after its last
+    # iteration (7.2 MB per MLP node) is not per iteration (launcher/sweep/run_summary.h).
+    tx = max(tx, (its[-1].get("bytes_tx", 0) - its[0].get("bytes_tx", 0)) / max(len(its) - 1, 1))
 print(f"{label} {rate:.1f} {per_iter:.3f} {iter_ms:.3f} {tx:.0f}")
 n = sum(1 for f in files for l in open(f) if '"event":"iteration"' in l)
 with open(os.environ["PHASES"], "a") as out:

@@ -5,7 +5,8 @@
 #   dense       4·N bytes: what one dense float32 update per worker per iteration would send
 #   message     the mean encoded message (iteration events' message_bytes)
 #   wire        the node's datagram bytes sent per iteration (headers, MACs, acks and
-#               retransmissions included; run_finished's bytes_tx / iterations)
+#               retransmissions included; between the first and the last iteration event, so
+#               what a run sends once after its last iteration is left out)
 # and the reduction dense / wire. Environment: LIMIT (12800), EPOCHS (1), THRESHER_BIN.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cluster_env.sh" traffic
@@ -26,12 +27,11 @@ import json, sys
 events = [json.loads(l) for l in open(sys.argv[1])]
 start = next(e for e in events if e["event"] == "run_started")
 its = [e for e in events if e["event"] == "iteration"]
-fin = events[-1]
 n = start["params"]
 dense = 4 * n
 msg = sum(e["message_bytes"] for e in its) / len(its)
 density = sum(e["density"] for e in its) / len(its)
-wire = fin["bytes_tx"] / len(its)
+wire = (its[-1]["bytes_tx"] - its[0]["bytes_tx"]) / max(len(its) - 1, 1)
 print(f"{sys.argv[2]:<6} {n:>12} {density:>10.5f} {dense:>14.0f} {msg:>14.0f} {wire:>12.0f} {dense / wire:>8.0f}x")
 PY
 done
