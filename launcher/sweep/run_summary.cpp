@@ -49,9 +49,9 @@ void RunSummary::add_iteration(const QJsonObject& e) {
         auto [it, fresh] = samples_.try_emplace(worker, n, n);
         it->second.second = n;
     }
-    if (e.contains("iter")) iterations_ = std::max(iterations_, e.value("iter").toInteger());  // counts from 1
     if (e.contains("iter")) {
         const qint64 it = e.value("iter").toInteger();
+        iterations_ = std::max(iterations_, it);  // counts from 1
         auto [span, fresh] = spans_.try_emplace(worker, Span{t, t, it, it});
         if (!fresh) {
             span->second.last_t = t;
@@ -66,14 +66,14 @@ void RunSummary::add_iteration(const QJsonObject& e) {
         c->second.last_ms = ms;
         ++c->second.events;
     }
-    for (const char* f : {"etl_ms", "receive_ms", "wait_ms", "compute_ms", "step_ms", "updater_ms", "encode_ms", "apply_ms",
-                          "send_ms", "average_ms", "average_local_ms", "comm_wait_ms", "iter_ms"})
+    for (const char* f : kPhaseFields)
         if (e.contains(f)) phases_[f] += e.value(f).toDouble();
     if (e.contains("bytes_tx")) {
         Tx& tx = node_tx_[e.value("node").toInt()];
         const double bytes = e.value("bytes_tx").toDouble();
         const qint64 iter = e.value("iter").toInteger();
-        if (tx.events++ == 0) {
+        if (!tx.seen) {
+            tx.seen = true;
             tx.first = bytes;
             tx.first_iter = iter;
         }
@@ -159,7 +159,7 @@ std::optional<double> RunSummary::bytes_per_iteration() const {
     if (iterations_ == 0) return std::nullopt;
     double per_iter = 0;
     for (const auto& [node, tx] : node_tx_)
-        per_iter += tx.events >= 2 && tx.last_iter > tx.first_iter
+        per_iter += tx.last_iter > tx.first_iter
                         ? (tx.last - tx.first) / static_cast<double>(tx.last_iter - tx.first_iter)
                         : tx.total / static_cast<double>(iterations_);
     return per_iter;

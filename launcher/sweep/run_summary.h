@@ -21,6 +21,11 @@
 
 namespace thresher::launcher::sweep {
 
+// The iteration events' phase fields (engine/events/README.md) RunSummary averages.
+inline constexpr const char* kPhaseFields[] = {"etl_ms",  "receive_ms", "wait_ms",    "compute_ms",       "step_ms",
+                                               "updater_ms", "encode_ms", "apply_ms", "send_ms",          "average_ms",
+                                               "average_local_ms", "comm_wait_ms", "iter_ms"};
+
 class RunSummary {
 public:
     void add(const QJsonObject& event);
@@ -88,7 +93,7 @@ private:
     struct Tx {
         double first = 0, last = 0;     // bytes_tx at the node's first and last iteration event
         qint64 first_iter = 0, last_iter = 0;
-        qint64 events = 0;              // iteration events that carried bytes_tx
+        bool seen = false;              // an iteration event carried bytes_tx
         double total = 0;               // the largest bytes_tx, run_finished's included
     };
     std::map<int, Tx> node_tx_;  // per node

@@ -67,6 +67,13 @@ QJsonObject by_workers_json(const std::map<int, double>& by) {
     return o;
 }
 
+// What a lone worker's iteration costs beyond its measured phases (U): T − C − S − E; nullopt
+// for a point of several workers or without a compute phase.
+std::optional<double> unphased_of(const ModelPoint& p) {
+    if (p.workers != 1 || !p.compute_ms) return std::nullopt;
+    return p.iter_ms - *p.compute_ms - p.own_ms.value_or(0) - (p.gradient_sharing ? p.encode_ms.value_or(0) : 0);
+}
+
 double mean(const QList<double>& v) {
     double s = 0;
     for (double x : v) s += x;
@@ -218,7 +225,7 @@ QString ScalingModel::describe() const {
         if (encode_ms > 0 || decode_ms > 0)
             parts << "encode " + ms(encode_ms) + (encode_ratio > 0 ? " at 1 worker (" + QString::number(encode_ratio, 'f', 2) + " × compute where not measured)" : QString()) +
                          " + decode " + ms(decode_ms) + " × messages received (gradient sharing, measured)";
-        parts << "KiB sent ÷ link rate + link delay";
+        parts << "the KiB on the critical path ÷ link rate + link delay (averaging: its round crosses the link up and down)";
     } else {
         parts << "compute " + ms(compute_ms) + " (fitted)";
     }
@@ -233,8 +240,10 @@ QJsonObject ScalingModel::to_json() const {
     if (!fitted) return o;
     if (!strategy.isEmpty()) o.insert("strategy", strategy);
     o.insert("formula", "iter_ms = C(n) + S(n) + unphased_ms + [gradient sharing] (E(n) + decode_ms * message_share * (n - 1)) + "
-                        "KiB * 8.192 / "
-                        "link_rate_mbit + link_delay_ms + per_peer_ms * (n - 1) + per_kib_ms * KiB; "
+                        "link_ms + per_peer_ms * (n - 1) + per_kib_ms * KiB; "
+                        "link_ms = critical KiB * 8.192 / link_rate_mbit + delay, critical KiB = KiB (gradient sharing), "
+                        "n * KiB (averaging, switched network), n^2 / (2 (n - 1)) * KiB (averaging, emulated link), "
+                        "delay = link_delay_ms (gradient sharing), 2 * link_delay_ms / averaging_frequency (averaging); "
                         "C(n) = compute_by_workers[n], else compute_ms + contention_ms * (n - 1); "
                         "S(n) = own_by_workers[n], else own_ratio * C(n); E(n) = encode_by_workers[n], else "
                         "encode_ratio * C(n) (encode_ms without a ratio)");
@@ -308,7 +317,7 @@ ScalingModel fit_scaling_model(const QList<ModelPoint>& pts, const std::map<int,
         // What one worker's iteration costs beyond its phases, measured on the 1-worker points.
         QList<double> rest;
         for (const auto& p : pts)
-            if (p.workers == 1) rest << p.iter_ms - calibrated.predict(p.scenario(0));
+            if (const auto u = unphased_of(p)) rest << *u;
         calibrated.unphased_ms = rest.isEmpty() ? other_unphased.value_or(0.0) : mean(rest);
     }
     // What the fitted terms must explain: the measured time less the measured part.
@@ -424,9 +433,9 @@ SweepModel fit_sweep_model(const QList<PointResult>& points) {
         // U on the other strategies' 1-worker points: T(1) less their measured phases.
         QList<double> other_u;
         for (const auto& p : points)
-            if (p.strategy != s && p.workers == 1)
-                if (auto m = model_point(p); m && m->compute_ms)
-                    other_u << m->iter_ms - *m->compute_ms - m->own_ms.value_or(0) - (m->gradient_sharing ? m->encode_ms.value_or(0) : 0);
+            if (p.strategy != s)
+                if (const auto m = model_point(p))
+                    if (const auto u = unphased_of(*m)) other_u << *u;
         const std::optional<double> other_unphased = other_u.isEmpty() ? std::nullopt : std::optional<double>(mean(other_u));
         ScalingModel m = fit_scaling_model(mine, other_compute, other_unphased);
         if (!m.fitted) continue;

@@ -1,11 +1,8 @@
 #include "sweep_report.h"
 
-#include <QDateTime>
 #include <QDir>
 #include <QJsonDocument>
 #include <QSaveFile>
-#include <QSysInfo>
-#include <QThread>
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -53,9 +50,10 @@ constexpr int kWhatIfGbit[] = {10, 25, 100};
 QString fmt(const std::optional<double>& v, int decimals = 2) { return v ? QString::number(*v, 'f', decimals) : QString("—"); }
 
 QString machine_facts() {
+    const QJsonObject m = machine_facts_json();
     return html_escape(QString("%1, %2, %3 CPU threads; report written %4")
-                           .arg(QSysInfo::machineHostName(), QSysInfo::prettyProductName(), QString::number(QThread::idealThreadCount()),
-                                QDateTime::currentDateTimeUtc().toString(Qt::ISODate)));
+                           .arg(m.value("host").toString(), m.value("system").toString(),
+                                QString::number(m.value("cpu_threads").toInt()), m.value("written").toString()));
 }
 
 // One node per machine at n workers on a switched network of `gbit`, with the group's traffic

@@ -55,11 +55,7 @@ QString csv_cell(QString s) {
 }
 QString number(const std::optional<double>& v) { return v ? QString::number(*v, 'g', 8) : QString(); }
 
-// The phase fields a row keeps (engine/events/README.md), as means per iteration.
-constexpr const char* kPhaseFields[] = {"etl_ms", "receive_ms", "wait_ms", "compute_ms", "step_ms", "updater_ms",
-                                        "encode_ms", "apply_ms", "send_ms", "average_ms", "average_local_ms", "comm_wait_ms",
-                                        "iter_ms"};
-
+// A row's phase means (ms per iteration, kPhaseFields) as JSON.
 QJsonObject phases_json(const std::map<QString, double>& phases) {
     QJsonObject o;
     for (const auto& [k, v] : phases) o.insert(k, v);

@@ -118,7 +118,7 @@ void NodeLink::receive_loop() {
         // Members only: a process that is joining may not have answered yet, and the transport's
         // verdict can still be about what was sent before it started (a late node was declared gone
         // the moment it appeared); the drain looks at joining ones.
-        for (int node = 0; node < cluster_.nodes; ++node)
+        for (int node : transport_->unreachable_peers())
             if (node != cluster_.node_rank && waited_for(node)) peer_lost(node);
     }
 }
