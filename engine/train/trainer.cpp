@@ -284,6 +284,7 @@ void worker_main(Run& run, int local) {
     // average, the final reconcile -- which reads every local replica, also those of the workers
     // that left before it. So no replica goes before every local worker is done with the master.
     run.left.arrive_and_wait();
+    run.master->release(local);  // before the replica and its backend go (a residual on the GPU)
 }
 
 }  // namespace
@@ -407,6 +408,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     }
     nlohmann::json finished{{"iters", iters}, {"wall_s", wall}};
     finished.update(master->traffic());  // the node's totals, after the final drain
+    finished.update(master->finish_fields());
     return {"ok", finished};
 }
 

@@ -64,12 +64,19 @@ public:
     virtual void finish(int local) = 0;
     // A local worker failed: release whatever the others might wait on for it.
     virtual void abort(int local) {}
+    // The worker's replica and backend are about to be destroyed (every local worker has finished
+    // or aborted): drop what the master keeps of them, such as a residual in the GPU's memory,
+    // which must go before the backend that allocated it.
+    virtual void release(int local) {}
     // Cumulative traffic of this node (bytes_tx/bytes_rx, dropped, retransmitted) for events.
     nlohmann::json traffic() const {
         return traffic_source_ ? traffic_source_() : nlohmann::json{{"bytes_tx", 0}, {"bytes_rx", 0}};
     }
     // Where traffic() reads from: the node's link to other nodes, when there is one.
     void set_traffic_source(std::function<nlohmann::json()> source) { traffic_source_ = std::move(source); }
+    // Fields the run_finished event adds once training is over (the final reconcile's report).
+    nlohmann::json finish_fields() const { return finish_source_ ? finish_source_() : nlohmann::json::object(); }
+    void set_finish_source(std::function<nlohmann::json()> source) { finish_source_ = std::move(source); }
     // Fields the run_started event adds about how this master runs (e.g. the cluster topology).
     void set_run_fields(nlohmann::json fields) { run_fields_ = std::move(fields); }
     const nlohmann::json& run_fields() const { return run_fields_; }
@@ -109,6 +116,7 @@ protected:
 private:
     std::function<void(const std::string&)> warning_sink_;
     std::function<nlohmann::json()> traffic_source_;
+    std::function<nlohmann::json()> finish_source_;
     nlohmann::json run_fields_ = nlohmann::json::object();
     EvaluationMerger merger_;
     Membership membership_;

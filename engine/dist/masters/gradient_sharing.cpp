@@ -37,6 +37,7 @@ struct GradientSharing::Worker {
     double last_density = -1.0;
     long messages = 0;
     std::vector<double> sum_updates, sum_sent;
+    std::vector<float> released_residual;  // the residual as release() found it (accounting)
     // Guarded by `mutex`: what arrived, and the gate that says whether it is enough.
     mutable std::mutex mutex;
     std::condition_variable arrived;
@@ -529,7 +530,24 @@ void GradientSharing::abort(int) {
 
 GradientSharing::Accounting GradientSharing::accounting(int local) const {
     const Worker& w = *workers_.at(static_cast<std::size_t>(local));
-    return {w.sum_updates, w.sum_sent, w.codec ? w.codec->residual() : std::vector<float>(n_, 0.f), w.messages};
+    std::vector<float> residual = w.codec ? w.codec->residual() : w.released_residual;
+    if (residual.empty()) residual.assign(n_, 0.f);
+    return {w.sum_updates, w.sum_sent, std::move(residual), w.messages};
+}
+
+void GradientSharing::release(int local) {
+    Worker& w = *workers_.at(static_cast<std::size_t>(local));
+    if (w.communicator.joinable()) {
+        {
+            std::lock_guard lock(w.comm_mutex);
+            w.comm_stop = true;
+        }
+        w.comm_changed.notify_all();
+        w.communicator.join();
+    }
+    if (w.codec && options_.track_sums) w.released_residual = w.codec->residual();
+    w.codec.reset();
+    w.net = nullptr;
 }
 
 }  // namespace thresher::dist

@@ -120,6 +120,10 @@ public:
         long messages = 0;
     };
     Accounting accounting(int local) const;
+    // Drops the worker's residual and encoder (made by its backend, possibly in the GPU's memory)
+    // and its replica; accounting() then reports the residual as it was. Once per worker, after
+    // finish() or abort(), before its backend is destroyed.
+    void release(int local) override;
 
 private:
     struct Worker;

@@ -226,6 +226,14 @@ void NodeLink::handle_control(const Message& m) {
     } else if (kind == kResultAsk) {
         std::uint64_t round = 0;
         if (get(in, round)) rounds_.asked(m.sender, round);
+    } else if (kind == kGone && fatal_.empty() && m.sender == 0 && cluster_.node_rank != 0 &&
+               (m.incarnation == 0 || p.incarnation == m.incarnation)) {
+        // The controller went on without us: what we train no longer reaches the run, and the
+        // final reconcile would not take us. Another node's verdict is its own view of a cut.
+        fatal_ = std::string(reinterpret_cast<const char*>(in.data()), std::min(in.size(), kMaxReason));
+        if (fatal_.empty()) fatal_ = "node " + std::to_string(m.sender) + " declared this node gone";
+        warn(fatal_);
+        changed_.notify_all();
     } else if (kind == kStop && cluster_.node_rank == 0 && fatal_.empty()) {
         fatal_ = std::string(reinterpret_cast<const char*>(in.data()), std::min(in.size(), kMaxReason));
         if (fatal_.empty()) fatal_ = "node " + std::to_string(m.sender) + " told this controller to stop";

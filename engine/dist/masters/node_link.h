@@ -43,6 +43,13 @@
 // of their origin have stood beside the hole for LinkDeadlines::hole (10 s), so the ids past it are
 // not kept for the rest of the run; in the drain, after kDrainStall without news from the origin.
 //
+// Liveness from progress: a peer is declared gone when the transport has given up on it (our
+// datagrams to it unacknowledged for its give-up time) AND nothing of it has moved for
+// LinkDeadlines::silence on any channel: no datagram of it arrived, no TCP byte came from it and
+// none of our TCP writes to it went out. A bulk transfer that fills a slow link holds heartbeats
+// and acknowledgements back, but is itself progress. The controller tells a node it declared gone
+// (kGone); that node's run then fails with the reason, instead of training on alone.
+//
 // Rejoining, for a user: restart the node's engine with the same command line while the run
 // goes on (and node 0 is alive). The final reconcile (an averaging round among the members)
 // includes it, so every replica ends equal.
@@ -82,6 +89,11 @@ struct LinkDeadlines {
     // within seconds). Given up, so the ids past it are not kept for the rest of the run and the
     // drain does not wait for them (node_link_relay.cpp).
     std::chrono::milliseconds hole{10000};
+    // Liveness from progress: a peer the transport gave up on (its datagrams unacknowledged for
+    // its give-up time) is still alive while bytes of it arrived on any channel, or our bulk
+    // writes to it moved, within this long. A busy link delays heartbeats and acknowledgements,
+    // not the transfer that keeps it busy; a dead process moves nothing.
+    std::chrono::milliseconds silence{10000};
 };
 
 class NodeLink {
@@ -116,6 +128,10 @@ public:
     // One averaging round of the local replicas among all surviving nodes (see
     // GradientSharing::set_reconcile); warns instead when the controller itself is gone.
     void reconcile(const std::vector<nn::Network*>& replicas);
+    // After reconcile(): {"reconcile_gap": the largest |θ − average| over this node's replicas
+    // before the reconcile, "reconcile_gap_at": where (when not 0)}; empty before, or when the
+    // reconcile did not happen. For the run_finished event.
+    nlohmann::json reconcile_report() const;
 
     // Parameter averaging: this node's sums in, the cluster's sums out (via node 0).
     ParameterAveraging::Reducer reducer();
@@ -183,8 +199,12 @@ private:
     // `rounds`: the tree of averaging rounds (a star on node 0 unless topology_.tree_rounds),
     // among members only. Caller holds mutex_.
     Routes routes(bool rounds) const;
-    // True once the transport gave up on `node`; remembered (and warned about) once.
+    // True once the transport gave up on `node` and nothing of it has moved on any channel for
+    // deadlines_.silence; remembered (and warned about) once.
     bool peer_lost(int node);
+    // Whether bytes of `node` arrived (datagrams, bulk) or our bulk writes to it moved within
+    // deadlines_.silence.
+    bool heard_lately(int node) const;
     // While waiting on `node`, keep a heartbeat outstanding to it (one per second): the transport
     // notices a dead peer only through messages it cannot deliver.
     void poke(int node);
@@ -209,6 +229,7 @@ private:
     std::map<int, std::map<int, nlohmann::json>> evaluations_;    // epoch -> node -> its part
     int evaluated_ = -1;  // the last epoch this node sent its evaluation part for (told with "done")
     std::uint64_t round_ = 0;
+    nlohmann::json reconcile_report_ = nlohmann::json::object();
     // Joining.
     bool join_mid_run_ = true;
     std::chrono::milliseconds join_wait_{30000};

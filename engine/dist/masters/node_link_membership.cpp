@@ -21,16 +21,34 @@ void NodeLink::set_state(int node, PeerState state) {
     if (delivering_ && sharing_) sharing_->set_node_waited(node, state == PeerState::Member);
 }
 
+bool NodeLink::heard_lately(int node) const {
+    std::optional<std::chrono::steady_clock::time_point> last = transport_->last_heard(node);
+    if (bulk_)
+        if (const auto moved = bulk_->last_progress(node); moved && (!last || *moved > *last)) last = moved;
+    return last && std::chrono::steady_clock::now() - *last < deadlines_.silence;
+}
+
 bool NodeLink::peer_lost(int node) {
     Peer& p = peers_[static_cast<std::size_t>(node)];
     if (p.state == PeerState::Gone) return true;
     for (int q : transport_->unreachable_peers())
         if (q == node) {
+            if (heard_lately(node)) return false;  // its datagrams wait behind a busy link
             const bool joining = p.state == PeerState::Joining;
             set_state(node, PeerState::Gone);
-            warn("node " + std::to_string(node) + " stopped answering" + (joining ? " before it joined" : "") +
-                 "; the run goes on without it" +
+            const std::string silent = std::to_string(deadlines_.silence.count() / 1000.0).substr(0, 4) + " s";
+            warn("node " + std::to_string(node) + " stopped answering (nothing of it arrived for " + silent + ")" +
+                 (joining ? " before it joined" : "") + "; the run goes on without it" +
                  (node != 0 ? " (started again with the same command line, it rejoins)" : ""));
+            // If it is alive after all (a cut in one direction), it must not train on alone or wait
+            // for us for ever: tell it, so that it ends with this as its error. Best effort.
+            const std::string reason = "node " + std::to_string(cluster_.node_rank) + " heard nothing of this node (node " +
+                                       std::to_string(node) + ") for " + silent +
+                                       ", declared it gone and went on without it; this node's run ends here";
+            std::vector<std::uint8_t> gone;
+            put(gone, kGone);
+            gone.insert(gone.end(), reason.begin(), reason.end());
+            transport_->send(node, MessageType::Control, gone);
             changed_.notify_all();
             return true;
         }

@@ -3,6 +3,8 @@
 #include "dist/masters/node_link.h"
 
 #include <algorithm>
+#include <cmath>
+#include <thread>
 
 #include "core/error.h"
 #include "dist/masters/node_link_control.h"
@@ -14,6 +16,18 @@ using payload_io::get;
 using payload_io::put;
 
 namespace {
+
+// "layer 3 (dense \"fc1\"), parameter 12 of 4010": where parameter `index` of the flat buffer lies.
+std::string describe_param(const nn::ModelConfig& config, std::size_t index) {
+    for (std::size_t l = 0; l < config.layers.size(); ++l) {
+        const auto& layer = config.layers[l];
+        if (index < layer.param_offset || index >= layer.param_offset + layer.param_count) continue;
+        std::string what = "layer " + std::to_string(l);
+        if (!layer.name.empty()) what += " (\"" + layer.name + "\")";
+        return what + ", parameter " + std::to_string(index - layer.param_offset) + " of " + std::to_string(layer.param_count);
+    }
+    return "parameter " + std::to_string(index);
+}
 
 // Average / AverageResult: round u64, workers u32, params u64, state u64, then float sums.
 std::vector<std::uint8_t> pack_sums(std::uint64_t round, int workers, const std::vector<double>& params,
@@ -68,12 +82,39 @@ void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
     try {
         reduce(sums, no_state, workers);
     } catch (const Error& e) {
+        {
+            std::lock_guard lock(mutex_);
+            if (!fatal_.empty()) throw;  // the run went on without this node: that is its error
+        }
         warn(std::string("final reconciliation failed, replicas may differ: ") + e.what());
         return;
     }
     std::vector<float> mean(p);
     for (std::size_t i = 0; i < p; ++i) mean[i] = static_cast<float>(sums[i] / workers);
+    // How far this node's replicas were from the average before it replaces them: after a
+    // complete drain, gradient sharing's replicas are already equal, and the reconcile changes
+    // nothing. A gap says messages were lost (a dead relay, a dropped node) or the drain is broken,
+    // which the replicas' equality after the reconcile would hide.
+    double gap = 0.0;
+    std::size_t where = 0;
+    for (auto* net : replicas) {
+        const auto params = net->get_params();
+        for (std::size_t i = 0; i < p; ++i)
+            if (const double d = std::abs(static_cast<double>(params[i]) - mean[i]); d > gap) {
+                gap = d;
+                where = i;
+            }
+    }
     for (auto* net : replicas) net->set_params(mean);
+    nlohmann::json report{{"reconcile_gap", gap}};
+    if (gap > 0) report["reconcile_gap_at"] = describe_param(replicas.front()->config(), where);
+    std::lock_guard lock(mutex_);
+    reconcile_report_ = std::move(report);
+}
+
+nlohmann::json NodeLink::reconcile_report() const {
+    std::lock_guard lock(mutex_);
+    return reconcile_report_;
 }
 
 ParameterAveraging::Reducer NodeLink::reducer() {
@@ -90,6 +131,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     const int me = cluster_.node_rank;
     std::unique_lock lock(mutex_);
     auto controller_gone = [&] {
+        if (!fatal_.empty()) throw Error(fatal_);
         if (me != 0 && peer_lost(0))
             throw Error("the controller (node 0) is gone, so averaging round " + std::to_string(round) + " cannot happen");
     };
@@ -131,11 +173,15 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     if (me == 0) add_sums(result, round, params, state, workers, true);
     lock.lock();
     if (me != 0) {
-        // Our sums go to our parent, which acknowledges them; without an acknowledgement within
-        // ack_wait they are sent again (the frame may have died with its connection), and with
-        // one but no result within result_ask, the parent is asked for it again.
+        // Our sums go to our parent, which acknowledges them. Over TCP a frame written on a
+        // connection that stays open arrives, however long the link takes: they are sent again
+        // when that connection closed without an acknowledgement (the frame may have died with
+        // it), or, over datagrams alone, when none came within ack_wait of the send. With an
+        // acknowledgement but no result, the parent is asked again once nothing of it has arrived
+        // for result_ask (a result on its way over a slow link is not asked for twice).
         int parent = -1;
         auto sent_at = std::chrono::steady_clock::now(), asked_at = sent_at;
+        std::uint64_t losses_at_send = 0;
         bool resend = true;
         for (;;) {
             controller_gone();
@@ -148,26 +194,40 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
                 resend = true;
             }
             const bool acked = rounds_.acknowledged_by(round) == parent;
-            if (!acked && now - sent_at > limits.ack_wait) {
-                warn("averaging round " + std::to_string(round) + ": node " + std::to_string(parent) +
-                     " did not acknowledge this node's sums within " + seconds(limits.ack_wait) + "; sending them again");
-                resend = true;
+            if (!acked && !resend) {
+                const bool lost = bulk_ ? bulk_->connections_lost(parent) != losses_at_send : now - sent_at > limits.ack_wait;
+                if (lost) {
+                    warn("averaging round " + std::to_string(round) + ": node " + std::to_string(parent) +
+                         (bulk_ ? " closed the connection before it acknowledged this node's sums"
+                                : " did not acknowledge this node's sums within " + seconds(limits.ack_wait)) +
+                         "; sending them again");
+                    resend = true;
+                }
             }
             if (resend) {
                 resend = false;
-                sent_at = asked_at = now;
+                if (bulk_) losses_at_send = bulk_->connections_lost(parent);
                 lock.unlock();
                 try {
                     send_large(parent, MessageType::Average, result);
                 } catch (const Error& e) {
                     warn("averaging round " + std::to_string(round) + ": " + e.what() + "; trying again");
+                    // Not sent: try again after a pause (the parent may be restarting), unless it is gone.
+                    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                    resend = true;
                 }
                 lock.lock();
+                sent_at = asked_at = std::chrono::steady_clock::now();  // the deadlines count from the end of the write
                 continue;
             }
-            if (acked && now - asked_at > limits.result_ask) {
-                asked_at = now;
-                send_control(parent, node_link_control::kResultAsk, round);
+            if (acked) {
+                auto quiet_since = asked_at;
+                if (bulk_)
+                    if (const auto moved = bulk_->last_progress(parent); moved && *moved > quiet_since) quiet_since = *moved;
+                if (now - quiet_since > limits.result_ask) {
+                    asked_at = now;
+                    send_control(parent, node_link_control::kResultAsk, round);
+                }
             }
             if (now - begun > limits.round)
                 throw Error("averaging round " + std::to_string(round) + ": no result from node " + std::to_string(parent) +

@@ -70,12 +70,56 @@ struct PendingWrite {
     std::span<const std::uint8_t> payload;
     std::array<std::uint8_t, kMac> tag{};
     std::promise<boost::system::error_code> done;
+    // Asio thread only.
+    std::size_t handed = 0;   // bytes handed to the emulated link so far
+    std::size_t written = 0;  // bytes of the frame written to the socket
+    bool finished = false;    // `done` is set
+
+    std::size_t total() const { return head.size() + payload.size() + tag.size(); }
+    // The buffers of bytes [offset, offset + length) of the frame (header, payload, tag).
+    std::vector<asio::const_buffer> slice(std::size_t offset, std::size_t length) const {
+        const std::array<asio::const_buffer, 3> parts{asio::buffer(head), asio::buffer(payload.data(), payload.size()),
+                                                      asio::buffer(tag)};
+        std::vector<asio::const_buffer> out;
+        for (const auto& part : parts) {
+            if (length == 0) break;
+            if (offset >= part.size()) {
+                offset -= part.size();
+                continue;
+            }
+            const std::size_t n = std::min(part.size() - offset, length);
+            out.push_back(asio::buffer(static_cast<const std::uint8_t*>(part.data()) + offset, n));
+            length -= n;
+            offset = 0;
+        }
+        return out;
+    }
 };
 
+// A piece of a frame that has come through the emulated link, waiting to be written.
+struct Piece {
+    std::shared_ptr<PendingWrite> write;
+    std::size_t offset = 0, length = 0;
+};
+
+// How much of the emulated link's queue a transfer may fill (LinkShaper::backlog): about what
+// TCP keeps queued at a bottleneck. Datagrams wait at most this long behind a transfer.
+constexpr auto kPaceAhead = std::chrono::milliseconds(4);
+
+// Bytes per piece on an emulated link: about 1 ms of it, at least one TCP segment, at most
+// 256 KiB (an unlimited rate: the delay alone shapes it).
+std::size_t piece_bytes(const LinkSpec& link) {
+    constexpr std::size_t kMin = 1448, kMax = std::size_t{256} << 10;
+    if (link.rate_bits_per_s <= 0) return kMax;
+    const auto per_ms = static_cast<std::size_t>(link.rate_bits_per_s / 8.0 / 1000.0);
+    return std::clamp(per_ms, kMin, kMax);
+}
+
 struct Conn {
-    explicit Conn(asio::io_context& io) : socket(io), timer(io) {}
+    explicit Conn(asio::io_context& io) : socket(io), timer(io), pace(io) {}
     tcp::socket socket;
     asio::steady_timer timer;
+    asio::steady_timer pace;  // the next pieces of a frame for the emulated link
     bool outbound = false;
     bool open = false;  // through the handshake
     int peer = -1;
@@ -96,6 +140,12 @@ struct Conn {
     std::uint64_t tx_seq = 0;
     std::deque<std::shared_ptr<PendingWrite>> queue;
     bool writing = false;
+    // Asio thread only: pieces through the emulated link, in arrival order, and whether one is
+    // being written.
+    std::deque<Piece> arrived;
+    bool piece_writing = false;
+    // When a byte of this connection last went out (ns on the steady clock): send()'s deadline.
+    std::atomic<std::int64_t> progressed{0};
 };
 using ConnPtr = std::shared_ptr<Conn>;
 
@@ -137,10 +187,22 @@ struct BulkChannel::Impl {
     bool params_known = false;
     std::atomic<std::size_t> unidentified_count{0};
     std::atomic<std::uint64_t> tx{0}, rx{0}, rejected{0};
+    // By rank: when bytes last moved on an authenticated connection with it, either way (ns on
+    // the steady clock, 0: never), and how many of those connections have closed.
+    std::unique_ptr<std::atomic<std::int64_t>[]> progress;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> losses;
 
     Impl(int r, std::vector<UdpEndpoint> p, std::uint64_t id, Secret s, BulkOptions o)
         : rank(r), peers(std::move(p)), run_id(id), secret(std::move(s)), options(o),
-          live(peers.size()), known_inc(peers.size(), 0) {}
+          live(peers.size()), known_inc(peers.size(), 0),
+          progress(new std::atomic<std::int64_t>[peers.size()]()),
+          losses(new std::atomic<std::uint64_t>[peers.size()]()) {}
+
+    static std::int64_t now_ns() { return Clock::now().time_since_epoch().count(); }
+    // Bytes moved on `c`: a sign of life of its peer (BulkChannel::last_progress).
+    void moved(const Conn& c) {
+        if (c.open && c.peer >= 0) progress[static_cast<std::size_t>(c.peer)].store(now_ns(), std::memory_order_relaxed);
+    }
 
     std::string where(int node) const {
         const auto& e = peers[static_cast<std::size_t>(node)];
@@ -161,6 +223,7 @@ struct BulkChannel::Impl {
         if (!all.erase(c)) return;
         boost::system::error_code ignored;
         c->timer.cancel();
+        c->pace.cancel();
         c->socket.shutdown(tcp::socket::shutdown_both, ignored);
         c->socket.close(ignored);
         unidentified_list.remove(c);
@@ -177,8 +240,12 @@ struct BulkChannel::Impl {
                 c->queue.pop_back();
             }
         }
-        for (auto& w : unstarted) w->done.set_value(asio::error::operation_aborted);
+        for (auto& w : unstarted) finish(w, asio::error::operation_aborted);
+        // Pieces that came through the emulated link and were not written: their frame ends here
+        // (a piece still in the link ends it when it arrives, on_piece).
+        for (auto& p : std::exchange(c->arrived, {})) finish(p.write, asio::error::operation_aborted);
         if (c->peer >= 0 && c->open) {
+            ++losses[static_cast<std::size_t>(c->peer)];
             std::lock_guard lock(mutex);
             std::erase(live[static_cast<std::size_t>(c->peer)], c);
             changed.notify_all();
@@ -379,6 +446,7 @@ struct BulkChannel::Impl {
     void read_header(const ConnPtr& c) {
         asio::async_read(c->socket, asio::buffer(c->head), [this, c](boost::system::error_code ec, std::size_t) {
             if (ec) return close(c, false);
+            moved(*c);
             on_header(c);
         });
     }
@@ -410,6 +478,7 @@ struct BulkChannel::Impl {
             asio::async_read(c->socket, asio::buffer(c->tag), [this, c](boost::system::error_code ec, std::size_t) {
                 c->timer.cancel();
                 if (ec) return close(c, false);
+                moved(*c);
                 on_frame(c);
             });
             arm(c, options.stall_timeout);
@@ -419,9 +488,19 @@ struct BulkChannel::Impl {
         const std::size_t piece = std::min<std::size_t>(kReadPiece, c->length - have);
         c->body.resize(have + piece);
         arm(c, options.stall_timeout);
-        asio::async_read(c->socket, asio::buffer(c->body.data() + have, piece),
+        // Bytes arriving inside a piece are progress too (a 1 MiB piece takes 8 s at 1 Mbit/s).
+        auto arriving = [this, c, seen = std::size_t{0}](const boost::system::error_code& ec, std::size_t done) mutable -> std::size_t {
+            if (done > seen) {
+                seen = done;
+                moved(*c);
+                arm(c, options.stall_timeout);  // a stall is time without a byte, not a slow piece
+            }
+            return ec ? 0 : std::size_t{64} << 10;
+        };
+        asio::async_read(c->socket, asio::buffer(c->body.data() + have, piece), arriving,
                          [this, c](boost::system::error_code ec, std::size_t) {
                              if (ec) return close(c, false);
+                             moved(*c);
                              read_body(c);
                          });
     }
@@ -441,6 +520,42 @@ struct BulkChannel::Impl {
     }
 
     // --- writing -------------------------------------------------------------------------------
+    // Ends a frame's write once: the caller of send() is told, and the next frame may start.
+    void finish(const std::shared_ptr<PendingWrite>& w, boost::system::error_code ec) {
+        if (w->finished) return;
+        w->finished = true;
+        w->done.set_value(ec);
+    }
+
+    void wrote(const ConnPtr& c, const std::shared_ptr<PendingWrite>& w, boost::system::error_code ec) {
+        if (!ec) went_out(c);
+        {
+            std::lock_guard lock(c->tx_mutex);
+            c->writing = false;
+            if (!c->queue.empty() && c->queue.front() == w) c->queue.pop_front();
+        }
+        finish(w, ec);
+        if (ec) return close(c, false);
+        pump(c);
+    }
+
+    void went_out(const ConnPtr& c) {
+        c->progressed.store(now_ns(), std::memory_order_relaxed);
+        moved(*c);
+    }
+
+    // Asio's completion condition, called between the pieces of a long write (not after the
+    // last one: the handler marks that): every step forward is progress.
+    auto progress_of(const ConnPtr& c) {
+        return [this, c, seen = std::size_t{0}](const boost::system::error_code& ec, std::size_t done) mutable -> std::size_t {
+            if (done > seen) {
+                seen = done;
+                went_out(c);
+            }
+            return ec ? 0 : std::size_t{1} << 20;
+        };
+    }
+
     void pump(const ConnPtr& c) {
         std::shared_ptr<PendingWrite> w;
         {
@@ -449,22 +564,55 @@ struct BulkChannel::Impl {
             c->writing = true;
             w = c->queue.front();
         }
-        const std::array<asio::const_buffer, 3> frame{asio::buffer(w->head), asio::buffer(w->payload.data(), w->payload.size()),
-                                                      asio::buffer(w->tag)};
-        auto write = [this, c, w, frame] {
-            asio::async_write(c->socket, frame, [this, c, w](boost::system::error_code ec, std::size_t) {
-                {
-                    std::lock_guard lock(c->tx_mutex);
-                    c->writing = false;
-                    if (!c->queue.empty() && c->queue.front() == w) c->queue.pop_front();
-                }
-                w->done.set_value(ec);
-                if (ec) return close(c, false);
-                pump(c);
-            });
-        };
-        if (!link_line) return write();
-        link_line->submit(w->head.size() + w->payload.size() + w->tag.size(), false, std::move(write));
+        c->progressed.store(now_ns(), std::memory_order_relaxed);  // its deadline counts from here
+        if (link_line) return feed(c, w);
+        asio::async_write(c->socket, w->slice(0, w->total()), progress_of(c),
+                          [this, c, w](boost::system::error_code ec, std::size_t) { wrote(c, w, ec); });
+    }
+
+    // The emulated link: hands the frame's next pieces over while the link's queue is short, and
+    // comes back when it has drained to half of that.
+    void feed(const ConnPtr& c, const std::shared_ptr<PendingWrite>& w) {
+        LinkShaper& shaper = link_line->shaper();
+        const std::size_t piece = piece_bytes(shaper.spec());
+        auto backlog = shaper.backlog();
+        while (w->handed < w->total() && backlog < kPaceAhead) {
+            const std::size_t offset = w->handed, length = std::min(piece, w->total() - offset);
+            w->handed += length;
+            link_line->submit(length, false, [this, c, w, offset, length] { on_piece(c, {w, offset, length}); });
+            backlog = shaper.backlog();
+        }
+        if (w->handed == w->total()) return;
+        c->pace.expires_after(std::max<Clock::duration>(backlog - kPaceAhead / 2, std::chrono::microseconds(100)));
+        c->pace.async_wait([this, c, w](boost::system::error_code ec) {
+            if (ec) return finish(w, asio::error::operation_aborted);  // the connection closed
+            feed(c, w);
+        });
+    }
+
+    void on_piece(const ConnPtr& c, Piece piece) {
+        {
+            std::lock_guard lock(c->tx_mutex);
+            if (c->closed) return finish(piece.write, asio::error::operation_aborted);
+        }
+        c->arrived.push_back(std::move(piece));
+        write_arrived(c);
+    }
+
+    void write_arrived(const ConnPtr& c) {
+        if (c->piece_writing || c->arrived.empty()) return;
+        Piece p = c->arrived.front();
+        c->arrived.pop_front();
+        c->piece_writing = true;
+        asio::async_write(c->socket, p.write->slice(p.offset, p.length), progress_of(c),
+                          [this, c, p](boost::system::error_code ec, std::size_t) {
+                              c->piece_writing = false;
+                              if (ec) return wrote(c, p.write, ec);
+                              went_out(c);
+                              p.write->written += p.length;
+                              if (p.write->written == p.write->total()) wrote(c, p.write, {});
+                              write_arrived(c);
+                          });
     }
 
     ConnPtr sending_conn(int dest) {
@@ -592,8 +740,6 @@ void BulkChannel::send(int dest, MessageType type, std::span<const std::uint8_t>
     if (dest == d.rank || dest < 0 || dest >= static_cast<int>(d.peers.size()))
         throw Error("bulk channel: node " + std::to_string(d.rank) + " cannot send to node " + std::to_string(dest) +
                     " (the run has nodes 0.." + std::to_string(d.peers.size() - 1) + ")");
-    const auto write_deadline =
-        d.options.write_timeout + std::chrono::seconds(payload.size() / std::max<std::size_t>(d.options.write_min_rate, 1));
     // A connection either side opened will do (whoever needed one first made it). One that broke
     // -- the peer's process was restarted, a firewall dropped it -- is replaced by a new one, once.
     std::string why;
@@ -613,13 +759,20 @@ void BulkChannel::send(int dest, MessageType type, std::span<const std::uint8_t>
             hmac(c->tx_key, {std::span<const std::uint8_t>(p, kFrameHeader), payload}, w->tag.data());
             c->queue.push_back(w);
         }
+        const auto queued = Clock::now();
         asio::post(d.io, [&d, c] { d.pump(c); });
-        if (result.wait_for(write_deadline) != std::future_status::ready) {
+        // The deadline follows the work: the write fails only when no byte of this connection has
+        // gone out for write_timeout (a 7 MB frame takes 58 s at 1 Mbit/s and is fine; a peer
+        // that stopped reading fills the socket's buffers and then nothing moves).
+        while (result.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready) {
+            const auto moved = std::max(queued, Clock::time_point(Clock::duration(c->progressed.load(std::memory_order_relaxed))));
+            if (Clock::now() - moved < d.options.write_timeout) continue;
             asio::post(d.io, [&d, c] { d.close(c, false); });
             result.wait();  // closing ends the write at once; the payload must outlive it
             throw Error("bulk channel: writing " + std::to_string(payload.size()) + " bytes of " + type_name(type) +
-                        " to " + d.where(dest) + " did not finish within " +
-                        std::to_string(std::chrono::duration<double>(write_deadline).count()).substr(0, 5) + " s: the peer is not reading; its connection was closed");
+                        " to " + d.where(dest) + ": nothing went out for " +
+                        std::to_string(std::chrono::duration<double>(d.options.write_timeout).count()).substr(0, 5) +
+                        " s: the peer is not reading; its connection was closed");
         }
         const auto ec = result.get();
         if (!ec) {
@@ -637,6 +790,18 @@ std::optional<Message> BulkChannel::receive(std::chrono::milliseconds timeout) {
     Message m = std::move(impl_->inbox.front());
     impl_->inbox.pop_front();
     return m;
+}
+
+std::optional<std::chrono::steady_clock::time_point> BulkChannel::last_progress(int rank) const {
+    if (rank < 0 || rank >= static_cast<int>(impl_->peers.size())) return std::nullopt;
+    const std::int64_t ns = impl_->progress[static_cast<std::size_t>(rank)].load(std::memory_order_relaxed);
+    if (ns == 0) return std::nullopt;
+    return Clock::time_point(Clock::duration(ns));
+}
+
+std::uint64_t BulkChannel::connections_lost(int rank) const {
+    if (rank < 0 || rank >= static_cast<int>(impl_->peers.size())) return 0;
+    return impl_->losses[static_cast<std::size_t>(rank)].load();
 }
 
 std::uint64_t BulkChannel::bytes_tx() const { return impl_->tx; }

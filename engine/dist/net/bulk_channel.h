@@ -42,12 +42,12 @@ struct BulkOptions {
     std::chrono::milliseconds handshake_timeout{5000};   // connect + handshake, either side
     std::size_t max_unidentified = 16;                   // connections not through the handshake yet
     std::chrono::milliseconds stall_timeout{30000};      // inside a frame without a byte arriving
-    // One frame's write may take write_timeout plus one second per write_min_rate bytes; past
-    // that the peer is not reading: the connection is closed and send() throws naming it.
+    // A write during which no byte of its connection goes out for this long: the peer is not
+    // reading; the connection is closed and send() throws naming it. However large the frame, a
+    // write that keeps moving is never cut (its time follows the link).
     std::chrono::milliseconds write_timeout{30000};
-    std::size_t write_min_rate = 1 << 20;
-    // The node's emulated link (link_emulator.h), shared with its UDP transport: each frame is
-    // written when its last byte would arrive over it. Null: straight to the socket.
+    // The node's emulated link (link_emulator.h), shared with its UDP transport: frames go over
+    // it in pieces, each written when it would arrive. Null: straight to the socket.
     std::shared_ptr<LinkShaper> link;
 };
 
@@ -72,6 +72,13 @@ public:
               std::chrono::milliseconds connect_timeout = std::chrono::seconds(10));
     // Message::incarnation is the sender's process, as proven in its connection's handshake.
     std::optional<Message> receive(std::chrono::milliseconds timeout);
+
+    // When bytes last moved on an authenticated connection with `rank`, either way (nullopt:
+    // never): a sign of life while a large frame keeps the link busy and datagrams wait.
+    std::optional<std::chrono::steady_clock::time_point> last_progress(int rank) const;
+    // How many authenticated connections with `rank` have closed: a frame sent on one that then
+    // closed may be lost, and one sent on a connection that is still open is delivered by TCP.
+    std::uint64_t connections_lost(int rank) const;
 
     std::uint64_t bytes_tx() const;
     std::uint64_t bytes_rx() const;

@@ -130,6 +130,11 @@ std::optional<LinkShaper::Clock::time_point> LinkShaper::admit(std::size_t bytes
     return departs + spec_.delay;
 }
 
+LinkShaper::Clock::duration LinkShaper::backlog(Clock::time_point now) const {
+    std::lock_guard lock(mutex_);
+    return departs_ > now ? departs_ - now : Clock::duration::zero();
+}
+
 std::uint64_t LinkShaper::lost() const {
     std::lock_guard lock(mutex_);
     return lost_;

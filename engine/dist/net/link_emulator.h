@@ -8,9 +8,13 @@
 //             the link serialises packets back to back, never faster than R)
 //   arrives = departs + D                                         (the delay line)
 // and the packet is written to the real socket at `arrives`. Example: 1 Gbit, 2 ms; three
-// 1200-byte datagrams handed over together arrive 2.0096, 2.0192 and 2.0288 ms later. A 10 MB
-// TCP frame arrives 80 ms + 2 ms later: written whole at that instant, which is when its last
-// byte would have arrived; the receiver delivers frames whole, so it sees the same.
+// 1200-byte datagrams handed over together arrive 2.0096, 2.0192 and 2.0288 ms later. A TCP
+// frame travels in pieces of about 1 ms of the link (1448 bytes to 256 KiB), each written when
+// it would have arrived, so the receiver sees a large frame's bytes come in as they would over
+// the link (its liveness and stall deadlines depend on that); pieces are handed over only while
+// the link's backlog is short (backlog(), bulk_channel.cpp), so datagrams share the link with a
+// transfer instead of queueing behind all of it. A 10 MB frame at 1 Gbit, 2 ms: its last byte
+// arrives about 82 ms later.
 //
 // Loss (UDP datagrams only, seeded): each datagram is dropped with probability `loss`; TCP
 // retransmits below us, so its frames are never dropped. A datagram that would wait more than
@@ -61,6 +65,13 @@ public:
     // lossy (UDP) packet is lost instead (drawn, or its queue wait above max_queue). A lost
     // packet takes no room on the link. `now`: when it is handed over (tests pass their own).
     std::optional<Clock::time_point> admit(std::size_t bytes, bool lossy, Clock::time_point now = Clock::now());
+
+    // How long a packet handed over at `now` would wait for the link (0 when it is idle). The bulk
+    // channel hands its frames over in pieces only while this is short, as TCP's congestion
+    // window keeps a bottleneck's queue short: datagrams then wait behind a few pieces of a large
+    // transfer, not behind all of it (a 7 MB frame at 5 Mbit/s held every datagram back for 11 s,
+    // and the peers took each other for dead).
+    Clock::duration backlog(Clock::time_point now = Clock::now()) const;
 
     const LinkSpec& spec() const { return spec_; }
     std::uint64_t lost() const;        // UDP datagrams dropped by the emulated link, both reasons

@@ -82,6 +82,11 @@ public:
     // Peers whose messages have stayed unacknowledged past the give-up deadline (10 s unless
     // configured): most likely dead. A peer that acknowledges again leaves the list.
     virtual std::vector<int> unreachable_peers() const { return {}; }
+    // When an authentic datagram of `rank`'s current process last arrived (its acknowledgements and
+    // greetings included); nullopt when none has, or the transport does not tell. A peer listed
+    // unreachable whose datagrams still arrive is alive, only not hearing us (its path to us
+    // works, ours to it is congested or cut): the node link weighs both (liveness from progress).
+    virtual std::optional<std::chrono::steady_clock::time_point> last_heard(int /*rank*/) const { return std::nullopt; }
     // This process's incarnation, and the newest one heard from `rank` (0: none heard yet). A
     // transport without restarts (in memory) has none: both 0.
     virtual std::uint64_t incarnation() const { return 0; }

@@ -21,6 +21,7 @@
 #include "dist/net/udp_transport.h"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/post.hpp>
@@ -221,6 +222,9 @@ struct UdpTransport::Impl {
     TransportStats stats;
     std::vector<bool> unreachable;
     std::vector<std::uint64_t> incarnations;  // peer_inc as last published
+    // By rank: when an authentic datagram of its current process last arrived (acks and hellos
+    // included), ns on the steady clock; 0: never. Liveness from progress (Transport::last_heard).
+    std::unique_ptr<std::atomic<std::int64_t>[]> heard;
     std::string failure;  // why the network thread stopped, if it did
 
     std::thread thread;  // last: started when everything above is ready
@@ -240,7 +244,8 @@ UdpTransport::Impl::Impl(int r, std::vector<UdpEndpoint> peer_list, const std::s
       peer_inc(peer_list.size(), 0),
       greeting(peer_list.size()),
       unreachable(peer_list.size(), false),
-      incarnations(peer_list.size(), 0) {
+      incarnations(peer_list.size(), 0),
+      heard(new std::atomic<std::int64_t>[peer_list.size()]()) {
     if (world < 1 || rank < 0 || rank >= world)
         throw Error("udp transport: rank " + std::to_string(rank) + " is not among " + std::to_string(world) + " nodes");
     if (options.max_datagram > kMaxDatagramBytes || chunk_bytes < kAckEntryBytes * 4)
@@ -372,6 +377,7 @@ void UdpTransport::Impl::handle_datagram(std::size_t size) {
         }
         adopt(peer, h.sender_incarnation);
     }
+    heard[peer].store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
     if (h.type == kHelloType) {
         if (datagram->payload.size() != 1) return drop(DropReason::BadLength);
         if (datagram->payload[0] == 1) greet(peer, false);
@@ -744,6 +750,13 @@ std::vector<int> UdpTransport::unreachable_peers() const {
     for (int p = 0; p < impl_->world; ++p)
         if (impl_->unreachable[p]) peers.push_back(p);
     return peers;
+}
+
+std::optional<std::chrono::steady_clock::time_point> UdpTransport::last_heard(int rank) const {
+    if (rank < 0 || rank >= impl_->world || rank == impl_->rank) return std::nullopt;
+    const std::int64_t ns = impl_->heard[static_cast<std::size_t>(rank)].load(std::memory_order_relaxed);
+    if (ns == 0) return std::nullopt;
+    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(ns));
 }
 
 std::uint64_t UdpTransport::incarnation() const { return impl_->own_incarnation; }

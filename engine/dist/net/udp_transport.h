@@ -91,6 +91,7 @@ public:
     bool flush(std::chrono::milliseconds timeout) override;
     TransportStats stats() const override;
     std::vector<int> unreachable_peers() const override;
+    std::optional<std::chrono::steady_clock::time_point> last_heard(int rank) const override;
     std::uint64_t incarnation() const override;
     std::uint64_t peer_incarnation(int rank) const override;
 

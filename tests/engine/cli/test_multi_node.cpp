@@ -64,6 +64,14 @@ void TestMultiNode::gradient_sharing_replicas_equal() {
         const auto totals = r.of("run_finished").last();
         QVERIFY2(totals.value("bytes_tx").toDouble() > 0 && totals.value("bytes_rx").toDouble() > 0, "traffic counted");
         QCOMPARE(totals.value("dropped").toInt(), 0);
+        // The final reconcile makes the replicas equal whatever came before it: how far apart they
+        // were before is what shows the drain delivered every message (a broken drain leaves them
+        // 1e-3 apart here, and `compare` below would still pass).
+        QVERIFY2(totals.contains("reconcile_gap"), qPrintable(r.summary()));
+        QVERIFY2(totals.value("reconcile_gap").toDouble() <= 1e-5,
+                 qPrintable(QString("node %1: replicas %2 apart before the reconcile, at %3")
+                                .arg(node).arg(totals.value("reconcile_gap").toDouble())
+                                .arg(totals.value("reconcile_gap_at").toString())));
     }
     // Distributed evaluation: each node evaluates its shard, node 0 reports the merged result
     // over all 96 samples once per epoch; node 1 reports none.

@@ -64,6 +64,7 @@ Result train_workers(int workers, int steps, dist::GradientSharingOptions option
         }
         master.finish(w);
         r.params[w] = net.get_params();
+        master.release(w);  // before `net` and `be`: a GPU residual goes before its backend
     });
     for (int w = 0; w < workers; ++w) r.accounting.push_back(master.accounting(w));
     for (double d : density) r.mean_density += d / workers;
