@@ -4,7 +4,7 @@
 
 namespace thresher::dist {
 
-ClusterNode::ClusterNode(std::unique_ptr<Transport> transport, std::unique_ptr<BulkChannel> bulk,
+ClusterNode::ClusterNode(std::unique_ptr<Transport> transport, std::unique_ptr<Stream> bulk,
                          const train::ClusterShape& shape, events::EventWriter* events, ClusterNodeOptions options)
     : shape_(shape), events_(events), options_(std::move(options)), transport_(std::move(transport)),
       bulk_(std::move(bulk)) {

@@ -31,7 +31,7 @@ class ClusterNode {
 public:
     // `bulk` (optional): the TCP channel for averaging rounds and joins; without it all goes over
     // `transport`. Throws ConfigError for a strategy other than the two multi-node ones.
-    ClusterNode(std::unique_ptr<Transport> transport, std::unique_ptr<BulkChannel> bulk, const train::ClusterShape&,
+    ClusterNode(std::unique_ptr<Transport> transport, std::unique_ptr<Stream> bulk, const train::ClusterShape&,
                 events::EventWriter* events, ClusterNodeOptions options);
     // The factory run_training calls once the model is known: it makes the link and the master,
     // wires them together and starts the link. Valid while this ClusterNode lives; call once.
@@ -45,7 +45,7 @@ private:
     events::EventWriter* events_;
     ClusterNodeOptions options_;
     std::unique_ptr<Transport> transport_;  // until the link takes it
-    std::unique_ptr<BulkChannel> bulk_;     // ditto
+    std::unique_ptr<Stream> bulk_;     // ditto
     std::unique_ptr<NodeLink> link_;
 };
 

@@ -25,7 +25,7 @@ using payload_io::put;
 }  // namespace
 
 NodeLink::NodeLink(std::unique_ptr<Transport> transport, const train::ClusterShape& cluster, std::size_t param_count,
-                   events::EventWriter* events, std::unique_ptr<BulkChannel> bulk)
+                   events::EventWriter* events, std::unique_ptr<Stream> bulk)
     : transport_(std::move(transport)), cluster_(cluster), n_(param_count), events_(events),
       peers_(static_cast<std::size_t>(cluster.nodes)), bulk_(std::move(bulk)) {
     if (bulk_) bulk_->set_param_count(param_count);  // bounds every payload before it is read
@@ -220,6 +220,13 @@ void NodeLink::handle_control(const Message& m) {
         warn("node " + std::to_string(m.sender) + "'s run was stopped; the run goes on without it" +
              (m.sender == 0 ? " (and without a controller: no more joins, evaluation merged per node)" : ""));
         changed_.notify_all();
+    } else if (kind == kFirst) {
+        std::uint64_t first = 0;
+        if (get(in, first) && first >= 1 && (m.incarnation == 0 || p.incarnation == m.incarnation)) {
+            p.updates.advance_floor(first - 1);  // sent before this process was its destination
+            give_up_old_hole(m.sender);          // a hole below the new floor is no hole
+            changed_.notify_all();
+        }
     } else if (kind == kRoundAck) {
         std::uint64_t round = 0;
         if (get(in, round)) rounds_.acknowledged(round, m.sender);

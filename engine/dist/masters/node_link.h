@@ -70,7 +70,7 @@
 #include "dist/masters/parameter_averaging.h"
 #include "dist/masters/round_book.h"
 #include "dist/masters/topology.h"
-#include "dist/net/bulk_channel.h"
+#include "dist/net/stream.h"
 #include "dist/net/datagram.h"
 #include "dist/net/transport.h"
 #include "events/event_writer.h"
@@ -100,7 +100,7 @@ class NodeLink {
 public:
     // `bulk` (optional) carries the averaging rounds over TCP; without it they go over `transport`.
     NodeLink(std::unique_ptr<Transport>, const train::ClusterShape&, std::size_t param_count,
-             events::EventWriter* events = nullptr, std::unique_ptr<BulkChannel> bulk = nullptr);
+             events::EventWriter* events = nullptr, std::unique_ptr<Stream> bulk = nullptr);
 
     // Joining (see above). `mid_run`: whether nodes may join once training has begun (gradient
     // sharing); `wait`: how long the controller waits for every node at the start.
@@ -248,7 +248,7 @@ private:
     std::atomic<std::uint64_t> duplicates_{0};  // messages that came twice by two routes
     Topology topology_;
     std::atomic<bool> stop_{false};
-    std::unique_ptr<BulkChannel> bulk_;
+    std::unique_ptr<Stream> bulk_;
     std::thread receiver_, bulk_receiver_;
 };
 

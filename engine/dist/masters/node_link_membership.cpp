@@ -95,6 +95,10 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
     p.hole_floor = 0;
     p.hole_since = {};
     p.first_seq = updates_sent_ + 1;  // a new process gets only what we send from now on
+    // Tell it where our numbers start for it: the ones below were never meant for it, and without
+    // this it would wait for them as for messages a dead relay took (a hole given up after
+    // LinkDeadlines::hole, with a warning, on a rejoined node that trained that long).
+    if (!(restarted && node == 0)) send_control(node, kFirst, p.first_seq);
     changed_.notify_all();
     if (restarted && node == 0) {
         // The run's parameters and position lived in the process that died, and a new node 0

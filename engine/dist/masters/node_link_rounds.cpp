@@ -218,9 +218,9 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
                 }
                 lock.lock();
                 sent_at = asked_at = std::chrono::steady_clock::now();  // the deadlines count from the end of the write
-                continue;
-            }
-            if (acked) {
+                // Then wait below like any other turn: a connection that keeps resetting is not
+                // hammered, and what arrived meanwhile (the result, an ack) is looked at first.
+            } else if (acked) {
                 auto quiet_since = asked_at;
                 if (bulk_)
                     if (const auto moved = bulk_->last_progress(parent); moved && *moved > quiet_since) quiet_since = *moved;

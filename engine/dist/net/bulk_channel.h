@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "dist/net/secret.h"
+#include "dist/net/stream.h"
 #include "dist/net/transport.h"
 #include "dist/net/udp_transport.h"
 
@@ -51,37 +52,37 @@ struct BulkOptions {
     std::shared_ptr<LinkShaper> link;
 };
 
-class BulkChannel {
+class BulkChannel final : public Stream {
 public:
     // Binds bind_address:port (this node's --nodes entry's port) at once; a taken port is a
     // thresher::Error naming it, and so is a node's host that does not resolve.
     BulkChannel(int rank, std::vector<UdpEndpoint> peers, const std::string& bind_address, std::uint64_t run_id,
                 Secret secret, BulkOptions options = {});
-    ~BulkChannel();
+    ~BulkChannel() override;
     BulkChannel(const BulkChannel&) = delete;
     BulkChannel& operator=(const BulkChannel&) = delete;
 
     // The model's parameter count, which bounds every payload that carries parameters. Until it is
     // set, such frames wait (unread) on their connection; join requests pass.
-    void set_param_count(std::size_t params);
+    void set_param_count(std::size_t params) override;
 
     // Blocks until the frame is written; connects first if no connection to `dest` is open
     // (retrying for up to `connect_timeout`). Throws thresher::Error naming the node when it
     // cannot connect or the write does not finish within its deadline.
     void send(int dest, MessageType type, std::span<const std::uint8_t> payload,
-              std::chrono::milliseconds connect_timeout = std::chrono::seconds(10));
+              std::chrono::milliseconds connect_timeout = std::chrono::seconds(10)) override;
     // Message::incarnation is the sender's process, as proven in its connection's handshake.
-    std::optional<Message> receive(std::chrono::milliseconds timeout);
+    std::optional<Message> receive(std::chrono::milliseconds timeout) override;
 
     // When bytes last moved on an authenticated connection with `rank`, either way (nullopt:
     // never): a sign of life while a large frame keeps the link busy and datagrams wait.
-    std::optional<std::chrono::steady_clock::time_point> last_progress(int rank) const;
+    std::optional<std::chrono::steady_clock::time_point> last_progress(int rank) const override;
     // How many authenticated connections with `rank` have closed: a frame sent on one that then
     // closed may be lost, and one sent on a connection that is still open is delivered by TCP.
-    std::uint64_t connections_lost(int rank) const;
+    std::uint64_t connections_lost(int rank) const override;
 
-    std::uint64_t bytes_tx() const;
-    std::uint64_t bytes_rx() const;
+    std::uint64_t bytes_tx() const override;
+    std::uint64_t bytes_rx() const override;
     std::uint64_t rejected() const;  // connections refused or closed for a failed check
     std::size_t unidentified() const;  // connections now in their handshake
     std::uint16_t local_port() const;

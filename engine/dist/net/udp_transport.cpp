@@ -284,7 +284,8 @@ UdpTransport::Impl::Impl(int r, std::vector<UdpEndpoint> peer_list, const std::s
     if (ec == asio::error::address_in_use) {
         const std::string owner = udp_port_owner(port);
         throw Error(where + " is in use by another process" + (owner.empty() ? "" : " (" + owner + ")") +
-                    "; stop it, or pick another port with --port or another interface with --bind");
+                    "; stop it, or give node " + std::to_string(rank) + " another port in its --nodes entry (the " +
+                    "same list on every node), or another interface with --bind");
     }
     if (ec == boost::system::errc::address_not_available)
         throw Error("cannot bind " + where + ": " + bind_address +

@@ -7,6 +7,8 @@
 //     reconcile (run_finished's reconcile_gap ≤ 1e-5) and are after it;
 //   - parameter averaging at 2 Mbit/s, updater state included (4.5 MB per round and direction,
 //     18 s): both end ok with equal replicas, and no round's sums are sent twice;
+//   - the same gradient-sharing run over a real `tc tbf` link (1 Mbit/s each way) between two
+//     network namespaces (root only; skipped otherwise);
 //   - a node killed in the middle of the reconcile's transfer is still declared gone within
 //     seconds of its death (12 s allowed: the 10 s of silence, plus polling), and the other ends.
 // Before the fix, the bulk transfer held every datagram of the sending node behind it, each node
@@ -16,8 +18,12 @@
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <unistd.h>
+
+#include <utility>
 
 #include "engine_process.h"
+#include "netns_pair.h"
 
 namespace {
 
@@ -34,6 +40,7 @@ private Q_SLOTS:
     void initTestCase();
     void gradient_sharing_at_1_mbit();
     void averaging_at_2_mbit();
+    void gradient_sharing_over_tc_tbf();
     void node_killed_mid_transfer_is_declared_gone();
 
 private:
@@ -101,6 +108,43 @@ void TestSlowLinks::averaging_at_2_mbit() {
     check_no_split(runs);
     if (QTest::currentTestFailed()) return;
     const auto cmp = run_engine({"compare", path("pa0.thr"), path("pa1.thr"), "--tolerance", "1e-5"});
+    QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+}
+
+void TestSlowLinks::gradient_sharing_over_tc_tbf() {
+    using test_support::find_tool;
+    using test_support::run_tool;
+    const QString tc = find_tool("tc");
+    if (tc.isEmpty()) QSKIP("needs tc (iproute2) for the tbf link");
+    const int x = static_cast<int>(::getpid() % 200) + 20;
+    const QString addr_a = QString("10.232.%1.1").arg(x), addr_b = QString("10.232.%1.2").arg(x);
+    test_support::NetnsPair pair("thr-slow");
+    if (!pair.create(addr_a, addr_b)) {
+        if (!pair.skip_reason.isEmpty()) QSKIP(qPrintable(pair.skip_reason));
+        QFAIL(qPrintable(pair.error));
+    }
+    // Each namespace's egress at 1 Mbit/s with a 100 ms queue: TCP and the datagrams share it.
+    QString error;
+    for (const auto& [ns, dev] : {std::pair{pair.a, QString("veth-a")}, std::pair{pair.b, QString("veth-b")}})
+        QVERIFY2(run_tool(tc, {"-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", "1mbit", "burst", "8kb",
+                               "latency", "100ms"},
+                          &error),
+                 qPrintable(error));
+    const QString nodes = QString("%1:40123,%2:40123").arg(addr_a, addr_b);
+    const QStringList gs{"--strategy", "gradient-sharing", "--threshold-algorithm", "fixed:0.05", "--residual", "none"};
+    QList<QStringList> args;
+    for (int rank = 0; rank < 2; ++rank)
+        args << QStringList{"netns", "exec", rank == 0 ? pair.a : pair.b, engine_binary()} +
+                    node_args(rank, nodes, path(QString("tbf%1.thr").arg(rank)), gs);
+    QElapsedTimer timer;
+    timer.start();
+    const auto runs = run_nodes(args, 240000, pair.ip);
+    qInfo("gradient sharing over tc tbf 1 Mbit/s: %.1f s", timer.elapsed() / 1000.0);
+    check_no_split(runs);
+    if (QTest::currentTestFailed()) return;
+    for (int node = 0; node < 2; ++node)
+        QVERIFY2(runs[node].of("run_finished").last().value("reconcile_gap").toDouble() <= 1e-5, qPrintable(runs[node].summary()));
+    const auto cmp = run_engine({"compare", path("tbf0.thr"), path("tbf1.thr"), "--tolerance", "1e-5"});
     QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
 }
 

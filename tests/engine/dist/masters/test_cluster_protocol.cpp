@@ -1,6 +1,8 @@
 // The whole multi-node protocol in one process: three nodes, each a dist::ClusterNode (the code the
 // engine runs, wired as `thresher-engine train --nodes` wires it) training on real Fashion-MNIST
-// with run_training, its ranks as threads over the in-memory transport with seeded faults. Each
+// with run_training, its ranks as threads over the in-memory twins of both channels, as the engine
+// wires them: datagrams (MemoryTransport, with seeded faults) and streams (MemoryStream: averaging
+// rounds and joins travel there, as over TCP in the engine). Each
 // run must end correctly -- every surviving replica equal after drain and reconcile, nothing lost --
 // or fail with an error naming the peer and the exchange, within its deadline:
 //   - drop/duplicate/reorder on every link (mesh and a relay chain);
@@ -8,7 +10,8 @@
 //   - a relay dying (the middle of a chain 0 - 1 - 2): the others route around it;
 //   - a rejoin: node 2 killed, restarted with the same options, continues from a snapshot
 //     (with drop/duplicate/reorder, as the partition);
-//   - a lost averaging-result frame (parameter averaging): asked for again, the run ends equal;
+//   - a lost averaging-result frame (its connection reset under it): asked for again, the run
+//     ends equal; a lost frame of sums is sent again on a new connection;
 //   - a stalled peer (its sums never arrive): the run fails naming it, by the round deadline.
 #include <QtTest>
 
@@ -23,6 +26,7 @@
 #include "core/error.h"
 #include "dist/masters/cluster_node.h"
 #include "dist/masters/payload_io.h"
+#include "dist/net/memory_stream.h"
 #include "dist/net/memory_transport.h"
 #include "nn/model_file.h"
 #include "train/trainer.h"
@@ -68,7 +72,7 @@ struct Scenario {
 
 // Runs one node's process: its ClusterNode on `transport`, then run_training to the end.
 NodeRun run_node(const Scenario& s, const QString& dir, int rank, std::unique_ptr<MemoryTransport> transport,
-                 const std::atomic<bool>* stop, const QString& save_as) {
+                 std::unique_ptr<MemoryStream> stream, const std::atomic<bool>* stop, const QString& save_as) {
     NodeRun out;
     std::ostringstream lines, log;
     events::EventWriter events(lines, rank);
@@ -83,7 +87,7 @@ NodeRun run_node(const Scenario& s, const QString& dir, int rank, std::unique_pt
         o.topology = parse_topology(s.topology, s.fanout, kNodes);
         o.deadlines = s.deadlines;
         const train::ClusterShape shape{kNodes, rank, 1};
-        ClusterNode node(std::move(transport), nullptr, shape, &events, std::move(o));
+        ClusterNode node(std::move(transport), std::move(stream), shape, &events, std::move(o));
         train::TrainOptions t;
         t.model_path = (dir + "/model.json").toStdString();
         t.data_spec = "fashion-mnist";
@@ -168,7 +172,7 @@ struct Trigger {
 
 class Cluster {
 public:
-    explicit Cluster(const Scenario& s) : s_(s), hub_(kNodes, s.faults, s.give_up) {
+    explicit Cluster(const Scenario& s) : s_(s), hub_(kNodes, s.faults, s.give_up), streams_(kNodes) {
         if (!dir_.isValid()) throw Error("no temporary folder");
         std::ofstream(QString(dir_.path() + "/model.json").toStdString()) << kModel;
         for (auto& flag : stop_) flag = false;
@@ -176,17 +180,24 @@ public:
     // A failed check returns early: stop whatever still runs (every wait below has a deadline).
     ~Cluster() {
         for (auto& flag : stop_) flag = true;
-        for (int r = 0; r < kNodes; ++r) hub_.set_alive(r, true);
+        for (int r = 0; r < kNodes; ++r) set_alive(r, true);
         for (auto& t : threads_) t.join();
     }
-    MemoryHub& hub() { return hub_; }
+    MemoryHub& hub() { return hub_; }           // datagrams
+    MemoryStreamHub& streams() { return streams_; }  // streams
+    // Cuts `rank`'s host off (or back on): both channels.
+    void set_alive(int rank, bool alive) {
+        hub_.set_alive(rank, alive);
+        streams_.set_alive(rank, alive);
+    }
     std::atomic<bool>& stop(int rank) { return stop_[rank]; }
     // Starts a process of `rank` (again, for a restart: its earlier transport must be gone).
     void launch(int rank, const QString& tag = "") {
         auto transport = hub_.connect(rank);
+        auto stream = streams_.connect(rank, transport->incarnation());
         const QString save = dir_.path() + "/node" + QString::number(rank) + tag + ".model";
-        threads_.emplace_back([this, rank, save, t = std::move(transport)]() mutable {
-            auto r = run_node(s_, dir_.path(), rank, std::move(t), &stop_[rank], save);
+        threads_.emplace_back([this, rank, save, t = std::move(transport), st = std::move(stream)]() mutable {
+            auto r = run_node(s_, dir_.path(), rank, std::move(t), std::move(st), &stop_[rank], save);
             std::lock_guard lock(mutex_);
             runs_.emplace_back(rank, std::move(r));
             done_.notify_all();
@@ -204,7 +215,7 @@ public:
         if (!ended)
             for (int r = 0; r < kNodes; ++r) {
                 stop_[r] = true;
-                hub_.set_alive(r, true);
+                set_alive(r, true);
             }
         auto runs = finish();
         for (const auto& [r, run] : runs) qInfo("%s; traffic %s", describe(r, run).c_str(), run.traffic.dump().c_str());
@@ -221,6 +232,7 @@ private:
     Scenario s_;
     QTemporaryDir dir_;
     MemoryHub hub_;
+    MemoryStreamHub streams_;
     std::atomic<bool> stop_[kNodes];
     std::vector<std::thread> threads_;
     std::mutex mutex_;
@@ -316,11 +328,11 @@ void TestClusterProtocol::partition_heals() {
     c.hub().set_loss([&](int from, int, MessageType type, std::span<const std::uint8_t>) { return trigger.note(from, type); });
     for (int r = 0; r < kNodes; ++r) c.launch(r);
     QVERIFY2(trigger.wait(std::chrono::seconds(60)), "node 2 never sent 8 updates");
-    c.hub().set_alive(2, false);
+    c.set_alive(2, false);
     // Held for a while: the others stall on node 2 (staleness bound), then go on without its
     // messages and take them when the partition heals.
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
-    c.hub().set_alive(2, true);
+    c.set_alive(2, true);
     bool ended = false;
     const auto runs = c.finish(kNodes, std::chrono::seconds(120), ended);
     QVERIFY2(ended, "the run did not end within 120 s");
@@ -364,7 +376,7 @@ void TestClusterProtocol::relay_dies() {
     });
     for (int r = 0; r < kNodes; ++r) c.launch(r);
     QVERIFY2(trigger.wait(std::chrono::seconds(60)), "node 1 never sent 10 updates");
-    c.hub().set_alive(1, false);  // the relay's host is gone
+    c.set_alive(1, false);  // the relay's host is gone
     c.stop(1) = true;             // and its process with it
     bool ended = false;
     const auto runs = c.finish(kNodes, std::chrono::seconds(90), ended);
@@ -397,7 +409,7 @@ void TestClusterProtocol::node_rejoins() {
     c.hub().set_loss([&](int from, int, MessageType type, std::span<const std::uint8_t>) { return trigger.note(from, type); });
     for (int r = 0; r < kNodes; ++r) c.launch(r);
     QVERIFY2(trigger.wait(std::chrono::seconds(60)), "node 2 never sent 6 updates");
-    c.hub().set_alive(2, false);  // killed: cut off, and its process ends
+    c.set_alive(2, false);  // killed: cut off, and its process ends
     c.stop(2) = true;
     QVERIFY2(c.wait_for(1, std::chrono::seconds(30)), "the killed node's process did not end within 30 s");
     c.stop(2) = false;
@@ -416,11 +428,16 @@ void TestClusterProtocol::lost_result_frame_is_asked_for_again() {
     Scenario s;
     s.strategy = "parameter-averaging";
     Cluster c(s);
-    std::atomic<int> lost{0};
-    c.hub().set_loss([&](int from, int to, MessageType type, std::span<const std::uint8_t> payload) {
-        // The result of round 2 to node 1 dies with its connection, as on a reset.
+    std::atomic<int> lost{0}, lost_sums{0};
+    c.streams().set_loss([&](int from, int to, MessageType type, std::span<const std::uint8_t> payload) {
+        // The result of round 2 to node 1 dies with its connection, as on a reset; so do node 2's
+        // sums of round 1 (node 2 must send them again, node 1 ask for its result again).
         if (type == MessageType::AverageResult && from == 0 && to == 1 && round_of(payload) == 2 && lost == 0) {
             ++lost;
+            return true;
+        }
+        if (type == MessageType::Average && from == 2 && round_of(payload) == 1 && lost_sums == 0) {
+            ++lost_sums;
             return true;
         }
         return false;
@@ -431,7 +448,12 @@ void TestClusterProtocol::lost_result_frame_is_asked_for_again() {
     const auto runs = c.finish(kNodes, std::chrono::seconds(120), ended);
     QVERIFY2(ended, "the run did not end within 120 s");
     QCOMPARE(lost.load(), 1);
+    QCOMPARE(lost_sums.load(), 1);
     expect_equal_replicas(runs, {0, 1, 2});
+    bool resent = false;
+    for (const auto& [r, run] : runs)
+        if (r == 2) resent = mentions(run, "closed the connection before it acknowledged this node's sums; sending them again");
+    QVERIFY2(resent, "node 2 did not say it sent its lost sums again");
     qInfo("run with a lost result frame: %.1f s", std::chrono::duration<double>(Clock::now() - begun).count());
 }
 
@@ -441,7 +463,7 @@ void TestClusterProtocol::stalled_peer_fails_naming_it() {
     s.deadlines.round = std::chrono::seconds(3);
     Cluster c(s);
     // Node 2 answers heartbeats and acknowledges, but its sums never arrive (a stalled process).
-    c.hub().set_loss([](int from, int, MessageType type, std::span<const std::uint8_t>) {
+    c.streams().set_loss([](int from, int, MessageType type, std::span<const std::uint8_t>) {
         return from == 2 && type == MessageType::Average;
     });
     const auto begun = Clock::now();
