@@ -152,12 +152,37 @@ private:
     throw SpecError((source + ": ").toStdString() + e.what());
 }
 
+// The codec reads nlohmann::json: the value is converted as it is (no trip through text).
+nlohmann::json to_nlohmann(const QJsonValue& v) {
+    switch (v.type()) {
+        case QJsonValue::Bool: return v.toBool();
+        case QJsonValue::Double: {
+            const double d = v.toDouble();
+            // Integers stay integers (QJson keeps every number as a double).
+            if (d == std::floor(d) && std::abs(d) < 9007199254740992.0) return static_cast<std::int64_t>(d);
+            return d;
+        }
+        case QJsonValue::String: return v.toString().toStdString();
+        case QJsonValue::Array: {
+            nlohmann::json a = nlohmann::json::array();
+            for (const auto& e : v.toArray()) a.push_back(to_nlohmann(e));
+            return a;
+        }
+        case QJsonValue::Object: {
+            nlohmann::json o = nlohmann::json::object();
+            const QJsonObject obj = v.toObject();
+            for (auto it = obj.begin(); it != obj.end(); ++it) o[it.key().toStdString()] = to_nlohmann(it.value());
+            return o;
+        }
+        default: return nullptr;
+    }
+}
+
 // training.threshold_algorithm: a string or an object, typed by the engine's codec.
 dist::ThresholdSpec read_threshold_algorithm(const Reader& t, const QString& source) {
     if (!t.has("threshold_algorithm")) return {};
-    const QByteArray json = QJsonDocument(QJsonArray{t.value("threshold_algorithm")}).toJson(QJsonDocument::Compact);
     try {
-        return dist::threshold_spec_from_json(nlohmann::json::parse(json.toStdString()).at(0),
+        return dist::threshold_spec_from_json(to_nlohmann(t.value("threshold_algorithm")),
                                               t.at("threshold_algorithm").toStdString());
     } catch (const ConfigError& e) {
         fail_with(source, e);
