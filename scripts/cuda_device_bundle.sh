@@ -8,6 +8,7 @@
 #
 # Layout of $BUNDLE (default build/device-bundle, ignored by git, about 60 MiB with the data):
 #   bin/      thresher-engine, test_backend_parity, test_device_encoder, test_gradient_sharing,
+#             test_cluster_protocol (scripts/protocol_repeats.sh: many seeds at once on 16 cores),
 #             bench_device_encoder
 #   libs.tar.xz  their non-system, non-CUDA shared libraries (oneDNN, Qt Core/Test, ICU, ...)
 #   data/     Fashion-MNIST's four IDX files (leave out with WITH_DATA=0 to stay small)
@@ -20,7 +21,7 @@ BUILD="${BUILD:-build/cuda}"
 BUNDLE="${BUNDLE:-build/device-bundle}"
 WITH_DATA="${WITH_DATA:-1}"
 DATA="${DATA:-/usr/share/datasets/fashion-mnist}"
-TARGETS=(thresher-engine test_backend_parity test_device_encoder test_gradient_sharing bench_device_encoder)
+TARGETS=(thresher-engine test_backend_parity test_device_encoder test_gradient_sharing bench_device_encoder test_cluster_protocol)
 
 if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
   cmake --preset release -B "$BUILD" -DTHRESHER_CUDA=ON

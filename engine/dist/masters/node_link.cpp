@@ -80,6 +80,19 @@ void NodeLink::send_large(int dest, MessageType type, const std::vector<std::uin
 }
 
 NodeLink::~NodeLink() {
+    // The last round's result must have reached every node it was sent to (or the node is gone):
+    // a lost one is asked for again, and only a live process can answer. Bounded: a peer that
+    // stays silent is declared gone by then.
+    {
+        std::unique_lock lock(mutex_);
+        const auto until = std::chrono::steady_clock::now() + deadlines_.silence + std::chrono::seconds(2);
+        while (std::chrono::steady_clock::now() < until) {
+            std::erase_if(unconfirmed_, [&](int node) { return peer_lost(node); });
+            if (unconfirmed_.empty()) break;
+            for (int node : unconfirmed_) poke(node);
+            changed_.wait_for(lock, std::chrono::milliseconds(50));
+        }
+    }
     stop_ = true;
     changed_.notify_all();
     if (receiver_.joinable()) receiver_.join();
@@ -156,6 +169,7 @@ void NodeLink::handle(Message&& m, bool counted) {
             std::span<const std::uint8_t> in(m.payload);
             if (!get(in, round)) break;
             rounds_.add_result(round, std::move(m));
+            send_control(sender, kResultAck, round);  // the sender may leave now (~NodeLink)
             break;
         }
         case MessageType::Evaluation: {
@@ -225,6 +239,12 @@ void NodeLink::handle_control(const Message& m) {
         if (get(in, first) && first >= 1 && (m.incarnation == 0 || p.incarnation == m.incarnation)) {
             p.updates.advance_floor(first - 1);  // sent before this process was its destination
             give_up_old_hole(m.sender);          // a hole below the new floor is no hole
+            changed_.notify_all();
+        }
+    } else if (kind == kResultAck) {
+        std::uint64_t round = 0;
+        if (get(in, round) && round == last_round_) {
+            std::erase(unconfirmed_, m.sender);
             changed_.notify_all();
         }
     } else if (kind == kRoundAck) {

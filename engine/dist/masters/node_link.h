@@ -229,6 +229,9 @@ private:
     std::map<int, std::map<int, nlohmann::json>> evaluations_;    // epoch -> node -> its part
     int evaluated_ = -1;  // the last epoch this node sent its evaluation part for (told with "done")
     std::uint64_t round_ = 0;
+    // The last round this node sent results in, and the nodes that have not confirmed it yet.
+    std::uint64_t last_round_ = ~std::uint64_t{0};
+    std::vector<int> unconfirmed_;
     nlohmann::json reconcile_report_ = nlohmann::json::object();
     // Joining.
     bool join_mid_run_ = true;

@@ -15,6 +15,7 @@ constexpr std::uint8_t kRoundAck = 5;   // u64 round: a node's averaging sums fo
 constexpr std::uint8_t kResultAsk = 6;  // u64 round: the result of that round never came; send it again
 constexpr std::uint8_t kGone = 7;       // the sender declared the receiver gone: the reason, in words
 constexpr std::uint8_t kFirst = 8;      // u64: the first of the sender's messages this process of the receiver gets
+constexpr std::uint8_t kResultAck = 9;  // u64 round: that round's AverageResult arrived
 constexpr std::size_t kMaxReason = 1000;
 
 }  // namespace thresher::dist::node_link_control

@@ -87,6 +87,11 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
     if (incarnation == 0 || incarnation == p.incarnation) return true;
     if (incarnation < p.incarnation) return false;  // its predecessor's, still queued behind
     const bool restarted = p.incarnation != 0;
+    // A process that did not exist when we sent our earlier messages: a restart, or a node absent
+    // at the start that comes late. An original member heard of only now (its first datagram, or
+    // in a relay chain its first relayed update) got everything from our number 1 on: the
+    // transport holds data for a peer until it knows its process, and relays pass everything on.
+    const bool fresh = restarted || p.state == PeerState::Gone;
     p.incarnation = incarnation;
     p.updates = IdWindow{};
     p.done = false;
@@ -94,11 +99,11 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
     p.given_up = false;
     p.hole_floor = 0;
     p.hole_since = {};
-    p.first_seq = updates_sent_ + 1;  // a new process gets only what we send from now on
-    // Tell it where our numbers start for it: the ones below were never meant for it, and without
-    // this it would wait for them as for messages a dead relay took (a hole given up after
-    // LinkDeadlines::hole, with a warning, on a rejoined node that trained that long).
-    if (!(restarted && node == 0)) send_control(node, kFirst, p.first_seq);
+    p.first_seq = fresh ? updates_sent_ + 1 : 1;  // a new process gets only what we send from now on
+    // Tell a new process where our numbers start for it: the ones below were never meant for it,
+    // and without this it would wait for them as for messages a dead relay took (a hole given up
+    // after LinkDeadlines::hole, with a warning, on a rejoined node that trained that long).
+    if (fresh && p.first_seq > 1 && !(restarted && node == 0)) send_control(node, kFirst, p.first_seq);
     changed_.notify_all();
     if (restarted && node == 0) {
         // The run's parameters and position lived in the process that died, and a new node 0

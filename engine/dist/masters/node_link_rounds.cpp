@@ -245,6 +245,11 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     for (int child : routes(true).children(me))
         if (std::find(below.begin(), below.end(), child) == below.end()) below.push_back(child);
     rounds_.finished(round, result);
+    // Until each of them confirms the result, this node must not leave: after the last round (the
+    // final reconcile, averaging's last average) a result lost with its connection could not be
+    // asked for again from a process that has ended (~NodeLink waits for the confirmations).
+    last_round_ = round;
+    unconfirmed_.assign(below.begin(), below.end());
     lock.unlock();
     for (int node : below) {
         try {
