@@ -19,7 +19,7 @@
 #include <vector>
 
 namespace thresher::dist {
-class WorkerEncoder;  // dist/codec/worker_encoder.h
+class WorkerEncoder;  // codec/worker_encoder.h (the codec sits below the backends)
 }  // namespace thresher::dist
 
 namespace thresher::backend {
