@@ -1,5 +1,5 @@
 // Threshold-encoder throughput on the GPU (backend/cuda/device_encoder.h) against the CPU encoder
-// (dist/codec/threshold_encoder.h), for residuals the size of LeNet, the MLP and larger models, at
+// (codec/threshold_encoder.h), for residuals the size of LeNet, the MLP and larger models, at
 // message densities from gradient sharing's usual 1e-4 up to bitmap territory.
 //
 // Each timed call is one encode() as gradient sharing makes it: the residual starts from the same
@@ -23,7 +23,7 @@
 
 #include "backend/cuda/device_encoder.h"
 #include "backend/registry.h"
-#include "dist/codec/threshold_encoder.h"
+#include "codec/threshold_encoder.h"
 
 using namespace thresher;
 using Clock = std::chrono::steady_clock;

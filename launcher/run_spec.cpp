@@ -15,8 +15,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "codec/residual.h"
 #include "core/error.h"
-#include "dist/codec/residual.h"
 #include "hostfile.h"
 
 namespace thresher::launcher {

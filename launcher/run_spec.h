@@ -14,8 +14,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "codec/threshold_spec.h"
 #include "core/device_list.h"
-#include "dist/codec/threshold_spec.h"
 
 namespace thresher::launcher {
 

@@ -18,41 +18,25 @@
 #include <utility>
 #include <vector>
 
+#include "vocab/activation.h"
+#include "vocab/updater.h"
+
 namespace thresher::dist {
-class WorkerEncoder;  // dist/codec/worker_encoder.h
+class WorkerEncoder;  // codec/worker_encoder.h (the codec sits below the backends)
 }  // namespace thresher::dist
 
 namespace thresher::backend {
 
-// Elu .. Softsign: what imported DL4J/Keras files use. Every element-wise derivative is computed
-// from the output y (each is monotone), so no pre-activation copy is kept.
-// ThresholdedRelu: x where x > alpha (the threshold θ >= 0), else 0 (DL4J ThresholdedReLU, Keras
-// ThresholdedReLU / ReLU(threshold)); monotone, and y > 0 exactly where x > θ.
-// Swish .. GeluSigmoid are not monotone: their derivative needs the pre-activation x, so layers
-// keep a copy of it and pass x (not y) to activation_backward (derivative_from_input()).
-//   Swish        x·sigmoid(x)                                (Keras swish/silu, DL4J ActivationSwish)
-//   Gelu         x·Φ(x) = x/2·(1 + erf(x/√2))                (Keras gelu, approximate=False)
-//   GeluTanh     x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))      (Keras gelu, approximate=True)
-//   GeluSigmoid  x·sigmoid(1.702x)                           (DL4J ActivationGELU, precise=false)
-enum class Activation { Identity, Relu, LeakyRelu, Tanh, Sigmoid, Softmax, Elu, Selu, Relu6, HardSigmoid, Softplus, Softsign,
-                        ThresholdedRelu, Swish, Gelu, GeluTanh, GeluSigmoid };
-
-// True for the activations whose activation_backward takes the pre-activation x in place of y.
-constexpr bool derivative_from_input(Activation a) {
-    return a == Activation::Swish || a == Activation::Gelu || a == Activation::GeluTanh ||
-           a == Activation::GeluSigmoid;
-}
-
-struct ActivationSpec {
-    Activation kind = Activation::Identity;
-    // leakyrelu: the negative slope (DL4J's default 0.01); elu: alpha (1); hardsigmoid: the slope
-    // of clamp(alpha·x + 0.5, 0, 1) (0.2 in DL4J and Keras 2, 1/6 in Keras 3).
-    float alpha = 0.01f;
-};
-
-// SELU's fixed constants (Klambauer et al. 2017, as DL4J and Keras use them).
-inline constexpr float kSeluLambda = 1.0507009873554805f;
-inline constexpr float kSeluAlpha = 1.6732632423543772f;
+// The vocabulary a model config and a backend share (engine/vocab), named here as the interface
+// always has: backend::ActivationSpec and the rest are the vocab types themselves.
+using vocab::Activation;
+using vocab::ActivationSpec;
+using vocab::derivative_from_input;
+using vocab::kSeluAlpha;
+using vocab::kSeluLambda;
+using vocab::UpdaterKind;
+using vocab::UpdaterSpec;
+using vocab::updater_state_per_param;
 
 struct DenseDesc {
     int batch = 0, in = 0, out = 0;
@@ -88,32 +72,6 @@ struct PReluDesc {
 };
 
 enum class Mode { Training, Inference };
-
-// DL4J's updaters, with its formulas (engine/config/README.md lists them).
-enum class UpdaterKind { Sgd, Nesterovs, AdaGrad, RmsProp, Adam };
-
-struct UpdaterSpec {
-    UpdaterKind kind = UpdaterKind::Sgd;
-    float learning_rate = 0.1f;
-    float momentum = 0.9f;      // Nesterovs
-    float beta1 = 0.9f;         // Adam
-    float beta2 = 0.999f;       // Adam
-    float epsilon = 1e-8f;      // AdaGrad, RmsProp, Adam
-    float rms_decay = 0.95f;    // RmsProp
-    float l1 = 0.f, l2 = 0.f;   // added to the gradient before the updater
-};
-
-// Floats of updater state per parameter.
-constexpr int updater_state_per_param(UpdaterKind k) {
-    switch (k) {
-        case UpdaterKind::Sgd: return 0;
-        case UpdaterKind::Nesterovs:
-        case UpdaterKind::AdaGrad:
-        case UpdaterKind::RmsProp: return 1;
-        case UpdaterKind::Adam: return 2;
-    }
-    return 0;
-}
 
 class DenseOp {
 public:

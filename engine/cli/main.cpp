@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--strategy", strategy.strategy, "single, gradient-sharing or parameter-averaging (auto: by worker count)")
         ->capture_default_str();
     train_cmd->add_option("--threshold", strategy.threshold, "Gradient sharing: initial threshold τ")->check(CLI::PositiveNumber);
-    // Typed here, once (dist/codec/threshold_spec.h); --threshold is put in with it in masters.cpp.
+    // Typed here, once (codec/threshold_spec.h); --threshold is put in with it in masters.cpp.
     train_cmd->add_option("--threshold-algorithm")
         ->description(dist::threshold_algorithm_grammar() + " (default: adaptive)")
         ->each([&strategy](const std::string& text) {

@@ -190,7 +190,7 @@ void fold_activation(Place& p, std::vector<LayerConfig>& layers, ActivationSpec 
             return;
         }
         // Swish and GELU are not monotone, so they do not commute with max pooling.
-        const bool max_pool = it->type == LayerType::Subsampling && it->max_pool && !backend::derivative_from_input(act.kind);
+        const bool max_pool = it->type == LayerType::Subsampling && it->max_pool && !vocab::derivative_from_input(act.kind);
         const bool dropout = it->type == LayerType::Dropout && positively_homogeneous(act.kind);
         if (!max_pool && !dropout)
             p.fail("cannot fold this activation into an earlier layer across \"" + it->name +

@@ -15,15 +15,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/backend.h"
 #include "config/lr_schedule.h"
+#include "vocab/activation.h"
+#include "vocab/updater.h"
 
 namespace thresher::nn {
 
-using backend::Activation;
-using backend::ActivationSpec;
-using backend::UpdaterKind;
-using backend::UpdaterSpec;
+// The vocabulary a config shares with the backends (engine/vocab: config links no backend).
+using vocab::Activation;
+using vocab::ActivationSpec;
+using vocab::UpdaterKind;
+using vocab::UpdaterSpec;
 
 // C x H x W; flat features are {n, 1, 1}.
 struct Shape {

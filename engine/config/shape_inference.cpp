@@ -132,7 +132,7 @@ void ModelConfig::infer_shapes(const std::string& source) {
     }
     const auto& out = layers.back();
     // The loss's derivative goes through the output activation from its output alone.
-    if (backend::derivative_from_input(out.activation.kind))
+    if (vocab::derivative_from_input(out.activation.kind))
         fail(layers.size() - 1, "activation " + std::string(to_string(out.activation.kind)) +
                                     " is not supported on the output layer (only on hidden layers)");
     if (out.loss == LossKind::BinaryCrossEntropy && out.units < 1)

@@ -188,7 +188,7 @@ std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& c
     std::map<std::pair<std::size_t, ParamRole>, std::size_t> ours;
     std::size_t total = 0;
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
-        const int k = backend::updater_state_per_param(m.effective_updater(i).kind);
+        const int k = vocab::updater_state_per_param(m.effective_updater(i).kind);
         for (const auto& b : m.layers[i].blocks) {
             ours[{i, b.role}] = total;
             if (b.trainable()) total += b.size * static_cast<std::size_t>(k);
@@ -234,7 +234,7 @@ std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& c
         }
     }
     auto per_param = [&](const Chunk& c) {
-        return c.stateful ? static_cast<std::size_t>(backend::updater_state_per_param(m.effective_updater(c.layer).kind)) : 0;
+        return c.stateful ? static_cast<std::size_t>(vocab::updater_state_per_param(m.effective_updater(c.layer).kind)) : 0;
     };
     auto same_updater = [&](const Chunk& a, const Chunk& b) {
         const auto u = m.effective_updater(a.layer), v = m.effective_updater(b.layer);

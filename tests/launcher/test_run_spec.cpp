@@ -200,7 +200,7 @@ void TestRunSpec::bad_specs_data() {
     QTest::newRow("threshold 0") << patched("training.threshold", "0") << ": training.threshold: must be a positive number, got 0";
     QTest::newRow("threshold algorithm") << patched("training.threshold_algorithm", "\"magic:1\"")
                                          << ": training.threshold_algorithm: \"magic:1\": unknown threshold algorithm \"magic\" (expected fixed[:τ], adaptive";
-    // The engine's rules, in the spec's words (dist/codec/threshold_spec.h).
+    // The engine's rules, in the spec's words (codec/threshold_spec.h).
     QTest::newRow("fixed without τ") << patched("training", R"({"threshold_algorithm":"fixed"})")
                                      << ": training.threshold_algorithm: \"fixed\" needs its threshold: fixed:<τ>, or training.threshold";
     QTest::newRow("τ twice") << patched("training", R"({"threshold":0.01,"threshold_algorithm":"adaptive:1e-3"})")

@@ -81,7 +81,7 @@ void TestTrainingPage::choosing_slurm_shows_its_fields() {
     QCOMPARE(again.cluster.slurm.partition, QString("main"));
 }
 
-// The algorithm box offers the engine's list of algorithms (dist/codec/threshold_spec.h); a spec's
+// The algorithm box offers the engine's list of algorithms (codec/threshold_spec.h); a spec's
 // numbers stay while its algorithm does, and choosing another gives that algorithm's defaults.
 void TestTrainingPage::threshold_algorithm_is_typed() {
     thresher::ui::ModelDocument doc;

@@ -10,8 +10,8 @@
 
 #include "backend/cpu/ops.h"
 #include "backend/registry.h"
+#include "codec/worker_encoder.h"
 #include "core/rng.h"
-#include "dist/codec/worker_encoder.h"
 
 namespace thresher::backend::cpu {
 

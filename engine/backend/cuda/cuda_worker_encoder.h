@@ -9,7 +9,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/device_encoder.h"
-#include "dist/codec/worker_encoder.h"
+#include "codec/worker_encoder.h"
 
 namespace thresher::backend::cuda {
 

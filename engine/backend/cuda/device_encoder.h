@@ -24,9 +24,9 @@
 #include <memory>
 
 #include "backend/backend.h"
-#include "dist/codec/encoded_update.h"
-#include "dist/codec/residual.h"
-#include "dist/codec/threshold_encoder.h"
+#include "codec/encoded_update.h"
+#include "codec/residual.h"
+#include "codec/threshold_encoder.h"
 
 namespace thresher::backend::cuda {
 

@@ -29,12 +29,12 @@
 #include <string>
 #include <vector>
 
-#include "dist/codec/encoded_update.h"
-#include "dist/codec/residual.h"
-#include "dist/codec/threshold_algorithm.h"
-#include "dist/codec/threshold_encoder.h"
-#include "dist/codec/threshold_spec.h"
-#include "dist/codec/worker_encoder.h"
+#include "codec/encoded_update.h"
+#include "codec/residual.h"
+#include "codec/threshold_algorithm.h"
+#include "codec/threshold_encoder.h"
+#include "codec/threshold_spec.h"
+#include "codec/worker_encoder.h"
 #include "train/training_master.h"
 
 namespace thresher::dist {

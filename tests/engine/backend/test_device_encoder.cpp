@@ -1,4 +1,4 @@
-// The device threshold encoder against the CPU codec (engine/dist/codec), bit for bit: the same
+// The device threshold encoder against the CPU codec (engine/codec), bit for bit: the same
 // residual stream through dist::ThresholdEncoder on the host and DeviceEncoder on the GPU must give
 // identical serialized messages, identical residuals (compared as bit patterns, so -0 and subnormals
 // count; a NaN must stay a NaN), the same Sparse/Bitmap mode after every call, and identical parameters once
@@ -16,10 +16,10 @@
 
 #include "backend/cuda/device_encoder.h"
 #include "backend/registry.h"
+#include "codec/encoded_update.h"
+#include "codec/residual.h"
+#include "codec/threshold_encoder.h"
 #include "core/error.h"
-#include "dist/codec/encoded_update.h"
-#include "dist/codec/residual.h"
-#include "dist/codec/threshold_encoder.h"
 
 using namespace thresher;
 using backend::cuda::DeviceEncoder;

@@ -1,7 +1,7 @@
 // The threshold settings accepted and refused alike by thresher-engine (--threshold-algorithm,
 // --threshold) and by a run spec (training.threshold_algorithm, training.threshold), over one
 // table of inputs: the engine as a process on a tiny CSV, the spec through RunSpec::from_json.
-// Both use the engine's codec (dist/codec/threshold_spec.h); each names the field in its own
+// Both use the engine's codec (codec/threshold_spec.h); each names the field in its own
 // terms, with the same words otherwise.
 #include <QtTest>
 

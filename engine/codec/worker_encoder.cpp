@@ -1,4 +1,4 @@
-#include "dist/codec/worker_encoder.h"
+#include "codec/worker_encoder.h"
 
 namespace thresher::dist {
 

@@ -12,10 +12,10 @@
 #include <span>
 #include <vector>
 
+#include "codec/encoded_update.h"
+#include "codec/threshold_encoder.h"
 #include "core/error.h"
 #include "core/rng.h"
-#include "dist/codec/encoded_update.h"
-#include "dist/codec/threshold_encoder.h"
 
 using namespace thresher;
 using namespace thresher::dist;

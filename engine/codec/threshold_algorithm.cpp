@@ -1,10 +1,10 @@
 // Threshold algorithms (see threshold_algorithm.h) and their spec-string parser. The state is
 // kept in double so that a long run of ×decay and ÷decay steps does not drift; next() rounds to
 // float only on the way out.
-#include "dist/codec/threshold_algorithm.h"
+#include "codec/threshold_algorithm.h"
 
+#include "codec/threshold_spec.h"
 #include "core/error.h"
-#include "dist/codec/threshold_spec.h"
 
 #include <algorithm>
 #include <charconv>

@@ -7,7 +7,7 @@
 // word covers 16 parameters, which lets a Sparse-mode scan that overflows hand over to Bitmap
 // mode on a word boundary. Measured on one EPYC core (N = 1.8M, baseline x86-64 SSE2): density
 // 1e-3 ≈ 0.2 ms per call (≈ 30 GB/s of residual), Bitmap mode ≈ 0.55 ms at any density.
-#include "dist/codec/threshold_encoder.h"
+#include "codec/threshold_encoder.h"
 
 #include "core/error.h"
 

@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
+#include "codec/threshold_encoder.h"
 #include "core/error.h"
 #include "core/rng.h"
-#include "dist/codec/threshold_encoder.h"
 
 using namespace thresher;
 using namespace thresher::dist;

@@ -1,13 +1,13 @@
-// ThresholdSpec (dist/codec/threshold_spec.h): text ↔ spec ↔ JSON round trips, the separate τ
+// ThresholdSpec (codec/threshold_spec.h): text ↔ spec ↔ JSON round trips, the separate τ
 // merged in by resolve_threshold, and every refusal naming the field it was given (a flag or a
 // run spec's JSON path) and the value.
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
 
+#include "codec/threshold_algorithm.h"
+#include "codec/threshold_spec.h"
 #include "core/error.h"
-#include "dist/codec/threshold_algorithm.h"
-#include "dist/codec/threshold_spec.h"
 
 using namespace thresher;
 using namespace thresher::dist;

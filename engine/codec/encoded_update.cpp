@@ -1,7 +1,7 @@
 // Wire format of a gradient-sharing message (layout in encoded_update.h). deserialize() is the
 // trust boundary of gradient sharing: bytes from the network are checked completely here, so
 // apply() and everything after it may assume a well-formed message.
-#include "dist/codec/encoded_update.h"
+#include "codec/encoded_update.h"
 
 #include "core/error.h"
 

@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "codec/residual.h"
 #include "core/error.h"
-#include "dist/codec/residual.h"
 
 using namespace thresher;
 using namespace thresher::dist;

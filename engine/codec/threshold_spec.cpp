@@ -1,10 +1,10 @@
 // ThresholdSpec: text and JSON forms, the τ merge both front ends share, and the algorithm it
 // builds. The numbers' ranges are the algorithms' own (their constructors check them), so there
 // is one set of rules.
-#include "dist/codec/threshold_spec.h"
+#include "codec/threshold_spec.h"
 
+#include "codec/threshold_algorithm.h"
 #include "core/error.h"
-#include "dist/codec/threshold_algorithm.h"
 
 #include <algorithm>
 #include <charconv>

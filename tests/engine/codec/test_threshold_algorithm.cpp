@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "codec/threshold_algorithm.h"
 #include "core/error.h"
-#include "dist/codec/threshold_algorithm.h"
 
 using namespace thresher;
 using namespace thresher::dist;

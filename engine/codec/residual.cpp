@@ -1,5 +1,5 @@
 // Residual post-processing and statistics (see residual.h).
-#include "dist/codec/residual.h"
+#include "codec/residual.h"
 
 #include "core/error.h"
 

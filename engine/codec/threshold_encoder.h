@@ -30,7 +30,7 @@
 // EncodedUpdate to refill, no allocation at all once its buffers have grown.
 #pragma once
 
-#include "dist/codec/encoded_update.h"
+#include "codec/encoded_update.h"
 
 #include <cstddef>
 
