@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "dist/codec/encoded_update.h"
+#include "codec/encoded_update.h"
 
 namespace {
 
