@@ -5,10 +5,18 @@
 //
 // libhdf5 is not hardened against damaged files: fuzzing found heap overflows inside it (1.10.8,
 // H5O__msg_iterate_real on a corrupt attribute message). So the library never runs in this
-// process: a child process (fork) opens the image, walks it (hard links only, never external
-// files; bounded depth, object count and values) and sends back a snapshot of its groups, string
-// attributes and float datasets over a pipe. A crash or hang there becomes a ConfigError naming
-// the file; the caller reads the snapshot, which it parses with every size checked.
+// process, nor in anything forked from it: thresher-hdf5-reader (engine/hdf5_reader/), a program
+// of its own found beside this one (hdf5_reader_location.h), is started with posix_spawn
+// (hdf5_reader_process.h), reads the image on its stdin, walks it (hard links only, never
+// external files; bounded depth, object count and values; address space capped) and writes a
+// snapshot of its groups, string attributes and float datasets on its stdout
+// (hdf5_reader/snapshot.h), which is parsed here with every size checked. A crash, a hang past
+// kChildSeconds or a failure there becomes a ConfigError naming the file.
+//
+// Why a program and not fork() alone, as before: the app and the engine have threads when they
+// read a model, and a forked child of a multithreaded process may only call async-signal-safe
+// functions until it execs. libhdf5 and malloc in such a child could block for ever on a lock
+// another thread held at the fork (the user then saw a bogus "took longer than 120 s" error).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +30,8 @@ namespace thresher::nn {
 
 class Hdf5File {
 public:
-    // `image` is copied by libhdf5. Throws ConfigError when it is no HDF5 file.
+    // `image` is sent to thresher-hdf5-reader. Throws ConfigError when it is no HDF5 file, when
+    // libhdf5 cannot read it, or when thresher-hdf5-reader cannot be found or started.
     Hdf5File(std::span<const std::uint8_t> image, std::string source);
     ~Hdf5File();
     Hdf5File(const Hdf5File&) = delete;
@@ -46,7 +55,7 @@ public:
     // A floating-point dataset, converted to float. Throws ConfigError naming `path`.
     Floats floats(const std::string& path) const;
 
-    // Deadline for libhdf5's child process (a damaged file may make it loop).
+    // Deadline for thresher-hdf5-reader, start to exit (a damaged file may make libhdf5 loop).
     static constexpr int kChildSeconds = 120;
 
 private:

@@ -148,7 +148,8 @@ void HostNode::run(HostOutcome& outcome) {
     check_abort();
 
     // 3. The engine bundle, by hash; then ask the host's dynamic loader whether everything the
-    //    engine needs resolves there (glibc comes from the host: too old a one shows up here).
+    //    engine and its HDF5 reader need resolves there (glibc comes from the host: too old a one
+    //    shows up here).
     SftpClient sftp(session);
     const StagedTree bundle = plan_.bundle();
     const StageResult staged = stage_tree(sftp, cache, bundle);
@@ -161,14 +162,16 @@ void HostNode::run(HostOutcome& outcome) {
     check_abort();
     const std::string engine = staged.dir + "/bin/thresher-engine";
     const std::string env = "LD_LIBRARY_PATH=" + shell_quote(staged.dir + "/lib");
-    const ExecResult deps = session.exec(env + " LD_TRACE_LOADED_OBJECTS=1 " + shell_quote(engine) + " 2>&1", 30);
-    QStringList missing;
-    for (const QString& line : QString::fromStdString(deps.out).split('\n', Qt::SkipEmptyParts))
-        if (line.contains("not found")) missing << line.trimmed();
-    if (deps.exit_status != 0 || !missing.isEmpty())
-        throw LaunchError("missing engine dependencies: the host cannot load " + engine + ": " +
-                          (missing.isEmpty() ? QString::fromStdString(deps.out).trimmed() : missing.join("; ")).toStdString());
-    check_abort();
+    for (const std::string& program : {engine, staged.dir + "/bin/thresher-hdf5-reader"}) {
+        const ExecResult deps = session.exec(env + " LD_TRACE_LOADED_OBJECTS=1 " + shell_quote(program) + " 2>&1", 30);
+        QStringList missing;
+        for (const QString& line : QString::fromStdString(deps.out).split('\n', Qt::SkipEmptyParts))
+            if (line.contains("not found")) missing << line.trimmed();
+        if (deps.exit_status != 0 || !missing.isEmpty())
+            throw LaunchError("missing engine dependencies: the host cannot load " + program + ": " +
+                              (missing.isEmpty() ? QString::fromStdString(deps.out).trimmed() : missing.join("; ")).toStdString());
+        check_abort();
+    }
 
     // 4. Data: fashion-mnist as the host has it, else this machine's copy; a path, staged.
     EngineFiles files;

@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QSet>
 #include <algorithm>
 #include <mutex>
 
@@ -20,6 +21,10 @@ namespace thresher::launcher::ssh {
 namespace {
 
 [[noreturn]] void fail(const QString& message) { throw LaunchError(message.toStdString()); }
+
+// The program the engine runs libhdf5 in (engine/config/hdf5_reader_location.h); it looks for it
+// beside itself first, so it travels beside it.
+constexpr const char* kHdf5Reader = "thresher-hdf5-reader";
 
 // Sorts, sums and hashes `tree.files`: what is hashed is, per file, "relative\0mode\0size\0"
 // then the contents, so a renamed file or a lost +x changes the hash too.
@@ -78,21 +83,32 @@ QList<QPair<QString, QString>> shared_libraries(const QString& program) {
 StagedTree engine_bundle(const QString& engine) {
     const QFileInfo info(engine);
     if (!info.isFile() || !info.isExecutable()) fail("the engine " + engine + " is not an executable file");
+    // Where the engine looks for it first: beside its own file (/proc/self/exe), links resolved.
+    const QFileInfo reader(info.canonicalPath() + "/" + kHdf5Reader);
+    if (!reader.isFile() || !reader.isExecutable())
+        fail("the engine " + engine + " has no " + kHdf5Reader + " beside it (" + reader.filePath() +
+             "), which the hosts need to read Keras .h5 models: install it beside the engine (Thresher's "
+             "package does; in a build folder, build the " + kHdf5Reader + " target)");
     static std::mutex mutex;
     static QHash<QString, StagedTree> cache;
-    const QString key = QString("%1|%2|%3").arg(info.canonicalFilePath()).arg(info.size())
-                            .arg(info.lastModified().toMSecsSinceEpoch());
+    QString key;
+    for (const QFileInfo& f : {info, reader})
+        key += QString("%1|%2|%3|").arg(f.canonicalFilePath()).arg(f.size()).arg(f.lastModified().toMSecsSinceEpoch());
     {
         const std::lock_guard lock(mutex);
         if (const auto it = cache.constFind(key); it != cache.constEnd()) return *it;
     }
     StagedTree tree;
     tree.kind = "bundles";
-    tree.files.append({info.canonicalFilePath(), "bin/thresher-engine", true, 0});
-    for (const auto& [soname, path] : shared_libraries(info.canonicalFilePath())) {
-        if (is_glibc_library(soname)) continue;
-        // Under its soname (what the loader looks for), with the contents of the real file.
-        tree.files.append({QFileInfo(path).canonicalFilePath(), "lib/" + soname, false, 0});
+    QSet<QString> sonames;
+    for (const auto& [file, relative] : {std::pair{info, QString("bin/thresher-engine")}, std::pair{reader, "bin/" + QString(kHdf5Reader)}}) {
+        tree.files.append({file.canonicalFilePath(), relative, true, 0});
+        for (const auto& [soname, path] : shared_libraries(file.canonicalFilePath())) {
+            if (is_glibc_library(soname) || sonames.contains(soname)) continue;
+            sonames.insert(soname);
+            // Under its soname (what the loader looks for), with the contents of the real file.
+            tree.files.append({QFileInfo(path).canonicalFilePath(), "lib/" + soname, false, 0});
+        }
     }
     seal(tree);
     const std::lock_guard lock(mutex);

@@ -2,12 +2,13 @@
 // there again by content hash — the engine bundle and data sets. Only the local side lives here
 // (which files, and their SHA-256); remote_stage.h puts a tree on a host.
 //
-// The engine bundle is thresher-engine plus every shared library it loads that is not part of
-// glibc (ldd decides; glibc's own libraries must come from the host, since they are tied to its
+// The engine bundle is thresher-engine and thresher-hdf5-reader (the program the engine reads
+// Keras .h5 files with, found beside it) plus every shared library either loads that is not part
+// of glibc (ldd decides; glibc's own libraries must come from the host, since they are tied to its
 // dynamic loader). Example on a Debian build:
-//   bin/thresher-engine
+//   bin/thresher-engine  bin/thresher-hdf5-reader
 //   lib/libdnnl.so.2  lib/libcrypto.so.3  lib/libgomp.so.1  lib/libstdc++.so.6  lib/libgcc_s.so.1
-//   lib/libz.so.1  lib/libOpenCL.so.1
+//   lib/libz.so.1  lib/libOpenCL.so.1  lib/libhdf5_serial.so.103  lib/libsz.so.2  lib/libcurl.so.4  …
 // The engine runs there with LD_LIBRARY_PATH=<bundle>/lib: no binary is rewritten (no patchelf),
 // and LD_LIBRARY_PATH wins over the build tree's RUNPATH.
 #pragma once
@@ -42,8 +43,9 @@ bool is_glibc_library(const QString& soname);
 // LaunchError when ldd fails or a library is "not found" here already.
 QList<QPair<QString, QString>> shared_libraries(const QString& program);
 
-// The bundle for `engine`. Hashing reads every file (~50 MB with oneDNN), so results are kept
-// for the life of the process, per engine path, size and modification time. Throws LaunchError.
+// The bundle for `engine`, whose folder must hold thresher-hdf5-reader too. Hashing reads every
+// file (~50 MB with oneDNN), so results are kept for the life of the process, per path, size and
+// modification time of both programs. Throws LaunchError.
 StagedTree engine_bundle(const QString& engine);
 
 // A data set: a folder (its files, recursively) or one file. Throws LaunchError.

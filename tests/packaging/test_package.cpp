@@ -1,7 +1,7 @@
 // Packaging: `cmake --install` lays out the programs, the example runs, the .desktop file and the
 // icon; the installed app finds its example run under share/thresher (not the source tree) and
-// renders; the Debian package CPack builds holds the same files and declares the Qt plugins it
-// needs. Runs on a copy of this build's install, so nothing outside a temporary folder changes.
+// renders; the installed engine reads .h5 files through the installed thresher-hdf5-reader; the
+// Debian package CPack builds holds the same files and declares the Qt plugins it needs. Runs on a copy of this build's install, so nothing outside a temporary folder changes.
 #include <QtTest>
 
 #include <QProcess>
@@ -34,7 +34,7 @@ void TestPackage::install_layout_and_app_finds_its_run() {
     const QString prefix = dir.filePath("usr");
     QByteArray err;
     QCOMPARE(run("cmake", {"--install", THRESHER_BUILD_DIR, "--prefix", prefix}, nullptr, &err), 0);
-    for (const char* f : {"bin/thresher", "bin/thresher-launch", "bin/thresher-engine",
+    for (const char* f : {"bin/thresher", "bin/thresher-launch", "bin/thresher-engine", "bin/thresher-hdf5-reader",
                              "share/thresher/models/lenet.json", "share/thresher/runs/lenet-local.json",
                              "share/thresher/sweeps/strategy-by-nodes.json",
                              "share/applications/thresher.desktop", "share/icons/hicolor/scalable/apps/thresher.svg"})
@@ -46,6 +46,15 @@ void TestPackage::install_layout_and_app_finds_its_run() {
                                                  "--out", dir.filePath("sweep-out")}, &out, &err), 0);
     QVERIFY2(out.contains("point 4: strategy = parameter-averaging, nodes = 2: 2 node(s) x 1 worker(s); 0/1 run(s) done"),
              out.constData());
+
+    // The installed engine reads .h5 files through the installed thresher-hdf5-reader beside it (the
+    // build's is neither beside it nor on this $PATH): a damaged file is refused in the file's terms.
+    QProcessEnvironment bare = QProcessEnvironment::systemEnvironment();
+    bare.insert("PATH", "/usr/bin:/bin");
+    bare.remove("THRESHER_HDF5_READER");
+    const QString h5 = QString(THRESHER_SOURCE_DIR) + "/tests/engine/config/data/fuzz_libhdf5_attribute_overflow.h5";
+    QCOMPARE(run(prefix + "/bin/thresher-engine", {"inspect", h5}, nullptr, &err, bare), 1);
+    QVERIFY2(err.contains((h5 + ": ").toUtf8()) && !err.contains("thresher-hdf5-reader"), err.constData());
 
     const QString png = dir.filePath("installed.png");
     QVERIFY(run(prefix + "/bin/thresher", {"--history", dir.filePath("h.sqlite"), "--screenshot", png}, nullptr, &err) == 0);
@@ -65,10 +74,10 @@ void TestPackage::debian_package() {
     const QString deb = dir.filePath(debs[0]);
     QCOMPARE(run("dpkg-deb", {"-c", deb}, &out), 0);
     for (const char* f : {"./usr/bin/thresher", "./usr/bin/thresher-launch", "./usr/bin/thresher-engine",
-                          "./usr/share/applications/thresher.desktop", "./usr/share/thresher/runs/lenet-local.json"})
+                          "./usr/bin/thresher-hdf5-reader", "./usr/share/applications/thresher.desktop", "./usr/share/thresher/runs/lenet-local.json"})
         QVERIFY2(out.contains(f), f);
     QCOMPARE(run("dpkg-deb", {"-f", deb, "Depends"}, &out), 0);
-    for (const char* d : {"libqt6sql6-sqlite", "libqt6svg6", "qt6-qpa-plugins", "libdnnl2", "libssh-4", "libqcustomplot2.1-qt6"})
+    for (const char* d : {"libqt6sql6-sqlite", "libqt6svg6", "qt6-qpa-plugins", "libdnnl2", "libssh-4", "libqcustomplot2.1-qt6", "libhdf5"})
         QVERIFY2(out.contains(d), out.constData());
 }
 

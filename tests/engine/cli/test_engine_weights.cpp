@@ -3,7 +3,8 @@
 // what DL4J's parameters compute (a forward pass written here over DL4J's flattened layout), and
 // `train --model model.zip` starts from those parameters -- with a learning rate of 0 the saved
 // model predicts exactly what the zip does, where freshly initialised weights would not. A
-// damaged zip is refused with exit 1 and a message naming it.
+// damaged zip is refused with exit 1 and a message naming it. A Keras .h5 goes through
+// thresher-hdf5-reader beside the engine; without one, the message says where it was looked for.
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -68,6 +69,48 @@ std::vector<float> reference(const std::vector<float>& p, const std::vector<floa
     return z;
 }
 
+// A Keras model.save("m.h5") of one Dense 16 -> 3 softmax layer, which the engine reads through
+// thresher-hdf5-reader (engine/config/hdf5_file.h).
+void write_keras_h5(const QString& path) {
+    test_support::H5Writer w(path.toStdString());
+    w.strings("/", "model_config",
+              {R"({"class_name": "Sequential", "config": {"name": "tiny", "layers": [{"class_name": "Dense", "config": )"
+               R"({"name": "out", "units": 3, "activation": "softmax", "use_bias": true, "batch_input_shape": [null, 16]}}]}})"},
+              true);
+    w.strings("/", "keras_version", {"2.4.0"}, true);
+    w.group("/model_weights");
+    w.strings("/model_weights", "layer_names", {"out"}, false);
+    std::vector<float> kernel(IN * OUT);
+    for (std::size_t i = 0; i < kernel.size(); ++i) kernel[i] = 0.01f * static_cast<float>(i);
+    w.keras_layer("/model_weights/out", "out", {{"kernel", {{IN, OUT}, kernel}}, {"bias", {{OUT}, {0.1f, 0.2f, 0.3f}}}});
+}
+
+struct Ran {
+    int code = -1;
+    QString err;
+};
+
+// `program` with `args` and the environment changed as `env` says (an empty value: unset).
+Ran run_with(const QString& program, const QStringList& args, const QList<QPair<QString, QString>>& env) {
+    QProcess p;
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    for (const auto& [name, value] : env) {
+        if (value.isEmpty()) e.remove(name);
+        else e.insert(name, value);
+    }
+    p.setProcessEnvironment(e);
+    p.start(program, args);
+    Ran r;
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    if (p.exitStatus() == QProcess::NormalExit) r.code = p.exitCode();
+    return r;
+}
+
 // predict's stdout: one {"index", "class", "probabilities"} per row, by index.
 std::vector<std::vector<float>> probabilities(const EngineRun& r) {
     std::vector<std::vector<float>> rows;
@@ -92,6 +135,8 @@ private Q_SLOTS:
     void trainStartsFromTheZip();
     void damagedZipIsRefused();
     void normalizerIsApplied();
+    void kerasH5ThroughTheReaderBesideIt();
+    void damagedH5IsRefused();
 
 private:
     QTemporaryDir dir_;
@@ -214,6 +259,48 @@ void TestEngineWeights::normalizerIsApplied() {
     QCOMPARE(b.size(), got.size());
     for (std::size_t i = 0; i < b.size(); ++i)
         for (int o2 = 0; o2 < OUT; ++o2) QVERIFY(std::abs(b[i][static_cast<std::size_t>(o2)] - got[i][static_cast<std::size_t>(o2)]) < 1e-6f);
+}
+
+// The engine finds thresher-hdf5-reader beside itself; a copy of the engine alone in a folder,
+// with neither THRESHER_HDF5_READER nor a $PATH that holds one, says so naming where it looked;
+// THRESHER_HDF5_READER then points it at one.
+void TestEngineWeights::kerasH5ThroughTheReaderBesideIt() {
+    const QString h5 = dir_.path() + "/tiny.h5";
+    write_keras_h5(h5);
+    const auto r = run_engine({"inspect", "--json", h5});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.summary()));
+    const auto o = QJsonDocument::fromJson(r.stdout_text.toUtf8()).object();
+    QCOMPARE(o["format"].toString(), QString("keras"));
+    QCOMPARE(o["params"].toInteger(), IN * OUT + OUT);
+    QCOMPARE(o["weights"].toBool(), true);
+
+    const QString alone = dir_.path() + "/alone";
+    QVERIFY(QDir().mkpath(alone));
+    QVERIFY(QFile::copy(engine_binary(), alone + "/thresher-engine"));
+    const QString reader = QFileInfo(engine_binary()).absolutePath() + "/thresher-hdf5-reader";
+    Ran lost = run_with(alone + "/thresher-engine", {"inspect", h5}, {{"PATH", "/usr/bin:/bin"}, {"THRESHER_HDF5_READER", ""}});
+    QCOMPARE(lost.code, 1);
+    QVERIFY2(lost.err.contains(h5 + ": cannot read the HDF5 file: thresher-hdf5-reader, the program that reads HDF5 files for "
+                                    "Thresher, was not found: not beside this program (" + alone + "/thresher-hdf5-reader); "
+                                    "THRESHER_HDF5_READER is not set; not in $PATH (/usr/bin:/bin). Install it beside this program"),
+             qPrintable(lost.err));
+    const Ran pointed = run_with(alone + "/thresher-engine", {"inspect", h5}, {{"PATH", "/usr/bin:/bin"}, {"THRESHER_HDF5_READER", reader}});
+    QVERIFY2(pointed.code == 0, qPrintable(pointed.err));
+    QVERIFY2(pointed.err.contains("weights: " + QString::number(IN * OUT + OUT) + " parameters"), qPrintable(pointed.err));
+}
+
+void TestEngineWeights::damagedH5IsRefused() {
+    const QString h5 = dir_.path() + "/whole.h5";
+    write_keras_h5(h5);
+    QFile in(h5);
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    const QByteArray whole = in.readAll();
+    const QString cut = dir_.path() + "/cut.h5";
+    QVERIFY(write_file(cut, whole.left(whole.size() / 2)));
+    const auto r = run_engine({"inspect", cut});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.stderr_text.contains(cut + ": "), qPrintable(r.stderr_text));
+    QVERIFY2(!r.stderr_text.contains("thresher-hdf5-reader"), qPrintable(r.stderr_text));
 }
 
 QTEST_GUILESS_MAIN(TestEngineWeights)

@@ -617,7 +617,7 @@ void TestModelWeights::brokenFilesAreClearErrors() {
 
 // Inputs tests/fuzz found: a shape value near 2^63 (it went through a double and overflowed a
 // long), and a Keras .h5 whose damaged attribute message overflows a heap buffer inside libhdf5
-// 1.10.8 itself -- which is why libhdf5 runs in a child process (hdf5_file.h): whatever it does
+// 1.10.8 itself -- which is why libhdf5 runs in thresher-hdf5-reader (hdf5_file.h): whatever it does
 // there, this process gets a ConfigError naming the file.
 void TestModelWeights::fuzzFindingsAreErrors() {
     const std::string data = (source_dir() + "/tests/engine/config/data/").toStdString();

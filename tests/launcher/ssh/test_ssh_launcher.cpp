@@ -4,7 +4,8 @@
 //   - a full 2-node gradient-sharing run (resources/models/mlp.json on fashion-mnist) finishes,
 //     with events from both nodes, stderr lines prefixed "[host N 127.0.0.1] ", and node 0's
 //     saved model fetched back;
-//   - the engine bundle and a CSV data set are uploaded the first time only;
+//   - the engine bundle (the engine, its HDF5 reader, their libraries) and a CSV data set are
+//     uploaded the first time only;
 //   - a changed host key, a key the server does not accept, a closed port and an engine whose
 //     libraries do not resolve on the host each end the run before any engine starts, with one
 //     error naming the host (the closed port within the connect timeout);
@@ -228,6 +229,8 @@ void TestSshLauncher::bundle_and_data_are_uploaded_once() {
     const QString bundle = path("cache-once/bundles/") + bundle_dirs.first();
     QVERIFY(QFileInfo::exists(bundle + "/.complete"));
     QVERIFY(QFileInfo(bundle + "/bin/thresher-engine").isExecutable());
+    QVERIFY(QFileInfo(bundle + "/bin/thresher-hdf5-reader").isExecutable());  // the engine reads .h5 through it
+    QVERIFY(!QDir(bundle + "/lib").entryList({"libhdf5*"}, QDir::Files).isEmpty());
     QVERIFY(!QDir(bundle + "/lib").entryList({"libc.so*", "libm.so*", "ld-linux*"}, QDir::Files).size());
     QCOMPARE(QDir(path("cache-once/runs")).entryList(QDir::Dirs | QDir::NoDotAndDotDot), QStringList());
     qint64 bytes = 0;
