@@ -20,7 +20,9 @@ const std::vector<Layer>& layers() {
         // The backends see the interface; neither sees the other (the registry is generated).
         {"engine/backend/cpu", {"engine/backend"}},
         {"engine/backend/cuda", {"engine/backend"}},
-        {"engine/config", {"engine/vocab"}},
+        // The program that runs libhdf5 out of process; config reads its snapshot format.
+        {"engine/hdf5_reader", {"engine/core"}},
+        {"engine/config", {"engine/vocab", "engine/hdf5_reader"}},
         {"engine/data", {"engine/backend"}},
         {"engine/eval", {"engine/backend"}},
         {"engine/events", {"engine/backend"}},
