@@ -36,9 +36,9 @@
 
 #ifdef THRESHER_HDF5_READER_ASAN_OPTIONS
 // Under the asan and fuzz presets (engine/hdf5_reader/CMakeLists.txt): cmake/asan.supp for
-// libhdf5's own overflow, and a null from malloc for libhdf5's absurd requests, as the release
-// build's address-space cap gives it (ASan would end the process instead). ASAN_OPTIONS still
-// overrides these.
+// libhdf5's own overflow, and a null from malloc for libhdf5's requests past 2 GiB, as the
+// release build's address-space cap gives it (ASan would end the process on the absurd ones, and
+// take seconds to map and poison the 4 GB ones fuzzing finds). ASAN_OPTIONS still overrides these.
 extern "C" const char* __asan_default_options() { return THRESHER_HDF5_READER_ASAN_OPTIONS; }
 #endif
 

@@ -201,6 +201,17 @@ QString batch_script(const RunSpec& spec, const ScriptOptions& o) {
              "    fi\n"
              "    say \"staged $src with sbcast: $dst on every node\"\n"
              "    engine[$p]=$dst\n"
+             "    if [ \"$i\" = 0 ]; then\n"
+             "      # The engine reads Keras .h5 files through the thresher-hdf5-reader beside it.\n"
+             "      reader=\"$(dirname \"$src\")/thresher-hdf5-reader\"\n"
+             "      if [ -x \"$reader\" ]; then\n"
+             "        sbcast --force --preserve \"$reader\" \"$stage_dir/thresher-hdf5-reader\" ||\n"
+             "          { say \"sbcast could not copy $reader to $stage_dir on the nodes\"; exit 1; }\n"
+             "        say \"staged $reader with sbcast: $stage_dir/thresher-hdf5-reader on every node\"\n"
+             "      else\n"
+             "        say \"no thresher-hdf5-reader beside $src: the engines read .h5 models only with one on their PATH\"\n"
+             "      fi\n"
+             "    fi\n"
              "  done\n"
              "fi\n";
     }

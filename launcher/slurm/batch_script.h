@@ -15,7 +15,8 @@
 //   4. stages the files the engines read (cluster.stage): with `auto`, a probe step (one task per
 //      node) lists those some node cannot read; those (`always`: all) are copied to every node
 //      with Slurm's `sbcast` into a private /tmp/thresher-stage-JOB-PID folder, and the engine's
-//      command line points there; the folder goes when the step ends;
+//      command line points there (a staged engine takes the thresher-hdf5-reader beside it along,
+//      which it reads .h5 models with); the folder goes when the step ends;
 //   5. `srun --kill-on-bad-exit=1 --label …`: one step, each task's lines prefixed "r: " so
 //      the launcher tags events by node. Run by the launcher inside an allocation
 //      (exec_srun), srun replaces bash: the launcher's parent-death signal stays on srun (a

@@ -157,6 +157,9 @@ void TestBatchScript::staged_words_are_the_files() {
     QCOMPARE(staged(script), (QStringList{"/opt/e ngine", always.model_file(), always.data_argument(), "R/secret"}));
     QVERIFY(script.contains("missing=\"${!stage_at[*]}\""));  // always: every one, no probe
     QVERIFY(script.contains("sbcast --force --preserve"));
+    // A staged engine takes the thresher-hdf5-reader beside it along, into the folder it looks in first.
+    QVERIFY(script.contains("reader=\"$(dirname \"$src\")/thresher-hdf5-reader\""));
+    QVERIFY(script.contains("sbcast --force --preserve \"$reader\" \"$stage_dir/thresher-hdf5-reader\""));
 
     const RunSpec installed = load(text.arg("fashion-mnist", cluster.arg("auto")).toUtf8());
     const QString probing = batch_script(installed, ScriptOptions{"/e", {}, {}, 0, false, false});

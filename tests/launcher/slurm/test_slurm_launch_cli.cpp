@@ -4,9 +4,10 @@
 //     signal) and Slurm ends the step: no engine is left within seconds;
 //   - `script`: the batch script of a Slurm spec (sbatch lines from the spec, one srun step); a
 //     local spec is refused;
-//   - staging: a launcher in a private mount namespace (its engine, model, data and run folder on
-//     a tmpfs slurmd cannot see): with "stage": "never" the run fails naming the engine's path;
-//     with "auto" the probe finds all four missing, sbcast copies them, the run finishes, and the
+//   - staging: a launcher in a private mount namespace (its engine and HDF5 reader, a Keras .h5
+//     model, data and run folder on a tmpfs slurmd cannot see): with "stage": "never" the run
+//     fails naming the engine's path; with "auto" the probe finds all four missing, sbcast copies
+//     them and the reader beside the engine, the run (reading the .h5 there) finishes, and the
 //     copies are gone from the node afterwards;
 //   - `check`: ready on partition main; NOT ready on a DOWN partition and on one that does not
 //     exist, each saying why.
@@ -18,6 +19,7 @@
 #include "launch_fixture.h"
 #include "free_ports.h"
 #include "netns_pair.h"
+#include "weight_files.h"
 #include "slurm_cluster.h"
 
 using namespace launch_fixture;
@@ -112,16 +114,28 @@ void TestSlurmLaunchCli::files_the_nodes_cannot_see_are_staged() {
     QVERIFY(QDir().mkpath(hidden));
     const QDir tmp("/tmp");
     const QStringList stages_before = tmp.entryList({"thresher-stage-*"}, QDir::Dirs);
+    // The model is a Keras .h5 (one Dense 16 -> 3 softmax): the staged engine reads it through the
+    // thresher-hdf5-reader staged beside it.
+    {
+        test_support::H5Writer w(path("tiny.h5").toStdString());
+        w.strings("/", "model_config",
+                  {R"({"class_name": "Sequential", "config": {"name": "tiny", "layers": [{"class_name": "Dense", "config": )"
+                   R"({"name": "out", "units": 3, "activation": "softmax", "use_bias": true, "batch_input_shape": [null, 16]}}]}})"},
+                  true);
+        w.group("/model_weights");
+        w.strings("/model_weights", "layer_names", {"out"}, false);
+        w.keras_layer("/model_weights/out", "out", {{"kernel", {{16, 3}, std::vector<float>(48, 0.01f)}}, {"bias", {{3}, {0, 0, 0}}}});
+    }
     const auto launch = [&](const QString& stage) {
         const QString file = spec("hidden-" + stage, QString(R"("partition":"main","nodes":1,"tasks_per_node":2,"stage":"%1")").arg(stage),
-                                  R"("epochs":1,"batch":16)", "hidden/tiny.json", "hidden/data.csv");
+                                  R"("epochs":1,"batch":16)", "hidden/tiny.h5", "hidden/data.csv");
         const QString inside =
-            "set -e; mount -t tmpfs -o mode=700 thresher-hidden \"$1\"; cp \"$2\" \"$3\" \"$4\" \"$1\"/; mkdir \"$1/runs\"; "
+            "set -e; mount -t tmpfs -o mode=700 thresher-hidden \"$1\"; cp \"$2\" \"$3\" \"$4\" \"$8\" \"$1\"/; mkdir \"$1/runs\"; "
             "exec \"$5\" --partition=main --nodes=1 --ntasks=2 --time=5 \"$6\" run \"$7\" --events --verbose --slurm-mode=step "
             "--engine \"$1/thresher-engine\" --run-root \"$1/runs\"";
         return run(unshare, {"--mount", "--propagation", "private", "bash", "-c", inside, "thresher-test", hidden,
-                             bin("thresher-engine"), path("tiny.json"), path("data.csv"), test_support::find_tool("salloc"),
-                             bin("thresher-launch"), file},
+                             bin("thresher-engine"), path("tiny.h5"), path("data.csv"), test_support::find_tool("salloc"),
+                             bin("thresher-launch"), file, bin("thresher-hdf5-reader")},
                    180000);
     };
     // The control: the nodes really cannot see these files.
@@ -131,7 +145,8 @@ void TestSlurmLaunchCli::files_the_nodes_cannot_see_are_staged() {
 
     const Run r = launch("auto");
     QVERIFY2(r.code == 0, qPrintable(r.text()));
-    for (const QString& what : {hidden + "/thresher-engine", hidden + "/tiny.json", hidden + "/data.csv", QString("/secret")})
+    for (const QString& what : {hidden + "/thresher-engine", hidden + "/thresher-hdf5-reader", hidden + "/tiny.h5",
+                                hidden + "/data.csv", QString("/secret")})
         QVERIFY2(r.err.contains("staged ") && r.err.contains(what.toUtf8() + " with sbcast"), qPrintable(what + "\n" + r.text()));
     for (int node : {0, 1}) QVERIFY2(count(r.out, "run_finished", node) == 1, qPrintable(r.text()));
     // The copies went with the step (the launcher finishes after the script's cleanup).
