@@ -503,11 +503,14 @@ std::optional<std::chrono::seconds> parse_slurm_time(const QString& text) {
     }
     const QStringList parts = rest.split(':');
     if (parts.size() > 3) return std::nullopt;
+    // No field may exceed the limit below even counted in seconds: checked before the fields are
+    // multiplied into seconds, which overflowed for "7777777777777777777:0" (tests/fuzz found it).
+    constexpr qint64 kMaxSeconds = qint64(365) * 100 * 86400;
     QList<qint64> v;
     for (const QString& p : parts) {
         bool ok = false;
         const qint64 n = p.toLongLong(&ok);
-        if (!ok || n < 0 || p.isEmpty() || p.startsWith('+')) return std::nullopt;
+        if (!ok || n < 0 || n > kMaxSeconds || p.isEmpty() || p.startsWith('+')) return std::nullopt;
         v << n;
     }
     qint64 seconds = 0;
@@ -520,7 +523,7 @@ std::optional<std::chrono::seconds> parse_slurm_time(const QString& text) {
     } else {  // HH:MM:SS
         seconds = v[0] * 3600 + v[1] * 60 + v[2];
     }
-    if (days > 365 * 100 || seconds > qint64(365) * 100 * 86400) return std::nullopt;
+    if (days > 365 * 100 || seconds > kMaxSeconds) return std::nullopt;
     return std::chrono::seconds(days * 86400 + seconds);
 }
 

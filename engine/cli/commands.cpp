@@ -10,7 +10,7 @@
 
 #include "backend/registry.h"
 #include "core/error.h"
-#include "dist/net/wire.h"
+#include "dist/masters/predictions_wire.h"
 #include "data/data_source.h"
 #include "config/model_format.h"
 #include "nn/model_file.h"
@@ -80,45 +80,6 @@ void evaluate_command(const std::string& model_file, const std::string& data_spe
     else std::cerr << r.regression->summary() << "\n";
 }
 
-namespace {
-
-// A node's predictions: [u64 count][u32 outputs] then count x (u64 index, outputs floats).
-std::vector<std::uint8_t> pack_predictions(const std::vector<std::size_t>& index, const std::vector<float>& values, int k) {
-    std::vector<std::uint8_t> out(12 + index.size() * (8 + 4 * static_cast<std::size_t>(k)));
-    std::uint8_t* p = out.data();
-    const std::uint64_t count = index.size();
-    const std::uint32_t outputs = static_cast<std::uint32_t>(k);
-    dist::wire::store(p, count), p += 8;
-    dist::wire::store(p, outputs), p += 4;
-    for (std::size_t i = 0; i < index.size(); ++i) {
-        dist::wire::store(p, static_cast<std::uint64_t>(index[i])), p += 8;
-        for (int j = 0; j < k; ++j) dist::wire::store(p, values[i * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)]), p += 4;
-    }
-    return out;
-}
-
-// Adds a peer's predictions to `rows` (index -> outputs); false when the payload is malformed.
-bool unpack_predictions(const std::vector<std::uint8_t>& in, int k, std::size_t n, std::map<std::size_t, std::vector<float>>& rows) {
-    if (in.size() < 12) return false;
-    std::uint64_t count = 0;
-    std::uint32_t outputs = 0;
-    count = dist::wire::load<std::uint64_t>(in.data());
-    outputs = dist::wire::load<std::uint32_t>(in.data() + 8);
-    const std::size_t row = 8 + 4 * static_cast<std::size_t>(k);
-    if (outputs != static_cast<std::uint32_t>(k) || count > n || in.size() != 12 + count * row) return false;
-    for (std::size_t i = 0; i < count; ++i) {
-        const std::uint8_t* p = in.data() + 12 + i * row;
-        const auto at = dist::wire::load<std::uint64_t>(p);
-        if (at >= n) return false;
-        std::vector<float> v(static_cast<std::size_t>(k));
-        for (int j = 0; j < k; ++j) v[static_cast<std::size_t>(j)] = dist::wire::load<float>(p + 8 + 4 * j);
-        rows[at] = std::move(v);
-    }
-    return true;
-}
-
-}  // namespace
-
 void predict_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
                      int threads, const std::string& device, ClusterSession* cluster) {
     auto l = load(model_file, threads, device);
@@ -147,7 +108,7 @@ void predict_command(const std::string& model_file, const std::string& data_spec
     }
 
     if (rank != 0) {
-        transport->send(0, dist::MessageType::Predictions, pack_predictions(index, values, k));
+        transport->send(0, dist::MessageType::Predictions, dist::pack_predictions(index, values, static_cast<std::uint32_t>(k)));
         if (!transport->flush(std::chrono::seconds(60)))
             throw Error("predict: node 0 did not acknowledge this node's " + std::to_string(index.size()) + " predictions");
         std::cerr << "predict: node " << rank << " sent " << index.size() << " predictions to node 0\n";
@@ -162,8 +123,12 @@ void predict_command(const std::string& model_file, const std::string& data_spec
         auto m = transport->receive(std::chrono::milliseconds(200));
         if (m && m->type == dist::MessageType::Predictions && m->sender > 0 && m->sender < nodes &&
             !heard[static_cast<std::size_t>(m->sender)]) {
-            if (!unpack_predictions(m->payload, k, n, rows))
-                throw Error("predict: malformed predictions from node " + std::to_string(m->sender));
+            const auto part = dist::parse_predictions(m->payload, static_cast<std::uint32_t>(k), n);
+            if (!part) throw Error("predict: malformed predictions from node " + std::to_string(m->sender));
+            const auto width = static_cast<std::size_t>(k);
+            for (std::size_t r = 0; r < part->index.size(); ++r)
+                rows[part->index[r]] = std::vector<float>(part->values.begin() + static_cast<long>(r * width),
+                                                          part->values.begin() + static_cast<long>((r + 1) * width));
             heard[static_cast<std::size_t>(m->sender)] = true;
             --waiting;
         }

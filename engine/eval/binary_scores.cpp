@@ -20,7 +20,12 @@ void BinaryScores::add(const float* scores, const std::int32_t* labels, std::siz
 }
 
 void BinaryScores::merge(const BinaryScores& o) {
-    for (int b = 0; b < kBins; ++b) pos_[b] += o.pos_[b], neg_[b] += o.neg_[b];
+    // Checked before anything is added: a node's counts (from_json) may be up to 2^63 - 1 each.
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t b = 0; b < static_cast<std::size_t>(kBins); ++b)
+        if (pos_[b] > kMax - o.pos_[b] || neg_[b] > kMax - o.neg_[b])
+            throw Error("binary scores: merging bin " + std::to_string(b) + " overflows its count");
+    for (std::size_t b = 0; b < static_cast<std::size_t>(kBins); ++b) pos_[b] += o.pos_[b], neg_[b] += o.neg_[b];
 }
 
 double BinaryScores::auc() const {

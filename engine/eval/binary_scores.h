@@ -23,6 +23,7 @@ public:
 
     // scores: [count] in [0, 1] (clamped; NaN counts as 0); labels 0 or 1 (others ignored).
     void add(const float* scores, const std::int32_t* labels, std::size_t count);
+    // Throws thresher::Error, with nothing added, when a count would overflow.
     void merge(const BinaryScores& other);
     // NaN when either class is absent (the AUC is undefined then).
     double auc() const;

@@ -107,6 +107,12 @@ void ClassificationEvaluator::merge(const ClassificationEvaluator& other) {
                     std::to_string(other.num_classes_) + " classes into one of " +
                     std::to_string(num_classes_));
     }
+    // Every count is at most its matrix's total, so totals that add up without overflow mean
+    // cells that do (a node's part, from_json, may hold counts up to 2^63 - 1 each).
+    if (total_ > std::numeric_limits<std::int64_t>::max() - other.total_) {
+        throw Error("ClassificationEvaluator: merging " + std::to_string(other.total_) + " samples into " +
+                    std::to_string(total_) + " overflows the count");
+    }
     for (std::size_t i = 0; i < matrix_.size(); ++i) {
         matrix_[i] += other.matrix_[i];
     }
@@ -293,14 +299,19 @@ ClassificationEvaluator ClassificationEvaluator::from_json(const nlohmann::json&
     if (n > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
         throw Error(where + "confusion: too many classes");
     }
+    // Every row's length first: the n x n matrix is allocated only once the JSON holds its n x n
+    // counts (n empty rows, 3 bytes each, asked for n^2 counts: 10^5 of them, 80 GB).
+    for (std::size_t a = 0; a < n; ++a) {
+        const auto& row = rows[a];
+        if (!row.is_array() || row.size() != n) {
+            throw Error(where + "confusion[" + std::to_string(a) + "]: expected an array of " + std::to_string(n) +
+                        " counts (the matrix must be square)");
+        }
+    }
     ClassificationEvaluator result(static_cast<int>(n));
     for (std::size_t a = 0; a < n; ++a) {
         const auto& row = rows[a];
         const std::string row_path = "confusion[" + std::to_string(a) + "]";
-        if (!row.is_array() || row.size() != n) {
-            throw Error(where + row_path + ": expected an array of " + std::to_string(n) +
-                        " counts (the matrix must be square)");
-        }
         for (std::size_t p = 0; p < n; ++p) {
             const auto& cell = row[p];
             const std::string cell_path = where + row_path + "[" + std::to_string(p) + "]";

@@ -34,7 +34,8 @@ public:
     void add(const float* scores, const std::int32_t* labels, std::size_t count);
     // Throws thresher::Error on a label or prediction outside [0, num_classes).
     void add_predictions(const std::int32_t* predicted, const std::int32_t* labels, std::size_t count);
-    // Adds the other confusion matrix to this one. Throws if the class counts differ.
+    // Adds the other confusion matrix to this one. Throws if the class counts differ or the total
+    // count would overflow (nothing is added then).
     void merge(const ClassificationEvaluator& other);
 
     std::int64_t count() const { return total_; }

@@ -103,4 +103,65 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
     return r;
 }
 
+namespace {
+
+// The other nodes' parts come over the network (authenticated, but a node's bug must still be an
+// error naming the part, not an exception of the JSON library's).
+[[noreturn]] void bad_part(std::size_t i, std::size_t n, const std::string& what) {
+    throw Error("evaluation part " + std::to_string(i) + " of " + std::to_string(n) + " (0: this node's): " + what);
+}
+
+double loss_sum_of(const nlohmann::json& part, std::size_t i, std::size_t n) {
+    const auto it = part.find("loss_sum");
+    if (it == part.end()) return 0.0;
+    if (!it->is_number()) bad_part(i, n, "\"loss_sum\" must be a number, got " + it->dump());
+    return it->get<double>();
+}
+
+std::size_t count_of(const nlohmann::json& part, std::size_t i, std::size_t n) {
+    const auto it = part.find("count");
+    if (it == part.end()) return 0;
+    if (!it->is_number_unsigned()) bad_part(i, n, "\"count\" must be a non-negative integer, got " + it->dump());
+    return it->get<std::size_t>();
+}
+
+}  // namespace
+
+nlohmann::json merge_evaluation_parts(const std::vector<nlohmann::json>& parts) {
+    nlohmann::json merged = parts.front();
+    if (!merged.contains("confusion")) return merged;
+    const std::size_t n = parts.size();
+    auto total = eval::ClassificationEvaluator::from_json(parts.front());
+    double loss_sum = loss_sum_of(parts.front(), 0, n);
+    std::size_t count = count_of(parts.front(), 0, n);
+    for (std::size_t i = 1; i < n; ++i) {
+        try {
+            total.merge(eval::ClassificationEvaluator::from_json(parts[i]));
+        } catch (const Error& e) {
+            bad_part(i, n, e.what());
+        }
+        loss_sum += loss_sum_of(parts[i], i, n);
+        count += count_of(parts[i], i, n);
+    }
+    const bool binary = parts.front().contains("auc_hist");
+    merged = total.to_json();
+    if (binary) {
+        auto scores = eval::BinaryScores::from_json(parts.front()["auc_hist"]);
+        for (std::size_t i = 1; i < n; ++i) {
+            const auto it = parts[i].find("auc_hist");
+            if (it == parts[i].end()) bad_part(i, n, "no \"auc_hist\" (a binary classifier's score histogram)");
+            try {
+                scores.merge(eval::BinaryScores::from_json(*it));
+            } catch (const Error& e) {
+                bad_part(i, n, e.what());
+            }
+        }
+        add_binary_fields(merged, total, scores);
+    }
+    merged["loss_sum"] = loss_sum;
+    merged["count"] = count;
+    merged["loss"] = count ? loss_sum / static_cast<double>(count) : 0.0;
+    return merged;
+}
+
 }  // namespace thresher::train

@@ -32,6 +32,13 @@ struct EvaluationResult {
 // replacing the macro averages), "auc", and "task": "binary".
 void add_binary_fields(nlohmann::json& j, const eval::ClassificationEvaluator&, const eval::BinaryScores&);
 
+// The controller's merge of a sharded evaluation (the distributed masters' EvaluationMerger):
+// `parts` are EvaluationResult::to_json() plus "loss_sum" and "count", the controller's own
+// first, the other nodes' as they sent them. Classification counts are added up (regression sets
+// are not sharded: the controller's own result stands). Throws thresher::Error naming the part
+// when one does not merge (another class count, missing or mistyped counts, an overflow).
+nlohmann::json merge_evaluation_parts(const std::vector<nlohmann::json>& parts);
+
 // `limit` > 0 evaluates only the first `limit` samples. With `shards` > 1 only samples
 // i ≡ shard (mod shards) are evaluated: each node takes one shard, and the merged counts are
 // exactly the single-node evaluation.

@@ -79,32 +79,6 @@ void record_failure(Run& run) {
     run.failed = true;
 }
 
-// The classification counts of several evaluation shards, added up (regression sets are not
-// sharded: the controller's own result stands).
-nlohmann::json merge_parts(const std::vector<nlohmann::json>& parts) {
-    nlohmann::json merged = parts.front();
-    if (!merged.contains("confusion")) return merged;
-    auto total = eval::ClassificationEvaluator::from_json(parts.front());
-    double loss_sum = parts.front().value("loss_sum", 0.0);
-    std::size_t count = parts.front().value("count", std::size_t{0});
-    for (std::size_t i = 1; i < parts.size(); ++i) {
-        total.merge(eval::ClassificationEvaluator::from_json(parts[i]));
-        loss_sum += parts[i].value("loss_sum", 0.0);
-        count += parts[i].value("count", std::size_t{0});
-    }
-    const bool binary = parts.front().contains("auc_hist");
-    merged = total.to_json();
-    if (binary) {
-        auto scores = eval::BinaryScores::from_json(parts.front()["auc_hist"]);
-        for (std::size_t i = 1; i < parts.size(); ++i) scores.merge(eval::BinaryScores::from_json(parts[i].at("auc_hist")));
-        add_binary_fields(merged, total, scores);
-    }
-    merged["loss_sum"] = loss_sum;
-    merged["count"] = count;
-    merged["loss"] = count ? loss_sum / static_cast<double>(count) : 0.0;
-    return merged;
-}
-
 void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_loss, long epoch_samples,
                          const nn::TrainingPosition& pos) {
     const data::Dataset& eval_set = run.data.has_test ? run.data.test : run.data.train;
@@ -122,7 +96,7 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
     if (merger.gather) {
         auto parts = merger.gather(epoch, fields);
         if (!parts) return;  // another node reports for the cluster
-        fields = merge_parts(*parts);
+        fields = merge_evaluation_parts(*parts);
         fields["nodes_evaluated"] = parts->size();
     }
     fields["eval_start_s"] = eval_start_s;

@@ -38,11 +38,21 @@ const QList<std::pair<QString, QString>>& aliases() {
     throw launcher::SpecError((source + ": " + path + ": " + message).toStdString());
 }
 
+// A sweep file or the base spec it names: a regular file of at most kMaxFileBytes (they are a
+// few KB), never a device or a pipe -- "base": "/dev/zero" was read until memory ran out.
+constexpr qint64 kMaxFileBytes = qint64{16} << 20;
+
 QByteArray read_file(const QString& path, const QString& what) {
+    const QFileInfo info(path);
+    if (info.exists() && !info.isFile())
+        throw launcher::SpecError(QString("%1: not a regular file").arg(what).toStdString());
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
         throw launcher::SpecError(QString("%1: cannot read: %2").arg(what, f.errorString()).toStdString());
-    return f.readAll();
+    QByteArray bytes = f.read(kMaxFileBytes + 1);
+    if (bytes.size() > kMaxFileBytes)
+        throw launcher::SpecError(QString("%1: larger than %2 MiB; not a sweep or run spec").arg(what).arg(kMaxFileBytes >> 20).toStdString());
+    return bytes;
 }
 
 // Sets `path` (dotted) in `o` to `v`, making the objects on the way.

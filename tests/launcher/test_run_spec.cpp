@@ -625,6 +625,13 @@ void TestRunSpec::slurm_times_data() {
     QTest::newRow("empty part") << "1::2" << qint64(-1);
     QTest::newRow("two dashes") << "1-2-3" << qint64(-1);
     QTest::newRow("negative") << "-5" << qint64(-1);
+    // Past 100 years, however it is written: fields this large overflowed when multiplied into
+    // seconds (tests/fuzz, fuzz_slurm_task_lines: signed overflow under UBSan).
+    QTest::newRow("huge minutes") << "7777777777777777777:0" << qint64(-1);
+    QTest::newRow("huge hours") << "9223372036854775807:00:00" << qint64(-1);
+    QTest::newRow("huge days' hours") << "1-9223372036854775807" << qint64(-1);
+    QTest::newRow("100 years of seconds") << "0:3153600000" << qint64(3153600000);
+    QTest::newRow("one more") << "0:3153600001" << qint64(-1);
 }
 
 void TestRunSpec::slurm_times() {

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "dist/masters/evaluation_payload.h"
 #include "dist/masters/node_link_control.h"
 #include "dist/masters/payload_io.h"
 
@@ -43,10 +44,13 @@ void NodeLink::set_deadlines(const LinkDeadlines& d) {
 }
 
 void NodeLink::send_control(int node, std::uint8_t kind, std::uint64_t value) {
-    std::vector<std::uint8_t> payload;
-    put(payload, kind);
-    put(payload, value);
-    transport_->send(node, MessageType::Control, payload);
+    Control c;
+    c.kind = kind;
+    if (kind == kFirst)
+        c.first = value;
+    else
+        c.round = value;
+    transport_->send(node, MessageType::Control, pack_control(c));
 }
 
 void NodeLink::serve_resends() {
@@ -173,16 +177,11 @@ void NodeLink::handle(Message&& m, bool counted) {
             break;
         }
         case MessageType::Evaluation: {
-            std::span<const std::uint8_t> in(m.payload);
-            std::int32_t epoch = 0;
-            if (!get(in, epoch)) break;
             try {
-                // Authenticated, but a peer's bug must not overflow our stack: the depth-limited parser.
-                auto part = nn::parse_json_text(std::string_view(reinterpret_cast<const char*>(in.data()), in.size()),
-                                                "evaluation from node " + std::to_string(sender));
-                if (!part.is_object()) throw Error("not an object");
+                // Authenticated, but a peer's bug must not overflow our stack (evaluation_payload.h).
+                auto part = parse_evaluation(m.payload, "evaluation from node " + std::to_string(sender));
                 std::lock_guard lock(mutex_);
-                evaluations_[epoch].insert_or_assign(sender, std::move(part));
+                evaluations_[part.epoch].insert_or_assign(sender, std::move(part.counts));
             } catch (const std::exception& e) {
                 warn("evaluation from node " + std::to_string(sender) + " rejected: " + e.what());
             }
@@ -208,61 +207,51 @@ void NodeLink::handle(Message&& m, bool counted) {
 }
 
 void NodeLink::handle_control(const Message& m) {
-    std::span<const std::uint8_t> in(m.payload);
-    std::uint8_t kind = 0;
-    if (!get(in, kind)) return;
+    const auto c = parse_control(m.payload);
+    if (!c) return;
+    const std::uint8_t kind = c->kind;
     std::lock_guard lock(mutex_);
     Peer& p = peers_[static_cast<std::size_t>(m.sender)];
     if (kind == kDone) {
-        std::uint64_t count = 0, first = 0;
-        if (get(in, count) && get(in, first) && first >= 1 && (m.incarnation == 0 || p.incarnation == m.incarnation)) {
+        if (m.incarnation == 0 || p.incarnation == m.incarnation) {
             p.done = true;
-            p.done_count = count;
-            p.updates.advance_floor(first - 1);  // sent before we were its destination: never coming
+            p.done_count = c->originated;
+            p.updates.advance_floor(c->first - 1);  // sent before we were its destination: never coming
             p.last_news = std::chrono::steady_clock::now();
-            std::int32_t epoch = 0;  // absent from an older engine's "done": assume every part comes
-            p.done_epoch = get(in, epoch) ? epoch : std::numeric_limits<int>::max();
+            p.done_epoch = c->evaluated;  // kEveryEpoch from an older engine: assume every part comes
         }
     } else if (kind == kJoined) {
-        std::int32_t epoch = 0;
-        std::int64_t iteration = 0;
-        std::uint8_t rejoin = 0;
-        if (get(in, epoch) && get(in, iteration) && get(in, rejoin) && cluster_.node_rank != 0)
-            joined(m.sender, epoch, static_cast<long>(iteration), rejoin == 1, false);
+        if (cluster_.node_rank != 0) joined(m.sender, c->epoch, static_cast<long>(c->iteration), c->rejoin, false);
     } else if (kind == kLeft && p.state != PeerState::Gone && (m.incarnation == 0 || p.incarnation == m.incarnation)) {
         set_state(m.sender, PeerState::Gone);
         warn("node " + std::to_string(m.sender) + "'s run was stopped; the run goes on without it" +
              (m.sender == 0 ? " (and without a controller: no more joins, evaluation merged per node)" : ""));
         changed_.notify_all();
     } else if (kind == kFirst) {
-        std::uint64_t first = 0;
-        if (get(in, first) && first >= 1 && (m.incarnation == 0 || p.incarnation == m.incarnation)) {
-            p.updates.advance_floor(first - 1);  // sent before this process was its destination
+        if (m.incarnation == 0 || p.incarnation == m.incarnation) {
+            p.updates.advance_floor(c->first - 1);  // sent before this process was its destination
             give_up_old_hole(m.sender);          // a hole below the new floor is no hole
             changed_.notify_all();
         }
     } else if (kind == kResultAck) {
-        std::uint64_t round = 0;
-        if (get(in, round) && round == last_round_) {
+        if (c->round == last_round_) {
             std::erase(unconfirmed_, m.sender);
             changed_.notify_all();
         }
     } else if (kind == kRoundAck) {
-        std::uint64_t round = 0;
-        if (get(in, round)) rounds_.acknowledged(round, m.sender);
+        rounds_.acknowledged(c->round, m.sender);
     } else if (kind == kResultAsk) {
-        std::uint64_t round = 0;
-        if (get(in, round)) rounds_.asked(m.sender, round);
+        rounds_.asked(m.sender, c->round);
     } else if (kind == kGone && fatal_.empty() && m.sender == 0 && cluster_.node_rank != 0 &&
                (m.incarnation == 0 || p.incarnation == m.incarnation)) {
         // The controller went on without us: what we train no longer reaches the run, and the
         // final reconcile would not take us. Another node's verdict is its own view of a cut.
-        fatal_ = std::string(reinterpret_cast<const char*>(in.data()), std::min(in.size(), kMaxReason));
+        fatal_ = c->reason;
         if (fatal_.empty()) fatal_ = "node " + std::to_string(m.sender) + " declared this node gone";
         warn(fatal_);
         changed_.notify_all();
     } else if (kind == kStop && cluster_.node_rank == 0 && fatal_.empty()) {
-        fatal_ = std::string(reinterpret_cast<const char*>(in.data()), std::min(in.size(), kMaxReason));
+        fatal_ = c->reason;
         if (fatal_.empty()) fatal_ = "node " + std::to_string(m.sender) + " told this controller to stop";
     }
 }

@@ -23,13 +23,13 @@ using payload_io::put;
 using namespace node_link_control;
 
 std::vector<std::uint8_t> NodeLink::done_payload(int node) const {
-    std::vector<std::uint8_t> done;
-    put(done, kDone);
-    put(done, updates_sent_);
-    put(done, peers_[static_cast<std::size_t>(node)].first_seq);
+    Control done;
+    done.kind = kDone;
+    done.originated = updates_sent_;
+    done.first = peers_[static_cast<std::size_t>(node)].first_seq;
     // The controller must not wait for evaluation parts a node that has stopped will not send.
-    put(done, static_cast<std::int32_t>(evaluated_));
-    return done;
+    done.evaluated = static_cast<std::int32_t>(evaluated_);
+    return pack_control(done);
 }
 
 void NodeLink::drain_remote() {
@@ -63,8 +63,9 @@ void NodeLink::drain_remote() {
         if (stopping && std::chrono::steady_clock::now() >= leave_at) {
             // The others train on: do not hold this stopped node until they finish.
             left_ = true;
-            std::vector<std::uint8_t> left;
-            put(left, kLeft);
+            Control c;
+            c.kind = kLeft;
+            const std::vector<std::uint8_t> left = pack_control(c);
             for (int node = 0; node < cluster_.nodes; ++node)
                 if (node != cluster_.node_rank && peers_[static_cast<std::size_t>(node)].state != PeerState::Gone)
                     transport_->send(node, MessageType::Control, left);

@@ -210,11 +210,12 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
     if (reply.kind == JoinReply::Kind::Start) return std::nullopt;
 
     const auto& pos = reply.state.position;
-    std::vector<std::uint8_t> note;
-    put(note, kJoined);
-    put(note, static_cast<std::int32_t>(pos.epoch));
-    put(note, static_cast<std::int64_t>(pos.iteration));
-    put(note, static_cast<std::uint8_t>(reply.rejoin ? 1 : 0));
+    Control joined_note;
+    joined_note.kind = kJoined;
+    joined_note.epoch = static_cast<std::int32_t>(pos.epoch);
+    joined_note.iteration = static_cast<std::int64_t>(pos.iteration);
+    joined_note.rejoin = reply.rejoin;
+    const std::vector<std::uint8_t> note = pack_control(joined_note);
     for (int node : tell) transport_->send(node, MessageType::Control, note);
     if (events_)
         events_->write("node_joined",

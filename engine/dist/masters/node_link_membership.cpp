@@ -45,10 +45,10 @@ bool NodeLink::peer_lost(int node) {
             const std::string reason = "node " + std::to_string(cluster_.node_rank) + " heard nothing of this node (node " +
                                        std::to_string(node) + ") for " + silent +
                                        ", declared it gone and went on without it; this node's run ends here";
-            std::vector<std::uint8_t> gone;
-            put(gone, kGone);
-            gone.insert(gone.end(), reason.begin(), reason.end());
-            transport_->send(node, MessageType::Control, gone);
+            Control gone;
+            gone.kind = kGone;
+            gone.reason = reason;
+            transport_->send(node, MessageType::Control, pack_control(gone));
             changed_.notify_all();
             return true;
         }
@@ -115,10 +115,10 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
         const std::string reason = "node " + std::to_string(cluster_.node_rank) +
                                    " reports the run was already going on when this node 0 started: the controller "
                                    "cannot rejoin a running run; start the whole run again";
-        std::vector<std::uint8_t> stop;
-        put(stop, kStop);
-        stop.insert(stop.end(), reason.begin(), reason.end());
-        transport_->send(0, MessageType::Control, stop);
+        Control stop;
+        stop.kind = kStop;
+        stop.reason = reason;
+        transport_->send(0, MessageType::Control, pack_control(stop));
         return false;
     }
     if (restarted) {

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "dist/masters/node_link_control.h"
 #include "dist/masters/payload_io.h"
+#include "dist/masters/update_payload.h"
 
 namespace thresher::dist {
 
@@ -15,25 +16,19 @@ using payload_io::put;
 using namespace node_link_control;
 
 void NodeLink::handle_update(const Message& m) {
-    // [u32 origin][u64 origin's incarnation][u64 sequence][u32 worker][i64 iteration][encoded
-    // update]; authenticated, but still checked field by field.
-    std::span<const std::uint8_t> in(m.payload);
+    // Authenticated, but still checked field by field (update_payload.h).
     std::uint32_t origin = 0, worker = 0;
     std::uint64_t incarnation = 0, seq = 0;
     std::int64_t iteration = 0;
     std::shared_ptr<EncodedUpdate> update;
     try {
-        if (!get(in, origin) || !get(in, incarnation) || !get(in, seq) || !get(in, worker) || !get(in, iteration))
-            throw Error("shorter than its header");
-        if (origin >= static_cast<std::uint32_t>(cluster_.nodes) || static_cast<int>(origin) == cluster_.node_rank ||
-            seq == 0)
-            throw Error("origin node " + std::to_string(origin) + " or sequence number " + std::to_string(seq) +
-                        " out of range");
-        const auto W = static_cast<std::uint32_t>(cluster_.workers_per_node);
-        if (worker / W != origin || iteration < 0)
-            throw Error("worker " + std::to_string(worker) + " is not on origin node " + std::to_string(origin) +
-                        " or iteration " + std::to_string(iteration) + " out of range");
-        update = std::make_shared<EncodedUpdate>(deserialize(in, static_cast<std::uint32_t>(n_)));
+        UpdatePayload parsed = parse_update_payload(m.payload, cluster_, static_cast<std::uint32_t>(n_));
+        origin = parsed.header.origin;
+        incarnation = parsed.header.incarnation;
+        seq = parsed.header.sequence;
+        worker = parsed.header.worker;
+        iteration = parsed.header.iteration;
+        update = std::make_shared<EncodedUpdate>(std::move(parsed.update));
     } catch (const Error& e) {
         ++rejected_;
         warn("update from node " + std::to_string(m.sender) + " rejected: " + e.what());
@@ -95,20 +90,22 @@ void NodeLink::give_up_old_hole(int origin) {
 
 GradientSharing::Outbox NodeLink::outbox() {
     return [this](int worker, long iteration, const std::vector<std::uint8_t>& bytes) {
-        std::vector<std::uint8_t> payload;
-        payload.reserve(32 + bytes.size());
+        UpdateHeader header;
         std::vector<int> dests;
         {
             std::lock_guard lock(mutex_);
-            put(payload, static_cast<std::uint32_t>(cluster_.node_rank));
-            put(payload, own_incarnation());
-            put(payload, ++updates_sent_);
+            header.origin = static_cast<std::uint32_t>(cluster_.node_rank);
+            header.incarnation = own_incarnation();
+            header.sequence = ++updates_sent_;
             // Members, and new processes that will join: what they get before their snapshot
             // arrives is applied on top of it (a few updates of slack, evened out at the end).
             dests = routes(false).neighbours(cluster_.node_rank);
         }
-        put(payload, static_cast<std::uint32_t>(worker));
-        put(payload, static_cast<std::int64_t>(iteration));
+        header.worker = static_cast<std::uint32_t>(worker);
+        header.iteration = static_cast<std::int64_t>(iteration);
+        std::vector<std::uint8_t> payload;
+        payload.reserve(kUpdateHeaderBytes + bytes.size());
+        put_update_header(payload, header);
         payload.insert(payload.end(), bytes.begin(), bytes.end());
         for (int node : dests) transport_->send(node, MessageType::Update, payload);
     };

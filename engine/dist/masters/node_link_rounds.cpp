@@ -7,8 +7,10 @@
 #include <thread>
 
 #include "core/error.h"
+#include "dist/masters/evaluation_payload.h"
 #include "dist/masters/node_link_control.h"
 #include "dist/masters/payload_io.h"
+#include "dist/masters/round_payload.h"
 
 namespace thresher::dist {
 
@@ -27,42 +29,6 @@ std::string describe_param(const nn::ModelConfig& config, std::size_t index) {
         return what + ", parameter " + std::to_string(index - layer.param_offset) + " of " + std::to_string(layer.param_count);
     }
     return "parameter " + std::to_string(index);
-}
-
-// Average / AverageResult: round u64, workers u32, params u64, state u64, then float sums.
-std::vector<std::uint8_t> pack_sums(std::uint64_t round, int workers, const std::vector<double>& params,
-                                    const std::vector<double>& state) {
-    std::vector<std::uint8_t> out;
-    out.reserve(28 + 4 * (params.size() + state.size()));
-    put(out, round);
-    put(out, static_cast<std::uint32_t>(workers));
-    put(out, static_cast<std::uint64_t>(params.size()));
-    put(out, static_cast<std::uint64_t>(state.size()));
-    for (double v : params) put(out, static_cast<float>(v));
-    for (double v : state) put(out, static_cast<float>(v));
-    return out;
-}
-
-// Adds a peer's sums into ours; false (and nothing added) when the payload does not fit them.
-bool add_sums(std::span<const std::uint8_t> in, std::uint64_t round, std::vector<double>& params,
-              std::vector<double>& state, int& workers, bool replace) {
-    std::uint64_t r = 0, np = 0, ns = 0;
-    std::uint32_t w = 0;
-    if (!get(in, r) || !get(in, w) || !get(in, np) || !get(in, ns)) return false;
-    if (r != round || np != params.size() || ns != state.size() || in.size() != 4 * (np + ns) || w == 0 ||
-        w > (1u << 20))
-        return false;
-    auto read = [&](std::vector<double>& dst) {
-        for (auto& d : dst) {
-            float f = 0.f;
-            get(in, f);
-            d = replace ? f : d + f;
-        }
-    };
-    read(params);
-    read(state);
-    workers = replace ? static_cast<int>(w) : workers + static_cast<int>(w);
-    return true;
 }
 
 }  // namespace
@@ -266,11 +232,7 @@ std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch
             std::lock_guard lock(mutex_);
             if (!waited_for(0)) return std::nullopt;  // the controller is gone: nobody merges
         }
-        std::vector<std::uint8_t> payload;
-        put(payload, static_cast<std::int32_t>(epoch));
-        const std::string text = local.dump();
-        payload.insert(payload.end(), text.begin(), text.end());
-        transport_->send(0, MessageType::Evaluation, payload);
+        transport_->send(0, MessageType::Evaluation, pack_evaluation(static_cast<std::int32_t>(epoch), local));
         std::lock_guard lock(mutex_);
         evaluated_ = epoch;
         return std::nullopt;

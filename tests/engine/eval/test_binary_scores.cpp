@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "core/error.h"
@@ -61,6 +62,19 @@ private Q_SLOTS:
         j["pos"][3] = -1;
         QVERIFY_THROWS_EXCEPTION(thresher::Error, BinaryScores::from_json(j));
         QVERIFY_THROWS_EXCEPTION(thresher::Error, BinaryScores::from_json(nlohmann::json{{"pos", {1, 2}}, {"neg", {}}}));
+    }
+    void merge_refuses_an_overflowing_count() {
+        // A node's histogram may hold counts up to 2^63 - 1: two of them overflowed int64 (seen
+        // reviewing the merge fuzz_evaluation_payload drives).
+        auto big = BinaryScores().to_json();
+        big["neg"][999] = std::numeric_limits<std::int64_t>::max();
+        BinaryScores s;
+        const float scores[] = {0.1f, 0.9999f};
+        const std::int32_t labels[] = {1, 0};
+        s.add(scores, labels, 2);
+        const double before = s.auc();
+        QVERIFY_THROWS_EXCEPTION(thresher::Error, s.merge(BinaryScores::from_json(big)));
+        QCOMPARE(s.auc(), before);  // nothing added
     }
 };
 

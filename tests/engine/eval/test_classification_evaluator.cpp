@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ private Q_SLOTS:
     void argmax_ties();
     void merge_equals_union();
     void merge_rejects_other_class_count();
+    void merge_refuses_an_overflowing_count();
+    void from_json_checks_rows_before_allocating();
     void out_of_range_label_throws_data();
     void out_of_range_label_throws();
     void json_round_trip();
@@ -198,6 +201,32 @@ void TestClassificationEvaluator::merge_equals_union() {
 void TestClassificationEvaluator::merge_rejects_other_class_count() {
     ClassificationEvaluator a(3);
     QVERIFY_THROWS_EXCEPTION(thresher::Error, a.merge(ClassificationEvaluator(4)));
+}
+
+// A node's part (from_json) may hold counts up to 2^63 - 1: two of them overflowed int64 in the
+// controller's merge (seen reviewing the merge fuzz_evaluation_payload drives). Refused, with nothing added.
+void TestClassificationEvaluator::merge_refuses_an_overflowing_count() {
+    const auto big = ClassificationEvaluator::from_json(nlohmann::json::parse(R"({"confusion":[[9223372036854775000,0],[0,7]]})"));
+    auto a = ClassificationEvaluator::from_json(nlohmann::json::parse(R"({"confusion":[[800,1],[0,0]]})"));
+    QVERIFY_THROWS_EXCEPTION(thresher::Error, a.merge(big));
+    QCOMPARE(a.count(), std::int64_t{801});
+    QCOMPARE(a.confusion(0, 0), std::int64_t{800});
+    auto b = ClassificationEvaluator::from_json(nlohmann::json::parse(R"({"confusion":[[800,0],[0,0]]})"));
+    b.merge(big);  // exactly up to the limit is fine
+    QCOMPARE(b.count(), std::numeric_limits<std::int64_t>::max());
+}
+
+// 100,000 empty rows (300 kB of JSON) asked for a 10^5 x 10^5 matrix, 80 GB, before the first row
+// was checked (seen reviewing what fuzz_evaluation_payload reaches): rows are checked first now.
+void TestClassificationEvaluator::from_json_checks_rows_before_allocating() {
+    nlohmann::json rows = nlohmann::json::array();
+    for (int i = 0; i < 100000; ++i) rows.push_back(nlohmann::json::array());
+    try {
+        ClassificationEvaluator::from_json({{"confusion", rows}});
+        QFAIL("expected thresher::Error");
+    } catch (const thresher::Error& err) {
+        QVERIFY2(QString::fromStdString(err.what()).contains("confusion[0]"), err.what());
+    }
 }
 
 void TestClassificationEvaluator::out_of_range_label_throws_data() {

@@ -138,6 +138,11 @@ void TestSweepSpec::errors_data() {
                              << "s.json: repeats: must be an integer in 1..100, got 0";
     QTest::newRow("missing base file") << QByteArray(R"({"format": "thresher-sweep", "version": 1, "base": "nope.json", "axes": []})")
                                        << "s.json: base (nope.json): cannot read";
+    // Read until memory ran out before: only a regular file is read, and at most 16 MiB of it.
+    QTest::newRow("base is a device") << QByteArray(R"({"format": "thresher-sweep", "version": 1, "base": "/dev/zero", "axes": []})")
+                                      << "s.json: base (/dev/zero): not a regular file";
+    QTest::newRow("base is a folder") << QByteArray(R"({"format": "thresher-sweep", "version": 1, "base": "/", "axes": []})")
+                                      << "s.json: base (/): not a regular file";
 }
 
 void TestSweepSpec::errors() {
