@@ -1,4 +1,4 @@
-// libFuzzer target for the gradient-sharing wire format (dist/codec/encoded_update.h): bytes from
+// libFuzzer target for the gradient-sharing wire format (engine/codec/encoded_update.h): bytes from
 // another machine must be refused with thresher::Error or decode to a well-formed message that
 // serializes back to exactly the same bytes and applies without touching memory outside the
 // receiver's parameter vector.

@@ -1,7 +1,7 @@
 // The payload of a gradient-sharing message (MessageType::Update; engine/dist/README.md, section 3):
 //   u32 origin rank, u64 origin's incarnation, u64 origin's sequence number (1, 2, ...),
 //   u32 worker (global number, on the origin node), i64 the worker's iteration,
-// in network byte order, then the encoded update (dist/codec/encoded_update.h, little-endian inside).
+// in network byte order, then the encoded update (engine/codec/encoded_update.h, little-endian inside).
 // NodeLink writes the header in its outbox and reads the whole payload in handle_update
 // (node_link_relay.cpp); pure here, so it is unit-tested (test_update_payload) and fuzzed with the
 // encoded update's decoder (fuzz_update_payload). A node holds the run secret, so its updates are
@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "dist/codec/encoded_update.h"
+#include "codec/encoded_update.h"
 #include "train/training_master.h"
 
 namespace thresher::dist {
