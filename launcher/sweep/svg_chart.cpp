@@ -18,6 +18,22 @@ double nice_step(double lo, double hi, int n) {
     return 10 * mag;
 }
 
+// Tick values: the multiples of `step` from the first at or above `lo` up to `hi`, at most
+// kMaxTicks, each above the one before. Values far larger than their range (a throughput of
+// 1e17 samples/s next to 1e17 + 32) make a step below their precision, where adding it never
+// moved the tick: the loop wrote ticks until memory ran out (tests/fuzz, fuzz_sweep_results).
+constexpr int kMaxTicks = 50;
+QList<double> ticks(double lo, double hi, double step) {
+    QList<double> out;
+    const double first = std::ceil(lo / step) * step;
+    for (int i = 0; i < kMaxTicks; ++i) {
+        const double v = first + i * step;
+        if (!(v <= hi + 1e-12) || (!out.isEmpty() && v <= out.back())) break;  // past the end, NaN, or stuck
+        out << v;
+    }
+    return out;
+}
+
 QString num(double v) { return QString::number(v, 'f', 1); }
 QString tick_text(double v) {
     if (std::abs(v) >= 1e6 || (std::abs(v) < 1e-3 && v != 0)) return QString::number(v, 'g', 3);
@@ -73,18 +89,16 @@ QString SvgChart::svg(int width, int height) const {
     // Axes, grid and ticks.
     out += QString("<rect x=\"%1\" y=\"%2\" width=\"%3\" height=\"%4\" fill=\"none\" stroke=\"#444\"/>\n")
                .arg(num(left), num(top), num(pw), num(ph));
-    const double ystep = nice_step(y0, y1, 5);
-    for (double y = std::ceil(y0 / ystep) * ystep; y <= y1 + 1e-12; y += ystep) {
+    for (const double y : ticks(y0, y1, nice_step(y0, y1, 5))) {
         out += QString("<line x1=\"%1\" x2=\"%2\" y1=\"%3\" y2=\"%3\" stroke=\"#ddd\"/>"
                        "<text x=\"%4\" y=\"%5\" text-anchor=\"end\">%6</text>\n")
                    .arg(num(left), num(left + pw), num(py(y)), num(left - 6), num(py(y) + 4), tick_text(y));
     }
     QList<double> xticks;
     if (log2_x) {
-        for (double k = std::ceil(x0); k <= x1 + 1e-12; k += 1) xticks << std::pow(2.0, k);
+        for (const double k : ticks(x0, x1, 1.0)) xticks << std::pow(2.0, k);
     } else {
-        const double xstep = std::max(1.0, nice_step(x0, x1, 6));
-        for (double x = std::ceil(x0 / xstep) * xstep; x <= x1 + 1e-12; x += xstep) xticks << x;
+        xticks = ticks(x0, x1, std::max(1.0, nice_step(x0, x1, 6)));
     }
     for (double x : xticks)
         out += QString("<line x1=\"%1\" x2=\"%1\" y1=\"%2\" y2=\"%3\" stroke=\"#eee\"/>"

@@ -67,6 +67,7 @@ private Q_SLOTS:
     void what_if_once_over_a_link_axis();
     void points_past_the_cores();
     void run_summary_periods_cpu_and_phases();
+    void report_of_extreme_figures();
 };
 
 void TestSweepResults::means_spreads_and_speedup() {
@@ -305,6 +306,36 @@ void TestSweepResults::run_summary_periods_cpu_and_phases() {
     QVERIFY(!none.cpu_ms_per_iteration());
     QVERIFY(!none.mean_phase_ms("compute_ms"));
     QVERIFY(!none.samples_per_s());
+}
+
+// A results file is read back on resume and drawn: equal figures past 2^53 (every run of a
+// point at -1e17 samples/s) gave an axis one unit wide, which their precision cannot hold, and
+// the chart's tick loop, never moving, wrote ticks until memory ran out (tests/fuzz,
+// fuzz_sweep_results). Every axis now has at most 50 ticks, whatever the figures.
+void TestSweepResults::report_of_extreme_figures() {
+    const SweepSpec s = make_sweep();
+    SweepResults res(s);
+    for (int point = 0; point < 4; ++point) res.add(row(s, point, 0, -1e17));
+    QString html = html_report(res);
+    QVERIFY(html.contains("</html>"));
+    QVERIFY2(html.size() < 2'000'000, qPrintable(QString::number(html.size())));
+    res.add(row(s, 2, 0, 1e308));
+    res.add(row(s, 3, 0, 1e-308));
+    html = html_report(res);
+    QVERIFY(html.contains("</html>"));
+    struct Case {
+        double a, b, x;
+        bool from_zero;
+    };
+    for (const Case& k : {Case{1e17, 1e17, 2, false}, Case{-1e17, -1e17, 2, true}, Case{-1e308, 1e308, 2, true},
+                          Case{1, 2, 1e17, true}, Case{1, 2, 1e300, true}}) {
+        SvgChart c;
+        c.y_from_zero = k.from_zero;
+        c.series.append(SvgSeries{"s", {QPointF(1, k.a), QPointF(k.x, k.b)}});
+        QVERIFY(c.svg().count("<line") <= 2 * 50 + 2);
+        c.log2_x = true;
+        QVERIFY(c.svg().count("<line") <= 2 * 50 + 2);
+    }
 }
 
 QTEST_MAIN(TestSweepResults)
