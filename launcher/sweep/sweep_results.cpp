@@ -170,8 +170,12 @@ void SweepResults::load(const QString& dir) {
     if (!f.exists()) return;
     if (!f.open(QIODevice::ReadOnly))
         throw launcher::SpecError(QString("%1: cannot read: %2").arg(path, f.errorString()).toStdString());
+    read(f.readAll(), path);
+}
+
+void SweepResults::read(const QByteArray& text, const QString& path) {
     QJsonParseError err;
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
+    const QJsonDocument doc = QJsonDocument::fromJson(text, &err);
     if (err.error != QJsonParseError::NoError || !doc.isObject() ||
         doc.object().value("format").toString() != "thresher-sweep-results")
         throw launcher::SpecError(

@@ -90,6 +90,8 @@ public:
     // Reads DIR/results.json when it exists and keeps the rows that belong to this sweep's points
     // (same run spec); throws SpecError when the file is unreadable.
     void load(const QString& dir);
+    // load()'s reading of a results file's text; `path` names it in errors.
+    void read(const QByteArray& text, const QString& path);
     // Writes results.json and results.csv (atomically) into `dir`; throws SpecError.
     void save(const QString& dir) const;
 
