@@ -204,6 +204,14 @@ void control_payloads() {
     c.kind = kGone;
     c.reason = "node 0 heard nothing of this node for 10 s";
     write("fuzz_control_payload", "gone", {pack_control(c)});
+    c = {};
+    c.kind = kFirst;
+    c.first = 12;
+    write("fuzz_control_payload", "first", {pack_control(c)});
+    c = {};
+    c.kind = kResultAck;
+    c.round = 17;
+    write("fuzz_control_payload", "result-ack", {pack_control(c)});
 }
 
 // fuzz_update_payload: [cluster: nodes - 1 in the low 4 bits, workers per node - 1 above][receiving
