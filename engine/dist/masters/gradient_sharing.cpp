@@ -103,14 +103,16 @@ GradientSharingOptions::Overlap parse_overlap(const std::string& text) {
 GradientSharing::~GradientSharing() { stop_communicators(); }
 
 void GradientSharing::stop_communicators() {
-    for (auto& w : workers_) {
-        {
-            std::lock_guard lock(w->comm_mutex);
-            w->comm_stop = true;
-        }
-        w->comm_changed.notify_all();
-        if (w->communicator.joinable()) w->communicator.join();
+    for (auto& w : workers_) stop_communicator(*w);
+}
+
+void GradientSharing::stop_communicator(Worker& w) {
+    {
+        std::lock_guard lock(w.comm_mutex);
+        w.comm_stop = true;
     }
+    w.comm_changed.notify_all();
+    if (w.communicator.joinable()) w.communicator.join();
 }
 
 void GradientSharing::attach(int local, nn::Network& net) {
@@ -537,14 +539,7 @@ GradientSharing::Accounting GradientSharing::accounting(int local) const {
 
 void GradientSharing::release(int local) {
     Worker& w = *workers_.at(static_cast<std::size_t>(local));
-    if (w.communicator.joinable()) {
-        {
-            std::lock_guard lock(w.comm_mutex);
-            w.comm_stop = true;
-        }
-        w.comm_changed.notify_all();
-        w.communicator.join();
-    }
+    stop_communicator(w);  // it may be encoding with the codec
     if (w.codec && options_.track_sums) w.released_residual = w.codec->residual();
     w.codec.reset();
     w.net = nullptr;

@@ -152,6 +152,7 @@ private:
     // `waited_ms`.
     nlohmann::json settle(Worker& w, double& waited_ms);
     void stop_communicators();
+    void stop_communicator(Worker&);
 
     train::ClusterShape cluster_;
     std::size_t n_;

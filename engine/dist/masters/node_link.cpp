@@ -43,13 +43,10 @@ void NodeLink::set_deadlines(const LinkDeadlines& d) {
     deadlines_ = d;
 }
 
-void NodeLink::send_control(int node, std::uint8_t kind, std::uint64_t value) {
+void NodeLink::send_control(int node, std::uint8_t kind, std::uint64_t round) {
     Control c;
     c.kind = kind;
-    if (kind == kFirst)
-        c.first = value;
-    else
-        c.round = value;
+    c.round = round;
     transport_->send(node, MessageType::Control, pack_control(c));
 }
 

@@ -212,7 +212,7 @@ private:
     // Sends results of finished rounds asked for again (kResultAsk); on the bulk thread when there
     // is one, so a large write never holds up the datagram receive loop.
     void serve_resends();
-    void send_control(int node, std::uint8_t kind, std::uint64_t value);
+    void send_control(int node, std::uint8_t kind, std::uint64_t round);  // a kind whose one field is a round
 
     std::unique_ptr<Transport> transport_;
     train::ClusterShape cluster_;

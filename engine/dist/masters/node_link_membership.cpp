@@ -103,7 +103,12 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
     // Tell a new process where our numbers start for it: the ones below were never meant for it,
     // and without this it would wait for them as for messages a dead relay took (a hole given up
     // after LinkDeadlines::hole, with a warning, on a rejoined node that trained that long).
-    if (fresh && p.first_seq > 1 && !(restarted && node == 0)) send_control(node, kFirst, p.first_seq);
+    if (fresh && p.first_seq > 1 && !(restarted && node == 0)) {
+        Control first;
+        first.kind = kFirst;
+        first.first = p.first_seq;
+        transport_->send(node, MessageType::Control, pack_control(first));
+    }
     changed_.notify_all();
     if (restarted && node == 0) {
         // The run's parameters and position lived in the process that died, and a new node 0

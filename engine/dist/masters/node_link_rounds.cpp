@@ -4,34 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "core/error.h"
 #include "dist/masters/evaluation_payload.h"
 #include "dist/masters/node_link_control.h"
-#include "dist/masters/payload_io.h"
 #include "dist/masters/round_payload.h"
+#include "train/finite_guard.h"
 
 namespace thresher::dist {
 
-using payload_io::get;
-using payload_io::put;
-
-namespace {
-
-// "layer 3 (dense \"fc1\"), parameter 12 of 4010": where parameter `index` of the flat buffer lies.
-std::string describe_param(const nn::ModelConfig& config, std::size_t index) {
-    for (std::size_t l = 0; l < config.layers.size(); ++l) {
-        const auto& layer = config.layers[l];
-        if (index < layer.param_offset || index >= layer.param_offset + layer.param_count) continue;
-        std::string what = "layer " + std::to_string(l);
-        if (!layer.name.empty()) what += " (\"" + layer.name + "\")";
-        return what + ", parameter " + std::to_string(index - layer.param_offset) + " of " + std::to_string(layer.param_count);
-    }
-    return "parameter " + std::to_string(index);
-}
-
-}  // namespace
 
 void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
     {
@@ -73,7 +54,7 @@ void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
     }
     for (auto* net : replicas) net->set_params(mean);
     nlohmann::json report{{"reconcile_gap", gap}};
-    if (gap > 0) report["reconcile_gap_at"] = describe_param(replicas.front()->config(), where);
+    if (gap > 0) report["reconcile_gap_at"] = train::describe_parameter(replicas.front()->config(), where);
     std::lock_guard lock(mutex_);
     reconcile_report_ = std::move(report);
 }
@@ -177,9 +158,9 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
                 try {
                     send_large(parent, MessageType::Average, result);
                 } catch (const Error& e) {
+                    // Not sent (the connect itself waited up to its timeout): again on the next
+                    // turn, unless the parent is gone by then.
                     warn("averaging round " + std::to_string(round) + ": " + e.what() + "; trying again");
-                    // Not sent: try again after a pause (the parent may be restarting), unless it is gone.
-                    std::this_thread::sleep_for(std::chrono::milliseconds(200));
                     resend = true;
                 }
                 lock.lock();

@@ -146,6 +146,8 @@ struct Conn {
     bool piece_writing = false;
     // When a byte of this connection last went out (ns on the steady clock): send()'s deadline.
     std::atomic<std::int64_t> progressed{0};
+    // Asio thread only: when a byte of the frame being read last arrived (its stall deadline).
+    Clock::time_point read_moved{};
 };
 using ConnPtr = std::shared_ptr<Conn>;
 
@@ -253,9 +255,17 @@ struct BulkChannel::Impl {
     }
 
     void arm(const ConnPtr& c, std::chrono::milliseconds after) {
-        c->timer.expires_after(after);
-        c->timer.async_wait([this, c](boost::system::error_code ec) {
-            if (!ec) close(c, !c->open);  // a handshake past its deadline is a refusal; a stall is not
+        c->read_moved = Clock::now();
+        wait_until(c, c->read_moved + after, after);
+    }
+    // On an open connection the deadline is `after` without a byte (read_moved), however long the
+    // frame: a byte since moves it on. A handshake's is fixed.
+    void wait_until(const ConnPtr& c, Clock::time_point deadline, std::chrono::milliseconds after) {
+        c->timer.expires_at(deadline);
+        c->timer.async_wait([this, c, after](boost::system::error_code ec) {
+            if (ec) return;
+            if (c->open && c->read_moved + after > Clock::now()) return wait_until(c, c->read_moved + after, after);
+            close(c, !c->open);  // a handshake past its deadline is a refusal; a stall is not
         });
     }
 
@@ -493,7 +503,7 @@ struct BulkChannel::Impl {
             if (done > seen) {
                 seen = done;
                 moved(*c);
-                arm(c, options.stall_timeout);  // a stall is time without a byte, not a slow piece
+                c->read_moved = Clock::now();  // a stall is time without a byte, not a slow piece
             }
             return ec ? 0 : std::size_t{64} << 10;
         };

@@ -16,6 +16,7 @@
 #include <QtTest>
 
 #include <QElapsedTimer>
+#include <QRegularExpression>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <unistd.h>
@@ -156,13 +157,30 @@ void TestSlowLinks::node_killed_mid_transfer_is_declared_gone() {
     NodeGroup group;
     for (int rank = 0; rank < 2; ++rank) group.start(node_args(rank, nodes, path(QString("kill%1.thr").arg(rank)), gs));
     // Both nodes' last iteration, then the drain (small) and the reconcile: node 1's 2.2 MB to
-    // node 0 take 18 s. Killed 4 s after both trained their last step, it dies mid-frame.
+    // node 0 take 18 s. Node 1 is killed once node 0's TCP port has received 600 kB more than it
+    // had then (the kernel's count, `ss -ti` bytes_received; the drain's messages are datagrams):
+    // mid-frame, wherever the machine's load put that moment.
     const int last = 4;  // 64 rows / (8 × 2 nodes)
     QVERIFY2(group.wait_for([&] { return (group.count_events(0, "iteration") >= last && group.count_events(1, "iteration") >= last) ||
                                          group.process(1).state() == QProcess::NotRunning; },
                             120000),
              "the nodes never reached their last iteration");
-    QTest::qWait(4000);
+    const QString ss = test_support::find_tool("ss");
+    if (ss.isEmpty()) QSKIP("needs ss (iproute2) to see the transfer start");
+    const auto received_by_node0 = [&] {
+        QProcess p;
+        p.start(ss, {"-tinH", "state", "established", QString("( sport = :%1 )").arg(ports[0])});
+        if (!p.waitForFinished(5000)) return qint64(-1);
+        qint64 total = 0;
+        for (const QString& field : QString::fromUtf8(p.readAllStandardOutput()).split(QRegularExpression("\\s+")))
+            if (field.startsWith("bytes_received:")) total += field.mid(15).toLongLong();
+        return total;
+    };
+    const qint64 before = received_by_node0();
+    QVERIFY2(before >= 0, "ss did not answer");
+    QVERIFY2(group.wait_for([&] { return received_by_node0() - before > 600000 || group.process(1).state() == QProcess::NotRunning; },
+                            60000),
+             "node 1's sums never started arriving at node 0");
     QVERIFY2(group.process(1).state() == QProcess::Running, "node 1 ended before the reconcile's transfer");
     QVERIFY2(group.count_events(0, "run_finished") == 0, "node 0 finished before node 1's sums could arrive");
     group.process(1).kill();
