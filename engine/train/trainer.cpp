@@ -362,8 +362,8 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
 
     std::vector<std::thread> threads_;
     for (int w = 0; w < W; ++w)
-        threads_.emplace_back([&run, w] { worker_main(run, w); });
-    for (auto& t : threads_) t.join();
+        threads_.push_back(o.clock->spawn([&run, w] { worker_main(run, w); }));
+    for (auto& t : threads_) o.clock->join(t);
     if (run.error) std::rethrow_exception(run.error);
     const double wall = std::chrono::duration<double>(Clock::now() - run.began).count();
     if (run.stopped) {

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/clock.h"
 #include "core/device_list.h"
 #include "events/event_writer.h"
 #include "train/training_master.h"
@@ -36,6 +37,9 @@ struct TrainOptions {
     // Set from another thread to end the run early: each worker stops before its next
     // iteration (nothing is saved beyond the last finished epoch). Null: never stopped.
     const std::atomic<bool>* stop = nullptr;
+    // Starts and joins the worker threads (core/clock.h): a test on a VirtualClock counts them as
+    // taking part in the run, so its time stands still while they compute.
+    Clock* clock = &real_clock();
 };
 
 // How a run ended, for the caller's run_finished event: status "ok" (every epoch done) or

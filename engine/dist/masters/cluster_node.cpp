@@ -17,7 +17,8 @@ ClusterNode::ClusterNode(std::unique_ptr<Transport> transport, std::unique_ptr<S
 train::MasterFactory ClusterNode::factory() {
     return [this](const nn::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
         if (!transport_) throw Error("a cluster node's master factory was called twice");
-        link_ = std::make_unique<NodeLink>(std::move(transport_), shape_, config.param_count(), events_, std::move(bulk_));
+        link_ = std::make_unique<NodeLink>(std::move(transport_), shape_, config.param_count(), events_, std::move(bulk_),
+                                           *options_.clock);
         // Late and restarted nodes join mid-run with gradient sharing; averaging only at the start.
         const bool sharing = options_.strategy == "gradient-sharing";
         link_->set_join_policy(sharing, options_.join_wait);
@@ -27,12 +28,15 @@ train::MasterFactory ClusterNode::factory() {
         std::unique_ptr<train::TrainingMaster> master;
         if (sharing) {
             auto gs = std::make_unique<GradientSharing>(shape_, config.param_count(), options_.sharing, link->outbox());
+            gs->set_clock(*options_.clock);
             link->attach(*gs);
             gs->set_remote_drain([link] { link->drain_remote(); });
             gs->set_reconcile([link](const std::vector<nn::Network*>& nets) { link->reconcile(nets); });
             master = std::move(gs);
         } else {
-            master = std::make_unique<ParameterAveraging>(shape_, options_.averaging, link->reducer());
+            auto pa = std::make_unique<ParameterAveraging>(shape_, options_.averaging, link->reducer());
+            pa->set_clock(*options_.clock);
+            master = std::move(pa);
         }
         master->set_traffic_source([link] { return link->traffic(); });
         master->set_finish_source([link] { return link->reconcile_report(); });

@@ -25,6 +25,9 @@ struct ClusterNodeOptions {
     std::chrono::milliseconds join_wait{30000};  // how long the controller waits for every node at the start
     Topology topology;
     LinkDeadlines deadlines;
+    // Every deadline and wait of the link and the masters (a VirtualClock in protocol tests, with
+    // the channels' twins and run_training on the same clock).
+    Clock* clock = &real_clock();
 };
 
 class ClusterNode {

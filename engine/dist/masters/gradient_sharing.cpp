@@ -111,8 +111,8 @@ void GradientSharing::stop_communicator(Worker& w) {
         std::lock_guard lock(w.comm_mutex);
         w.comm_stop = true;
     }
-    w.comm_changed.notify_all();
-    if (w.communicator.joinable()) w.communicator.join();
+    clock_->notify_all(w.comm_changed);
+    clock_->join(w.communicator);
 }
 
 void GradientSharing::attach(int local, nn::Network& net) {
@@ -134,10 +134,10 @@ void GradientSharing::attach(int local, nn::Network& net) {
     w.net = &net;
     if (options_.overlap != GradientSharingOptions::Overlap::Off && !w.communicator.joinable()) {
         w.update.assign(n_, 0.f);
-        w.communicator = std::thread([this, &w, local] {
+        w.communicator = clock_->spawn([this, &w, local] {
             std::unique_lock lock(w.comm_mutex);
             for (;;) {
-                w.comm_changed.wait(lock, [&] { return w.job_pending || w.comm_stop; });
+                clock_->wait(w.comm_changed, lock, [&] { return w.job_pending || w.comm_stop; });
                 if (w.comm_stop) return;
                 const long iteration = w.job_iteration;
                 Message ready = std::move(w.job_message);  // Send: encoded already
@@ -160,7 +160,7 @@ void GradientSharing::attach(int local, nn::Network& net) {
                 w.comm_error = error;
                 w.job_pending = false;
                 w.job_done = true;
-                w.comm_changed.notify_all();
+                clock_->notify_all(w.comm_changed);
             }
         });
     }
@@ -217,7 +217,7 @@ void GradientSharing::publish(int local, long iteration, const Message& m) {
             std::lock_guard lock(other.mutex);
             other.inbox.push_back({from, iteration, m});
         }
-        other.arrived.notify_one();
+        clock_->notify_all(other.arrived);
     }
     if (outbox_ && cluster_.nodes > 1) outbox_(from, iteration, serialize(*m));
 }
@@ -228,7 +228,7 @@ void GradientSharing::deliver_remote(int worker, long iteration, Message m) {
             std::lock_guard lock(w->mutex);
             w->inbox.push_back({worker, iteration, m});
         }
-        w->arrived.notify_one();
+        clock_->notify_all(w->arrived);
     }
 }
 
@@ -240,7 +240,7 @@ void GradientSharing::set_node_waited(int node, bool waited) {
             for (int i = 0; i < cluster_.workers_per_node; ++i)
                 w->gate.set_waited(node * cluster_.workers_per_node + i, waited);
         }
-        w->arrived.notify_one();
+        clock_->notify_all(w->arrived);
     }
 }
 
@@ -252,7 +252,7 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
     std::vector<int> missing, silent;
     {
         std::unique_lock lock(w.mutex);
-        const auto deadline = t0 + w.gate.deadline();
+        const auto deadline = clock_->now() + w.gate.deadline();
         while (!w.gate.satisfied(iteration)) {
             if (!w.inbox.empty()) {
                 lock.unlock();
@@ -260,7 +260,7 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
                 lock.lock();
                 continue;
             }
-            if (w.arrived.wait_until(lock, deadline) == std::cv_status::timeout && w.inbox.empty()) {
+            if (clock_->wait_until(w.arrived, lock, deadline) == std::cv_status::timeout && w.inbox.empty()) {
                 missing = w.gate.missing(iteration);
                 w.gate.timed_out(missing);
                 // A later message of a missing worker is already here (held): what it sent in
@@ -271,8 +271,8 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
         }
         if (!missing.empty()) silent = w.gate.silent(kWarnAfterTimeouts);
     }
-    const auto now = std::chrono::steady_clock::now();
-    const double wait_ms = std::chrono::duration<double, std::milli>(now - t0).count();
+    const double wait_ms = ms_between(t0, std::chrono::steady_clock::now());
+    const auto now = clock_->now();
     if (!missing.empty()) ++w.timeouts;
     if (!silent.empty()) report_silent(w, local, iteration, silent, wait_ms);
     // The deadline follows the period from one gradient to the next, waits included: a peer that is
@@ -298,7 +298,7 @@ void GradientSharing::report_silent(Worker& w, int local, long iteration, const 
     // late message on a loaded machine, nor for a peer that is slow but sending (it may be waiting
     // for a silent one itself): it comes once a peer has timed out kWarnAfterTimeouts times
     // without a message, then at most every half minute per worker.
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_->now();
     if (w.last_timeout_warning != std::chrono::steady_clock::time_point{} &&
         now - w.last_timeout_warning < std::chrono::seconds(30))
         return;
@@ -373,7 +373,7 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
             w.job_iteration = iteration;
             w.job_pending = true;
         }
-        w.comm_changed.notify_all();
+        clock_->notify_all(w.comm_changed);
         previous["updater_ms"] = ms_between(tu, t0);
         previous["comm_wait_ms"] = comm_wait_ms;
         previous["overlapped"] = true;
@@ -394,7 +394,7 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
             w.job_message = e.message;
             w.job_pending = true;
         }
-        w.comm_changed.notify_all();
+        clock_->notify_all(w.comm_changed);
         e.fields["comm_wait_ms"] = comm_wait_ms;
         e.fields["send_async"] = true;
         if (previous.contains("send_ms")) e.fields["send_ms"] = previous["send_ms"];
@@ -470,7 +470,7 @@ nlohmann::json GradientSharing::settle(Worker& w, double& waited_ms) {
     const auto t0 = std::chrono::steady_clock::now();
     std::unique_lock lock(w.comm_mutex);
     // Encoding one message takes milliseconds; a minute means the communicator is stuck.
-    if (!w.comm_changed.wait_for(lock, std::chrono::seconds(60), [&] { return !w.job_pending; }))
+    if (!clock_->wait_for(w.comm_changed, lock, std::chrono::seconds(60), [&] { return !w.job_pending; }))
         throw Error("gradient sharing: a worker's communicator has not finished encoding iteration " +
                     std::to_string(w.job_iteration) + " within 60 s");
     waited_ms = ms_between(t0, std::chrono::steady_clock::now());
@@ -518,10 +518,10 @@ void GradientSharing::finish(int local) {
     }
     // Once every local worker has stopped producing, every local message is in every inbox;
     // the completion step has also waited for the other nodes' messages.
-    done_.arrive_and_wait();
+    clock_->idle_while([&] { done_.arrive_and_wait(); });
     if (drain_error_) std::rethrow_exception(drain_error_);
     drain(*workers_.at(static_cast<std::size_t>(local)), -1);
-    drained_.arrive_and_wait();
+    clock_->idle_while([&] { drained_.arrive_and_wait(); });
     if (drain_error_) std::rethrow_exception(drain_error_);
 }
 

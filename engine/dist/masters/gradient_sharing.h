@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "codec/encoded_update.h"
+#include "core/clock.h"
 #include "codec/residual.h"
 #include "codec/threshold_algorithm.h"
 #include "codec/threshold_encoder.h"
@@ -86,6 +87,8 @@ public:
     GradientSharing(const train::ClusterShape&, std::size_t param_count, GradientSharingOptions,
                     Outbox outbox = {});
     ~GradientSharing() override;
+    // The clock of its waits (staleness bound, communicator hand-overs); before attach().
+    void set_clock(Clock& clock) { clock_ = &clock; }
 
     std::string strategy() const override { return "gradient-sharing"; }
     void attach(int local, nn::Network&) override;
@@ -126,6 +129,7 @@ public:
     void release(int local) override;
 
 private:
+    Clock* clock_ = &real_clock();
     struct Worker;
     struct Inbound;
     void publish(int local, long iteration, const Message& m);

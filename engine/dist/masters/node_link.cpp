@@ -26,8 +26,8 @@ using payload_io::put;
 }  // namespace
 
 NodeLink::NodeLink(std::unique_ptr<Transport> transport, const train::ClusterShape& cluster, std::size_t param_count,
-                   events::EventWriter* events, std::unique_ptr<Stream> bulk)
-    : transport_(std::move(transport)), cluster_(cluster), n_(param_count), events_(events),
+                   events::EventWriter* events, std::unique_ptr<Stream> bulk, Clock& clock)
+    : clock_(&clock), transport_(std::move(transport)), cluster_(cluster), n_(param_count), events_(events),
       peers_(static_cast<std::size_t>(cluster.nodes)), bulk_(std::move(bulk)) {
     if (bulk_) bulk_->set_param_count(param_count);  // bounds every payload before it is read
 }
@@ -61,8 +61,8 @@ void NodeLink::serve_resends() {
 }
 
 void NodeLink::start() {
-    if (!receiver_.joinable()) receiver_ = std::thread([this] { receive_loop(); });
-    if (bulk_ && !bulk_receiver_.joinable()) bulk_receiver_ = std::thread([this] { bulk_loop(); });
+    if (!receiver_.joinable()) receiver_ = clock_->spawn([this] { receive_loop(); });
+    if (bulk_ && !bulk_receiver_.joinable()) bulk_receiver_ = clock_->spawn([this] { bulk_loop(); });
 }
 
 void NodeLink::bulk_loop() {
@@ -86,18 +86,18 @@ NodeLink::~NodeLink() {
     // stays silent is declared gone by then.
     {
         std::unique_lock lock(mutex_);
-        const auto until = std::chrono::steady_clock::now() + deadlines_.silence + std::chrono::seconds(2);
-        while (std::chrono::steady_clock::now() < until) {
+        const auto until = clock_->now() + deadlines_.silence + std::chrono::seconds(2);
+        while (clock_->now() < until) {
             std::erase_if(unconfirmed_, [&](int node) { return peer_lost(node); });
             if (unconfirmed_.empty()) break;
             for (int node : unconfirmed_) poke(node);
-            changed_.wait_for(lock, std::chrono::milliseconds(50));
+            clock_->wait_for(changed_, lock, std::chrono::milliseconds(50));
         }
     }
     stop_ = true;
-    changed_.notify_all();
-    if (receiver_.joinable()) receiver_.join();
-    if (bulk_receiver_.joinable()) bulk_receiver_.join();
+    clock_->notify_all(changed_);
+    clock_->join(receiver_);
+    clock_->join(bulk_receiver_);
     // Give the last acknowledgements a moment, so peers do not retransmit into a closed port.
     transport_->flush(std::chrono::milliseconds(2000));
 }
@@ -112,14 +112,14 @@ std::uint64_t NodeLink::own_incarnation() const {
 }
 
 void NodeLink::receive_loop() {
-    auto last_look = std::chrono::steady_clock::now();
+    auto last_look = clock_->now();
     while (!stop_) {
         auto m = transport_->receive(std::chrono::milliseconds(50));
         if (m) handle(std::move(*m), true);
         if (!bulk_) serve_resends();
         // The transport hears of a restarted peer (its hellos) before any message from it: look
         // now and then, so that a restarted controller is told to stop even if it never sends.
-        const auto now = std::chrono::steady_clock::now();
+        const auto now = clock_->now();
         if (now - last_look < std::chrono::milliseconds(50)) continue;
         last_look = now;
         std::lock_guard lock(mutex_);
@@ -200,7 +200,7 @@ void NodeLink::handle(Message&& m, bool counted) {
         default: break;
     }
     std::lock_guard lock(mutex_);
-    changed_.notify_all();
+    clock_->notify_all(changed_);
 }
 
 void NodeLink::handle_control(const Message& m) {
@@ -214,7 +214,7 @@ void NodeLink::handle_control(const Message& m) {
             p.done = true;
             p.done_count = c->originated;
             p.updates.advance_floor(c->first - 1);  // sent before we were its destination: never coming
-            p.last_news = std::chrono::steady_clock::now();
+            p.last_news = clock_->now();
             p.done_epoch = c->evaluated;  // kEveryEpoch from an older engine: assume every part comes
         }
     } else if (kind == kJoined) {
@@ -223,17 +223,17 @@ void NodeLink::handle_control(const Message& m) {
         set_state(m.sender, PeerState::Gone);
         warn("node " + std::to_string(m.sender) + "'s run was stopped; the run goes on without it" +
              (m.sender == 0 ? " (and without a controller: no more joins, evaluation merged per node)" : ""));
-        changed_.notify_all();
+        clock_->notify_all(changed_);
     } else if (kind == kFirst) {
         if (m.incarnation == 0 || p.incarnation == m.incarnation) {
             p.updates.advance_floor(c->first - 1);  // sent before this process was its destination
             give_up_old_hole(m.sender);          // a hole below the new floor is no hole
-            changed_.notify_all();
+            clock_->notify_all(changed_);
         }
     } else if (kind == kResultAck) {
         if (c->round == last_round_) {
             std::erase(unconfirmed_, m.sender);
-            changed_.notify_all();
+            clock_->notify_all(changed_);
         }
     } else if (kind == kRoundAck) {
         rounds_.acknowledged(c->round, m.sender);
@@ -246,7 +246,7 @@ void NodeLink::handle_control(const Message& m) {
         fatal_ = c->reason;
         if (fatal_.empty()) fatal_ = "node " + std::to_string(m.sender) + " declared this node gone";
         warn(fatal_);
-        changed_.notify_all();
+        clock_->notify_all(changed_);
     } else if (kind == kStop && cluster_.node_rank == 0 && fatal_.empty()) {
         fatal_ = c->reason;
         if (fatal_.empty()) fatal_ = "node " + std::to_string(m.sender) + " told this controller to stop";

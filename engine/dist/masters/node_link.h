@@ -65,6 +65,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
 #include "dist/masters/gradient_sharing.h"
 #include "dist/masters/join_protocol.h"
 #include "dist/masters/parameter_averaging.h"
@@ -99,8 +100,11 @@ struct LinkDeadlines {
 class NodeLink {
 public:
     // `bulk` (optional) carries the averaging rounds over TCP; without it they go over `transport`.
+    // `clock`: every deadline and wait of the link (a test passes a VirtualClock, with the
+    // in-memory twins of both channels on the same clock).
     NodeLink(std::unique_ptr<Transport>, const train::ClusterShape&, std::size_t param_count,
-             events::EventWriter* events = nullptr, std::unique_ptr<Stream> bulk = nullptr);
+             events::EventWriter* events = nullptr, std::unique_ptr<Stream> bulk = nullptr,
+             Clock& clock = real_clock());
 
     // Joining (see above). `mid_run`: whether nodes may join once training has begun (gradient
     // sharing); `wait`: how long the controller waits for every node at the start.
@@ -214,6 +218,7 @@ private:
     void serve_resends();
     void send_control(int node, std::uint8_t kind, std::uint64_t round);  // a kind whose one field is a round
 
+    Clock* clock_;
     std::unique_ptr<Transport> transport_;
     train::ClusterShape cluster_;
     std::size_t n_;

@@ -57,10 +57,10 @@ void NodeLink::drain_remote() {
     }
     std::unique_lock lock(mutex_);
     const bool stopping = stop_requested_ != nullptr && stop_requested_->load();
-    const auto leave_at = std::chrono::steady_clock::now() + kLeaveGrace;
+    const auto leave_at = clock_->now() + kLeaveGrace;
     for (;;) {
         if (!fatal_.empty()) throw Error(fatal_);
-        if (stopping && std::chrono::steady_clock::now() >= leave_at) {
+        if (stopping && clock_->now() >= leave_at) {
             // The others train on: do not hold this stopped node until they finish.
             left_ = true;
             Control c;
@@ -81,7 +81,7 @@ void NodeLink::drain_remote() {
             if (p.state == PeerState::Joining) peer_lost(node);  // not waited for, but noticed when gone
             if (!waited_for(node)) continue;
             if (p.given_up || (p.done && p.updates.floor() >= p.done_count)) continue;
-            if (p.done && std::chrono::steady_clock::now() - p.last_news > kDrainStall) {
+            if (p.done && clock_->now() - p.last_news > kDrainStall) {
                 p.given_up = true;
                 // Not done_count - floor: the messages past the first hole that did arrive count too.
                 const std::uint64_t here = p.updates.floor() + p.updates.above_floor();
@@ -100,7 +100,7 @@ void NodeLink::drain_remote() {
             delivering_ = false;  // everything is in; later arrivals would reach some replicas only
             return;
         }
-        changed_.wait_for(lock, std::chrono::milliseconds(100));
+        clock_->wait_for(changed_, lock, std::chrono::milliseconds(100));
     }
 }
 

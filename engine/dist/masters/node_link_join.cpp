@@ -29,7 +29,7 @@ void NodeLink::joined(int node, int epoch, long iteration, bool rejoin, bool ser
                                        {"message", message}});
     // A node that died and came back is worth the user's attention; a late starter is not.
     if (rejoin) warn(message);
-    changed_.notify_all();
+    clock_->notify_all(changed_);
 }
 
 void NodeLink::reply(int node, const JoinReply& r) {
@@ -65,7 +65,7 @@ void NodeLink::handle_join_request(const Message& m) {
                 bool queued = false;
                 for (const auto& q : join_requests_) queued = queued || (q.node == m.sender && q.incarnation == p.served);
                 if (!queued) join_requests_.push_back({m.sender, p.served, true});
-                changed_.notify_all();
+                clock_->notify_all(changed_);
                 return;
             }
             again = p.answer;
@@ -89,7 +89,7 @@ void NodeLink::handle_join_request(const Message& m) {
                              "need the new node in step); use gradient sharing, or start the whole run again";
         } else {
             join_requests_.push_back({m.sender, *incarnation});
-            changed_.notify_all();
+            clock_->notify_all(changed_);
             return;
         }
         p.served = *incarnation;
@@ -111,15 +111,15 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
         JoinReply start;
         {
             std::unique_lock lock(mutex_);
-            const auto deadline = std::chrono::steady_clock::now() + join_wait_;
+            const auto deadline = clock_->now() + join_wait_;
             for (;;) {
                 if (!fatal_.empty()) throw Error(fatal_);
                 for (const auto& r : join_requests_) asked[r.node] = std::max(asked[r.node], r.incarnation);
                 join_requests_.clear();
-                if (static_cast<int>(asked.size()) >= cluster_.nodes - 1 || std::chrono::steady_clock::now() >= deadline ||
+                if (static_cast<int>(asked.size()) >= cluster_.nodes - 1 || clock_->now() >= deadline ||
                     stopping())
                     break;
-                changed_.wait_for(lock, std::chrono::milliseconds(50));
+                clock_->wait_for(changed_, lock, std::chrono::milliseconds(50));
             }
             started_ = true;
             start.members.assign(static_cast<std::size_t>(cluster_.nodes), false);
@@ -170,13 +170,13 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
     std::vector<int> tell;  // the nodes to tell we joined
     {
         std::unique_lock lock(mutex_);
-        auto asked_at = std::chrono::steady_clock::now();
+        auto asked_at = clock_->now();
         for (;;) {
             if (join_reply_ && join_reply_->incarnation == me) break;
             if (stopping()) return std::nullopt;
             if (controller_replaced_ || peer_lost(0))
                 throw Error("the controller (node 0) stopped answering before this node could join the run");
-            if (std::chrono::steady_clock::now() - asked_at > deadlines_.join_resend) {
+            if (clock_->now() - asked_at > deadlines_.join_resend) {
                 // The request or its answer may have died with a connection: ask again (the
                 // controller answers a repeated request of the same process once more).
                 lock.unlock();
@@ -189,11 +189,11 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
                     warn(std::string("asking the controller (node 0) to join again: ") + e.what());
                 }
                 lock.lock();
-                asked_at = std::chrono::steady_clock::now();
+                asked_at = clock_->now();
                 continue;
             }
             poke(0);
-            changed_.wait_for(lock, std::chrono::milliseconds(50));
+            clock_->wait_for(changed_, lock, std::chrono::milliseconds(50));
         }
         reply = std::move(*join_reply_);
         join_reply_.reset();

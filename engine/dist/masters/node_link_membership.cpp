@@ -25,7 +25,7 @@ bool NodeLink::heard_lately(int node) const {
     std::optional<std::chrono::steady_clock::time_point> last = transport_->last_heard(node);
     if (bulk_)
         if (const auto moved = bulk_->last_progress(node); moved && (!last || *moved > *last)) last = moved;
-    return last && std::chrono::steady_clock::now() - *last < deadlines_.silence;
+    return last && clock_->now() - *last < deadlines_.silence;
 }
 
 bool NodeLink::peer_lost(int node) {
@@ -49,7 +49,7 @@ bool NodeLink::peer_lost(int node) {
             gone.kind = kGone;
             gone.reason = reason;
             transport_->send(node, MessageType::Control, pack_control(gone));
-            changed_.notify_all();
+            clock_->notify_all(changed_);
             return true;
         }
     return false;
@@ -57,7 +57,7 @@ bool NodeLink::peer_lost(int node) {
 
 void NodeLink::poke(int node) {
     auto& last = peers_[static_cast<std::size_t>(node)].last_poke;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_->now();
     if (now - last < std::chrono::seconds(1)) return;
     last = now;
     transport_->send(node, MessageType::Heartbeat, {});
@@ -109,7 +109,7 @@ bool NodeLink::observe(int node, std::uint64_t incarnation) {
         first.first = p.first_seq;
         transport_->send(node, MessageType::Control, pack_control(first));
     }
-    changed_.notify_all();
+    clock_->notify_all(changed_);
     if (restarted && node == 0) {
         // The run's parameters and position lived in the process that died, and a new node 0
         // would start the run over and feed that into ours: ignore it, and tell it to stop.

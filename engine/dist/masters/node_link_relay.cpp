@@ -54,9 +54,9 @@ void NodeLink::handle_update(const Message& m) {
         // Counted once delivered: a node has drained an origin when every number up to its
         // "done"'s count is here, and by then those updates must already sit in the inboxes.
         o.updates.mark_done(seq);
-        o.last_news = std::chrono::steady_clock::now();
+        o.last_news = clock_->now();
         give_up_old_hole(from);
-        changed_.notify_all();
+        clock_->notify_all(changed_);
     }
     for (int node : onward) transport_->send(node, MessageType::Update, m.payload);
     relayed_ += onward.size();
@@ -65,7 +65,7 @@ void NodeLink::handle_update(const Message& m) {
 void NodeLink::give_up_old_hole(int origin) {
     Peer& o = peers_[static_cast<std::size_t>(origin)];
     const auto end = o.updates.lowest_above();
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_->now();
     if (!end) {
         o.hole_since = {};
         return;

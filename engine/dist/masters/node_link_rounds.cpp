@@ -83,7 +83,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
             throw Error("the controller (node 0) is gone, so averaging round " + std::to_string(round) + " cannot happen");
     };
     controller_gone();
-    const auto begun = std::chrono::steady_clock::now();
+    const auto begun = clock_->now();
     const LinkDeadlines limits = deadlines_;
     auto seconds = [](std::chrono::milliseconds d) { return std::to_string(d.count() / 1000.0).substr(0, 5) + " s"; };
     for (;;) {
@@ -100,10 +100,10 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         if (all_in) break;
         // A child that is alive (it answers heartbeats) but sends no sums, even after its own
         // resends, is stalled: fail rather than wait forever.
-        if (std::chrono::steady_clock::now() - begun > limits.round)
+        if (clock_->now() - begun > limits.round)
             throw Error("averaging round " + std::to_string(round) + ": node " + std::to_string(missing) +
                         " answers but sent no sums within " + seconds(limits.round) + " (a stalled node)");
-        changed_.wait_for(lock, std::chrono::milliseconds(100));
+        clock_->wait_for(changed_, lock, std::chrono::milliseconds(100));
     }
     // Everyone's sums that came, not only our children's: a node whose view of who is gone
     // differs from ours may take us for its parent, and then waits for our answer.
@@ -127,13 +127,13 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         // acknowledgement but no result, the parent is asked again once nothing of it has arrived
         // for result_ask (a result on its way over a slow link is not asked for twice).
         int parent = -1;
-        auto sent_at = std::chrono::steady_clock::now(), asked_at = sent_at;
+        auto sent_at = clock_->now(), asked_at = sent_at;
         std::uint64_t losses_at_send = 0;
         bool resend = true;
         for (;;) {
             controller_gone();
             if (rounds_.has_result(round)) break;
-            const auto now = std::chrono::steady_clock::now();
+            const auto now = clock_->now();
             const int current = routes(true).parent(me);
             if (current != parent) {  // the first time, and again when our parent went away
                 parent = current;
@@ -164,7 +164,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
                     resend = true;
                 }
                 lock.lock();
-                sent_at = asked_at = std::chrono::steady_clock::now();  // the deadlines count from the end of the write
+                sent_at = asked_at = clock_->now();  // the deadlines count from the end of the write
                 // Then wait below like any other turn: a connection that keeps resetting is not
                 // hammered, and what arrived meanwhile (the result, an ack) is looked at first.
             } else if (acked) {
@@ -181,7 +181,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
                             " within " + seconds(limits.round) + (acked ? " (it acknowledged this node's sums)" : ""));
             poke(parent);
             peer_lost(parent);
-            changed_.wait_for(lock, std::chrono::milliseconds(100));
+            clock_->wait_for(changed_, lock, std::chrono::milliseconds(100));
         }
         result = rounds_.take_result(round);
         lock.unlock();
@@ -219,10 +219,10 @@ std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch
         return std::nullopt;
     }
     std::unique_lock lock(mutex_);
-    const auto begun = std::chrono::steady_clock::now();
+    const auto begun = clock_->now();
     for (;;) {
         bool all_in = true;
-        const bool late = std::chrono::steady_clock::now() - begun > deadlines_.gather;
+        const bool late = clock_->now() - begun > deadlines_.gather;
         for (int node = 1; node < cluster_.nodes; ++node)
             if (waited_for(node) && !evaluations_[epoch].count(node)) {
                 if (late) {
@@ -241,7 +241,7 @@ std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch
                 all_in = !peer_lost(node) ? false : all_in;
             }
         if (all_in) break;
-        changed_.wait_for(lock, std::chrono::milliseconds(100));
+        clock_->wait_for(changed_, lock, std::chrono::milliseconds(100));
     }
     std::vector<nlohmann::json> parts{local};
     for (auto& [node, part] : evaluations_[epoch])

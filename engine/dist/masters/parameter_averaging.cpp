@@ -31,6 +31,10 @@ void ParameterAveraging::average() {
     // A worker that failed before attaching has no replica; the run is failing (its error is
     // what the node reports) and the survivors leave at their next step: nothing to average.
     if (std::find(nets_.begin(), nets_.end(), nullptr) != nets_.end()) return;
+    // A round failed (its error is on its way out of step()): the worker's abort completes the
+    // barrier again, and a second try at the same round would wait out its whole deadline once
+    // more before the node could report the failure (10 minutes by default).
+    if (error_) return;
     const auto began = std::chrono::steady_clock::now();
     double exchange_ms = 0.0;
     const std::size_t p = nets_.front()->param_count();
@@ -79,7 +83,7 @@ nlohmann::json ParameterAveraging::step(int local, long iteration, bool had_batc
     nlohmann::json fields = {{"updater_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tu).count()}};
     if (++since >= options_.frequency) {
         const auto t0 = std::chrono::steady_clock::now();
-        barrier_.arrive_and_wait();
+        clock_->idle_while([&] { barrier_.arrive_and_wait(); });
         if (error_) std::rethrow_exception(error_);
         since = 0;
         fields["average_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -92,7 +96,7 @@ void ParameterAveraging::finish(int local) {
     // A last average when the run did not end on one, so every replica leaves equal. Every worker
     // took the same number of steps, so they agree on whether one is due.
     if (since_average_[static_cast<std::size_t>(local)] > 0) {
-        barrier_.arrive_and_wait();
+        clock_->idle_while([&] { barrier_.arrive_and_wait(); });
         if (error_) std::rethrow_exception(error_);
         since_average_[static_cast<std::size_t>(local)] = 0;
     }

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <barrier>
+
+#include "core/clock.h"
 #include <functional>
 #include <memory>
 #include <vector>
@@ -37,6 +39,8 @@ public:
     void abort(int local) override;
 
     long averages() const { return averages_; }
+    // The clock its workers wait on at the averaging barrier (clock.h); before the first step.
+    void set_clock(Clock& clock) { clock_ = &clock; }
 
 private:
     void average();  // the barrier's completion step
@@ -46,6 +50,7 @@ private:
         void operator()() noexcept;
     };
 
+    Clock* clock_ = &real_clock();
     train::ClusterShape cluster_;
     ParameterAveragingOptions options_;
     Reducer reducer_;

@@ -14,8 +14,6 @@
 
 namespace thresher::dist {
 
-using Clock = std::chrono::steady_clock;
-
 namespace {
 
 struct Frame {
@@ -41,7 +39,8 @@ struct StreamRank {
 }  // namespace
 
 struct MemoryStreamHubState {
-    MemoryStreamHubState(int world, double rate) : world(world), rate(rate), free_at(world, std::vector<Clock::time_point>(world)) {
+    MemoryStreamHubState(int world, double rate, Clock& clock)
+        : world(world), rate(rate), clock(&clock), free_at(world, std::vector<Clock::time_point>(world)) {
         for (int r = 0; r < world; ++r) ranks.emplace_back(world);
     }
     void check_rank(int rank, const char* what) const {
@@ -55,6 +54,7 @@ struct MemoryStreamHubState {
 
     const int world;
     const double rate;  // bytes per second per pair; 0: at once
+    Clock* const clock;
     std::mutex mutex;
     std::condition_variable changed;
     std::vector<StreamRank> ranks;
@@ -64,8 +64,8 @@ struct MemoryStreamHubState {
     MemoryStreamHub::Loss lose;
 };
 
-MemoryStreamHub::MemoryStreamHub(int world, double bytes_per_second)
-    : state_(std::make_shared<MemoryStreamHubState>(world, bytes_per_second)) {}
+MemoryStreamHub::MemoryStreamHub(int world, double bytes_per_second, Clock& clock)
+    : state_(std::make_shared<MemoryStreamHubState>(world, bytes_per_second, clock)) {}
 
 std::unique_ptr<MemoryStream> MemoryStreamHub::connect(int rank, std::uint64_t incarnation) {
     std::lock_guard lock(state_->mutex);
@@ -75,7 +75,7 @@ std::unique_ptr<MemoryStream> MemoryStreamHub::connect(int rank, std::uint64_t i
     r.connected = true;
     r.alive = true;  // a restarted process on a reachable host
     r.incarnation = incarnation;
-    state_->changed.notify_all();
+    state_->clock->notify_all(state_->changed);
     return std::make_unique<MemoryStream>(state_, rank);
 }
 
@@ -85,11 +85,11 @@ void MemoryStreamHub::set_alive(int rank, bool alive) {
     state_->ranks[rank].alive = alive;
     if (alive) {
         // What stalled while the host was cut off moves again from now: arrival no earlier than now.
-        const auto now = Clock::now();
+        const auto now = state_->clock->now();
         for (auto& f : state_->flight)
             if ((f.from == rank || f.to == rank) && f.arrives < now) f.arrives = now;
     }
-    state_->changed.notify_all();
+    state_->clock->notify_all(state_->changed);
 }
 
 void MemoryStreamHub::set_loss(Loss lose) {
@@ -111,7 +111,7 @@ MemoryStream::~MemoryStream() {
             me.touched[peer] = false;
             hub_->ranks[peer].touched[rank_] = false;
         }
-    hub_->changed.notify_all();
+    hub_->clock->notify_all(hub_->changed);
 }
 
 void MemoryStream::send(int dest, MessageType type, std::span<const std::uint8_t> payload,
@@ -119,15 +119,15 @@ void MemoryStream::send(int dest, MessageType type, std::span<const std::uint8_t
     std::unique_lock lock(hub_->mutex);
     hub_->check_rank(dest, "send to");
     if (dest == rank_) throw Error("memory stream: node " + std::to_string(rank_) + " cannot send to itself");
-    const auto deadline = Clock::now() + connect_timeout;
+    const auto deadline = hub_->clock->now() + connect_timeout;
     auto reachable = [&] {
         return hub_->ranks[dest].connected && hub_->ranks[dest].alive && hub_->ranks[rank_].alive;
     };
     while (!reachable()) {
-        if (Clock::now() >= deadline)
+        if (hub_->clock->now() >= deadline)
             throw Error("memory stream: cannot connect to node " + std::to_string(dest) + " within " +
                         std::to_string(connect_timeout.count()) + " ms");
-        hub_->changed.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(20)));
+        hub_->clock->wait_until(hub_->changed, lock, std::min(deadline, hub_->clock->now() + std::chrono::milliseconds(20)));
     }
     StreamRank& me = hub_->ranks[rank_];
     me.touched[dest] = hub_->ranks[dest].touched[rank_] = true;
@@ -136,10 +136,10 @@ void MemoryStream::send(int dest, MessageType type, std::span<const std::uint8_t
         // Reset under the frame: it never arrives, and both ends see their connection close.
         ++me.losses[dest];
         ++hub_->ranks[dest].losses[rank_];
-        hub_->changed.notify_all();
+        hub_->clock->notify_all(hub_->changed);
         return;
     }
-    const auto now = Clock::now();
+    const auto now = hub_->clock->now();
     Frame f;
     f.from = rank_;
     f.to = dest;
@@ -154,14 +154,14 @@ void MemoryStream::send(int dest, MessageType type, std::span<const std::uint8_t
             std::chrono::duration<double>(static_cast<double>(payload.size()) / hub_->rate));
     hub_->free_at[rank_][dest] = f.arrives;
     hub_->flight.push_back(std::move(f));
-    hub_->changed.notify_all();
+    hub_->clock->notify_all(hub_->changed);
 }
 
 std::optional<Message> MemoryStream::receive(std::chrono::milliseconds timeout) {
     std::unique_lock lock(hub_->mutex);
-    const auto deadline = Clock::now() + timeout;
+    const auto deadline = hub_->clock->now() + timeout;
     for (;;) {
-        const auto now = Clock::now();
+        const auto now = hub_->clock->now();
         auto next = hub_->flight.end();
         Clock::time_point soonest = deadline;
         for (auto it = hub_->flight.begin(); it != hub_->flight.end(); ++it) {
@@ -181,14 +181,14 @@ std::optional<Message> MemoryStream::receive(std::chrono::milliseconds timeout) 
             return Message{f.from, f.type, f.seq, std::move(f.payload), f.incarnation};
         }
         if (now >= deadline) return std::nullopt;
-        hub_->changed.wait_until(lock, std::min(soonest, deadline));
+        hub_->clock->wait_until(hub_->changed, lock, std::min(soonest, deadline));
     }
 }
 
 std::optional<Clock::time_point> MemoryStream::last_progress(int rank) const {
     std::lock_guard lock(hub_->mutex);
     if (rank < 0 || rank >= hub_->world) return std::nullopt;
-    const auto now = Clock::now();
+    const auto now = hub_->clock->now();
     for (const auto& f : hub_->flight)
         if (((f.from == rank_ && f.to == rank) || (f.from == rank && f.to == rank_)) && hub_->flowing(f) && f.starts <= now)
             return now;  // bytes of it are moving

@@ -24,6 +24,7 @@
 #include <memory>
 #include <span>
 
+#include "core/clock.h"
 #include "dist/net/stream.h"
 
 namespace thresher::dist {
@@ -34,8 +35,9 @@ class MemoryStream;
 
 class MemoryStreamHub {
 public:
-    // `bytes_per_second`: each pair's link rate (0: frames arrive at once).
-    explicit MemoryStreamHub(int world, double bytes_per_second = 0);
+    // `bytes_per_second`: each pair's link rate (0: frames arrive at once). `clock`: arrival times,
+    // progress and every wait (a VirtualClock in protocol tests).
+    explicit MemoryStreamHub(int world, double bytes_per_second = 0, Clock& clock = real_clock());
     // The stream of a process of `rank` whose incarnation is `incarnation` (the transport's).
     std::unique_ptr<MemoryStream> connect(int rank, std::uint64_t incarnation);
     void set_alive(int rank, bool alive);

@@ -18,8 +18,6 @@
 
 namespace thresher::dist {
 
-using Clock = std::chrono::steady_clock;
-
 namespace {
 
 struct Envelope {
@@ -36,12 +34,13 @@ struct Held {
 };
 
 struct RankState {
-    explicit RankState(int world) : next_id(world, 0), windows(world), held(world) {}
+    explicit RankState(int world) : next_id(world, 0), windows(world), held(world), link_free_at(world) {}
     std::multimap<Clock::time_point, Envelope> arriving;  // equal times keep insertion order
     std::condition_variable wake;
     std::vector<std::uint64_t> next_id;  // last id used, per destination
     std::vector<IdWindow> windows;       // per sender
     std::vector<std::deque<Held>> held;  // per destination, while either end is cut off
+    std::vector<Clock::time_point> link_free_at;  // per destination: set_link_time's link is busy until
     Clock::time_point last_arrival{};    // when the last thing this rank sent arrives
     TransportStats stats;
     bool alive = true;
@@ -53,8 +52,8 @@ struct RankState {
 }  // namespace
 
 struct MemoryHubState {
-    MemoryHubState(int world, MemoryFaults faults, std::chrono::milliseconds give_up)
-        : faults(faults), give_up_after(give_up), rng(faults.seed) {
+    MemoryHubState(int world, MemoryFaults faults, std::chrono::milliseconds give_up, Clock& clock)
+        : faults(faults), give_up_after(give_up), clock(&clock), rng(faults.seed) {
         for (int r = 0; r < world; ++r) ranks.push_back(std::make_unique<RankState>(world));
     }
 
@@ -76,7 +75,15 @@ struct MemoryHubState {
     void dispatch(int dest, Envelope envelope) {
         RankState& from = *ranks[envelope.sender];
         if (lose && dest != envelope.sender && lose(envelope.sender, dest, envelope.type, *envelope.payload)) return;
-        auto at = Clock::now();
+        auto at = clock->now();
+        if (link_time && dest != envelope.sender) {
+            const auto busy = link_time(envelope.sender, dest, envelope.type);
+            if (busy > Clock::duration::zero()) {
+                auto& free_at = from.link_free_at[dest];
+                at = std::max(at, free_at) + busy;
+                free_at = at;
+            }
+        }
         if (dest != envelope.sender) {
             // Bounded: drop < 1 ends the loop quickly; 64 losses in a row would be drop ~ 1.
             for (int attempt = 0; attempt < 64 && uniform() < faults.drop; ++attempt) {
@@ -93,7 +100,7 @@ struct MemoryHubState {
         }
         from.last_arrival = std::max(from.last_arrival, at);
         ranks[dest]->arriving.emplace(at, std::move(envelope));
-        ranks[dest]->wake.notify_all();
+        clock->notify_all(ranks[dest]->wake);
     }
 
     // Releases held messages whose both ends are alive again. Caller holds `mutex`.
@@ -108,29 +115,36 @@ struct MemoryHubState {
                     queue.pop_front();
                 }
             }
-            ranks[s]->wake.notify_all();
+            clock->notify_all(ranks[s]->wake);
         }
     }
 
     MemoryFaults faults;
     MemoryHub::Loss lose;
+    MemoryHub::LinkTime link_time;
     std::chrono::milliseconds give_up_after;
+    Clock* clock;
     Rng rng;
     std::mutex mutex;
     std::vector<std::unique_ptr<RankState>> ranks;
 };
+
+void MemoryHub::set_link_time(LinkTime time) {
+    std::lock_guard lock(state_->mutex);
+    state_->link_time = std::move(time);
+}
 
 void MemoryHub::set_loss(Loss lose) {
     std::lock_guard lock(state_->mutex);
     state_->lose = std::move(lose);
 }
 
-MemoryHub::MemoryHub(int world, MemoryFaults faults, std::chrono::milliseconds give_up_after) {
+MemoryHub::MemoryHub(int world, MemoryFaults faults, std::chrono::milliseconds give_up_after, Clock& clock) {
     if (world < 1) throw Error("memory transport: world must be at least 1, got " + std::to_string(world));
     if (faults.drop < 0 || faults.drop >= 1 || faults.duplicate < 0 || faults.duplicate > 1 ||
         faults.reorder < 0 || faults.reorder > 1)
         throw Error("memory transport: fault probabilities must lie in [0, 1) for drop and [0, 1] otherwise");
-    state_ = std::make_shared<MemoryHubState>(world, faults, give_up_after);
+    state_ = std::make_shared<MemoryHubState>(world, faults, give_up_after, clock);
 }
 
 int MemoryHub::world() const { return state_->world(); }
@@ -177,7 +191,7 @@ MemoryTransport::~MemoryTransport() {
     // give_up_after, and its rank may be connected again (a restart).
     std::lock_guard lock(hub_->mutex);
     hub_->ranks[rank_]->connected = false;
-    hub_->ranks[rank_]->exited = Clock::now();
+    hub_->ranks[rank_]->exited = hub_->clock->now();
 }
 
 std::uint64_t MemoryTransport::incarnation() const {
@@ -203,7 +217,7 @@ void MemoryTransport::send(int dest, MessageType type, std::span<const std::uint
     me.stats.bytes_tx += payload.size();
     if (dest != rank_ && hub_->ranks[dest]->exited) return;  // nobody listens: lost, like a datagram to a closed port
     if (dest != rank_ && (!me.alive || !hub_->ranks[dest]->alive)) {
-        me.held[dest].push_back({Clock::now(), std::move(envelope)});
+        me.held[dest].push_back({hub_->clock->now(), std::move(envelope)});
         return;
     }
     hub_->dispatch(dest, std::move(envelope));
@@ -215,11 +229,11 @@ void MemoryTransport::broadcast(MessageType type, std::span<const std::uint8_t> 
 }
 
 std::optional<Message> MemoryTransport::receive(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
+    const auto deadline = hub_->clock->now() + timeout;
     std::unique_lock lock(hub_->mutex);
     RankState& me = *hub_->ranks[rank_];
     for (;;) {
-        auto now = Clock::now();
+        auto now = hub_->clock->now();
         auto wake_at = deadline;
         while (me.alive && !me.arriving.empty()) {
             auto first = me.arriving.begin();
@@ -244,21 +258,21 @@ std::optional<Message> MemoryTransport::receive(std::chrono::milliseconds timeou
             }
         }
         if (now >= deadline) return std::nullopt;
-        me.wake.wait_until(lock, wake_at);
+        hub_->clock->wait_until(me.wake, lock, wake_at);
     }
 }
 
 bool MemoryTransport::flush(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
+    const auto deadline = hub_->clock->now() + timeout;
     std::unique_lock lock(hub_->mutex);
     RankState& me = *hub_->ranks[rank_];
     for (;;) {
-        const auto now = Clock::now();
+        const auto now = hub_->clock->now();
         const bool held = std::any_of(me.held.begin(), me.held.end(), [](const auto& q) { return !q.empty(); });
         if (!held && now >= me.last_arrival) return true;
         if (now >= deadline) return false;
         // Held messages wait for set_alive (which notifies); in-flight ones for their arrival time.
-        me.wake.wait_until(lock, held ? deadline : std::min(deadline, me.last_arrival));
+        hub_->clock->wait_until(me.wake, lock, held ? deadline : std::min(deadline, me.last_arrival));
     }
 }
 
@@ -270,7 +284,7 @@ TransportStats MemoryTransport::stats() const {
 std::vector<int> MemoryTransport::unreachable_peers() const {
     std::lock_guard lock(hub_->mutex);
     const RankState& me = *hub_->ranks[rank_];
-    const auto now = Clock::now();
+    const auto now = hub_->clock->now();
     std::vector<int> peers;
     for (int d = 0; d < hub_->world(); ++d)
         if ((!me.held[d].empty() && now - me.held[d].front().since >= hub_->give_up_after) ||

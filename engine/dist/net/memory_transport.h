@@ -22,6 +22,7 @@
 #include <memory>
 #include <span>
 
+#include "core/clock.h"
 #include "dist/net/transport.h"
 
 namespace thresher::dist {
@@ -40,8 +41,9 @@ class MemoryTransport;
 
 class MemoryHub {
 public:
+    // `clock`: arrival times, delays, give-up times and every wait (a VirtualClock in protocol tests).
     explicit MemoryHub(int world, MemoryFaults faults = {},
-                       std::chrono::milliseconds give_up_after = std::chrono::seconds(10));
+                       std::chrono::milliseconds give_up_after = std::chrono::seconds(10), Clock& clock = real_clock());
     int world() const;
     // The transport of `rank`; each rank can be connected once. Messages sent to a rank before it
     // connects wait for it.
@@ -52,6 +54,11 @@ public:
     // notice and recover. Empty: none.
     using Loss = std::function<bool(int from, int to, MessageType, std::span<const std::uint8_t> payload)>;
     void set_loss(Loss lose);
+    // How long each message from `from` to `to` occupies their link (zero: none), after the
+    // previous one on it: a slow link that spreads a burst of messages over time, on the hub's
+    // clock, without holding up the sender. Called under the hub's lock. Empty: none.
+    using LinkTime = std::function<Clock::duration(int from, int to, MessageType)>;
+    void set_link_time(LinkTime time);
 
 private:
     std::shared_ptr<MemoryHubState> state_;

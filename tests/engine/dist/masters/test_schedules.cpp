@@ -34,7 +34,7 @@
 #include "train/trainer.h"
 
 using namespace thresher;
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
 namespace {
 
@@ -64,7 +64,7 @@ public:
     dist::GradientSharing::Outbox outbox(int node) {
         return [this, node](int worker, long iteration, const std::vector<std::uint8_t>& bytes) {
             auto m = std::make_shared<const dist::EncodedUpdate>(dist::deserialize(bytes, static_cast<std::uint32_t>(params_)));
-            Parcel p{1 - node, worker, iteration, std::move(m), Clock::now()};
+            Parcel p{1 - node, worker, iteration, std::move(m), Steady::now()};
             if (schedule_ == Schedule::Lag) p.due += std::chrono::microseconds(static_cast<long>(1000 * latency_ms_));
             std::unique_lock lock(mutex_);
             ++sent_[node];
@@ -93,7 +93,7 @@ private:
         int to, worker;
         long iteration;
         dist::GradientSharing::Message message;
-        Clock::time_point due;
+        Steady::time_point due;
     };
 
     // On the receiver's thread, right after it took its inbox for the gradient of `iteration`.
@@ -142,10 +142,10 @@ private:
     // The courier's own thread: delivers what is due (all schedules but both-stale, whose
     // deliveries happen on the receiver's thread; at the drain it hands over everything).
     void move() {
-        auto last_burst = Clock::now();
+        auto last_burst = Steady::now();
         std::unique_lock lock(mutex_);
         while (!stop_) {
-            const auto now = Clock::now();
+            const auto now = Steady::now();
             std::vector<Parcel> due;
             const bool burst = schedule_ == Schedule::Bursty && now - last_burst >= std::chrono::milliseconds(10);
             if (burst) last_burst = now;
