@@ -40,6 +40,9 @@ public:
     // Runs `blocking` (a join, a wait on something this clock does not see) with the calling
     // thread counted as waiting.
     virtual void idle_while(const std::function<void()>& blocking) { blocking(); }
+    // Runs `work` with the calling thread counted as working, also inside idle_while: a barrier's
+    // completion step runs in the last thread to arrive, which waits there in idle_while.
+    virtual void busy_while(const std::function<void()>& work) { work(); }
 
     // A thread that takes part in the run: counted from before it starts until it ends.
     template <class F>

@@ -142,6 +142,26 @@ void VirtualClock::idle_while(const std::function<void()>& blocking) {
     blocking();
 }
 
+void VirtualClock::busy_while(const std::function<void()>& work) {
+    if (tl_clock != this || tl_idle_depth == 0) return work();
+    const int depth = tl_idle_depth;
+    {
+        std::lock_guard guard(mutex_);
+        busy_changed(+1);
+        tl_idle_depth = 0;
+    }
+    struct Idle {
+        VirtualClock* clock;
+        int depth;
+        ~Idle() {
+            std::lock_guard guard(clock->mutex_);
+            tl_idle_depth = depth;
+            clock->busy_changed(-1);
+        }
+    } idle{this, depth};
+    work();
+}
+
 void VirtualClock::move_to(time_point t) {
     if (t <= now_) return;
     now_ = t;

@@ -44,6 +44,7 @@ public:
                               time_point deadline) override;
     void notify_all(std::condition_variable& cv) override;
     void idle_while(const std::function<void()>& blocking) override;
+    void busy_while(const std::function<void()>& work) override;
     using Clock::wait_until;
 
     // Moves time forward by `d`, ending the waits it passes (with automatic = false, the only way).

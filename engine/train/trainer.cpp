@@ -257,7 +257,7 @@ void worker_main(Run& run, int local) {
     // (abort's arrive_and_drop, after a stop or a failure) runs its completion step -- a last
     // average, the final reconcile -- which reads every local replica, also those of the workers
     // that left before it. So no replica goes before every local worker is done with the master.
-    run.left.arrive_and_wait();
+    run.o.clock->idle_while([&] { run.left.arrive_and_wait(); });
     run.master->release(local);  // before the replica and its backend go (a residual on the GPU)
 }
 

@@ -491,7 +491,7 @@ nlohmann::json GradientSharing::settle(Worker& w, double& waited_ms) {
 
 void GradientSharing::AllDone::operator()() noexcept {
     try {
-        if (self->remote_drain_) self->remote_drain_();
+        if (self->remote_drain_) self->clock_->busy_while(self->remote_drain_);
     } catch (...) {
         self->drain_error_ = std::current_exception();
     }
@@ -504,7 +504,8 @@ void GradientSharing::AllDrained::operator()() noexcept {
             for (auto& w : self->workers_) nets.push_back(w->net);
             // A worker that failed before attaching has no replica; the run is failing anyway
             // (its error is what the node reports), so there is nothing to reconcile.
-            if (std::find(nets.begin(), nets.end(), nullptr) == nets.end()) self->reconcile_(nets);
+            if (std::find(nets.begin(), nets.end(), nullptr) == nets.end())
+                self->clock_->busy_while([&] { self->reconcile_(nets); });
         }
     } catch (...) {
         self->drain_error_ = std::current_exception();

@@ -21,7 +21,7 @@ void ParameterAveraging::attach(int local, nn::Network& net) { nets_.at(static_c
 
 void ParameterAveraging::Completion::operator()() noexcept {
     try {
-        self->average();
+        self->clock_->busy_while([this] { self->average(); });
     } catch (...) {
         self->error_ = std::current_exception();
     }

@@ -30,6 +30,7 @@ private Q_SLOTS:
     void a_wake_through_the_clock_moves_no_time();
     void waits_end_in_deadline_order();
     void a_join_inside_idle_while_counts_as_waiting();
+    void work_inside_idle_while_holds_time_still();
     void the_stall_valve_unsticks_a_hidden_join();
     void advance_drives_a_manual_clock();
 };
@@ -119,6 +120,31 @@ void TestVirtualClock::a_join_inside_idle_while_counts_as_waiting() {
     parent.join();
     QCOMPARE(slept, Clock::duration(5s));
     QCOMPARE(clock.stalls(), 0u);
+}
+
+void TestVirtualClock::work_inside_idle_while_holds_time_still() {
+    // A barrier's completion step: the last thread to arrive works inside its idle_while.
+    VirtualClock::Options o;
+    o.stall = std::chrono::milliseconds(60000);
+    VirtualClock clock(o);
+    std::atomic<bool> release{false}, working{false};
+    Clock::duration slept{};
+    auto sleeper = clock.spawn([&] { slept = timed_sleep(clock, 1s); });
+    auto arriver = clock.spawn([&] {
+        clock.idle_while([&] {
+            clock.busy_while([&] {
+                working = true;
+                while (!release) std::this_thread::yield();
+            });
+        });
+    });
+    while (!working) std::this_thread::yield();
+    QTest::qWait(100);
+    QCOMPARE(clock.elapsed(), Clock::duration(0));
+    release = true;
+    arriver.join();
+    sleeper.join();
+    QCOMPARE(slept, Clock::duration(1s));
 }
 
 void TestVirtualClock::the_stall_valve_unsticks_a_hidden_join() {

@@ -517,9 +517,10 @@ void TestClusterProtocol::stalled_peer_fails_naming_it() {
         QVERIFY2(run.error.find("averaging round 0") != std::string::npos, describe(r, run).c_str());
         if (r == 0) QVERIFY2(run.error.find("node 2") != std::string::npos, describe(r, run).c_str());
         // Not before the round's deadline (LinkDeadlines::round, 10 minutes), and not long after
-        // it: the others learn of the failure from the controller, or by their own deadline.
+        // it: by their own deadline, plus at most one connect timeout (10 s) for the stalled node,
+        // which may be in the middle of sending its sums again when the controller ends.
         const double limit = std::chrono::duration<double>(s.deadlines.round).count();
-        QVERIFY2(run.seconds >= limit && run.seconds < limit + 10.0, describe(r, run).c_str());
+        QVERIFY2(run.seconds >= limit && run.seconds < limit + 15.0, describe(r, run).c_str());
     }
 }
 
