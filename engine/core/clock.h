@@ -48,7 +48,7 @@ public:
     template <class F>
     std::thread spawn(F&& body) {
         const long ticket = admit();
-        return std::thread([this, ticket, body = std::forward<F>(body)]() mutable {
+        std::thread t([this, ticket, body = std::forward<F>(body)]() mutable {
             struct Retire {
                 Clock* clock;
                 long ticket;
@@ -57,10 +57,13 @@ public:
             bind(ticket);
             body();
         });
+        adopt(ticket, t.get_id());
+        return t;
     }
-    // Joins `t` (when joinable) as idle_while does.
+    // Joins `t` (when joinable), counted as waiting until `t` ends; a VirtualClock hands the
+    // ending thread's place to the joiner, so no instant passes with both counted idle.
     void join(std::thread& t) {
-        if (t.joinable()) idle_while([&] { t.join(); });
+        if (t.joinable()) join_thread(t);
     }
 
     template <class Predicate>
@@ -91,8 +94,12 @@ public:
 protected:
     // For spawn(): count a thread before it starts, tie it to its ticket, forget it when it ends.
     virtual long admit() { return 0; }
+    virtual void adopt(long /*ticket*/, std::thread::id) {}
     virtual void bind(long /*ticket*/) {}
     virtual void retire(long /*ticket*/) {}
+    virtual void join_thread(std::thread& t) {
+        idle_while([&] { t.join(); });
+    }
 };
 
 // The real clock (std::chrono::steady_clock and real waits); one for the process.

@@ -70,15 +70,39 @@ void VirtualClock::busy_changed(int delta) {
 long VirtualClock::admit() {
     std::lock_guard lock(mutex_);
     busy_changed(+1);
-    return 1;
+    tickets_[++next_ticket_] = false;
+    return next_ticket_;
+}
+
+void VirtualClock::adopt(long ticket, std::thread::id id) {
+    std::lock_guard lock(mutex_);
+    if (tickets_.count(ticket)) by_thread_[id] = ticket;  // else it has ended already
 }
 
 void VirtualClock::bind(long) { tl_clock = this; }
 
-void VirtualClock::retire(long) {
+void VirtualClock::retire(long ticket) {
     tl_clock = nullptr;
     std::lock_guard lock(mutex_);
-    busy_changed(-1);
+    const bool joined = tickets_[ticket];
+    tickets_.erase(ticket);
+    by_thread_.erase(std::this_thread::get_id());
+    if (joined)
+        ++generation_;  // its joiner is busy again from this instant: its count carries on
+    else
+        busy_changed(-1);
+}
+
+void VirtualClock::join_thread(std::thread& t) {
+    if (participant()) {
+        std::lock_guard lock(mutex_);
+        const auto it = by_thread_.find(t.get_id());
+        if (it != by_thread_.end() && !tickets_[it->second]) {
+            tickets_[it->second] = true;
+            busy_changed(-1);  // waiting for it; it gives its count back to us as it ends
+        }
+    }
+    t.join();
 }
 
 void VirtualClock::mark_woken(Waiter& w) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "core/clock.h"
@@ -63,8 +64,10 @@ private:
         bool woken = false;  // by notify_all or by time; already counted busy
     };
     long admit() override;
+    void adopt(long ticket, std::thread::id id) override;
     void bind(long ticket) override;
     void retire(long ticket) override;
+    void join_thread(std::thread& t) override;
     bool participant() const;
     void mark_woken(Waiter& w);   // counts it busy again; caller holds mutex_
     void wake(Waiter& w);         // and notifies its condition variable; caller holds mutex_
@@ -79,6 +82,11 @@ private:
     time_point now_;
     int busy_ = 0;  // participants not waiting on the clock
     std::vector<Waiter*> waiters_;
+    // Participants alive, by ticket: whether a participant joins it (and takes its place when it
+    // ends); and their tickets by thread.
+    long next_ticket_ = 0;
+    std::map<long, bool> tickets_;
+    std::map<std::thread::id, long> by_thread_;
     std::uint64_t generation_ = 0;  // changes whenever a participant starts or stops waiting
     std::uint64_t moves_ = 0, stalls_ = 0;
     bool quit_ = false;
