@@ -82,11 +82,13 @@ void NodeLink::send_large(int dest, MessageType type, const std::vector<std::uin
 
 NodeLink::~NodeLink() {
     // The last round's result must have reached every node it was sent to (or the node is gone):
-    // a lost one is asked for again, and only a live process can answer. Bounded: a peer that
-    // stays silent is declared gone by then.
+    // a lost one is asked for again (after result_ask without bytes from us), and only a live
+    // process can answer -- as often as it asks: a result lost twice in a row (two connection
+    // resets) must not leave that node without it. So wait while the node is alive; a process
+    // that ends or stays silent is declared gone within `silence`. Bounded by the round deadline.
     {
         std::unique_lock lock(mutex_);
-        const auto until = clock_->now() + deadlines_.silence + std::chrono::seconds(2);
+        const auto until = clock_->now() + deadlines_.round;
         while (clock_->now() < until) {
             std::erase_if(unconfirmed_, [&](int node) { return peer_lost(node); });
             if (unconfirmed_.empty()) break;
