@@ -131,10 +131,16 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         std::uint64_t losses_at_send = 0;
         bool resend = true;
         for (;;) {
-            controller_gone();
+            if (!fatal_.empty()) throw Error(fatal_);
             if (rounds_.has_result(round)) break;
             const auto now = clock_->now();
             const int current = routes(true).parent(me);
+            // The controller gone, the round can still end here when our parent is another live
+            // node: it finished the round before the controller left (a chain 0 - 1 - 2: node 1
+            // had the result, and its frame to node 2 died with its connection) and answers a
+            // result ask. A parent that has no result fails by the same check and leaves, and
+            // then we do.
+            if (me != 0 && peer_lost(0) && (current <= 0 || peer_lost(current))) controller_gone();
             if (current != parent) {  // the first time, and again when our parent went away
                 parent = current;
                 rounds_.forget_ack(round);
