@@ -36,9 +36,9 @@ nn::ModelFile model_file_any(const std::string& path) {
     in.read(magic, sizeof magic);
     if (in.gcount() == 8 && std::memcmp(magic, "THRMODL", 8) == 0) return nn::load_model_file(path);
     in.close();
-    auto imported = nn::import_model_file(path);
+    auto imported = config::import_model_file(path);
     if (imported.params.empty())
-        throw ModelFileError(path + ": holds an architecture without weights (" + std::string(nn::to_string(imported.format)) +
+        throw ModelFileError(path + ": holds an architecture without weights (" + std::string(config::to_string(imported.format)) +
                              "): train it first, or give a Thresher model file, a DL4J model zip or a Keras .h5 / .keras file");
     for (const auto& note : imported.notes) std::cerr << path << ": " << note << "\n";
     nn::ModelFile f;

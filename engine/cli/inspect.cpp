@@ -10,48 +10,48 @@ namespace thresher::cli {
 
 namespace {
 
-std::string task_of(const nn::ModelConfig& m) {
+std::string task_of(const config::ModelConfig& m) {
     const auto& out = m.layers.back();
-    if (out.loss == nn::LossKind::BinaryCrossEntropy) return out.units == 1 ? "binary classification" : "multi-label classification";
+    if (out.loss == config::LossKind::BinaryCrossEntropy) return out.units == 1 ? "binary classification" : "multi-label classification";
     if (m.is_classifier()) return "classification";
     return "regression";
 }
 
 // "dense 500 relu", "convolution 20 5x5 stride 1x1 truncate identity": what Thresher runs.
-std::string describe(const nn::LayerConfig& l) {
+std::string describe(const config::LayerConfig& l) {
     std::ostringstream s;
-    s << nn::to_string(l.type);
+    s << config::to_string(l.type);
     auto pair = [](const std::array<int, 2>& p) { return std::to_string(p[0]) + "x" + std::to_string(p[1]); };
     switch (l.type) {
-        case nn::LayerType::Dense:
-        case nn::LayerType::Output:
-            s << " " << l.units << " " << nn::to_string(l.activation.kind);
-            if (l.type == nn::LayerType::Output) s << " loss " << nn::to_string(l.loss);
+        case config::LayerType::Dense:
+        case config::LayerType::Output:
+            s << " " << l.units << " " << config::to_string(l.activation.kind);
+            if (l.type == config::LayerType::Output) s << " loss " << config::to_string(l.loss);
             break;
-        case nn::LayerType::Convolution:
+        case config::LayerType::Convolution:
             s << " " << l.units << " " << pair(l.kernel) << " stride " << pair(l.stride)
-              << (l.mode == nn::ConvMode::Same ? " same " : " truncate ") << nn::to_string(l.activation.kind);
+              << (l.mode == config::ConvMode::Same ? " same " : " truncate ") << config::to_string(l.activation.kind);
             break;
-        case nn::LayerType::Subsampling:
+        case config::LayerType::Subsampling:
             s << (l.max_pool ? " max " : " avg ") << pair(l.kernel) << " stride " << pair(l.stride)
-              << (l.mode == nn::ConvMode::Same ? " same" : "");
+              << (l.mode == config::ConvMode::Same ? " same" : "");
             break;
-        case nn::LayerType::BatchNorm: s << " eps " << nn::decimal(l.bn_eps) << " decay " << nn::decimal(l.bn_decay); break;
-        case nn::LayerType::Dropout: s << " retain " << nn::decimal(l.retain); break;
-        case nn::LayerType::PRelu:
+        case config::LayerType::BatchNorm: s << " eps " << config::decimal(l.bn_eps) << " decay " << config::decimal(l.bn_decay); break;
+        case config::LayerType::Dropout: s << " retain " << config::decimal(l.retain); break;
+        case config::LayerType::PRelu:
             s << " " << l.blocks.at(0).size << (l.blocks.at(0).size == 1 ? " alpha" : " alphas");
             for (std::size_t a = 0; a < 3; ++a)
                 if (l.prelu_shared[a]) s << (a == 0 ? " shared channels" : a == 1 ? " shared height" : " shared width");
             break;
     }
-    if (l.activation.kind == nn::Activation::LeakyRelu) s << " alpha " << nn::decimal(l.activation.alpha);
+    if (l.activation.kind == config::Activation::LeakyRelu) s << " alpha " << config::decimal(l.activation.alpha);
     return s.str();
 }
 
 }  // namespace
 
 void inspect_command(const std::string& model_path, bool json, std::ostream& out, std::ostream& log) {
-    const auto r = nn::import_model_file(model_path);
+    const auto r = config::import_model_file(model_path);
     for (const auto& note : r.notes) log << model_path << ": " << note << "\n";
     log.flush();
     const auto& m = r.model;
@@ -69,12 +69,12 @@ void inspect_command(const std::string& model_path, bool json, std::ostream& out
             o["params"] = l.param_count;
             layers.push_back(std::move(o));
         }
-        nlohmann::json j{{"file", model_path},          {"format", nn::to_string(r.format)},
+        nlohmann::json j{{"file", model_path},          {"format", config::to_string(r.format)},
                          {"name", m.name},              {"input", m.input.str()},
                          {"params", m.param_count()},   {"task", task_of(m)},
-                         {"loss", nn::to_string(m.layers.back().loss)},
+                         {"loss", config::to_string(m.layers.back().loss)},
                          {"updater", config["updater"]}, {"weight_init", config["weight_init"]},
-                         {"l1", nn::decimal(m.l1)},     {"l2", nn::decimal(m.l2)},
+                         {"l1", config::decimal(m.l1)},     {"l2", config::decimal(m.l2)},
                          {"layers", layers},            {"notes", r.notes},
                          {"weights", !r.params.empty()},
                          {"config", config}};
@@ -83,12 +83,12 @@ void inspect_command(const std::string& model_path, bool json, std::ostream& out
         out << j.dump() << std::endl;
         return;
     }
-    out << "model \"" << m.name << "\" (" << nn::to_string(r.format) << "): input " << m.input.str() << ", "
-        << m.param_count() << " parameters, " << task_of(m) << ", loss " << nn::to_string(m.layers.back().loss) << "\n";
+    out << "model \"" << m.name << "\" (" << config::to_string(r.format) << "): input " << m.input.str() << ", "
+        << m.param_count() << " parameters, " << task_of(m) << ", loss " << config::to_string(m.layers.back().loss) << "\n";
     if (!r.params.empty()) out << "weights: " << r.params.size() << " parameters from the file (training starts from them)\n";
-    out << "updater " << config["updater"].dump() << ", weight init " << nn::to_string(m.weight_init);
-    if (m.l1 != 0.f) out << ", l1 " << nn::decimal(m.l1);
-    if (m.l2 != 0.f) out << ", l2 " << nn::decimal(m.l2);
+    out << "updater " << config["updater"].dump() << ", weight init " << config::to_string(m.weight_init);
+    if (m.l1 != 0.f) out << ", l1 " << config::decimal(m.l1);
+    if (m.l2 != 0.f) out << ", l2 " << config::decimal(m.l2);
     out << "\n";
     if (m.lr_schedule) out << "learning-rate schedule: " << m.lr_schedule->describe() << "\n";
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
@@ -98,9 +98,9 @@ void inspect_command(const std::string& model_path, bool json, std::ostream& out
             << std::left << std::setw(40) << describe(l) << std::right << "  " << l.out_shape.str() << "  ("
             << l.param_count << " params)";
         if (l.updater) out << "  updater " << config["layers"][i]["updater"].dump();
-        if (l.weight_init) out << "  init " << nn::to_string(*l.weight_init);
-        if (l.l1) out << "  l1 " << nn::decimal(*l.l1);
-        if (l.l2) out << "  l2 " << nn::decimal(*l.l2);
+        if (l.weight_init) out << "  init " << config::to_string(*l.weight_init);
+        if (l.l1) out << "  l1 " << config::decimal(*l.l1);
+        if (l.l2) out << "  l2 " << config::decimal(*l.l2);
         out << "\n";
     }
     if (!r.notes.empty()) out << r.notes.size() << " import note(s) on stderr: what was approximated or left out\n";

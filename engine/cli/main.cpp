@@ -14,7 +14,8 @@
 #include "cli/inspect.h"
 #include "cli/masters.h"
 #include "cli/stdin_control.h"
-#include "cli/stop_watch.h"
+#include "cli/stop_deadline.h"
+#include "cli/stop_requests.h"
 #include "core/error.h"
 #include "dist/net/run_key.h"
 #include "events/event_writer.h"
@@ -171,7 +172,7 @@ int main(int argc, char** argv) {
 
     events::EventWriter events(std::cout, cluster.node_rank);
     // Exactly one run_finished leaves the process, whether training, a failure or the stop
-    // watch's deadline (stop_watch.h) ends the run.
+    // deadline (stop_deadline.h) ends the run.
     std::atomic<bool> finished_reported{false};
     auto report_finished = [&](const std::string& status, nlohmann::json fields) {
         if (finished_reported.exchange(true)) return;
@@ -183,7 +184,10 @@ int main(int argc, char** argv) {
         events.write("run_finished", std::move(fields));
     };
     std::atomic<bool> stop_requested{false};
-    std::optional<cli::StopWatch> stop_watch;  // declared before the session: it outlives it
+    // Declared before the session, so both outlive it; the deadline before the requests that
+    // start it, so it outlives them too (and stays armed until main() returns).
+    std::optional<cli::StopDeadline> stop_deadline;
+    std::optional<cli::StopRequests> stop_requests;
     try {
         if (train_cmd->parsed()) {
             if (*seed_opt) t.seed = seed;
@@ -194,17 +198,26 @@ int main(int argc, char** argv) {
                 // SIGTERM, SIGINT and (with --secret-stdin) EOF on stdin stop the run gracefully.
                 // 3 s: well inside the launchers' default 5 s grace before they kill the group.
                 t.stop = &stop_requested;
-                stop_watch.emplace(stop_requested, secret_stdin ? STDIN_FILENO : -1, [&](const std::string& why) {
+                stop_deadline.emplace(std::chrono::milliseconds(3000), [&](const std::string& why) {
+                    // The run reported its end already and only its exit is late (main() stuck on
+                    // a full stderr): nothing may follow run_finished on stdout.
+                    if (finished_reported) return;
                     events.warning(why + " and the run did not end within 3 s: ending the process now");
                     report_finished("stopped", {{"iters", 0}, {"wall_s", events.seconds()}});
-                }, std::chrono::milliseconds(3000),
-                   std::chrono::milliseconds(static_cast<long long>(stdin_heartbeat_s * 1000)));
+                });
+                cli::StopSources sources;
+                if (secret_stdin) {
+                    sources.stdin_fd = STDIN_FILENO;
+                    sources.heartbeat = std::chrono::milliseconds(static_cast<long long>(stdin_heartbeat_s * 1000));
+                }
+                stop_requests.emplace(stop_requested, sources,
+                                      [&](const std::string& why) { stop_deadline->start(why); });
                 cli::ClusterSession session(cluster, t.cluster, events);
                 auto outcome = train::run_training(t, events, std::cerr, session.factory(strategy));
                 report_finished(outcome.status, std::move(outcome.fields));
                 if (outcome.status == "stopped") {
-                    stop_watch->wait_until_said(std::chrono::seconds(1));  // its line first, then ours
-                    std::cerr << "thresher-engine: stopped (" << stop_watch->reason() << ")" << std::endl;
+                    stop_requests->wait_until_said(std::chrono::seconds(1));  // its line first, then ours
+                    std::cerr << "thresher-engine: stopped (" << stop_requests->reason() << ")" << std::endl;
                     return cli::kExitStopped;
                 }
             } catch (const std::exception& e) {

@@ -44,11 +44,11 @@ dist::ParameterAveragingOptions averaging_options(const StrategyOptions& o) {
 train::MasterFactory make_master_factory(const StrategyOptions& o, const train::ClusterShape& cluster) {
     const std::string strategy = resolve_strategy(o, cluster);
     if (strategy == "gradient-sharing")
-        return [g = gradient_sharing_options(o), cluster](const nn::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
+        return [g = gradient_sharing_options(o), cluster](const config::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
             return std::make_unique<dist::GradientSharing>(cluster, config.param_count(), g);
         };
     if (strategy == "parameter-averaging")
-        return [a = averaging_options(o), cluster](const nn::ModelConfig&) -> std::unique_ptr<train::TrainingMaster> {
+        return [a = averaging_options(o), cluster](const config::ModelConfig&) -> std::unique_ptr<train::TrainingMaster> {
             return std::make_unique<dist::ParameterAveraging>(cluster, a);
         };
     return {};

@@ -4,8 +4,8 @@
 // for the whole run. stdin reaching EOF after that means the launcher is gone or wants the run to
 // end: its stop() closes stdin, and a dropped SSH connection closes it too (sshd closes the
 // pipes of a session it loses). Without a pty nothing else would end the remote engine, so EOF
-// stops the run as SIGTERM does (StopWatch, stop_watch.h: run_finished "stopped", exit 143, and
-// a deadline for a run that does not end by itself).
+// stops the run as SIGTERM does (StopRequests, stop_requests.h: run_finished "stopped", exit 143;
+// StopDeadline, stop_deadline.h, for a run that does not end by itself).
 //
 // Only `--secret-stdin` watches stdin; an engine started from a shell or by the local launcher
 // (stdin /dev/null, EOF at once) is unaffected.

@@ -12,7 +12,7 @@
 #include "config/schedule_import.h"
 #include "core/error.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -824,4 +824,4 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
     return result;
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

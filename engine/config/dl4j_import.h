@@ -15,8 +15,8 @@
 
 #include "config/model_format.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 ImportResult import_dl4j(const nlohmann::json& root, const std::string& source);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -6,7 +6,7 @@
 #include "config/nd4j_array.h"
 #include "core/error.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -157,4 +157,4 @@ ImportedNormalization read_dl4j_normalizer(std::span<const std::uint8_t> bytes, 
     return r;
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -20,7 +20,7 @@
 
 #include "config/model_config.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 struct ImportedNormalization {
     std::string kind = "none";  // none | standardize | minmax (as FeatureTransform names them)
@@ -34,4 +34,4 @@ struct ImportedNormalization {
 ImportedNormalization read_dl4j_normalizer(std::span<const std::uint8_t> bytes, const std::string& source,
                                            const ModelConfig& m);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

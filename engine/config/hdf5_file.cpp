@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "hdf5_reader/snapshot.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -146,4 +146,4 @@ Hdf5File::Floats Hdf5File::floats(const std::string& path) const {
     return it->second;
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

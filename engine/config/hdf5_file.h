@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-namespace thresher::nn {
+namespace thresher::config {
 
 class Hdf5File {
 public:
@@ -68,4 +68,4 @@ private:
 // True when `bytes` start with HDF5's signature (a superblock at offset 0).
 bool looks_like_hdf5(std::span<const std::uint8_t> bytes);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -68,4 +68,4 @@ std::string find_hdf5_reader(const Hdf5ReaderPlaces& places) {
     throw ConfigError(message);
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace thresher::nn {
+namespace thresher::config {
 
 inline constexpr const char* kHdf5ReaderName = "thresher-hdf5-reader";
 inline constexpr const char* kHdf5ReaderVariable = "THRESHER_HDF5_READER";
@@ -26,4 +26,4 @@ Hdf5ReaderPlaces hdf5_reader_places();
 // place it looked and what to do.
 std::string find_hdf5_reader(const Hdf5ReaderPlaces& places);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -18,7 +18,7 @@
 
 extern char** environ;
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -211,4 +211,4 @@ std::vector<std::uint8_t> run_hdf5_reader(const std::string& program, std::span<
     return out;
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace thresher::nn {
+namespace thresher::config {
 
 struct Hdf5ReaderLimits {
     std::uint64_t output_bytes = 0;  // more on the helper's stdout is a damaged file
@@ -27,4 +27,4 @@ struct Hdf5ReaderLimits {
 std::vector<std::uint8_t> run_hdf5_reader(const std::string& program, std::span<const std::uint8_t> image,
                                           const Hdf5ReaderLimits& limits, const std::string& source);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace thresher::nn::import {
+namespace thresher::config::import {
 
 Place::Place(const nlohmann::json& object, std::string source, std::string where,
              std::vector<std::string>& notes)
@@ -255,4 +255,4 @@ void hoist_layer_defaults(ModelConfig& m) {
     }
 }
 
-}  // namespace thresher::nn::import
+}  // namespace thresher::config::import

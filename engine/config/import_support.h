@@ -14,7 +14,7 @@
 
 #include "config/model_config.h"
 
-namespace thresher::nn::import {
+namespace thresher::config::import {
 
 // An allowed interval for a hyperparameter, open or closed at either end.
 struct Range {
@@ -114,4 +114,4 @@ void hoist_layer_defaults(ModelConfig& m);
 
 bool same_updater(const UpdaterSpec& a, const UpdaterSpec& b);
 
-}  // namespace thresher::nn::import
+}  // namespace thresher::config::import

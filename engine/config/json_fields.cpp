@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 JsonFields::JsonFields(const nlohmann::json& object, std::string source, std::string path)
     : object_(object), source_(std::move(source)), path_(std::move(path)) {
@@ -228,4 +228,4 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
     }
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

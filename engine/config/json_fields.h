@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace thresher::nn {
+namespace thresher::config {
 
 class JsonFields {
 public:
@@ -60,4 +60,4 @@ std::string json_summary(const nlohmann::json& v, std::size_t max_chars = 80);
 // Normalises an enum spelling: lower case, without '-', '_' or spaces.
 std::string normalise_name(std::string_view s);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

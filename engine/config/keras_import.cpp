@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "config/model_config.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -558,4 +558,4 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     return result;
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

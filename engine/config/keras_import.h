@@ -17,7 +17,7 @@
 
 #include "config/model_format.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 // Where the model and its training settings sit in the file, so messages use the file's paths
 // ("modelTopology.model_config.config.layers[2]"); model_format.cpp unwraps HDF5/TF.js wrappers.
@@ -30,4 +30,4 @@ struct KerasLocation {
 // `model` is the {"class_name", "config"} object.
 ImportResult import_keras(const nlohmann::json& model, const std::string& source, const KerasLocation& at);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

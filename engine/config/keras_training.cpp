@@ -7,7 +7,7 @@
 #include "config/json_fields.h"
 #include "config/schedule_import.h"
 
-namespace thresher::nn::import {
+namespace thresher::config::import {
 
 namespace {
 
@@ -158,4 +158,4 @@ KerasTraining read_keras_training(const nlohmann::json& training, const std::str
     return out;
 }
 
-}  // namespace thresher::nn::import
+}  // namespace thresher::config::import

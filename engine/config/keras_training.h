@@ -15,7 +15,7 @@
 
 #include "config/model_config.h"
 
-namespace thresher::nn::import {
+namespace thresher::config::import {
 
 struct KerasTraining {
     std::optional<UpdaterSpec> updater;  // absent: the file names no optimizer
@@ -31,4 +31,4 @@ struct KerasTraining {
 KerasTraining read_keras_training(const nlohmann::json& training, const std::string& source, const std::string& where,
                                   std::vector<std::string>& notes);
 
-}  // namespace thresher::nn::import
+}  // namespace thresher::config::import

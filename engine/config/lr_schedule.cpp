@@ -8,7 +8,7 @@
 #include "config/json_fields.h"
 #include "config/model_config.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -276,4 +276,4 @@ std::string LrSchedule::describe() const {
     return d;
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

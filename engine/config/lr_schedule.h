@@ -31,7 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace thresher::nn {
+namespace thresher::config {
 
 class JsonFields;
 
@@ -69,4 +69,4 @@ struct LrSchedule {
 
 std::string_view to_string(ScheduleKind);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

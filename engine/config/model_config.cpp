@@ -11,7 +11,7 @@
 #include "config/json_fields.h"
 #include "config/model_format.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -390,4 +390,4 @@ nlohmann::json ModelConfig::to_json() const {
     return j;
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -19,7 +19,7 @@
 #include "vocab/activation.h"
 #include "vocab/updater.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 // The vocabulary a config shares with the backends (engine/vocab: config links no backend).
 using vocab::Activation;
@@ -141,4 +141,4 @@ std::string_view to_string(LossKind);
 std::string_view to_string(WeightInit);
 std::string_view to_string(UpdaterKind);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

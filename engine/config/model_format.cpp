@@ -9,7 +9,7 @@
 #include "config/weight_import.h"
 #include "core/error.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -100,4 +100,4 @@ ImportResult import_model_file(const std::string& path) {
     return import_model_text(ss.str(), path);
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -13,7 +13,7 @@
 #include "config/dl4j_normalizer.h"
 #include "config/model_config.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 enum class ModelFormat { Thresher, Dl4j, Keras };
 std::string_view to_string(ModelFormat);
@@ -52,4 +52,4 @@ ImportResult import_model_text(std::string_view text, const std::string& source)
 ImportResult import_model_json(std::string_view text, const std::string& source);
 ImportResult import_model_file(const std::string& path);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -161,4 +161,4 @@ Nd4jArray read_nd4j_array(std::span<const std::uint8_t> bytes, const std::string
     return a;
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace thresher::nn {
+namespace thresher::config {
 
 struct Nd4jArray {
     std::vector<std::int64_t> shape;
@@ -40,4 +40,4 @@ struct Nd4jArray {
 Nd4jArray read_nd4j_array(std::span<const std::uint8_t> bytes, const std::string& source,
                           std::size_t* consumed = nullptr);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -5,7 +5,7 @@
 
 #include "config/json_fields.h"
 
-namespace thresher::nn::import {
+namespace thresher::config::import {
 
 namespace {
 
@@ -247,4 +247,4 @@ LrSchedule keras_schedule(Place& p, const std::string& key, const nlohmann::json
     return out;
 }
 
-}  // namespace thresher::nn::import
+}  // namespace thresher::config::import

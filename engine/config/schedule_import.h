@@ -30,7 +30,7 @@
 #include "config/import_support.h"
 #include "config/lr_schedule.h"
 
-namespace thresher::nn::import {
+namespace thresher::config::import {
 
 // A DL4J ISchedule object at `key` of `p`; nullopt for a FixedSchedule (whose value is returned
 // in `fixed`).
@@ -43,4 +43,4 @@ std::optional<LrSchedule> dl4j_legacy_policy(Place& c, Place& layer, double lr);
 // A Keras LearningRateSchedule object ({"class_name", "config"}), read at `p`'s `key`.
 LrSchedule keras_schedule(Place& p, const std::string& key, const nlohmann::json& v);
 
-}  // namespace thresher::nn::import
+}  // namespace thresher::config::import

@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "config/model_config.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -153,4 +153,4 @@ std::string ModelConfig::summary() const {
     return s.str();
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -16,7 +16,7 @@
 #include "config/zip_archive.h"
 #include "core/error.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -740,4 +740,4 @@ ImportResult import_model_with_weights(std::span<const std::uint8_t> bytes, cons
                                "(a Keras .keras archive); it holds: " + (names.empty() ? std::string("nothing") : names));
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -19,7 +19,7 @@
 
 #include "config/model_format.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 // By content: a zip holding configuration.json (DL4J) or config.json (Keras 3), or an HDF5 file.
 // Throws ConfigError naming the file, the entry or object, the layer and what is wrong.
@@ -28,4 +28,4 @@ ImportResult import_model_with_weights(std::span<const std::uint8_t> bytes, cons
 // Whether `bytes` is a zip or HDF5 file (what import_model_with_weights reads).
 bool holds_weights_format(std::span<const std::uint8_t> bytes);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 
-namespace thresher::nn {
+namespace thresher::config {
 
 namespace {
 
@@ -92,4 +92,4 @@ std::optional<std::vector<std::uint8_t>> ZipArchive::read(const std::string& nam
     return out;
 }
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

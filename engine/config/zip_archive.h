@@ -14,7 +14,7 @@
 
 struct zip;
 
-namespace thresher::nn {
+namespace thresher::config {
 
 class ZipArchive {
 public:
@@ -43,4 +43,4 @@ private:
 // True when `bytes` start like a zip archive (a local file header, or an empty archive's end record).
 bool looks_like_zip(std::span<const std::uint8_t> bytes);
 
-}  // namespace thresher::nn
+}  // namespace thresher::config

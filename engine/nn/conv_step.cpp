@@ -8,7 +8,7 @@ namespace {
 
 class ConvStep final : public LayerStep {
 public:
-    ConvStep(backend::Backend& be, const LayerConfig& l, int batch)
+    ConvStep(backend::Backend& be, const config::LayerConfig& l, int batch)
         : be_(be), act_(l.activation), batch_(batch), out_size_(static_cast<int>(l.out_shape.size())),
           bias_offset_(l.blocks[1].offset) {
         backend::ConvDesc d;
@@ -48,7 +48,7 @@ private:
 
 class PoolStep final : public LayerStep {
 public:
-    PoolStep(backend::Backend& be, const LayerConfig& l, int batch) {
+    PoolStep(backend::Backend& be, const config::LayerConfig& l, int batch) {
         backend::PoolDesc d;
         d.batch = batch;
         d.c = l.in_shape.c, d.in_h = l.in_shape.h, d.in_w = l.in_shape.w;
@@ -71,11 +71,11 @@ private:
 
 }  // namespace
 
-std::unique_ptr<LayerStep> plan_convolution(backend::Backend& be, const LayerConfig& l, int batch) {
+std::unique_ptr<LayerStep> plan_convolution(backend::Backend& be, const config::LayerConfig& l, int batch) {
     return std::make_unique<ConvStep>(be, l, batch);
 }
 
-std::unique_ptr<LayerStep> plan_subsampling(backend::Backend& be, const LayerConfig& l, int batch) {
+std::unique_ptr<LayerStep> plan_subsampling(backend::Backend& be, const config::LayerConfig& l, int batch) {
     return std::make_unique<PoolStep>(be, l, batch);
 }
 

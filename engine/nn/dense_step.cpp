@@ -9,9 +9,9 @@ namespace {
 
 class DenseStep final : public LayerStep {
 public:
-    DenseStep(backend::Backend& be, const LayerConfig& l, int batch)
+    DenseStep(backend::Backend& be, const config::LayerConfig& l, int batch)
         : be_(be), act_(l.activation), batch_(batch), out_(l.units),
-          is_output_(l.type == LayerType::Output), bias_offset_(l.blocks[1].offset) {
+          is_output_(l.type == config::LayerType::Output), bias_offset_(l.blocks[1].offset) {
         const bool keep = backend::derivative_from_input(act_.kind);
         if (keep) z_ = backend::Buffer(be, static_cast<std::size_t>(batch) * l.units);
         op_ = be.make_dense({batch, static_cast<int>(l.in_shape.size()), l.units,
@@ -40,7 +40,7 @@ private:
 
 }  // namespace
 
-std::unique_ptr<LayerStep> plan_dense(backend::Backend& be, const LayerConfig& l, int batch) {
+std::unique_ptr<LayerStep> plan_dense(backend::Backend& be, const config::LayerConfig& l, int batch) {
     return std::make_unique<DenseStep>(be, l, batch);
 }
 

@@ -29,13 +29,13 @@ public:
 
 // `index` is the layer's position (for seeds); an output layer's backward receives dL/dz of its
 // pre-activation (the loss folds the activation in), other layers receive dL/dy.
-std::unique_ptr<LayerStep> plan_layer(backend::Backend&, const LayerConfig&, std::size_t index, int batch);
+std::unique_ptr<LayerStep> plan_layer(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch);
 
-std::unique_ptr<LayerStep> plan_dense(backend::Backend&, const LayerConfig&, int batch);
-std::unique_ptr<LayerStep> plan_convolution(backend::Backend&, const LayerConfig&, int batch);
-std::unique_ptr<LayerStep> plan_subsampling(backend::Backend&, const LayerConfig&, int batch);
-std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend&, const LayerConfig&, int batch);
-std::unique_ptr<LayerStep> plan_prelu(backend::Backend&, const LayerConfig&, int batch);
-std::unique_ptr<LayerStep> plan_dropout(backend::Backend&, const LayerConfig&, std::size_t index, int batch);
+std::unique_ptr<LayerStep> plan_dense(backend::Backend&, const config::LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_convolution(backend::Backend&, const config::LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_subsampling(backend::Backend&, const config::LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend&, const config::LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_prelu(backend::Backend&, const config::LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_dropout(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch);
 
 }  // namespace thresher::nn

@@ -10,27 +10,27 @@ namespace {
 constexpr double kMinProb = 1e-12;
 }
 
-LossResult compute_loss(LossKind kind, const float* p, const float* t, float* delta, int rows,
+LossResult compute_loss(config::LossKind kind, const float* p, const float* t, float* delta, int rows,
                         int cols) {
     const long n = static_cast<long>(rows) * cols;
     const float inv_rows = 1.f / static_cast<float>(rows);
     double sum = 0.0;
     switch (kind) {
-        case LossKind::MultiClassCrossEntropy:
-        case LossKind::NegativeLogLikelihood:
+        case config::LossKind::MultiClassCrossEntropy:
+        case config::LossKind::NegativeLogLikelihood:
             for (long i = 0; i < n; ++i) {
                 if (t[i] != 0.f) sum -= t[i] * std::log(std::max<double>(p[i], kMinProb));
                 delta[i] = (p[i] - t[i]) * inv_rows;
             }
             return {sum / rows, true};
-        case LossKind::BinaryCrossEntropy:
+        case config::LossKind::BinaryCrossEntropy:
             for (long i = 0; i < n; ++i) {
                 const double pi = std::clamp<double>(p[i], kMinProb, 1.0 - kMinProb);
                 sum -= t[i] * std::log(pi) + (1.0 - t[i]) * std::log(1.0 - pi);
                 delta[i] = (p[i] - t[i]) * inv_rows;
             }
             return {sum / rows, true};
-        case LossKind::MSE: {
+        case config::LossKind::MSE: {
             const float scale = 2.f / (static_cast<float>(rows) * static_cast<float>(cols));
             for (long i = 0; i < n; ++i) {
                 const double d = static_cast<double>(p[i]) - t[i];
@@ -39,7 +39,7 @@ LossResult compute_loss(LossKind kind, const float* p, const float* t, float* de
             }
             return {sum / (static_cast<double>(rows) * cols), false};
         }
-        case LossKind::MAE: {
+        case config::LossKind::MAE: {
             // d|p - t|/dp = sign(p - t); 0 where the output hits the target exactly.
             const float scale = 1.f / (static_cast<float>(rows) * static_cast<float>(cols));
             for (long i = 0; i < n; ++i) {

@@ -17,7 +17,7 @@ struct LossResult {
     bool wrt_preactivation = true;
 };
 
-LossResult compute_loss(LossKind, const float* output, const float* targets, float* delta, int rows,
+LossResult compute_loss(config::LossKind, const float* output, const float* targets, float* delta, int rows,
                         int cols);
 
 }  // namespace thresher::nn

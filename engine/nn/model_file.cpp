@@ -73,7 +73,7 @@ std::uint64_t count_field(const nlohmann::json& object, const char* key, std::ui
     if (v.is_number_integer() && v.get<std::int64_t>() >= 0 && static_cast<std::uint64_t>(v.get<std::int64_t>()) <= max)
         return static_cast<std::uint64_t>(v.get<std::int64_t>());
     throw ModelFileError(where + "\"" + key + "\" must be a whole number in [0, " + std::to_string(max) + "], got " +
-                         json_summary(v));
+                         config::json_summary(v));
 }
 
 }  // namespace
@@ -134,8 +134,8 @@ ModelFile load_model_file(const std::string& path) {
     ModelFile m;
     nlohmann::json header;
     try {
-        header = parse_json_text(r.text(header_len, "header"), path + " (header)");
-        m.config = ModelConfig::from_json(header.at("config"), path + " (embedded config)");
+        header = config::parse_json_text(r.text(header_len, "header"), path + " (header)");
+        m.config = config::ModelConfig::from_json(header.at("config"), path + " (embedded config)");
         const std::string where = path + ": bad header: ";
         const auto p = static_cast<std::size_t>(count_field(header, "params", SIZE_MAX, where));
         const auto s = static_cast<std::size_t>(count_field(header, "updater_state", SIZE_MAX, where));

@@ -27,7 +27,7 @@ struct TrainingPosition {
 };
 
 struct ModelFile {
-    ModelConfig config;
+    config::ModelConfig config;
     std::vector<float> params;
     std::vector<float> updater_state;
     TrainingPosition position;

@@ -8,7 +8,7 @@
 
 namespace thresher::nn {
 
-Network::Network(ModelConfig config, backend::Backend& backend)
+Network::Network(config::ModelConfig config, backend::Backend& backend)
     : config_(std::move(config)), backend_(backend) {
     if (config_.layers.empty()) throw ConfigError(config_.name + ": the model has no layers");
     config_.infer_shapes(config_.name);  // configs built in code arrive without shapes
@@ -24,7 +24,7 @@ Network::Network(ModelConfig config, backend::Backend& backend)
             s.spec = spec;
             s.trainable = b.trainable();
             // Regularisation applies to weights only (DL4J's default; biases have l1Bias/l2Bias).
-            if (b.role != ParamRole::Weight) s.spec.l1 = s.spec.l2 = 0.f;
+            if (b.role != config::ParamRole::Weight) s.spec.l1 = s.spec.l2 = 0.f;
             s.state_offset = state;
             if (s.trainable) state += b.size * backend::updater_state_per_param(s.spec.kind);
             segments_.push_back(s);
@@ -157,7 +157,7 @@ double Network::loss(const float* features, const float* targets, int batch, std
 
 double Network::learning_rate(long iteration) const {
     if (config_.lr_schedule) return config_.lr_schedule->value_at(iteration, epoch_);
-    return decimal(config_.updater.learning_rate);
+    return config::decimal(config_.updater.learning_rate);
 }
 
 void Network::compute_update(long iteration) {

@@ -30,9 +30,9 @@ struct UpdateSegment {
 
 class Network {
 public:
-    Network(ModelConfig config, backend::Backend& backend);
+    Network(config::ModelConfig config, backend::Backend& backend);
 
-    const ModelConfig& config() const { return config_; }
+    const config::ModelConfig& config() const { return config_; }
     backend::Backend& backend() { return backend_; }
     std::size_t param_count() const { return params_.size(); }
     std::size_t updater_state_size() const { return state_.size(); }
@@ -76,7 +76,7 @@ private:
     const float* forward(const float* features, int batch, const StepContext& ctx);
     double output_loss(const float* targets, int batch, bool keep_delta);
 
-    ModelConfig config_;
+    config::ModelConfig config_;
     backend::Backend& backend_;
     backend::Buffer params_, grads_, state_;
     std::vector<UpdateSegment> segments_;

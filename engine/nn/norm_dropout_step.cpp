@@ -9,7 +9,7 @@ namespace {
 
 class BatchNormStep final : public LayerStep {
 public:
-    BatchNormStep(backend::Backend& be, const LayerConfig& l, int batch)
+    BatchNormStep(backend::Backend& be, const config::LayerConfig& l, int batch)
         : be_(be), c_(static_cast<std::size_t>(l.in_shape.c)), decay_(l.bn_decay),
           size_(static_cast<std::size_t>(batch) * l.in_shape.size()),
           batch_mean_(be, c_), batch_var_(be, c_) {
@@ -46,7 +46,7 @@ private:
 
 class DropoutStep final : public LayerStep {
 public:
-    DropoutStep(backend::Backend& be, const LayerConfig& l, std::size_t index, int batch)
+    DropoutStep(backend::Backend& be, const config::LayerConfig& l, std::size_t index, int batch)
         : be_(be), retain_(l.retain), index_(index),
           size_(static_cast<std::size_t>(batch) * l.in_shape.size()), mask_(be, size_) {}
     void forward(float*, const float* x, float* y, const StepContext& ctx) override {
@@ -71,25 +71,25 @@ private:
 
 }  // namespace
 
-std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend& be, const LayerConfig& l, int batch) {
+std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend& be, const config::LayerConfig& l, int batch) {
     return std::make_unique<BatchNormStep>(be, l, batch);
 }
 
-std::unique_ptr<LayerStep> plan_dropout(backend::Backend& be, const LayerConfig& l, std::size_t index,
+std::unique_ptr<LayerStep> plan_dropout(backend::Backend& be, const config::LayerConfig& l, std::size_t index,
                                         int batch) {
     return std::make_unique<DropoutStep>(be, l, index, batch);
 }
 
-std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const LayerConfig& l, std::size_t index,
+std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const config::LayerConfig& l, std::size_t index,
                                       int batch) {
     switch (l.type) {
-        case LayerType::Dense:
-        case LayerType::Output: return plan_dense(be, l, batch);
-        case LayerType::Convolution: return plan_convolution(be, l, batch);
-        case LayerType::Subsampling: return plan_subsampling(be, l, batch);
-        case LayerType::BatchNorm: return plan_batch_norm(be, l, batch);
-        case LayerType::Dropout: return plan_dropout(be, l, index, batch);
-        case LayerType::PRelu: return plan_prelu(be, l, batch);
+        case config::LayerType::Dense:
+        case config::LayerType::Output: return plan_dense(be, l, batch);
+        case config::LayerType::Convolution: return plan_convolution(be, l, batch);
+        case config::LayerType::Subsampling: return plan_subsampling(be, l, batch);
+        case config::LayerType::BatchNorm: return plan_batch_norm(be, l, batch);
+        case config::LayerType::Dropout: return plan_dropout(be, l, index, batch);
+        case config::LayerType::PRelu: return plan_prelu(be, l, batch);
     }
     return nullptr;
 }

@@ -9,7 +9,7 @@ namespace {
 
 class PReluStep final : public LayerStep {
 public:
-    PReluStep(backend::Backend& be, const LayerConfig& l, int batch) : be_(be) {
+    PReluStep(backend::Backend& be, const config::LayerConfig& l, int batch) : be_(be) {
         d_.batch = batch;
         d_.c = l.in_shape.c, d_.h = l.in_shape.h, d_.w = l.in_shape.w;
         d_.shared_c = l.prelu_shared[0], d_.shared_h = l.prelu_shared[1], d_.shared_w = l.prelu_shared[2];
@@ -29,7 +29,7 @@ private:
 
 }  // namespace
 
-std::unique_ptr<LayerStep> plan_prelu(backend::Backend& be, const LayerConfig& l, int batch) {
+std::unique_ptr<LayerStep> plan_prelu(backend::Backend& be, const config::LayerConfig& l, int batch) {
     if (!be.has_prelu())
         throw BackendError((l.name.empty() ? std::string("a prelu layer") : "prelu layer \"" + l.name + "\"") +
                                  ": the " + be.info().name + " backend has no PReLU kernels yet (train this model on the CPU backend)");

@@ -10,7 +10,7 @@ namespace thresher::nn {
 
 namespace {
 
-void fill_weights(WeightInit init, float* w, std::size_t n, double fan_in, double fan_out, Rng& rng) {
+void fill_weights(config::WeightInit init, float* w, std::size_t n, double fan_in, double fan_out, Rng& rng) {
     auto normal = [&](double stddev) {
         std::normal_distribution<double> d(0.0, stddev);
         for (std::size_t i = 0; i < n; ++i) w[i] = static_cast<float>(d(rng));
@@ -20,23 +20,23 @@ void fill_weights(WeightInit init, float* w, std::size_t n, double fan_in, doubl
         for (std::size_t i = 0; i < n; ++i) w[i] = static_cast<float>(d(rng));
     };
     switch (init) {
-        case WeightInit::Xavier: normal(std::sqrt(2.0 / (fan_in + fan_out))); return;
-        case WeightInit::XavierUniform: uniform(std::sqrt(6.0 / (fan_in + fan_out))); return;
-        case WeightInit::Relu: normal(std::sqrt(2.0 / fan_in)); return;
-        case WeightInit::Normal: normal(1.0 / std::sqrt(fan_in)); return;
-        case WeightInit::Uniform: uniform(1.0 / std::sqrt(fan_in)); return;
-        case WeightInit::Zero: std::fill(w, w + n, 0.f); return;
+        case config::WeightInit::Xavier: normal(std::sqrt(2.0 / (fan_in + fan_out))); return;
+        case config::WeightInit::XavierUniform: uniform(std::sqrt(6.0 / (fan_in + fan_out))); return;
+        case config::WeightInit::Relu: normal(std::sqrt(2.0 / fan_in)); return;
+        case config::WeightInit::Normal: normal(1.0 / std::sqrt(fan_in)); return;
+        case config::WeightInit::Uniform: uniform(1.0 / std::sqrt(fan_in)); return;
+        case config::WeightInit::Zero: std::fill(w, w + n, 0.f); return;
     }
 }
 
 }  // namespace
 
-void init_layer(const LayerConfig& l, WeightInit init, std::uint64_t model_seed,
+void init_layer(const config::LayerConfig& l, config::WeightInit init, std::uint64_t model_seed,
                 std::size_t layer_index, float* slice) {
     Rng rng(derive_seed(model_seed, 0x494e4954 /* "INIT" */, layer_index));
     double fan_in = static_cast<double>(l.in_shape.size());
     double fan_out = l.units;
-    if (l.type == LayerType::Convolution) {
+    if (l.type == config::LayerType::Convolution) {
         const double k = static_cast<double>(l.kernel[0]) * l.kernel[1];
         fan_in = l.in_shape.c * k;
         fan_out = l.units * k;
@@ -44,13 +44,13 @@ void init_layer(const LayerConfig& l, WeightInit init, std::uint64_t model_seed,
     for (const auto& b : l.blocks) {
         float* p = slice + b.offset;
         switch (b.role) {
-            case ParamRole::Weight: fill_weights(init, p, b.size, fan_in, fan_out, rng); break;
-            case ParamRole::Gamma:
-            case ParamRole::RunningVar: std::fill(p, p + b.size, 1.f); break;
-            case ParamRole::Bias:
-            case ParamRole::Beta:
-            case ParamRole::RunningMean: std::fill(p, p + b.size, 0.f); break;
-            case ParamRole::Alpha: std::fill(p, p + b.size, l.prelu_init); break;
+            case config::ParamRole::Weight: fill_weights(init, p, b.size, fan_in, fan_out, rng); break;
+            case config::ParamRole::Gamma:
+            case config::ParamRole::RunningVar: std::fill(p, p + b.size, 1.f); break;
+            case config::ParamRole::Bias:
+            case config::ParamRole::Beta:
+            case config::ParamRole::RunningMean: std::fill(p, p + b.size, 0.f); break;
+            case config::ParamRole::Alpha: std::fill(p, p + b.size, l.prelu_init); break;
         }
     }
 }

@@ -15,7 +15,7 @@
 namespace thresher::nn {
 
 // Fills one layer's slice of the host parameter vector.
-void init_layer(const LayerConfig&, WeightInit, std::uint64_t model_seed, std::size_t layer_index,
+void init_layer(const config::LayerConfig&, config::WeightInit, std::uint64_t model_seed, std::size_t layer_index,
                 float* slice);
 
 }  // namespace thresher::nn

@@ -28,7 +28,7 @@ nlohmann::json EvaluationResult::to_json() const {
     return j;
 }
 
-void check_compatible(const nn::ModelConfig& model, const data::Dataset& ds) {
+void check_compatible(const config::ModelConfig& model, const data::Dataset& ds) {
     const std::size_t in = model.input.size();
     if (ds.shape.size() != in)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.shape.size()) +
@@ -44,7 +44,7 @@ void check_compatible(const nn::ModelConfig& model, const data::Dataset& ds) {
         throw ConfigError("data " + ds.name + " is a " +
                           (ds.is_classification() ? "classification" : "regression") +
                           " set, model \"" + model.name + "\" has loss " +
-                          std::string(nn::to_string(model.layers.back().loss)));
+                          std::string(config::to_string(model.layers.back().loss)));
 }
 
 EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, std::size_t limit, int shard,

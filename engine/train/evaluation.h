@@ -46,6 +46,6 @@ EvaluationResult evaluate(nn::Network&, const data::Dataset&, int batch = 256, s
                           int shard = 0, int shards = 1);
 
 // Checks that a data set fits a model's input and output; throws ConfigError naming both.
-void check_compatible(const nn::ModelConfig&, const data::Dataset&);
+void check_compatible(const config::ModelConfig&, const data::Dataset&);
 
 }  // namespace thresher::train

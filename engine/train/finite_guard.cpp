@@ -27,7 +27,7 @@ std::optional<std::size_t> first_non_finite(const float* values, std::size_t cou
     return std::nullopt;
 }
 
-std::string describe_parameter(const nn::ModelConfig& config, std::size_t index) {
+std::string describe_parameter(const config::ModelConfig& config, std::size_t index) {
     for (std::size_t l = 0; l < config.layers.size(); ++l) {
         const auto& layer = config.layers[l];
         if (index >= layer.param_offset && index < layer.param_offset + layer.param_count) {
@@ -39,7 +39,7 @@ std::string describe_parameter(const nn::ModelConfig& config, std::size_t index)
     return "parameter " + std::to_string(index);
 }
 
-void check_finite(const float* values, const nn::ModelConfig& config, const char* what, int worker, long iteration) {
+void check_finite(const float* values, const config::ModelConfig& config, const char* what, int worker, long iteration) {
     const auto bad = first_non_finite(values, config.param_count());
     if (!bad) return;
     std::ostringstream m;

@@ -18,10 +18,10 @@ std::optional<std::size_t> first_non_finite(const float* values, std::size_t cou
 
 // Where parameter `index` of the model's buffer lives, in the model file's terms:
 // `layers[2] "conv1" (convolution), its parameter 17`.
-std::string describe_parameter(const nn::ModelConfig&, std::size_t index);
+std::string describe_parameter(const config::ModelConfig&, std::size_t index);
 
 // Throws thresher::Error "worker W, iteration I: the <what> is <value> at <where>; ..." when a
 // value of `values` (a model-sized buffer on the host) is not finite.
-void check_finite(const float* values, const nn::ModelConfig&, const char* what, int worker, long iteration);
+void check_finite(const float* values, const config::ModelConfig&, const char* what, int worker, long iteration);
 
 }  // namespace thresher::train

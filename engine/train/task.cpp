@@ -16,10 +16,10 @@ void fold_binary(data::Dataset& ds) {
 
 }  // namespace
 
-Task task_of(const nn::ModelConfig& m) {
+Task task_of(const config::ModelConfig& m) {
     if (m.layers.empty()) return Task::Classification;
     const auto& out = m.layers.back();
-    if (out.loss == nn::LossKind::BinaryCrossEntropy && out.units == 1) return Task::Binary;
+    if (out.loss == config::LossKind::BinaryCrossEntropy && out.units == 1) return Task::Binary;
     if (m.is_classifier()) return Task::Classification;
     return Task::Regression;
 }
@@ -40,7 +40,7 @@ data::CsvOptions csv_options_for(Task t) {
     return o;
 }
 
-data::DataSplit load_data_for(const std::string& spec, const nn::ModelConfig& m) {
+data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig& m) {
     const Task task = task_of(m);
     auto split = data::load_data(spec, csv_options_for(task));
     if (task == Task::Binary) {

@@ -16,13 +16,13 @@ namespace thresher::train {
 
 enum class Task { Classification, Binary, Regression };
 
-Task task_of(const nn::ModelConfig&);
+Task task_of(const config::ModelConfig&);
 std::string_view to_string(Task);
 
 // How a CSV is read for the task.
 data::CsvOptions csv_options_for(Task);
 // Loads `spec` for the model's task: load_data with csv_options_for, and a binary set's one-hot
 // targets folded into its one 0/1 column.
-data::DataSplit load_data_for(const std::string& spec, const nn::ModelConfig&);
+data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig&);
 
 }  // namespace thresher::train

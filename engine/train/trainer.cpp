@@ -50,7 +50,7 @@ struct Run {
     const TrainOptions& o;
     events::EventWriter& ev;
     std::ostream& log;
-    nn::ModelConfig config;
+    config::ModelConfig config;
     std::optional<nn::ModelFile> resume;
     std::vector<float> imported_params;  // a DL4J zip's / Keras file's weights (empty: initialise)
     std::vector<float> imported_state;   // and its updater state, where it maps (empty: fresh)
@@ -270,7 +270,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     if (W < 1) throw ConfigError("--workers-per-node must be at least 1, got " + std::to_string(W));
     o.device.check_workers(W);
     Run run(o, ev, log);
-    nn::ImportedNormalization imported_normalization;  // a DL4J zip's normalizer.bin
+    config::ImportedNormalization imported_normalization;  // a DL4J zip's normalizer.bin
     if (!o.resume_path.empty()) {
         run.resume = nn::load_model_file(o.resume_path);
         run.config = run.resume->config;
@@ -280,7 +280,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     } else {
         if (o.model_path.empty()) throw ConfigError("train: --model or --resume is required");
         // DL4J and Keras files say what the import approximated; the user sees it as warnings.
-        auto imported = nn::import_model_file(o.model_path);
+        auto imported = config::import_model_file(o.model_path);
         for (const auto& note : imported.notes) {
             ev.warning("model " + o.model_path + ": " + note);
             log << o.model_path << ": " << note << "\n";  // also for whoever reads only stderr

@@ -51,7 +51,7 @@ struct TrainingOutcome {
 };
 
 // Builds the master once the model is known (it needs the parameter count, for example).
-using MasterFactory = std::function<std::unique_ptr<TrainingMaster>(const nn::ModelConfig&)>;
+using MasterFactory = std::function<std::unique_ptr<TrainingMaster>(const config::ModelConfig&)>;
 
 // Runs training on this node's workers (one thread each, with its own backend and replica) and
 // writes events up to (not including) run_finished. Returns how the run ended; throws

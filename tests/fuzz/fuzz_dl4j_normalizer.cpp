@@ -11,10 +11,10 @@
 #include "core/error.h"
 
 namespace {
-const thresher::nn::ModelConfig& model(bool image) {
-    static const auto flat = thresher::nn::ModelConfig::parse(
+const thresher::config::ModelConfig& model(bool image) {
+    static const auto flat = thresher::config::ModelConfig::parse(
         R"({"input":{"size":16},"layers":[{"type":"output","units":3}]})", "flat.json");
-    static const auto img = thresher::nn::ModelConfig::parse(
+    static const auto img = thresher::config::ModelConfig::parse(
         R"({"input":{"channels":2,"height":3,"width":3},"layers":[{"type":"output","units":3}]})", "image.json");
     return image ? img : flat;
 }
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (bool image : {false, true}) {
         try {
             const auto& m = model(image);
-            const auto r = thresher::nn::read_dl4j_normalizer({data, size}, "fuzz.bin", m);
+            const auto r = thresher::config::read_dl4j_normalizer({data, size}, "fuzz.bin", m);
             if (!r.active()) __builtin_trap();
             if (r.shift.size() != m.input.size() || r.scale.size() != m.input.size()) __builtin_trap();
             for (std::size_t i = 0; i < r.shift.size(); ++i)

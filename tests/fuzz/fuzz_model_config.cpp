@@ -16,7 +16,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     try {
-        const auto r = thresher::nn::import_model_text(text, "fuzz.json");
+        const auto r = thresher::config::import_model_text(text, "fuzz.json");
         const auto& m = r.model;
         std::size_t offset = 0;
         for (const auto& l : m.layers) {
@@ -37,9 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 __builtin_trap();
             if (l.label(i).empty()) __builtin_trap();
         }
-        if (r.format == thresher::nn::ModelFormat::Thresher && !r.notes.empty()) __builtin_trap();
+        if (r.format == thresher::config::ModelFormat::Thresher && !r.notes.empty()) __builtin_trap();
         // What was accepted, in any format, must serialise to Thresher JSON and parse back the same.
-        const auto again = thresher::nn::ModelConfig::from_json(m.to_json(), "again");
+        const auto again = thresher::config::ModelConfig::from_json(m.to_json(), "again");
         if (again.param_count() != m.param_count()) __builtin_trap();
     } catch (const thresher::Error&) {
     }

@@ -12,7 +12,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {
-        const auto r = thresher::nn::import_model_with_weights({data, size}, "fuzz.bin");
+        const auto r = thresher::config::import_model_with_weights({data, size}, "fuzz.bin");
         if (r.params.size() != r.model.param_count()) __builtin_trap();
         for (float v : r.params)
             if (!std::isfinite(v)) __builtin_trap();

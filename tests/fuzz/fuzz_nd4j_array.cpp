@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {
         std::size_t used = 0;
-        const auto a = thresher::nn::read_nd4j_array({data, size}, "fuzz.bin", &used);
+        const auto a = thresher::config::read_nd4j_array({data, size}, "fuzz.bin", &used);
         std::uint64_t count = 1;
         for (auto d : a.shape) count *= static_cast<std::uint64_t>(d);
         if (count != a.data.size() || used > size || a.data.size() > size) __builtin_trap();

@@ -271,7 +271,7 @@ void predictions() {
 // fuzz_model_file: [mode][file]; mode 0 leaves the file's CRC as it is.
 void model_file() {
     nn::ModelFile f;
-    f.config = nn::ModelConfig::parse(
+    f.config = config::ModelConfig::parse(
         R"({"name": "tiny", "input": {"size": 3}, "updater": {"type": "adam", "learning_rate": 0.01},
             "layers": [{"type": "dense", "units": 2, "activation": "relu"}, {"type": "output", "units": 2}]})",
         "tiny.json");

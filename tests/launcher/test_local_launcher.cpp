@@ -227,7 +227,7 @@ void TestLocalLauncher::stop_mid_run_leaves_no_engines() {
     QVERIFY2(!r.summary.contains("SIGKILL"), qPrintable(r.summary));  // SIGTERM was enough
     for (qint64 pid : pids) QVERIFY2(!alive(pid), qPrintable(QString("engine %1 still running").arg(pid)));
     QVERIFY2(clock.elapsed() < 4000, qPrintable(QString("stop took %1 ms").arg(clock.elapsed())));
-    // SIGTERM is a graceful stop (engine/cli/stop_watch.h): each engine reported its end.
+    // SIGTERM is a graceful stop (engine/cli/stop_requests.h): each engine reported its end.
     for (int node = 0; node < 2; ++node)
         QVERIFY2(r.run_finished.value(node) == QStringList{"stopped"},
                  qPrintable(QString("node %1: %2").arg(node).arg(r.run_finished.value(node).join(','))));

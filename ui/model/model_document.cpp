@@ -61,7 +61,7 @@ QString ModelDocument::load(const QString& path, QStringList* notes) {
         return "thresher";
     }
     try {
-        auto imported = nn::import_model_text(std::string_view(text.constData(), text.size()), path.toStdString());
+        auto imported = config::import_model_text(std::string_view(text.constData(), text.size()), path.toStdString());
         const auto json = QJsonDocument::fromJson(QByteArray::fromStdString(imported.model.to_json().dump()));
         if (notes)
             for (const auto& n : imported.notes) notes->append(QString::fromStdString(n));
@@ -72,7 +72,7 @@ QString ModelDocument::load(const QString& path, QStringList* notes) {
                           "the model here drops them (the edited model trains from scratch)");
         set_model(json.object());
         loaded_weights_ = !imported.params.empty();
-        return QString::fromStdString(std::string(nn::to_string(imported.format)));
+        return QString::fromStdString(std::string(config::to_string(imported.format)));
     } catch (const Error& e) {
         throw std::runtime_error(e.what());
     }
@@ -158,7 +158,7 @@ void ModelDocument::revalidate() {
     schedule_text_.clear();
     const QByteArray text = QJsonDocument(model_).toJson(QJsonDocument::Compact);
     try {
-        const auto config = nn::ModelConfig::parse(std::string_view(text.constData(), text.size()), "model");
+        const auto config = config::ModelConfig::parse(std::string_view(text.constData(), text.size()), "model");
         input_shape_ = QString::fromStdString(config.input.str()).replace('x', QChar(0x00D7));
         for (int i = 0; i < n && i < static_cast<int>(config.layers.size()); ++i) {
             rows_[i].shape = QString::fromStdString(config.layers[i].out_shape.str()).replace('x', QChar(0x00D7));

@@ -15,7 +15,7 @@ ClusterNode::ClusterNode(std::unique_ptr<Transport> transport, std::unique_ptr<S
 }
 
 train::MasterFactory ClusterNode::factory() {
-    return [this](const nn::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
+    return [this](const config::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
         if (!transport_) throw Error("a cluster node's master factory was called twice");
         link_ = std::make_unique<NodeLink>(std::move(transport_), shape_, config.param_count(), events_, std::move(bulk_),
                                            *options_.clock);

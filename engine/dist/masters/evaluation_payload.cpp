@@ -24,7 +24,7 @@ EvaluationPart parse_evaluation(std::span<const std::uint8_t> in, const std::str
     EvaluationPart part;
     if (!get(in, part.epoch)) throw Error("shorter than its epoch");
     // The depth-limited parser: nesting a peer sends cannot overflow our stack.
-    part.counts = nn::parse_json_text(std::string_view(reinterpret_cast<const char*>(in.data()), in.size()), source);
+    part.counts = config::parse_json_text(std::string_view(reinterpret_cast<const char*>(in.data()), in.size()), source);
     if (!part.counts.is_object()) throw Error("not an object");
     return part;
 }

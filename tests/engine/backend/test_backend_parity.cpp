@@ -657,7 +657,7 @@ void TestBackendParity::network_steps() {
     // (uploads, staging, flat buffers, dropout seeds, running statistics) against the CPU backend.
     QFETCH(QString, device);
     OPEN_OR_SKIP(be, device);
-    const auto config = nn::ModelConfig::parse(R"({"input":{"channels":2,"height":9,"width":9},
+    const auto config = config::ModelConfig::parse(R"({"input":{"channels":2,"height":9,"width":9},
         "seed":7, "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9}, "l2":0.001,
         "layers":[
           {"type":"convolution","filters":4,"kernel":3,"mode":"same","activation":"relu"},

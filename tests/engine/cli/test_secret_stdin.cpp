@@ -124,7 +124,7 @@ void TestSecretStdin::eof_on_stdin_stops_the_run() {
         QVERIFY2(r.contract_errors.isEmpty(), qPrintable(r.contract_errors.join('\n')));
         QVERIFY2(r.of("epoch_end").size() < 200, qPrintable(r.summary()));
     }
-    // Gracefully at the next iteration: well before the watch's 3 s deadline would end it.
+    // Gracefully at the next iteration: well before the 3 s stop deadline would end it.
     qInfo("both nodes stopped %lld ms after stdin closed", took);
     for (const EngineRun& r : runs)
         QVERIFY2(!r.stderr_text.contains("did not end within 3 s"), qPrintable(r.summary()));

@@ -1,4 +1,4 @@
-// SIGTERM and SIGINT stop `thresher-engine train` gracefully (engine/cli/stop_watch.h): the
+// SIGTERM and SIGINT stop `thresher-engine train` gracefully (engine/cli/stop_requests.h): the
 // workers end at their next iteration, the last stdout line is run_finished "stopped", and the
 // exit code is 143 -- what the local launcher's stop() (SIGTERM to each engine) and Ctrl-C in a
 // terminal rely on. Each test can fail: an engine killed by the signal exits without run_finished
@@ -24,7 +24,7 @@ namespace {
 const char* kModel = R"({"name":"stop","input":{"size":16},"updater":{"type":"sgd","learning_rate":0.05},
   "layers":[{"type":"dense","units":64,"activation":"tanh"},{"type":"output","units":3}]})";
 
-// Whether the stop watch's deadline ended the run (its warning event) rather than the drain.
+// Whether the stop deadline (engine/cli/stop_deadline.h) ended the run (its warning event) rather than the drain.
 bool ended_by_deadline(const EngineRun& r) {
     for (const auto& w : r.of("warning"))
         if (w.value("message").toString().contains("did not end within 3 s")) return true;
@@ -122,7 +122,7 @@ void TestStopSignals::signal_stops_one_node() {
     QVERIFY2(r.stderr_text.contains(name + ": stopping the run at the next iteration"), qPrintable(r.summary()));
     QVERIFY2(r.stderr_text.contains("stopped (" + name + ")"), qPrintable(r.summary()));
     qInfo("exited %lld ms after %s", took, qPrintable(name));
-    // At the next iteration: far inside the watch's 3 s deadline.
+    // At the next iteration: far inside the 3 s stop deadline.
     QVERIFY2(took < 2000, qPrintable(QString("stopping took %1 ms").arg(took)));
 }
 
@@ -152,12 +152,12 @@ void TestStopSignals::sigterm_stops_two_nodes() {
         if (QTest::currentTestFailed()) return;
         by_deadline = by_deadline || ended_by_deadline(runs[rank]);
     }
-    qInfo("both nodes exited %lld ms after SIGTERM%s", took, by_deadline ? " (the watch's deadline)" : "");
+    qInfo("both nodes exited %lld ms after SIGTERM%s", took, by_deadline ? " (the stop deadline)" : "");
     // At the next iteration, by the drain, not by the deadline. (About one stop in fifteen used to
     // land while node 0 waited in the epoch-end evaluation gather for a part node 1 would not
     // send, having stopped before its epoch end; node 1's "done" now names its last evaluated
     // epoch, so the controller stops waiting for that part.)
-    QVERIFY2(!by_deadline, "the stop watch's deadline ended a two-node stop: the drain did not finish");
+    QVERIFY2(!by_deadline, "the stop deadline ended a two-node stop: the drain did not finish");
     QVERIFY2(took < 2500, qPrintable(QString("stopping took %1 ms").arg(took)));
 }
 
@@ -176,10 +176,10 @@ void TestStopSignals::one_node_stopped_alone_leaves_the_run() {
     check_stopped(runs[1], 1);
     if (QTest::currentTestFailed()) return;
     // It waits half a second for node 0's "done" (none comes: node 0 trains on), then leaves the
-    // run -- not held until the watch's deadline -- and tells node 0, which goes on without it.
+    // run -- not held until the stop deadline -- and tells node 0, which goes on without it.
     const bool by_deadline = ended_by_deadline(runs[1]);
-    qInfo("node 1 exited %lld ms after SIGTERM (%s)", took, by_deadline ? "the watch's deadline" : "left the run");
-    QVERIFY2(!by_deadline, "the stop watch's deadline ended node 1: it did not leave the run");
+    qInfo("node 1 exited %lld ms after SIGTERM (%s)", took, by_deadline ? "the stop deadline" : "left the run");
+    QVERIFY2(!by_deadline, "the stop deadline ended node 1: it did not leave the run");
     QVERIFY2(took < 2500, qPrintable(QString("node 1 took %1 ms").arg(took)));
     bool told = false;
     for (const auto& w : runs[0].of("warning"))

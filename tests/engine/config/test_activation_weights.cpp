@@ -158,7 +158,7 @@ void compare(const std::vector<float>& got, const std::vector<std::vector<float>
 
 // Predicts with the imported parameters, checks against `want`, then trains 30 SGD iterations on
 // the same batch (one-hot targets) and returns the losses before and after.
-std::pair<double, double> predict_and_train(const nn::ImportResult& r, const std::vector<std::vector<float>>& want) {
+std::pair<double, double> predict_and_train(const config::ImportResult& r, const std::vector<std::vector<float>>& want) {
     const int batch = static_cast<int>(want.size());
     const auto x = inputs(batch);
     auto be = backend::create_backend("cpu", {1});
@@ -206,11 +206,11 @@ void TestActivationWeights::fixturesImport_data() {
 void TestActivationWeights::fixturesImport() {
     QFETCH(QString, file);
     QFETCH(QString, summary);
-    const auto r = nn::import_model_file((source_dir() + "/tests/engine/config/data/" + file).toStdString());
+    const auto r = config::import_model_file((source_dir() + "/tests/engine/config/data/" + file).toStdString());
     QStringList got;
     for (const auto& l : r.model.layers) {
-        QString s = QString::fromUtf8(nn::to_string(l.type).data());
-        if (l.type != nn::LayerType::PRelu) s += " " + QString::fromUtf8(nn::to_string(l.activation.kind).data());
+        QString s = QString::fromUtf8(config::to_string(l.type).data());
+        if (l.type != config::LayerType::PRelu) s += " " + QString::fromUtf8(config::to_string(l.activation.kind).data());
         got << s;
     }
     QCOMPARE(got.join(','), summary);
@@ -220,7 +220,7 @@ void TestActivationWeights::fixturesImport() {
     QCOMPARE(r.model.param_count(), std::size_t(kCount));
     for (const auto& n : r.notes) QVERIFY2(n.find("ignored field") == std::string::npos, n.c_str());
     // A Thresher config like any other: it round-trips, and trains from scratch.
-    const auto again = nn::ModelConfig::from_json(r.model.to_json(), "round trip");
+    const auto again = config::ModelConfig::from_json(r.model.to_json(), "round trip");
     QCOMPARE(QString::fromStdString(again.to_json().dump()), QString::fromStdString(r.model.to_json().dump()));
     auto be = backend::create_backend("cpu", {1});
     nn::Network net(again, *be);
@@ -242,7 +242,7 @@ void TestActivationWeights::kerasH5() {
     KerasWeights k;
     const auto file = path("swish_gelu_prelu.h5");
     write_keras_h5(file, k);
-    const auto r = nn::import_model_file(file);
+    const auto r = config::import_model_file(file);
     QCOMPARE(r.params.size(), std::size_t(kCount));
     // Alpha [1, x, f] channels_last -> Thresher [f, 1, x].
     const auto& prelu = r.model.layers[1];
@@ -261,7 +261,7 @@ void TestActivationWeights::dl4jZip() {
     const auto file = path("swish_gelu_prelu.zip");
     write_zip(file, {{"configuration.json", text_bytes(fixture_text("dl4j_1.0.0_swish_gelu_prelu.json"))},
                      {"coefficients.bin", nd4j_row(p, false, false)}});
-    const auto r = nn::import_model_file(file);
+    const auto r = config::import_model_file(file);
     QCOMPARE(r.params.size(), std::size_t(kCount));
     // Alpha [c, 1, x] 'f' (c + 2x) -> Thresher row-major [c, 1, x].
     const auto& prelu = r.model.layers[1];

@@ -20,13 +20,13 @@ namespace {
 
 const std::string kSource = "model.zip: normalizer.bin";
 
-nn::ModelConfig flat_model(int n) {
-    return nn::ModelConfig::parse(R"({"input":{"size":)" + std::to_string(n) + R"(},"layers":[{"type":"output","units":2}]})",
+config::ModelConfig flat_model(int n) {
+    return config::ModelConfig::parse(R"({"input":{"size":)" + std::to_string(n) + R"(},"layers":[{"type":"output","units":2}]})",
                                   "m.json");
 }
 
-nn::ModelConfig image_model() {
-    return nn::ModelConfig::parse(R"({"input":{"channels":2,"height":3,"width":3},"layers":[{"type":"output","units":2}]})",
+config::ModelConfig image_model() {
+    return config::ModelConfig::parse(R"({"input":{"channels":2,"height":3,"width":3},"layers":[{"type":"output","units":2}]})",
                                   "m.json");
 }
 
@@ -70,7 +70,7 @@ Bytes image(double lo, double hi, double max_pixel) {
     return o.b;
 }
 
-float apply(const nn::ImportedNormalization& n, std::size_t i, float x) { return (x - n.shift[i]) * n.scale[i]; }
+float apply(const config::ImportedNormalization& n, std::size_t i, float x) { return (x - n.shift[i]) * n.scale[i]; }
 
 void save_corpus(const char* name, const Bytes& b) {
     const QByteArray dir = qgetenv("THRESHER_NORMALIZER_CORPUS");
@@ -78,9 +78,9 @@ void save_corpus(const char* name, const Bytes& b) {
     std::ofstream(dir.toStdString() + "/" + name, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
 }
 
-QString refusal(const Bytes& b, const nn::ModelConfig& m) {
+QString refusal(const Bytes& b, const config::ModelConfig& m) {
     try {
-        nn::read_dl4j_normalizer(b, kSource, m);
+        config::read_dl4j_normalizer(b, kSource, m);
     } catch (const ConfigError& e) {
         return QString::fromUtf8(e.what());
     }
@@ -106,7 +106,7 @@ void TestDl4jNormalizer::standardizeAsDl4j() {
     const std::vector<float> mean{0.5f, -2.f, 10.f, 0.f}, sd{2.f, 0.25f, 0.f, 1.f};
     const auto b = standardize(mean, sd);
     save_corpus("standardize.bin", b);
-    const auto n = nn::read_dl4j_normalizer(b, kSource, flat_model(4));
+    const auto n = config::read_dl4j_normalizer(b, kSource, flat_model(4));
     QCOMPARE(n.kind, std::string("standardize"));
     for (std::size_t i = 0; i < 4; ++i)
         for (float x : {-3.f, 0.f, 1.5f, 12.f}) {
@@ -123,7 +123,7 @@ void TestDl4jNormalizer::minMaxAsDl4j() {
     const std::vector<float> lo{0.f, -5.f, 3.f}, hi{255.f, 5.f, 3.f};
     const auto b = min_max(-1.0, 1.0, lo, hi);
     save_corpus("minmax.bin", b);
-    const auto n = nn::read_dl4j_normalizer(b, kSource, flat_model(3));
+    const auto n = config::read_dl4j_normalizer(b, kSource, flat_model(3));
     QCOMPARE(n.kind, std::string("minmax"));
     for (std::size_t i = 0; i < 3; ++i)
         for (float x : {-5.f, 0.f, 3.f, 100.f}) {
@@ -139,7 +139,7 @@ void TestDl4jNormalizer::imageScalerAsDl4j() {
     const auto b = image(-0.5, 0.5, 255.0);
     save_corpus("image.bin", b);
     const auto m = image_model();
-    const auto n = nn::read_dl4j_normalizer(b, kSource, m);
+    const auto n = config::read_dl4j_normalizer(b, kSource, m);
     QCOMPARE(n.shift.size(), m.input.size());
     for (std::size_t i = 0; i < n.shift.size(); ++i)
         for (float x : {0.f, 17.f, 128.f, 255.f}) QVERIFY(std::abs(apply(n, i, x) - (x / 255.0 - 0.5)) < 1e-6);
@@ -148,7 +148,7 @@ void TestDl4jNormalizer::imageScalerAsDl4j() {
 // Statistics of an image data set per channel: every pixel of a channel gets its channel's.
 void TestDl4jNormalizer::perChannelStatisticsSpread() {
     const auto b = standardize({1.f, -1.f}, {2.f, 4.f});
-    const auto n = nn::read_dl4j_normalizer(b, kSource, image_model());
+    const auto n = config::read_dl4j_normalizer(b, kSource, image_model());
     QCOMPARE(n.shift.size(), std::size_t(18));
     for (std::size_t i = 0; i < 18; ++i) {
         QCOMPARE(n.shift[i], i < 9 ? 1.f : -1.f);

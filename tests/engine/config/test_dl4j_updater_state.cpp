@@ -76,12 +76,12 @@ private Q_SLOTS:
     void adamStepContinuesDl4j();
 
 private:
-    nn::ImportResult import(double output_lr, const std::vector<float>& state) {
+    config::ImportResult import(double output_lr, const std::vector<float>& state) {
         const auto file = dir_.filePath("adam.zip").toStdString();
         write_zip(file, {{"configuration.json", text_bytes(mlp_config(output_lr))},
                          {"coefficients.bin", nd4j_row(values(kParams, 1.f), false, false)},
                          {"updaterState.bin", nd4j_row(state, false, false)}});
-        return nn::import_model_file(file);
+        return config::import_model_file(file);
     }
     QTemporaryDir dir_;
 };

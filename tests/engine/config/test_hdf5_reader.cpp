@@ -32,9 +32,9 @@
 #include "weight_files.h"
 
 using thresher::ConfigError;
-using thresher::nn::Hdf5File;
-using thresher::nn::Hdf5ReaderLimits;
-using thresher::nn::Hdf5ReaderPlaces;
+using thresher::config::Hdf5File;
+using thresher::config::Hdf5ReaderLimits;
+using thresher::config::Hdf5ReaderPlaces;
 namespace snap = thresher::hdf5_snapshot;
 using test_support::Bytes;
 
@@ -134,7 +134,7 @@ private:
     QString run_script(const std::string& program, const Bytes& image, Hdf5ReaderLimits limits = {1 << 20, 30},
                        std::vector<std::uint8_t>* out = nullptr) {
         return refusal([&] {
-            auto got = thresher::nn::run_hdf5_reader(program, image, limits, "fake.h5");
+            auto got = thresher::config::run_hdf5_reader(program, image, limits, "fake.h5");
             if (out) *out = std::move(got);
         });
     }
@@ -395,7 +395,7 @@ void TestHdf5Reader::searchOrder() {
         return p.toStdString();
     };
     const std::string in_b = helper_in(b), in_c = helper_in(c), in_a = helper_in(a);
-    using thresher::nn::find_hdf5_reader;
+    using thresher::config::find_hdf5_reader;
     // Beside the program first, even with the variable set.
     QCOMPARE(find_hdf5_reader({a.toStdString(), in_b, c.toStdString()}), in_a);
     QVERIFY(QFile::remove(QString::fromStdString(in_a)));
@@ -406,20 +406,20 @@ void TestHdf5Reader::searchOrder() {
     QVERIFY(QFile(QString::fromStdString(in_c)).setPermissions(QFile::ReadOwner | QFile::WriteOwner));
     QCOMPARE(find_hdf5_reader({a.toStdString(), in_b, c.toStdString()}), in_b);
     // This process finds the one built beside it.
-    QCOMPARE(QString::fromStdString(find_hdf5_reader(thresher::nn::hdf5_reader_places())), QFileInfo(reader_program()).canonicalFilePath());
+    QCOMPARE(QString::fromStdString(find_hdf5_reader(thresher::config::hdf5_reader_places())), QFileInfo(reader_program()).canonicalFilePath());
 }
 
 void TestHdf5Reader::missingHelperIsAClearError() {
     const std::string empty = (dir_.path() + "/empty").toStdString();
     QVERIFY(QDir().mkpath(QString::fromStdString(empty)));
-    QString msg = refusal([&] { thresher::nn::find_hdf5_reader({empty, empty + "/gone", "/nonexistent:" + empty}); });
+    QString msg = refusal([&] { thresher::config::find_hdf5_reader({empty, empty + "/gone", "/nonexistent:" + empty}); });
     QCOMPARE(msg, QString::fromStdString(
                       "thresher-hdf5-reader, the program that reads HDF5 files for Thresher, was not found: not beside this program (" +
                       empty + "/thresher-hdf5-reader); THRESHER_HDF5_READER=" + empty +
                       "/gone is not an executable file; not in $PATH (/nonexistent:" + empty +
                       "). Install it beside this program (Thresher's package does; in a build folder, build the "
                       "thresher-hdf5-reader target) or set THRESHER_HDF5_READER to its path"));
-    msg = refusal([&] { thresher::nn::find_hdf5_reader({"", std::nullopt, std::nullopt}); });
+    msg = refusal([&] { thresher::config::find_hdf5_reader({"", std::nullopt, std::nullopt}); });
     QVERIFY2(msg.contains("its folder is unknown") && msg.contains("THRESHER_HDF5_READER is not set") && msg.contains("$PATH is not set"),
              qPrintable(msg));
 }

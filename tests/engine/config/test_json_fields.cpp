@@ -7,8 +7,8 @@
 #include "core/error.h"
 
 using namespace thresher;
-using nn::json_summary;
-using nn::parse_json_text;
+using config::json_summary;
+using config::parse_json_text;
 
 namespace {
 QString config_error(const std::function<void()>& f) {
@@ -32,10 +32,10 @@ private Q_SLOTS:
 };
 
 void TestJsonFields::depth_limit() {
-    const std::string at_limit = std::string(nn::kMaxJsonDepth, '[') + std::string(nn::kMaxJsonDepth, ']');
+    const std::string at_limit = std::string(config::kMaxJsonDepth, '[') + std::string(config::kMaxJsonDepth, ']');
     QVERIFY(parse_json_text(at_limit, "ok.json").is_array());
     std::string over = "[\n ";
-    over.append(nn::kMaxJsonDepth, '{');
+    over.append(config::kMaxJsonDepth, '{');
     const QString msg = config_error([&] { parse_json_text(over, "deep.json"); });
     // The 65th opening bracket: line 2, column 65 (after one space and 63 '{').
     QCOMPARE(msg, QString("deep.json:2:65: invalid JSON: nested deeper than 64 levels"));
@@ -78,7 +78,7 @@ void TestJsonFields::field_messages_quote_a_summary() {
     nlohmann::json big = nlohmann::json::object();
     big["units"] = nlohmann::json::array();
     for (int i = 0; i < 100000; ++i) big["units"].push_back(i);
-    nn::JsonFields f(big, "m.json", "layers[0]");
+    config::JsonFields f(big, "m.json", "layers[0]");
     const QString msg = config_error([&] { f.integer("units", 1, 100); });
     QVERIFY2(msg.startsWith("m.json: layers[0]: \"units\": must be an integer, got [0,1,2,"), qPrintable(msg));
     QVERIFY2(msg.size() < 160, qPrintable(msg));

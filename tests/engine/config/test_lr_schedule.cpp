@@ -21,7 +21,7 @@ namespace {
 
 std::string fixture(const QString& name) { return (source_dir() + "/tests/engine/config/data/" + name).toStdString(); }
 
-nn::LrSchedule parse(const char* json) { return nn::LrSchedule::from_json(nlohmann::json::parse(json), "m.json", "updater.schedule"); }
+config::LrSchedule parse(const char* json) { return config::LrSchedule::from_json(nlohmann::json::parse(json), "m.json", "updater.schedule"); }
 
 // A Thresher model around an updater with `schedule`, imported like any file.
 QByteArray model_with(const QByteArray& schedule) {
@@ -128,7 +128,7 @@ void TestLrSchedule::values_follow_the_formulas_data() {
 void TestLrSchedule::values_follow_the_formulas() {
     QFETCH(QByteArray, json);
     QFETCH(Formula, formula);
-    const auto s = nn::LrSchedule::from_json(nlohmann::json::parse(json.toStdString()), "m.json", "updater.schedule");
+    const auto s = config::LrSchedule::from_json(nlohmann::json::parse(json.toStdString()), "m.json", "updater.schedule");
     for (long i = 0; i < 30; ++i) {
         const double got = s.value_at(i, 0), want = formula(i);
         QVERIFY2(close(got, want), qPrintable(why(i, got, want)));
@@ -152,16 +152,16 @@ void TestLrSchedule::thresher_json_round_trips() {
                           R"({"type":"cosine","initial":0,"decay_steps":6,"warmup_target":0.2,"warmup_steps":4})",
                           R"({"type":"map","values":{"0":0.06,"5":0.05}})"}) {
         const auto a = parse(j);
-        const auto b = nn::LrSchedule::from_json(a.to_json(), "again", "s");
+        const auto b = config::LrSchedule::from_json(a.to_json(), "again", "s");
         QCOMPARE(b.to_json(), a.to_json());
         for (long i = 0; i < 20; ++i) QVERIFY(close(b.value_at(i, int(i / 3)), a.value_at(i, int(i / 3))));
     }
     // In a model: the updater's learning rate is the schedule's start, and the model saves it.
-    const auto m = nn::import_model_text(model_with(R"({"type":"exponential","initial":0.25,"rate":0.5})").toStdString(), "m.json").model;
+    const auto m = config::import_model_text(model_with(R"({"type":"exponential","initial":0.25,"rate":0.5})").toStdString(), "m.json").model;
     QVERIFY(m.lr_schedule.has_value());
     QCOMPARE(m.updater.learning_rate, 0.25f);
     QVERIFY(close(m.learning_rate_at(0, 2, 0), 0.0625));
-    const auto again = nn::ModelConfig::from_json(m.to_json(), "saved");
+    const auto again = config::ModelConfig::from_json(m.to_json(), "saved");
     QCOMPARE(again.to_json(), m.to_json());
 }
 
@@ -192,7 +192,7 @@ void TestLrSchedule::thresher_json_refusals() {
     QFETCH(QByteArray, json);
     QFETCH(QStringList, expected);
     try {
-        nn::import_model_text(json.toStdString(), "m.json");
+        config::import_model_text(json.toStdString(), "m.json");
         QFAIL("accepted");
     } catch (const ConfigError& e) {
         const QString msg = QString::fromStdString(e.what());
@@ -202,12 +202,12 @@ void TestLrSchedule::thresher_json_refusals() {
 
 void TestLrSchedule::dl4j_map_schedule_fixture() {
     // DL4J 1.0.0-beta2 shape: Nesterovs with "learningRate": "NaN" beside a MapSchedule on every layer.
-    const auto r = nn::import_model_file(fixture("dl4j_1.0.0-beta2_iris_map_schedule.json"));
+    const auto r = config::import_model_file(fixture("dl4j_1.0.0-beta2_iris_map_schedule.json"));
     QVERIFY(r.model.lr_schedule.has_value());
     const auto& s = *r.model.lr_schedule;
-    QCOMPARE(s.kind, nn::ScheduleKind::Map);
-    QCOMPARE(s.by, nn::ScheduleUnit::Iteration);
-    QCOMPARE(r.model.updater.kind, nn::UpdaterKind::Nesterovs);
+    QCOMPARE(s.kind, config::ScheduleKind::Map);
+    QCOMPARE(s.by, config::ScheduleUnit::Iteration);
+    QCOMPARE(r.model.updater.kind, config::UpdaterKind::Nesterovs);
     QCOMPARE(r.model.updater.momentum, 0.9f);
     QCOMPARE(r.model.updater.learning_rate, 0.06f);
     QVERIFY(close(s.value_at(199, 0), 0.06));
@@ -220,7 +220,7 @@ void TestLrSchedule::dl4j_map_schedule_fixture() {
 void TestLrSchedule::dl4j_legacy_step_policy_fixture() {
     // DL4J 0.9.1: "learningRatePolicy": "Step", lrPolicyDecayRate 0.5, lrPolicySteps 100 on the
     // layers' learning rate 0.006: lr * 0.5^floor(i / 100).
-    const auto r = nn::import_model_file(fixture("dl4j_0.9.1_mlp_step_policy.json"));
+    const auto r = config::import_model_file(fixture("dl4j_0.9.1_mlp_step_policy.json"));
     QVERIFY(r.model.lr_schedule.has_value());
     for (long i : {0L, 99L, 100L, 250L, 1000L}) {
         const double want = double(0.006f) * std::pow(0.5, std::floor(i / 100.0));
@@ -262,7 +262,7 @@ void TestLrSchedule::dl4j_schedule_classes() {
     const QByteArray text = "{\"confs\":[" + layer("DenseLayer", R"(4,"nout":3)") + "," +
                             layer("OutputLayer", R"(3,"nout":2,"lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"},"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"})") +
                             "]}";
-    const auto r = nn::import_model_text(text.toStdString(), "cfg.json");
+    const auto r = config::import_model_text(text.toStdString(), "cfg.json");
     QVERIFY(r.model.lr_schedule.has_value());
     for (long i = 0; i < 30; ++i) {
         const double got = r.model.learning_rate_at(1, i, 0), want = formula(i);
@@ -273,9 +273,9 @@ void TestLrSchedule::dl4j_schedule_classes() {
 void TestLrSchedule::keras_exponential_decay_fixture() {
     // Keras 3 to_json() with compile_config: SGD(ExponentialDecay(0.1, decay_steps 2, rate 0.5,
     // staircase)); Keras stores 0.1 as float32 0.10000000149011612.
-    const auto r = nn::import_model_file(fixture("keras3_mlp_exponential_decay.json"));
+    const auto r = config::import_model_file(fixture("keras3_mlp_exponential_decay.json"));
     QVERIFY(r.model.lr_schedule.has_value());
-    QCOMPARE(r.model.updater.kind, nn::UpdaterKind::Sgd);
+    QCOMPARE(r.model.updater.kind, config::UpdaterKind::Sgd);
     QCOMPARE(r.model.updater.learning_rate, 0.1f);
     const double want[] = {0.1, 0.1, 0.05, 0.05, 0.025};
     for (long i = 0; i < 5; ++i)
@@ -313,7 +313,7 @@ void TestLrSchedule::keras_schedule_classes() {
         {"class_name":"Dense","config":{"name":"out","units":3,"activation":"softmax"}}]},
         "compile_config":{"optimizer":{"class_name":"SGD","config":{"learning_rate":)" + lr +
                             R"(}},"loss":"categorical_crossentropy"}})";
-    const auto r = nn::import_model_text(text.toStdString(), "k.json");
+    const auto r = config::import_model_text(text.toStdString(), "k.json");
     QVERIFY(r.model.lr_schedule.has_value());
     for (long i = 0; i < 30; ++i) {
         const double got = r.model.learning_rate_at(0, i, 0), want = formula(i);
@@ -362,7 +362,7 @@ void TestLrSchedule::import_refusals() {
     QFETCH(QByteArray, json);
     QFETCH(QStringList, expected);
     try {
-        nn::import_model_text(json.toStdString(), "cfg.json");
+        config::import_model_text(json.toStdString(), "cfg.json");
         QFAIL("accepted");
     } catch (const ConfigError& e) {
         const QString msg = QString::fromStdString(e.what());

@@ -26,12 +26,12 @@ private Q_SLOTS:
 };
 
 void TestModelConfig::lenet_shapes() {
-    const auto m = nn::ModelConfig::load((source_dir() + "/resources/models/lenet.json").toStdString());
+    const auto m = config::ModelConfig::load((source_dir() + "/resources/models/lenet.json").toStdString());
     QCOMPARE(m.layers.size(), std::size_t(6));
-    QCOMPARE(m.layers[0].out_shape, (nn::Shape{20, 24, 24}));
-    QCOMPARE(m.layers[1].out_shape, (nn::Shape{20, 12, 12}));
-    QCOMPARE(m.layers[2].out_shape, (nn::Shape{50, 8, 8}));
-    QCOMPARE(m.layers[3].out_shape, (nn::Shape{50, 4, 4}));
+    QCOMPARE(m.layers[0].out_shape, (config::Shape{20, 24, 24}));
+    QCOMPARE(m.layers[1].out_shape, (config::Shape{20, 12, 12}));
+    QCOMPARE(m.layers[2].out_shape, (config::Shape{50, 8, 8}));
+    QCOMPARE(m.layers[3].out_shape, (config::Shape{50, 4, 4}));
     QCOMPARE(m.layers[4].in_shape.size(), std::size_t(800));
     // 20*1*25+20 + 50*20*25+50 + 800*500+500 + 500*10+10
     QCOMPARE(m.layers[0].param_count, std::size_t(520));
@@ -43,7 +43,7 @@ void TestModelConfig::lenet_shapes() {
 }
 
 void TestModelConfig::mlp_shapes() {
-    const auto m = nn::ModelConfig::load((source_dir() + "/resources/models/mlp.json").toStdString());
+    const auto m = config::ModelConfig::load((source_dir() + "/resources/models/mlp.json").toStdString());
     // 784*1000+1000 + 1000*1000+1000 + 1000*10+10
     QCOMPARE(m.param_count(), std::size_t(785000 + 1001000 + 10010));
 }
@@ -56,8 +56,8 @@ void TestModelConfig::round_trip_data() {
 
 void TestModelConfig::round_trip() {
     QFETCH(QString, file);
-    const auto a = nn::ModelConfig::load((source_dir() + "/resources/models/" + file).toStdString());
-    const auto b = nn::ModelConfig::from_json(a.to_json(), "round trip");
+    const auto a = config::ModelConfig::load((source_dir() + "/resources/models/" + file).toStdString());
+    const auto b = config::ModelConfig::from_json(a.to_json(), "round trip");
     QCOMPARE(QString::fromStdString(b.to_json().dump()), QString::fromStdString(a.to_json().dump()));
     QCOMPARE(b.param_count(), a.param_count());
 }
@@ -118,7 +118,7 @@ void TestModelConfig::errors() {
     QFETCH(QByteArray, json);
     QFETCH(QStringList, expected);
     try {
-        nn::ModelConfig::parse(json.toStdString(), "cfg.json");
+        config::ModelConfig::parse(json.toStdString(), "cfg.json");
         QFAIL("no error");
     } catch (const ConfigError& e) {
         const QString msg = QString::fromStdString(e.what());
@@ -131,15 +131,15 @@ void TestModelConfig::errors() {
 void TestModelConfig::same_mode_padding() {
     // in 7, kernel 3, stride 2, same: out = ceil(7/2) = 4; total pad = (4-1)*2 + 3 - 7 = 2 -> 1 + 1
     // in 6: out 3, total pad = (3-1)*2 + 3 - 6 = 1 -> 0 before, 1 after
-    const auto m = nn::ModelConfig::parse(R"({"input":{"channels":1,"height":7,"width":6},
+    const auto m = config::ModelConfig::parse(R"({"input":{"channels":1,"height":7,"width":6},
       "layers":[{"type":"convolution","filters":1,"kernel":3,"stride":2,"mode":"same"},{"type":"output","units":2}]})",
                                           "same");
-    QCOMPARE(m.layers[0].out_shape, (nn::Shape{1, 4, 3}));
+    QCOMPARE(m.layers[0].out_shape, (config::Shape{1, 4, 3}));
     QCOMPARE(m.layers[0].pads, (std::array<int, 4>{1, 0, 1, 1}));
 }
 
 void TestModelConfig::missing_file() {
-    QVERIFY_THROWS_EXCEPTION(ConfigError, nn::ModelConfig::load("/nonexistent/model.json"));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, config::ModelConfig::load("/nonexistent/model.json"));
 }
 
 QTEST_APPLESS_MAIN(TestModelConfig)

@@ -17,9 +17,9 @@ namespace {
 
 std::string fixture(const QString& name) { return (source_dir() + "/tests/engine/config/data/" + name).toStdString(); }
 
-QString types(const nn::ModelConfig& m) {
+QString types(const config::ModelConfig& m) {
     QStringList t;
-    for (const auto& l : m.layers) t << QString::fromUtf8(nn::to_string(l.type).data(), int(nn::to_string(l.type).size()));
+    for (const auto& l : m.layers) t << QString::fromUtf8(config::to_string(l.type).data(), int(config::to_string(l.type).size()));
     return t.join(',');
 }
 
@@ -179,33 +179,33 @@ void TestModelImport::fixtures() {
     QFETCH(QString, loss);
     QFETCH(QStringList, notes);
 
-    nn::ImportResult r;
+    config::ImportResult r;
     try {
-        r = nn::import_model_file(fixture(file));
+        r = config::import_model_file(fixture(file));
     } catch (const Error& e) {
         QFAIL(e.what());
     }
     const auto& m = r.model;
     const QString all_notes = joined(r.notes);
-    QCOMPARE(QString::fromUtf8(nn::to_string(r.format).data()), format);
+    QCOMPARE(QString::fromUtf8(config::to_string(r.format).data()), format);
     QCOMPARE(types(m), layers);
     QCOMPARE(QString::fromStdString(m.input.str()), input);
     QCOMPARE(qulonglong(m.param_count()), params);
     const auto u = m.effective_updater(0);
-    QCOMPARE(QString::fromUtf8(nn::to_string(u.kind).data()), updater);
+    QCOMPARE(QString::fromUtf8(config::to_string(u.kind).data()), updater);
     QCOMPARE(u.learning_rate, float(lr));
-    if (u.kind == nn::UpdaterKind::Nesterovs) QCOMPARE(u.momentum, float(momentum));
-    QCOMPARE(QString::fromUtf8(nn::to_string(m.effective_weight_init(0)).data()), init);
+    if (u.kind == config::UpdaterKind::Nesterovs) QCOMPARE(u.momentum, float(momentum));
+    QCOMPARE(QString::fromUtf8(config::to_string(m.effective_weight_init(0)).data()), init);
     QCOMPARE(u.l2, float(l2));
-    QCOMPARE(QString::fromUtf8(nn::to_string(m.layers.back().loss).data()), loss);
+    QCOMPARE(QString::fromUtf8(config::to_string(m.layers.back().loss).data()), loss);
     for (const auto& n : notes) QVERIFY2(all_notes.contains(n), qPrintable(n + " not in:\n" + all_notes));
     // The fixtures follow real output: every field they carry must be known, none "ignored".
     QVERIFY2(!all_notes.contains("ignored field"), qPrintable(all_notes));
     // What the importer returns is a Thresher config like any other: it round-trips.
-    const auto again = nn::ModelConfig::from_json(m.to_json(), "round trip");
+    const auto again = config::ModelConfig::from_json(m.to_json(), "round trip");
     QCOMPARE(QString::fromStdString(again.to_json().dump()), QString::fromStdString(m.to_json().dump()));
     // ModelConfig::load (what `thresher-engine train --model` uses) reads the same file the same way.
-    QCOMPARE(nn::ModelConfig::load(fixture(file)).param_count(), m.param_count());
+    QCOMPARE(config::ModelConfig::load(fixture(file)).param_count(), m.param_count());
 }
 
 void TestModelImport::lenet_matches_resources_data() {
@@ -217,8 +217,8 @@ void TestModelImport::lenet_matches_resources_data() {
 
 void TestModelImport::lenet_matches_resources() {
     QFETCH(QString, file);
-    const auto ours = nn::ModelConfig::load((source_dir() + "/resources/models/lenet.json").toStdString());
-    const auto imported = nn::ModelConfig::load(fixture(file));
+    const auto ours = config::ModelConfig::load((source_dir() + "/resources/models/lenet.json").toStdString());
+    const auto imported = config::ModelConfig::load(fixture(file));
     QCOMPARE(imported.layers.size(), ours.layers.size());
     for (std::size_t i = 0; i < ours.layers.size(); ++i) {
         QCOMPARE(imported.layers[i].type, ours.layers[i].type);
@@ -231,22 +231,22 @@ void TestModelImport::lenet_matches_resources() {
 
 void TestModelImport::per_layer_details() {
     // DL4J: dropOut(0.8) is the retain probability of layer1's input; per-layer names survive.
-    const auto mlp = nn::import_model_file(fixture("dl4j_mlp_legacy.json")).model;
+    const auto mlp = config::import_model_file(fixture("dl4j_mlp_legacy.json")).model;
     QCOMPARE(mlp.layers[1].retain, 0.8f);
     QCOMPARE(QString::fromStdString(mlp.layers[2].name), QString("layer1"));
     QCOMPARE(mlp.seed, std::uint64_t(123));
     // Keras: rate 0.5 is the drop probability; Activation("softmax") folded into the last Dense.
-    const auto k3 = nn::import_model_file(fixture("keras3_mlp.json")).model;
+    const auto k3 = config::import_model_file(fixture("keras3_mlp.json")).model;
     QCOMPARE(k3.layers[1].retain, 0.5f);
-    QCOMPARE(k3.layers[2].activation.kind, nn::Activation::Softmax);
+    QCOMPARE(k3.layers[2].activation.kind, config::Activation::Softmax);
     QCOMPARE(k3.effective_updater(2).l2, 0.f);  // only the first Dense had a regularizer
     QCOMPARE(k3.effective_updater(2).epsilon, 1e-7f);
     // Keras 3 CNN: "same" padding, LeakyReLU(0.1) folded across max pooling into the conv,
     // BatchNormalization's momentum/epsilon as decay/eps.
-    const auto cnn = nn::import_model_file(fixture("keras3_cnn.json")).model;
-    QCOMPARE(cnn.layers[0].mode, nn::ConvMode::Same);
-    QCOMPARE(cnn.layers[0].out_shape, (nn::Shape{16, 28, 28}));
-    QCOMPARE(cnn.layers[0].activation.kind, nn::Activation::LeakyRelu);
+    const auto cnn = config::import_model_file(fixture("keras3_cnn.json")).model;
+    QCOMPARE(cnn.layers[0].mode, config::ConvMode::Same);
+    QCOMPARE(cnn.layers[0].out_shape, (config::Shape{16, 28, 28}));
+    QCOMPARE(cnn.layers[0].activation.kind, config::Activation::LeakyRelu);
     QCOMPARE(cnn.layers[0].activation.alpha, 0.1f);
     QCOMPARE(cnn.layers[2].bn_decay, 0.99f);
     QCOMPARE(cnn.layers[2].bn_eps, 1e-3f);
@@ -266,8 +266,8 @@ void TestModelImport::dl4j_input_size_from_flattening() {
     const QByteArray text = dl4j({conv, pool, out},
         R"("inputPreProcessors":{"2":{"@class":"org.deeplearning4j.nn.conf.preprocessor.CnnToFeedForwardPreProcessor",
             "inputHeight":12,"inputWidth":12,"numChannels":4}})");
-    const auto r = nn::import_model_text(text.toStdString(), "cfg.json");
-    QCOMPARE(r.model.input, (nn::Shape{1, 28, 28}));
+    const auto r = config::import_model_text(text.toStdString(), "cfg.json");
+    QCOMPARE(r.model.input, (config::Shape{1, 28, 28}));
     QVERIFY2(joined(r.notes).contains("inferred"), qPrintable(joined(r.notes)));
 }
 
@@ -315,11 +315,11 @@ void TestModelImport::approximations_are_noted() {
     QFETCH(QByteArray, json);
     QFETCH(QString, layers);
     QFETCH(QString, note);
-    const auto r = nn::import_model_text(json.toStdString(), "cfg.json");
+    const auto r = config::import_model_text(json.toStdString(), "cfg.json");
     QCOMPARE(types(r.model), layers);
     QVERIFY2(joined(r.notes).contains(note), qPrintable(joined(r.notes)));
-    if (layers.startsWith("dense,")) QCOMPARE(r.model.layers[0].activation.kind != nn::Activation::Identity, true);
-    if (layers.startsWith("convolution,")) QCOMPARE(r.model.layers[0].activation.kind, nn::Activation::Relu);
+    if (layers.startsWith("dense,")) QCOMPARE(r.model.layers[0].activation.kind != config::Activation::Identity, true);
+    if (layers.startsWith("convolution,")) QCOMPARE(r.model.layers[0].activation.kind, config::Activation::Relu);
 }
 
 void TestModelImport::detection_data() {
@@ -338,8 +338,8 @@ void TestModelImport::detection_data() {
 void TestModelImport::detection() {
     QFETCH(QByteArray, json);
     QFETCH(QString, format);
-    const auto r = nn::import_model_text(json.toStdString(), "cfg.json");
-    QCOMPARE(QString::fromUtf8(nn::to_string(r.format).data()), format);
+    const auto r = config::import_model_text(json.toStdString(), "cfg.json");
+    QCOMPARE(QString::fromUtf8(config::to_string(r.format).data()), format);
     QVERIFY(r.model.param_count() > 0);
 }
 
@@ -446,7 +446,7 @@ void TestModelImport::refused() {
     QFETCH(QByteArray, json);
     QFETCH(QStringList, expected);
     try {
-        const auto r = nn::import_model_text(json.toStdString(), "cfg.json");
+        const auto r = config::import_model_text(json.toStdString(), "cfg.json");
         QFAIL(qPrintable("imported; expected an error containing " + expected.join(" | ") + "\nnotes:\n" + joined(r.notes)));
     } catch (const ConfigError& e) {
         const QString msg = QString::fromUtf8(e.what());
@@ -460,7 +460,7 @@ namespace {
 // What importing `text` says, or "" when it imports.
 QString refusal(const std::string& text, const std::string& source) {
     try {
-        nn::import_model_text(text, source);
+        config::import_model_text(text, source);
     } catch (const ConfigError& e) {
         return QString::fromUtf8(e.what());
     }
@@ -501,7 +501,7 @@ void TestModelImport::fixture_refusals() {
     QFETCH(QStringList, expected);
     QFETCH(QStringList, unexpected);
     try {
-        nn::import_model_file(fixture(file));
+        config::import_model_file(fixture(file));
         QFAIL("imported");
     } catch (const ConfigError& e) {
         const QString msg = QString::fromUtf8(e.what());
@@ -596,45 +596,45 @@ void TestModelImport::unsupported_layer_named_first() {
 void TestModelImport::numbers_keep_their_decimals() {
     // Class 10: float32 values from Keras (0.009999999776482582) and floats we store show as the
     // decimal the user wrote, in notes, saved configs and messages.
-    const auto tfjs = nn::import_model_file(fixture("tfjs_keras2_mlp_sgd.json"));
+    const auto tfjs = config::import_model_file(fixture("tfjs_keras2_mlp_sgd.json"));
     const auto saved = QString::fromStdString(tfjs.model.to_json().dump());
     QVERIFY2(saved.contains(R"("learning_rate":0.01)") && saved.contains(R"("momentum":0.9)"), qPrintable(saved));
     QVERIFY2(!saved.contains("0.0099999") && !saved.contains("0.8999999"), qPrintable(saved));
-    const auto k1 = nn::import_model_file(fixture("keras1_mnist_mlp_l2.json"));
+    const auto k1 = config::import_model_file(fixture("keras1_mnist_mlp_l2.json"));
     const auto k1_saved = QString::fromStdString(k1.model.to_json().dump());
     QVERIFY2(k1_saved.contains(R"("l2":0.02)") && k1_saved.contains(R"("retain":0.8)"), qPrintable(k1_saved));
     QVERIFY2(!joined(k1.notes).contains("0.0099999"), qPrintable(joined(k1.notes)));
     // A Thresher file's numbers survive a load and save unchanged.
-    const auto m = nn::ModelConfig::parse(
+    const auto m = config::ModelConfig::parse(
         R"({"input":{"size":4},"updater":{"type":"adam","learning_rate":0.003,"epsilon":1e-7},"l2":0.0005,
             "layers":[{"type":"dropout","retain":0.9},{"type":"output","units":2}]})", "t.json");
     const auto text = QString::fromStdString(m.to_json().dump());
     for (const char* want : {R"("learning_rate":0.003)", R"("epsilon":1e-07)", R"("l2":0.0005)", R"("retain":0.9)"})
         QVERIFY2(text.contains(want), qPrintable(QString(want) + " not in " + text));
-    QCOMPARE(nn::decimal(0.1f), 0.1);
+    QCOMPARE(config::decimal(0.1f), 0.1);
 }
 
 void TestModelImport::first_layer_dropout_keeps_nin() {
     // Class 2: DL4J's global .dropOut(p) puts a dropout on the first layer; the input is its nIn,
     // and a wrong nIn there is still caught.
-    const auto r = nn::import_model_file(fixture("dl4j_1.0.0-beta2_iris_idropout.json"));
-    QCOMPARE(r.model.input, (nn::Shape{4, 1, 1}));
+    const auto r = config::import_model_file(fixture("dl4j_1.0.0-beta2_iris_idropout.json"));
+    QCOMPARE(r.model.input, (config::Shape{4, 1, 1}));
     QCOMPARE(r.model.layers[0].retain, 0.8f);
     QCOMPARE(QString::fromStdString(r.model.layers[0].origin), QString("confs[0]"));
-    const auto mlp = nn::import_model_file(fixture("dl4j_0.9.1_mlp_wrapped.json")).model;
-    QCOMPARE(mlp.input, (nn::Shape{784, 1, 1}));
+    const auto mlp = config::import_model_file(fixture("dl4j_0.9.1_mlp_wrapped.json")).model;
+    QCOMPARE(mlp.input, (config::Shape{784, 1, 1}));
     QCOMPARE(mlp.layers[0].retain, 0.5f);
-    QCOMPARE(mlp.layers[1].activation.kind, nn::Activation::Relu);
-    QCOMPARE(mlp.layers[5].activation.kind, nn::Activation::Softmax);
+    QCOMPARE(mlp.layers[1].activation.kind, config::Activation::Relu);
+    QCOMPARE(mlp.layers[5].activation.kind, config::Activation::Softmax);
     // A DropoutLayer first, then a dense layer whose nIn gives the input.
     const QByteArray text = dl4j({dl4j_layer("DropoutLayer", R"("layerName":"drop","idropout":{"@class":"org.deeplearning4j.nn.conf.dropout.Dropout","p":0.9})"),
                                   kDl4jDense, kDl4jOutput});
-    const auto d = nn::import_model_text(text.toStdString(), "cfg.json").model;
-    QCOMPARE(d.input, (nn::Shape{4, 1, 1}));
+    const auto d = config::import_model_text(text.toStdString(), "cfg.json").model;
+    QCOMPARE(d.input, (config::Shape{4, 1, 1}));
     QCOMPARE(types(d), QString("dropout,dense,output"));
     // LeNet 0.8.0: the LReLU wrapper's alpha.
-    const auto lenet = nn::import_model_file(fixture("dl4j_0.8.0_lenet_wrapped.json")).model;
-    QCOMPARE(lenet.layers[2].activation.kind, nn::Activation::LeakyRelu);
+    const auto lenet = config::import_model_file(fixture("dl4j_0.8.0_lenet_wrapped.json")).model;
+    QCOMPARE(lenet.layers[2].activation.kind, config::Activation::LeakyRelu);
     QCOMPARE(lenet.layers[2].activation.alpha, 0.1f);
     QCOMPARE(lenet.effective_updater(0).epsilon, 1e-8f);
 }
@@ -647,34 +647,34 @@ void TestModelImport::keras1_details() {
     const QByteArray text = R"({"class_name":"Sequential","config":[)" + conv + "," +
         keras_layer("Flatten", R"("name":"f")") + "," +
         keras_layer("Dense", R"("name":"out","output_dim":2,"activation":"softmax","init":"lecun_uniform")") + "]}";
-    const auto r = nn::import_model_text(text.toStdString(), "k1.json");
+    const auto r = config::import_model_text(text.toStdString(), "k1.json");
     const auto& m = r.model;
-    QCOMPARE(m.input, (nn::Shape{3, 16, 20}));
+    QCOMPARE(m.input, (config::Shape{3, 16, 20}));
     QCOMPARE(m.layers[0].units, 6);
     QCOMPARE(m.layers[0].kernel, (std::array<int, 2>{3, 5}));
     QCOMPARE(m.layers[0].stride, (std::array<int, 2>{2, 2}));
-    QCOMPARE(m.layers[0].mode, nn::ConvMode::Same);
-    QCOMPARE(m.layers[0].out_shape, (nn::Shape{6, 8, 10}));
-    QCOMPARE(m.effective_weight_init(0), nn::WeightInit::Relu);
+    QCOMPARE(m.layers[0].mode, config::ConvMode::Same);
+    QCOMPARE(m.layers[0].out_shape, (config::Shape{6, 8, 10}));
+    QCOMPARE(m.effective_weight_init(0), config::WeightInit::Relu);
     QVERIFY2(joined(r.notes).contains("config[2] (Dense \"out\"): \"init\": lecun_uniform"), qPrintable(joined(r.notes)));
 }
 
 void TestModelImport::training_config_read() {
     // Class 4: the optimizer and loss come from the file, and the notes no longer claim there are none.
-    const auto tfjs = nn::import_model_file(fixture("tfjs_keras2_mlp_sgd.json"));
+    const auto tfjs = config::import_model_file(fixture("tfjs_keras2_mlp_sgd.json"));
     QVERIFY2(!joined(tfjs.notes).contains("no optimizer") && !joined(tfjs.notes).contains("no loss"), qPrintable(joined(tfjs.notes)));
-    const auto k3 = nn::import_model_file(fixture("keras3_cnn_compiled_logits.json"));
-    QCOMPARE(k3.model.layers.back().activation.kind, nn::Activation::Softmax);
+    const auto k3 = config::import_model_file(fixture("keras3_cnn_compiled_logits.json"));
+    QCOMPARE(k3.model.layers.back().activation.kind, config::Activation::Softmax);
     QCOMPARE(k3.model.effective_updater(0).epsilon, 1e-7f);
     // A binary classifier compiled with binary_crossentropy and RMSprop.
     const QByteArray bin = R"({"class_name":"Sequential","config":{"name":"b","layers":[)" + kKerasFlatInput + "," +
         keras_layer("Dense", R"("name":"out","units":1,"activation":"sigmoid")") +
         R"(]},"compile_config":{"optimizer":{"class_name":"RMSprop","config":{"learning_rate":0.01,"rho":0.8,"epsilon":1e-07,
            "momentum":0.0,"centered":false}},"loss":"binary_crossentropy","metrics":["accuracy"]}})";
-    const auto b = nn::import_model_text(bin.toStdString(), "b.json");
-    QCOMPARE(b.model.layers.back().loss, nn::LossKind::BinaryCrossEntropy);
+    const auto b = config::import_model_text(bin.toStdString(), "b.json");
+    QCOMPARE(b.model.layers.back().loss, config::LossKind::BinaryCrossEntropy);
     const auto u = b.model.effective_updater(0);
-    QCOMPARE(u.kind, nn::UpdaterKind::RmsProp);
+    QCOMPARE(u.kind, config::UpdaterKind::RmsProp);
     QCOMPARE(u.learning_rate, 0.01f);
     QCOMPARE(u.rms_decay, 0.8f);
     // A Keras 3 learning-rate schedule is imported as a schedule, its start as the rate.
@@ -683,11 +683,11 @@ void TestModelImport::training_config_read() {
            "class_name":"ExponentialDecay","config":{"initial_learning_rate":0.1,"decay_steps":1000,"decay_rate":0.96,
            "staircase":false,"name":"ExponentialDecay"},"registered_name":null},"momentum":0.0,"nesterov":false}},
            "loss":"categorical_crossentropy"}})";
-    const auto s = nn::import_model_text(sched.toStdString(), "s.json");
+    const auto s = config::import_model_text(sched.toStdString(), "s.json");
     QCOMPARE(s.model.effective_updater(0).learning_rate, 0.1f);
-    QCOMPARE(s.model.effective_updater(0).kind, nn::UpdaterKind::Sgd);
+    QCOMPARE(s.model.effective_updater(0).kind, config::UpdaterKind::Sgd);
     QVERIFY(s.model.lr_schedule.has_value());
-    QCOMPARE(s.model.lr_schedule->kind, nn::ScheduleKind::Exponential);
+    QCOMPARE(s.model.lr_schedule->kind, config::ScheduleKind::Exponential);
     QCOMPARE(s.model.lr_schedule->decay_steps, 1000.0);
     QVERIFY2(joined(s.notes).contains("learning rate: exponential by iteration: 0.1·0.96^i/1000"), qPrintable(joined(s.notes)));
 }
@@ -773,17 +773,17 @@ void TestModelImport::activations_of_imported_files() {
     QFETCH(QByteArray, json);
     QFETCH(QString, activation);
     QFETCH(double, alpha);
-    nn::ImportResult r;
+    config::ImportResult r;
     try {
-        r = nn::import_model_text(json.toStdString(), "cfg.json");
+        r = config::import_model_text(json.toStdString(), "cfg.json");
     } catch (const Error& e) {
         QFAIL(e.what());
     }
     const auto& a = r.model.layers[0].activation;
-    QCOMPARE(QString::fromUtf8(nn::to_string(a.kind).data()), activation);
+    QCOMPARE(QString::fromUtf8(config::to_string(a.kind).data()), activation);
     if (alpha >= 0) QCOMPARE(a.alpha, float(alpha));
     // Thresher JSON keeps it: the saved config reads back the same.
-    const auto again = nn::ModelConfig::from_json(r.model.to_json(), "again");
+    const auto again = config::ModelConfig::from_json(r.model.to_json(), "again");
     QCOMPARE(again.layers[0].activation.kind, a.kind);
     QCOMPARE(again.layers[0].activation.alpha, a.alpha);
 }
@@ -794,25 +794,25 @@ void TestModelImport::thresholded_relu_imports() {
     auto dl4j_act = [](const QByteArray& act) {
         return dl4j({dl4j_layer("DenseLayer", R"("nin":4,"nout":3,"activationFn":)" + act), kDl4jOutput});
     };
-    const auto a = nn::import_model_text(dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationThresholdedReLU","theta":0.5})").toStdString(), "a.json");
-    QCOMPARE(a.model.layers[0].activation.kind, nn::Activation::ThresholdedRelu);
+    const auto a = config::import_model_text(dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationThresholdedReLU","theta":0.5})").toStdString(), "a.json");
+    QCOMPARE(a.model.layers[0].activation.kind, config::Activation::ThresholdedRelu);
     QCOMPARE(a.model.layers[0].activation.alpha, 0.5f);
-    const auto b = nn::import_model_text(dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationReLU","max":null,"threshold":0.25,"negativeSlope":0.0})").toStdString(), "b.json");
-    QCOMPARE(b.model.layers[0].activation.kind, nn::Activation::ThresholdedRelu);
+    const auto b = config::import_model_text(dl4j_act(R"({"@class":"org.nd4j.linalg.activations.impl.ActivationReLU","max":null,"threshold":0.25,"negativeSlope":0.0})").toStdString(), "b.json");
+    QCOMPARE(b.model.layers[0].activation.kind, config::Activation::ThresholdedRelu);
     QCOMPARE(b.model.layers[0].activation.alpha, 0.25f);
-    const auto k = nn::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
+    const auto k = config::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
                                                 keras_layer("ThresholdedReLU", R"("name":"t","theta":0.7)"), kKerasOut})
                                              .toStdString(), "k.json");
-    QCOMPARE(k.model.layers[0].activation.kind, nn::Activation::ThresholdedRelu);
+    QCOMPARE(k.model.layers[0].activation.kind, config::Activation::ThresholdedRelu);
     QCOMPARE(k.model.layers[0].activation.alpha, 0.7f);
-    const auto r = nn::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
+    const auto r = config::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
                                                 keras_layer("ReLU", R"("name":"r","threshold":0.4,"max_value":null,"negative_slope":0.0)"), kKerasOut})
                                              .toStdString(), "r.json");
     QCOMPARE(r.model.layers[0].activation.alpha, 0.4f);
     QCOMPARE(r.model.to_json()["layers"][0]["activation"].get<std::string>(), std::string("thresholdedrelu"));
     // A threshold with a max is refused, naming the layer.
     try {
-        nn::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
+        config::import_model_text(keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":5,"activation":"linear")"),
                                      keras_layer("ReLU", R"("name":"r","threshold":0.4,"max_value":6)"), kKerasOut})
                                   .toStdString(), "m.json");
         QFAIL("accepted");
@@ -824,16 +824,16 @@ void TestModelImport::thresholded_relu_imports() {
 // Global pooling: Keras GlobalAveragePooling2D / GlobalMaxPooling2D and DL4J GlobalPoolingLayer
 // become a subsampling layer over the whole image (C x 1 x 1), which a Dense takes directly.
 void TestModelImport::global_pooling_imports() {
-    const auto k = nn::import_model_text(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":4,"kernel_size":3,"activation":"relu")"),
+    const auto k = config::import_model_text(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":4,"kernel_size":3,"activation":"relu")"),
                                                 keras_layer("GlobalAveragePooling2D", R"("name":"g","data_format":"channels_last","keepdims":false)"),
                                                 kKerasOut}).toStdString(), "k.json");
     QCOMPARE(types(k.model), QString("convolution,subsampling,output"));
     QVERIFY(k.model.layers[1].global && !k.model.layers[1].max_pool);
-    QCOMPARE(k.model.layers[1].out_shape, (nn::Shape{4, 1, 1}));
+    QCOMPARE(k.model.layers[1].out_shape, (config::Shape{4, 1, 1}));
     QCOMPARE(k.model.layers[1].kernel, (std::array<int, 2>{6, 6}));
     QCOMPARE(k.model.layers[2].param_count, std::size_t(4 * 3 + 3));
     QCOMPARE(k.model.to_json()["layers"][1]["global"].get<bool>(), true);
-    const auto m = nn::import_model_text(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
+    const auto m = config::import_model_text(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
                                                 keras_layer("GlobalMaxPooling2D", R"("name":"g")"), kKerasOut}).toStdString(), "m.json");
     QVERIFY(m.model.layers[1].global && m.model.layers[1].max_pool);
     const QByteArray conv = dl4j_layer("ConvolutionLayer", R"("nin":1,"nout":5,"kernelSize":[3,3],"stride":[1,1],"padding":[0,0],
@@ -841,13 +841,13 @@ void TestModelImport::global_pooling_imports() {
     const QByteArray pool = dl4j_layer("GlobalPoolingLayer", R"("poolingType":"AVG","collapseDimensions":true,"poolingDimensions":null)");
     const QByteArray out = dl4j_layer("OutputLayer", R"("nin":5,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
         "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})");
-    const auto d = nn::import_model_text(dl4j({conv, pool, out}, R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
+    const auto d = config::import_model_text(dl4j({conv, pool, out}, R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
         "inputHeight":10,"inputWidth":10,"numChannels":1}})").toStdString(), "d.json");
     QCOMPARE(types(d.model), QString("convolution,subsampling,output"));
-    QCOMPARE(d.model.layers[1].out_shape, (nn::Shape{5, 1, 1}));
+    QCOMPARE(d.model.layers[1].out_shape, (config::Shape{5, 1, 1}));
     // Global pooling on flat features is refused, naming the layer.
     try {
-        nn::import_model_text(keras({kKerasFlatInput, keras_layer("GlobalAveragePooling2D", R"("name":"g")"), kKerasOut}).toStdString(), "f.json");
+        config::import_model_text(keras({kKerasFlatInput, keras_layer("GlobalAveragePooling2D", R"("name":"g")"), kKerasOut}).toStdString(), "f.json");
         QFAIL("accepted");
     } catch (const ConfigError& e) {
         QVERIFY2(QString(e.what()).contains("(GlobalAveragePooling2D \"g\")"), e.what());
@@ -858,15 +858,15 @@ void TestModelImport::global_pooling_imports() {
 // convolution becomes that convolution's padding (exactly the same computation); anything else is
 // refused naming the padding layer.
 void TestModelImport::zero_padding_imports() {
-    const auto k = nn::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,1],[2,2]])"),
+    const auto k = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,1],[2,2]])"),
                                                 keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"padding":"valid")"),
                                                 keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "k.json");
     QCOMPARE(types(k.model), QString("convolution,output"));
     QCOMPARE(k.model.layers[0].padding, (std::array<int, 2>{1, 2}));
-    QCOMPARE(k.model.layers[0].out_shape, (nn::Shape{2, 8, 10}));
+    QCOMPARE(k.model.layers[0].out_shape, (config::Shape{2, 8, 10}));
     auto refused = [](const QByteArray& json, const QString& want) {
         try {
-            nn::import_model_text(json.toStdString(), "z.json");
+            config::import_model_text(json.toStdString(), "z.json");
             QFAIL("accepted");
         } catch (const ConfigError& e) {
             QVERIFY2(QString(e.what()).contains(want), e.what());
@@ -883,11 +883,11 @@ void TestModelImport::zero_padding_imports() {
         "convolutionMode":"Truncate","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationReLU"})");
     const QByteArray out = dl4j_layer("OutputLayer", R"("nin":240,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
         "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})");
-    const auto d = nn::import_model_text(dl4j({zp, conv, out}, R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
+    const auto d = config::import_model_text(dl4j({zp, conv, out}, R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
         "inputHeight":8,"inputWidth":8,"numChannels":1}})").toStdString(), "d.json");
     QCOMPARE(types(d.model), QString("convolution,output"));
     QCOMPARE(d.model.layers[0].padding, (std::array<int, 2>{2, 1}));
-    QCOMPARE(d.model.layers[0].out_shape, (nn::Shape{3, 10, 8}));
+    QCOMPARE(d.model.layers[0].out_shape, (config::Shape{3, 10, 8}));
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)

@@ -50,7 +50,7 @@ std::vector<float> softmax(std::vector<float> z) {
     return z;
 }
 
-std::vector<float> predict(const nn::ModelConfig& m, const std::vector<float>& params, const std::vector<float>& x, int batch) {
+std::vector<float> predict(const config::ModelConfig& m, const std::vector<float>& params, const std::vector<float>& x, int batch) {
     auto be = backend::create_backend("cpu", {1});
     nn::Network net(m, *be);
     net.set_params(params);
@@ -330,7 +330,7 @@ void TestModelWeights::nd4jArrayReadsBothEras() {
     const auto v = values(37, 0.25f);
     const auto bytes = nd4j_row(v, legacy, doubles);
     std::size_t used = 0;
-    const auto a = nn::read_nd4j_array(bytes, "coefficients.bin", &used);
+    const auto a = config::read_nd4j_array(bytes, "coefficients.bin", &used);
     QCOMPARE(used, bytes.size());
     QCOMPARE(a.shape, (std::vector<std::int64_t>{1, 37}));
     QCOMPARE(a.order, 'c');
@@ -348,18 +348,18 @@ void TestModelWeights::nd4jArrayRefusesLies() {
     o.be(1ULL << 40, 8);
     o.utf("FLOAT");
     o.f32(1.f);
-    QString msg = refusal([&] { nn::read_nd4j_array(o.b, "coefficients.bin"); });
+    QString msg = refusal([&] { config::read_nd4j_array(o.b, "coefficients.bin"); });
     QVERIFY2(msg.contains("declares 1099511627776 FLOAT values"), qPrintable(msg));
     // Every truncation of a good array is an error naming the byte, never a crash.
     const auto good = nd4j_row(values(5, 1.f), false, false);
     for (std::size_t n = 0; n < good.size(); ++n) {
-        msg = refusal([&] { nn::read_nd4j_array(std::span(good.data(), n), "c.bin"); });
+        msg = refusal([&] { config::read_nd4j_array(std::span(good.data(), n), "c.bin"); });
         QVERIFY2(msg.startsWith("c.bin: byte "), qPrintable(QString::number(n) + ": " + msg));
     }
     // The shape and the data must agree.
     auto bad = good;
     bad[bad.size() - 5 * 4 - 7 - 1] = 4;  // the data length's low byte (before "FLOAT" and the 20 data bytes)
-    msg = refusal([&] { nn::read_nd4j_array(bad, "c.bin"); });
+    msg = refusal([&] { config::read_nd4j_array(bad, "c.bin"); });
     QVERIFY2(msg.contains("data: 4 values, but the shape [1, 5] holds 5"), qPrintable(msg));
 }
 
@@ -376,8 +376,8 @@ void TestModelWeights::dl4jZipMapsEveryParameter() {
     const auto p = dl4j_coefficients();
     const auto zip_path = path("dl4j_model.zip");
     write_dl4j_zip(zip_path, p, legacy, doubles);
-    const auto r = nn::import_model_file(zip_path);
-    QCOMPARE(r.format, nn::ModelFormat::Dl4j);
+    const auto r = config::import_model_file(zip_path);
+    QCOMPARE(r.format, config::ModelFormat::Dl4j);
     QCOMPARE(r.model.name, std::string("dl4j_model"));
     const auto& m = r.model;
     QCOMPARE(m.param_count(), static_cast<std::size_t>(kDl4jCount));
@@ -392,9 +392,9 @@ void TestModelWeights::dl4jZipMapsEveryParameter() {
     const auto& bn = m.layers[1];
     const auto& dense = m.layers[3];
     const auto& out = m.layers[4];
-    QCOMPARE(conv.type, nn::LayerType::Convolution);
-    QCOMPARE(bn.type, nn::LayerType::BatchNorm);
-    QCOMPARE(dense.type, nn::LayerType::Dense);
+    QCOMPARE(conv.type, config::LayerType::Convolution);
+    QCOMPARE(bn.type, config::LayerType::BatchNorm);
+    QCOMPARE(dense.type, config::LayerType::Dense);
     for (int f = 0; f < F; ++f) {
         QCOMPARE(r.params[conv.param_offset + F * C * K * K + f], p[kConvB + f]);
         for (int i = 0; i < C * K * K; ++i) QCOMPARE(r.params[conv.param_offset + f * C * K * K + i], p[kConvW + f * C * K * K + i]);
@@ -422,7 +422,7 @@ void TestModelWeights::dl4jZipRefusesWrongCount() {
     p.pop_back();
     const auto zip_path = path("short.zip");
     write_dl4j_zip(zip_path, p, false, false);
-    const QString msg = refusal([&] { nn::import_model_file(zip_path); });
+    const QString msg = refusal([&] { config::import_model_file(zip_path); });
     QVERIFY2(msg.contains("coefficients.bin: holds " + QString::number(kDl4jCount - 1) + " parameters, but configuration.json needs " +
                           QString::number(kDl4jCount)),
              qPrintable(msg));
@@ -439,7 +439,7 @@ void TestModelWeights::dl4jUpdaterStateMaps() {
     write_zip(zip_path, {{"configuration.json", text_bytes(dl4j_config().dump())},
                          {"coefficients.bin", nd4j_row(dl4j_coefficients(), false, false)},
                          {"updaterState.bin", nd4j_row(v, false, false)}});
-    const auto r = nn::import_model_file(zip_path);
+    const auto r = config::import_model_file(zip_path);
     const auto& m = r.model;
     auto be = backend::create_backend("cpu", {1});
     nn::Network net(m, *be);
@@ -470,7 +470,7 @@ void TestModelWeights::dl4jUpdaterStateMaps() {
 
     // A state of another size is not forced in: a note, and the updater starts fresh.
     write_dl4j_zip(path("eight.zip"), dl4j_coefficients(), false, false);  // its updaterState.bin holds 8 values
-    const auto other = nn::import_model_file(path("eight.zip"));
+    const auto other = config::import_model_file(path("eight.zip"));
     QVERIFY(other.updater_state.empty());
     bool ignored = false;
     for (const auto& n : other.notes) ignored = ignored || n.find("updaterState.bin: not imported (8 values, the updaters here keep 140)") != std::string::npos;
@@ -481,8 +481,8 @@ void TestModelWeights::kerasH5MapsEveryParameter() {
     const KerasWeights k;
     const auto h5 = path("model.h5");
     write_keras_h5(h5, k);
-    const auto r = nn::import_model_file(h5);
-    QCOMPARE(r.format, nn::ModelFormat::Keras);
+    const auto r = config::import_model_file(h5);
+    QCOMPARE(r.format, config::ModelFormat::Keras);
     const auto& m = r.model;
     QCOMPARE(r.params.size(), m.param_count());
     const auto& conv = m.layers[0];
@@ -508,9 +508,9 @@ void TestModelWeights::kerasH5MapsEveryParameter() {
                 for (int j = 0; j < HID; ++j)
                     QCOMPARE(r.params[dense.param_offset + ((f * PH + y) * PH + x) * HID + j], k.dense[((y * PH + x) * F + f) * HID + j]);
     // The compile settings saved beside the model (training_config) are imported too.
-    QCOMPARE(m.updater.kind, nn::UpdaterKind::Nesterovs);
-    QCOMPARE(nn::decimal(m.updater.learning_rate), 0.05);
-    QCOMPARE(m.layers.back().loss, nn::LossKind::MultiClassCrossEntropy);
+    QCOMPARE(m.updater.kind, config::UpdaterKind::Nesterovs);
+    QCOMPARE(config::decimal(m.updater.learning_rate), 0.05);
+    QCOMPARE(m.layers.back().loss, config::LossKind::MultiClassCrossEntropy);
     bool reordered = false;
     for (const auto& n : r.notes) reordered = reordered || n.find("rows reordered") != std::string::npos;
     QVERIFY(reordered);
@@ -523,7 +523,7 @@ void TestModelWeights::kerasH5MapsEveryParameter() {
 
     // The same weights with a variable-length model_config and chunked layer_names.
     write_keras_h5(path("legacy3.h5"), k, HID, true, true);
-    const QString failed = refusal([&] { QCOMPARE(nn::import_model_file(path("legacy3.h5")).params, r.params); });
+    const QString failed = refusal([&] { QCOMPARE(config::import_model_file(path("legacy3.h5")).params, r.params); });
     QVERIFY2(failed.isEmpty(), qPrintable(failed));
 }
 
@@ -531,12 +531,12 @@ void TestModelWeights::keras3ArchiveMapsEveryParameter() {
     const KerasWeights k;
     const auto archive = path("model.keras");
     write_keras3(archive, path("model.weights.h5"), k);
-    const auto r = nn::import_model_file(archive);
-    QCOMPARE(r.format, nn::ModelFormat::Keras);
+    const auto r = config::import_model_file(archive);
+    QCOMPARE(r.format, config::ModelFormat::Keras);
     QCOMPARE(r.model.name, std::string("model"));
     QCOMPARE(r.params.size(), r.model.param_count());
     // Same weights, same Keras forward pass: the same parameters as from the .h5.
-    const auto h5 = nn::import_model_file(path("model.h5"));
+    const auto h5 = config::import_model_file(path("model.h5"));
     QCOMPARE(r.params, h5.params);
     const int batch = 2;
     const auto x = inputs(batch);
@@ -548,7 +548,7 @@ void TestModelWeights::keras3ArchiveMapsEveryParameter() {
 void TestModelWeights::kerasRefusesWrongShape() {
     const auto h5 = path("wrong.h5");
     write_keras_h5(h5, KerasWeights{}, HID - 1);
-    const QString msg = refusal([&] { nn::import_model_file(h5); });
+    const QString msg = refusal([&] { config::import_model_file(h5); });
     QVERIFY2(msg.contains("(Dense \"hidden\"") && msg.contains("has shape [12, 4], the layer needs [12, 5]"), qPrintable(msg));
     // A .keras whose file holds weights for a layer the model has no place for.
     {
@@ -568,12 +568,12 @@ void TestModelWeights::kerasRefusesWrongShape() {
     }
     const json config{{"module", "keras"}, {"class_name", "Sequential"}, {"config", {{"name", "m"}, {"layers", keras_layers(true)}}}};
     write_zip(path("extra.keras"), {{"config.json", text_bytes(config.dump())}, {"model.weights.h5", read_bytes(path("extra.weights.h5"))}});
-    const QString extra = refusal([&] { nn::import_model_file(path("extra.keras")); });
+    const QString extra = refusal([&] { config::import_model_file(path("extra.keras")); });
     QVERIFY2(extra.contains("layers/p_re_lu/vars: 1 weight(s) that Thresher's model has no place for"), qPrintable(extra));
 
     const auto weights_only = path("weights_only.h5");
     write_keras_h5(weights_only, KerasWeights{}, HID, false);
-    const QString msg2 = refusal([&] { nn::import_model_file(weights_only); });
+    const QString msg2 = refusal([&] { config::import_model_file(weights_only); });
     QVERIFY2(msg2.contains("no model_config attribute"), qPrintable(msg2));
 }
 
@@ -589,7 +589,7 @@ void TestModelWeights::brokenFilesAreClearErrors() {
         for (std::size_t cut : {std::size_t{8}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 30, bytes.size() - 1}) {
             const auto cut_path = path("cut.bin");
             write_bytes(cut_path, Bytes(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut)));
-            const QString msg = refusal([&] { nn::import_model_file(cut_path); });
+            const QString msg = refusal([&] { config::import_model_file(cut_path); });
             QVERIFY2(msg.startsWith(QString::fromStdString(cut_path) + ": "), qPrintable(QString(name) + " cut at " + QString::number(cut) + ": " + msg));
         }
     }
@@ -603,7 +603,7 @@ void TestModelWeights::brokenFilesAreClearErrors() {
     o.be(1ULL << 62, 8);
     o.utf("FLOAT");
     write_dl4j_zip(path("liar.zip"), {}, false, false, &o.b);
-    const QString msg = refusal([&] { nn::import_model_file(path("liar.zip")); });
+    const QString msg = refusal([&] { config::import_model_file(path("liar.zip")); });
     QVERIFY2(msg.contains("liar.zip: coefficients.bin: byte ") && msg.contains("declares"), qPrintable(msg));
 
     // Seeds for tests/fuzz/fuzz_model_weights and fuzz_nd4j_array, when asked for.
@@ -623,10 +623,10 @@ void TestModelWeights::fuzzFindingsAreErrors() {
     const std::string data = (source_dir() + "/tests/engine/config/data/").toStdString();
     const auto nd4j = read_bytes(data + "fuzz_nd4j_shape_long_overflow.bin");
     QVERIFY(!nd4j.empty());
-    QString msg = refusal([&] { nn::read_nd4j_array(nd4j, "fuzz.bin"); });
+    QString msg = refusal([&] { config::read_nd4j_array(nd4j, "fuzz.bin"); });
     QVERIFY2(msg.startsWith("fuzz.bin: byte "), qPrintable(msg));
     const std::string h5 = data + "fuzz_libhdf5_attribute_overflow.h5";
-    msg = refusal([&] { nn::import_model_file(h5); });
+    msg = refusal([&] { config::import_model_file(h5); });
     QVERIFY2(msg.startsWith(QString::fromStdString(h5) + ": "), qPrintable(msg));
 }
 

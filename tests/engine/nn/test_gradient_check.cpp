@@ -29,7 +29,7 @@ struct Batch {
     std::vector<float> x, t;
 };
 
-Batch make_batch(const nn::ModelConfig& c, int n, bool one_hot, std::uint64_t seed) {
+Batch make_batch(const config::ModelConfig& c, int n, bool one_hot, std::uint64_t seed) {
     std::mt19937 rng(static_cast<unsigned>(seed));
     std::normal_distribution<float> normal(0.f, 1.f);
     std::uniform_real_distribution<float> unit(0.05f, 0.95f);
@@ -177,7 +177,7 @@ void TestGradientCheck::gradients_data() {
 void TestGradientCheck::gradients() {
     QFETCH(QByteArray, json);
     QFETCH(bool, one_hot);
-    const auto config = nn::ModelConfig::parse(json.toStdString(), QTest::currentDataTag());
+    const auto config = config::ModelConfig::parse(json.toStdString(), QTest::currentDataTag());
     auto backend = backend::create_backend("cpu", {1});
     nn::Network net(config, *backend);
     const int batch = qEnvironmentVariableIntValue("GC_BATCH") > 0 ? qEnvironmentVariableIntValue("GC_BATCH") : 4;

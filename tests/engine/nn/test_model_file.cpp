@@ -55,7 +55,7 @@ void TestModelFile::initTestCase() {
 
 void TestModelFile::round_trip_predicts_the_same() {
     auto be = backend::create_backend("cpu", {1});
-    nn::Network net(nn::ModelConfig::parse(kModel, "mf"), *be);
+    nn::Network net(config::ModelConfig::parse(kModel, "mf"), *be);
     std::vector<float> x(4 * 36), t(4 * 3, 0.f);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37 % 11)) / 11.f - 0.5f;
     for (int i = 0; i < 4; ++i) t[i * 3 + i % 3] = 1.f;
@@ -142,7 +142,7 @@ void TestModelFile::every_flipped_byte_is_refused() {
 
 void TestModelFile::save_errors_name_the_file() {
     auto be = backend::create_backend("cpu", {1});
-    nn::Network net(nn::ModelConfig::parse(kModel, "mf"), *be);
+    nn::Network net(config::ModelConfig::parse(kModel, "mf"), *be);
     const std::string path = dir_.filePath("missing-folder/m.thr").toStdString();
     try {
         nn::save_model_file(path, {net.config(), net.get_params(), {}, {}, {}});

@@ -26,7 +26,7 @@ private:
 
 void TestNetwork::training_lowers_loss() {
     // Two Gaussian blobs in 4-D; 60 steps of Nesterov SGD must cut the loss by 10x.
-    nn::Network net(nn::ModelConfig::parse(R"({"input":{"size":4},
+    nn::Network net(config::ModelConfig::parse(R"({"input":{"size":4},
         "updater":{"type":"nesterovs","learning_rate":0.1,"momentum":0.9},
         "layers":[{"type":"dense","units":8,"activation":"relu"},{"type":"output","units":2}]})", "blobs"), *be_);
     std::vector<float> x(32 * 4), t(32 * 2, 0.f);
@@ -46,7 +46,7 @@ void TestNetwork::training_lowers_loss() {
 }
 
 void TestNetwork::inference_independent_of_batch() {
-    nn::Network net(nn::ModelConfig::parse(R"({"input":{"channels":2,"height":5,"width":5},
+    nn::Network net(config::ModelConfig::parse(R"({"input":{"channels":2,"height":5,"width":5},
         "layers":[{"type":"convolution","filters":3,"kernel":2,"activation":"relu"},
                   {"type":"subsampling","kernel":2},{"type":"output","units":4}]})", "b"), *be_);
     std::vector<float> x(5 * 50);
@@ -63,7 +63,7 @@ void TestNetwork::inference_independent_of_batch() {
 }
 
 void TestNetwork::batch_norm_statistics_move_only_in_training() {
-    nn::Network net(nn::ModelConfig::parse(R"({"input":{"size":3},
+    nn::Network net(config::ModelConfig::parse(R"({"input":{"size":3},
         "layers":[{"type":"batch_norm","decay":0.5},{"type":"output","units":2}]})", "bn"), *be_);
     const std::vector<float> x{1, 2, 3, 3, 2, 1}, t{1, 0, 0, 1};
     const auto p0 = net.get_params();
@@ -83,7 +83,7 @@ void TestNetwork::batch_norm_statistics_move_only_in_training() {
 }
 
 void TestNetwork::dropout_seeded() {
-    nn::Network net(nn::ModelConfig::parse(R"({"input":{"size":200},
+    nn::Network net(config::ModelConfig::parse(R"({"input":{"size":200},
         "layers":[{"type":"dropout","retain":0.5},{"type":"output","units":2,"activation":"identity","loss":"mse"}]})", "d"), *be_);
     std::vector<float> x(200, 1.f), t(2, 0.f);
     const double a = net.loss(x.data(), t.data(), 1, 11, backend::Mode::Training);
@@ -97,7 +97,7 @@ void TestNetwork::dropout_seeded() {
 }
 
 void TestNetwork::init_reproducible_from_seed() {
-    const auto cfg = nn::ModelConfig::parse(R"({"input":{"size":10},"layers":[{"type":"output","units":3}]})", "s");
+    const auto cfg = config::ModelConfig::parse(R"({"input":{"size":10},"layers":[{"type":"output","units":3}]})", "s");
     nn::Network a(cfg, *be_), b(cfg, *be_);
     QCOMPARE(a.get_params(), b.get_params());
     b.init_params(cfg.seed + 1);

@@ -98,7 +98,7 @@ void TestUpdaters::regularisation() {
 
 void TestUpdaters::network_overrides_and_weight_only_l2() {
     // Layer 0 overrides the model's sgd with adam; l2 0.5 applies to weights, never to biases.
-    const auto config = nn::ModelConfig::parse(R"({"input":{"size":3},"l2":0.5,
+    const auto config = config::ModelConfig::parse(R"({"input":{"size":3},"l2":0.5,
         "updater":{"type":"sgd","learning_rate":0.1},
         "layers":[{"type":"dense","units":2,"activation":"tanh","updater":{"type":"adam","learning_rate":0.01}},
                   {"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})", "test");

@@ -47,7 +47,7 @@ void TestFiniteGuard::finds_the_first_bad_value() {
 }
 
 void TestFiniteGuard::error_names_worker_iteration_and_layer() {
-    auto config = nn::ModelConfig::parse(kModel, "g.json");
+    auto config = config::ModelConfig::parse(kModel, "g.json");
     std::vector<float> p(config.param_count(), 0.1f);
     train::check_finite(p.data(), config, "gradient", 3, 17);  // all finite: no throw
     const std::size_t second_layer = config.layers[1].param_offset;

@@ -156,7 +156,7 @@ void TestSshLaunchCli::frozen_launcher_leaves_no_engine() {
     const qint64 took = gone.elapsed();
     ::kill(static_cast<pid_t>(launcher.processId()), SIGKILL);
     QVERIFY(launcher.waitForFinished(5000));
-    // 3 s of silence, then a graceful stop (or the stop watch's 3 s deadline).
+    // 3 s of silence, then a graceful stop (or the engine's 3 s stop deadline).
     QVERIFY2(pids_with_cmdline(marker).isEmpty(), "engines still running 20 s after the launcher froze");
     QVERIFY2(took >= 2500, qPrintable(QString("engines ended %1 ms after the freeze: before the heartbeat timeout").arg(took)));
     qInfo("engines gone %.1f s after SIGSTOP of thresher-launch (heartbeat timeout 3 s)", took / 1000.0);

@@ -43,7 +43,7 @@ QString unavailable(const std::string& device) {
 }
 
 Result train_workers(int workers, int steps, dist::GradientSharingOptions options, const std::string& device = "cpu") {
-    const auto config = nn::ModelConfig::parse(kModel, "gs");
+    const auto config = config::ModelConfig::parse(kModel, "gs");
     options.track_sums = true;
     dist::GradientSharing master({1, 0, workers}, config.param_count(), options);
     Result r;
@@ -181,7 +181,7 @@ void TestGradientSharing::overlap_keeps_replicas_equal_and_loses_nothing() {
 
 // Step k returns at once with the fields of step k-1's message, whose encoding ran meanwhile.
 void TestGradientSharing::overlap_reports_the_previous_step() {
-    const auto config = nn::ModelConfig::parse(kModel, "gs");
+    const auto config = config::ModelConfig::parse(kModel, "gs");
     dist::GradientSharingOptions o;
     o.overlap = dist::GradientSharingOptions::Overlap::Encode;
     o.max_staleness = 1;
@@ -222,7 +222,7 @@ void TestGradientSharing::overlap_needs_a_staleness_bound() {
 // every one of them waited out the deadline (six timeouts): with a dead relay at an epoch
 // boundary that held a node up for 18 s.
 void TestGradientSharing::a_hole_costs_one_wait() {
-    const auto config = nn::ModelConfig::parse(kModel, "gs");
+    const auto config = config::ModelConfig::parse(kModel, "gs");
     dist::GradientSharing master({2, 0, 1}, config.param_count(), {});
     auto be = backend::create_backend("cpu", {1});
     nn::Network net(config, *be);
@@ -257,11 +257,11 @@ void TestGradientSharing::a_hole_costs_one_wait() {
 // replica of the wrong size) leaves through abort(); the completion steps that read every
 // replica must not run on the missing one. This crashed multi-node GPU runs with SIGSEGV.
 void TestGradientSharing::a_worker_failing_before_attach_ends_cleanly() {
-    const auto config = nn::ModelConfig::parse(kModel, "gs");
+    const auto config = config::ModelConfig::parse(kModel, "gs");
     dist::GradientSharing master({1, 0, 2}, config.param_count(), {});
     bool reconciled = false;
     master.set_reconcile([&](const std::vector<nn::Network*>&) { reconciled = true; });
-    const auto wrong = nn::ModelConfig::parse(
+    const auto wrong = config::ModelConfig::parse(
         R"({"name":"gs","input":{"size":8},"layers":[{"type":"output","units":4}]})", "gs");
     bool refused = false;
     run_workers(2, [&](int w) {
@@ -312,7 +312,7 @@ void TestGradientSharing::on_a_gpu() {
 
 void TestGradientSharing::encode_overlap_is_refused_on_a_gpu() {
     if (const QString why = unavailable("cuda:0"); !why.isEmpty()) QSKIP(qPrintable("no CUDA device: " + why));
-    const auto config = nn::ModelConfig::parse(kModel, "gs");
+    const auto config = config::ModelConfig::parse(kModel, "gs");
     dist::GradientSharingOptions o;
     o.overlap = dist::GradientSharingOptions::Overlap::Encode;
     o.max_staleness = 1;

@@ -28,7 +28,7 @@ struct Replicas {
     std::vector<std::unique_ptr<nn::Network>> nets;
 };
 
-Replicas train_replicas(const nn::ModelConfig& config, dist::ParameterAveraging& master, int workers, int steps,
+Replicas train_replicas(const config::ModelConfig& config, dist::ParameterAveraging& master, int workers, int steps,
                         int batch, const std::function<int(int w, int s, int b)>& index) {
     Replicas r;
     r.backends.resize(workers);
@@ -61,7 +61,7 @@ private Q_SLOTS:
 
 void TestParameterAveraging::equals_single_machine_on_combined_batch() {
     const int workers = 3, batch = 4, steps = 10;
-    const auto config = nn::ModelConfig::parse(kModel, "pa");
+    const auto config = config::ModelConfig::parse(kModel, "pa");
     train::ClusterShape cluster{1, 0, workers};
     dist::ParameterAveraging master(cluster, {1, true});
     // Step s: the combined batch is samples [s*12, s*12+12); worker w takes rows w, w+3, ...
@@ -103,7 +103,7 @@ void TestParameterAveraging::replicas_equal_after_run() {
     QFETCH(int, frequency);
     QFETCH(int, steps);
     const int workers = 2;
-    auto config = nn::ModelConfig::parse(kModel, "pa");
+    auto config = config::ModelConfig::parse(kModel, "pa");
     config.updater.kind = backend::UpdaterKind::Adam;
     config.updater.learning_rate = 0.01f;
     dist::ParameterAveraging master({1, 0, workers}, {frequency, true});
@@ -117,7 +117,7 @@ void TestParameterAveraging::replicas_equal_after_run() {
 // A worker whose backend failed (a GPU out of memory) never attaches and leaves through abort();
 // the last average, run by the barrier's completion, must not read the missing replica.
 void TestParameterAveraging::a_worker_failing_before_attach_ends_cleanly() {
-    const auto config = nn::ModelConfig::parse(kModel, "pa");
+    const auto config = config::ModelConfig::parse(kModel, "pa");
     dist::ParameterAveraging master({1, 0, 2}, {1, true});
     auto be = backend::create_backend("cpu", {1});
     nn::Network net(config, *be);

@@ -253,7 +253,7 @@ class TestSchedules : public QObject {
             nodes[r] = std::thread([&, r] {
                 std::ostringstream ev_out, log;
                 events::EventWriter ev(ev_out, r);
-                auto factory = [&, r](const nn::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
+                auto factory = [&, r](const config::ModelConfig& config) -> std::unique_ptr<train::TrainingMaster> {
                     auto gs = std::make_unique<dist::GradientSharing>(train::ClusterShape{2, r, 1}, config.param_count(), g,
                                                                       courier.outbox(r));
                     courier.attach(r, *gs, config.param_count());
