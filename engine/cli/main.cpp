@@ -173,14 +173,13 @@ int main(int argc, char** argv) {
     // Exactly one run_finished leaves the process, whether training, a failure or the stop
     // watch's deadline (stop_watch.h) ends the run.
     std::atomic<bool> finished_reported{false};
-    auto report_finished = [&](const std::string& status, nlohmann::json fields) {
+    auto report_finished = [&](events::RunFinished finished) {
         if (finished_reported.exchange(true)) return;
-        fields["status"] = status;
         // The process's own peak resident set, so benchmarks on machines without GNU time (the
         // lent GPU machines) still compare memory; Linux reports ru_maxrss in KiB.
         rusage usage{};
-        if (getrusage(RUSAGE_SELF, &usage) == 0) fields["peak_rss_mb"] = usage.ru_maxrss / 1024.0;
-        events.write("run_finished", std::move(fields));
+        if (getrusage(RUSAGE_SELF, &usage) == 0) finished.peak_rss_mb = usage.ru_maxrss / 1024.0;
+        events.emit(finished);
     };
     std::atomic<bool> stop_requested{false};
     std::optional<cli::StopWatch> stop_watch;  // declared before the session: it outlives it
@@ -196,12 +195,12 @@ int main(int argc, char** argv) {
                 t.stop = &stop_requested;
                 stop_watch.emplace(stop_requested, secret_stdin ? STDIN_FILENO : -1, [&](const std::string& why) {
                     events.warning(why + " and the run did not end within 3 s: ending the process now");
-                    report_finished("stopped", {{"iters", 0}, {"wall_s", events.seconds()}});
+                    report_finished({.status = "stopped", .iters = 0, .wall_s = events.seconds()});
                 }, std::chrono::milliseconds(3000),
                    std::chrono::milliseconds(static_cast<long long>(stdin_heartbeat_s * 1000)));
                 cli::ClusterSession session(cluster, t.cluster, events);
                 auto outcome = train::run_training(t, events, std::cerr, session.factory(strategy));
-                report_finished(outcome.status, std::move(outcome.fields));
+                report_finished(std::move(outcome.finished));
                 if (outcome.status == "stopped") {
                     stop_watch->wait_until_said(std::chrono::seconds(1));  // its line first, then ours
                     std::cerr << "thresher-engine: stopped (" << stop_watch->reason() << ")" << std::endl;
@@ -209,7 +208,7 @@ int main(int argc, char** argv) {
                 }
             } catch (const std::exception& e) {
                 events.error(e.what());
-                report_finished("failed", {{"iters", 0}, {"wall_s", events.seconds()}});
+                report_finished({.status = "failed", .iters = 0, .wall_s = events.seconds()});
                 throw;
             }
         } else if (eval_cmd->parsed()) {
