@@ -174,14 +174,13 @@ int main(int argc, char** argv) {
     // Exactly one run_finished leaves the process, whether training, a failure or the stop
     // deadline (stop_deadline.h) ends the run.
     std::atomic<bool> finished_reported{false};
-    auto report_finished = [&](const std::string& status, nlohmann::json fields) {
+    auto report_finished = [&](events::RunFinished finished) {
         if (finished_reported.exchange(true)) return;
-        fields["status"] = status;
         // The process's own peak resident set, so benchmarks on machines without GNU time (the
         // lent GPU machines) still compare memory; Linux reports ru_maxrss in KiB.
         rusage usage{};
-        if (getrusage(RUSAGE_SELF, &usage) == 0) fields["peak_rss_mb"] = usage.ru_maxrss / 1024.0;
-        events.write("run_finished", std::move(fields));
+        if (getrusage(RUSAGE_SELF, &usage) == 0) finished.peak_rss_mb = usage.ru_maxrss / 1024.0;
+        events.emit(finished);
     };
     std::atomic<bool> stop_requested{false};
     // Declared before the session, so both outlive it; the deadline before the requests that
@@ -203,7 +202,7 @@ int main(int argc, char** argv) {
                     // a full stderr): nothing may follow run_finished on stdout.
                     if (finished_reported) return;
                     events.warning(why + " and the run did not end within 3 s: ending the process now");
-                    report_finished("stopped", {{"iters", 0}, {"wall_s", events.seconds()}});
+                    report_finished({.status = "stopped", .iters = 0, .wall_s = events.seconds()});
                 });
                 cli::StopSources sources;
                 if (secret_stdin) {
@@ -214,7 +213,7 @@ int main(int argc, char** argv) {
                                       [&](const std::string& why) { stop_deadline->start(why); });
                 cli::ClusterSession session(cluster, t.cluster, events);
                 auto outcome = train::run_training(t, events, std::cerr, session.factory(strategy));
-                report_finished(outcome.status, std::move(outcome.fields));
+                report_finished(std::move(outcome.finished));
                 if (outcome.status == "stopped") {
                     stop_requests->wait_until_said(std::chrono::seconds(1));  // its line first, then ours
                     std::cerr << "thresher-engine: stopped (" << stop_requests->reason() << ")" << std::endl;
@@ -222,7 +221,7 @@ int main(int argc, char** argv) {
                 }
             } catch (const std::exception& e) {
                 events.error(e.what());
-                report_finished("failed", {{"iters", 0}, {"wall_s", events.seconds()}});
+                report_finished({.status = "failed", .iters = 0, .wall_s = events.seconds()});
                 throw;
             }
         } else if (eval_cmd->parsed()) {

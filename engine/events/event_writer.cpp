@@ -25,7 +25,5 @@ void EventWriter::write(std::string_view event, nlohmann::json fields) {
     out_.flush();
 }
 
-void EventWriter::warning(const std::string& message) { write("warning", {{"message", message}}); }
-void EventWriter::error(const std::string& message) { write("error", {{"message", message}}); }
 
 }  // namespace thresher::events

@@ -127,26 +127,24 @@ std::size_t count_of(const nlohmann::json& part, std::size_t i, std::size_t n) {
 
 }  // namespace
 
-nlohmann::json merge_evaluation_parts(const std::vector<nlohmann::json>& parts) {
-    nlohmann::json merged = parts.front();
-    if (!merged.contains("confusion")) return merged;
+std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlohmann::json>& parts) {
+    if (!parts.front().contains("confusion")) return std::nullopt;
     const std::size_t n = parts.size();
-    auto total = eval::ClassificationEvaluator::from_json(parts.front());
-    double loss_sum = loss_sum_of(parts.front(), 0, n);
-    std::size_t count = count_of(parts.front(), 0, n);
+    EvaluationResult merged;
+    auto& total = merged.classification.emplace(eval::ClassificationEvaluator::from_json(parts.front()));
+    merged.loss_sum = loss_sum_of(parts.front(), 0, n);
+    merged.count = count_of(parts.front(), 0, n);
     for (std::size_t i = 1; i < n; ++i) {
         try {
             total.merge(eval::ClassificationEvaluator::from_json(parts[i]));
         } catch (const Error& e) {
             bad_part(i, n, e.what());
         }
-        loss_sum += loss_sum_of(parts[i], i, n);
-        count += count_of(parts[i], i, n);
+        merged.loss_sum += loss_sum_of(parts[i], i, n);
+        merged.count += count_of(parts[i], i, n);
     }
-    const bool binary = parts.front().contains("auc_hist");
-    merged = total.to_json();
-    if (binary) {
-        auto scores = eval::BinaryScores::from_json(parts.front()["auc_hist"]);
+    if (parts.front().contains("auc_hist")) {
+        auto& scores = merged.binary.emplace(eval::BinaryScores::from_json(parts.front()["auc_hist"]));
         for (std::size_t i = 1; i < n; ++i) {
             const auto it = parts[i].find("auc_hist");
             if (it == parts[i].end()) bad_part(i, n, "no \"auc_hist\" (a binary classifier's score histogram)");
@@ -156,12 +154,19 @@ nlohmann::json merge_evaluation_parts(const std::vector<nlohmann::json>& parts) 
                 bad_part(i, n, e.what());
             }
         }
-        add_binary_fields(merged, total, scores);
     }
-    merged["loss_sum"] = loss_sum;
-    merged["count"] = count;
-    merged["loss"] = count ? loss_sum / static_cast<double>(count) : 0.0;
+    merged.loss = merged.count ? merged.loss_sum / static_cast<double>(merged.count) : 0.0;
     return merged;
+}
+
+nlohmann::json merge_evaluation_parts(const std::vector<nlohmann::json>& parts) {
+    const auto merged = merge_classification_parts(parts);
+    if (!merged) return parts.front();
+    nlohmann::json j = merged->to_json();
+    j.erase("auc_hist");  // the merged AUC is what a reader wants, not the histogram
+    j["loss_sum"] = merged->loss_sum;
+    j["count"] = merged->count;
+    return j;
 }
 
 }  // namespace thresher::train

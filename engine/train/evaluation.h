@@ -38,6 +38,8 @@ void add_binary_fields(nlohmann::json& j, const eval::ClassificationEvaluator&, 
 // are not sharded: the controller's own result stands). Throws thresher::Error naming the part
 // when one does not merge (another class count, missing or mistyped counts, an overflow).
 nlohmann::json merge_evaluation_parts(const std::vector<nlohmann::json>& parts);
+// The same merge, typed, for the epoch_end event; nullopt for a regression set's parts.
+std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlohmann::json>& parts);
 
 // `limit` > 0 evaluates only the first `limit` samples. With `shards` > 1 only samples
 // i ≡ shard (mod shards) are evaluated: each node takes one shard, and the merged counts are

@@ -79,6 +79,38 @@ void record_failure(Run& run) {
     run.failed = true;
 }
 
+// The evaluation's metrics in an epoch_end event (the evaluators' own accessors, not their JSON).
+void put_metrics(events::EpochEnd& e, const EvaluationResult& r) {
+    if (r.classification) {
+        const auto& c = *r.classification;
+        auto& f = e.classification.emplace();
+        f.accuracy = c.accuracy();
+        // A binary classifier reports class 1 (DL4J's binary evaluation), others macro averages.
+        f.precision = r.binary ? c.precision(1) : c.macro_precision();
+        f.recall = r.binary ? c.recall(1) : c.macro_recall();
+        f.f1 = r.binary ? c.f1(1) : c.macro_f1();
+        for (int a = 0; a < c.num_classes(); ++a) {
+            auto& row = f.confusion.emplace_back();
+            for (int p = 0; p < c.num_classes(); ++p) row.push_back(c.confusion(a, p));
+        }
+        if (r.binary) f.auc = r.binary->auc();
+    } else if (r.regression) {
+        const auto& g = *r.regression;
+        auto& f = e.regression.emplace();
+        f.columns = g.columns();
+        for (std::size_t c = 0; c < g.columns(); ++c) {
+            f.mse.push_back(g.mse(c));
+            f.mae.push_back(g.mae(c));
+            f.r2.push_back(g.r2(c));
+        }
+        f.average_mse = g.average_mse();
+        f.average_mae = g.average_mae();
+        f.average_r2 = g.average_r2();
+    }
+    e.eval_loss = r.loss;
+    e.count = r.count;
+}
+
 void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_loss, long epoch_samples,
                          const nn::TrainingPosition& pos) {
     const data::Dataset& eval_set = run.data.has_test ? run.data.test : run.data.train;
@@ -90,27 +122,28 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
                                  sharded ? merger.shards : 1);
     if (!run.o.save_path.empty())
         nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform});
-    nlohmann::json fields = result.to_json();
-    fields["loss_sum"] = result.loss_sum;
-    fields["count"] = result.count;
+    events::EpochEnd e;
+    std::optional<EvaluationResult> merged;
     if (merger.gather) {
-        auto parts = merger.gather(epoch, fields);
+        nlohmann::json part = result.to_json();  // what the nodes exchange (evaluation_payload.h)
+        part["loss_sum"] = result.loss_sum;
+        part["count"] = result.count;
+        auto parts = merger.gather(epoch, part);
         if (!parts) return;  // another node reports for the cluster
-        fields = merge_evaluation_parts(*parts);
-        fields["nodes_evaluated"] = parts->size();
+        merged = merge_classification_parts(*parts);  // a regression set is not sharded: ours stands
+        e.nodes_evaluated = parts->size();
     }
-    fields["eval_start_s"] = eval_start_s;
-    fields["eval_ms"] = ms_since(eval_began);
-    fields["eval_loss"] = fields["loss"];
-    fields["epoch"] = epoch;
-    fields["loss"] = epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0;
-    fields["eval_set"] = run.data.has_test ? "test" : "train";
-    fields.erase("loss_sum");
-    fields.erase("auc_hist");  // merged above; the event keeps the AUC
-    run.ev.write("epoch_end", fields);
-    if (fields.contains("confusion"))
-        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << " (" << fields["eval_set"].get<std::string>()
-                << " set)\n" << eval::ClassificationEvaluator::from_json(fields).confusion_table() << "\n";
+    const EvaluationResult& reported = merged ? *merged : result;
+    put_metrics(e, reported);
+    e.eval_start_s = eval_start_s;
+    e.eval_ms = ms_since(eval_began);
+    e.epoch = epoch;
+    e.loss = epoch_samples ? epoch_loss / static_cast<double>(epoch_samples) : 0.0;
+    e.eval_set = run.data.has_test ? "test" : "train";
+    run.ev.emit(e);
+    if (reported.classification)
+        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << " (" << e.eval_set << " set)\n"
+                << reported.classification->confusion_table() << "\n";
     else if (result.regression)
         run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << result.regression->summary() << "\n";
 }
@@ -176,7 +209,8 @@ void train_replica(Run& run, int local, nn::Network& net) {
             const int count = static_cast<int>(batch.count);
             // Messages from the other workers go in just before the gradient, so that it sees
             // every update that has arrived (and, with a staleness bound, those it must see).
-            nlohmann::json fields = master.before_gradient(local, pos.iterations);
+            events::Iteration it;
+            it.master = master.before_gradient(local, pos.iterations);
             const double lr = net.learning_rate(pos.iterations);  // what this step's update uses
             const double receive_ms = ms_since(t1);
             const auto t2 = Clock::now();
@@ -197,7 +231,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
             }
             const double compute_ms = ms_since(t2);
             const auto t3 = Clock::now();
-            fields.update(master.step(local, pos.iterations, count > 0));
+            it.master.update(master.step(local, pos.iterations, count > 0));
             const double step_ms = ms_since(t3);
             if (host_memory) check_finite(net.params(), net.config(), "parameter", worker, pos.iterations);
             const double iter_ms = ms_since(t1);
@@ -208,22 +242,22 @@ void train_replica(Run& run, int local, nn::Network& net) {
             samples_total += count;
             epoch_loss += loss * count;
             epoch_samples += count;
-            fields["worker"] = worker;
-            fields["epoch"] = epoch;
-            fields["iter"] = pos.iterations;
-            fields["loss"] = loss;
-            fields["lr"] = lr;
-            fields["iter_ms"] = iter_ms;
-            fields["etl_ms"] = etl_ms;
-            fields["start_s"] = start_s;
-            fields["receive_ms"] = receive_ms;
-            fields["compute_ms"] = compute_ms;
-            fields["step_ms"] = step_ms;
-            fields["cpu_ms"] = process_cpu_ms();
-            fields["samples"] = samples_total;
-            fields["samples_per_s"] = count / ((iter_ms + etl_ms) / 1000.0);
-            fields.update(master.traffic());
-            run.ev.write("iteration", fields);
+            it.worker = worker;
+            it.epoch = epoch;
+            it.iter = pos.iterations;
+            it.loss = loss;
+            it.lr = lr;
+            it.iter_ms = iter_ms;
+            it.etl_ms = etl_ms;
+            it.start_s = start_s;
+            it.receive_ms = receive_ms;
+            it.compute_ms = compute_ms;
+            it.step_ms = step_ms;
+            it.cpu_ms = process_cpu_ms();
+            it.samples = samples_total;
+            it.samples_per_s = count / ((iter_ms + etl_ms) / 1000.0);
+            it.traffic = master.traffic();
+            run.ev.emit(it);
         }
         pos.epochs_done = epoch + 1;
         // Local worker 0 speaks for the node: it evaluates its replica (the others keep training).
@@ -341,24 +375,25 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     log << run.config.summary() << "backend: " << info.name << " (" << info.detail << "), " << W << " worker(s) on this node\n"
         << "data: " << run.data.train.name << " (" << run.data.train.count << " training samples"
         << (run.data.has_test ? ", " + std::to_string(run.data.test.count) + " test samples" : std::string()) << ")\n";
-    nlohmann::json started{{"run", run.config.name},
-                           {"nodes", o.cluster.nodes},
-                           {"workers", o.cluster.total_workers()},
-                           {"workers_per_node", W},
-                           {"params", run.config.param_count()},
-                           {"strategy", master->strategy()},
-                           {"backend", info.name},
-                           {"backend_detail", info.detail},
-                           {"devices", worker_devices(o.device, W)},
-                           {"model", run.config.name},
-                           {"epochs", o.epochs},
-                           {"start_epoch", run.start.epochs_done},
-                           {"start_iter", run.start.iterations + run.skip},
-                           {"joined", run.joined.has_value()},
-                           {"batch", o.batch},
-                           {"train_samples", o.train_limit ? std::min(o.train_limit, run.data.train.count) : run.data.train.count}};
-    started.update(master->run_fields());
-    ev.write("run_started", started);
+    events::RunStarted started;
+    started.run = run.config.name;
+    started.nodes = o.cluster.nodes;
+    started.workers = o.cluster.total_workers();
+    started.workers_per_node = W;
+    started.params = run.config.param_count();
+    started.strategy = master->strategy();
+    started.backend = info.name;
+    started.backend_detail = info.detail;
+    started.devices = worker_devices(o.device, W);
+    started.model = run.config.name;
+    started.epochs = o.epochs;
+    started.start_epoch = run.start.epochs_done;
+    started.start_iter = run.start.iterations + run.skip;
+    started.joined = run.joined.has_value();
+    started.batch = o.batch;
+    started.train_samples = o.train_limit ? std::min(o.train_limit, run.data.train.count) : run.data.train.count;
+    started.topology = master->topology();
+    ev.emit(started);
 
     std::vector<std::thread> threads_;
     for (int w = 0; w < W; ++w)
@@ -366,11 +401,8 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     for (auto& t : threads_) o.clock->join(t);
     if (run.error) std::rethrow_exception(run.error);
     const double wall = std::chrono::duration<double>(Clock::now() - run.began).count();
-    if (run.stopped) {
-        nlohmann::json fields{{"iters", run.iterations.load()}, {"wall_s", wall}};
-        fields.update(master->traffic());
-        return {"stopped", fields};
-    }
+    if (run.stopped)
+        return {"stopped", {.status = "stopped", .iters = run.iterations.load(), .wall_s = wall, .traffic = master->traffic()}};
     long iters = 0;
     {
         data::BatchPlan plan;
@@ -380,10 +412,12 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         iters = static_cast<long>(data::batches_per_epoch(run.data.train, plan)) * (o.epochs - run.start.epochs_done) +
                 run.start.iterations;
     }
-    nlohmann::json finished{{"iters", iters}, {"wall_s", wall}};
-    finished.update(master->traffic());  // the node's totals, after the final drain
-    finished.update(master->finish_fields());
-    return {"ok", finished};
+    return {"ok",
+            {.status = "ok",
+             .iters = iters,
+             .wall_s = wall,
+             .traffic = master->traffic(),  // the node's totals, after the final drain
+             .reconcile = master->reconcile_report()}};
 }
 
 }  // namespace thresher::train

@@ -43,11 +43,12 @@ struct TrainOptions {
 };
 
 // How a run ended, for the caller's run_finished event: status "ok" (every epoch done) or
-// "stopped" (TrainOptions::stop), and the event's other fields (iters, wall_s, traffic totals).
-// The caller writes the event so that exactly one run_finished leaves the process whoever ends it.
+// "stopped" (TrainOptions::stop), and the event itself (iters, wall_s, traffic totals, the
+// reconcile's report; finished.status is `status`). The caller writes the event so that exactly
+// one run_finished leaves the process whoever ends it.
 struct TrainingOutcome {
     std::string status;
-    nlohmann::json fields;
+    events::RunFinished finished;
 };
 
 // Builds the master once the model is known (it needs the parameter count, for example).

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "events/events.h"
 #include "nn/network.h"
 
 namespace thresher::train {
@@ -54,11 +55,11 @@ public:
     // Just before compute_gradients of `iteration` (also when the worker has no batch): where
     // gradient sharing applies the messages that have arrived, and waits for those its staleness
     // bound says the gradient must see. Returns fields for the iteration event.
-    virtual nlohmann::json before_gradient(int local, long iteration) { return nlohmann::json::object(); }
+    virtual events::MasterPhases before_gradient(int local, long iteration) { return {}; }
     // After compute_gradients (had_batch) or in place of it when the worker's shard ran out at the
     // end of an epoch (!had_batch: every worker still takes part in synchronous steps). Returns
     // fields for the iteration event (encode_ms, threshold, density, ...).
-    virtual nlohmann::json step(int local, long iteration, bool had_batch) = 0;
+    virtual events::MasterPhases step(int local, long iteration, bool had_batch) = 0;
     // Called by each local worker when training ends; returns when its replica holds every
     // update the run made (gradient sharing drains, averaging does a last average).
     virtual void finish(int local) = 0;
@@ -69,17 +70,20 @@ public:
     // which must go before the backend that allocated it.
     virtual void release(int local) {}
     // Cumulative traffic of this node (bytes_tx/bytes_rx, dropped, retransmitted) for events.
-    nlohmann::json traffic() const {
-        return traffic_source_ ? traffic_source_() : nlohmann::json{{"bytes_tx", 0}, {"bytes_rx", 0}};
-    }
+    events::Traffic traffic() const { return traffic_source_ ? traffic_source_() : events::Traffic{}; }
     // Where traffic() reads from: the node's link to other nodes, when there is one.
-    void set_traffic_source(std::function<nlohmann::json()> source) { traffic_source_ = std::move(source); }
-    // Fields the run_finished event adds once training is over (the final reconcile's report).
-    nlohmann::json finish_fields() const { return finish_source_ ? finish_source_() : nlohmann::json::object(); }
-    void set_finish_source(std::function<nlohmann::json()> source) { finish_source_ = std::move(source); }
-    // Fields the run_started event adds about how this master runs (e.g. the cluster topology).
-    void set_run_fields(nlohmann::json fields) { run_fields_ = std::move(fields); }
-    const nlohmann::json& run_fields() const { return run_fields_; }
+    void set_traffic_source(std::function<events::Traffic()> source) { traffic_source_ = std::move(source); }
+    // What the run_finished event adds once training is over: the final reconcile's report, if
+    // there was one.
+    std::optional<events::ReconcileReport> reconcile_report() const {
+        return finish_source_ ? finish_source_() : std::nullopt;
+    }
+    void set_finish_source(std::function<std::optional<events::ReconcileReport>()> source) {
+        finish_source_ = std::move(source);
+    }
+    // The cluster topology the run_started event names (multi-node runs).
+    void set_topology(std::string name) { topology_ = std::move(name); }
+    const std::optional<std::string>& topology() const { return topology_; }
     // Where a master's warnings go (the run's `warning` events); unset: nowhere.
     void set_warning_sink(std::function<void(const std::string&)> sink) { warning_sink_ = std::move(sink); }
 
@@ -115,9 +119,9 @@ protected:
 
 private:
     std::function<void(const std::string&)> warning_sink_;
-    std::function<nlohmann::json()> traffic_source_;
-    std::function<nlohmann::json()> finish_source_;
-    nlohmann::json run_fields_ = nlohmann::json::object();
+    std::function<events::Traffic()> traffic_source_;
+    std::function<std::optional<events::ReconcileReport>()> finish_source_;
+    std::optional<std::string> topology_;
     EvaluationMerger merger_;
     Membership membership_;
 };
@@ -127,12 +131,12 @@ class LocalMaster final : public TrainingMaster {
 public:
     std::string strategy() const override { return "single"; }
     void attach(int, nn::Network& net) override { net_ = &net; }
-    nlohmann::json step(int, long iteration, bool had_batch) override {
+    events::MasterPhases step(int, long iteration, bool had_batch) override {
         if (had_batch) {
             net_->compute_update(iteration);
             net_->apply_update();
         }
-        return nlohmann::json::object();
+        return {};
     }
     void finish(int) override {}
 

@@ -148,7 +148,7 @@ void GradientSharing::attach(int local, nn::Network& net) {
                     if (ready) {
                         const auto ts = std::chrono::steady_clock::now();
                         publish(local, iteration, ready);
-                        result.fields["send_ms"] = ms_between(ts, std::chrono::steady_clock::now());
+                        result.fields.send_ms = ms_between(ts, std::chrono::steady_clock::now());
                     } else {
                         result = encode_and_publish(w, local, iteration, w.update.data(), /*publish_now=*/true);
                     }
@@ -244,7 +244,7 @@ void GradientSharing::set_node_waited(int node, bool waited) {
     }
 }
 
-nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
+events::MasterPhases GradientSharing::before_gradient(int local, long iteration) {
     Worker& w = *workers_.at(static_cast<std::size_t>(local));
     DrainStats stats = drain(w, iteration);
     if (drain_observer_) drain_observer_(local, iteration);
@@ -283,12 +283,14 @@ nlohmann::json GradientSharing::before_gradient(int local, long iteration) {
     w.ready = now;
     // decode_ms and messages_applied give the per-message decode cost in DL4J's scalability
     // estimate iter / (iter + encode + decode × workers + overhead), which the app plots.
-    return {{"decode_ms", stats.ms},
-            {"messages_applied", stats.messages},
-            {"lag_max", stats.lag_max},
-            {"lag_mean", stats.messages ? stats.lag_sum / static_cast<double>(stats.messages) : 0.0},
-            {"wait_ms", wait_ms},
-            {"wait_timeouts", w.timeouts}};
+    events::MasterPhases fields;
+    fields.decode_ms = stats.ms;
+    fields.messages_applied = stats.messages;
+    fields.lag_max = stats.lag_max;
+    fields.lag_mean = stats.messages ? stats.lag_sum / static_cast<double>(stats.messages) : 0.0;
+    fields.wait_ms = wait_ms;
+    fields.wait_timeouts = w.timeouts;
+    return fields;
 }
 
 void GradientSharing::report_silent(Worker& w, int local, long iteration, const std::vector<int>& silent,
@@ -339,12 +341,12 @@ void GradientSharing::update_ceiling(Worker& w, long iteration) {
     }
 }
 
-nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) {
+events::MasterPhases GradientSharing::step(int local, long iteration, bool had_batch) {
     Worker& w = *workers_.at(static_cast<std::size_t>(local));
     double comm_wait_ms = 0.0;
     // Overlap: the previous step's message is applied now (its encoding ran beside this gradient).
     const bool overlap = options_.overlap != GradientSharingOptions::Overlap::Off;
-    nlohmann::json previous = overlap ? settle(w, comm_wait_ms) : nlohmann::json::object();
+    events::MasterPhases previous = overlap ? settle(w, comm_wait_ms) : events::MasterPhases{};
     if (!had_batch) {
         // Its shard ran out: it still sends an (empty) message for this iteration, so the others
         // can count on one message per worker and iteration.
@@ -353,8 +355,8 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
         empty->threshold = 1.f;
         const auto sent = std::chrono::steady_clock::now();
         publish(local, iteration, empty);
-        previous["send_ms"] = ms_between(sent, std::chrono::steady_clock::now());
-        if (overlap) previous["comm_wait_ms"] = comm_wait_ms;
+        previous.send_ms = ms_between(sent, std::chrono::steady_clock::now());
+        if (overlap) previous.comm_wait_ms = comm_wait_ms;
         return previous;
     }
     nn::Network& net = *w.net;
@@ -374,17 +376,17 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
             w.job_pending = true;
         }
         clock_->notify_all(w.comm_changed);
-        previous["updater_ms"] = ms_between(tu, t0);
-        previous["comm_wait_ms"] = comm_wait_ms;
-        previous["overlapped"] = true;
+        previous.updater_ms = ms_between(tu, t0);
+        previous.comm_wait_ms = comm_wait_ms;
+        previous.overlapped = true;
         return previous;
     }
     Encoded e = encode_and_publish(w, local, iteration, u, /*publish_now=*/false);
     const auto ta = std::chrono::steady_clock::now();
     w.codec->apply(*e.message, net.params(), -1.f);
     const auto ts = std::chrono::steady_clock::now();
-    e.fields["updater_ms"] = ms_between(tu, t0);
-    e.fields["apply_ms"] = ms_between(ta, ts);
+    e.fields.updater_ms = ms_between(tu, t0);
+    e.fields.apply_ms = ms_between(ta, ts);
     if (overlap) {
         // Send: the communicator publishes it while the next gradient is computed (settle above
         // made sure it is idle). The event reports the previous message's send_ms.
@@ -395,13 +397,13 @@ nlohmann::json GradientSharing::step(int local, long iteration, bool had_batch) 
             w.job_pending = true;
         }
         clock_->notify_all(w.comm_changed);
-        e.fields["comm_wait_ms"] = comm_wait_ms;
-        e.fields["send_async"] = true;
-        if (previous.contains("send_ms")) e.fields["send_ms"] = previous["send_ms"];
+        e.fields.comm_wait_ms = comm_wait_ms;
+        e.fields.send_async = true;
+        if (previous.send_ms) e.fields.send_ms = previous.send_ms;
         return e.fields;
     }
     publish(local, iteration, e.message);
-    e.fields["send_ms"] = ms_between(ts, std::chrono::steady_clock::now());
+    e.fields.send_ms = ms_between(ts, std::chrono::steady_clock::now());
     return e.fields;
 }
 
@@ -448,25 +450,26 @@ GradientSharing::Encoded GradientSharing::encode_and_publish(Worker& w, int loca
             warn(m.str());
         }
     }
-    nlohmann::json fields{{"encode_ms", encode_ms},
-                          {"threshold", tau},
-                          {"density", w.last_density},
-                          {"message_bytes", encoded_bytes(*message)},
-                          {"encoding", message->format == EncodedUpdate::Format::Sparse ? "sparse" : "bitmap"}};
+    events::MasterPhases fields;
+    fields.encode_ms = encode_ms;
+    fields.threshold = tau;
+    fields.density = w.last_density;
+    fields.message_bytes = encoded_bytes(*message);
+    fields.encoding = message->format == EncodedUpdate::Format::Sparse ? "sparse" : "bitmap";
     if (options_.debug_stats) {
         const auto r = w.codec->residual();
         const auto s = residual_stats(r.data(), n_, tau);
-        fields["residual"] = {{"mean_abs", s.mean_abs}, {"max_abs", s.max_abs}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
+        fields.residual = events::ResidualFields{s.mean_abs, s.max_abs, s.p50, s.p90, s.p99};
     }
     if (publish_now) {
         const auto ts = std::chrono::steady_clock::now();
         publish(local, iteration, message);
-        fields["send_ms"] = ms_between(ts, std::chrono::steady_clock::now());
+        fields.send_ms = ms_between(ts, std::chrono::steady_clock::now());
     }
     return {message, fields};
 }
 
-nlohmann::json GradientSharing::settle(Worker& w, double& waited_ms) {
+events::MasterPhases GradientSharing::settle(Worker& w, double& waited_ms) {
     const auto t0 = std::chrono::steady_clock::now();
     std::unique_lock lock(w.comm_mutex);
     // Encoding one message takes milliseconds; a minute means the communicator is stuck.
@@ -475,7 +478,7 @@ nlohmann::json GradientSharing::settle(Worker& w, double& waited_ms) {
                     std::to_string(w.job_iteration) + " within 60 s");
     waited_ms = ms_between(t0, std::chrono::steady_clock::now());
     if (w.comm_error) std::rethrow_exception(std::exchange(w.comm_error, nullptr));
-    if (!w.job_done) return nlohmann::json::object();
+    if (!w.job_done) return {};
     w.job_done = false;
     Encoded done = std::move(w.result);
     const long encoded_iter = w.job_iteration;
@@ -483,9 +486,9 @@ nlohmann::json GradientSharing::settle(Worker& w, double& waited_ms) {
     if (!done.message) return done.fields;  // Send: published, applied at its own step already
     const auto ta = std::chrono::steady_clock::now();
     w.codec->apply(*done.message, w.net->params(), -1.f);
-    done.fields["apply_ms"] = ms_between(ta, std::chrono::steady_clock::now());
+    done.fields.apply_ms = ms_between(ta, std::chrono::steady_clock::now());
     // The fields of the step that made the message (one iteration earlier than the event).
-    done.fields["encoded_iter"] = encoded_iter;
+    done.fields.encoded_iter = encoded_iter;
     return done.fields;
 }
 

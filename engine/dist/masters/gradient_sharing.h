@@ -92,8 +92,8 @@ public:
 
     std::string strategy() const override { return "gradient-sharing"; }
     void attach(int local, nn::Network&) override;
-    nlohmann::json before_gradient(int local, long iteration) override;
-    nlohmann::json step(int local, long iteration, bool had_batch) override;
+    events::MasterPhases before_gradient(int local, long iteration) override;
+    events::MasterPhases step(int local, long iteration, bool had_batch) override;
     void finish(int local) override;
     void abort(int local) override;
 
@@ -147,14 +147,14 @@ private:
     // The encoding half of a step (residual → message, published), on whichever thread runs it.
     struct Encoded {
         Message message;
-        nlohmann::json fields;
+        events::MasterPhases fields;
     };
     Encoded encode_and_publish(Worker& w, int local, long iteration, const float* u, bool publish_now);
     void update_ceiling(Worker& w, long iteration);
     // Overlap: waits for the worker's communicator to finish its job, applies that job's message
     // to the replica and returns its fields (nothing pending: empty); the time waited goes in
     // `waited_ms`.
-    nlohmann::json settle(Worker& w, double& waited_ms);
+    events::MasterPhases settle(Worker& w, double& waited_ms);
     void stop_communicators();
     void stop_communicator(Worker&);
 

@@ -255,14 +255,10 @@ void NodeLink::handle_control(const Message& m) {
     }
 }
 
-nlohmann::json NodeLink::traffic() const {
+events::Traffic NodeLink::traffic() const {
     const auto s = transport_->stats();
     const std::uint64_t bulk_tx = bulk_ ? bulk_->bytes_tx() : 0, bulk_rx = bulk_ ? bulk_->bytes_rx() : 0;
-    return {{"bytes_tx", s.bytes_tx + bulk_tx},
-            {"bytes_rx", s.bytes_rx + bulk_rx},
-            {"dropped", s.dropped_total()},
-            {"retransmitted", s.retransmitted},
-            {"relayed", relayed_.load()}};
+    return {s.bytes_tx + bulk_tx, s.bytes_rx + bulk_rx, s.dropped_total(), s.retransmitted, relayed_.load()};
 }
 
 }  // namespace thresher::dist

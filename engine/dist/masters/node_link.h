@@ -135,7 +135,7 @@ public:
     // After reconcile(): {"reconcile_gap": the largest |θ − average| over this node's replicas
     // before the reconcile, "reconcile_gap_at": where (when not 0)}; empty before, or when the
     // reconcile did not happen. For the run_finished event.
-    nlohmann::json reconcile_report() const;
+    std::optional<events::ReconcileReport> reconcile_report() const;
 
     // Parameter averaging: this node's sums in, the cluster's sums out (via node 0).
     ParameterAveraging::Reducer reducer();
@@ -147,7 +147,7 @@ public:
     // How messages travel (before start(); mesh unless set).
     void set_topology(const Topology&);
 
-    nlohmann::json traffic() const;
+    events::Traffic traffic() const;
     Transport& transport() { return *transport_; }
     std::uint64_t rejected_updates() const { return rejected_; }
 
@@ -237,7 +237,7 @@ private:
     // The last round this node sent results in, and the nodes that have not confirmed it yet.
     std::uint64_t last_round_ = ~std::uint64_t{0};
     std::vector<int> unconfirmed_;
-    nlohmann::json reconcile_report_ = nlohmann::json::object();
+    std::optional<events::ReconcileReport> reconcile_report_;
     // Joining.
     bool join_mid_run_ = true;
     std::chrono::milliseconds join_wait_{30000};

@@ -22,11 +22,7 @@ void NodeLink::joined(int node, int epoch, long iteration, bool rejoin, bool ser
                                 std::to_string(epoch) + " iteration " + std::to_string(iteration) +
                                 ", parameters from the controller";
     if (events_)
-        events_->write("node_joined", {{"joined_node", node},
-                                       {"epoch", epoch},
-                                       {"iter", iteration},
-                                       {"rejoin", rejoin},
-                                       {"message", message}});
+        events_->emit(events::NodeJoined{node, epoch, iteration, rejoin, message});
     // A node that died and came back is worth the user's attention; a late starter is not.
     if (rejoin) warn(message);
     clock_->notify_all(changed_);
@@ -218,15 +214,11 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
     const std::vector<std::uint8_t> note = pack_control(joined_note);
     for (int node : tell) transport_->send(node, MessageType::Control, note);
     if (events_)
-        events_->write("node_joined",
-                       {{"joined_node", cluster_.node_rank},
-                        {"epoch", pos.epoch},
-                        {"iter", pos.iteration},
-                        {"rejoin", reply.rejoin},
-                        {"message", "this node (node " + std::to_string(cluster_.node_rank) + ")" +
-                                        (reply.rejoin ? " rejoined" : " joined") + " the running cluster at epoch " +
-                                        std::to_string(pos.epoch) + " iteration " + std::to_string(pos.iteration) +
-                                        ", parameters from the controller"}});
+        events_->emit(events::NodeJoined{cluster_.node_rank, pos.epoch, pos.iteration, reply.rejoin,
+                                         "this node (node " + std::to_string(cluster_.node_rank) + ")" +
+                                                 (reply.rejoin ? " rejoined" : " joined") + " the running cluster at epoch " +
+                                                 std::to_string(pos.epoch) + " iteration " + std::to_string(pos.iteration) +
+                                                 ", parameters from the controller"});
     return std::move(reply.state);
 }
 

@@ -53,13 +53,13 @@ void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
             }
     }
     for (auto* net : replicas) net->set_params(mean);
-    nlohmann::json report{{"reconcile_gap", gap}};
-    if (gap > 0) report["reconcile_gap_at"] = train::describe_parameter(replicas.front()->config(), where);
+    events::ReconcileReport report{gap, std::nullopt};
+    if (gap > 0) report.at = train::describe_parameter(replicas.front()->config(), where);
     std::lock_guard lock(mutex_);
     reconcile_report_ = std::move(report);
 }
 
-nlohmann::json NodeLink::reconcile_report() const {
+std::optional<events::ReconcileReport> NodeLink::reconcile_report() const {
     std::lock_guard lock(mutex_);
     return reconcile_report_;
 }

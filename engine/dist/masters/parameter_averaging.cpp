@@ -72,7 +72,7 @@ void ParameterAveraging::average() {
     local_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count() - exchange_ms;
 }
 
-nlohmann::json ParameterAveraging::step(int local, long iteration, bool had_batch) {
+events::MasterPhases ParameterAveraging::step(int local, long iteration, bool had_batch) {
     nn::Network& net = *nets_.at(static_cast<std::size_t>(local));
     const auto tu = std::chrono::steady_clock::now();
     if (had_batch) {
@@ -80,14 +80,15 @@ nlohmann::json ParameterAveraging::step(int local, long iteration, bool had_batc
         net.apply_update();
     }
     long& since = since_average_[static_cast<std::size_t>(local)];
-    nlohmann::json fields = {{"updater_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tu).count()}};
+    events::MasterPhases fields;
+    fields.updater_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tu).count();
     if (++since >= options_.frequency) {
         const auto t0 = std::chrono::steady_clock::now();
         clock_->idle_while([&] { barrier_.arrive_and_wait(); });
         if (error_) std::rethrow_exception(error_);
         since = 0;
-        fields["average_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        fields["average_local_ms"] = local_ms_;  // written by the completion step, before the barrier released us
+        fields.average_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        fields.average_local_ms = local_ms_;  // written by the completion step, before the barrier released us
     }
     return fields;
 }

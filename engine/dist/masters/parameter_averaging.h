@@ -34,7 +34,7 @@ public:
 
     std::string strategy() const override { return "parameter-averaging"; }
     void attach(int local, nn::Network&) override;
-    nlohmann::json step(int local, long iteration, bool had_batch) override;
+    events::MasterPhases step(int local, long iteration, bool had_batch) override;
     void finish(int local) override;
     void abort(int local) override;
 

@@ -113,7 +113,7 @@ NodeRun run_node(const Scenario& s, Clock& clock, const QString& dir, int rank, 
         t.clock = &clock;
         auto outcome = train::run_training(t, events, log, node.factory());
         out.status = outcome.status;
-        if (node.link()) out.traffic = node.link()->traffic();
+        if (node.link()) out.traffic = events::to_json(node.link()->traffic());
     } catch (const std::exception& e) {
         out.status = "failed";
         out.error = e.what();

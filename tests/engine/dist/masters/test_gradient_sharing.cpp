@@ -58,7 +58,7 @@ Result train_workers(int workers, int steps, dist::GradientSharingOptions option
             for (int b = 0; b < 6; ++b) sample(100000 * w + 6 * s + b, &x[b * 8], &t[b * 4]);
             master.before_gradient(w, s);
             net.compute_gradients(x.data(), t.data(), 6, 0);
-            density[w] += master.step(w, s, true).value("density", 0.0) / steps;
+            density[w] += master.step(w, s, true).density.value_or(0.0) / steps;
             // Uneven speeds: the workers interleave differently on every run.
             if ((s + w) % 7 == 0) std::this_thread::yield();
         }
@@ -195,10 +195,10 @@ void TestGradientSharing::overlap_reports_the_previous_step() {
         master.before_gradient(0, s);
         net.compute_gradients(x.data(), t.data(), 6, 0);
         const auto fields = master.step(0, s, true);
-        QCOMPARE(fields.value("overlapped", false), true);
-        QVERIFY(fields.contains("updater_ms") && fields.contains("comm_wait_ms"));
-        if (s == 0) QVERIFY(!fields.contains("encode_ms"));
-        else QCOMPARE(fields.value("encoded_iter", -1L), long(s - 1));
+        QCOMPARE(fields.overlapped.value_or(false), true);
+        QVERIFY(fields.updater_ms && fields.comm_wait_ms);
+        if (s == 0) QVERIFY(!fields.encode_ms);
+        else QCOMPARE(fields.encoded_iter.value_or(-1L), long(s - 1));
     }
     master.finish(0);
     QCOMPARE(master.accounting(0).messages, 5L);
@@ -242,10 +242,10 @@ void TestGradientSharing::a_hole_costs_one_wait() {
         for (int b = 0; b < 6; ++b) sample(6 * s + b, &x[b * 8], &t[b * 4]);
         if (s == 10) master.deliver_remote(1, 9, message(0.001f));
         const auto fields = master.before_gradient(0, s);
-        timeouts = fields.value("wait_timeouts", -1L);
-        qInfo("gradient %ld: waited %.1f ms, timeouts %ld, applied %ld", s, fields.value("wait_ms", 0.0), timeouts,
-              fields.value("messages_applied", 0L));
-        if (s == 9) QCOMPARE(fields.value("messages_applied", 0L), 1L);  // the held one, now due
+        timeouts = fields.wait_timeouts.value_or(-1L);
+        qInfo("gradient %ld: waited %.1f ms, timeouts %ld, applied %ld", s, fields.wait_ms.value_or(0.0), timeouts,
+              fields.messages_applied.value_or(0L));
+        if (s == 9) QCOMPARE(fields.messages_applied.value_or(0L), 1L);  // the held one, now due
         net.compute_gradients(x.data(), t.data(), 6, 0);
         master.step(0, s, true);
     }
