@@ -9,6 +9,7 @@
 # libzip-dev, libhdf5-dev: model files with weights (DL4J model zips, Keras .keras archives and .h5).
 # slurm-wlm, munge: the Slurm suites start a private one-node Slurm (munged, slurmctld, slurmd);
 # slurmdbd, mariadb-server: test_slurm_accounting adds accounting (a private MariaDB + slurmdbd).
+# clang: test_lock_discipline runs clang's thread-safety analysis over engine/dist (GCC builds).
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -20,5 +21,5 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libboost-dev libboost-system-dev libssh-dev openssh-server openssh-client \
   iproute2 iptables slurm-wlm munge slurmdbd mariadb-server \
   qt6-base-dev libqt6sql6-sqlite libqt6svg6 libqcustomplot-dev xvfb xauth \
-  libzip-dev libhdf5-dev \
+  libzip-dev libhdf5-dev clang \
   dataset-fashion-mnist

@@ -28,19 +28,28 @@ using payload_io::put;
 NodeLink::NodeLink(std::unique_ptr<Transport> transport, const train::ClusterShape& cluster, std::size_t param_count,
                    events::EventWriter* events, std::unique_ptr<Stream> bulk, Clock& clock)
     : clock_(&clock), transport_(std::move(transport)), cluster_(cluster), n_(param_count), events_(events),
-      peers_(static_cast<std::size_t>(cluster.nodes)), bulk_(std::move(bulk)) {
+      bulk_(std::move(bulk)), signal_(clock), membership_(cluster.nodes, cluster.node_rank), ledger_(cluster.nodes),
+      desk_(cluster.nodes) {
     if (bulk_) bulk_->set_param_count(param_count);  // bounds every payload before it is read
 }
 
-void NodeLink::set_join_policy(bool mid_run, std::chrono::milliseconds wait) {
-    std::lock_guard lock(mutex_);
-    join_mid_run_ = mid_run;
-    join_wait_ = wait;
+void NodeLink::set_join_policy(bool mid_run, std::chrono::milliseconds wait) { desk_.set_policy(mid_run, wait); }
+
+void NodeLink::set_deadlines(const LinkDeadlines& d) { deadlines_ = d; }
+
+void NodeLink::set_fatal(const std::string& why, bool only_if_unset) {
+    MutexLock lock(mutex_);
+    if (!only_if_unset || fatal_.empty()) fatal_ = why;
 }
 
-void NodeLink::set_deadlines(const LinkDeadlines& d) {
-    std::lock_guard lock(mutex_);
-    deadlines_ = d;
+void NodeLink::throw_if_fatal() const {
+    MutexLock lock(mutex_);
+    if (!fatal_.empty()) throw Error(fatal_);
+}
+
+bool NodeLink::left() const {
+    MutexLock lock(mutex_);
+    return left_;
 }
 
 void NodeLink::send_control(int node, std::uint8_t kind, std::uint64_t round) {
@@ -86,18 +95,23 @@ NodeLink::~NodeLink() {
     // process can answer -- as often as it asks: a result lost twice in a row (two connection
     // resets) must not leave that node without it. So wait while the node is alive; a process
     // that ends or stays silent is declared gone within `silence`. Bounded by the round deadline.
-    {
-        std::unique_lock lock(mutex_);
-        const auto until = clock_->now() + deadlines_.round;
-        while (clock_->now() < until) {
-            std::erase_if(unconfirmed_, [&](int node) { return peer_lost(node); });
-            if (unconfirmed_.empty()) break;
-            for (int node : unconfirmed_) poke(node);
-            clock_->wait_for(changed_, lock, std::chrono::milliseconds(50));
+    const auto until = clock_->now() + deadlines_.round;
+    while (clock_->now() < until) {
+        const auto seen = signal_.generation();
+        bool waiting = false;
+        for (int node : rounds_.unconfirmed()) {
+            if (peer_lost(node)) {
+                rounds_.forget_confirmation(node);
+                continue;
+            }
+            waiting = true;
+            poke(node);
         }
+        if (!waiting) break;
+        signal_.wait(seen, std::chrono::milliseconds(50));
     }
     stop_ = true;
-    clock_->notify_all(changed_);
+    signal_.notify();
     clock_->join(receiver_);
     clock_->join(bulk_receiver_);
     // Give the last acknowledgements a moment, so peers do not retransmit into a closed port.
@@ -124,7 +138,6 @@ void NodeLink::receive_loop() {
         const auto now = clock_->now();
         if (now - last_look < std::chrono::milliseconds(50)) continue;
         last_look = now;
-        std::lock_guard lock(mutex_);
         for (int node = 0; node < cluster_.nodes; ++node)
             if (node != cluster_.node_rank) observe(node, transport_->peer_incarnation(node));
         // A peer the transport gave up on is declared gone now, not when an exchange next waits on
@@ -135,17 +148,14 @@ void NodeLink::receive_loop() {
         // verdict can still be about what was sent before it started (a late node was declared gone
         // the moment it appeared); the drain looks at joining ones.
         for (int node : transport_->unreachable_peers())
-            if (node != cluster_.node_rank && waited_for(node)) peer_lost(node);
+            if (node != cluster_.node_rank && membership_.waited_for(node)) peer_lost(node);
     }
 }
 
 void NodeLink::handle(Message&& m, bool counted) {
     if (m.sender < 0 || m.sender >= cluster_.nodes || m.sender == cluster_.node_rank) return;
     const int sender = m.sender;
-    if (counted) {
-        std::lock_guard lock(mutex_);
-        if (!observe(sender, m.incarnation)) return;
-    }
+    if (counted && !observe(sender, m.incarnation)) return;
     switch (m.type) {
         case MessageType::Update: handle_update(m); break;
         case MessageType::Control: handle_control(m); break;
@@ -179,8 +189,7 @@ void NodeLink::handle(Message&& m, bool counted) {
             try {
                 // Authenticated, but a peer's bug must not overflow our stack (evaluation_payload.h).
                 auto part = parse_evaluation(m.payload, "evaluation from node " + std::to_string(sender));
-                std::lock_guard lock(mutex_);
-                evaluations_[part.epoch].insert_or_assign(sender, std::move(part.counts));
+                evaluations_.add(part.epoch, sender, std::move(part.counts));
             } catch (const std::exception& e) {
                 warn("evaluation from node " + std::to_string(sender) + " rejected: " + e.what());
             }
@@ -195,63 +204,53 @@ void NodeLink::handle(Message&& m, bool counted) {
                 warn("a malformed answer from the controller to this node's join request was ignored");
                 break;
             }
-            std::lock_guard lock(mutex_);
-            join_reply_ = std::move(*reply);
+            desk_.reply_arrived(std::move(*reply));
             break;
         }
         default: break;
     }
-    std::lock_guard lock(mutex_);
-    clock_->notify_all(changed_);
+    signal_.notify();
 }
 
 void NodeLink::handle_control(const Message& m) {
     const auto c = parse_control(m.payload);
     if (!c) return;
     const std::uint8_t kind = c->kind;
-    std::lock_guard lock(mutex_);
-    Peer& p = peers_[static_cast<std::size_t>(m.sender)];
+    const int sender = m.sender;
     if (kind == kDone) {
-        if (m.incarnation == 0 || p.incarnation == m.incarnation) {
-            p.done = true;
-            p.done_count = c->originated;
-            p.updates.advance_floor(c->first - 1);  // sent before we were its destination: never coming
-            p.last_news = clock_->now();
-            p.done_epoch = c->evaluated;  // kEveryEpoch from an older engine: assume every part comes
-        }
+        ledger_.note_done(sender, m.incarnation, c->originated, c->first, c->evaluated, clock_->now());
     } else if (kind == kJoined) {
-        if (cluster_.node_rank != 0) joined(m.sender, c->epoch, static_cast<long>(c->iteration), c->rejoin, false);
-    } else if (kind == kLeft && p.state != PeerState::Gone && (m.incarnation == 0 || p.incarnation == m.incarnation)) {
-        set_state(m.sender, PeerState::Gone);
-        warn("node " + std::to_string(m.sender) + "'s run was stopped; the run goes on without it" +
-             (m.sender == 0 ? " (and without a controller: no more joins, evaluation merged per node)" : ""));
-        clock_->notify_all(changed_);
+        if (cluster_.node_rank != 0) joined(sender, c->epoch, static_cast<long>(c->iteration), c->rejoin, false);
+    } else if (kind == kLeft) {
+        if (membership_.leave(sender, m.incarnation))
+            warn("node " + std::to_string(sender) + "'s run was stopped; the run goes on without it" +
+                 (sender == 0 ? " (and without a controller: no more joins, evaluation merged per node)" : ""));
     } else if (kind == kFirst) {
-        if (m.incarnation == 0 || p.incarnation == m.incarnation) {
-            p.updates.advance_floor(c->first - 1);  // sent before this process was its destination
-            give_up_old_hole(m.sender);          // a hole below the new floor is no hole
-            clock_->notify_all(changed_);
+        if (membership_.current(sender, m.incarnation)) {
+            ledger_.advance_floor(sender, m.incarnation, c->first);  // sent before this process was its destination
+            give_up_old_hole(sender);                                 // a hole below the new floor is no hole
         }
     } else if (kind == kResultAck) {
-        if (c->round == last_round_) {
-            std::erase(unconfirmed_, m.sender);
-            clock_->notify_all(changed_);
-        }
+        rounds_.confirmed(c->round, sender);
     } else if (kind == kRoundAck) {
-        rounds_.acknowledged(c->round, m.sender);
+        rounds_.acknowledged(c->round, sender);
     } else if (kind == kResultAsk) {
-        rounds_.asked(m.sender, c->round);
-    } else if (kind == kGone && fatal_.empty() && m.sender == 0 && cluster_.node_rank != 0 &&
-               (m.incarnation == 0 || p.incarnation == m.incarnation)) {
+        rounds_.asked(sender, c->round);
+    } else if (kind == kGone && sender == 0 && cluster_.node_rank != 0 && membership_.current(sender, m.incarnation)) {
         // The controller went on without us: what we train no longer reaches the run, and the
         // final reconcile would not take us. Another node's verdict is its own view of a cut.
-        fatal_ = c->reason;
-        if (fatal_.empty()) fatal_ = "node " + std::to_string(m.sender) + " declared this node gone";
-        warn(fatal_);
-        clock_->notify_all(changed_);
-    } else if (kind == kStop && cluster_.node_rank == 0 && fatal_.empty()) {
-        fatal_ = c->reason;
-        if (fatal_.empty()) fatal_ = "node " + std::to_string(m.sender) + " told this controller to stop";
+        std::string why = c->reason.empty() ? "node " + std::to_string(sender) + " declared this node gone" : c->reason;
+        bool first = false;
+        {
+            MutexLock lock(mutex_);
+            if (fatal_.empty()) {
+                fatal_ = why;
+                first = true;
+            }
+        }
+        if (first) warn(why);
+    } else if (kind == kStop && cluster_.node_rank == 0) {
+        set_fatal(c->reason.empty() ? "node " + std::to_string(sender) + " told this controller to stop" : c->reason);
     }
 }
 

@@ -66,10 +66,16 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/guarded.h"
+#include "dist/masters/evaluation_gather.h"
 #include "dist/masters/gradient_sharing.h"
+#include "dist/masters/join_desk.h"
 #include "dist/masters/join_protocol.h"
+#include "dist/masters/link_signal.h"
+#include "dist/masters/membership.h"
 #include "dist/masters/parameter_averaging.h"
 #include "dist/masters/round_book.h"
+#include "dist/masters/update_ledger.h"
 #include "dist/masters/topology.h"
 #include "dist/net/stream.h"
 #include "dist/net/datagram.h"
@@ -152,31 +158,6 @@ public:
     std::uint64_t rejected_updates() const { return rejected_; }
 
 private:
-    enum class PeerState { Member, Joining, Gone };
-    struct Peer {
-        PeerState state = PeerState::Member;
-        std::uint64_t incarnation = 0;  // the process whose messages count (0: none heard yet)
-        IdWindow updates;               // sequence numbers of its messages delivered here
-        bool done = false;              // its "done" has come; then it originated done_count
-        std::uint64_t done_count = 0;
-        int done_epoch = -1;            // with "done": the last epoch it sent an evaluation for
-        bool given_up = false;          // drained without the messages a dead relay took
-        // The first hole in its messages: the floor it was seen at, and since when (LinkDeadlines::hole).
-        std::uint64_t hole_floor = 0;
-        std::chrono::steady_clock::time_point hole_since{};
-        std::uint64_t first_seq = 1;    // our first message it was a destination of
-        std::chrono::steady_clock::time_point last_news{};  // its last message or "done"
-        std::uint64_t served = 0;       // controller: the incarnation last answered (replays refused)
-        std::vector<std::uint8_t> answer;  // controller: that answer, when it was Start or Refused
-        bool served_rejoin = false;     // controller: that answer was a snapshot of a rejoin
-        std::chrono::steady_clock::time_point last_poke{};
-    };
-    struct JoinRequest {
-        int node;
-        std::uint64_t incarnation;
-        bool again = false;  // its answer (a snapshot) was lost: answer once more
-    };
-
     void receive_loop();
     void bulk_loop();
     void send_large(int dest, MessageType type, const std::vector<std::uint8_t>& payload);
@@ -187,21 +168,20 @@ private:
     void warn(const std::string& message);
     std::uint64_t own_incarnation() const;
     void reply(int node, const JoinReply& r);
-    // Notes the process `incarnation` of `node` (caller holds mutex_): a newer one resets what
-    // was counted for it. False when messages of that process are to be ignored.
+    // Notes the process `incarnation` of `node` (membership.h) and acts on what it means: a new
+    // process's record starts afresh, it is told where our numbers start and given our "done"
+    // when that went out already; a restarted controller is told to stop. False when messages of
+    // that process are to be ignored.
     bool observe(int node, std::uint64_t incarnation);
-    void joined(int node, int epoch, long iteration, bool rejoin, bool served_here);  // caller holds mutex_
-    // Every change of a peer's state goes through here (caller holds mutex_).
-    void set_state(int node, PeerState state);
-    bool waited_for(int node) const { return peers_[static_cast<std::size_t>(node)].state == PeerState::Member; }
-    std::vector<std::uint8_t> done_payload(int node) const;  // caller holds mutex_
+    void joined(int node, int epoch, long iteration, bool rejoin, bool served_here);
+    std::vector<std::uint8_t> done_payload(int node) const;
     void handle_update(const Message& m);
-    // After a message of `origin` was delivered (caller holds mutex_): a hole in its numbers that
-    // later messages have stood beside for deadlines_.hole is given up, with a warning.
+    // After a message of `origin` was delivered: a hole in its numbers that later messages have
+    // stood beside for deadlines_.hole is given up, with a warning.
     void give_up_old_hole(int origin);
     // Gradient-sharing messages go between members and joining processes along topology_;
     // `rounds`: the tree of averaging rounds (a star on node 0 unless topology_.tree_rounds),
-    // among members only. Caller holds mutex_.
+    // among members only.
     Routes routes(bool rounds) const;
     // True once the transport gave up on `node` and nothing of it has moved on any channel for
     // deadlines_.silence; remembered (and warned about) once.
@@ -217,46 +197,51 @@ private:
     // is one, so a large write never holds up the datagram receive loop.
     void serve_resends();
     void send_control(int node, std::uint8_t kind, std::uint64_t round);  // a kind whose one field is a round
+    // Why this node cannot go on (the controller declared it gone, or told it to stop); set once.
+    void set_fatal(const std::string& why, bool only_if_unset = true);
+    void throw_if_fatal() const;
+    bool left() const;
 
+    // Fixed at construction, or set before start() and read-only once the threads run.
     Clock* clock_;
     std::unique_ptr<Transport> transport_;
     train::ClusterShape cluster_;
     std::size_t n_;
     events::EventWriter* events_;
-    GradientSharing* sharing_ = nullptr;
-
-    mutable std::mutex mutex_;
-    std::condition_variable changed_;
-    std::vector<Peer> peers_;  // by node; our own entry unused
-    std::uint64_t updates_sent_ = 0;
-    RoundBook rounds_;  // what the averaging rounds received (its own lock; round_book.h)
-    LinkDeadlines deadlines_;
-    std::map<int, std::map<int, nlohmann::json>> evaluations_;    // epoch -> node -> its part
-    int evaluated_ = -1;  // the last epoch this node sent its evaluation part for (told with "done")
-    std::uint64_t round_ = 0;
-    // The last round this node sent results in, and the nodes that have not confirmed it yet.
-    std::uint64_t last_round_ = ~std::uint64_t{0};
-    std::vector<int> unconfirmed_;
-    std::optional<events::ReconcileReport> reconcile_report_;
-    // Joining.
-    bool join_mid_run_ = true;
-    std::chrono::milliseconds join_wait_{30000};
-    bool started_ = false;    // controller: the start is over; later requests get snapshots
-    bool finishing_ = false;  // controller: draining; requests are refused
-    bool done_sent_ = false;
-    std::vector<JoinRequest> join_requests_;  // controller: waiting for an answer
-    std::optional<JoinReply> join_reply_;     // the controller's answer to us
-    bool controller_replaced_ = false;        // node 0 was restarted: ignore it for good
-    std::string fatal_;                       // why this node cannot go on (a restarted controller)
-    const std::atomic<bool>* stop_requested_ = nullptr;  // the run's stop flag (from join())
-    bool left_ = false;  // stopped while others trained on: left without the final reconcile
-    bool delivering_ = true;  // updates go to the master until its drain is over
-    std::atomic<std::uint64_t> rejected_{0};
-    std::atomic<std::uint64_t> relayed_{0};     // messages passed on to a neighbour
-    std::atomic<std::uint64_t> duplicates_{0};  // messages that came twice by two routes
-    Topology topology_;
-    std::atomic<bool> stop_{false};
     std::unique_ptr<Stream> bulk_;
+    LinkDeadlines deadlines_;
+    Topology topology_;
+
+    // The parts, each with its own lock (engine/dist/README.md, "NodeLink's parts"). None calls
+    // another; the link calls them one at a time, so no lock is ever taken inside another but the
+    // delivery lock around the ledger's claim and the membership hook into the master.
+    LinkSignal signal_;  // every wait below: something changed
+    Membership membership_;
+    UpdateLedger ledger_;
+    JoinDesk desk_;
+    EvaluationGather evaluations_;
+    RoundBook rounds_;
+
+    // Delivery into gradient sharing: a claim in the ledger and the delivery happen under this
+    // lock, and the drain ends deliveries under it, so nothing is on its way into a master that
+    // may be destroyed once drain_remote() has returned.
+    Mutex delivery_mutex_;
+    std::atomic<GradientSharing*> sharing_{nullptr};  // set by attach(), before start()
+    std::atomic<bool> delivering_{true};               // written under delivery_mutex_
+
+    // The link's own few facts, under its own lock.
+    mutable Mutex mutex_;
+    std::string fatal_ THRESHER_GUARDED_BY(mutex_);  // why this node cannot go on
+    bool left_ THRESHER_GUARDED_BY(mutex_) = false;  // stopped while others trained on: left without the final reconcile
+    const std::atomic<bool>* stop_requested_ THRESHER_GUARDED_BY(mutex_) = nullptr;  // the run's stop flag (from join())
+    std::optional<events::ReconcileReport> reconcile_report_ THRESHER_GUARDED_BY(mutex_);
+
+    std::atomic<std::uint64_t> updates_sent_{0};  // our own message numbers
+    std::atomic<bool> done_sent_{false};          // our "done" went out (a later process gets its own)
+    std::atomic<std::uint64_t> round_{0};         // the next averaging round
+    std::atomic<std::uint64_t> rejected_{0};
+    std::atomic<std::uint64_t> relayed_{0};  // messages passed on to a neighbour
+    std::atomic<bool> stop_{false};
     std::thread receiver_, bulk_receiver_;
 };
 

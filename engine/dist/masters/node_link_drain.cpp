@@ -25,67 +25,66 @@ using namespace node_link_control;
 std::vector<std::uint8_t> NodeLink::done_payload(int node) const {
     Control done;
     done.kind = kDone;
-    done.originated = updates_sent_;
-    done.first = peers_[static_cast<std::size_t>(node)].first_seq;
+    done.originated = updates_sent_.load();
+    done.first = membership_.first_seq(node);
     // The controller must not wait for evaluation parts a node that has stopped will not send.
-    done.evaluated = static_cast<std::int32_t>(evaluated_);
+    done.evaluated = static_cast<std::int32_t>(evaluations_.last_sent());
     return pack_control(done);
 }
 
 void NodeLink::drain_remote() {
-    std::vector<JoinRequest> refused;
-    {
-        std::lock_guard lock(mutex_);
-        finishing_ = true;
-        refused.swap(join_requests_);
-        done_sent_ = true;
-        for (int node = 0; node < cluster_.nodes; ++node)
-            if (node != cluster_.node_rank && peers_[static_cast<std::size_t>(node)].state != PeerState::Gone)
-                transport_->send(node, MessageType::Control, done_payload(node));
-    }
+    const std::vector<JoinDesk::Request> refused = desk_.finish();
+    done_sent_ = true;  // before the peers are listed: a process noted after this gets "done" from observe()
+    for (int node : membership_.not_gone()) transport_->send(node, MessageType::Control, done_payload(node));
     for (const auto& q : refused) {
         JoinReply refusal;
         refusal.kind = JoinReply::Kind::Refused;
         refusal.incarnation = q.incarnation;
         refusal.reason = "the run is finishing (the controller has stopped training); there is nothing left to join";
-        {
-            std::lock_guard lock(mutex_);
-            peers_[static_cast<std::size_t>(q.node)].served = q.incarnation;
-            peers_[static_cast<std::size_t>(q.node)].answer = pack_join_reply(refusal);
-        }
+        desk_.answered(q.node, q.incarnation, pack_join_reply(refusal));
         reply(q.node, refusal);
     }
-    std::unique_lock lock(mutex_);
-    const bool stopping = stop_requested_ != nullptr && stop_requested_->load();
+    const std::atomic<bool>* stop = nullptr;
+    {
+        MutexLock lock(mutex_);
+        stop = stop_requested_;
+    }
+    const bool stopping = stop != nullptr && stop->load();
     const auto leave_at = clock_->now() + kLeaveGrace;
+    auto end_deliveries = [this] {
+        MutexLock lock(delivery_mutex_);
+        delivering_ = false;  // everything is in; later arrivals would reach some replicas only
+    };
     for (;;) {
-        if (!fatal_.empty()) throw Error(fatal_);
+        const auto seen = signal_.generation();
+        throw_if_fatal();
         if (stopping && clock_->now() >= leave_at) {
             // The others train on: do not hold this stopped node until they finish.
-            left_ = true;
+            {
+                MutexLock lock(mutex_);
+                left_ = true;
+            }
             Control c;
             c.kind = kLeft;
             const std::vector<std::uint8_t> left = pack_control(c);
-            for (int node = 0; node < cluster_.nodes; ++node)
-                if (node != cluster_.node_rank && peers_[static_cast<std::size_t>(node)].state != PeerState::Gone)
-                    transport_->send(node, MessageType::Control, left);
+            for (int node : membership_.not_gone()) transport_->send(node, MessageType::Control, left);
             warn("this node's run was stopped while other nodes train on: it leaves the run without their last "
                  "messages and without the final reconciliation");
-            delivering_ = false;
+            end_deliveries();
             return;
         }
         bool complete = true;
+        const auto now = clock_->now();
         for (int node = 0; node < cluster_.nodes; ++node) {
             if (node == cluster_.node_rank) continue;
-            Peer& p = peers_[static_cast<std::size_t>(node)];
-            if (p.state == PeerState::Joining) peer_lost(node);  // not waited for, but noticed when gone
-            if (!waited_for(node)) continue;
-            if (p.given_up || (p.done && p.updates.floor() >= p.done_count)) continue;
-            if (p.done && clock_->now() - p.last_news > kDrainStall) {
-                p.given_up = true;
-                // Not done_count - floor: the messages past the first hole that did arrive count too.
-                const std::uint64_t here = p.updates.floor() + p.updates.above_floor();
-                warn(std::to_string(p.done_count > here ? p.done_count - here : 0) + " of node " + std::to_string(node) +
+            const PeerState state = membership_.state(node);
+            if (state == PeerState::Joining) peer_lost(node);  // not waited for, but noticed when gone
+            if (state != PeerState::Member) continue;
+            std::uint64_t missing = 0;
+            const auto drained = ledger_.drain(node, now, kDrainStall, &missing);
+            if (drained == UpdateLedger::Drain::Drained) continue;
+            if (drained == UpdateLedger::Drain::GaveUp) {
+                warn(std::to_string(missing) + " of node " + std::to_string(node) +
                      "'s messages never arrived (a node that relayed them is gone); the final reconciliation evens "
                      "the replicas out");
                 continue;
@@ -97,10 +96,10 @@ void NodeLink::drain_remote() {
             complete = complete && lost;
         }
         if (complete) {
-            delivering_ = false;  // everything is in; later arrivals would reach some replicas only
+            end_deliveries();
             return;
         }
-        clock_->wait_for(changed_, lock, std::chrono::milliseconds(100));
+        signal_.wait(seen, std::chrono::milliseconds(100));
     }
 }
 

@@ -15,9 +15,7 @@ using payload_io::put;
 using namespace node_link_control;
 
 void NodeLink::joined(int node, int epoch, long iteration, bool rejoin, bool served_here) {
-    Peer& p = peers_[static_cast<std::size_t>(node)];
-    if (p.state == PeerState::Member && !served_here) return;  // known already
-    set_state(node, PeerState::Member);
+    if (!membership_.make_member(node, served_here)) return;  // known already
     const std::string message = "node " + std::to_string(node) + (rejoin ? " rejoined" : " joined") + " at epoch " +
                                 std::to_string(epoch) + " iteration " + std::to_string(iteration) +
                                 ", parameters from the controller";
@@ -25,7 +23,7 @@ void NodeLink::joined(int node, int epoch, long iteration, bool rejoin, bool ser
         events_->emit(events::NodeJoined{node, epoch, iteration, rejoin, message});
     // A node that died and came back is worth the user's attention; a late starter is not.
     if (rejoin) warn(message);
-    clock_->notify_all(changed_);
+    signal_.notify();
 }
 
 void NodeLink::reply(int node, const JoinReply& r) {
@@ -43,106 +41,63 @@ void NodeLink::handle_join_request(const Message& m) {
         ++rejected_;
         return;
     }
-    JoinReply refusal;
-    refusal.kind = JoinReply::Kind::Refused;
-    refusal.incarnation = *incarnation;
-    std::vector<std::uint8_t> again;
-    {
-        std::lock_guard lock(mutex_);
-        Peer& p = peers_[static_cast<std::size_t>(m.sender)];
-        if (*incarnation < p.served) {  // an earlier process's: nobody is waiting
-            ++rejected_;
-            return;
-        }
-        if (*incarnation == p.served) {
-            // Asked again: our answer was lost (a connection reset under it). Send the same
-            // answer, or for a snapshot a fresh one after the next step.
-            if (p.answer.empty()) {
-                bool queued = false;
-                for (const auto& q : join_requests_) queued = queued || (q.node == m.sender && q.incarnation == p.served);
-                if (!queued) join_requests_.push_back({m.sender, p.served, true});
-                clock_->notify_all(changed_);
-                return;
-            }
-            again = p.answer;
-        }
-    }
-    if (!again.empty()) {
-        try {
-            send_large(m.sender, MessageType::Params, again);
-        } catch (const Error& e) {
-            warn("could not answer node " + std::to_string(m.sender) + "'s request to join again: " + e.what());
-        }
+    const auto d = desk_.request(m.sender, *incarnation);
+    if (d.kind == JoinDesk::Decision::Kind::Stale) {
+        ++rejected_;
         return;
     }
-    {
-        std::lock_guard lock(mutex_);
-        Peer& p = peers_[static_cast<std::size_t>(m.sender)];
-        if (finishing_) {
-            refusal.reason = "the run is finishing (the controller has stopped training); there is nothing left to join";
-        } else if (started_ && !join_mid_run_) {
-            refusal.reason = "joining a running parameter-averaging run is not supported (its averaging rounds would "
-                             "need the new node in step); use gradient sharing, or start the whole run again";
-        } else {
-            join_requests_.push_back({m.sender, *incarnation});
-            clock_->notify_all(changed_);
-            return;
-        }
-        p.served = *incarnation;
-        p.answer = pack_join_reply(refusal);
+    if (d.kind == JoinDesk::Decision::Kind::Queued) {
+        signal_.notify();
+        return;
     }
-    reply(m.sender, refusal);
+    try {
+        send_large(m.sender, MessageType::Params, d.answer);
+    } catch (const Error& e) {
+        warn("could not answer node " + std::to_string(m.sender) + "'s request to join: " + e.what());
+    }
 }
 
 std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
     {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         stop_requested_ = stop;
     }
+    const auto join_wait = desk_.start_wait();
     auto stopping = [stop] { return stop != nullptr && stop->load(); };
     if (cluster_.node_rank == 0) {
         // The start: wait for every node's request (or join_wait), then let those here begin.
         std::map<int, std::uint64_t> asked;  // node -> its newest incarnation that asked
         std::vector<int> absent;
         JoinReply start;
-        {
-            std::unique_lock lock(mutex_);
-            const auto deadline = clock_->now() + join_wait_;
-            for (;;) {
-                if (!fatal_.empty()) throw Error(fatal_);
-                for (const auto& r : join_requests_) asked[r.node] = std::max(asked[r.node], r.incarnation);
-                join_requests_.clear();
-                if (static_cast<int>(asked.size()) >= cluster_.nodes - 1 || clock_->now() >= deadline ||
-                    stopping())
-                    break;
-                clock_->wait_for(changed_, lock, std::chrono::milliseconds(50));
-            }
-            started_ = true;
-            start.members.assign(static_cast<std::size_t>(cluster_.nodes), false);
-            start.members[0] = true;
-            for (int node = 1; node < cluster_.nodes; ++node) {
-                Peer& p = peers_[static_cast<std::size_t>(node)];
-                if (auto it = asked.find(node); it != asked.end()) {
-                    p.served = it->second;
-                    start.members[static_cast<std::size_t>(node)] = true;
-                } else if (p.state == PeerState::Member) {
-                    set_state(node, PeerState::Gone);
-                    absent.push_back(node);
-                }
+        const auto deadline = clock_->now() + join_wait;
+        for (;;) {
+            const auto seen = signal_.generation();
+            throw_if_fatal();
+            for (const auto& r : desk_.take_requests()) asked[r.node] = std::max(asked[r.node], r.incarnation);
+            if (static_cast<int>(asked.size()) >= cluster_.nodes - 1 || clock_->now() >= deadline || stopping()) break;
+            signal_.wait(seen, std::chrono::milliseconds(50));
+        }
+        // Requests that come from here on are answered with snapshots (after_step). One that came
+        // between the last look and this is answered there too.
+        desk_.begin(asked);
+        start.members.assign(static_cast<std::size_t>(cluster_.nodes), false);
+        start.members[0] = true;
+        for (int node = 1; node < cluster_.nodes; ++node) {
+            if (asked.count(node))
+                start.members[static_cast<std::size_t>(node)] = true;
+            else if (membership_.state(node) == PeerState::Member) {
+                membership_.set_state(node, PeerState::Gone);
+                absent.push_back(node);
             }
         }
         for (int node : absent)
             warn("node " + std::to_string(node) + " did not ask to join within " +
-                 std::to_string(join_wait_.count() / 1000.0).substr(0, 4) +
+                 std::to_string(join_wait.count() / 1000.0).substr(0, 4) +
                  " s of the controller's start: the run begins without it, and it joins with the current parameters "
                  "when it comes");
         for (const auto& [node, incarnation] : asked) {
             start.incarnation = incarnation;
-            const auto bytes = pack_join_reply(start);
-            {
-                std::lock_guard lock(mutex_);
-                peers_[static_cast<std::size_t>(node)].answer = bytes;
-            }
+            desk_.answered(node, incarnation, pack_join_reply(start));
             reply(node, start);
         }
         return std::nullopt;
@@ -154,7 +109,7 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
     const auto request = pack_join_request(me);
     try {
         if (bulk_)
-            bulk_->send(0, MessageType::ParamsRequest, request, join_wait_ + std::chrono::seconds(60));
+            bulk_->send(0, MessageType::ParamsRequest, request, join_wait + std::chrono::seconds(60));
         else
             transport_->send(0, MessageType::ParamsRequest, request);
     } catch (const Error& e) {
@@ -164,44 +119,41 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
     }
     JoinReply reply;
     std::vector<int> tell;  // the nodes to tell we joined
-    {
-        std::unique_lock lock(mutex_);
-        auto asked_at = clock_->now();
-        for (;;) {
-            if (join_reply_ && join_reply_->incarnation == me) break;
-            if (stopping()) return std::nullopt;
-            if (controller_replaced_ || peer_lost(0))
-                throw Error("the controller (node 0) stopped answering before this node could join the run");
-            if (clock_->now() - asked_at > deadlines_.join_resend) {
-                // The request or its answer may have died with a connection: ask again (the
-                // controller answers a repeated request of the same process once more).
-                lock.unlock();
-                try {
-                    if (bulk_)
-                        bulk_->send(0, MessageType::ParamsRequest, request);
-                    else
-                        transport_->send(0, MessageType::ParamsRequest, request);
-                } catch (const Error& e) {
-                    warn(std::string("asking the controller (node 0) to join again: ") + e.what());
-                }
-                lock.lock();
-                asked_at = clock_->now();
-                continue;
+    auto asked_at = clock_->now();
+    for (;;) {
+        const auto seen = signal_.generation();
+        if (auto r = desk_.take_reply(me)) {
+            reply = std::move(*r);
+            break;
+        }
+        if (stopping()) return std::nullopt;
+        if (membership_.controller_replaced() || peer_lost(0))
+            throw Error("the controller (node 0) stopped answering before this node could join the run");
+        if (clock_->now() - asked_at > deadlines_.join_resend) {
+            // The request or its answer may have died with a connection: ask again (the
+            // controller answers a repeated request of the same process once more).
+            try {
+                if (bulk_)
+                    bulk_->send(0, MessageType::ParamsRequest, request);
+                else
+                    transport_->send(0, MessageType::ParamsRequest, request);
+            } catch (const Error& e) {
+                warn(std::string("asking the controller (node 0) to join again: ") + e.what());
             }
-            poke(0);
-            clock_->wait_for(changed_, lock, std::chrono::milliseconds(50));
+            asked_at = clock_->now();
+            continue;
         }
-        reply = std::move(*join_reply_);
-        join_reply_.reset();
-        if (reply.kind == JoinReply::Kind::Refused)
-            throw Error("the controller (node 0) refused to let node " + std::to_string(cluster_.node_rank) +
-                        " join: " + reply.reason);
-        for (int node = 1; node < cluster_.nodes; ++node) {
-            if (node == cluster_.node_rank) continue;
-            Peer& p = peers_[static_cast<std::size_t>(node)];
-            if (!reply.members[static_cast<std::size_t>(node)] && p.state == PeerState::Member) set_state(node, PeerState::Gone);
-            if (p.state != PeerState::Gone) tell.push_back(node);
-        }
+        poke(0);
+        signal_.wait(seen, std::chrono::milliseconds(50));
+    }
+    if (reply.kind == JoinReply::Kind::Refused)
+        throw Error("the controller (node 0) refused to let node " + std::to_string(cluster_.node_rank) +
+                    " join: " + reply.reason);
+    for (int node = 1; node < cluster_.nodes; ++node) {
+        if (node == cluster_.node_rank) continue;
+        if (!reply.members[static_cast<std::size_t>(node)] && membership_.state(node) == PeerState::Member)
+            membership_.set_state(node, PeerState::Gone);
+        if (membership_.state(node) != PeerState::Gone) tell.push_back(node);
     }
     if (reply.kind == JoinReply::Kind::Start) return std::nullopt;
 
@@ -223,36 +175,24 @@ std::optional<train::JoinState> NodeLink::join(const std::atomic<bool>* stop) {
 }
 
 void NodeLink::after_step(const nn::Network& net, const train::RunPosition& position) {
-    std::vector<JoinRequest> requests;
-    {
-        std::lock_guard lock(mutex_);
-        if (!fatal_.empty()) throw Error(fatal_);
-        if (join_requests_.empty() || cluster_.node_rank != 0) return;
-        requests.swap(join_requests_);
-    }
+    throw_if_fatal();
+    if (cluster_.node_rank != 0) return;
+    const std::vector<JoinDesk::Request> requests = desk_.take_requests();
+    if (requests.empty()) return;
     JoinReply snapshot;
     snapshot.kind = JoinReply::Kind::Snapshot;
     snapshot.state.params = net.get_params();
     snapshot.state.updater_state = net.get_updater_state();
     snapshot.state.position = position;
     for (const auto& q : requests) {
-        {
-            std::lock_guard lock(mutex_);
-            Peer& p = peers_[static_cast<std::size_t>(q.node)];
-            if (q.incarnation < p.served || (q.incarnation == p.served && !q.again)) continue;  // answered meanwhile
-            // The request (TCP) may overtake the new process's first datagram (UDP).
-            if (!observe(q.node, q.incarnation) || p.incarnation != q.incarnation) continue;
-            snapshot.rejoin = q.again ? p.served_rejoin : p.served != 0;
-            p.served = q.incarnation;
-            p.served_rejoin = snapshot.rejoin;
-            p.answer.clear();  // a snapshot is taken afresh when asked again
-            if (!q.again) joined(q.node, position.epoch, position.iteration, snapshot.rejoin, true);
-            snapshot.incarnation = q.incarnation;
-            snapshot.members.assign(static_cast<std::size_t>(cluster_.nodes), false);
-            snapshot.members[0] = true;
-            for (int node = 1; node < cluster_.nodes; ++node)
-                snapshot.members[static_cast<std::size_t>(node)] = waited_for(node);
-        }
+        // The request (TCP) may overtake the new process's first datagram (UDP).
+        if (!observe(q.node, q.incarnation) || membership_.incarnation(q.node) != q.incarnation) continue;
+        const auto rejoin = desk_.serve_snapshot(q);
+        if (!rejoin) continue;  // answered meanwhile
+        snapshot.rejoin = *rejoin;
+        if (!q.again) joined(q.node, position.epoch, position.iteration, snapshot.rejoin, true);
+        snapshot.incarnation = q.incarnation;
+        snapshot.members = membership_.members();
         reply(q.node, snapshot);
     }
 }

@@ -35,55 +35,38 @@ void NodeLink::handle_update(const Message& m) {
         return;
     }
     const int from = static_cast<int>(origin);
-    std::vector<int> onward;
+    if (!observe(from, incarnation)) return;  // an earlier process of the origin
     {
-        std::lock_guard lock(mutex_);
-        if (!observe(from, incarnation)) return;  // an earlier process of the origin
-        Peer& o = peers_[static_cast<std::size_t>(from)];
-        if (o.updates.state(seq) != IdWindow::State::New) {
-            ++duplicates_;
-            return;
-        }
-        if (topology_.kind != TopologyKind::Mesh)  // in a mesh the origin reached everyone itself
-            for (int node : routes(false).neighbours(cluster_.node_rank))
-                if (node != m.sender && node != from) onward.push_back(node);
-        // Under the lock: once drain_remote() has returned, the master may be destroyed at any
-        // moment, so nothing may still be on its way into it.
-        if (delivering_ && sharing_)
-            sharing_->deliver_remote(static_cast<int>(worker), static_cast<long>(iteration), std::move(update));
-        // Counted once delivered: a node has drained an origin when every number up to its
-        // "done"'s count is here, and by then those updates must already sit in the inboxes.
-        o.updates.mark_done(seq);
-        o.last_news = clock_->now();
-        give_up_old_hole(from);
-        clock_->notify_all(changed_);
+        // The claim and the delivery under one lock, which the drain takes to end deliveries: once
+        // drain_remote() has returned, the master may be destroyed at any moment, so nothing may
+        // still be on its way into it; and a message counts as here (the drain is complete when
+        // every number up to an origin's "done" count is) only together with its delivery.
+        MutexLock lock(delivery_mutex_);
+        if (ledger_.claim(from, incarnation, seq, clock_->now()) != UpdateLedger::Claim::New) return;
+        if (delivering_)
+            if (GradientSharing* sharing = sharing_.load())
+                sharing->deliver_remote(static_cast<int>(worker), static_cast<long>(iteration), std::move(update));
     }
-    for (int node : onward) transport_->send(node, MessageType::Update, m.payload);
-    relayed_ += onward.size();
+    give_up_old_hole(from);
+    signal_.notify();
+    if (topology_.kind != TopologyKind::Mesh) {  // in a mesh the origin reached everyone itself
+        std::vector<int> onward;
+        for (int node : routes(false).neighbours(cluster_.node_rank))
+            if (node != m.sender && node != from) onward.push_back(node);
+        for (int node : onward) transport_->send(node, MessageType::Update, m.payload);
+        relayed_ += onward.size();
+    }
 }
 
 void NodeLink::give_up_old_hole(int origin) {
-    Peer& o = peers_[static_cast<std::size_t>(origin)];
-    const auto end = o.updates.lowest_above();
-    const auto now = clock_->now();
-    if (!end) {
-        o.hole_since = {};
-        return;
-    }
-    if (o.hole_since == std::chrono::steady_clock::time_point{} || o.hole_floor != o.updates.floor()) {
-        o.hole_floor = o.updates.floor();  // a new first hole
-        o.hole_since = now;
-        return;
-    }
-    if (now - o.hole_since < deadlines_.hole) return;
-    const std::uint64_t first = o.updates.floor() + 1, last = *end - 1, count = last - first + 1;
-    o.updates.advance_floor(last);
-    o.hole_floor = o.updates.floor();
-    o.hole_since = o.updates.lowest_above() ? now : std::chrono::steady_clock::time_point{};
+    const auto gone = ledger_.give_up_old_hole(origin, clock_->now(), deadlines_.hole);
+    if (!gone) return;
+    const std::uint64_t count = gone->last - gone->first + 1;
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%g", std::chrono::duration<double>(deadlines_.hole).count());
-    warn(std::to_string(count) + " of node " + std::to_string(origin) + "'s messages (numbers " + std::to_string(first) +
-         (count > 1 ? ".." + std::to_string(last) : std::string()) + ") never arrived while later ones did for " + seconds +
+    warn(std::to_string(count) + " of node " + std::to_string(origin) + "'s messages (numbers " +
+         std::to_string(gone->first) + (count > 1 ? ".." + std::to_string(gone->last) : std::string()) +
+         ") never arrived while later ones did for " + seconds +
          " s (a node that relayed them is gone); the run goes on without them and the final reconciliation evens the "
          "replicas out");
 }
@@ -91,16 +74,15 @@ void NodeLink::give_up_old_hole(int origin) {
 GradientSharing::Outbox NodeLink::outbox() {
     return [this](int worker, long iteration, const std::vector<std::uint8_t>& bytes) {
         UpdateHeader header;
-        std::vector<int> dests;
-        {
-            std::lock_guard lock(mutex_);
-            header.origin = static_cast<std::uint32_t>(cluster_.node_rank);
-            header.incarnation = own_incarnation();
-            header.sequence = ++updates_sent_;
-            // Members, and new processes that will join: what they get before their snapshot
-            // arrives is applied on top of it (a few updates of slack, evened out at the end).
-            dests = routes(false).neighbours(cluster_.node_rank);
-        }
+        header.origin = static_cast<std::uint32_t>(cluster_.node_rank);
+        header.incarnation = own_incarnation();
+        // Numbered before the routes are read: a new process is given first_seq = (numbers taken
+        // so far) + 1 when membership notes it, so a number taken before that and sent to it
+        // anyway is below its floor and dropped there, and one taken after reaches it.
+        header.sequence = ++updates_sent_;
+        // Members, and new processes that will join: what they get before their snapshot arrives
+        // is applied on top of it (a few updates of slack, evened out at the end).
+        const std::vector<int> dests = routes(false).neighbours(cluster_.node_rank);
         header.worker = static_cast<std::uint32_t>(worker);
         header.iteration = static_cast<std::int64_t>(iteration);
         std::vector<std::uint8_t> payload;
@@ -112,10 +94,13 @@ GradientSharing::Outbox NodeLink::outbox() {
 }
 
 void NodeLink::attach(GradientSharing& sharing) {
-    std::lock_guard lock(mutex_);
     sharing_ = &sharing;
-    for (int node = 0; node < cluster_.nodes; ++node)
-        if (node != cluster_.node_rank) set_state(node, peers_[static_cast<std::size_t>(node)].state);
+    // Gradient sharing's staleness bound waits only for members' messages. Not once the master's
+    // drain is over: it may be gone by then.
+    membership_.set_hook([this](int node, bool waited) {
+        if (!delivering_) return;
+        if (GradientSharing* s = sharing_.load()) s->set_node_waited(node, waited);
+    });
 }
 
 }  // namespace thresher::dist

@@ -15,10 +15,7 @@ namespace thresher::dist {
 
 
 void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
-    {
-        std::lock_guard lock(mutex_);
-        if (left_) return;  // stopped and left: the others do not wait in this round
-    }
+    if (left()) return;  // stopped and left: the others do not wait in this round
     const std::size_t p = replicas.front()->param_count();
     std::vector<double> sums(p, 0.0), no_state;
     for (auto* net : replicas) {
@@ -29,10 +26,7 @@ void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
     try {
         reduce(sums, no_state, workers);
     } catch (const Error& e) {
-        {
-            std::lock_guard lock(mutex_);
-            if (!fatal_.empty()) throw;  // the run went on without this node: that is its error
-        }
+        throw_if_fatal();  // the run went on without this node: that is its error
         warn(std::string("final reconciliation failed, replicas may differ: ") + e.what());
         return;
     }
@@ -55,12 +49,12 @@ void NodeLink::reconcile(const std::vector<nn::Network*>& replicas) {
     for (auto* net : replicas) net->set_params(mean);
     events::ReconcileReport report{gap, std::nullopt};
     if (gap > 0) report.at = train::describe_parameter(replicas.front()->config(), where);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     reconcile_report_ = std::move(report);
 }
 
 std::optional<events::ReconcileReport> NodeLink::reconcile_report() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return reconcile_report_;
 }
 
@@ -76,9 +70,8 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     // re-sending their sums when they notice their parent is gone.
     const std::uint64_t round = round_++;
     const int me = cluster_.node_rank;
-    std::unique_lock lock(mutex_);
     auto controller_gone = [&] {
-        if (!fatal_.empty()) throw Error(fatal_);
+        throw_if_fatal();
         if (me != 0 && peer_lost(0))
             throw Error("the controller (node 0) is gone, so averaging round " + std::to_string(round) + " cannot happen");
     };
@@ -87,6 +80,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     const LinkDeadlines limits = deadlines_;
     auto seconds = [](std::chrono::milliseconds d) { return std::to_string(d.count() / 1000.0).substr(0, 5) + " s"; };
     for (;;) {
+        const auto seen = signal_.generation();
         bool all_in = true;
         int missing = -1;
         for (int child : routes(true).children(me))
@@ -103,14 +97,14 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         if (clock_->now() - begun > limits.round)
             throw Error("averaging round " + std::to_string(round) + ": node " + std::to_string(missing) +
                         " answers but sent no sums within " + seconds(limits.round) + " (a stalled node)");
-        clock_->wait_for(changed_, lock, std::chrono::milliseconds(100));
+        signal_.wait(seen, std::chrono::milliseconds(100));
     }
     // Everyone's sums that came, not only our children's: a node whose view of who is gone
     // differs from ours may take us for its parent, and then waits for our answer.
-    std::vector<Message> parts = rounds_.take_sums(round, [&](int node) { return waited_for(node); });
+    const std::vector<bool> members = membership_.members();
+    std::vector<Message> parts = rounds_.take_sums(round, [&](int node) { return members[static_cast<std::size_t>(node)]; });
     std::vector<int> below;
     for (const auto& part : parts) below.push_back(part.sender);
-    lock.unlock();
     for (const auto& part : parts)
         if (!add_sums(part.payload, round, params, state, workers, false))
             warn("averaging round " + std::to_string(round) + ": malformed sums from node " + std::to_string(part.sender) + " ignored");
@@ -118,7 +112,6 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     // The root keeps the sums as the others receive them (rounded to float on the wire), so that
     // every replica ends bit for bit the same, not within one rounding of the controller's.
     if (me == 0) add_sums(result, round, params, state, workers, true);
-    lock.lock();
     if (me != 0) {
         // Our sums go to our parent, which acknowledges them. Over TCP a frame written on a
         // connection that stays open arrives, however long the link takes: they are sent again
@@ -131,7 +124,8 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
         std::uint64_t losses_at_send = 0;
         bool resend = true;
         for (;;) {
-            if (!fatal_.empty()) throw Error(fatal_);
+            const auto seen = signal_.generation();
+            throw_if_fatal();
             if (rounds_.has_result(round)) break;
             const auto now = clock_->now();
             const int current = routes(true).parent(me);
@@ -160,7 +154,6 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
             if (resend) {
                 resend = false;
                 if (bulk_) losses_at_send = bulk_->connections_lost(parent);
-                lock.unlock();
                 try {
                     send_large(parent, MessageType::Average, result);
                 } catch (const Error& e) {
@@ -169,7 +162,6 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
                     warn("averaging round " + std::to_string(round) + ": " + e.what() + "; trying again");
                     resend = true;
                 }
-                lock.lock();
                 sent_at = asked_at = clock_->now();  // the deadlines count from the end of the write
                 // Then wait below like any other turn: a connection that keeps resetting is not
                 // hammered, and what arrived meanwhile (the result, an ack) is looked at first.
@@ -187,13 +179,11 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
                             " within " + seconds(limits.round) + (acked ? " (it acknowledged this node's sums)" : ""));
             poke(parent);
             peer_lost(parent);
-            clock_->wait_for(changed_, lock, std::chrono::milliseconds(100));
+            signal_.wait(seen, std::chrono::milliseconds(100));
         }
         result = rounds_.take_result(round);
-        lock.unlock();
         if (!add_sums(result, round, params, state, workers, true))
             throw Error("averaging round " + std::to_string(round) + ": malformed result from node " + std::to_string(parent));
-        lock.lock();
     }
     for (int child : routes(true).children(me))
         if (std::find(below.begin(), below.end(), child) == below.end()) below.push_back(child);
@@ -201,9 +191,7 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
     // Until each of them confirms the result, this node must not leave: after the last round (the
     // final reconcile, averaging's last average) a result lost with its connection could not be
     // asked for again from a process that has ended (~NodeLink waits for the confirmations).
-    last_round_ = round;
-    unconfirmed_.assign(below.begin(), below.end());
-    lock.unlock();
+    rounds_.expect_confirmations(round, below);
     for (int node : below) {
         try {
             send_large(node, MessageType::AverageResult, result);
@@ -215,22 +203,18 @@ void NodeLink::reduce(std::vector<double>& params, std::vector<double>& state, i
 
 std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch, const nlohmann::json& local) {
     if (cluster_.node_rank != 0) {
-        {
-            std::lock_guard lock(mutex_);
-            if (!waited_for(0)) return std::nullopt;  // the controller is gone: nobody merges
-        }
+        if (!membership_.waited_for(0)) return std::nullopt;  // the controller is gone: nobody merges
         transport_->send(0, MessageType::Evaluation, pack_evaluation(static_cast<std::int32_t>(epoch), local));
-        std::lock_guard lock(mutex_);
-        evaluated_ = epoch;
+        evaluations_.sent(epoch);
         return std::nullopt;
     }
-    std::unique_lock lock(mutex_);
     const auto begun = clock_->now();
     for (;;) {
+        const auto seen = signal_.generation();
         bool all_in = true;
         const bool late = clock_->now() - begun > deadlines_.gather;
         for (int node = 1; node < cluster_.nodes; ++node)
-            if (waited_for(node) && !evaluations_[epoch].count(node)) {
+            if (membership_.waited_for(node) && !evaluations_.has(epoch, node)) {
                 if (late) {
                     warn("evaluation of epoch " + std::to_string(epoch) + ": node " + std::to_string(node) +
                          "'s part did not come within " + std::to_string(deadlines_.gather.count() / 1000) +
@@ -241,18 +225,17 @@ std::optional<std::vector<nlohmann::json>> NodeLink::gather_evaluation(int epoch
                 // training before this epoch's end (SIGTERM, stdin closed): this part never comes.
                 // It is alive and draining, waiting for our "done", so without this both would
                 // wait for each other until the engines' stop deadline ends them.
-                const Peer& p = peers_[static_cast<std::size_t>(node)];
-                if (p.done && p.done_epoch < epoch) continue;
+                if (ledger_.stopped_before(node, epoch)) continue;
                 poke(node);
                 all_in = !peer_lost(node) ? false : all_in;
             }
         if (all_in) break;
-        clock_->wait_for(changed_, lock, std::chrono::milliseconds(100));
+        signal_.wait(seen, std::chrono::milliseconds(100));
     }
     std::vector<nlohmann::json> parts{local};
-    for (auto& [node, part] : evaluations_[epoch])
-        if (waited_for(node)) parts.push_back(std::move(part));
-    evaluations_.erase(epoch);
+    const std::vector<bool> members = membership_.members();
+    for (auto& [node, part] : evaluations_.take(epoch, [&](int node) { return members[static_cast<std::size_t>(node)]; }))
+        parts.push_back(std::move(part));
     return parts;
 }
 
