@@ -412,6 +412,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         iters = static_cast<long>(data::batches_per_epoch(run.data.train, plan)) * (o.epochs - run.start.epochs_done) +
                 run.start.iterations;
     }
+    master->finished();
     return {"ok",
             {.status = "ok",
              .iters = iters,

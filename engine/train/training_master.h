@@ -81,6 +81,12 @@ public:
     void set_finish_source(std::function<std::optional<events::ReconcileReport>()> source) {
         finish_source_ = std::move(source);
     }
+    // Training ended well ("ok"): the trainer calls this once, before the master goes. A node's link
+    // then tells the other nodes that its process ends, so its silence is taken for no loss.
+    void finished() const {
+        if (on_finished_) on_finished_();
+    }
+    void set_on_finished(std::function<void()> hook) { on_finished_ = std::move(hook); }
     // The cluster topology the run_started event names (multi-node runs).
     void set_topology(std::string name) { topology_ = std::move(name); }
     const std::optional<std::string>& topology() const { return topology_; }
@@ -121,6 +127,7 @@ private:
     std::function<void(const std::string&)> warning_sink_;
     std::function<events::Traffic()> traffic_source_;
     std::function<std::optional<events::ReconcileReport>()> finish_source_;
+    std::function<void()> on_finished_;
     std::optional<std::string> topology_;
     EvaluationMerger merger_;
     Membership membership_;

@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     using namespace thresher::dist::node_link_control;
     const auto c = parse_control(std::span<const std::uint8_t>(data, size));
     if (!c) return 0;
-    if (c->kind < kDone || c->kind > kResultAck || c->reason.size() > kMaxReason || size == 0 || c->kind != data[0])
+    if (c->kind < kDone || c->kind > kFinished || c->reason.size() > kMaxReason || size == 0 || c->kind != data[0])
         __builtin_trap();
     if ((c->kind == kDone || c->kind == kFirst) && c->first == 0) __builtin_trap();  // numbers start at 1
     const auto packed = pack_control(*c);

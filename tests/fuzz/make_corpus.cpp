@@ -195,6 +195,9 @@ void control_payloads() {
     c.kind = kLeft;
     write("fuzz_control_payload", "left", {pack_control(c)});
     c = {};
+    c.kind = kFinished;
+    write("fuzz_control_payload", "finished", {pack_control(c)});
+    c = {};
     c.kind = kRoundAck;
     c.round = 17;
     write("fuzz_control_payload", "round-ack", {pack_control(c)});

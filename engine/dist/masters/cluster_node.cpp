@@ -40,6 +40,7 @@ train::MasterFactory ClusterNode::factory() {
         }
         master->set_traffic_source([link] { return link->traffic(); });
         master->set_finish_source([link] { return link->reconcile_report(); });
+        master->set_on_finished([link] { link->finished(); });
         master->set_topology(topology_name(options_.topology));
         master->set_evaluation_merger({shape_.node_rank, shape_.nodes, [link](int epoch, const nlohmann::json& local) {
                                            return link->gather_evaluation(epoch, local);

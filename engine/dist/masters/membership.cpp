@@ -39,6 +39,7 @@ Membership::Observed Membership::observe(int node, std::uint64_t incarnation, st
     // transport holds data for a peer until it knows its process, and relays pass everything on.
     const bool fresh = o.restarted || p.state == PeerState::Gone;
     p.incarnation = incarnation;
+    p.finished = false;
     p.first_seq = fresh ? sent + 1 : 1;
     o.first_seq = p.first_seq;
     o.tell_first = fresh && p.first_seq > 1 && !(o.restarted && node == 0);
@@ -107,6 +108,17 @@ bool Membership::leave(int node, std::uint64_t incarnation) {
     if (p.state == PeerState::Gone || (incarnation != 0 && p.incarnation != incarnation)) return false;
     change(node, PeerState::Gone);
     return true;
+}
+
+void Membership::finished(int node, std::uint64_t incarnation) {
+    MutexLock lock(mutex_);
+    Peer& p = peers_[static_cast<std::size_t>(node)];
+    if (incarnation == 0 || p.incarnation == incarnation) p.finished = true;
+}
+
+bool Membership::has_finished(int node) const {
+    MutexLock lock(mutex_);
+    return peers_[static_cast<std::size_t>(node)].finished;
 }
 
 std::vector<bool> Membership::live(bool rounds_only) const {

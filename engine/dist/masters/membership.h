@@ -4,7 +4,8 @@
 //                updates, not waited for) or Gone (lost, left, or absent at the start);
 //   incarnation  the process whose messages count (transport incarnations grow with each start);
 //   first_seq    our first message number that process is a destination of;
-//   last_poke    when we last sent it a heartbeat while waiting on it.
+//   last_poke    when we last sent it a heartbeat while waiting on it;
+//   finished     that process said its part of the run is over (its silence then is no loss).
 // It decides; the link acts: observe() says what a new process means (reset what was counted for
 // the old one, tell it where our numbers start, stop a restarted controller) and the link sends.
 // The only call out is the state hook (gradient sharing's staleness bound waits for members),
@@ -59,6 +60,9 @@ public:
     bool make_gone(int node, bool* was_joining = nullptr);
     // Gone on its own word (kLeft) when the message is of the process that counts; true if it changed.
     bool leave(int node, std::uint64_t incarnation);
+    // Its process said it finished (kFinished): when it falls silent it is gone without a word.
+    void finished(int node, std::uint64_t incarnation);
+    bool has_finished(int node) const;
 
     // Who is alive for routing: ourselves, and members (rounds) or everyone not gone (updates).
     std::vector<bool> live(bool rounds_only) const;
@@ -73,6 +77,7 @@ private:
         std::uint64_t incarnation = 0;
         std::uint64_t first_seq = 1;
         time_point last_poke{};
+        bool finished = false;  // this process said its part of the run is over
     };
     void change(int node, PeerState state) THRESHER_REQUIRES(mutex_);
 

@@ -110,6 +110,15 @@ NodeLink::~NodeLink() {
         if (!waiting) break;
         signal_.wait(seen, std::chrono::milliseconds(50));
     }
+    // Our process ends now: tell the others, so that our silence from here on is not taken for a
+    // node that stopped answering (they would warn ~silence later, after a run that ended well).
+    // Not after a failure: then the others are right to say this node is gone.
+    if (finished_) {
+        Control finished;
+        finished.kind = kFinished;
+        const auto bytes = pack_control(finished);
+        for (int node : membership_.not_gone()) transport_->send(node, MessageType::Control, bytes);
+    }
     stop_ = true;
     signal_.notify();
     clock_->join(receiver_);
@@ -225,6 +234,8 @@ void NodeLink::handle_control(const Message& m) {
         if (membership_.leave(sender, m.incarnation))
             warn("node " + std::to_string(sender) + "'s run was stopped; the run goes on without it" +
                  (sender == 0 ? " (and without a controller: no more joins, evaluation merged per node)" : ""));
+    } else if (kind == kFinished) {
+        membership_.finished(sender, m.incarnation);
     } else if (kind == kFirst) {
         if (membership_.current(sender, m.incarnation)) {
             ledger_.advance_floor(sender, m.incarnation, c->first);  // sent before this process was its destination

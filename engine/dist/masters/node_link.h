@@ -153,6 +153,10 @@ public:
     // How messages travel (before start(); mesh unless set).
     void set_topology(const Topology&);
 
+    // This node's training ended well: when the link goes, it tells the others its process ends
+    // (kFinished), so they drop it without a "stopped answering" warning once it falls silent.
+    void finished() { finished_ = true; }
+
     events::Traffic traffic() const;
     Transport& transport() { return *transport_; }
     std::uint64_t rejected_updates() const { return rejected_; }
@@ -242,6 +246,7 @@ private:
     std::atomic<std::uint64_t> rejected_{0};
     std::atomic<std::uint64_t> relayed_{0};  // messages passed on to a neighbour
     std::atomic<bool> stop_{false};
+    std::atomic<bool> finished_{false};
     std::thread receiver_, bulk_receiver_;
 };
 

@@ -36,7 +36,7 @@ std::vector<std::uint8_t> pack_control(const Control& c) {
             std::memcpy(out.data() + at, c.reason.data(), c.reason.size());  // (insert() trips GCC 12's -Warray-bounds)
             break;
         }
-        default: break;  // kLeft: the kind alone
+        default: break;  // kLeft, kFinished: the kind alone
     }
     return out;
 }
@@ -69,7 +69,8 @@ std::optional<Control> parse_control(std::span<const std::uint8_t> in) {
         case kGone:
             c.reason.assign(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(std::min(in.size(), kMaxReason)));
             return c;
-        case kLeft: return c;
+        case kLeft:
+        case kFinished: return c;
         default: return std::nullopt;
     }
 }

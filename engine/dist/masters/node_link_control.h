@@ -25,6 +25,7 @@ constexpr std::uint8_t kResultAsk = 6;  // u64 round: the result of that round n
 constexpr std::uint8_t kGone = 7;       // the sender declared the receiver gone: the reason, in words
 constexpr std::uint8_t kFirst = 8;      // u64: the first of the sender's messages this process of the receiver gets
 constexpr std::uint8_t kResultAck = 9;  // u64 round: that round's AverageResult arrived
+constexpr std::uint8_t kFinished = 10;  // the sender's part of the run is over and its process ends: its silence is no loss
 constexpr std::size_t kMaxReason = 1000;
 // A "done" from an engine that did not yet say its last evaluated epoch: every part may come.
 constexpr std::int32_t kEveryEpoch = std::numeric_limits<std::int32_t>::max();

@@ -23,7 +23,13 @@ bool NodeLink::peer_lost(int node) {
     for (int q : transport_->unreachable_peers()) unreachable = unreachable || q == node;
     if (!unreachable || heard_lately(node)) return false;  // alive, or its datagrams wait behind a busy link
     bool joining = false;
+    const bool finished = membership_.has_finished(node);
     if (!membership_.make_gone(node, &joining)) return true;  // another thread declared it just now
+    if (finished) {
+        // It said its part of the run was over, and its process has ended since: no loss to report.
+        signal_.notify();
+        return true;
+    }
     const std::string silent = std::to_string(deadlines_.silence.count() / 1000.0).substr(0, 4) + " s";
     warn("node " + std::to_string(node) + " stopped answering (nothing of it arrived for " + silent + ")" +
          (joining ? " before it joined" : "") + "; the run goes on without it" +

@@ -75,6 +75,9 @@ struct Scenario {
     // virtual clock they cost no real time, so the protocol is tested as it runs.
     std::chrono::milliseconds give_up{10000};
     LinkDeadlines deadlines;
+    // How long node 0 keeps its link after its training ended (as a controller that still
+    // evaluates or saves would), hearing the others' processes end.
+    std::chrono::seconds linger{0};
 };
 
 // Runs one node's process: its ClusterNode on `transport`, then run_training to the end.
@@ -113,6 +116,7 @@ NodeRun run_node(const Scenario& s, Clock& clock, const QString& dir, int rank, 
         t.clock = &clock;
         auto outcome = train::run_training(t, events, log, node.factory());
         out.status = outcome.status;
+        if (rank == 0 && s.linger.count() > 0) clock.sleep_for(s.linger);
         if (node.link()) out.traffic = events::to_json(node.link()->traffic());
     } catch (const std::exception& e) {
         out.status = "failed";
@@ -307,6 +311,7 @@ private Q_SLOTS:
     void node_rejoins();
     void lost_result_frame_is_asked_for_again();
     void stalled_peer_fails_naming_it();
+    void finished_nodes_are_not_reported_lost();
 };
 
 void TestClusterProtocol::initTestCase() {
@@ -527,6 +532,22 @@ void TestClusterProtocol::stalled_peer_fails_naming_it() {
         const double limit = std::chrono::duration<double>(s.deadlines.round).count();
         QVERIFY2(run.seconds >= limit && run.seconds < limit + 15.0, describe(r, run).c_str());
     }
+}
+
+// Nodes 1 and 2 end well while node 0 keeps its link for 40 s (virtual): their processes said
+// they finished (kFinished), so their silence is no loss -- no "stopped answering" warning after a
+// run that went well (it came ~silence after the others ended, and read like a failure).
+void TestClusterProtocol::finished_nodes_are_not_reported_lost() {
+    Scenario s;
+    s.epochs = 1;
+    s.linger = std::chrono::seconds(40);
+    Cluster c(s);
+    for (int r = 0; r < kNodes; ++r) c.launch(r);
+    bool ended = false;
+    const auto runs = c.finish(kNodes, std::chrono::seconds(120), ended);
+    QVERIFY2(ended, "the run did not end within 120 s");
+    expect_equal_replicas(runs, {0, 1, 2});
+    for (const auto& [r, run] : runs) QVERIFY2(!mentions(run, "stopped answering"), describe(r, run).c_str());
 }
 
 QTEST_GUILESS_MAIN(TestClusterProtocol)

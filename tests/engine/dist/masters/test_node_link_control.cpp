@@ -44,6 +44,7 @@ private Q_SLOTS:
         QTest::newRow("joined") << joined;
         QTest::newRow("stop") << stop;
         QTest::newRow("left") << of(kLeft);
+        QTest::newRow("finished") << of(kFinished);
         QTest::newRow("round ack") << ack;
         QTest::newRow("result ask") << ask;
         QTest::newRow("gone, no reason") << gone;
@@ -107,7 +108,7 @@ private Q_SLOTS:
         QTest::addColumn<std::vector<std::uint8_t>>("bytes");
         QTest::newRow("empty") << std::vector<std::uint8_t>{};
         QTest::newRow("unknown kind 0") << std::vector<std::uint8_t>{0};
-        QTest::newRow("unknown kind 10") << std::vector<std::uint8_t>{10, 0, 0, 0, 0, 0, 0, 0, 1};
+        QTest::newRow("unknown kind 11") << std::vector<std::uint8_t>{11, 0, 0, 0, 0, 0, 0, 0, 1};
         QTest::newRow("first 0") << std::vector<std::uint8_t>{kFirst, 0, 0, 0, 0, 0, 0, 0, 0};
         QTest::newRow("result ack cut short") << std::vector<std::uint8_t>{kResultAck, 0, 0, 0};
         QTest::newRow("done cut short") << std::vector<std::uint8_t>{kDone, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
