@@ -54,6 +54,11 @@ std::uint64_t VirtualClock::stalls() const {
     return stalls_;
 }
 
+Clock::duration VirtualClock::stalled() const {
+    std::lock_guard lock(mutex_);
+    return stalled_;
+}
+
 std::size_t VirtualClock::waiting() const {
     std::lock_guard lock(mutex_);
     return waiters_.size();
@@ -224,7 +229,9 @@ void VirtualClock::run() {
             // As real time would pass for a thread blocked out of sight: no further than the
             // valve waited, so a far deadline (a test's minute) is not reached in one jump.
             ++stalls_;
-            move_to(std::min(earliest(), now_ + options_.stall));
+            const time_point to = std::min(earliest(), now_ + options_.stall);
+            stalled_ += to - now_;
+            move_to(to);
         }
     }
 }

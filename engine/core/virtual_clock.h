@@ -54,6 +54,7 @@ public:
     duration elapsed() const;     // how far time moved since construction
     std::uint64_t moves() const;  // how many times it moved
     std::uint64_t stalls() const; // of those, how many by the stall valve
+    duration stalled() const;     // how far the stall valve moved time in all (at most real time)
     std::size_t waiting() const;  // threads waiting on the clock now (tests: "it has begun to wait")
 
 private:
@@ -89,6 +90,7 @@ private:
     std::map<std::thread::id, long> by_thread_;
     std::uint64_t generation_ = 0;  // changes whenever a participant starts or stops waiting
     std::uint64_t moves_ = 0, stalls_ = 0;
+    duration stalled_{};
     bool quit_ = false;
     std::thread mover_;
 };

@@ -50,6 +50,11 @@
 // and acknowledgements back, but is itself progress. The controller tells a node it declared gone
 // (kGone); that node's run then fails with the reason, instead of training on alone.
 //
+// Parts. The link coordinates; the state lives in parts with their own locks (README.md in this
+// folder, "The node link's parts"): Membership (who is in, which process counts), UpdateLedger
+// (what each origin's messages and "done" told us), JoinDesk (joining), EvaluationGather,
+// RoundBook (averaging rounds), and LinkSignal, which every wait polls with. None calls another.
+//
 // Rejoining, for a user: restart the node's engine with the same command line while the run
 // goes on (and node 0 is alive). The final reconcile (an averaging round among the members)
 // includes it, so every replica ends equal.

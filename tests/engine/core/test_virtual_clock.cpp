@@ -158,6 +158,8 @@ void TestVirtualClock::the_stall_valve_unsticks_a_hidden_join() {
     parent.join();
     QVERIFY(clock.stalls() >= 1);
     QCOMPARE(clock.elapsed(), Clock::duration(1s));
+    // Every move of the valve is at most its interval, and they are counted in full.
+    QVERIFY(clock.stalled() > Clock::duration::zero() && clock.stalled() <= clock.stalls() * o.stall);
 }
 
 void TestVirtualClock::advance_drives_a_manual_clock() {
