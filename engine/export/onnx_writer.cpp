@@ -47,7 +47,8 @@ std::vector<std::string> node_names(const config::ModelConfig& model) {
         const auto& l = model.layers[i];
         std::string name = l.name;
         if (name.empty() || taken.contains(name)) name = std::string(config::to_string(l.type)) + "_" + std::to_string(i);
-        for (int k = 1; taken.contains(name); ++k) name = l.name + "_" + std::to_string(k);
+        const std::string base = name;  // a user's layer may be called "dense_3" too
+        for (int k = 1; taken.contains(name); ++k) name = base + "_" + std::to_string(k);
         taken.insert(name);
         names.push_back(name);
     }

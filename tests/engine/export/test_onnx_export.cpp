@@ -36,11 +36,11 @@ QString resource_model(const QString& name) {
 }
 
 // A model with its parameters, ready to export and to run.
-model_export::ExportableModel make_model(const QString& json, const QString& source, std::uint64_t seed,
+model_export::ExportableModel make_model(config::ModelConfig cfg, const QString& source, std::uint64_t seed,
                                          bool normalize) {
     model_export::ExportableModel m;
     m.source = source.toStdString();
-    m.config = config::ModelConfig::parse(json.toStdString(), m.source);
+    m.config = std::move(cfg);
     auto be = backend::create_backend("cpu", {1});
     nn::Network net(m.config, *be);
     net.init_params(seed);
@@ -70,6 +70,11 @@ model_export::ExportableModel make_model(const QString& json, const QString& sou
         }
     }
     return m;
+}
+
+model_export::ExportableModel make_model(const QString& json, const QString& source, std::uint64_t seed,
+                                         bool normalize) {
+    return make_model(config::ModelConfig::parse(json.toStdString(), source.toStdString()), source, seed, normalize);
 }
 
 // Thresher's forward on `x` ([batch x input]), normalisation first, as predict applies it.
@@ -104,6 +109,47 @@ QString metadata(const onnx::ModelProto& model, const std::string& key) {
     return {};
 }
 
+// Runs the exported `path` in ONNX Runtime and Thresher's `m` on one seeded batch (inputs from
+// [lo, -lo], or [0, 1] for lo = 0) and compares every output.
+void compare_with_onnx_runtime(const model_export::ExportableModel& m, const QString& path, float lo,
+                               const QString& work_dir) {
+    // An odd batch: the batch dimension is dynamic, nothing may assume the size exported with.
+    constexpr int kBatch = 7;
+    std::mt19937 rng(99);
+    std::uniform_real_distribution<float> u(lo, lo < 0 ? -lo : 1.f);
+    std::vector<float> x(kBatch * m.config.input.size());
+    for (auto& v : x) v = u(rng);
+    const auto want = thresher_outputs(m, x, kBatch);
+    QVERIFY2(std::ranges::all_of(want, [](float v) { return std::isfinite(v); }), "Thresher's own outputs are not finite");
+
+    const auto got = test_support::run_onnx_runtime(path, x, sample_dims(m.config.input), work_dir);
+    QVERIFY2(got.ok, qPrintable(got.error));
+    QCOMPARE(got.output_dims, (QList<qint64>{kBatch, m.config.output_size()}));
+    QCOMPARE(got.outputs.size(), want.size());
+    double max_diff = 0.0, max_abs = 0.0;
+    std::size_t worst = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const double d = std::fabs(double(got.outputs[i]) - want[i]);
+        // A NaN on either side compares false with everything: count it as the worst difference.
+        if (!(d <= max_diff)) max_diff = std::isnan(d) ? INFINITY : d, worst = i;
+        max_abs = std::max(max_abs, std::fabs(double(want[i])));
+    }
+    // Reported for the record (ctest -V shows it); 1e-5 of the output's scale is the bar.
+    const char* tag = QTest::currentDataTag();
+    const char* what = tag && *tag ? tag : QTest::currentTestFunction();
+    qInfo("%s: max |thresher - %s| = %.3g over %zu outputs (largest output %.3g)", what,
+          qPrintable(got.runtime), max_diff, want.size(), max_abs);
+    QVERIFY2(max_diff <= 1e-5 * std::max(1.0, max_abs),
+             qPrintable(QString("output %1: thresher %2, onnx runtime %3 (max |diff| %4)")
+                            .arg(worst).arg(want[worst]).arg(got.outputs[worst]).arg(max_diff)));
+    // And not trivially: the outputs differ between samples (a constant graph would match nothing).
+    const std::size_t k = static_cast<std::size_t>(m.config.output_size());
+    double spread = 0.0;
+    for (std::size_t i = k; i < want.size(); ++i) spread = std::max(spread, std::fabs(double(want[i]) - want[i % k]));
+    const bool varies = spread > 1e-3;
+    QVERIFY2(varies, "the model's outputs do not depend on its input: the comparison shows nothing");
+}
+
 }  // namespace
 
 class TestOnnxExport : public QObject {
@@ -113,6 +159,7 @@ private Q_SLOTS:
     void matches_onnx_runtime_data();
     void matches_onnx_runtime();
     void file_keeps_names_shapes_and_metadata();
+    void imported_model_keeps_file_names();
     void refused_layer_named_and_nothing_written();
     void too_large_for_one_file_refused();
     void class_names_checked_before_writing();
@@ -230,45 +277,17 @@ void TestOnnxExport::matches_onnx_runtime() {
     const QString path = dir_.filePath(QString("model_%1.onnx").arg(QTest::currentDataTag()).replace(' ', '_').remove(','));
     model_export::export_model(m, model_export::ExportFormat::Onnx, path.toStdString());
 
-    // An odd batch: the batch dimension is dynamic, nothing may assume the size exported with.
-    constexpr int kBatch = 7;
-    std::mt19937 rng(99);
-    std::uniform_real_distribution<float> u(lo, lo < 0 ? -lo : 1.f);
-    std::vector<float> x(kBatch * m.config.input.size());
-    for (auto& v : x) v = u(rng);
-    const auto want = thresher_outputs(m, x, kBatch);
-    QVERIFY2(std::ranges::all_of(want, [](float v) { return std::isfinite(v); }), "Thresher's own outputs are not finite");
-
-    const auto got = test_support::run_onnx_runtime(path, x, sample_dims(m.config.input), dir_.path());
-    QVERIFY2(got.ok, qPrintable(got.error));
-    QCOMPARE(got.output_dims, (QList<qint64>{kBatch, m.config.output_size()}));
-    QCOMPARE(got.outputs.size(), want.size());
-    double max_diff = 0.0, max_abs = 0.0;
-    std::size_t worst = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        const double d = std::fabs(double(got.outputs[i]) - want[i]);
-        // A NaN on either side compares false with everything: count it as the worst difference.
-        if (!(d <= max_diff)) max_diff = std::isnan(d) ? INFINITY : d, worst = i;
-        max_abs = std::max(max_abs, std::fabs(double(want[i])));
-    }
-    // Reported for the record (ctest -V shows it); 1e-5 of the output's scale is the bar.
-    qInfo("%s: max |thresher - %s| = %.3g over %zu outputs (largest output %.3g)", QTest::currentDataTag(),
-          qPrintable(got.runtime), max_diff, want.size(), max_abs);
-    QVERIFY2(max_diff <= 1e-5 * std::max(1.0, max_abs),
-             qPrintable(QString("output %1: thresher %2, onnx runtime %3 (max |diff| %4)")
-                            .arg(worst).arg(want[worst]).arg(got.outputs[worst]).arg(max_diff)));
-    // And not trivially: the outputs differ between samples (a constant graph would match nothing).
-    const std::size_t k = static_cast<std::size_t>(m.config.output_size());
-    double spread = 0.0;
-    for (std::size_t i = k; i < want.size(); ++i) spread = std::max(spread, std::fabs(double(want[i]) - want[i % k]));
-    const bool varies = spread > 1e-3;
-    QVERIFY2(varies, "the model's outputs do not depend on its input: the comparison shows nothing");
+    compare_with_onnx_runtime(m, path, lo, dir_.path());
 }
 
 void TestOnnxExport::file_keeps_names_shapes_and_metadata() {
     auto m = make_model(resource_model("lenet.json"), "lenet.thr", 3, true);
-    // Named layers keep their names; unnamed ones get "<kind>_<index>".
+    // Named layers keep their names; unnamed ones, and ones whose name is taken (by an earlier
+    // layer or by the graph's "input"), get "<kind>_<index>".
     m.config.layers[0].name = "conv1";
+    m.config.layers[1].name = "input";
+    m.config.layers[2].name = "conv1";
+    m.config.layers[3].name = "convolution_2";  // taken by layer 2 by then
     m.config.layers[4].name = "fc1";
     m.class_names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
     const QString path = dir_.filePath("lenet_named.onnx");
@@ -310,6 +329,22 @@ void TestOnnxExport::file_keeps_names_shapes_and_metadata() {
     QCOMPARE(metadata(model, "thresher.input_shape"), QString("1x28x28"));
     QCOMPARE(metadata(model, "thresher.normalization"), QString("standardize"));
     QCOMPARE(metadata(model, "thresher.output"), QString("probabilities"));
+}
+
+void TestOnnxExport::imported_model_keeps_file_names() {
+    // A Keras 3 model imported: its layer names become the node names a user's code looks up.
+    const QString keras = test_support::source_dir() + "/tests/engine/config/data/keras3_cnn.json";
+    const auto m = make_model(config::ModelConfig::load(keras.toStdString()), "keras3_cnn.thr", 11, false);
+    const QString path = dir_.filePath("keras3_cnn.onnx");
+    model_export::export_model(m, model_export::ExportFormat::Onnx, path.toStdString());
+    const auto model = read_onnx(path);
+    QStringList nodes;
+    for (const auto& n : model.graph().node())
+        nodes << QString::fromStdString(n.name()) + ":" + QString::fromStdString(n.op_type());
+    for (const char* want : {"conv2d:Conv", "conv2d/leakyrelu:LeakyRelu", "max_pooling2d:MaxPool",
+                             "batch_normalization:BatchNormalization", "dense/flatten:Flatten", "dense:Gemm"})
+        QVERIFY2(nodes.contains(want), qPrintable(QString(want) + " not in " + nodes.join(", ")));
+    compare_with_onnx_runtime(m, path, 0.f, dir_.path());
 }
 
 void TestOnnxExport::refused_layer_named_and_nothing_written() {
