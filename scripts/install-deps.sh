@@ -8,7 +8,8 @@
 # xvfb, xauth: `xvfb-run` for looking at the app on a machine without a display.
 # libzip-dev, libhdf5-dev: model files with weights (DL4J model zips, Keras .keras archives and .h5).
 # libonnx-dev, libprotobuf-dev, protobuf-compiler: `export-model --format onnx` builds its graph with
-# ONNX's generated protobuf classes and checks it with libonnx's checker (engine/export).
+# ONNX's generated protobuf classes and checks it with libonnx's checker (engine/export);
+# python3-onnx: the export suites run ONNX's Python checker (full check) on every exported file.
 # onnxruntime-node (npm, into tests/tools/onnx_runtime): an independent runtime that the export
 # suites run exported models in; nodejs/npm come from Debian when the machine has no Node.js.
 # slurm-wlm, munge: the Slurm suites start a private one-node Slurm (munged, slurmctld, slurmd);
@@ -24,7 +25,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libboost-dev libboost-system-dev libssh-dev openssh-server openssh-client \
   iproute2 iptables slurm-wlm munge slurmdbd mariadb-server \
   qt6-base-dev libqt6sql6-sqlite libqt6svg6 libqcustomplot-dev xvfb xauth \
-  libzip-dev libhdf5-dev libonnx-dev libprotobuf-dev protobuf-compiler \
+  libzip-dev libhdf5-dev libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx \
   dataset-fashion-mnist
 command -v npm >/dev/null || $SUDO apt-get install -y -q --no-install-recommends nodejs npm
 # The CPU runtime is inside the npm package; its install script would fetch the CUDA provider from

@@ -16,6 +16,19 @@ namespace {
 
 QString tool_dir() { return source_dir() + "/tests/tools/onnx_runtime"; }
 
+// Debian's interpreter, where python3-onnx is installed, whatever python3 comes first on PATH.
+QString debian_python() { return QFile::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
+
+// Runs `code` with the model path as argv[1]; returns stderr (and stdout) on failure, else empty.
+QString run_python(const QString& code, const QStringList& args) {
+    QProcess py;
+    py.start(debian_python(), QStringList{"-c", code} + args);
+    if (!py.waitForFinished(120000)) return debian_python() + " did not finish: " + py.errorString();
+    if (py.exitStatus() != QProcess::NormalExit || py.exitCode() != 0)
+        return QString::fromUtf8(py.readAllStandardError() + py.readAllStandardOutput()).trimmed();
+    return {};
+}
+
 }  // namespace
 
 QString onnx_runtime_missing() {
@@ -64,6 +77,16 @@ OnnxRuntimeRun run_onnx_runtime(const QString& model, const std::vector<float>& 
     std::memcpy(r.outputs.data(), bytes.constData(), r.outputs.size() * sizeof(float));
     r.ok = true;
     return r;
+}
+
+QString onnx_checker_missing() {
+    const QString why = run_python("import onnx", {});
+    if (why.isEmpty()) return {};
+    return debian_python() + " cannot import onnx (Debian package python3-onnx; scripts/install-deps.sh installs it): " + why;
+}
+
+QString onnx_checker_errors(const QString& model) {
+    return run_python("import sys, onnx; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)", {model});
 }
 
 }  // namespace test_support

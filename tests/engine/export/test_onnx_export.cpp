@@ -3,9 +3,9 @@
 // tests/tools/onnx_runtime) gives the outputs Thresher's own Network::predict gives (the function
 // `thresher-engine predict` calls) on the same batch, within 1e-5. Parameters are drawn at random
 // (seeded), including the ones initialisation leaves constant (biases, batch-norm statistics,
-// PReLU slopes), so a swapped or mis-shaped block shows. Also: the file passes ONNX's checker as
-// read back from disk, keeps the model's layer names and its metadata, and a refused model names
-// its layer and leaves the file system as it was.
+// PReLU slopes), so a swapped or mis-shaped block shows. Every file passes Debian's python3-onnx
+// checker (full check) and ONNX's C++ checker as read back from disk, and keeps the model's layer
+// names and its metadata; a refused model names its layer and leaves the file system as it was.
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -122,6 +122,10 @@ void compare_with_onnx_runtime(const model_export::ExportableModel& m, const QSt
     const auto want = thresher_outputs(m, x, kBatch);
     QVERIFY2(std::ranges::all_of(want, [](float v) { return std::isfinite(v); }), "Thresher's own outputs are not finite");
 
+    // Debian's python3-onnx checker (full check: strict shape inference too) accepts the file.
+    const QString checker = test_support::onnx_checker_errors(path);
+    QVERIFY2(checker.isEmpty(), qPrintable("python3-onnx's checker refuses " + path + ": " + checker));
+
     const auto got = test_support::run_onnx_runtime(path, x, sample_dims(m.config.input), work_dir);
     QVERIFY2(got.ok, qPrintable(got.error));
     QCOMPARE(got.output_dims, (QList<qint64>{kBatch, m.config.output_size()}));
@@ -175,6 +179,8 @@ void TestOnnxExport::initTestCase() {
     // suite that quietly compared nothing would pass any exporter.
     const QString missing = test_support::onnx_runtime_missing();
     QVERIFY2(missing.isEmpty(), qPrintable("ONNX Runtime is needed for this suite: " + missing));
+    const QString no_checker = test_support::onnx_checker_missing();
+    QVERIFY2(no_checker.isEmpty(), qPrintable("ONNX's Python checker is needed for this suite: " + no_checker));
 }
 
 void TestOnnxExport::matches_onnx_runtime_data() {
