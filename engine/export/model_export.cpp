@@ -61,9 +61,7 @@ ExportSummary export_model(const ExportableModel& m, ExportFormat format, const 
     switch (format) {
         case ExportFormat::Onnx: {
             if (auto why = onnx_refusal(m.config)) throw ExportError(m.source + ": " + *why + "; nothing was written");
-            if (!onnx_export_built())
-                throw ExportError("this thresher-engine was built without ONNX export (libonnx-dev was not found when it was built)");
-            const auto onnx = onnx_model_bytes(m);
+            const auto onnx = onnx_model_bytes(m);  // in a build without libonnx: an error saying so
             write_file_durably(out_path, onnx.bytes);
             return {onnx.bytes.size(), onnx.nodes};
         }

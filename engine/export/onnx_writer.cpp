@@ -327,8 +327,9 @@ OnnxBytes onnx_model_bytes(const ExportableModel& m) {
 
     try {
         onnx::checker::check_model(model);
-        onnx::ModelProto inferred = model;
-        onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(),
+        // In place (a copy would double the weights in memory): it also records the shapes of the
+        // helper tensors (activations, flattening) in value_info, which viewers show.
+        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
                                            onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1));
     } catch (const std::exception& e) {
         throw ExportError(m.source + ": the ONNX graph for this model does not pass ONNX's checks (an exporter bug): " + e.what());
