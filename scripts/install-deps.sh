@@ -7,6 +7,11 @@
 # libqt6sql6-sqlite: the app's run history (Qt's SQLite driver); libqt6svg6: its SVG icon;
 # xvfb, xauth: `xvfb-run` for looking at the app on a machine without a display.
 # libzip-dev, libhdf5-dev: model files with weights (DL4J model zips, Keras .keras archives and .h5).
+# libonnx-dev, libprotobuf-dev, protobuf-compiler: `export-model --format onnx` builds its graph with
+# ONNX's generated protobuf classes and checks it with libonnx's checker (engine/export);
+# python3-onnx: the export suites run ONNX's Python checker (full check) on every exported file.
+# onnxruntime-node (npm, into tests/tools/onnx_runtime): an independent runtime that the export
+# suites run exported models in; nodejs/npm come from Debian when the machine has no Node.js.
 # slurm-wlm, munge: the Slurm suites start a private one-node Slurm (munged, slurmctld, slurmd);
 # slurmdbd, mariadb-server: test_slurm_accounting adds accounting (a private MariaDB + slurmdbd).
 # clang: test_lock_discipline runs clang's thread-safety analysis over engine/dist (GCC builds).
@@ -21,5 +26,9 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libboost-dev libboost-system-dev libssh-dev openssh-server openssh-client \
   iproute2 iptables slurm-wlm munge slurmdbd mariadb-server \
   qt6-base-dev libqt6sql6-sqlite libqt6svg6 libqcustomplot-dev xvfb xauth \
-  libzip-dev libhdf5-dev clang \
+  libzip-dev libhdf5-dev libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx clang \
   dataset-fashion-mnist
+command -v npm >/dev/null || $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+# The CPU runtime is inside the npm package; its install script would fetch the CUDA provider from
+# another registry (ONNXRUNTIME_NODE_INSTALL=skip; tests/tools/onnx_runtime/.npmrc says it too).
+(cd "$(dirname "$0")/../tests/tools/onnx_runtime" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)

@@ -28,8 +28,8 @@ struct Loaded {
     std::unique_ptr<nn::Network> net;
 };
 
-// A Thresher model file, or a file with weights from elsewhere (DL4J model zip, Keras .h5 /
-// .keras: config/weight_import.h), which then brings no normalisation and no updater state.
+}  // namespace
+
 nn::ModelFile model_file_any(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     char magic[8] = {};
@@ -48,6 +48,8 @@ nn::ModelFile model_file_any(const std::string& path) {
     f.normalization = {imported.normalization.kind, imported.normalization.shift, imported.normalization.scale};
     return f;
 }
+
+namespace {
 
 Loaded load(const std::string& model_file, int threads, const std::string& device) {
     Loaded l;

@@ -6,8 +6,13 @@
 #include <string>
 
 #include "cli/cluster.h"
+#include "nn/model_file.h"
 
 namespace thresher::cli {
+
+// A Thresher model file, or a file with weights from elsewhere (DL4J model zip, Keras .h5 /
+// .keras: config/weight_import.h), which then brings no normalisation and no updater state.
+nn::ModelFile model_file_any(const std::string& path);
 
 // {"event":"evaluation", accuracy/precision/recall/f1/confusion or mse/mae/r2, "loss", "count"}
 void evaluate_command(const std::string& model_file, const std::string& data, std::size_t limit, int threads,

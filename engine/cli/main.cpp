@@ -1,5 +1,6 @@
-// thresher-engine: train, evaluate, predict, compare, devices, inspect. See DESIGN.md for the contract:
-// JSON lines on stdout, logs on stderr, a non-zero exit with one clear message on any error.
+// thresher-engine: train, evaluate, predict, compare, devices, inspect, export-model. See DESIGN.md
+// for the contract: JSON lines on stdout, logs on stderr, a non-zero exit with one clear message on
+// any error.
 #include <CLI/CLI.hpp>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 
 #include "cli/cluster.h"
 #include "cli/commands.h"
+#include "cli/export_command.h"
 #include "cli/inspect.h"
 #include "cli/masters.h"
 #include "cli/stdin_control.h"
@@ -168,6 +170,16 @@ int main(int argc, char** argv) {
     inspect_cmd->add_option("MODEL", inspect_model, "Model file")->required()->check(CLI::ExistingFile);
     inspect_cmd->add_flag("--json", inspect_json, "One JSON object on stdout instead of a table");
 
+    cli::ExportModelOptions export_options;
+    auto* export_cmd = app.add_subcommand("export-model", "Write a trained model for another runtime (ONNX)");
+    export_cmd->add_option("MODEL", export_options.model, "Model file with weights (.thr, DL4J zip, Keras .h5/.keras)")
+        ->required()->check(CLI::ExistingFile);
+    export_cmd->add_option("--format", export_options.format, "Format to write: onnx")->required();
+    export_cmd->add_option("--out", export_options.out, "File to write (replaced atomically)")->required();
+    export_cmd->add_option("--class-names", export_options.class_names,
+                           "A classifier's class names, comma-separated, recorded in the file")
+        ->delimiter(',');
+
     CLI11_PARSE(app, argc, argv);
 
     events::EventWriter events(std::cout, cluster.node_rank);
@@ -233,6 +245,8 @@ int main(int argc, char** argv) {
             return cli::compare_command(a, b, tolerance) ? 0 : 1;
         } else if (devices_cmd->parsed()) {
             cli::devices_command();
+        } else if (export_cmd->parsed()) {
+            cli::export_model_command(export_options, std::cout, std::cerr);
         } else if (inspect_cmd->parsed()) {
             cli::inspect_command(inspect_model, inspect_json, std::cout, std::cerr);
         }

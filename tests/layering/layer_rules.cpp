@@ -1,5 +1,6 @@
 // The table of DESIGN.md's layers. From the bottom up: core → vocab → codec → backend (cpu, cuda)
-// → nn, data, eval, events → train → dist masters and net → cli; config on core and vocab only;
+// → nn, data, eval, events → train → dist masters and net → cli; config on core and vocab only,
+// export (models written for other runtimes) on config;
 // launcher on vocab, codec and config; ui on launcher and config; app on ui. Where the design
 // names a level but not an edge inside it, the table allows what the code needs and no more:
 // nn reads data (a model file keeps its feature transform), masters use net, ui's widgets use
@@ -23,6 +24,8 @@ const std::vector<Layer>& layers() {
         // The program that runs libhdf5 out of process; config reads its snapshot format.
         {"engine/hdf5_reader", {"engine/core"}},
         {"engine/config", {"engine/vocab", "engine/hdf5_reader"}},
+        // Exporters read configs and parameter vectors, like the importers: no backend.
+        {"engine/export", {"engine/config"}},
         {"engine/data", {"engine/backend"}},
         {"engine/eval", {"engine/backend"}},
         {"engine/events", {"engine/backend"}},
@@ -30,7 +33,7 @@ const std::vector<Layer>& layers() {
         {"engine/train", {"engine/nn", "engine/data", "engine/eval", "engine/events"}},
         {"engine/dist/net", {"engine/train"}},
         {"engine/dist/masters", {"engine/train", "engine/dist/net"}},
-        {"engine/cli", {"engine/dist/masters", "engine/dist/net"}},
+        {"engine/cli", {"engine/dist/masters", "engine/dist/net", "engine/export"}},
         {"launcher", {"engine/vocab", "engine/codec", "engine/config"}},
         {"launcher/cli", {"launcher"}},
         {"ui/model", {"launcher", "engine/config"}},
@@ -44,6 +47,9 @@ const std::vector<NeverRule>& never_rules() {
     static const std::vector<NeverRule> rules = {
         {{"engine/config"}, {"engine/backend"},
          "config → backend: configs are read where no backend is linked (the app links config)"},
+        {{"engine/export"}, {"engine/backend", "engine/nn"},
+         "export → backend or nn: an exporter reads a config and its parameters, so whatever links "
+         "config (the app included) can export without linking a backend"},
         {{"engine/backend"}, {"engine/dist"},
          "backend → dist: kernels know nothing of the network (a worker's encoder is handed to it)"},
         {{"launcher", "ui", "app"}, {"engine/backend", "engine/nn", "engine/dist"},
@@ -58,8 +64,8 @@ const std::vector<HeaderRule>& header_rules() {
         {{"engine"}, {"Q"}, "anything in engine/ → Qt: the engine is copied to bare cluster nodes"},
         {{"launcher", "ui", "app"}, {"dnnl", "oneapi/", "cuda", "cudnn", "cublas"},
          "launcher or ui → oneDNN or CUDA: the launcher and the UI never link them"},
-        {{"engine/vocab", "engine/codec", "engine/config"}, {"dnnl", "oneapi/", "cuda", "cudnn", "cublas"},
-         "vocab, codec or config → oneDNN or CUDA: they are linked where no backend is"},
+        {{"engine/vocab", "engine/codec", "engine/config", "engine/export"}, {"dnnl", "oneapi/", "cuda", "cudnn", "cublas"},
+         "vocab, codec, config or export → oneDNN or CUDA: they are linked where no backend is"},
     };
     return rules;
 }

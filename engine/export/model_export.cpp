@@ -1,0 +1,72 @@
+// The format-independent half of an export: the request checked against the model, the
+// format's refusal asked for before any byte is written, and the durable write.
+#include "export/model_export.h"
+
+#include "core/durable_file.h"
+#include "export/onnx_export.h"
+
+namespace thresher::model_export {
+
+namespace {
+
+// What every format relies on: parameters and normalisation that fit the config, and class
+// names only where there are classes.
+void check_request(const ExportableModel& m) {
+    const auto& cfg = m.config;
+    if (m.params.size() != cfg.param_count())
+        throw ExportError(m.source + ": holds " + std::to_string(m.params.size()) + " parameters, its config needs " +
+                          std::to_string(cfg.param_count()));
+    if (m.normalization.active() &&
+        (m.normalization.shift.size() != cfg.input.size() || m.normalization.scale.size() != cfg.input.size()))
+        throw ExportError(m.source + ": its " + m.normalization.kind + " normalisation has " +
+                          std::to_string(m.normalization.shift.size()) + " features, the model's input " +
+                          std::to_string(cfg.input.size()));
+    if (!m.class_names.empty()) {
+        if (!cfg.is_classifier())
+            throw ExportError(m.source + ": class names were given, but the model is not a classifier (its output layer's loss is " +
+                              std::string(config::to_string(cfg.layers.back().loss)) + ")");
+        // One sigmoid output names its two classes (0 and 1); K softmax outputs name K.
+        const std::size_t classes = cfg.output_size() == 1 ? 2 : static_cast<std::size_t>(cfg.output_size());
+        if (m.class_names.size() != classes)
+            throw ExportError(m.source + ": " + std::to_string(m.class_names.size()) + " class names were given, the model has " +
+                              std::to_string(classes) + " classes");
+    }
+}
+
+}  // namespace
+
+ExportFormat parse_export_format(std::string_view name) {
+    if (name == "onnx") return ExportFormat::Onnx;
+    std::string known;
+    for (const auto& f : built_export_formats()) known += (known.empty() ? "" : ", ") + f;
+    throw ExportError("unknown export format \"" + std::string(name) + "\" (this build exports: " +
+                      (known.empty() ? "none" : known) + ")");
+}
+
+std::string_view to_string(ExportFormat f) {
+    switch (f) {
+        case ExportFormat::Onnx: return "onnx";
+    }
+    return "?";
+}
+
+std::vector<std::string> built_export_formats() {
+    std::vector<std::string> formats;
+    if (onnx_export_built()) formats.emplace_back("onnx");
+    return formats;
+}
+
+ExportSummary export_model(const ExportableModel& m, ExportFormat format, const std::string& out_path) {
+    check_request(m);
+    switch (format) {
+        case ExportFormat::Onnx: {
+            if (auto why = onnx_refusal(m.config)) throw ExportError(m.source + ": " + *why + "; nothing was written");
+            const auto onnx = onnx_model_bytes(m);  // in a build without libonnx: an error saying so
+            write_file_durably(out_path, onnx.bytes);
+            return {onnx.bytes.size(), onnx.nodes};
+        }
+    }
+    throw ExportError("export format " + std::to_string(static_cast<int>(format)) + " has no writer");
+}
+
+}  // namespace thresher::model_export

@@ -1,0 +1,41 @@
+// Writing a trained model in another runtime's format (issue 25: models go back out).
+//
+//   export_model(model, ExportFormat::Onnx, "lenet.onnx")
+//
+// checks that the format can express every layer and setting first and throws an ExportError
+// naming the first layer it cannot ("lenet.thr: layers[3] (subsampling \"pool2\"): ONNX cannot
+// express ...") before anything is written; then writes the file durably (core/durable_file.h:
+// a temporary beside it, renamed over it), so a failed export never leaves a partial file.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "export/exportable_model.h"
+
+namespace thresher::model_export {
+
+// A model the format cannot express, or a request that does not fit the model (class names).
+class ExportError : public Error {
+public:
+    using Error::Error;
+};
+
+enum class ExportFormat { Onnx };
+
+// "onnx" -> Onnx; anything else is an ExportError listing what this build writes.
+ExportFormat parse_export_format(std::string_view name);
+std::string_view to_string(ExportFormat);
+// The formats this build can write ("onnx" only when it was built with libonnx).
+std::vector<std::string> built_export_formats();
+
+struct ExportSummary {
+    std::size_t bytes = 0;  // of the written file
+    std::size_t nodes = 0;  // operators in the exported graph
+};
+
+ExportSummary export_model(const ExportableModel&, ExportFormat, const std::string& out_path);
+
+}  // namespace thresher::model_export

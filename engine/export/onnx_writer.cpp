@@ -1,0 +1,344 @@
+// Builds the ONNX graph of a layer stack with Debian's ONNX protobuf classes (libonnx-dev), checks
+// it with ONNX's own checker and strict shape inference, and serialises it.
+//
+// Layouts need no conversion, only shapes: Thresher's activations are NCHW row-major like
+// ONNX's, dense weights are [in x out] (Gemm's B without transB), convolution weights OIHW, and
+// a dense layer after an image flattens it in NCHW order (ONNX Flatten, axis 1), which is the
+// order Thresher's dense layer reads it. Worked example, LeNet on 1x28x28:
+//   input [batch,1,28,28] -> Conv "convolution_0" [batch,20,24,24] -> MaxPool [batch,20,12,12]
+//   -> Conv [batch,50,8,8] -> MaxPool [batch,50,4,4] -> Flatten [batch,800]
+//   -> Gemm(800x500) + Relu -> Gemm(500x10) + Softmax = "output" [batch,10]
+// Each layer's output tensor is declared (value_info) with the shape Thresher inferred, so ONNX's
+// shape inference refuses the export if any operator would compute another shape.
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "export/model_export.h"
+#include "export/onnx_export.h"
+
+#ifndef THRESHER_VERSION
+#define THRESHER_VERSION "unknown"
+#endif
+
+namespace thresher::model_export {
+
+namespace {
+
+using config::Activation;
+using config::LayerConfig;
+using config::LayerType;
+using config::Shape;
+
+constexpr std::int64_t kIrVersion = 7;  // the IR version that introduced opset 13
+
+// Node names: the model's layer names, unique; layers without one (or with a name taken, or one
+// of the graph's own tensor names) get "<kind>_<index>".
+std::vector<std::string> node_names(const config::ModelConfig& model) {
+    std::set<std::string> taken{"input", "output", "normalization"};
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < model.layers.size(); ++i) {
+        const auto& l = model.layers[i];
+        std::string name = l.name;
+        if (name.empty() || taken.contains(name)) name = std::string(config::to_string(l.type)) + "_" + std::to_string(i);
+        const std::string base = name;  // a user's layer may be called "dense_3" too
+        for (int k = 1; taken.contains(name); ++k) name = base + "_" + std::to_string(k);
+        taken.insert(name);
+        names.push_back(name);
+    }
+    return names;
+}
+
+class GraphBuilder {
+public:
+    explicit GraphBuilder(onnx::GraphProto& g) : g_(g) {}
+
+    const std::string& weights(const std::string& name, std::vector<std::int64_t> dims, const float* values) {
+        auto* t = g_.add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::FLOAT);
+        std::size_t n = 1;
+        for (auto d : dims) {
+            t->add_dims(d);
+            n *= static_cast<std::size_t>(d);
+        }
+        // raw_data is little-endian IEEE floats, which is what this machine holds.
+        t->set_raw_data(reinterpret_cast<const char*>(values), n * sizeof(float));
+        return t->name();
+    }
+    std::string scalar(const std::string& name, float v) { return weights(name, {}, &v); }
+
+    onnx::NodeProto& node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
+                          const std::string& output) {
+        auto* n = g_.add_node();
+        n->set_op_type(op);
+        n->set_name(name);
+        for (const auto& in : inputs) n->add_input(in);
+        n->add_output(output);
+        return *n;
+    }
+
+    static void attr(onnx::NodeProto& n, const std::string& name, float v) {
+        auto* a = n.add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::FLOAT);
+        a->set_f(v);
+    }
+    static void attr(onnx::NodeProto& n, const std::string& name, std::int64_t v) {
+        auto* a = n.add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(v);
+    }
+    static void attr(onnx::NodeProto& n, const std::string& name, std::vector<std::int64_t> v) {
+        auto* a = n.add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INTS);
+        for (auto x : v) a->add_ints(x);
+    }
+
+    // A float tensor [batch, dims...] with a dynamic batch dimension.
+    static void batch_tensor(onnx::ValueInfoProto& v, const std::string& name, const std::vector<std::int64_t>& dims) {
+        v.set_name(name);
+        auto* t = v.mutable_type()->mutable_tensor_type();
+        t->set_elem_type(onnx::TensorProto::FLOAT);
+        auto* shape = t->mutable_shape();
+        shape->add_dim()->set_dim_param("batch");
+        for (auto d : dims) shape->add_dim()->set_dim_value(d);
+    }
+
+private:
+    onnx::GraphProto& g_;
+};
+
+// The per-sample dims of a tensor of Thresher shape `s`, as rank 4 (image) or rank 2 (flat).
+std::vector<std::int64_t> dims_of(const Shape& s, bool image) {
+    if (image) return {s.c, s.h, s.w};
+    return {static_cast<std::int64_t>(s.size())};
+}
+
+// Appends the nodes of activation `act` from tensor `x` to tensor `y` (x != y).
+void activation(GraphBuilder& b, const config::ActivationSpec& act, const std::string& name, const std::string& x,
+                const std::string& y) {
+    const std::string p = name + "/";
+    switch (act.kind) {
+        case Activation::Identity: b.node("Identity", p + "identity", {x}, y); return;
+        case Activation::Relu: b.node("Relu", p + "relu", {x}, y); return;
+        case Activation::LeakyRelu: GraphBuilder::attr(b.node("LeakyRelu", p + "leakyrelu", {x}, y), "alpha", act.alpha); return;
+        case Activation::Tanh: b.node("Tanh", p + "tanh", {x}, y); return;
+        case Activation::Sigmoid: b.node("Sigmoid", p + "sigmoid", {x}, y); return;
+        case Activation::Softmax: GraphBuilder::attr(b.node("Softmax", p + "softmax", {x}, y), "axis", std::int64_t{-1}); return;
+        case Activation::Elu: GraphBuilder::attr(b.node("Elu", p + "elu", {x}, y), "alpha", act.alpha); return;
+        case Activation::Selu: {
+            auto& n = b.node("Selu", p + "selu", {x}, y);
+            GraphBuilder::attr(n, "alpha", vocab::kSeluAlpha);
+            GraphBuilder::attr(n, "gamma", vocab::kSeluLambda);
+            return;
+        }
+        case Activation::Relu6:
+            b.node("Clip", p + "relu6", {x, b.scalar(p + "relu6_min", 0.f), b.scalar(p + "relu6_max", 6.f)}, y);
+            return;
+        case Activation::HardSigmoid: {  // clamp(alpha·x + 0.5, 0, 1)
+            auto& n = b.node("HardSigmoid", p + "hardsigmoid", {x}, y);
+            GraphBuilder::attr(n, "alpha", act.alpha);
+            GraphBuilder::attr(n, "beta", 0.5f);
+            return;
+        }
+        case Activation::Softplus: b.node("Softplus", p + "softplus", {x}, y); return;
+        case Activation::Softsign: b.node("Softsign", p + "softsign", {x}, y); return;
+        case Activation::ThresholdedRelu:  // x where x > alpha, as ONNX defines it
+            GraphBuilder::attr(b.node("ThresholdedRelu", p + "thresholdedrelu", {x}, y), "alpha", act.alpha);
+            return;
+        // Opset 13 has no Swish or Gelu: they are written out with the constants the CPU
+        // backend uses (backend/cpu/elementwise.cpp).
+        case Activation::Swish:  // x·sigmoid(x)
+            b.node("Sigmoid", p + "swish_sigmoid", {x}, p + "swish_sigmoid");
+            b.node("Mul", p + "swish", {x, p + "swish_sigmoid"}, y);
+            return;
+        case Activation::GeluSigmoid:  // x·sigmoid(1.702x)
+            b.node("Mul", p + "gelu_scale", {x, b.scalar(p + "gelu_k", 1.702f)}, p + "gelu_scaled");
+            b.node("Sigmoid", p + "gelu_sigmoid", {p + "gelu_scaled"}, p + "gelu_sigmoid");
+            b.node("Mul", p + "gelu", {x, p + "gelu_sigmoid"}, y);
+            return;
+        case Activation::Gelu: {  // x/2·(1 + erf(x/√2))
+            b.node("Mul", p + "gelu_scale", {x, b.scalar(p + "gelu_rsqrt2", 0.70710678118654752f)}, p + "gelu_scaled");
+            b.node("Erf", p + "gelu_erf", {p + "gelu_scaled"}, p + "gelu_erf");
+            b.node("Add", p + "gelu_plus1", {p + "gelu_erf", b.scalar(p + "gelu_one", 1.f)}, p + "gelu_plus1");
+            b.node("Mul", p + "gelu_times_x", {x, p + "gelu_plus1"}, p + "gelu_times_x");
+            b.node("Mul", p + "gelu", {p + "gelu_times_x", b.scalar(p + "gelu_half", 0.5f)}, y);
+            return;
+        }
+        case Activation::GeluTanh: {  // x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))
+            b.node("Mul", p + "gelu_x2", {x, x}, p + "gelu_x2");
+            b.node("Mul", p + "gelu_x3", {p + "gelu_x2", x}, p + "gelu_x3");
+            b.node("Mul", p + "gelu_cubic", {p + "gelu_x3", b.scalar(p + "gelu_c", 0.044715f)}, p + "gelu_cubic");
+            b.node("Add", p + "gelu_sum", {x, p + "gelu_cubic"}, p + "gelu_sum");
+            b.node("Mul", p + "gelu_inner", {p + "gelu_sum", b.scalar(p + "gelu_k", 0.79788456080286536f)}, p + "gelu_inner");
+            b.node("Tanh", p + "gelu_tanh", {p + "gelu_inner"}, p + "gelu_tanh");
+            b.node("Add", p + "gelu_plus1", {p + "gelu_tanh", b.scalar(p + "gelu_one", 1.f)}, p + "gelu_plus1");
+            b.node("Mul", p + "gelu_times_x", {x, p + "gelu_plus1"}, p + "gelu_times_x");
+            b.node("Mul", p + "gelu", {p + "gelu_times_x", b.scalar(p + "gelu_half", 0.5f)}, y);
+            return;
+        }
+        default: break;
+    }
+    // onnx_refusal() rules every other activation out before this runs.
+    throw ExportError("ONNX export: activation " + std::string(config::to_string(act.kind)) + " reached the writer");
+}
+
+// The weights block of `role` in layer `l`, as a pointer into the model's parameters.
+const float* block(const ExportableModel& m, const LayerConfig& l, config::ParamRole role) {
+    for (const auto& bl : l.blocks)
+        if (bl.role == role) return m.params.data() + l.param_offset + bl.offset;
+    throw ExportError("ONNX export: a " + std::string(config::to_string(l.type)) + " layer without its parameter block");
+}
+
+// Adds layer `l`'s nodes reading tensor `x`, ending in tensor `out`. `image` says whether the
+// tensor flowing in is rank 4; it is updated to what flows out.
+void layer(GraphBuilder& b, const ExportableModel& m, const LayerConfig& l, const std::string& name, std::string x,
+           const std::string& out, bool& image) {
+    using config::ParamRole;
+    // An activation after the layer's own operator writes `out`; without one the operator does.
+    const bool activated = l.activation.kind != Activation::Identity;
+    const std::string pre = activated ? name + "/preactivation" : out;
+    switch (l.type) {
+        case LayerType::Dense:
+        case LayerType::Output: {
+            if (image) {  // NCHW, flattened per sample: the order the dense weights' rows are in
+                GraphBuilder::attr(b.node("Flatten", name + "/flatten", {x}, name + "/flattened"), "axis", std::int64_t{1});
+                x = name + "/flattened";
+                image = false;
+            }
+            const auto in = static_cast<std::int64_t>(l.in_shape.size());
+            const auto& w = b.weights(name + ".weight", {in, l.units}, block(m, l, ParamRole::Weight));
+            const auto& bias = b.weights(name + ".bias", {l.units}, block(m, l, ParamRole::Bias));
+            b.node("Gemm", name, {x, w, bias}, pre);
+            break;
+        }
+        case LayerType::Convolution: {
+            const auto& w = b.weights(name + ".weight", {l.units, l.in_shape.c, l.kernel[0], l.kernel[1]},
+                                      block(m, l, ParamRole::Weight));
+            const auto& bias = b.weights(name + ".bias", {l.units}, block(m, l, ParamRole::Bias));
+            auto& n = b.node("Conv", name, {x, w, bias}, pre);
+            GraphBuilder::attr(n, "kernel_shape", {l.kernel[0], l.kernel[1]});
+            GraphBuilder::attr(n, "strides", {l.stride[0], l.stride[1]});
+            GraphBuilder::attr(n, "dilations", {l.dilation[0], l.dilation[1]});
+            // Thresher's pads are top, left, bottom, right: ONNX's begins then ends, the same order.
+            GraphBuilder::attr(n, "pads", {l.pads[0], l.pads[1], l.pads[2], l.pads[3]});
+            GraphBuilder::attr(n, "group", std::int64_t{1});
+            break;
+        }
+        case LayerType::Subsampling: {
+            if (l.global) {
+                b.node(l.max_pool ? "GlobalMaxPool" : "GlobalAveragePool", name, {x}, pre);
+                break;
+            }
+            auto& n = b.node(l.max_pool ? "MaxPool" : "AveragePool", name, {x}, pre);
+            GraphBuilder::attr(n, "kernel_shape", {l.kernel[0], l.kernel[1]});
+            GraphBuilder::attr(n, "strides", {l.stride[0], l.stride[1]});
+            GraphBuilder::attr(n, "pads", {l.pads[0], l.pads[1], l.pads[2], l.pads[3]});
+            // Thresher averages over the window's real pixels only (oneDNN's exclude-padding).
+            if (!l.max_pool) GraphBuilder::attr(n, "count_include_pad", std::int64_t{0});
+            break;
+        }
+        case LayerType::BatchNorm: {  // inference form: the running statistics
+            const std::int64_t c = l.in_shape.c;
+            const auto& gamma = b.weights(name + ".gamma", {c}, block(m, l, ParamRole::Gamma));
+            const auto& beta = b.weights(name + ".beta", {c}, block(m, l, ParamRole::Beta));
+            const auto& mean = b.weights(name + ".running_mean", {c}, block(m, l, ParamRole::RunningMean));
+            const auto& var = b.weights(name + ".running_var", {c}, block(m, l, ParamRole::RunningVar));
+            auto& n = b.node("BatchNormalization", name, {x, gamma, beta, mean, var}, pre);
+            GraphBuilder::attr(n, "epsilon", l.bn_eps);
+            break;
+        }
+        case LayerType::Dropout:
+            // Identity at inference; kept as Dropout (with its rate) so the layer survives a round trip.
+            b.node("Dropout", name, {x, b.scalar(name + ".ratio", 1.f - l.retain)}, pre);
+            break;
+        case LayerType::PRelu: {
+            // alpha is [c' x h' x w'] (a shared axis has extent 1): ONNX broadcasts it from the
+            // right over [batch, C, H, W]; over [batch, F] it is [c'].
+            const std::int64_t ac = l.prelu_shared[0] ? 1 : l.in_shape.c;
+            const std::int64_t ah = l.prelu_shared[1] ? 1 : l.in_shape.h, aw = l.prelu_shared[2] ? 1 : l.in_shape.w;
+            std::vector<std::int64_t> dims = image ? std::vector<std::int64_t>{ac, ah, aw} : std::vector<std::int64_t>{ac};
+            b.node("PRelu", name, {x, b.weights(name + ".alpha", dims, block(m, l, ParamRole::Alpha))}, pre);
+            break;
+        }
+        default: throw ExportError("ONNX export: layer kind " + std::string(config::to_string(l.type)) + " reached the writer");
+    }
+    if (activated) activation(b, l.activation, name, pre, out);
+}
+
+}  // namespace
+
+bool onnx_export_built() { return true; }
+
+OnnxBytes onnx_model_bytes(const ExportableModel& m) {
+    const auto& cfg = m.config;
+    onnx::ModelProto model;
+    model.set_ir_version(kIrVersion);
+    model.set_producer_name("Thresher");
+    model.set_producer_version(THRESHER_VERSION);
+    model.set_doc_string("Exported by thresher-engine export-model from " + m.source);
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(kOnnxOpset);
+    const auto meta = [&](const std::string& key, const std::string& value) {
+        auto* p = model.add_metadata_props();
+        p->set_key(key);
+        p->set_value(value);
+    };
+    meta("thresher.input_shape", cfg.input.str());
+    if (m.normalization.active()) meta("thresher.normalization", m.normalization.kind);
+    meta("thresher.output", cfg.is_classifier() ? "probabilities" : "outputs");
+    if (!m.class_names.empty()) meta("class_names", nlohmann::json(m.class_names).dump());
+
+    auto& g = *model.mutable_graph();
+    g.set_name(cfg.name);
+    GraphBuilder b(g);
+    bool image = !cfg.input.flat();
+    GraphBuilder::batch_tensor(*g.add_input(), "input", dims_of(cfg.input, image));
+
+    std::string x = "input";
+    if (m.normalization.active()) {  // x' = (x - shift) * scale, per input feature
+        const auto dims = dims_of(cfg.input, image);
+        b.node("Sub", "normalization/shift", {x, b.weights("normalization.shift", dims, m.normalization.shift.data())},
+               "normalization/shifted");
+        b.node("Mul", "normalization", {"normalization/shifted", b.weights("normalization.scale", dims, m.normalization.scale.data())},
+               "normalization");
+        x = "normalization";
+    }
+    const auto names = node_names(cfg);
+    for (std::size_t i = 0; i < cfg.layers.size(); ++i) {
+        const auto& l = cfg.layers[i];
+        const bool last = i + 1 == cfg.layers.size();
+        const std::string out = last ? "output" : names[i];
+        layer(b, m, l, names[i], x, out, image);
+        // Thresher's shape for the tensor, for ONNX's shape inference to agree with.
+        GraphBuilder::batch_tensor(last ? *g.add_output() : *g.add_value_info(), out, dims_of(l.out_shape, image));
+        x = out;
+    }
+
+    try {
+        onnx::checker::check_model(model);
+        // In place (a copy would double the weights in memory): it also records the shapes of the
+        // helper tensors (activations, flattening) in value_info, which viewers show.
+        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                           onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1));
+    } catch (const std::exception& e) {
+        throw ExportError(m.source + ": the ONNX graph for this model does not pass ONNX's checks (an exporter bug): " + e.what());
+    }
+    OnnxBytes result;
+    result.nodes = static_cast<std::size_t>(g.node_size());
+    if (!model.SerializeToString(&result.bytes))
+        throw ExportError(m.source + ": the ONNX model could not be serialised (over protobuf's 2 GiB limit?)");
+    return result;
+}
+
+}  // namespace thresher::model_export

@@ -1,0 +1,166 @@
+// `thresher-engine export-model` as a user runs it: LeNet and the MLP trained on a CSV with
+// standardised features, exported to ONNX, give in ONNX Runtime (onnxruntime-node) the
+// probabilities `thresher-engine predict` prints for the same rows, within 1e-5 (issue 25's bar);
+// a model ONNX cannot express exits 1 naming its layer and writes nothing; an unknown format
+// lists the formats this build writes; --out may not be the model itself.
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+#include "backend/registry.h"
+#include "engine_process.h"
+#include "nn/model_file.h"
+#include "nn/network.h"
+#include "onnx_runtime.h"
+
+using namespace thresher;
+
+namespace {
+
+constexpr int kRows = 40, kFeatures = 784, kClasses = 10;
+
+// Features written with 9 significant digits read back as exactly the floats written, so ONNX
+// Runtime is given what the engine's CSV reader gives predict.
+std::vector<float> write_csv(const QString& path) {
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    std::vector<float> x;
+    QByteArray text;
+    for (int r = 0; r < kRows; ++r) {
+        for (int f = 0; f < kFeatures; ++f) {
+            x.push_back(u(rng));
+            text += QByteArray::number(double(x.back()), 'g', 9) + ',';
+        }
+        text += QByteArray::number(r % kClasses) + '\n';
+    }
+    return write_file(path, text) ? x : std::vector<float>{};
+}
+
+}  // namespace
+
+class TestEngineExport : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void onnx_matches_predict_data();
+    void onnx_matches_predict();
+    void refused_layer_named_and_nothing_written();
+    void unknown_format_lists_the_formats();
+    void out_may_not_be_the_model();
+
+private:
+    QString path(const QString& name) const { return dir_.filePath(name); }
+    QTemporaryDir dir_;
+    std::vector<float> features_;
+};
+
+void TestEngineExport::initTestCase() {
+    QVERIFY(dir_.isValid());
+    features_ = write_csv(path("rows.csv"));
+    QVERIFY(!features_.empty());
+    const QString missing = test_support::onnx_runtime_missing();
+    QVERIFY2(missing.isEmpty(), qPrintable("ONNX Runtime is needed for this suite: " + missing));
+}
+
+void TestEngineExport::onnx_matches_predict_data() {
+    QTest::addColumn<QString>("model");
+    QTest::newRow("lenet") << "lenet";
+    QTest::newRow("mlp") << "mlp";
+}
+
+void TestEngineExport::onnx_matches_predict() {
+    QFETCH(QString, model);
+    const QString thr = path(model + ".thr"), onnx = path(model + ".onnx");
+    const auto trained = run_engine({"train", "--model", source_dir() + "/resources/models/" + model + ".json", "--data",
+                                     path("rows.csv"), "--epochs", "1", "--batch", "8", "--normalize", "standardize",
+                                     "--threads", "1", "--save", thr});
+    QVERIFY2(trained.exit_code == 0, qPrintable(trained.summary()));
+
+    const auto predicted = run_engine({"predict", "--model-file", thr, "--data", path("rows.csv"), "--threads", "1"});
+    QVERIFY2(predicted.exit_code == 0, qPrintable(predicted.summary()));
+    QCOMPARE(predicted.events.size(), kRows);
+
+    const QString names = "T-shirt/top,Trouser,Pullover,Dress,Coat,Sandal,Shirt,Sneaker,Bag,Ankle boot";
+    const auto exported = run_engine({"export-model", thr, "--format", "onnx", "--out", onnx, "--class-names", names});
+    QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
+    QCOMPARE(exported.events.size(), 1);
+    const auto record = exported.events[0];
+    QCOMPARE(record["exported"].toString(), onnx);
+    QCOMPARE(record["format"].toString(), QString("onnx"));
+    QCOMPARE(record["layers"].toInt(), model == "lenet" ? 6 : 3);
+    QCOMPARE(record["bytes"].toInteger(), QFileInfo(onnx).size());
+    QVERIFY2(exported.stderr_text.contains("export-model: wrote " + onnx), qPrintable(exported.stderr_text));
+
+    const auto got = test_support::run_onnx_runtime(onnx, features_, model == "lenet" ? QList<int>{1, 28, 28} : QList<int>{784},
+                                                    dir_.path());
+    QVERIFY2(got.ok, qPrintable(got.error));
+    QCOMPARE(got.output_dims, (QList<qint64>{kRows, kClasses}));
+    double max_diff = 0.0;
+    for (int r = 0; r < kRows; ++r) {
+        const auto line = predicted.events[r];
+        QCOMPARE(line["index"].toInt(), r);
+        const auto p = line["probabilities"].toArray();
+        QCOMPARE(p.size(), kClasses);
+        for (int k = 0; k < kClasses; ++k) {
+            const double d = std::fabs(p[k].toDouble() - got.outputs[static_cast<std::size_t>(r * kClasses + k)]);
+            if (!(d <= max_diff)) max_diff = std::isnan(d) ? INFINITY : d;
+        }
+    }
+    qInfo("%s: max |predict - %s| = %.3g over %d probabilities", qPrintable(model), qPrintable(got.runtime), max_diff,
+          kRows * kClasses);
+    QVERIFY2(max_diff <= 1e-5, qPrintable(QString("max |diff| %1").arg(max_diff)));
+}
+
+void TestEngineExport::refused_layer_named_and_nothing_written() {
+    // ONNX pooling needs every pad smaller than its window. Written here, not trained: Thresher's
+    // own pooling gives -inf on the windows wholly in the padding.
+    nn::ModelFile file;
+    file.config = config::ModelConfig::parse(R"({"name":"padded","input":{"channels":1,"height":8,"width":8},
+        "layers":[{"type":"convolution","name":"conv","filters":2,"kernel":[3,3]},
+                  {"type":"subsampling","name":"pool1","pooling":"max","kernel":[2,2],"stride":[2,2],"padding":[2,2]},
+                  {"type":"output","units":2,"loss":"mcxent"}]})",
+                                             "padded.json");
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(file.config, *be);
+    net.init_params(1);
+    file.params = net.get_params();
+    const QString thr = path("padded.thr");
+    nn::save_model_file(thr.toStdString(), file);
+
+    QTemporaryDir out;
+    const auto r = run_engine({"export-model", thr, "--format", "onnx", "--out", out.filePath("padded.onnx")});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.stderr_text.contains("thresher-engine: error: padded.thr: layers[1] (subsampling \"pool1\"): ONNX cannot "
+                                    "express this layer: padding 2x2 is not smaller than its 2x2 window"),
+             qPrintable(r.stderr_text));
+    QVERIFY2(r.stderr_text.contains("nothing was written"), qPrintable(r.stderr_text));
+    QVERIFY(r.stdout_text.isEmpty());
+    QCOMPARE(QDir(out.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
+}
+
+void TestEngineExport::unknown_format_lists_the_formats() {
+    const QString out = path("never.h5");
+    // The format is checked before the model is read: any existing file will do.
+    const auto r = run_engine({"export-model", path("rows.csv"), "--format", "keras-h4", "--out", out});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.stderr_text.contains("unknown export format \"keras-h4\" (this build exports: onnx"), qPrintable(r.stderr_text));
+    QVERIFY(!QFile::exists(out));
+}
+
+void TestEngineExport::out_may_not_be_the_model() {
+    // Refused before the model is read, so the durable write never replaces it.
+    const auto before = QFileInfo(path("rows.csv")).size();
+    const auto r = run_engine({"export-model", path("rows.csv"), "--format", "onnx", "--out", path("rows.csv")});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.stderr_text.contains("is the model file itself"), qPrintable(r.stderr_text));
+    QCOMPARE(QFileInfo(path("rows.csv")).size(), before);
+}
+
+QTEST_GUILESS_MAIN(TestEngineExport)
+#include "test_engine_export.moc"
