@@ -43,6 +43,10 @@ std::string describe(const config::LayerConfig& l) {
             for (std::size_t a = 0; a < 3; ++a)
                 if (l.prelu_shared[a]) s << (a == 0 ? " shared channels" : a == 1 ? " shared height" : " shared width");
             break;
+        case config::LayerType::Activation:
+            s << " " << config::to_string(l.activation.kind);
+            if (l.is_output) s << " loss " << config::to_string(l.loss);
+            break;
     }
     if (l.activation.kind == config::Activation::LeakyRelu) s << " alpha " << config::decimal(l.activation.alpha);
     return s.str();

@@ -19,7 +19,7 @@ namespace {
 using import::Place;
 using import::simple_class_name;
 
-enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding, PRelu };
+enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding, PRelu, Loss };
 
 std::optional<Kind> kind_of(const std::string& name) {
     static const std::map<std::string, Kind> kinds{
@@ -33,7 +33,8 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"ActivationLayer", Kind::Activation}, {"activation", Kind::Activation},
         {"GlobalPoolingLayer", Kind::GlobalPooling}, {"GlobalPooling", Kind::GlobalPooling},
         {"ZeroPaddingLayer", Kind::ZeroPadding}, {"zeroPadding", Kind::ZeroPadding},
-        {"PReLULayer", Kind::PRelu}, {"prelu", Kind::PRelu}};
+        {"PReLULayer", Kind::PRelu}, {"prelu", Kind::PRelu},
+        {"LossLayer", Kind::Loss}, {"loss", Kind::Loss}};
     auto it = kinds.find(name);
     if (it == kinds.end()) return std::nullopt;
     return it->second;
@@ -466,8 +467,8 @@ Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& 
 
 std::string kUnsupportedLayer(const std::string& cls) {
     return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
-           "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer (before a convolution), BatchNormalization, DropoutLayer, PReLULayer "
-           "and ActivationLayer)";
+           "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer (before a convolution), BatchNormalization, DropoutLayer, PReLULayer, "
+           "ActivationLayer and LossLayer)";
 }
 
 }  // namespace
@@ -684,19 +685,28 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 break;
             }
             case Kind::Activation: {
-                const auto act = read_activation(p, leaky_alpha);
+                l.activation = read_activation(p, leaky_alpha);
+                // Fused into the dense or convolution layer right before it when that one has no
+                // activation (one pass instead of two); a layer of its own otherwise.
                 auto* prev = m.layers.empty() ? nullptr : &m.layers.back();
                 const bool foldable = prev && (prev->type == LayerType::Dense || prev->type == LayerType::Convolution) &&
-                                      prev->activation.kind == Activation::Identity;
-                if (!foldable)
-                    p.fail("an ActivationLayer can only follow a dense or convolution layer with identity activation "
-                           "(Thresher applies activations inside those layers)");
-                if (act.kind == Activation::Softmax && prev->type == LayerType::Convolution)
-                    p.fail("softmax over a convolution's output is not supported");
-                prev->activation = act;
-                finish();
-                continue;
+                                      prev->activation.kind == Activation::Identity &&
+                                      (l.activation.kind != Activation::Softmax || prev->type == LayerType::Dense);
+                if (foldable || l.activation.kind == Activation::Identity) {
+                    if (foldable) prev->activation = l.activation;
+                    finish();
+                    continue;
+                }
+                l.type = LayerType::Activation;
+                break;
             }
+            case Kind::Loss:
+                // DL4J's LossLayer: activation and loss without parameters; it must be last.
+                if (i + 1 != confs->size()) p.fail("a LossLayer must be the last layer");
+                l.type = LayerType::Activation;
+                l.activation = read_activation(p, leaky_alpha);
+                l.loss = read_loss(p);
+                break;
         }
         if (params) {
             l.weight_init = read_weight_init(p);

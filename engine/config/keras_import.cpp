@@ -175,28 +175,25 @@ bool positively_homogeneous(Activation a) {  // act(k·x) = k·act(x) for k > 0:
     return a == Activation::Relu || a == Activation::LeakyRelu || a == Activation::Identity;
 }
 
-// An activation layer becomes the activation of the dense or convolution layer before it, through
-// layers it commutes with: max pooling (monotone activations) and dropout (relu-like ones).
-// Flatten is no layer here, and element-wise activations commute with it anyway.
-void fold_activation(Place& p, std::vector<LayerConfig>& layers, ActivationSpec act) {
+// An activation layer becomes the activation of the dense or convolution layer before it when
+// that layer has none (one fused pass instead of two), also through layers it commutes with: max
+// pooling (monotone activations) and dropout (relu-like ones). Flatten is no layer here, and
+// element-wise activations commute with it anyway. False: it stays a layer of its own.
+bool fold_activation(std::vector<LayerConfig>& layers, ActivationSpec act) {
     if (act.kind == Activation::Softmax && (layers.empty() || layers.back().type != LayerType::Dense))
-        p.fail("softmax can only follow a Dense layer directly");
+        return false;  // softmax normalises the features a Dense layer produced, nothing else
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
         if (it->type == LayerType::Dense || it->type == LayerType::Convolution) {
-            if (it->activation.kind != Activation::Identity)
-                p.fail("cannot fold into \"" + it->name + "\": it already applies " +
-                       std::string(to_string(it->activation.kind)));
+            if (it->activation.kind != Activation::Identity) return false;
             it->activation = act;
-            return;
+            return true;
         }
         // Swish and GELU are not monotone, so they do not commute with max pooling.
         const bool max_pool = it->type == LayerType::Subsampling && it->max_pool && !vocab::derivative_from_input(act.kind);
         const bool dropout = it->type == LayerType::Dropout && positively_homogeneous(act.kind);
-        if (!max_pool && !dropout)
-            p.fail("cannot fold this activation into an earlier layer across \"" + it->name +
-                   "\" (Thresher applies activations inside dense and convolution layers)");
+        if (!max_pool && !dropout) return false;
     }
-    p.fail("an activation layer needs a Dense or Conv2D layer before it");
+    return false;
 }
 
 }  // namespace
@@ -463,8 +460,13 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 act = {Activation::Softmax, 0.01f};
                 p.ignore({"axis"});
             }
-            fold_activation(p, m.layers, act);
             p.note_unread();
+            // Linear is nothing to run; otherwise fused into the layer before it where that is
+            // exact, or a layer of its own (after a Dense that has an activation already, say).
+            if (act.kind == Activation::Identity || fold_activation(m.layers, act)) continue;
+            l.type = LayerType::Activation;
+            l.activation = act;
+            m.layers.push_back(std::move(l));
             continue;
         }
 
@@ -495,11 +497,13 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
 
     if (pending_pad)
         throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a Conv2D");
-    if (m.layers.empty() || m.layers.back().type != LayerType::Dense)
-        root.fail("the last layer must be Dense (it becomes the output layer), got " +
+    // The last Dense becomes the output layer; an activation layer after it is the output itself
+    // (it takes the loss, without parameters).
+    if (m.layers.empty() || (m.layers.back().type != LayerType::Dense && m.layers.back().type != LayerType::Activation))
+        root.fail("the last layer must be Dense or an activation (it becomes the output layer), got " +
                   (m.layers.empty() ? std::string("no layers") : std::string(to_string(m.layers.back().type))));
     auto& out = m.layers.back();
-    out.type = LayerType::Output;
+    if (out.type == LayerType::Dense) out.type = LayerType::Output;
 
     // Loss and optimizer: from the compile/training config when the file has one.
     import::KerasTraining training;

@@ -16,7 +16,7 @@ namespace thresher::config {
 namespace {
 
 const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling", "batch_norm",
-                                           "dropout", "output", "prelu"};
+                                           "dropout", "output", "prelu", "activation"};
 const std::vector<std::string> kPReluAxes{"channels", "height", "width"};
 const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
                                             "sigmoid",  "softmax",  "elu",         "selu",
@@ -109,12 +109,25 @@ bool has_alpha(Activation a) {
            a == Activation::ThresholdedRelu;
 }
 
-LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::string& source) {
+// The loss of the last layer (an output layer, or an activation layer that is last) and whether
+// its activation suits it.
+void parse_loss(JsonFields& g, LayerConfig& l) {
+    if (auto loss = g.choice("loss", kLosses)) l.loss = static_cast<LossKind>(*loss);
+    const bool ce = l.loss == LossKind::MultiClassCrossEntropy || l.loss == LossKind::NegativeLogLikelihood;
+    if (ce && l.activation.kind != Activation::Softmax)
+        g.fail("loss", "mcxent/negativeloglikelihood needs activation softmax, got " + std::string(to_string(l.activation.kind)));
+    if (l.loss == LossKind::BinaryCrossEntropy && l.activation.kind != Activation::Sigmoid)
+        g.fail("loss", "xent needs activation sigmoid, got " + std::string(to_string(l.activation.kind)));
+    if ((l.loss == LossKind::MSE || l.loss == LossKind::MAE) && l.activation.kind == Activation::Softmax)
+        g.fail("loss", std::string(to_string(l.loss)) + " with softmax is not supported; use mcxent");
+}
+
+LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, const std::string& source) {
     const std::string path = "layers[" + std::to_string(index) + "]";
     JsonFields f(j, source, path);
     LayerConfig l;
     auto type = f.choice("type", kLayerTypes);
-    if (!type) f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output, prelu)");
+    if (!type) f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output, prelu, activation)");
     l.type = static_cast<LayerType>(*type);
     if (auto n = f.string("name")) l.name = *n;
     JsonFields g(j, source, l.label(index));  // messages from here on name the layer type
@@ -129,19 +142,7 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::s
             l.units = *units;
             l.activation = parse_activation(g, l.type == LayerType::Output ? Activation::Softmax
                                                                             : Activation::Relu);
-            if (l.type == LayerType::Output) {
-                if (auto loss = g.choice("loss", kLosses)) l.loss = static_cast<LossKind>(*loss);
-                const bool ce = l.loss == LossKind::MultiClassCrossEntropy ||
-                                l.loss == LossKind::NegativeLogLikelihood;
-                if (ce && l.activation.kind != Activation::Softmax)
-                    g.fail("loss", "mcxent/negativeloglikelihood needs activation softmax, got " +
-                                       std::string(to_string(l.activation.kind)));
-                if (l.loss == LossKind::BinaryCrossEntropy && l.activation.kind != Activation::Sigmoid)
-                    g.fail("loss", "xent needs activation sigmoid, got " +
-                                       std::string(to_string(l.activation.kind)));
-                if ((l.loss == LossKind::MSE || l.loss == LossKind::MAE) && l.activation.kind == Activation::Softmax)
-                    g.fail("loss", std::string(to_string(l.loss)) + " with softmax is not supported; use mcxent");
-            }
+            if (l.type == LayerType::Output) parse_loss(g, l);
             break;
         }
         case LayerType::Convolution: {
@@ -202,6 +203,14 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::s
             if (auto v = g.number("alpha_init", -100.0, 100.0)) l.prelu_init = static_cast<float>(*v);
             break;
         }
+        case LayerType::Activation:
+            // No default: a standalone activation says which one it is.
+            if (!g.has("activation")) g.fail("activation", "is required (e.g. \"relu\", \"softmax\")");
+            l.activation = parse_activation(g, Activation::Identity);
+            // Last, it is the output layer without parameters (DL4J's LossLayer): it has the loss.
+            if (last) parse_loss(g, l);
+            else if (g.has("loss")) g.fail("loss", "only the last layer has a loss");
+            break;
     }
     const bool has_params = l.type == LayerType::Dense || l.type == LayerType::Output ||
                             l.type == LayerType::Convolution || l.type == LayerType::BatchNorm ||
@@ -314,7 +323,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& s
     if (auto v = f.number("l2", 0.0, 1e3)) m.l2 = static_cast<float>(*v);
     const auto* layers = f.array("layers");
     if (!layers || layers->empty()) f.fail("layers", "is required: a non-empty array of layers");
-    for (std::size_t i = 0; i < layers->size(); ++i) m.layers.push_back(parse_layer((*layers)[i], i, source));
+    for (std::size_t i = 0; i < layers->size(); ++i) m.layers.push_back(parse_layer((*layers)[i], i, i + 1 == layers->size(), source));
     f.finish();
     m.infer_shapes(source);
     return m;
@@ -379,6 +388,10 @@ nlohmann::json ModelConfig::to_json() const {
                 o["alpha_init"] = decimal(l.prelu_init);
                 break;
             }
+            case LayerType::Activation:
+                o["activation"] = to_string(l.activation.kind);
+                if (&l == &layers.back()) o["loss"] = to_string(l.loss);
+                break;
         }
         if (has_alpha(l.activation.kind)) o["alpha"] = decimal(l.activation.alpha);
         if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];

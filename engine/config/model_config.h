@@ -37,8 +37,10 @@ struct Shape {
 };
 
 // PRelu: a learned leaky ReLU (Keras PReLU, DL4J PReLULayer), one alpha per input position except
-// along its shared axes.
-enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu };
+// along its shared axes. Activation: an activation on its own, without parameters (Keras
+// Activation, DL4J ActivationLayer); as the last layer it is the output and carries the loss
+// (DL4J LossLayer).
+enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu, Activation };
 enum class ConvMode { Truncate, Same };
 enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE, MAE };
 enum class WeightInit { Xavier, XavierUniform, Relu, Normal, Uniform, Zero };
@@ -60,7 +62,7 @@ struct LayerConfig {
     // Not saved (Thresher JSON has no such field).
     std::string origin, origin_what;
 
-    int units = 0;                      // dense/output: outputs; convolution: filters
+    int units = 0;                      // dense/output: outputs; convolution: filters; a last activation layer: its features (inferred)
     std::array<int, 2> kernel{0, 0};    // convolution, subsampling
     std::array<int, 2> stride{1, 1};
     std::array<int, 2> padding{0, 0};   // truncate mode only
@@ -69,7 +71,7 @@ struct LayerConfig {
     bool max_pool = true;               // subsampling: max or average
     bool global = false;                // subsampling over the whole image (kernel = input height x width)
     ActivationSpec activation{};
-    LossKind loss = LossKind::MultiClassCrossEntropy;
+    LossKind loss = LossKind::MultiClassCrossEntropy;  // output, or an activation layer that is last
     float retain = 0.5f;                // dropout: probability of keeping an activation
     float bn_eps = 1e-5f;
     float bn_decay = 0.9f;              // running = decay * running + (1 - decay) * batch
@@ -88,6 +90,7 @@ struct LayerConfig {
     std::vector<ParamBlock> blocks;
     std::size_t param_count = 0;
     std::size_t param_offset = 0;  // of this layer's slice in the model's buffer
+    bool is_output = false;        // the last layer: its loss's derivative arrives folded through its activation
 
     // "layers[2] (convolution)", or for an imported layer
     // "config.layers[3] (Conv2D \"conv2d_1\"; Thresher layers[2] convolution)".

@@ -241,6 +241,9 @@ QString ModelDocument::describe(const QJsonObject& l) {
         parts << "eps " + QString::number(l.value("eps").toDouble(1e-5));
     } else if (type == "prelu") {
         parts << "alpha from " + QString::number(l.value("alpha_init").toDouble(0.0));
+    } else if (type == "activation") {
+        parts << l.value("activation").toString();
+        if (l.contains("loss")) parts << l.value("loss").toString();
     }
     return parts.join(", ");
 }

@@ -89,6 +89,8 @@ private Q_SLOTS:
     void training_config_read();
     void training_config_refused_data();
     void training_config_refused();
+    void activation_layers_data();
+    void activation_layers();
     void activations_of_imported_files_data();
     void activations_of_imported_files();
 };
@@ -322,6 +324,76 @@ void TestModelImport::approximations_are_noted() {
     if (layers.startsWith("convolution,")) QCOMPARE(r.model.layers[0].activation.kind, config::Activation::Relu);
 }
 
+// Activation layers that cannot be fused into the layer before them (it has an activation of its
+// own, or a layer the activation does not commute with sits between) import as layers of their
+// own; the last one, after the last Dense, is the output and takes the loss (DL4J LossLayer too).
+void TestModelImport::activation_layers_data() {
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("layers");
+    QTest::addColumn<QString>("activations");  // of every layer, as Thresher runs them
+    QTest::addColumn<int>("outputs");
+
+    QTest::newRow("keras Dense relu, Activation relu")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"relu")"),
+                  keras_layer("Activation", R"("name":"a","activation":"tanh")"), kKerasOut})
+        << "dense,activation,output" << "relu,tanh,softmax" << 3;
+    QTest::newRow("keras Dense relu, Activation softmax last")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"relu")"),
+                  keras_layer("Dense", R"("name":"out","units":3,"activation":"relu")"),
+                  keras_layer("Activation", R"("name":"sm","activation":"softmax")")})
+        << "dense,dense,activation" << "relu,relu,softmax" << 3;
+    QTest::newRow("keras Dense then Activation softmax still fused")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"out","units":3)"),
+                  keras_layer("Activation", R"("name":"sm","activation":"softmax")")})
+        << "output" << "softmax" << 3;
+    QTest::newRow("keras linear Activation after relu is nothing to run")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"relu")"),
+                  keras_layer("Activation", R"("name":"a","activation":"linear")"), kKerasOut})
+        << "dense,output" << "relu,softmax" << 3;
+    QTest::newRow("keras swish after max pooling")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
+                  keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])"),
+                  keras_layer("Activation", R"("name":"a","activation":"swish")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut})
+        << "convolution,subsampling,activation,output" << "identity,identity,swish,softmax" << 3;
+    QTest::newRow("keras activation after batch norm")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4)"),
+                  keras_layer("BatchNormalization", R"("name":"bn","axis":-1)"),
+                  keras_layer("Activation", R"("name":"act","activation":"relu")"), kKerasOut})
+        << "dense,batch_norm,activation,output" << "identity,identity,relu,softmax" << 3;
+    QTest::newRow("keras ReLU layer after a relu Dense")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"relu")"),
+                  keras_layer("LeakyReLU", R"("name":"lr","alpha":0.2)"), kKerasOut})
+        << "dense,activation,output" << "relu,leakyrelu,softmax" << 3;
+    const QByteArray dl4j_tanh = dl4j_layer("ActivationLayer", R"("layerName":"act","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationTanH"})");
+    QTest::newRow("dl4j ActivationLayer after a relu dense")
+        << dl4j({kDl4jDense, dl4j_tanh, kDl4jOutput}) << "dense,activation,output" << "relu,tanh,softmax" << 2;
+    QTest::newRow("dl4j 0.x ActivationLayer after a relu dense")
+        << dl4j({R"({"layer":{"dense":{"nin":4,"nout":3,"activationFn":{"ReLU":{}},"iupdater":{"@class":"org.nd4j.linalg.learning.config.Sgd","learningRate":0.1}}}})",
+                 R"({"layer":{"activation":{"layerName":"act","activationFn":{"Sigmoid":{}}}}})", kDl4jOutput})
+        << "dense,activation,output" << "relu,sigmoid,softmax" << 2;
+    QTest::newRow("dl4j LossLayer")
+        << dl4j({kDl4jDense, dl4j_layer("LossLayer", R"("activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+                     "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})")})
+        << "dense,activation" << "relu,softmax" << 3;
+}
+
+void TestModelImport::activation_layers() {
+    QFETCH(QByteArray, json);
+    QFETCH(QString, layers);
+    QFETCH(QString, activations);
+    QFETCH(int, outputs);
+    const auto r = config::import_model_text(json.toStdString(), "cfg.json");
+    QCOMPARE(types(r.model), layers);
+    QStringList acts;
+    for (const auto& l : r.model.layers) acts << QString::fromUtf8(config::to_string(l.activation.kind).data());
+    QCOMPARE(acts.join(','), activations);
+    QCOMPARE(r.model.output_size(), outputs);
+    QCOMPARE(r.model.layers.back().loss, config::LossKind::MultiClassCrossEntropy);
+    // Saved as Thresher JSON and read back: the same model.
+    const auto again = config::ModelConfig::from_json(r.model.to_json(), "again.json");
+    QCOMPARE(again.to_json().dump(), r.model.to_json().dump());
+}
+
 void TestModelImport::detection_data() {
     QTest::addColumn<QByteArray>("json");
     QTest::addColumn<QString>("format");
@@ -410,11 +482,14 @@ void TestModelImport::refused_data() {
     QTest::newRow("keras gelu on the output layer")
         << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"out","units":3,"activation":"gelu")")})
         << QStringList{"Dense \"out\"", "gelu", "output layer"};
-    QTest::newRow("keras swish folded across max pooling")
-        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
-                  keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])"),
-                  keras_layer("Activation", R"("name":"a","activation":"swish")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut})
-        << QStringList{"Activation \"a\"", "cannot fold"};
+    QTest::newRow("keras softmax over an image")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"activation":"relu")"),
+                  keras_layer("Activation", R"("name":"a","activation":"softmax")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut})
+        << QStringList{"config.layers[2] (Activation \"a\"", "softmax needs flat features", "2x6x6"};
+    QTest::newRow("dl4j LossLayer not last")
+        << dl4j({kDl4jDense, dl4j_layer("LossLayer", R"("activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+                     "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})"), kDl4jOutput})
+        << QStringList{"confs[1] (LossLayer)", "must be the last layer"};
     QTest::newRow("keras PReLU shared axis out of range")
         << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4)"),
                   keras_layer("PReLU", R"("name":"pr","shared_axes":[2])"), kKerasOut})
@@ -429,11 +504,6 @@ void TestModelImport::refused_data() {
         << keras({kKerasFlatInput, kKerasOut, keras_layer("Dropout", R"("name":"drop","rate":0.5)")})
         << QStringList{"cfg.json: model:", "last layer must be Dense"};
     QTest::newRow("keras no input shape") << keras({kKerasOut}) << QStringList{"cfg.json: model:", "input shape"};
-    QTest::newRow("keras activation after batch norm")
-        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4)"),
-                  keras_layer("BatchNormalization", R"("name":"bn","axis":-1)"),
-                  keras_layer("Activation", R"("name":"act","activation":"relu")"), kKerasOut})
-        << QStringList{"layers[3] (Activation \"act\")", "across \"bn\""};
     QTest::newRow("keras 1 border_mode full") << keras({kKerasInput,
         keras_layer("Convolution2D", R"("name":"c","nb_filter":4,"nb_row":3,"nb_col":3,"border_mode":"full")"),
         keras_layer("Flatten", R"("name":"f")"), kKerasOut})

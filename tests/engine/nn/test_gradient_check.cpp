@@ -271,6 +271,34 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("conv prelu per position")
         << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"activation\":\"identity\"},"
                         "{\"type\":\"prelu\",\"shared_axes\":[\"width\"],\"alpha_init\":0.1}", softmax) << true;
+    // Standalone activation layers (Keras Activation, DL4J ActivationLayer): after a layer that
+    // has its own, on images, from the pre-activation (swish), and last, carrying the loss.
+    QTest::newRow("activation tanh after dense relu")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"relu\"},{\"type\":\"activation\",\"activation\":\"tanh\"}",
+                 softmax) << true;
+    QTest::newRow("activation softmax, hidden")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"tanh\"},{\"type\":\"activation\",\"activation\":\"softmax\"}",
+                 softmax) << true;
+    QTest::newRow("activation swish after dense elu")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"elu\"},{\"type\":\"activation\",\"activation\":\"swish\"}",
+                 softmax) << true;
+    QTest::newRow("activation elu on conv tanh, then max pool")
+        << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"activation\",\"activation\":\"elu\",\"alpha\":0.7},"
+                        "{\"type\":\"subsampling\",\"pooling\":\"max\",\"kernel\":[2,2],\"stride\":[2,2]}", softmax) << true;
+    QTest::newRow("activation leakyrelu after avg pool")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"identity\"},"
+                        "{\"type\":\"subsampling\",\"pooling\":\"avg\",\"kernel\":[2,2],\"stride\":[2,2]},"
+                        "{\"type\":\"activation\",\"activation\":\"leakyrelu\",\"alpha\":0.2}", softmax) << true;
+    QTest::newRow("activation softmax last, after dense relu (mcxent)")
+        << model(flat, "{\"type\":\"dense\",\"units\":3,\"activation\":\"relu\"}",
+                 "{\"type\":\"activation\",\"activation\":\"softmax\",\"loss\":\"mcxent\"}") << true;
+    QTest::newRow("activation sigmoid last, after dense tanh (xent)")
+        << model(flat, "{\"type\":\"dense\",\"units\":3,\"activation\":\"tanh\"}",
+                 "{\"type\":\"activation\",\"activation\":\"sigmoid\",\"loss\":\"xent\"}") << false;
+    QTest::newRow("activation tanh last, after dense sigmoid (mse)")
+        << model(flat, "{\"type\":\"dense\",\"units\":2,\"activation\":\"sigmoid\"}",
+                 "{\"type\":\"activation\",\"activation\":\"tanh\",\"loss\":\"mse\"}") << false;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",
