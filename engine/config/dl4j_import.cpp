@@ -303,13 +303,23 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
                 p.fail("regularization", "unsupported regularization " + json_summary(r));
             }
         }
+    } else if (!legacy_enabled) {
+        // DL4J 0.x reads none of these when the conf says "useRegularization": false, and writes
+        // "NaN" for those never set: whatever they hold (a number, "NaN", "Infinity") is unused.
+        std::string unused;
+        for (const char* key : {"l1", "l2", "l1Bias", "l2Bias"}) {
+            const auto& j = p.json();
+            const auto it = j.find(key);
+            if (it == j.end() || it->is_null() || (it->is_number() && it->get<double>() == 0.0)) continue;
+            unused += (unused.empty() ? "\"" : ", \"") + std::string(key) + "\": " + it->dump();
+        }
+        p.ignore({"l1", "l2", "l1Bias", "l2Bias"});
+        if (!unused.empty()) p.note(unused + " not used: the conf says \"useRegularization\": false");
+        l.l1 = l.l2 = 0.f;
+        return;
     } else {
         l1 = static_cast<float>(p.hyper({"l1"}, import::kRegularisation).value_or(0.0));
         l2 = static_cast<float>(p.hyper({"l2"}, import::kRegularisation).value_or(0.0));
-        if (!legacy_enabled && (l1 != 0.f || l2 != 0.f)) {
-            p.note("l1/l2 ignored: the conf says \"useRegularization\": false");
-            l1 = l2 = 0.f;
-        }
     }
     l.l1 = l1;
     l.l2 = l2;

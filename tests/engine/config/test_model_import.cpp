@@ -5,6 +5,8 @@
 // The fixtures in data/ follow the field layout of real DL4J toJson() and Keras to_json() output.
 #include <QtTest>
 
+#include <algorithm>
+
 #include "source_dir.h"
 #include "config/model_format.h"
 #include "core/error.h"
@@ -89,6 +91,7 @@ private Q_SLOTS:
     void training_config_read();
     void training_config_refused_data();
     void training_config_refused();
+    void nan_where_unused();
     void activation_layers_data();
     void activation_layers();
     void activations_of_imported_files_data();
@@ -134,6 +137,14 @@ void TestModelImport::fixtures_data() {
     QTest::newRow("dl4j 0.9.1 wrapped MLP") << "dl4j_0.9.1_mlp_wrapped.json" << "dl4j"
         << "dropout,dense,dropout,dense,dropout,output" << "784" << qulonglong(443610) << "nesterovs" << 0.006 << 0.9
         << "xavier" << 1e-4 << "negativeloglikelihood" << QStringList{};
+    // Issue 22: DL4J 0.x writes "NaN" for fields never set. With "useRegularization": false no
+    // l1/l2 is read, and an Sgd layer has no momentum: those NaNs are unused, so the file imports
+    // (a note names them); a NaN that would be used is still refused (fixture_refusals, refused).
+    QTest::newRow("dl4j 0.9.1 NaN where unused") << "dl4j_0.9.1_mlp_nan_unused.json" << "dl4j"
+        << "dropout,dense,dropout,dense,dropout,output" << "784" << qulonglong(443610) << "nesterovs" << 0.006 << 0.9
+        << "xavier" << 0.0 << "negativeloglikelihood"
+        << QStringList{"confs[1] (dense \"layer1\"): \"l1\": \"NaN\", \"l2\": \"NaN\", \"l1Bias\": \"NaN\", \"l2Bias\": \"NaN\" "
+                       "not used: the conf says \"useRegularization\": false"};
     // Class 1: DL4J 0.8.0 LeNet, {"LReLU": {"alpha": 0.1}}, {"MCXENT": {...}}, "updater": "ADAM" with
     // adamMeanDecay/adamVarDecay, wrapper-keyed preprocessors, a DISTRIBUTION weight init.
     QTest::newRow("dl4j 0.8.0 wrapped LeNet") << "dl4j_0.8.0_lenet_wrapped.json" << "dl4j" << lenet << "1x28x28"
@@ -324,6 +335,25 @@ void TestModelImport::approximations_are_noted() {
     if (layers.startsWith("convolution,")) QCOMPARE(r.model.layers[0].activation.kind, config::Activation::Relu);
 }
 
+// DL4J 0.x's "NaN" in fields nothing reads: layer1's Sgd updater has no momentum ("momentum":
+// "NaN" beside it), and with "useRegularization": false no layer is regularised.
+void TestModelImport::nan_where_unused() {
+    const auto r = config::import_model_file(fixture("dl4j_0.9.1_mlp_nan_unused.json"));
+    const auto& m = r.model;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const auto u = m.effective_updater(i);
+        QCOMPARE(u.l1, 0.f);
+        QCOMPARE(u.l2, 0.f);
+        if (m.layers[i].name == "layer1") {
+            QCOMPARE(u.kind, config::UpdaterKind::Sgd);
+            QCOMPARE(u.learning_rate, 0.006f);
+        }
+    }
+    QCOMPARE(std::count_if(r.notes.begin(), r.notes.end(),
+                           [](const std::string& n) { return n.find("not used: the conf says") != std::string::npos; }),
+             std::ptrdiff_t(3));
+}
+
 // Activation layers that cannot be fused into the layer before them (it has an activation of its
 // own, or a layer the activation does not commute with sits between) import as layers of their
 // own; the last one, after the last Dense, is the output and takes the loss (DL4J LossLayer too).
@@ -486,6 +516,15 @@ void TestModelImport::refused_data() {
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"activation":"relu")"),
                   keras_layer("Activation", R"("name":"a","activation":"softmax")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut})
         << QStringList{"config.layers[2] (Activation \"a\"", "softmax needs flat features", "2x6x6"};
+    QTest::newRow("dl4j 0.x NaN l2 with useRegularization true (read, so refused)")
+        << dl4j({R"({"useRegularization":true,"layer":{"dense":{"layerName":"d","nin":4,"nout":3,"l1":0.0,"l2":"NaN",
+                     "activationFn":{"ReLU":{}},"iupdater":{"@class":"org.nd4j.linalg.learning.config.Sgd","learningRate":0.1}}}})",
+                 kDl4jOutput})
+        << QStringList{"confs[0] (dense \"d\")", "\"l2\"", "\"NaN\""};
+    QTest::newRow("dl4j 0.x NaN momentum of a legacy NESTEROVS layer (read, so refused)")
+        << dl4j({R"({"layer":{"dense":{"layerName":"d","nin":4,"nout":3,"updater":"NESTEROVS","learningRate":0.1,
+                     "momentum":"NaN","activationFn":{"ReLU":{}}}}})", kDl4jOutput})
+        << QStringList{"confs[0] (dense \"d\")", "\"momentum\"", "\"NaN\""};
     QTest::newRow("dl4j LossLayer not last")
         << dl4j({kDl4jDense, dl4j_layer("LossLayer", R"("activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
                      "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})"), kDl4jOutput})
@@ -549,7 +588,9 @@ void TestModelImport::fixture_refusals_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QStringList>("expected");   // fragments the message must contain
     QTest::addColumn<QStringList>("unexpected");  // fragments it must not
-    // Class 8: a NaN momentum is refused, never replaced by 0.9.
+    // Class 8: a NaN momentum is refused, never replaced by 0.9. Its layer's updater is Nesterovs,
+    // which reads the momentum (DL4J's NesterovsUpdater would turn every parameter into NaN), so
+    // this NaN is used -- unlike those of dl4j_0.9.1_mlp_nan_unused.json, which imports.
     QTest::newRow("dl4j NaN momentum") << "dl4j_0.9.1_mlp_nan_momentum.json"
         << QStringList{"dl4j_0.9.1_mlp_nan_momentum.json: confs[1] (dense \"layer1\")", "\"momentum\"", "\"NaN\""}
         << QStringList{};
