@@ -39,8 +39,11 @@ struct Shape {
 // PRelu: a learned leaky ReLU (Keras PReLU, DL4J PReLULayer), one alpha per input position except
 // along its shared axes. Activation: an activation on its own, without parameters (Keras
 // Activation, DL4J ActivationLayer); as the last layer it is the output and carries the loss
-// (DL4J LossLayer).
-enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu, Activation };
+// (DL4J LossLayer). ZeroPadding, Cropping, Upsampling: an image's borders added (zeros) or cut
+// off, or each pixel repeated (nearest neighbour); no parameters (Keras ZeroPadding2D, Cropping2D,
+// UpSampling2D; DL4J ZeroPaddingLayer, Cropping2D, Upsampling2D).
+enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu, Activation,
+                       ZeroPadding, Cropping, Upsampling };
 enum class ConvMode { Truncate, Same };
 enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE, MAE };
 enum class WeightInit { Xavier, XavierUniform, Relu, Normal, Uniform, Zero };
@@ -78,6 +81,8 @@ struct LayerConfig {
     // prelu: which of channels, height, width share one alpha; the value every alpha starts at.
     std::array<bool, 3> prelu_shared{false, false, false};
     float prelu_init = 0.f;
+    std::array<int, 4> margins{0, 0, 0, 0};  // zero_padding, cropping: top, bottom, left, right
+    std::array<int, 2> scale{1, 1};          // upsampling: rows and columns per input pixel
 
     // Overrides of the model-wide defaults (DL4J allows these per layer).
     std::optional<WeightInit> weight_init;

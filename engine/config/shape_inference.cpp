@@ -121,6 +121,25 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 l.out_shape = shape;
                 l.units = last ? shape.c : 0;  // as the output: the values the loss compares with the targets
                 break;
+            case LayerType::ZeroPadding:
+            case LayerType::Cropping:
+            case LayerType::Upsampling: {
+                if (shape.flat())
+                    fail(i, "needs image input (channels x height x width), but its input is " +
+                                std::to_string(shape.size()) + " flat features");
+                const auto& m = l.margins;
+                long long h = shape.h, w = shape.w;
+                if (l.type == LayerType::ZeroPadding) h += m[0] + m[1], w += m[2] + m[3];
+                if (l.type == LayerType::Cropping) h -= m[0] + m[1], w -= m[2] + m[3];
+                if (l.type == LayerType::Upsampling) h *= l.scale[0], w *= l.scale[1];
+                if (h < 1 || w < 1)
+                    fail(i, "cropping " + std::to_string(m[0]) + "+" + std::to_string(m[1]) + " rows and " +
+                                std::to_string(m[2]) + "+" + std::to_string(m[3]) + " columns leaves nothing of its " +
+                                shape.str() + " input");
+                if (h > (1 << 20) || w > (1 << 20)) fail(i, "too large: an image side beyond 2^20");
+                l.out_shape = Shape{shape.c, static_cast<int>(h), static_cast<int>(w)};
+                break;
+            }
             case LayerType::PRelu: {
                 l.out_shape = shape;
                 const std::size_t n = static_cast<std::size_t>(l.prelu_shared[0] ? 1 : shape.c) *

@@ -37,6 +37,8 @@ std::unique_ptr<LayerStep> plan_subsampling(backend::Backend&, const config::Lay
 std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend&, const config::LayerConfig&, int batch);
 std::unique_ptr<LayerStep> plan_prelu(backend::Backend&, const config::LayerConfig&, int batch);
 std::unique_ptr<LayerStep> plan_activation(backend::Backend&, const config::LayerConfig&, int batch);
+// Zero padding, cropping and upsampling layers.
+std::unique_ptr<LayerStep> plan_resize(backend::Backend&, const config::LayerConfig&, int batch);
 std::unique_ptr<LayerStep> plan_dropout(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch);
 
 }  // namespace thresher::nn

@@ -244,6 +244,11 @@ QString ModelDocument::describe(const QJsonObject& l) {
     } else if (type == "activation") {
         parts << l.value("activation").toString();
         if (l.contains("loss")) parts << l.value("loss").toString();
+    } else if (type == "zero_padding" || type == "cropping") {
+        const QJsonValue v = l.value(type == "zero_padding" ? "padding" : "cropping");
+        parts << (v.isArray() && v.toArray().size() == 4 ? "top, bottom, left, right " : "") + pair_text(v);
+    } else if (type == "upsampling") {
+        parts << "× " + pair_text(l.value("size")) + " nearest";
     }
     return parts.join(", ");
 }

@@ -4,7 +4,8 @@
 // asymmetric Same padding), max and average pooling (with padding), batch normalisation
 // (training, inference, backward), activations including softmax, dropout (the same mask from
 // the same seed, bit for bit), the small vector ops, every updater over several iterations, and
-// a few training steps of a whole network.
+// a few training steps of whole networks (every layer type; standalone activations; zero
+// padding, cropping and upsampling).
 //
 // Rows are per device ("cpu", "cuda:0", ...). A row whose device this machine does not have
 // skips with the reason ("no CUDA device: ..."), so the suite passes on GPU-less CI and runs for
@@ -678,8 +679,19 @@ void TestBackendParity::network_steps_data() {
           {"type":"activation","activation":"swish"},
           {"type":"dense","units":3,"activation":"tanh"},
           {"type":"activation","activation":"softmax","loss":"mcxent"}]})";
+    // Zero padding (asymmetric), upsampling and cropping between convolutions (issue 22).
+    const QByteArray resize_layers = R"({"input":{"channels":2,"height":9,"width":9},
+        "seed":7, "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9},
+        "layers":[
+          {"type":"convolution","filters":3,"kernel":3,"stride":2,"activation":"tanh"},
+          {"type":"zero_padding","padding":[1,0,2,1]},
+          {"type":"upsampling","size":[2,3]},
+          {"type":"cropping","cropping":[1,2,3,0]},
+          {"type":"convolution","filters":2,"kernel":3,"stride":2,"activation":"relu"},
+          {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
     device_rows("every layer", [&](QTestData& row) { row << every_layer; });
     device_rows("activation layers", [&](QTestData& row) { row << activation_layers; });
+    device_rows("resize layers", [&](QTestData& row) { row << resize_layers; });
 }
 
 void TestBackendParity::network_steps() {

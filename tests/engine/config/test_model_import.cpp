@@ -966,8 +966,9 @@ void TestModelImport::global_pooling_imports() {
 }
 
 // Zero padding: a symmetric Keras ZeroPadding2D / DL4J ZeroPaddingLayer right before a valid
-// convolution becomes that convolution's padding (exactly the same computation); anything else is
-// refused naming the padding layer.
+// convolution becomes that convolution's padding (exactly the same computation); any other
+// (asymmetric, before pooling, before a "same" convolution) is a zero_padding layer of its own.
+// Cropping2D and UpSampling2D (nearest) are layers of their own; bilinear upsampling is refused.
 void TestModelImport::zero_padding_imports() {
     const auto k = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,1],[2,2]])"),
                                                 keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"padding":"valid")"),
@@ -975,30 +976,81 @@ void TestModelImport::zero_padding_imports() {
     QCOMPARE(types(k.model), QString("convolution,output"));
     QCOMPARE(k.model.layers[0].padding, (std::array<int, 2>{1, 2}));
     QCOMPARE(k.model.layers[0].out_shape, (config::Shape{2, 8, 10}));
-    auto refused = [](const QByteArray& json, const QString& want) {
+
+    const auto asym = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,0],[0,2]])"),
+        keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "a.json");
+    QCOMPARE(types(asym.model), QString("zero_padding,convolution,output"));
+    QCOMPARE(asym.model.layers[0].margins, (std::array<int, 4>{1, 0, 0, 2}));
+    QCOMPARE(asym.model.layers[0].out_shape, (config::Shape{1, 9, 10}));
+    QCOMPARE(QString::fromStdString(asym.model.layers[0].origin_what), QString("ZeroPadding2D \"z\""));
+
+    const auto pool = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":1)"),
+        keras_layer("MaxPooling2D", R"("name":"p")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "p.json");
+    QCOMPARE(types(pool.model), QString("zero_padding,subsampling,output"));
+    QCOMPARE(pool.model.layers[1].out_shape, (config::Shape{1, 5, 5}));
+
+    const auto same = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":1)"),
+        keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"padding":"same")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "s.json");
+    QCOMPARE(types(same.model), QString("zero_padding,convolution,output"));
+
+    const auto crop_up = config::import_model_text(keras({kKerasInput,
+        keras_layer("Cropping2D", R"("name":"crop","cropping":[[1,2],[0,3]],"data_format":"channels_last")"),
+        keras_layer("UpSampling2D", R"("name":"up","size":[2,3],"interpolation":"nearest")"),
+        keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "c.json");
+    QCOMPARE(types(crop_up.model), QString("cropping,upsampling,output"));
+    QCOMPARE(crop_up.model.layers[0].margins, (std::array<int, 4>{1, 2, 0, 3}));
+    QCOMPARE(crop_up.model.layers[0].out_shape, (config::Shape{1, 5, 5}));
+    QCOMPARE(crop_up.model.layers[1].scale, (std::array<int, 2>{2, 3}));
+    QCOMPARE(crop_up.model.layers[1].out_shape, (config::Shape{1, 10, 15}));
+    // The defaults: ZeroPadding2D pads 1, UpSampling2D doubles.
+    const auto defaults = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z")"),
+        keras_layer("UpSampling2D", R"("name":"up")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "d.json");
+    QCOMPARE(defaults.model.layers[1].out_shape, (config::Shape{1, 20, 20}));
+
+    auto refused = [](const QByteArray& json, const QStringList& want) {
         try {
             config::import_model_text(json.toStdString(), "z.json");
             QFAIL("accepted");
         } catch (const ConfigError& e) {
-            QVERIFY2(QString(e.what()).contains(want), e.what());
+            for (const auto& w : want) QVERIFY2(QString(e.what()).contains(w), e.what());
         }
     };
-    refused(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,0],[1,1]])"),
-                   keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
-            "config.layers[1] (ZeroPadding2D \"z\"): \"padding\": asymmetric");
-    refused(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":1)"),
-                   keras_layer("MaxPooling2D", R"("name":"p")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
-            "config.layers[1] (ZeroPadding2D \"z\"): zero padding is supported only directly before a Conv2D");
+    refused(keras({kKerasInput, keras_layer("UpSampling2D", R"("name":"up","size":2,"interpolation":"bilinear")"),
+                   keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
+            {"config.layers[1] (UpSampling2D \"up\")", "\"interpolation\"", "bilinear"});
+    refused(keras({kKerasInput, keras_layer("Cropping2D", R"("name":"crop","cropping":[[4,4],[0,0]])"),
+                   keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
+            {"config.layers[1] (Cropping2D \"crop\"", "leaves nothing", "1x8x8"});
+    refused(keras({kKerasFlatInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":1)"), kKerasOut}),
+            {"config.layers[1] (ZeroPadding2D \"z\")", "image-shaped input"});
+
     const QByteArray zp = dl4j_layer("ZeroPaddingLayer", R"("padding":[2,2,1,1])");
     const QByteArray conv = dl4j_layer("ConvolutionLayer", R"("nin":1,"nout":3,"kernelSize":[3,3],"stride":[1,1],"padding":[0,0],
         "convolutionMode":"Truncate","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationReLU"})");
     const QByteArray out = dl4j_layer("OutputLayer", R"("nin":240,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
         "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})");
-    const auto d = config::import_model_text(dl4j({zp, conv, out}, R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
-        "inputHeight":8,"inputWidth":8,"numChannels":1}})").toStdString(), "d.json");
+    const QByteArray to_cnn = R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
+        "inputHeight":8,"inputWidth":8,"numChannels":1}})";
+    const auto d = config::import_model_text(dl4j({zp, conv, out}, to_cnn).toStdString(), "d.json");
     QCOMPARE(types(d.model), QString("convolution,output"));
     QCOMPARE(d.model.layers[0].padding, (std::array<int, 2>{2, 1}));
     QCOMPARE(d.model.layers[0].out_shape, (config::Shape{3, 10, 8}));
+    // Asymmetric, then cropped and upsampled: 8x8 -> 11x8 -> conv 9x6 -> crop 8x4 -> up 16x8.
+    const QByteArray zp_asym = dl4j_layer("ZeroPaddingLayer", R"("padding":[2,1,0,0])");
+    const QByteArray crop = dl4j_layer("Cropping2D", R"("layerName":"crop","cropping":[1,0,1,1])");
+    const QByteArray up = dl4j_layer("Upsampling2D", R"("layerName":"up","size":[2,2])");
+    const QByteArray out2 = dl4j_layer("OutputLayer", R"("nin":384,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+        "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})");
+    const auto d2 = config::import_model_text(dl4j({zp_asym, conv, crop, up, out2}, to_cnn).toStdString(), "d2.json");
+    QCOMPARE(types(d2.model), QString("zero_padding,convolution,cropping,upsampling,output"));
+    QCOMPARE(d2.model.layers[3].out_shape, (config::Shape{3, 16, 8}));
+    // 0.9's wrapper spelling, one size for both axes.
+    const auto d3 = config::import_model_text(dl4j({conv, R"({"layer":{"Upsampling2D":{"layerName":"up","size":3}}})",
+        dl4j_layer("OutputLayer", R"("nin":972,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+        "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})")}, to_cnn).toStdString(), "d3.json");
+    QCOMPARE(d3.model.layers[1].scale, (std::array<int, 2>{3, 3}));
+    refused(dl4j({conv, dl4j_layer("Cropping2D", R"("layerName":"crop","cropping":[1,1])"), out}, to_cnn),
+            {"confs[1] (Cropping2D \"crop\")", "\"cropping\"", "[top, bottom, left, right]"});
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)

@@ -299,6 +299,26 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("activation tanh last, after dense sigmoid (mse)")
         << model(flat, "{\"type\":\"dense\",\"units\":2,\"activation\":\"sigmoid\"}",
                  "{\"type\":\"activation\",\"activation\":\"tanh\",\"loss\":\"mse\"}") << false;
+    // Zero padding, cropping and upsampling as layers of their own (Keras ZeroPadding2D, Cropping2D,
+    // UpSampling2D; DL4J ZeroPaddingLayer, Cropping2D, Upsampling2D): between convolutions, so
+    // both the gradient that passes through them and the weights before them are checked.
+    QTest::newRow("zero padding asymmetric between convolutions")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"zero_padding\",\"padding\":[1,0,2,1]},"
+                        "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"activation\":\"tanh\"}", softmax) << true;
+    QTest::newRow("cropping between convolutions")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"cropping\",\"cropping\":[1,2,0,1]},"
+                        "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"sigmoid\"}", softmax) << true;
+    QTest::newRow("upsampling 2x3 between convolutions")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"stride\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"upsampling\",\"size\":[2,3]},"
+                        "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"stride\":[2,2],\"activation\":\"tanh\"}", softmax) << true;
+    QTest::newRow("zero padding, upsampling, cropping, then max pool")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"identity\"},"
+                        "{\"type\":\"zero_padding\",\"padding\":1},{\"type\":\"upsampling\",\"size\":2},"
+                        "{\"type\":\"cropping\",\"cropping\":[2,3]},"
+                        "{\"type\":\"subsampling\",\"pooling\":\"avg\",\"kernel\":[3,3],\"stride\":[3,3]}", softmax) << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",
