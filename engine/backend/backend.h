@@ -71,6 +71,19 @@ struct PReluDesc {
     bool shared_c = false, shared_h = false, shared_w = false;
 };
 
+// `planes` images of h x w inside larger images of hp x wp, at row `top` and column `left`: zero
+// padding writes the small into the large (zeros around), cropping reads the small out of the
+// large. Each is the other's backward. Planes are NCHW's N·C.
+struct PadDesc {
+    int planes = 0, h = 0, w = 0, top = 0, left = 0, hp = 0, wp = 0;
+};
+
+// Nearest-neighbour upsampling of `planes` h x w images by (sh, sw): y[r][q] = x[r / sh][q / sw];
+// backward sums each sh x sw block of dy.
+struct UpsampleDesc {
+    int planes = 0, h = 0, w = 0, sh = 1, sw = 1;
+};
+
 enum class Mode { Training, Inference };
 
 class DenseOp {
@@ -165,6 +178,14 @@ public:
     virtual void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* y);
     virtual void prelu_backward(const PReluDesc&, const float* x, const float* alpha, const float* dy,
                                 float* dx, float* dalpha);
+
+    // Zero padding and cropping of image planes (PadDesc): `large` is fully written by pad,
+    // `small` by crop.
+    virtual void pad_planes(const PadDesc&, const float* small, float* large) = 0;
+    virtual void crop_planes(const PadDesc&, const float* large, float* small) = 0;
+    // Nearest-neighbour upsampling (UpsampleDesc); backward overwrites dx.
+    virtual void upsample_forward(const UpsampleDesc&, const float* x, float* y) = 0;
+    virtual void upsample_backward(const UpsampleDesc&, const float* dy, float* dx) = 0;
 
     // Turns a gradient into the update to subtract from the parameters, in place. `state` holds
     // updater_state_per_param(kind) * count floats ([m..., v...] for Adam); `iteration` counts

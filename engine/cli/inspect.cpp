@@ -43,6 +43,15 @@ std::string describe(const config::LayerConfig& l) {
             for (std::size_t a = 0; a < 3; ++a)
                 if (l.prelu_shared[a]) s << (a == 0 ? " shared channels" : a == 1 ? " shared height" : " shared width");
             break;
+        case config::LayerType::Activation:
+            s << " " << config::to_string(l.activation.kind);
+            if (l.is_output) s << " loss " << config::to_string(l.loss);
+            break;
+        case config::LayerType::ZeroPadding:
+        case config::LayerType::Cropping:
+            s << " top " << l.margins[0] << " bottom " << l.margins[1] << " left " << l.margins[2] << " right " << l.margins[3];
+            break;
+        case config::LayerType::Upsampling: s << " " << pair(l.scale) << " nearest"; break;
     }
     if (l.activation.kind == config::Activation::LeakyRelu) s << " alpha " << config::decimal(l.activation.alpha);
     return s.str();

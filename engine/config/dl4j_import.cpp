@@ -19,7 +19,8 @@ namespace {
 using import::Place;
 using import::simple_class_name;
 
-enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding, PRelu };
+enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding, PRelu, Loss,
+                  Cropping, Upsampling };
 
 std::optional<Kind> kind_of(const std::string& name) {
     static const std::map<std::string, Kind> kinds{
@@ -33,7 +34,9 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"ActivationLayer", Kind::Activation}, {"activation", Kind::Activation},
         {"GlobalPoolingLayer", Kind::GlobalPooling}, {"GlobalPooling", Kind::GlobalPooling},
         {"ZeroPaddingLayer", Kind::ZeroPadding}, {"zeroPadding", Kind::ZeroPadding},
-        {"PReLULayer", Kind::PRelu}, {"prelu", Kind::PRelu}};
+        {"PReLULayer", Kind::PRelu}, {"prelu", Kind::PRelu},
+        {"LossLayer", Kind::Loss}, {"loss", Kind::Loss},
+        {"Cropping2D", Kind::Cropping}, {"Upsampling2D", Kind::Upsampling}};
     auto it = kinds.find(name);
     if (it == kinds.end()) return std::nullopt;
     return it->second;
@@ -302,13 +305,23 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
                 p.fail("regularization", "unsupported regularization " + json_summary(r));
             }
         }
+    } else if (!legacy_enabled) {
+        // DL4J 0.x reads none of these when the conf says "useRegularization": false, and writes
+        // "NaN" for those never set: whatever they hold (a number, "NaN", "Infinity") is unused.
+        std::string unused;
+        for (const char* key : {"l1", "l2", "l1Bias", "l2Bias"}) {
+            const auto& j = p.json();
+            const auto it = j.find(key);
+            if (it == j.end() || it->is_null() || (it->is_number() && it->get<double>() == 0.0)) continue;
+            unused += (unused.empty() ? "\"" : ", \"") + std::string(key) + "\": " + it->dump();
+        }
+        p.ignore({"l1", "l2", "l1Bias", "l2Bias"});
+        if (!unused.empty()) p.note(unused + " not used: the conf says \"useRegularization\": false");
+        l.l1 = l.l2 = 0.f;
+        return;
     } else {
         l1 = static_cast<float>(p.hyper({"l1"}, import::kRegularisation).value_or(0.0));
         l2 = static_cast<float>(p.hyper({"l2"}, import::kRegularisation).value_or(0.0));
-        if (!legacy_enabled && (l1 != 0.f || l2 != 0.f)) {
-            p.note("l1/l2 ignored: the conf says \"useRegularization\": false");
-            l1 = l2 = 0.f;
-        }
     }
     l.l1 = l1;
     l.l2 = l2;
@@ -383,6 +396,11 @@ struct InputCheck {
 // 0 when a window does not fit.
 int forward_dim(int in, const std::vector<LayerConfig>& layers, int d) {
     for (const auto& l : layers) {
+        // Padding adds its two sides, cropping takes them off, upsampling multiplies.
+        if (l.type == LayerType::ZeroPadding) in += l.margins[2 * d] + l.margins[2 * d + 1];
+        if (l.type == LayerType::Cropping) in -= l.margins[2 * d] + l.margins[2 * d + 1];
+        if (l.type == LayerType::Upsampling) in *= l.scale[d];
+        if (in < 1) return 0;
         if (l.type != LayerType::Convolution && l.type != LayerType::Subsampling) continue;
         const int dil = l.type == LayerType::Convolution ? l.dilation[d] : 1;
         const long long k_eff = static_cast<long long>(l.kernel[d] - 1) * dil + 1;
@@ -466,8 +484,8 @@ Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& 
 
 std::string kUnsupportedLayer(const std::string& cls) {
     return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
-           "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer (before a convolution), BatchNormalization, DropoutLayer, PReLULayer "
-           "and ActivationLayer)";
+           "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer, Cropping2D, Upsampling2D, BatchNormalization, DropoutLayer, "
+           "PReLULayer, ActivationLayer and LossLayer)";
 }
 
 }  // namespace
@@ -489,9 +507,6 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
     std::vector<InputCheck> checks;
     std::vector<std::size_t> first_of_conf;  // our index of each conf's first layer (a dropout in front, if any)
     std::vector<std::pair<std::string, std::optional<LrSchedule>>> schedules;  // per layer with parameters
-    // A symmetric ZeroPaddingLayer becomes the padding of the convolution right after it.
-    std::optional<std::array<int, 2>> pending_pad;
-    std::string pending_pad_where;
 
     // Every layer's type is checked before anything else, so an unsupported layer is what the user
     // hears about first, never a shape or hyperparameter complaint that follows from it.
@@ -514,9 +529,6 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         const std::string what = cls + (name.empty() ? "" : " \"" + name + "\"");
         const auto kind = kind_of(cls);
         if (!kind) p.fail(kUnsupportedLayer(cls));
-        if (pending_pad && *kind != Kind::Convolution)
-            throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a "
-                              "convolution (it becomes its padding), not before " + what);
 
         // Conf-level settings. Every conf repeats the builder's seed; the first stands for the model.
         if (auto s = c.number({"seed"}); i == 0 && s && *s >= 0 && *s < 9.007199254740992e15)
@@ -590,13 +602,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 l.padding = p.pair({"padding"}, 0).value_or(std::array<int, 2>{0, 0});
                 l.dilation = p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1});
                 l.mode = read_mode(p);
-                if (pending_pad) {
-                    if (l.mode != ConvMode::Truncate)
-                        throw ConfigError(source + ": " + pending_pad_where +
-                                          ": zero padding before a convolution in Same mode is not supported");
-                    l.padding = {l.padding[0] + (*pending_pad)[0], l.padding[1] + (*pending_pad)[1]};
-                    pending_pad.reset();
-                }
+                import::fold_zero_padding(m.layers, l);
                 l.activation = read_activation(p, leaky_alpha);
                 if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
                 params = true;
@@ -617,18 +623,30 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 l.mode = read_mode(p);
                 break;
             }
-            case Kind::ZeroPadding: {
-                // "padding": [top, bottom, left, right].
-                const auto* pad = p.array({"padding"});
-                auto count = [](const nlohmann::json& v) { return v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() < (1 << 16); };
-                if (!pad || pad->size() != 4 || !count((*pad)[0]) || !count((*pad)[1]) || !count((*pad)[2]) || !count((*pad)[3]))
-                    p.fail("padding", "must be [top, bottom, left, right], got " + (pad ? json_summary(*pad) : std::string("nothing")));
-                if ((*pad)[0] != (*pad)[1] || (*pad)[2] != (*pad)[3])
-                    p.fail("padding", "asymmetric zero padding " + json_summary(*pad) + " is not supported");
-                pending_pad = std::array<int, 2>{(*pad)[0].get<int>(), (*pad)[2].get<int>()};
-                pending_pad_where = where;
-                finish();
-                continue;
+            case Kind::ZeroPadding:
+            case Kind::Cropping: {
+                // "padding" / "cropping": [top, bottom, left, right]. A symmetric padding right
+                // before a Truncate convolution becomes its padding (import::fold_zero_padding).
+                const char* key = *kind == Kind::ZeroPadding ? "padding" : "cropping";
+                const auto* v = p.array({key});
+                auto count = [](const nlohmann::json& x) { return x.is_number_integer() && x.get<long long>() >= 0 && x.get<long long>() < (1 << 16); };
+                if (!v || v->size() != 4 || !count((*v)[0]) || !count((*v)[1]) || !count((*v)[2]) || !count((*v)[3]))
+                    p.fail(key, "must be [top, bottom, left, right], got " + (v ? json_summary(*v) : std::string("nothing")));
+                l.type = *kind == Kind::ZeroPadding ? LayerType::ZeroPadding : LayerType::Cropping;
+                l.margins = {(*v)[0].get<int>(), (*v)[1].get<int>(), (*v)[2].get<int>(), (*v)[3].get<int>()};
+                break;
+            }
+            case Kind::Upsampling: {
+                // "size": [rows, columns] (1.0), or one int for both (0.9).
+                const auto& j = p.json();
+                const nlohmann::json size = j.contains("size") ? j["size"] : nlohmann::json(2);
+                p.ignore({"size"});
+                auto ok = [](const nlohmann::json& x) { return x.is_number_integer() && x.get<long long>() >= 1 && x.get<long long>() <= 1024; };
+                l.type = LayerType::Upsampling;
+                if (ok(size)) l.scale = {size.get<int>(), size.get<int>()};
+                else if (size.is_array() && size.size() == 2 && ok(size[0]) && ok(size[1])) l.scale = {size[0].get<int>(), size[1].get<int>()};
+                else p.fail("size", "must be [rows, columns] from 1 to 1024, got " + json_summary(size));
+                break;
             }
             case Kind::GlobalPooling: {
                 l.type = LayerType::Subsampling;
@@ -684,19 +702,28 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 break;
             }
             case Kind::Activation: {
-                const auto act = read_activation(p, leaky_alpha);
+                l.activation = read_activation(p, leaky_alpha);
+                // Fused into the dense or convolution layer right before it when that one has no
+                // activation (one pass instead of two); a layer of its own otherwise.
                 auto* prev = m.layers.empty() ? nullptr : &m.layers.back();
                 const bool foldable = prev && (prev->type == LayerType::Dense || prev->type == LayerType::Convolution) &&
-                                      prev->activation.kind == Activation::Identity;
-                if (!foldable)
-                    p.fail("an ActivationLayer can only follow a dense or convolution layer with identity activation "
-                           "(Thresher applies activations inside those layers)");
-                if (act.kind == Activation::Softmax && prev->type == LayerType::Convolution)
-                    p.fail("softmax over a convolution's output is not supported");
-                prev->activation = act;
-                finish();
-                continue;
+                                      prev->activation.kind == Activation::Identity &&
+                                      (l.activation.kind != Activation::Softmax || prev->type == LayerType::Dense);
+                if (foldable || l.activation.kind == Activation::Identity) {
+                    if (foldable) prev->activation = l.activation;
+                    finish();
+                    continue;
+                }
+                l.type = LayerType::Activation;
+                break;
             }
+            case Kind::Loss:
+                // DL4J's LossLayer: activation and loss without parameters; it must be last.
+                if (i + 1 != confs->size()) p.fail("a LossLayer must be the last layer");
+                l.type = LayerType::Activation;
+                l.activation = read_activation(p, leaky_alpha);
+                l.loss = read_loss(p);
+                break;
         }
         if (params) {
             l.weight_init = read_weight_init(p);
@@ -736,8 +763,6 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         m.layers.push_back(std::move(l));
     }
 
-    if (pending_pad)
-        throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a convolution");
     // The input shape: DL4J keeps InputType.convolutionalFlat(h, w, c) as a FeedForwardToCnn
     // preprocessor in front of layer 0; otherwise the first layer's nIn says it.
     auto pre = read_preprocessors(root);
@@ -749,7 +774,11 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         // The first layer that is not dropout says its nIn: DL4J's global .dropOut(p) puts an input
         // dropout on the first layer too, and a DropoutLayer may come first.
         std::size_t first = 0;
-        while (first < m.layers.size() && m.layers[first].type == LayerType::Dropout) ++first;
+        // Layers without an nIn of their own (zero padding, cropping, upsampling) keep the channels.
+        auto passes_shape = [](LayerType t) {
+            return t == LayerType::Dropout || t == LayerType::ZeroPadding || t == LayerType::Cropping || t == LayerType::Upsampling;
+        };
+        while (first < m.layers.size() && passes_shape(m.layers[first].type)) ++first;
         const auto* check = checks.empty() || checks.front().layer != first ? nullptr : &checks.front();
         const auto t = first < m.layers.size() ? m.layers[first].type : LayerType::Dense;
         if (!check)

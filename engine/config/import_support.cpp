@@ -255,4 +255,12 @@ void hoist_layer_defaults(ModelConfig& m) {
     }
 }
 
+void fold_zero_padding(std::vector<LayerConfig>& layers, LayerConfig& conv) {
+    if (layers.empty() || conv.type != LayerType::Convolution || conv.mode != ConvMode::Truncate) return;
+    const auto& z = layers.back();
+    if (z.type != LayerType::ZeroPadding || z.margins[0] != z.margins[1] || z.margins[2] != z.margins[3]) return;
+    conv.padding = {conv.padding[0] + z.margins[0], conv.padding[1] + z.margins[2]};
+    layers.pop_back();
+}
+
 }  // namespace thresher::config::import

@@ -114,4 +114,9 @@ void hoist_layer_defaults(ModelConfig& m);
 
 bool same_updater(const UpdaterSpec& a, const UpdaterSpec& b);
 
+// A symmetric zero padding layer right before a convolution in Truncate mode becomes that
+// convolution's padding (exact: a valid convolution over the zero-padded input), one layer less
+// and padded on the fly by oneDNN/cuDNN. Call with the convolution before it is appended.
+void fold_zero_padding(std::vector<LayerConfig>& layers, LayerConfig& conv);
+
 }  // namespace thresher::config::import

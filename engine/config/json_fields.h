@@ -29,6 +29,8 @@ public:
     std::optional<std::size_t> choice(const std::string& key, const std::vector<std::string>& choices);
     const nlohmann::json* object(const std::string& key);
     const nlohmann::json* array(const std::string& key);
+    // The value as it is (null when absent or null), for fields of several shapes.
+    const nlohmann::json* value(const std::string& key) { return get(key); }
 
     // Throws if the object has fields that no getter asked for.
     void finish() const;

@@ -21,7 +21,7 @@ using import::Place;
 
 const char* kSupportedLayers =
     "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, "
-    "BatchNormalization, Dropout, Flatten, ZeroPadding2D (before a Conv2D), "
+    "BatchNormalization, Dropout, Flatten, ZeroPadding2D, Cropping2D, UpSampling2D (nearest), "
     "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax, PReLU; Keras 1's Convolution2D";
 
 bool supported_layer(const std::string& kind) {
@@ -29,7 +29,8 @@ bool supported_layer(const std::string& kind) {
                                              "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
                                              "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
                                              "ELU", "ThresholdedReLU", "GlobalAveragePooling2D", "GlobalAvgPool2D",
-                                             "GlobalMaxPooling2D", "GlobalMaxPool2D", "ZeroPadding2D", "PReLU"};
+                                             "GlobalMaxPooling2D", "GlobalMaxPool2D", "ZeroPadding2D", "PReLU",
+                                             "Cropping2D", "UpSampling2D"};
     return known.count(kind) > 0;
 }
 
@@ -175,28 +176,47 @@ bool positively_homogeneous(Activation a) {  // act(k·x) = k·act(x) for k > 0:
     return a == Activation::Relu || a == Activation::LeakyRelu || a == Activation::Identity;
 }
 
-// An activation layer becomes the activation of the dense or convolution layer before it, through
-// layers it commutes with: max pooling (monotone activations) and dropout (relu-like ones).
-// Flatten is no layer here, and element-wise activations commute with it anyway.
-void fold_activation(Place& p, std::vector<LayerConfig>& layers, ActivationSpec act) {
+// Keras's ZeroPadding2D / Cropping2D amounts: n, [h, w] or [[top, bottom], [left, right]], as
+// Thresher's [top, bottom, left, right].
+std::array<int, 4> read_margins(Place& p, const char* key, const nlohmann::json& v) {
+    p.ignore({key});
+    auto count = [](const nlohmann::json& x) { return x.is_number_integer() && x.get<long long>() >= 0 && x.get<long long>() < (1 << 16); };
+    if (count(v)) return {v.get<int>(), v.get<int>(), v.get<int>(), v.get<int>()};
+    if (v.is_array() && v.size() == 2 && count(v[0]) && count(v[1])) return {v[0].get<int>(), v[0].get<int>(), v[1].get<int>(), v[1].get<int>()};
+    if (v.is_array() && v.size() == 2 && v[0].is_array() && v[1].is_array() && v[0].size() == 2 && v[1].size() == 2 &&
+        count(v[0][0]) && count(v[0][1]) && count(v[1][0]) && count(v[1][1]))
+        return {v[0][0].get<int>(), v[0][1].get<int>(), v[1][0].get<int>(), v[1][1].get<int>()};
+    p.fail(key, "must be n, [h, w] or [[top, bottom], [left, right]], got " + json_summary(v));
+}
+
+// UpSampling2D's size: n or [rows, columns], each at least `min`.
+std::array<int, 2> read_pair(Place& p, const char* key, const nlohmann::json& v, int min) {
+    p.ignore({key});
+    auto ok = [&](const nlohmann::json& x) { return x.is_number_integer() && x.get<long long>() >= min && x.get<long long>() <= 1024; };
+    if (ok(v)) return {v.get<int>(), v.get<int>()};
+    if (v.is_array() && v.size() == 2 && ok(v[0]) && ok(v[1])) return {v[0].get<int>(), v[1].get<int>()};
+    p.fail(key, "must be n or [rows, columns] from " + std::to_string(min) + " to 1024, got " + json_summary(v));
+}
+
+// An activation layer becomes the activation of the dense or convolution layer before it when
+// that layer has none (one fused pass instead of two), also through layers it commutes with: max
+// pooling (monotone activations) and dropout (relu-like ones). Flatten is no layer here, and
+// element-wise activations commute with it anyway. False: it stays a layer of its own.
+bool fold_activation(std::vector<LayerConfig>& layers, ActivationSpec act) {
     if (act.kind == Activation::Softmax && (layers.empty() || layers.back().type != LayerType::Dense))
-        p.fail("softmax can only follow a Dense layer directly");
+        return false;  // softmax normalises the features a Dense layer produced, nothing else
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
         if (it->type == LayerType::Dense || it->type == LayerType::Convolution) {
-            if (it->activation.kind != Activation::Identity)
-                p.fail("cannot fold into \"" + it->name + "\": it already applies " +
-                       std::string(to_string(it->activation.kind)));
+            if (it->activation.kind != Activation::Identity) return false;
             it->activation = act;
-            return;
+            return true;
         }
         // Swish and GELU are not monotone, so they do not commute with max pooling.
         const bool max_pool = it->type == LayerType::Subsampling && it->max_pool && !vocab::derivative_from_input(act.kind);
         const bool dropout = it->type == LayerType::Dropout && positively_homogeneous(act.kind);
-        if (!max_pool && !dropout)
-            p.fail("cannot fold this activation into an earlier layer across \"" + it->name +
-                   "\" (Thresher applies activations inside dense and convolution layers)");
+        if (!max_pool && !dropout) return false;
     }
-    p.fail("an activation layer needs a Dense or Conv2D layer before it");
+    return false;
 }
 
 }  // namespace
@@ -277,9 +297,6 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     else m.input = Shape{(*dims)[2], (*dims)[0], (*dims)[1]};
     bool flat = m.input.flat();
     bool flatten_noted = false;
-    // A symmetric ZeroPadding2D waits for the Conv2D after it, whose padding it becomes.
-    std::optional<std::array<int, 2>> pending_pad;
-    std::string pending_pad_where;
 
     for (std::size_t i = 0; i < list->size(); ++i) {
         const auto& layer = (*list)[i];
@@ -297,31 +314,26 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         if (c->contains("trainable") && (*c)["trainable"] == false) p.note("\"trainable\": false ignored: Thresher trains every layer");
         if (needs_flatten && kind != "Flatten" && kind != "InputLayer" && kind != "Dropout")
             p.fail("an input of shape [height, width] must go through Flatten first");
-        if (pending_pad && kind != "Conv2D" && kind != "Convolution2D")
-            throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a Conv2D "
-                              "(it becomes that convolution's padding), not before " + what);
-        if (kind == "ZeroPadding2D") {
-            if (flat) p.fail("zero padding needs an image-shaped input");
-            // padding: n, [h, w], or [[top, bottom], [left, right]].
-            const auto& pad = c->contains("padding") ? (*c)["padding"] : nlohmann::json(1);
-            auto count = [](const nlohmann::json& v) { return v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() < (1 << 16); };
-            std::array<int, 2> sym{0, 0};
-            if (count(pad)) {
-                sym = {pad.get<int>(), pad.get<int>()};
-            } else if (pad.is_array() && pad.size() == 2 && count(pad[0]) && count(pad[1])) {
-                sym = {pad[0].get<int>(), pad[1].get<int>()};
-            } else if (pad.is_array() && pad.size() == 2 && pad[0].is_array() && pad[1].is_array() && pad[0].size() == 2 &&
-                       pad[1].size() == 2 && count(pad[0][0]) && count(pad[0][1]) && count(pad[1][0]) && count(pad[1][1])) {
-                if (pad[0][0] != pad[0][1] || pad[1][0] != pad[1][1])
-                    p.fail("padding", "asymmetric zero padding " + json_summary(pad) + " is not supported");
-                sym = {pad[0][0].get<int>(), pad[1][0].get<int>()};
+        if (kind == "ZeroPadding2D" || kind == "Cropping2D" || kind == "UpSampling2D") {
+            if (flat) p.fail(kind + " needs an image-shaped input");
+            LayerConfig l;
+            l.name = name.empty() ? at : name;
+            l.origin = at;
+            l.origin_what = what;
+            if (kind == "UpSampling2D") {
+                l.type = LayerType::Upsampling;
+                l.scale = read_pair(p, "size", c->contains("size") ? (*c)["size"] : nlohmann::json(2), 1);
+                if (const auto mode = p.string({"interpolation"}); mode && *mode != "nearest")
+                    p.fail("interpolation", "\"" + *mode + "\" is not supported (nearest)");
             } else {
-                p.fail("padding", "must be n, [h, w] or [[top, bottom], [left, right]], got " + json_summary(pad));
+                // n, [h, w], or [[top, bottom], [left, right]]; a padding right before a valid
+                // Conv2D becomes that convolution's padding when it is symmetric (fold_zero_padding).
+                const char* key = kind == "ZeroPadding2D" ? "padding" : "cropping";
+                l.type = kind == "ZeroPadding2D" ? LayerType::ZeroPadding : LayerType::Cropping;
+                l.margins = read_margins(p, key, c->contains(key) ? (*c)[key] : nlohmann::json(kind == "ZeroPadding2D" ? 1 : 0));
             }
-            p.ignore({"padding"});
             p.note_unread();
-            pending_pad = sym;
-            pending_pad_where = p.where();
+            m.layers.push_back(std::move(l));
             continue;
         }
 
@@ -463,8 +475,13 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 act = {Activation::Softmax, 0.01f};
                 p.ignore({"axis"});
             }
-            fold_activation(p, m.layers, act);
             p.note_unread();
+            // Linear is nothing to run; otherwise fused into the layer before it where that is
+            // exact, or a layer of its own (after a Dense that has an activation already, say).
+            if (act.kind == Activation::Identity || fold_activation(m.layers, act)) continue;
+            l.type = LayerType::Activation;
+            l.activation = act;
+            m.layers.push_back(std::move(l));
             continue;
         }
 
@@ -473,12 +490,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             if (padding == "same") l.mode = ConvMode::Same;
             else if (padding != "valid")
                 p.fail(p.has("border_mode") ? "border_mode" : "padding", "\"" + padding + "\" is not supported (valid or same)");
-            if (pending_pad) {
-                if (l.mode != ConvMode::Truncate)
-                    throw ConfigError(source + ": " + pending_pad_where + ": zero padding before a Conv2D with padding \"same\" is not supported");
-                l.padding = *pending_pad;  // exact: a valid convolution over the zero-padded input
-                pending_pad.reset();
-            }
+            if (l.type == LayerType::Convolution) import::fold_zero_padding(m.layers, l);
         }
         if (params) {
             if (l.type != LayerType::BatchNorm) {
@@ -493,13 +505,13 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         m.layers.push_back(std::move(l));
     }
 
-    if (pending_pad)
-        throw ConfigError(source + ": " + pending_pad_where + ": zero padding is supported only directly before a Conv2D");
-    if (m.layers.empty() || m.layers.back().type != LayerType::Dense)
-        root.fail("the last layer must be Dense (it becomes the output layer), got " +
+    // The last Dense becomes the output layer; an activation layer after it is the output itself
+    // (it takes the loss, without parameters).
+    if (m.layers.empty() || (m.layers.back().type != LayerType::Dense && m.layers.back().type != LayerType::Activation))
+        root.fail("the last layer must be Dense or an activation (it becomes the output layer), got " +
                   (m.layers.empty() ? std::string("no layers") : std::string(to_string(m.layers.back().type))));
     auto& out = m.layers.back();
-    out.type = LayerType::Output;
+    if (out.type == LayerType::Dense) out.type = LayerType::Output;
 
     // Loss and optimizer: from the compile/training config when the file has one.
     import::KerasTraining training;

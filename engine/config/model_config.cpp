@@ -16,7 +16,8 @@ namespace thresher::config {
 namespace {
 
 const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling", "batch_norm",
-                                           "dropout", "output", "prelu"};
+                                           "dropout", "output", "prelu", "activation",
+                                           "zero_padding", "cropping", "upsampling"};
 const std::vector<std::string> kPReluAxes{"channels", "height", "width"};
 const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
                                             "sigmoid",  "softmax",  "elu",         "selu",
@@ -109,12 +110,41 @@ bool has_alpha(Activation a) {
            a == Activation::ThresholdedRelu;
 }
 
-LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::string& source) {
+// The loss of the last layer (an output layer, or an activation layer that is last) and whether
+// its activation suits it.
+void parse_loss(JsonFields& g, LayerConfig& l) {
+    if (auto loss = g.choice("loss", kLosses)) l.loss = static_cast<LossKind>(*loss);
+    const bool ce = l.loss == LossKind::MultiClassCrossEntropy || l.loss == LossKind::NegativeLogLikelihood;
+    if (ce && l.activation.kind != Activation::Softmax)
+        g.fail("loss", "mcxent/negativeloglikelihood needs activation softmax, got " + std::string(to_string(l.activation.kind)));
+    if (l.loss == LossKind::BinaryCrossEntropy && l.activation.kind != Activation::Sigmoid)
+        g.fail("loss", "xent needs activation sigmoid, got " + std::string(to_string(l.activation.kind)));
+    if ((l.loss == LossKind::MSE || l.loss == LossKind::MAE) && l.activation.kind == Activation::Softmax)
+        g.fail("loss", std::string(to_string(l.loss)) + " with softmax is not supported; use mcxent");
+}
+
+// "padding" / "cropping": n (every side), [h, w] (top and bottom, left and right) or
+// [top, bottom, left, right], as Keras and DL4J write them.
+std::array<int, 4> parse_margins(JsonFields& g, const char* key) {
+    const auto* v = g.value(key);
+    auto count = [](const nlohmann::json& x) { return x.is_number_integer() && x.get<long long>() >= 0 && x.get<long long>() < (1 << 16); };
+    if (!v) g.fail(key, "is required: n, [height, width] or [top, bottom, left, right]");
+    if (count(*v)) return {v->get<int>(), v->get<int>(), v->get<int>(), v->get<int>()};
+    if (v->is_array() && v->size() == 2 && count((*v)[0]) && count((*v)[1]))
+        return {(*v)[0].get<int>(), (*v)[0].get<int>(), (*v)[1].get<int>(), (*v)[1].get<int>()};
+    if (v->is_array() && v->size() == 4 && count((*v)[0]) && count((*v)[1]) && count((*v)[2]) && count((*v)[3]))
+        return {(*v)[0].get<int>(), (*v)[1].get<int>(), (*v)[2].get<int>(), (*v)[3].get<int>()};
+    g.fail(key, "must be n, [height, width] or [top, bottom, left, right] (integers from 0 to 65535), got " + v->dump());
+}
+
+LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, const std::string& source) {
     const std::string path = "layers[" + std::to_string(index) + "]";
     JsonFields f(j, source, path);
     LayerConfig l;
     auto type = f.choice("type", kLayerTypes);
-    if (!type) f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output, prelu)");
+    if (!type)
+        f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output, prelu, activation, "
+                       "zero_padding, cropping, upsampling)");
     l.type = static_cast<LayerType>(*type);
     if (auto n = f.string("name")) l.name = *n;
     JsonFields g(j, source, l.label(index));  // messages from here on name the layer type
@@ -129,19 +159,7 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::s
             l.units = *units;
             l.activation = parse_activation(g, l.type == LayerType::Output ? Activation::Softmax
                                                                             : Activation::Relu);
-            if (l.type == LayerType::Output) {
-                if (auto loss = g.choice("loss", kLosses)) l.loss = static_cast<LossKind>(*loss);
-                const bool ce = l.loss == LossKind::MultiClassCrossEntropy ||
-                                l.loss == LossKind::NegativeLogLikelihood;
-                if (ce && l.activation.kind != Activation::Softmax)
-                    g.fail("loss", "mcxent/negativeloglikelihood needs activation softmax, got " +
-                                       std::string(to_string(l.activation.kind)));
-                if (l.loss == LossKind::BinaryCrossEntropy && l.activation.kind != Activation::Sigmoid)
-                    g.fail("loss", "xent needs activation sigmoid, got " +
-                                       std::string(to_string(l.activation.kind)));
-                if ((l.loss == LossKind::MSE || l.loss == LossKind::MAE) && l.activation.kind == Activation::Softmax)
-                    g.fail("loss", std::string(to_string(l.loss)) + " with softmax is not supported; use mcxent");
-            }
+            if (l.type == LayerType::Output) parse_loss(g, l);
             break;
         }
         case LayerType::Convolution: {
@@ -200,6 +218,23 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, const std::s
                 }
             }
             if (auto v = g.number("alpha_init", -100.0, 100.0)) l.prelu_init = static_cast<float>(*v);
+            break;
+        }
+        case LayerType::Activation:
+            // No default: a standalone activation says which one it is.
+            if (!g.has("activation")) g.fail("activation", "is required (e.g. \"relu\", \"softmax\")");
+            l.activation = parse_activation(g, Activation::Identity);
+            // Last, it is the output layer without parameters (DL4J's LossLayer): it has the loss.
+            if (last) parse_loss(g, l);
+            else if (g.has("loss")) g.fail("loss", "only the last layer has a loss");
+            break;
+        case LayerType::ZeroPadding: l.margins = parse_margins(g, "padding"); break;
+        case LayerType::Cropping: l.margins = parse_margins(g, "cropping"); break;
+        case LayerType::Upsampling: {
+            auto size = g.pair("size", 1);
+            if (!size) g.fail("size", "is required: n or [rows, columns] per input pixel");
+            if ((*size)[0] > 1024 || (*size)[1] > 1024) g.fail("size", "at most 1024 per axis");
+            l.scale = *size;
             break;
         }
     }
@@ -314,7 +349,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& s
     if (auto v = f.number("l2", 0.0, 1e3)) m.l2 = static_cast<float>(*v);
     const auto* layers = f.array("layers");
     if (!layers || layers->empty()) f.fail("layers", "is required: a non-empty array of layers");
-    for (std::size_t i = 0; i < layers->size(); ++i) m.layers.push_back(parse_layer((*layers)[i], i, source));
+    for (std::size_t i = 0; i < layers->size(); ++i) m.layers.push_back(parse_layer((*layers)[i], i, i + 1 == layers->size(), source));
     f.finish();
     m.infer_shapes(source);
     return m;
@@ -379,6 +414,16 @@ nlohmann::json ModelConfig::to_json() const {
                 o["alpha_init"] = decimal(l.prelu_init);
                 break;
             }
+            case LayerType::Activation:
+                o["activation"] = to_string(l.activation.kind);
+                if (&l == &layers.back()) o["loss"] = to_string(l.loss);
+                break;
+            case LayerType::ZeroPadding:
+            case LayerType::Cropping:
+                o[l.type == LayerType::ZeroPadding ? "padding" : "cropping"] =
+                    nlohmann::json::array({l.margins[0], l.margins[1], l.margins[2], l.margins[3]});
+                break;
+            case LayerType::Upsampling: o["size"] = pair_json(l.scale); break;
         }
         if (has_alpha(l.activation.kind)) o["alpha"] = decimal(l.activation.alpha);
         if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];

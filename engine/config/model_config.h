@@ -37,8 +37,13 @@ struct Shape {
 };
 
 // PRelu: a learned leaky ReLU (Keras PReLU, DL4J PReLULayer), one alpha per input position except
-// along its shared axes.
-enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu };
+// along its shared axes. Activation: an activation on its own, without parameters (Keras
+// Activation, DL4J ActivationLayer); as the last layer it is the output and carries the loss
+// (DL4J LossLayer). ZeroPadding, Cropping, Upsampling: an image's borders added (zeros) or cut
+// off, or each pixel repeated (nearest neighbour); no parameters (Keras ZeroPadding2D, Cropping2D,
+// UpSampling2D; DL4J ZeroPaddingLayer, Cropping2D, Upsampling2D).
+enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu, Activation,
+                       ZeroPadding, Cropping, Upsampling };
 enum class ConvMode { Truncate, Same };
 enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE, MAE };
 enum class WeightInit { Xavier, XavierUniform, Relu, Normal, Uniform, Zero };
@@ -60,7 +65,7 @@ struct LayerConfig {
     // Not saved (Thresher JSON has no such field).
     std::string origin, origin_what;
 
-    int units = 0;                      // dense/output: outputs; convolution: filters
+    int units = 0;                      // dense/output: outputs; convolution: filters; a last activation layer: its features (inferred)
     std::array<int, 2> kernel{0, 0};    // convolution, subsampling
     std::array<int, 2> stride{1, 1};
     std::array<int, 2> padding{0, 0};   // truncate mode only
@@ -69,13 +74,15 @@ struct LayerConfig {
     bool max_pool = true;               // subsampling: max or average
     bool global = false;                // subsampling over the whole image (kernel = input height x width)
     ActivationSpec activation{};
-    LossKind loss = LossKind::MultiClassCrossEntropy;
+    LossKind loss = LossKind::MultiClassCrossEntropy;  // output, or an activation layer that is last
     float retain = 0.5f;                // dropout: probability of keeping an activation
     float bn_eps = 1e-5f;
     float bn_decay = 0.9f;              // running = decay * running + (1 - decay) * batch
     // prelu: which of channels, height, width share one alpha; the value every alpha starts at.
     std::array<bool, 3> prelu_shared{false, false, false};
     float prelu_init = 0.f;
+    std::array<int, 4> margins{0, 0, 0, 0};  // zero_padding, cropping: top, bottom, left, right
+    std::array<int, 2> scale{1, 1};          // upsampling: rows and columns per input pixel
 
     // Overrides of the model-wide defaults (DL4J allows these per layer).
     std::optional<WeightInit> weight_init;
@@ -88,6 +95,7 @@ struct LayerConfig {
     std::vector<ParamBlock> blocks;
     std::size_t param_count = 0;
     std::size_t param_offset = 0;  // of this layer's slice in the model's buffer
+    bool is_output = false;        // the last layer: its loss's derivative arrives folded through its activation
 
     // "layers[2] (convolution)", or for an imported layer
     // "config.layers[3] (Conv2D \"conv2d_1\"; Thresher layers[2] convolution)".

@@ -53,10 +53,12 @@ void ModelConfig::infer_shapes(const std::string& source) {
         l.blocks.clear();
         l.pads = {0, 0, 0, 0};
         const bool last = i + 1 == layers.size();
+        l.is_output = last;
         if (l.type == LayerType::Output && !last)
             fail(i, "an output layer must be the last layer (layer " + std::to_string(layers.size() - 1) + " is last)");
-        if (last && l.type != LayerType::Output)
-            fail(i, "the last layer must be an output layer, got " + std::string(to_string(l.type)));
+        if (last && l.type != LayerType::Output && l.type != LayerType::Activation)
+            fail(i, "the last layer must be an output layer (or an activation layer with the loss), got " +
+                        std::string(to_string(l.type)));
         switch (l.type) {
             case LayerType::Dense:
             case LayerType::Output: {
@@ -109,6 +111,35 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 break;
             }
             case LayerType::Dropout: l.out_shape = shape; break;
+            case LayerType::Activation:
+                // Softmax normalises one row of features; over an image that would mix the
+                // channels of every position, which no importer means.
+                if (l.activation.kind == Activation::Softmax && !shape.flat())
+                    fail(i, "softmax needs flat features, but its input is a " + shape.str() + " image");
+                if (last && !shape.flat())
+                    fail(i, "as the last layer (the output) it needs flat features, but its input is a " + shape.str() + " image");
+                l.out_shape = shape;
+                l.units = last ? shape.c : 0;  // as the output: the values the loss compares with the targets
+                break;
+            case LayerType::ZeroPadding:
+            case LayerType::Cropping:
+            case LayerType::Upsampling: {
+                if (shape.flat())
+                    fail(i, "needs image input (channels x height x width), but its input is " +
+                                std::to_string(shape.size()) + " flat features");
+                const auto& m = l.margins;
+                long long h = shape.h, w = shape.w;
+                if (l.type == LayerType::ZeroPadding) h += m[0] + m[1], w += m[2] + m[3];
+                if (l.type == LayerType::Cropping) h -= m[0] + m[1], w -= m[2] + m[3];
+                if (l.type == LayerType::Upsampling) h *= l.scale[0], w *= l.scale[1];
+                if (h < 1 || w < 1)
+                    fail(i, "cropping " + std::to_string(m[0]) + "+" + std::to_string(m[1]) + " rows and " +
+                                std::to_string(m[2]) + "+" + std::to_string(m[3]) + " columns leaves nothing of its " +
+                                shape.str() + " input");
+                if (h > (1 << 20) || w > (1 << 20)) fail(i, "too large: an image side beyond 2^20");
+                l.out_shape = Shape{shape.c, static_cast<int>(h), static_cast<int>(w)};
+                break;
+            }
             case LayerType::PRelu: {
                 l.out_shape = shape;
                 const std::size_t n = static_cast<std::size_t>(l.prelu_shared[0] ? 1 : shape.c) *

@@ -27,7 +27,7 @@ public:
                           float* grads) = 0;
 };
 
-// `index` is the layer's position (for seeds); an output layer's backward receives dL/dz of its
+// `index` is the layer's position (for seeds); the last layer's backward receives dL/dz of its
 // pre-activation (the loss folds the activation in), other layers receive dL/dy.
 std::unique_ptr<LayerStep> plan_layer(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch);
 
@@ -36,6 +36,9 @@ std::unique_ptr<LayerStep> plan_convolution(backend::Backend&, const config::Lay
 std::unique_ptr<LayerStep> plan_subsampling(backend::Backend&, const config::LayerConfig&, int batch);
 std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend&, const config::LayerConfig&, int batch);
 std::unique_ptr<LayerStep> plan_prelu(backend::Backend&, const config::LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_activation(backend::Backend&, const config::LayerConfig&, int batch);
+// Zero padding, cropping and upsampling layers.
+std::unique_ptr<LayerStep> plan_resize(backend::Backend&, const config::LayerConfig&, int batch);
 std::unique_ptr<LayerStep> plan_dropout(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch);
 
 }  // namespace thresher::nn

@@ -90,6 +90,10 @@ std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const config::LayerC
         case config::LayerType::BatchNorm: return plan_batch_norm(be, l, batch);
         case config::LayerType::Dropout: return plan_dropout(be, l, index, batch);
         case config::LayerType::PRelu: return plan_prelu(be, l, batch);
+        case config::LayerType::Activation: return plan_activation(be, l, batch);
+        case config::LayerType::ZeroPadding:
+        case config::LayerType::Cropping:
+        case config::LayerType::Upsampling: return plan_resize(be, l, batch);
     }
     return nullptr;
 }

@@ -19,7 +19,8 @@ FieldSpec activation(const QString& fallback) {
 }  // namespace
 
 QStringList layer_types() {
-    return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output", "prelu"};
+    return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output", "prelu", "activation",
+            "zero_padding", "cropping", "upsampling"};
 }
 
 QList<FieldSpec> layer_fields(const QString& type) {
@@ -46,6 +47,16 @@ QList<FieldSpec> layer_fields(const QString& type) {
         return {{"retain", "Retain probability", Kind::Float, {}, 0.5, "probability of keeping an activation"}};
     if (type == "prelu")  // shared_axes has no form field: the JSON tab edits it
         return {{"alpha_init", "Initial alpha", Kind::Float, {}, 0.0, "the learned negative slope starts here"}};
+    if (type == "activation")  // last in the model, it is the output and takes the loss (the JSON tab sets it)
+        return {activation("relu")};
+    // [top, bottom, left, right] has no form field (a pair sets top/bottom and left/right alike):
+    // the JSON tab edits asymmetric ones.
+    if (type == "zero_padding")
+        return {{"padding", "Padding", Kind::Pair, {}, 1, "rows × columns of zeros on each side"}};
+    if (type == "cropping")
+        return {{"cropping", "Cropping", Kind::Pair, {}, 1, "rows × columns cut off each side"}};
+    if (type == "upsampling")
+        return {{"size", "Size", Kind::Pair, {}, 2, "each pixel repeated rows × columns times (nearest)"}};
     if (type == "output")
         return {{"units", "Units", Kind::Int, {}, QJsonValue(), "classes (or regression targets)"},
                 activation("softmax"),
@@ -62,6 +73,10 @@ QJsonObject default_layer(const QString& type) {
         return {{"type", type}, {"pooling", "max"}, {"kernel", QJsonArray{2, 2}}, {"stride", QJsonArray{2, 2}}};
     if (type == "batch_norm") return {{"type", type}};
     if (type == "dropout") return {{"type", type}, {"retain", 0.5}};
+    if (type == "activation") return {{"type", type}, {"activation", "relu"}};
+    if (type == "zero_padding") return {{"type", type}, {"padding", QJsonArray{1, 1}}};
+    if (type == "cropping") return {{"type", type}, {"cropping", QJsonArray{1, 1}}};
+    if (type == "upsampling") return {{"type", type}, {"size", QJsonArray{2, 2}}};
     if (type == "output") return {{"type", type}, {"units", 10}, {"activation", "softmax"}, {"loss", "mcxent"}};
     return {{"type", type}};
 }

@@ -241,6 +241,14 @@ QString ModelDocument::describe(const QJsonObject& l) {
         parts << "eps " + QString::number(l.value("eps").toDouble(1e-5));
     } else if (type == "prelu") {
         parts << "alpha from " + QString::number(l.value("alpha_init").toDouble(0.0));
+    } else if (type == "activation") {
+        parts << l.value("activation").toString();
+        if (l.contains("loss")) parts << l.value("loss").toString();
+    } else if (type == "zero_padding" || type == "cropping") {
+        const QJsonValue v = l.value(type == "zero_padding" ? "padding" : "cropping");
+        parts << (v.isArray() && v.toArray().size() == 4 ? "top, bottom, left, right " : "") + pair_text(v);
+    } else if (type == "upsampling") {
+        parts << "× " + pair_text(l.value("size")) + " nearest";
     }
     return parts.join(", ");
 }

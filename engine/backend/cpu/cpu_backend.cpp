@@ -103,6 +103,10 @@ public:
                         float* dalpha) override {
         cpu::prelu_backward(d, x, alpha, dy, dx, dalpha);
     }
+    void pad_planes(const PadDesc& d, const float* small, float* large) override { cpu::pad_planes(d, small, large); }
+    void crop_planes(const PadDesc& d, const float* large, float* small) override { cpu::crop_planes(d, large, small); }
+    void upsample_forward(const UpsampleDesc& d, const float* x, float* y) override { cpu::upsample_forward(d, x, y); }
+    void upsample_backward(const UpsampleDesc& d, const float* dy, float* dx) override { cpu::upsample_backward(d, dy, dx); }
     void multiply(const float* a, const float* b, float* out, std::size_t n) override {
 #pragma omp parallel for simd if (n > (1u << 15))
         for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];

@@ -21,6 +21,11 @@ void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* 
 void prelu_backward(const PReluDesc&, const float* x, const float* alpha, const float* dy, float* dx,
                     float* dalpha);
 void column_sums(const float* m, float* out, int rows, int cols);
+// Zero padding, cropping, nearest-neighbour upsampling of image planes (resize.cpp).
+void pad_planes(const PadDesc&, const float* small, float* large);
+void crop_planes(const PadDesc&, const float* large, float* small);
+void upsample_forward(const UpsampleDesc&, const float* x, float* y);
+void upsample_backward(const UpsampleDesc&, const float* dy, float* dx);
 // Per-channel sums of an NCHW tensor.
 void channel_sums(const float* m, float* out, int n, int c, int hw);
 

@@ -236,6 +236,26 @@ void CudaBackend::dropout_forward(const float* x, float* y, float* mask, std::si
                      derive_seed(seed, 0x44524f50 /* "DROP", as the CPU backend */));
 }
 
+void CudaBackend::pad_planes(const PadDesc& d, const float* small, float* large) {
+    activate();
+    kernels::pad(stream_.get(), small, large, static_cast<std::size_t>(d.planes), d.h, d.w, d.top, d.left, d.hp, d.wp);
+}
+
+void CudaBackend::crop_planes(const PadDesc& d, const float* large, float* small) {
+    activate();
+    kernels::crop(stream_.get(), large, small, static_cast<std::size_t>(d.planes), d.h, d.w, d.top, d.left, d.hp, d.wp);
+}
+
+void CudaBackend::upsample_forward(const UpsampleDesc& d, const float* x, float* y) {
+    activate();
+    kernels::upsample_forward(stream_.get(), d, x, y);
+}
+
+void CudaBackend::upsample_backward(const UpsampleDesc& d, const float* dy, float* dx) {
+    activate();
+    kernels::upsample_backward(stream_.get(), d, dy, dx);
+}
+
 void CudaBackend::multiply(const float* a, const float* b, float* out, std::size_t n) {
     activate();
     kernels::multiply(stream_.get(), a, b, out, n);

@@ -46,6 +46,10 @@ public:
                              int cols) override;
     void dropout_forward(const float* x, float* y, float* mask, std::size_t count, float retain,
                          std::uint64_t seed) override;
+    void pad_planes(const PadDesc&, const float* small, float* large) override;
+    void crop_planes(const PadDesc&, const float* large, float* small) override;
+    void upsample_forward(const UpsampleDesc&, const float* x, float* y) override;
+    void upsample_backward(const UpsampleDesc&, const float* dy, float* dx) override;
     void multiply(const float* a, const float* b, float* out, std::size_t count) override;
     void axpy(float alpha, const float* x, float* y, std::size_t count) override;
     void blend(float* running, const float* batch, float momentum, std::size_t count) override;

@@ -45,6 +45,10 @@ void pad(cudaStream_t, const float* x, float* padded, std::size_t planes, int h,
 void crop(cudaStream_t, const float* padded, float* x, std::size_t planes, int h, int w, int pad_t,
           int pad_l, int hp, int wp);
 
+// --- upsampling (resize_kernels.cu) ---------------------------------------------------------------
+void upsample_forward(cudaStream_t, const UpsampleDesc&, const float* x, float* y);
+void upsample_backward(cudaStream_t, const UpsampleDesc&, const float* dy, float* dx);
+
 // --- updaters (updaters.cu) --------------------------------------------------------------------
 // `adam_alpha` is lr * sqrt(1 - b2^t) / (1 - b1^t), computed in double on the host as the CPU
 // backend does; other kinds ignore it.

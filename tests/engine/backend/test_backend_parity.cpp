@@ -4,7 +4,8 @@
 // asymmetric Same padding), max and average pooling (with padding), batch normalisation
 // (training, inference, backward), activations including softmax, dropout (the same mask from
 // the same seed, bit for bit), the small vector ops, every updater over several iterations, and
-// a few training steps of a whole network.
+// a few training steps of whole networks (every layer type; standalone activations; zero
+// padding, cropping and upsampling).
 //
 // Rows are per device ("cpu", "cuda:0", ...). A row whose device this machine does not have
 // skips with the reason ("no CUDA device: ..."), so the suite passes on GPU-less CI and runs for
@@ -149,7 +150,7 @@ private Q_SLOTS:
     void updaters();
     void prelu_data();
     void prelu();
-    void network_steps_data() { device_rows(); }
+    void network_steps_data();
     void network_steps();
 
 private:
@@ -652,12 +653,10 @@ void TestBackendParity::updaters() {
     }
 }
 
-void TestBackendParity::network_steps() {
-    // A bit of every layer, three Nesterov steps, then inference: the whole Network on the device
-    // (uploads, staging, flat buffers, dropout seeds, running statistics) against the CPU backend.
-    QFETCH(QString, device);
-    OPEN_OR_SKIP(be, device);
-    const auto config = config::ModelConfig::parse(R"({"input":{"channels":2,"height":9,"width":9},
+void TestBackendParity::network_steps_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<QByteArray>("json");
+    const QByteArray every_layer = R"({"input":{"channels":2,"height":9,"width":9},
         "seed":7, "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9}, "l2":0.001,
         "layers":[
           {"type":"convolution","filters":4,"kernel":3,"mode":"same","activation":"relu"},
@@ -667,8 +666,41 @@ void TestBackendParity::network_steps() {
           {"type":"subsampling","pooling":"avg","kernel":2,"stride":1},
           {"type":"dropout","retain":0.8},
           {"type":"dense","units":8,"activation":"sigmoid"},
-          {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})",
-                                               "parity");
+          {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
+    // Standalone activation layers (issue 22): on an image, from the pre-activation (swish), and
+    // last, as the output that carries the loss.
+    const QByteArray activation_layers = R"({"input":{"channels":2,"height":9,"width":9},
+        "seed":7, "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9},
+        "layers":[
+          {"type":"convolution","filters":4,"kernel":3,"activation":"relu"},
+          {"type":"activation","activation":"elu"},
+          {"type":"subsampling","pooling":"avg","kernel":2,"stride":2},
+          {"type":"dense","units":8,"activation":"relu"},
+          {"type":"activation","activation":"swish"},
+          {"type":"dense","units":3,"activation":"tanh"},
+          {"type":"activation","activation":"softmax","loss":"mcxent"}]})";
+    // Zero padding (asymmetric), upsampling and cropping between convolutions (issue 22).
+    const QByteArray resize_layers = R"({"input":{"channels":2,"height":9,"width":9},
+        "seed":7, "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9},
+        "layers":[
+          {"type":"convolution","filters":3,"kernel":3,"stride":2,"activation":"tanh"},
+          {"type":"zero_padding","padding":[1,0,2,1]},
+          {"type":"upsampling","size":[2,3]},
+          {"type":"cropping","cropping":[1,2,3,0]},
+          {"type":"convolution","filters":2,"kernel":3,"stride":2,"activation":"relu"},
+          {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
+    device_rows("every layer", [&](QTestData& row) { row << every_layer; });
+    device_rows("activation layers", [&](QTestData& row) { row << activation_layers; });
+    device_rows("resize layers", [&](QTestData& row) { row << resize_layers; });
+}
+
+void TestBackendParity::network_steps() {
+    // A bit of every layer, three Nesterov steps, then inference: the whole Network on the device
+    // (uploads, staging, flat buffers, dropout seeds, running statistics) against the CPU backend.
+    QFETCH(QString, device);
+    OPEN_OR_SKIP(be, device);
+    QFETCH(QByteArray, json);
+    const auto config = config::ModelConfig::parse(json.toStdString(), "parity");
     const int batch = 6;
     const Vec x = random_vec(std::size_t(batch) * 2 * 9 * 9, 30);
     Vec t(std::size_t(batch) * 3, 0.f);

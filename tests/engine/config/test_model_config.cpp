@@ -21,6 +21,8 @@ private Q_SLOTS:
     void round_trip();
     void errors_data();
     void errors();
+    void activation_layers();
+    void resize_layers();
     void same_mode_padding();
     void missing_file();
 };
@@ -109,6 +111,31 @@ void TestModelConfig::errors_data() {
         << with(R"({"type":"dropout","retain":1.5},)" + out) << QStringList{"layers[0] (dropout)", "\"retain\"", "1.5"};
     QTest::newRow("named layer appears in messages")
         << with(R"({"type":"dense","name":"hidden","units":-1},)" + out) << QStringList{"(dense \"hidden\")", "\"units\""};
+    QTest::newRow("activation layer without its activation")
+        << with(R"({"type":"activation"},)" + out) << QStringList{"layers[0] (activation)", "\"activation\": is required"};
+    QTest::newRow("activation layer with a loss, not last")
+        << with(R"({"type":"activation","activation":"relu","loss":"mse"},)" + out)
+        << QStringList{"layers[0] (activation)", "\"loss\"", "only the last layer"};
+    QTest::newRow("softmax activation layer on an image")
+        << with(R"({"type":"activation","activation":"softmax"},)" + out)
+        << QStringList{"layers[0] (activation)", "softmax needs flat features", "1x8x8"};
+    QTest::newRow("last activation layer on an image")
+        << with(R"({"type":"activation","activation":"sigmoid","loss":"xent"})")
+        << QStringList{"layers[0] (activation)", "last layer (the output)", "1x8x8"};
+    QTest::newRow("last activation layer: loss and activation disagree")
+        << with(R"({"type":"dense","units":3},{"type":"activation","activation":"relu","loss":"mcxent"})")
+        << QStringList{"layers[1] (activation)", "\"loss\"", "needs activation softmax"};
+    QTest::newRow("cropping leaves nothing")
+        << with(R"({"type":"cropping","cropping":[4,4,0,0]},)" + out)
+        << QStringList{"layers[0] (cropping)", "leaves nothing", "1x8x8"};
+    QTest::newRow("zero padding on flat features")
+        << with(R"({"type":"dense","units":4},{"type":"zero_padding","padding":1},)" + out)
+        << QStringList{"layers[1] (zero_padding)", "needs image input", "4 flat features"};
+    QTest::newRow("zero padding of three numbers")
+        << with(R"({"type":"zero_padding","padding":[1,2,3]},)" + out)
+        << QStringList{"layers[0] (zero_padding)", "\"padding\"", "[top, bottom, left, right]", "[1,2,3]"};
+    QTest::newRow("upsampling by 0")
+        << with(R"({"type":"upsampling","size":0},)" + out) << QStringList{"layers[0] (upsampling)", "\"size\""};
     QTest::newRow("unknown updater")
         << QByteArray("{" + in + R"(,"updater":{"type":"lbfgs"},"layers":[)" + out + "]}")
         << QStringList{"updater", "\"type\"", "lbfgs"};
@@ -126,6 +153,49 @@ void TestModelConfig::errors() {
         for (const auto& fragment : expected)
             QVERIFY2(msg.contains(fragment), qPrintable("\"" + fragment + "\" not in: " + msg));
     }
+}
+
+// An activation layer: no parameters, the shape of its input; last, it is the output with the
+// loss (DL4J's LossLayer), its outputs the features it receives. Saved and read back unchanged.
+void TestModelConfig::activation_layers() {
+    const auto m = config::ModelConfig::parse(R"({"input":{"size":6},"layers":[
+        {"type":"dense","units":5,"activation":"relu"},{"type":"activation","activation":"leakyrelu","alpha":0.2},
+        {"type":"dense","units":3,"activation":"tanh"},{"type":"activation","activation":"softmax","loss":"negativeloglikelihood"}]})",
+                                              "act.json");
+    QCOMPARE(m.layers[1].type, config::LayerType::Activation);
+    QCOMPARE(m.layers[1].param_count, std::size_t(0));
+    QCOMPARE(m.layers[1].out_shape, (config::Shape{5, 1, 1}));
+    QCOMPARE(m.layers[1].activation.alpha, 0.2f);
+    QVERIFY(!m.layers[1].is_output);
+    QVERIFY(m.layers[3].is_output);
+    QCOMPARE(m.output_size(), 3);
+    QCOMPARE(m.layers[3].loss, config::LossKind::NegativeLogLikelihood);
+    QVERIFY(m.is_classifier());
+    QCOMPARE(m.param_count(), std::size_t(6 * 5 + 5 + 5 * 3 + 3));
+    const auto again = config::ModelConfig::from_json(m.to_json(), "again");
+    QCOMPARE(QString::fromStdString(again.to_json().dump()), QString::fromStdString(m.to_json().dump()));
+    QCOMPARE(QString::fromStdString(m.to_json()["layers"][1].dump()),
+             QString(R"({"activation":"leakyrelu","alpha":0.2,"type":"activation"})"));
+}
+
+// Zero padding, cropping and upsampling: the image grows, shrinks or repeats each pixel; no
+// parameters; n and [h, w] spell the margins too, saved as [top, bottom, left, right].
+void TestModelConfig::resize_layers() {
+    const auto m = config::ModelConfig::parse(R"({"input":{"channels":3,"height":8,"width":6},"layers":[
+        {"type":"zero_padding","padding":[1,2,3,4]},{"type":"cropping","cropping":[2,1]},
+        {"type":"upsampling","size":[2,3]},{"type":"zero_padding","padding":1},{"type":"output","units":2}]})",
+                                              "resize.json");
+    QCOMPARE(m.layers[0].out_shape, (config::Shape{3, 11, 13}));
+    QCOMPARE(m.layers[1].margins, (std::array<int, 4>{2, 2, 1, 1}));
+    QCOMPARE(m.layers[1].out_shape, (config::Shape{3, 7, 11}));
+    QCOMPARE(m.layers[2].out_shape, (config::Shape{3, 14, 33}));
+    QCOMPARE(m.layers[3].out_shape, (config::Shape{3, 16, 35}));
+    QCOMPARE(m.param_count(), std::size_t(3 * 16 * 35 * 2 + 2));
+    const auto j = m.to_json();
+    QCOMPARE(QString::fromStdString(j["layers"][1].dump()), QString(R"({"cropping":[2,2,1,1],"type":"cropping"})"));
+    QCOMPARE(QString::fromStdString(j["layers"][2].dump()), QString(R"({"size":[2,3],"type":"upsampling"})"));
+    const auto again = config::ModelConfig::from_json(j, "again");
+    QCOMPARE(QString::fromStdString(again.to_json().dump()), QString::fromStdString(j.dump()));
 }
 
 void TestModelConfig::same_mode_padding() {

@@ -5,6 +5,8 @@
 // The fixtures in data/ follow the field layout of real DL4J toJson() and Keras to_json() output.
 #include <QtTest>
 
+#include <algorithm>
+
 #include "source_dir.h"
 #include "config/model_format.h"
 #include "core/error.h"
@@ -89,6 +91,9 @@ private Q_SLOTS:
     void training_config_read();
     void training_config_refused_data();
     void training_config_refused();
+    void nan_where_unused();
+    void activation_layers_data();
+    void activation_layers();
     void activations_of_imported_files_data();
     void activations_of_imported_files();
 };
@@ -132,6 +137,14 @@ void TestModelImport::fixtures_data() {
     QTest::newRow("dl4j 0.9.1 wrapped MLP") << "dl4j_0.9.1_mlp_wrapped.json" << "dl4j"
         << "dropout,dense,dropout,dense,dropout,output" << "784" << qulonglong(443610) << "nesterovs" << 0.006 << 0.9
         << "xavier" << 1e-4 << "negativeloglikelihood" << QStringList{};
+    // Issue 22: DL4J 0.x writes "NaN" for fields never set. With "useRegularization": false no
+    // l1/l2 is read, and an Sgd layer has no momentum: those NaNs are unused, so the file imports
+    // (a note names them); a NaN that would be used is still refused (fixture_refusals, refused).
+    QTest::newRow("dl4j 0.9.1 NaN where unused") << "dl4j_0.9.1_mlp_nan_unused.json" << "dl4j"
+        << "dropout,dense,dropout,dense,dropout,output" << "784" << qulonglong(443610) << "nesterovs" << 0.006 << 0.9
+        << "xavier" << 0.0 << "negativeloglikelihood"
+        << QStringList{"confs[1] (dense \"layer1\"): \"l1\": \"NaN\", \"l2\": \"NaN\", \"l1Bias\": \"NaN\", \"l2Bias\": \"NaN\" "
+                       "not used: the conf says \"useRegularization\": false"};
     // Class 1: DL4J 0.8.0 LeNet, {"LReLU": {"alpha": 0.1}}, {"MCXENT": {...}}, "updater": "ADAM" with
     // adamMeanDecay/adamVarDecay, wrapper-keyed preprocessors, a DISTRIBUTION weight init.
     QTest::newRow("dl4j 0.8.0 wrapped LeNet") << "dl4j_0.8.0_lenet_wrapped.json" << "dl4j" << lenet << "1x28x28"
@@ -322,6 +335,95 @@ void TestModelImport::approximations_are_noted() {
     if (layers.startsWith("convolution,")) QCOMPARE(r.model.layers[0].activation.kind, config::Activation::Relu);
 }
 
+// DL4J 0.x's "NaN" in fields nothing reads: layer1's Sgd updater has no momentum ("momentum":
+// "NaN" beside it), and with "useRegularization": false no layer is regularised.
+void TestModelImport::nan_where_unused() {
+    const auto r = config::import_model_file(fixture("dl4j_0.9.1_mlp_nan_unused.json"));
+    const auto& m = r.model;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const auto u = m.effective_updater(i);
+        QCOMPARE(u.l1, 0.f);
+        QCOMPARE(u.l2, 0.f);
+        if (m.layers[i].name == "layer1") {
+            QCOMPARE(u.kind, config::UpdaterKind::Sgd);
+            QCOMPARE(u.learning_rate, 0.006f);
+        }
+    }
+    QCOMPARE(std::count_if(r.notes.begin(), r.notes.end(),
+                           [](const std::string& n) { return n.find("not used: the conf says") != std::string::npos; }),
+             std::ptrdiff_t(3));
+}
+
+// Activation layers that cannot be fused into the layer before them (it has an activation of its
+// own, or a layer the activation does not commute with sits between) import as layers of their
+// own; the last one, after the last Dense, is the output and takes the loss (DL4J LossLayer too).
+void TestModelImport::activation_layers_data() {
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("layers");
+    QTest::addColumn<QString>("activations");  // of every layer, as Thresher runs them
+    QTest::addColumn<int>("outputs");
+
+    QTest::newRow("keras Dense relu, Activation relu")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"relu")"),
+                  keras_layer("Activation", R"("name":"a","activation":"tanh")"), kKerasOut})
+        << "dense,activation,output" << "relu,tanh,softmax" << 3;
+    QTest::newRow("keras Dense relu, Activation softmax last")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"relu")"),
+                  keras_layer("Dense", R"("name":"out","units":3,"activation":"relu")"),
+                  keras_layer("Activation", R"("name":"sm","activation":"softmax")")})
+        << "dense,dense,activation" << "relu,relu,softmax" << 3;
+    QTest::newRow("keras Dense then Activation softmax still fused")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"out","units":3)"),
+                  keras_layer("Activation", R"("name":"sm","activation":"softmax")")})
+        << "output" << "softmax" << 3;
+    QTest::newRow("keras linear Activation after relu is nothing to run")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"relu")"),
+                  keras_layer("Activation", R"("name":"a","activation":"linear")"), kKerasOut})
+        << "dense,output" << "relu,softmax" << 3;
+    QTest::newRow("keras swish after max pooling")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
+                  keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])"),
+                  keras_layer("Activation", R"("name":"a","activation":"swish")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut})
+        << "convolution,subsampling,activation,output" << "identity,identity,swish,softmax" << 3;
+    QTest::newRow("keras activation after batch norm")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4)"),
+                  keras_layer("BatchNormalization", R"("name":"bn","axis":-1)"),
+                  keras_layer("Activation", R"("name":"act","activation":"relu")"), kKerasOut})
+        << "dense,batch_norm,activation,output" << "identity,identity,relu,softmax" << 3;
+    QTest::newRow("keras ReLU layer after a relu Dense")
+        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4,"activation":"relu")"),
+                  keras_layer("LeakyReLU", R"("name":"lr","alpha":0.2)"), kKerasOut})
+        << "dense,activation,output" << "relu,leakyrelu,softmax" << 3;
+    const QByteArray dl4j_tanh = dl4j_layer("ActivationLayer", R"("layerName":"act","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationTanH"})");
+    QTest::newRow("dl4j ActivationLayer after a relu dense")
+        << dl4j({kDl4jDense, dl4j_tanh, kDl4jOutput}) << "dense,activation,output" << "relu,tanh,softmax" << 2;
+    QTest::newRow("dl4j 0.x ActivationLayer after a relu dense")
+        << dl4j({R"({"layer":{"dense":{"nin":4,"nout":3,"activationFn":{"ReLU":{}},"iupdater":{"@class":"org.nd4j.linalg.learning.config.Sgd","learningRate":0.1}}}})",
+                 R"({"layer":{"activation":{"layerName":"act","activationFn":{"Sigmoid":{}}}}})", kDl4jOutput})
+        << "dense,activation,output" << "relu,sigmoid,softmax" << 2;
+    QTest::newRow("dl4j LossLayer")
+        << dl4j({kDl4jDense, dl4j_layer("LossLayer", R"("activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+                     "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})")})
+        << "dense,activation" << "relu,softmax" << 3;
+}
+
+void TestModelImport::activation_layers() {
+    QFETCH(QByteArray, json);
+    QFETCH(QString, layers);
+    QFETCH(QString, activations);
+    QFETCH(int, outputs);
+    const auto r = config::import_model_text(json.toStdString(), "cfg.json");
+    QCOMPARE(types(r.model), layers);
+    QStringList acts;
+    for (const auto& l : r.model.layers) acts << QString::fromUtf8(config::to_string(l.activation.kind).data());
+    QCOMPARE(acts.join(','), activations);
+    QCOMPARE(r.model.output_size(), outputs);
+    QCOMPARE(r.model.layers.back().loss, config::LossKind::MultiClassCrossEntropy);
+    // Saved as Thresher JSON and read back: the same model.
+    const auto again = config::ModelConfig::from_json(r.model.to_json(), "again.json");
+    QCOMPARE(again.to_json().dump(), r.model.to_json().dump());
+}
+
 void TestModelImport::detection_data() {
     QTest::addColumn<QByteArray>("json");
     QTest::addColumn<QString>("format");
@@ -410,11 +512,23 @@ void TestModelImport::refused_data() {
     QTest::newRow("keras gelu on the output layer")
         << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"out","units":3,"activation":"gelu")")})
         << QStringList{"Dense \"out\"", "gelu", "output layer"};
-    QTest::newRow("keras swish folded across max pooling")
-        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
-                  keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])"),
-                  keras_layer("Activation", R"("name":"a","activation":"swish")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut})
-        << QStringList{"Activation \"a\"", "cannot fold"};
+    QTest::newRow("keras softmax over an image")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"activation":"relu")"),
+                  keras_layer("Activation", R"("name":"a","activation":"softmax")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut})
+        << QStringList{"config.layers[2] (Activation \"a\"", "softmax needs flat features", "2x6x6"};
+    QTest::newRow("dl4j 0.x NaN l2 with useRegularization true (read, so refused)")
+        << dl4j({R"({"useRegularization":true,"layer":{"dense":{"layerName":"d","nin":4,"nout":3,"l1":0.0,"l2":"NaN",
+                     "activationFn":{"ReLU":{}},"iupdater":{"@class":"org.nd4j.linalg.learning.config.Sgd","learningRate":0.1}}}})",
+                 kDl4jOutput})
+        << QStringList{"confs[0] (dense \"d\")", "\"l2\"", "\"NaN\""};
+    QTest::newRow("dl4j 0.x NaN momentum of a legacy NESTEROVS layer (read, so refused)")
+        << dl4j({R"({"layer":{"dense":{"layerName":"d","nin":4,"nout":3,"updater":"NESTEROVS","learningRate":0.1,
+                     "momentum":"NaN","activationFn":{"ReLU":{}}}}})", kDl4jOutput})
+        << QStringList{"confs[0] (dense \"d\")", "\"momentum\"", "\"NaN\""};
+    QTest::newRow("dl4j LossLayer not last")
+        << dl4j({kDl4jDense, dl4j_layer("LossLayer", R"("activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+                     "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})"), kDl4jOutput})
+        << QStringList{"confs[1] (LossLayer)", "must be the last layer"};
     QTest::newRow("keras PReLU shared axis out of range")
         << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4)"),
                   keras_layer("PReLU", R"("name":"pr","shared_axes":[2])"), kKerasOut})
@@ -429,11 +543,6 @@ void TestModelImport::refused_data() {
         << keras({kKerasFlatInput, kKerasOut, keras_layer("Dropout", R"("name":"drop","rate":0.5)")})
         << QStringList{"cfg.json: model:", "last layer must be Dense"};
     QTest::newRow("keras no input shape") << keras({kKerasOut}) << QStringList{"cfg.json: model:", "input shape"};
-    QTest::newRow("keras activation after batch norm")
-        << keras({kKerasFlatInput, keras_layer("Dense", R"("name":"d","units":4)"),
-                  keras_layer("BatchNormalization", R"("name":"bn","axis":-1)"),
-                  keras_layer("Activation", R"("name":"act","activation":"relu")"), kKerasOut})
-        << QStringList{"layers[3] (Activation \"act\")", "across \"bn\""};
     QTest::newRow("keras 1 border_mode full") << keras({kKerasInput,
         keras_layer("Convolution2D", R"("name":"c","nb_filter":4,"nb_row":3,"nb_col":3,"border_mode":"full")"),
         keras_layer("Flatten", R"("name":"f")"), kKerasOut})
@@ -479,7 +588,9 @@ void TestModelImport::fixture_refusals_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QStringList>("expected");   // fragments the message must contain
     QTest::addColumn<QStringList>("unexpected");  // fragments it must not
-    // Class 8: a NaN momentum is refused, never replaced by 0.9.
+    // Class 8: a NaN momentum is refused, never replaced by 0.9. Its layer's updater is Nesterovs,
+    // which reads the momentum (DL4J's NesterovsUpdater would turn every parameter into NaN), so
+    // this NaN is used -- unlike those of dl4j_0.9.1_mlp_nan_unused.json, which imports.
     QTest::newRow("dl4j NaN momentum") << "dl4j_0.9.1_mlp_nan_momentum.json"
         << QStringList{"dl4j_0.9.1_mlp_nan_momentum.json: confs[1] (dense \"layer1\")", "\"momentum\"", "\"NaN\""}
         << QStringList{};
@@ -855,8 +966,9 @@ void TestModelImport::global_pooling_imports() {
 }
 
 // Zero padding: a symmetric Keras ZeroPadding2D / DL4J ZeroPaddingLayer right before a valid
-// convolution becomes that convolution's padding (exactly the same computation); anything else is
-// refused naming the padding layer.
+// convolution becomes that convolution's padding (exactly the same computation); any other
+// (asymmetric, before pooling, before a "same" convolution) is a zero_padding layer of its own.
+// Cropping2D and UpSampling2D (nearest) are layers of their own; bilinear upsampling is refused.
 void TestModelImport::zero_padding_imports() {
     const auto k = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,1],[2,2]])"),
                                                 keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"padding":"valid")"),
@@ -864,30 +976,81 @@ void TestModelImport::zero_padding_imports() {
     QCOMPARE(types(k.model), QString("convolution,output"));
     QCOMPARE(k.model.layers[0].padding, (std::array<int, 2>{1, 2}));
     QCOMPARE(k.model.layers[0].out_shape, (config::Shape{2, 8, 10}));
-    auto refused = [](const QByteArray& json, const QString& want) {
+
+    const auto asym = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,0],[0,2]])"),
+        keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "a.json");
+    QCOMPARE(types(asym.model), QString("zero_padding,convolution,output"));
+    QCOMPARE(asym.model.layers[0].margins, (std::array<int, 4>{1, 0, 0, 2}));
+    QCOMPARE(asym.model.layers[0].out_shape, (config::Shape{1, 9, 10}));
+    QCOMPARE(QString::fromStdString(asym.model.layers[0].origin_what), QString("ZeroPadding2D \"z\""));
+
+    const auto pool = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":1)"),
+        keras_layer("MaxPooling2D", R"("name":"p")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "p.json");
+    QCOMPARE(types(pool.model), QString("zero_padding,subsampling,output"));
+    QCOMPARE(pool.model.layers[1].out_shape, (config::Shape{1, 5, 5}));
+
+    const auto same = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":1)"),
+        keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"padding":"same")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "s.json");
+    QCOMPARE(types(same.model), QString("zero_padding,convolution,output"));
+
+    const auto crop_up = config::import_model_text(keras({kKerasInput,
+        keras_layer("Cropping2D", R"("name":"crop","cropping":[[1,2],[0,3]],"data_format":"channels_last")"),
+        keras_layer("UpSampling2D", R"("name":"up","size":[2,3],"interpolation":"nearest")"),
+        keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "c.json");
+    QCOMPARE(types(crop_up.model), QString("cropping,upsampling,output"));
+    QCOMPARE(crop_up.model.layers[0].margins, (std::array<int, 4>{1, 2, 0, 3}));
+    QCOMPARE(crop_up.model.layers[0].out_shape, (config::Shape{1, 5, 5}));
+    QCOMPARE(crop_up.model.layers[1].scale, (std::array<int, 2>{2, 3}));
+    QCOMPARE(crop_up.model.layers[1].out_shape, (config::Shape{1, 10, 15}));
+    // The defaults: ZeroPadding2D pads 1, UpSampling2D doubles.
+    const auto defaults = config::import_model_text(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z")"),
+        keras_layer("UpSampling2D", R"("name":"up")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}).toStdString(), "d.json");
+    QCOMPARE(defaults.model.layers[1].out_shape, (config::Shape{1, 20, 20}));
+
+    auto refused = [](const QByteArray& json, const QStringList& want) {
         try {
             config::import_model_text(json.toStdString(), "z.json");
             QFAIL("accepted");
         } catch (const ConfigError& e) {
-            QVERIFY2(QString(e.what()).contains(want), e.what());
+            for (const auto& w : want) QVERIFY2(QString(e.what()).contains(w), e.what());
         }
     };
-    refused(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":[[1,0],[1,1]])"),
-                   keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
-            "config.layers[1] (ZeroPadding2D \"z\"): \"padding\": asymmetric");
-    refused(keras({kKerasInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":1)"),
-                   keras_layer("MaxPooling2D", R"("name":"p")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
-            "config.layers[1] (ZeroPadding2D \"z\"): zero padding is supported only directly before a Conv2D");
+    refused(keras({kKerasInput, keras_layer("UpSampling2D", R"("name":"up","size":2,"interpolation":"bilinear")"),
+                   keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
+            {"config.layers[1] (UpSampling2D \"up\")", "\"interpolation\"", "bilinear"});
+    refused(keras({kKerasInput, keras_layer("Cropping2D", R"("name":"crop","cropping":[[4,4],[0,0]])"),
+                   keras_layer("Flatten", R"("name":"f")"), kKerasOut}),
+            {"config.layers[1] (Cropping2D \"crop\"", "leaves nothing", "1x8x8"});
+    refused(keras({kKerasFlatInput, keras_layer("ZeroPadding2D", R"("name":"z","padding":1)"), kKerasOut}),
+            {"config.layers[1] (ZeroPadding2D \"z\")", "image-shaped input"});
+
     const QByteArray zp = dl4j_layer("ZeroPaddingLayer", R"("padding":[2,2,1,1])");
     const QByteArray conv = dl4j_layer("ConvolutionLayer", R"("nin":1,"nout":3,"kernelSize":[3,3],"stride":[1,1],"padding":[0,0],
         "convolutionMode":"Truncate","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationReLU"})");
     const QByteArray out = dl4j_layer("OutputLayer", R"("nin":240,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
         "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})");
-    const auto d = config::import_model_text(dl4j({zp, conv, out}, R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
-        "inputHeight":8,"inputWidth":8,"numChannels":1}})").toStdString(), "d.json");
+    const QByteArray to_cnn = R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
+        "inputHeight":8,"inputWidth":8,"numChannels":1}})";
+    const auto d = config::import_model_text(dl4j({zp, conv, out}, to_cnn).toStdString(), "d.json");
     QCOMPARE(types(d.model), QString("convolution,output"));
     QCOMPARE(d.model.layers[0].padding, (std::array<int, 2>{2, 1}));
     QCOMPARE(d.model.layers[0].out_shape, (config::Shape{3, 10, 8}));
+    // Asymmetric, then cropped and upsampled: 8x8 -> 11x8 -> conv 9x6 -> crop 8x4 -> up 16x8.
+    const QByteArray zp_asym = dl4j_layer("ZeroPaddingLayer", R"("padding":[2,1,0,0])");
+    const QByteArray crop = dl4j_layer("Cropping2D", R"("layerName":"crop","cropping":[1,0,1,1])");
+    const QByteArray up = dl4j_layer("Upsampling2D", R"("layerName":"up","size":[2,2])");
+    const QByteArray out2 = dl4j_layer("OutputLayer", R"("nin":384,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+        "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})");
+    const auto d2 = config::import_model_text(dl4j({zp_asym, conv, crop, up, out2}, to_cnn).toStdString(), "d2.json");
+    QCOMPARE(types(d2.model), QString("zero_padding,convolution,cropping,upsampling,output"));
+    QCOMPARE(d2.model.layers[3].out_shape, (config::Shape{3, 16, 8}));
+    // 0.9's wrapper spelling, one size for both axes.
+    const auto d3 = config::import_model_text(dl4j({conv, R"({"layer":{"Upsampling2D":{"layerName":"up","size":3}}})",
+        dl4j_layer("OutputLayer", R"("nin":972,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+        "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})")}, to_cnn).toStdString(), "d3.json");
+    QCOMPARE(d3.model.layers[1].scale, (std::array<int, 2>{3, 3}));
+    refused(dl4j({conv, dl4j_layer("Cropping2D", R"("layerName":"crop","cropping":[1,1])"), out}, to_cnn),
+            {"confs[1] (Cropping2D \"crop\")", "\"cropping\"", "[top, bottom, left, right]"});
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)

@@ -1,15 +1,27 @@
 // Finite-difference gradient checks: for small networks exercising every layer, activation and
 // loss, the backward pass must agree with central differences of the training-mode loss,
-//   dL/dθ_i ≈ (L(θ + ε e_i) − L(θ − ε e_i)) / 2ε,
-// for every parameter. Float32 forward passes limit the agreement to about 1e-3 relative, so the
-// check is |fd − an| ≤ atol + rtol · max(|fd|, |an|); a real bug misses by orders of magnitude.
-// Max pooling and ReLU have kinks: when ±ε crosses one (two window entries within ε of each
-// other, which is common), the central difference mixes two slopes. A parameter that misses is
-// checked one-sidedly: the analytic gradient must equal the slope on one side of θ, which holds
-// at a kink and fails for a wrong gradient (it matches neither side).
+//   dL/dθ_i ≈ (L(θ + h e_i) − L(θ − h e_i)) / 2h,
+// for every trainable parameter, tightly enough that a derivative off by 5% fails: per parameter
+// |fd − an| ≤ noise/h + 1e-2 · max(|fd|, |an|), and over each parameter block (a layer's weights,
+// its biases) ‖fd − an‖ ≤ 1e-2 · max(‖fd‖, ‖an‖). The loss is summed in double; the forward pass
+// is float32, whose rounding (≤ 1e-7 of the loss, measured) over a step h is the noise/h term.
+//
+// Kinks (ReLU, a max-pool tie, MAE at its target, a thresholded ReLU's jump) bend the central
+// difference when θ ± h crosses one. So the check tries h = 1e-2, 2.5e-3, 6.25e-4 and accepts the
+// first that agrees: a kink farther than h from θ cannot touch that difference. When none agrees,
+// the parameter is excused only with evidence of a kink: the central differences disagree with
+// one another (a smooth loss gives the same slope at every step) AND the analytic gradient equals
+// the one-sided slope on one side of θ at the smallest step (the kink lies on the other side). A
+// wrong gradient at a smooth point fails both. At most a tenth of a row's parameters may be
+// excused so; GC_VERBOSE=1 prints every parameter's differences (add -maxwarnings 0).
+//
+// The 5% claim was shown by scaling the CPU dense and convolution weight gradients by 1.05: every
+// row with such a layer then fails (see the commit that tightened this check).
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <random>
 
 #include "backend/registry.h"
@@ -46,6 +58,100 @@ Batch make_batch(const config::ModelConfig& c, int n, bool one_hot, std::uint64_
         }
     }
     return b;
+}
+
+// Central differences at three steps: a kink (ReLU, a max-pool tie) farther than h from θ does not
+// touch the difference at step h, so the first step that agrees settles the parameter.
+constexpr double kSteps[] = {1e-2, 2.5e-3, 6.25e-4};
+constexpr double kRtol = 1e-2;
+// The float32 forward pass rounds the loss by about this much (times max(1, |L|)); a difference
+// over step h carries noise/h of it. Measured on these rows: below 6e-8.
+constexpr double kLossNoise = 1e-7;
+
+enum class Verdict { Agrees, Kink, Wrong };
+struct ParamCheck {
+    Verdict verdict = Verdict::Wrong;
+    double fd = 0;      // the finite difference compared
+    double excess = 0;  // how far beyond the tolerance (Wrong)
+    QString text;       // the differences, for messages
+};
+
+double tolerance(double a, double b, double noise, double h) {
+    return noise / h + kRtol * std::max(std::abs(a), std::abs(b));
+}
+
+// `loss_at(v)`: the loss with this parameter set to v (a float, as the network holds it).
+template <typename LossAt>
+ParamCheck check_param(double an, float theta, double noise, LossAt loss_at, double base) {
+    ParamCheck c;
+    double fd[std::size(kSteps)];
+    double last_plus = 0, last_minus = 0, h_plus = 0, h_minus = 0, h = 0;
+    for (std::size_t k = 0; k < std::size(kSteps); ++k) {
+        // The step taken is the float nearest θ ± ε minus θ, not ε itself.
+        const float up = static_cast<float>(theta + kSteps[k]), down = static_cast<float>(theta - kSteps[k]);
+        last_plus = loss_at(up), last_minus = loss_at(down);
+        h_plus = double(up) - theta, h_minus = theta - double(down);
+        h = (h_plus + h_minus) / 2;
+        fd[k] = (last_plus - last_minus) / (h_plus + h_minus);
+        c.text += QString(k ? ", %1" : "central differences %1").arg(fd[k], 0, 'g', 7);
+        if (std::abs(fd[k] - an) <= tolerance(fd[k], an, noise, h)) {
+            c.verdict = Verdict::Agrees;
+            c.fd = fd[k];
+            return c;
+        }
+    }
+    const double last = fd[std::size(kSteps) - 1];
+    c.fd = last;
+    c.excess = std::abs(last - an) - tolerance(last, an, noise, h);
+    // A smooth loss gives the same central difference at every step (to h²·L'''/6 and the noise,
+    // well below 1e-3 relative here): if they agree with each other but not with the analytic
+    // gradient, the gradient is wrong.
+    double spread = 0, largest = 0;
+    for (double f : fd) spread = std::max(spread, std::abs(f - last)), largest = std::max(largest, std::abs(f));
+    if (spread <= noise / h + kRtol / 10 * largest) return c;
+    // A kink within the smallest step lies on one side of θ: the slope on the other side is the
+    // derivative at θ, to O(h) (about 3e-4·|L''|, inside the tolerance for these rows).
+    const double right = (last_plus - base) / h_plus, left = (base - last_minus) / h_minus;
+    c.text += QString("; one-sided %1, %2").arg(left, 0, 'g', 7).arg(right, 0, 'g', 7);
+    for (double side : {left, right}) {
+        if (std::abs(side - an) <= tolerance(side, an, 2 * noise, h)) {
+            c.verdict = Verdict::Kink;
+            c.fd = side;
+            return c;
+        }
+    }
+    return c;
+}
+
+// The trainable parameter blocks of a model, named for messages: "layers[0] (dense) weight".
+struct Block {
+    QString name;
+    std::size_t offset = 0, size = 0;
+};
+
+const char* role_name(config::ParamRole r) {
+    switch (r) {
+        case config::ParamRole::Weight: return "weight";
+        case config::ParamRole::Bias: return "bias";
+        case config::ParamRole::Gamma: return "gamma";
+        case config::ParamRole::Beta: return "beta";
+        case config::ParamRole::Alpha: return "alpha";
+        case config::ParamRole::RunningMean: return "running mean";
+        case config::ParamRole::RunningVar: return "running variance";
+    }
+    return "?";
+}
+
+std::vector<Block> blocks_of(const config::ModelConfig& c) {
+    std::vector<Block> out;
+    for (std::size_t li = 0; li < c.layers.size(); ++li) {
+        const auto& l = c.layers[li];
+        for (const auto& b : l.blocks) {
+            if (!b.trainable()) continue;
+            out.push_back({QString::fromStdString(l.label(li)) + " " + role_name(b.role), l.param_offset + b.offset, b.size});
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -165,6 +271,54 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("conv prelu per position")
         << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"activation\":\"identity\"},"
                         "{\"type\":\"prelu\",\"shared_axes\":[\"width\"],\"alpha_init\":0.1}", softmax) << true;
+    // Standalone activation layers (Keras Activation, DL4J ActivationLayer): after a layer that
+    // has its own, on images, from the pre-activation (swish), and last, carrying the loss.
+    QTest::newRow("activation tanh after dense relu")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"relu\"},{\"type\":\"activation\",\"activation\":\"tanh\"}",
+                 softmax) << true;
+    QTest::newRow("activation softmax, hidden")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"tanh\"},{\"type\":\"activation\",\"activation\":\"softmax\"}",
+                 softmax) << true;
+    QTest::newRow("activation swish after dense elu")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"elu\"},{\"type\":\"activation\",\"activation\":\"swish\"}",
+                 softmax) << true;
+    QTest::newRow("activation elu on conv tanh, then max pool")
+        << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"activation\",\"activation\":\"elu\",\"alpha\":0.7},"
+                        "{\"type\":\"subsampling\",\"pooling\":\"max\",\"kernel\":[2,2],\"stride\":[2,2]}", softmax) << true;
+    QTest::newRow("activation leakyrelu after avg pool")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"identity\"},"
+                        "{\"type\":\"subsampling\",\"pooling\":\"avg\",\"kernel\":[2,2],\"stride\":[2,2]},"
+                        "{\"type\":\"activation\",\"activation\":\"leakyrelu\",\"alpha\":0.2}", softmax) << true;
+    QTest::newRow("activation softmax last, after dense relu (mcxent)")
+        << model(flat, "{\"type\":\"dense\",\"units\":3,\"activation\":\"relu\"}",
+                 "{\"type\":\"activation\",\"activation\":\"softmax\",\"loss\":\"mcxent\"}") << true;
+    QTest::newRow("activation sigmoid last, after dense tanh (xent)")
+        << model(flat, "{\"type\":\"dense\",\"units\":3,\"activation\":\"tanh\"}",
+                 "{\"type\":\"activation\",\"activation\":\"sigmoid\",\"loss\":\"xent\"}") << false;
+    QTest::newRow("activation tanh last, after dense sigmoid (mse)")
+        << model(flat, "{\"type\":\"dense\",\"units\":2,\"activation\":\"sigmoid\"}",
+                 "{\"type\":\"activation\",\"activation\":\"tanh\",\"loss\":\"mse\"}") << false;
+    // Zero padding, cropping and upsampling as layers of their own (Keras ZeroPadding2D, Cropping2D,
+    // UpSampling2D; DL4J ZeroPaddingLayer, Cropping2D, Upsampling2D): between convolutions, so
+    // both the gradient that passes through them and the weights before them are checked.
+    QTest::newRow("zero padding asymmetric between convolutions")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"zero_padding\",\"padding\":[1,0,2,1]},"
+                        "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"activation\":\"tanh\"}", softmax) << true;
+    QTest::newRow("cropping between convolutions")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"cropping\",\"cropping\":[1,2,0,1]},"
+                        "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"sigmoid\"}", softmax) << true;
+    QTest::newRow("upsampling 2x3 between convolutions")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"stride\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"upsampling\",\"size\":[2,3]},"
+                        "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"stride\":[2,2],\"activation\":\"tanh\"}", softmax) << true;
+    QTest::newRow("zero padding, upsampling, cropping, then max pool")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"identity\"},"
+                        "{\"type\":\"zero_padding\",\"padding\":1},{\"type\":\"upsampling\",\"size\":2},"
+                        "{\"type\":\"cropping\",\"cropping\":[2,3]},"
+                        "{\"type\":\"subsampling\",\"pooling\":\"avg\",\"kernel\":[3,3],\"stride\":[3,3]}", softmax) << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",
@@ -187,51 +341,65 @@ void TestGradientCheck::gradients() {
     net.compute_gradients(b.x.data(), b.t.data(), batch, seed);
     const auto analytic = net.get_gradients();
     auto params = net.get_params();
-
-    const double eps = 3e-3, atol = 3e-4, rtol = 2e-2;
-    int checked = 0, failed = 0;
-    QString worst;
-    double worst_err = 0;
-    auto loss_at = [&](std::size_t i, double h) {
+    auto loss_with = [&](std::size_t i, float value) {
         const float saved = params[i];
-        params[i] = saved + static_cast<float>(h);
+        params[i] = value;
         net.set_params(params);
         const double l = net.loss(b.x.data(), b.t.data(), batch, seed, backend::Mode::Training);
         params[i] = saved;
         return l;
     };
-    const double base = net.loss(b.x.data(), b.t.data(), batch, seed, backend::Mode::Training);
-    auto excess = [&](double fd, double an) {
-        return std::abs(fd - an) - (atol + rtol * std::max(std::abs(fd), std::abs(an)));
-    };
-    for (const auto& seg : net.segments()) {
-        if (!seg.trainable) continue;
-        for (std::size_t i = seg.offset; i < seg.offset + seg.size; ++i) {
+    const double base = loss_with(0, params[0]);
+    const double noise = kLossNoise * std::max(1.0, std::abs(base));
+
+    const bool verbose = qEnvironmentVariableIsSet("GC_VERBOSE");
+    int checked = 0, kinks = 0, failed = 0;
+    QStringList problems;
+    for (const auto& block : blocks_of(net.config())) {
+        int block_failed = 0;
+        double worst = 0, diff2 = 0, an2 = 0, fd2 = 0;
+        QString worst_text;
+        for (std::size_t i = block.offset; i < block.offset + block.size; ++i) {
             const double an = analytic[i];
-            const double plus = loss_at(i, eps), minus = loss_at(i, -eps);
-            double fd = (plus - minus) / (2 * eps);
-            double err = excess(fd, an);
-            if (err > 0) {
-                const double right = (plus - base) / eps, left = (base - minus) / eps;
-                const double e_right = excess(right, an), e_left = excess(left, an);
-                // One-sided differences carry an O(ε) error of their own: allow twice the tolerance.
-                if (std::min(e_right, e_left) < atol + rtol * std::abs(an)) err = 0;
-                else fd = e_right < e_left ? right : left;
-            }
+            const ParamCheck c = check_param(an, params[i], noise,
+                                             [&](float value) { return loss_with(i, value); }, base);
             ++checked;
-            if (err > 0) {
-                ++failed;
-                if (qEnvironmentVariableIsSet("GC_VERBOSE")) qDebug() << "param" << i << "analytic" << an << "fd" << fd;
-                if (err > worst_err) {
-                    worst_err = err;
-                    worst = QString("param %1: analytic %2, finite difference %3").arg(i).arg(an).arg(fd);
+            if (verbose)
+                qDebug().noquote() << QString("%1 %2 param %3: analytic %4, %5")
+                                          .arg(block.name).arg(QTest::currentDataTag()).arg(i).arg(an, 0, 'g', 7)
+                                          .arg(c.text);
+            if (c.verdict == Verdict::Kink) {
+                ++kinks;
+                continue;
+            }
+            diff2 += (c.fd - an) * (c.fd - an);
+            an2 += an * an;
+            fd2 += c.fd * c.fd;
+            if (c.verdict == Verdict::Wrong) {
+                ++block_failed;
+                if (c.excess > worst) {
+                    worst = c.excess;
+                    worst_text = QString("param %1: analytic %2, %3").arg(i).arg(an, 0, 'g', 7).arg(c.text);
                 }
             }
+        }
+        // Over the whole block: a gradient scaled by 1 + δ misses by δ/(1 + δ) here whatever the
+        // size of its entries, so small entries (where the absolute tolerance dominates) count too.
+        const double norm_err = std::sqrt(diff2) / std::max({std::sqrt(an2), std::sqrt(fd2), 1e-30});
+        const bool norm_bad = norm_err > kRtol && std::sqrt(diff2) > noise / kSteps[0] * std::sqrt(double(block.size));
+        if (block_failed || norm_bad) {
+            failed += block_failed;
+            problems << QString("%1: %2 of %3 parameters disagree, relative error of the block %4%5")
+                            .arg(block.name).arg(block_failed).arg(block.size).arg(norm_err, 0, 'g', 3)
+                            .arg(worst_text.isEmpty() ? QString() : "; worst " + worst_text);
         }
     }
     net.set_params(params);
     QVERIFY2(checked > 0, "no trainable parameters were checked");
-    QVERIFY2(failed == 0, qPrintable(QString("%1 of %2 parameters disagree; worst %3").arg(failed).arg(checked).arg(worst)));
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+    // A kink excuses a parameter only where one is shown; when many are, the row tests little.
+    QVERIFY2(kinks * 10 <= checked,
+             qPrintable(QString("%1 of %2 parameters sit at a kink: choose inputs away from them").arg(kinks).arg(checked)));
 }
 
 QTEST_APPLESS_MAIN(TestGradientCheck)

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "backend/registry.h"
+#include "config/model_format.h"
 #include "nn/network.h"
 
 using namespace thresher;
@@ -14,6 +15,7 @@ class TestNetwork : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase() { be_ = backend::create_backend("cpu", {2}); }
+    void training_lowers_loss_data();
     void training_lowers_loss();
     void inference_independent_of_batch();
     void batch_norm_statistics_move_only_in_training();
@@ -24,11 +26,40 @@ private:
     std::unique_ptr<backend::Backend> be_;
 };
 
+void TestNetwork::training_lowers_loss_data() {
+    QTest::addColumn<QByteArray>("json");
+    QTest::newRow("thresher dense, output") << QByteArray(R"({"input":{"size":4},
+        "layers":[{"type":"dense","units":8,"activation":"relu"},{"type":"output","units":2}]})");
+    // Standalone activation layers as the importers bring them (issue 22): after a Dense that has
+    // its own activation, and last, as the output that carries the loss.
+    QTest::newRow("keras Dense relu, Activation tanh, Dense elu, Activation softmax") << QByteArray(R"({"class_name":"Sequential",
+        "config":{"name":"k","layers":[{"class_name":"InputLayer","config":{"batch_shape":[null,4],"name":"in"}},
+        {"class_name":"Dense","config":{"name":"d","units":8,"activation":"relu"}},
+        {"class_name":"Activation","config":{"name":"a","activation":"tanh"}},
+        {"class_name":"Dense","config":{"name":"out","units":2,"activation":"elu"}},
+        {"class_name":"Activation","config":{"name":"sm","activation":"softmax"}}]}})");
+    QTest::newRow("dl4j dense relu, ActivationLayer sigmoid, LossLayer") << QByteArray(R"({"confs":[
+        {"layer":{"@class":"org.deeplearning4j.nn.conf.layers.DenseLayer","nin":4,"nout":8,
+                  "activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationReLU"}}},
+        {"layer":{"@class":"org.deeplearning4j.nn.conf.layers.ActivationLayer",
+                  "activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSigmoid"}}},
+        {"layer":{"@class":"org.deeplearning4j.nn.conf.layers.DenseLayer","nin":8,"nout":2,
+                  "activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationIdentity"}}},
+        {"layer":{"@class":"org.deeplearning4j.nn.conf.layers.LossLayer",
+                  "activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+                  "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"}}}]})");
+}
+
 void TestNetwork::training_lowers_loss() {
     // Two Gaussian blobs in 4-D; 60 steps of Nesterov SGD must cut the loss by 10x.
-    nn::Network net(config::ModelConfig::parse(R"({"input":{"size":4},
-        "updater":{"type":"nesterovs","learning_rate":0.1,"momentum":0.9},
-        "layers":[{"type":"dense","units":8,"activation":"relu"},{"type":"output","units":2}]})", "blobs"), *be_);
+    QFETCH(QByteArray, json);
+    auto m = config::import_model_text(json.toStdString(), "blobs").model;
+    m.updater = {};
+    m.updater.kind = config::UpdaterKind::Nesterovs;
+    m.updater.learning_rate = 0.1f;
+    m.updater.momentum = 0.9f;
+    for (auto& l : m.layers) l.updater.reset();
+    nn::Network net(m, *be_);
     std::vector<float> x(32 * 4), t(32 * 2, 0.f);
     for (int i = 0; i < 32; ++i) {
         const int c = i % 2;

@@ -1,0 +1,40 @@
+// Activation layers: y = act(x) on their own, no parameters (Keras Activation, DL4J
+// ActivationLayer). The backends' element-wise kernels do the work, the same ones dense and
+// convolution layers run when their activation is not fused. The derivative comes from y, or
+// from x for the activations that need the pre-activation (swish, gelu) -- x is this layer's
+// input, so nothing is kept. As the last layer (the output, DL4J's LossLayer) the loss has folded
+// the activation into dL/dx already, and backward passes it on.
+#include "nn/layer_step.h"
+
+namespace thresher::nn {
+
+namespace {
+
+class ActivationStep final : public LayerStep {
+public:
+    ActivationStep(backend::Backend& be, const config::LayerConfig& l, int batch)
+        : be_(be), act_(l.activation), rows_(batch), cols_(static_cast<int>(l.in_shape.size())),
+          is_output_(l.is_output) {}
+    void forward(float*, const float* x, float* y, const StepContext&) override {
+        be_.activation_forward(act_, x, y, rows_, cols_);
+    }
+    void backward(const float*, const float* x, const float* y, float* dy, float* dx, float*) override {
+        if (!dx) return;
+        if (is_output_) return be_.copy(dx, dy, static_cast<std::size_t>(rows_) * cols_);
+        be_.activation_backward(act_, backend::derivative_from_input(act_.kind) ? x : y, dy, dx, rows_, cols_);
+    }
+
+private:
+    backend::Backend& be_;
+    backend::ActivationSpec act_;
+    int rows_, cols_;  // softmax normalises each row: [batch x features]
+    bool is_output_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerStep> plan_activation(backend::Backend& be, const config::LayerConfig& l, int batch) {
+    return std::make_unique<ActivationStep>(be, l, batch);
+}
+
+}  // namespace thresher::nn
