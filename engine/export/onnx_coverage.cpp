@@ -33,7 +33,9 @@ std::optional<std::string> activation_refusal(const LayerConfig& l) {
         case Activation::Softmax:
             // Thresher's softmax runs over each sample's whole output; ONNX's Softmax over one
             // axis, which is the same only for [batch, features] (config refuses it elsewhere).
-            if (l.type == LayerType::Dense || l.type == LayerType::Output) return std::nullopt;
+            if (l.type == LayerType::Dense || l.type == LayerType::Output ||
+                (l.type == LayerType::Activation && l.in_shape.flat()))
+                return std::nullopt;
             return "softmax on a " + std::string(config::to_string(l.type)) + " layer has no ONNX form";
         default: break;
     }
@@ -62,7 +64,11 @@ std::optional<std::string> onnx_refusal(const config::ModelConfig& model) {
             case LayerType::Convolution:
             case LayerType::BatchNorm:
             case LayerType::Dropout:
-            case LayerType::PRelu: break;
+            case LayerType::PRelu:
+            case LayerType::Activation:
+            case LayerType::ZeroPadding:
+            case LayerType::Cropping:
+            case LayerType::Upsampling: break;
             case LayerType::Subsampling:
                 // ONNX (and ONNX Runtime) require each pooling pad to be smaller than the window;
                 // Thresher's own pooling accepts more (windows wholly in the padding).

@@ -73,6 +73,15 @@ public:
         return t->name();
     }
     std::string scalar(const std::string& name, float v) { return weights(name, {}, &v); }
+    // A 1-D int64 constant (Pad's pads, Slice's starts and ends).
+    const std::string& ints(const std::string& name, const std::vector<std::int64_t>& values) {
+        auto* t = g_.add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::INT64);
+        t->add_dims(static_cast<std::int64_t>(values.size()));
+        for (auto v : values) t->add_int64_data(v);
+        return t->name();
+    }
 
     onnx::NodeProto& node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
                           const std::string& output) {
@@ -268,6 +277,45 @@ void layer(GraphBuilder& b, const ExportableModel& m, const LayerConfig& l, cons
             const std::int64_t ah = l.prelu_shared[1] ? 1 : l.in_shape.h, aw = l.prelu_shared[2] ? 1 : l.in_shape.w;
             std::vector<std::int64_t> dims = image ? std::vector<std::int64_t>{ac, ah, aw} : std::vector<std::int64_t>{ac};
             b.node("PRelu", name, {x, b.weights(name + ".alpha", dims, block(m, l, ParamRole::Alpha))}, pre);
+            break;
+        }
+        case LayerType::Activation:
+            // A layer that is only its activation: the activation's nodes read the input directly.
+            if (!activated) b.node("Identity", name, {x}, out);
+            else activation(b, l.activation, name, x, out);
+            return;
+        case LayerType::ZeroPadding: {
+            // Thresher's margins are top, bottom, left, right; ONNX's pads every axis's begin, then
+            // every axis's end, over [batch, C, H, W].
+            const auto& m4 = l.margins;
+            b.node("Pad", name, {x, b.ints(name + ".pads", {0, 0, m4[0], m4[2], 0, 0, m4[1], m4[3]})}, pre);
+            break;
+        }
+        case LayerType::Cropping: {
+            const auto& m4 = l.margins;
+            b.node("Slice", name,
+                   {x, b.ints(name + ".starts", {m4[0], m4[2]}),
+                    b.ints(name + ".ends", {l.in_shape.h - m4[1], l.in_shape.w - m4[3]}), b.ints(name + ".axes", {2, 3})},
+                   pre);
+            break;
+        }
+        case LayerType::Upsampling: {
+            // Nearest neighbour by whole factors: output pixel i reads input pixel floor(i / scale),
+            // which is Resize's "asymmetric" coordinates with "floor" rounding.
+            const float scales[4] = {1.f, 1.f, static_cast<float>(l.scale[0]), static_cast<float>(l.scale[1])};
+            auto& n = b.node("Resize", name, {x, "", b.weights(name + ".scales", {4}, scales)}, pre);
+            auto* mode = n.add_attribute();
+            mode->set_name("mode");
+            mode->set_type(onnx::AttributeProto::STRING);
+            mode->set_s("nearest");
+            auto* coords = n.add_attribute();
+            coords->set_name("coordinate_transformation_mode");
+            coords->set_type(onnx::AttributeProto::STRING);
+            coords->set_s("asymmetric");
+            auto* rounding = n.add_attribute();
+            rounding->set_name("nearest_mode");
+            rounding->set_type(onnx::AttributeProto::STRING);
+            rounding->set_s("floor");
             break;
         }
         default: throw ExportError("ONNX export: layer kind " + std::string(config::to_string(l.type)) + " reached the writer");

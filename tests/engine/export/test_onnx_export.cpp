@@ -202,6 +202,21 @@ void TestOnnxExport::matches_onnx_runtime_data() {
           {"type":"subsampling","name":"max_same","pooling":"max","kernel":[3,3],"stride":[2,2],"mode":"same"},
           {"type":"subsampling","name":"avg_same","pooling":"avg","kernel":[2,3],"stride":[1,2],"mode":"same"},
           {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})") << false << -1.f;
+    // The layers graphs carry, on their own: zero padding (uneven margins), cropping, nearest
+    // upsampling by unequal factors, and standalone activations (on an image, and a softmax one
+    // that is the output after a dense layer that has its own activation).
+    QTest::newRow("padding, cropping, upsampling, activation layers") << QString(R"({"name":"resize","input":{"channels":2,"height":7,"width":6},
+        "layers":[
+          {"type":"zero_padding","name":"pad","padding":[1,2,0,3]},
+          {"type":"convolution","name":"conv","filters":3,"kernel":[3,3],"activation":"identity"},
+          {"type":"activation","name":"act_image","activation":"swish"},
+          {"type":"cropping","name":"crop","cropping":[1,0,2,1]},
+          {"type":"upsampling","name":"up","size":[2,3]},
+          {"type":"subsampling","name":"pool","pooling":"max","kernel":[2,2],"stride":[2,2]},
+          {"type":"dense","name":"dense","units":5,"activation":"tanh"},
+          {"type":"activation","name":"act_flat","activation":"relu"},
+          {"type":"dense","name":"logits","units":4,"activation":"identity"},
+          {"type":"activation","name":"probabilities","activation":"softmax","loss":"mcxent"}]})") << false << -1.f;
     // Batch norm in inference form on images (per channel) and on features, PReLU with shared
     // axes, dropout as the identity, flattening from an image to a dense layer.
     QTest::newRow("batch norm, prelu, dropout") << QString(R"({"name":"norms","input":{"channels":2,"height":6,"width":5},
