@@ -51,7 +51,11 @@ struct UdpEndpoint {
 struct UdpOptions {
     std::chrono::milliseconds retransmit_after{30};       // first retransmission of a chunk
     std::chrono::milliseconds max_retransmit_after{500};  // backoff doubles up to this
-    std::chrono::milliseconds give_up_after{10000};       // then the peer is listed unreachable
+    // Then the peer is listed unreachable. Shorter than the node link's silence (10 s) by more
+    // than its heartbeat interval (1 s): this count starts at the first datagram left unanswered,
+    // which comes up to one heartbeat after a peer's death, so the link's verdict (unreachable AND
+    // silent for 10 s) falls 10 s after the last byte of a dead peer, not 11.
+    std::chrono::milliseconds give_up_after{9000};
     std::size_t max_datagram = kMaxDatagramBytes;         // smaller only; the wire format caps it
     // Reassembly memory, all senders together; a message reserves chunk_count x 1118 bytes at its
     // first chunk. One needing more than this is never delivered (its sender lists us unreachable),

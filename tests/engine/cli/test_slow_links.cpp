@@ -196,7 +196,10 @@ void TestSlowLinks::node_killed_mid_transfer_is_declared_gone() {
     qInfo("node 1 declared gone %.1f s after its death; node 0 ended %.1f s after it", declared_s, since_kill.elapsed() / 1000.0);
     check_finished_ok(runs[0], 0);
     QVERIFY2(declared_s >= 0, qPrintable("node 0 never said node 1 stopped answering: " + runs[0].summary()));
-    QVERIFY2(declared_s <= 12, qPrintable(QString("declared gone %1 s after its death").arg(declared_s)));
+    // Silence (10 s after its last byte) decides; the transport's give-up (9 s from the first
+    // unanswered heartbeat, at most 1 s after the death) has come by then. The rest is the link's
+    // 100 ms look and this test's reading of node 0's output.
+    QVERIFY2(declared_s <= 10.5, qPrintable(QString("declared gone %1 s after its death").arg(declared_s)));
 }
 
 QTEST_GUILESS_MAIN(TestSlowLinks)

@@ -73,7 +73,7 @@ struct Scenario {
     MemoryFaults faults;
     // The engine's own deadlines (UdpTransport's give-up time, LinkDeadlines' defaults): on the
     // virtual clock they cost no real time, so the protocol is tested as it runs.
-    std::chrono::milliseconds give_up{10000};
+    std::chrono::milliseconds give_up{9000};
     LinkDeadlines deadlines;
     // How long node 0 keeps its link after its training ended (as a controller that still
     // evaluates or saves would), hearing the others' processes end.
