@@ -10,10 +10,12 @@
 #include <QInputDialog>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QStatusBar>
+#include <QTableWidget>
 #include <QTabWidget>
 #include <QThread>
 #include <QToolBar>
@@ -22,6 +24,8 @@
 #include "charts_panel.h"
 #include "event_file.h"
 #include "history_page.h"
+#include "local_launcher.h"
+#include "model_exporter.h"
 #include "model_document.h"
 #include "model_page.h"
 #include "preflight.h"
@@ -65,6 +69,8 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
     tabs_->addTab(scalability_page_, "Scalability");
     layout->addWidget(tabs_, 1);
     setCentralWidget(central);
+    exporter_ = new launcher::ModelExporter(launcher::LocalLauncher::find_engine(options_.launch.engine), this);
+    connect(exporter_, &launcher::ModelExporter::finished, this, &MainWindow::export_finished);
     build_menus();
 
     connect(model_page_, &ModelPage::importRequested, this, [this] {
@@ -79,6 +85,8 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
     connect(history_page_, &HistoryPage::overlaysChanged, this,
             [this] { run_page_->charts()->set_overlays(history_page_->overlays()); });
     connect(history_page_, &HistoryPage::error, this, &MainWindow::show_error);
+    connect(history_page_->table(), &QTableWidget::itemSelectionChanged, this, &MainWindow::update_export_action);
+    connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::update_export_action);
     connect(history_page_, &HistoryPage::openSpecRequested, this, [this](qint64 run) {
         try {
             run_->open_json(history()->spec(run), QString("history run #%1").arg(run));
@@ -111,6 +119,7 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
     training_page_->set_spec(run_->spec());
     resize(1280, 860);
     set_title();
+    update_export_action();
     if (history()->interrupted_at_open() > 0)
         statusBar()->showMessage(QString("%1 run(s) the app was recording when it last ended are marked interrupted")
                                      .arg(history()->interrupted_at_open()),
@@ -160,6 +169,17 @@ void MainWindow::build_menus() {
             show_error(QString::fromUtf8(e.what()));
         }
     });
+    export_action_ = file->addAction("E&xport model…", this, [this] {
+        const QString model = exportable_model();
+        if (model.isEmpty() || exporter_->busy()) return;
+        const QFileInfo info(model);
+        const QString path = QFileDialog::getSaveFileName(this, "Export model", info.absolutePath() + "/" + info.completeBaseName() + ".onnx",
+                                                          "ONNX model (*.onnx)");
+        if (!path.isEmpty()) export_model(path);
+    });
+    export_action_->setObjectName("export_model");
+    export_action_->setStatusTip("Write the run's saved model as ONNX (thresher-engine export-model)");
+    connect(file, &QMenu::aboutToShow, this, &MainWindow::update_export_action);
     file->addAction("Export charts as &PNG…", this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, "Export charts", run_->spec().name + "-charts.png", "PNG images (*.png)");
         if (path.isEmpty()) return;
@@ -289,7 +309,70 @@ void MainWindow::run_ended(int exit_code, const QString& summary) {
     history_page_->refresh();
     launch_action_->setEnabled(true);
     stop_action_->setEnabled(false);
+    update_export_action();
     Q_EMIT runFinished(exit_code, summary);
+}
+
+qint64 MainWindow::export_run(QJsonObject* spec) const {
+    qint64 run = current_run_id();
+    if (tabs_->currentWidget() == history_page_ && history_page_->selected_run() > 0) run = history_page_->selected_run();
+    // The run going now has not saved its model yet (an earlier file of the same name may be there).
+    if (run <= 0 || (running() && run == current_run_id())) return 0;
+    try {
+        *spec = history()->spec(run);
+    } catch (const std::exception&) {
+        return 0;  // a history that cannot be read has nothing to export
+    }
+    return run;
+}
+
+QString MainWindow::exportable_model() const {
+    QJsonObject spec;
+    return export_run(&spec) > 0 ? launcher::saved_model_file(spec) : QString();
+}
+
+void MainWindow::update_export_action() {
+    if (export_action_) export_action_->setEnabled(!exporter_->busy() && !exportable_model().isEmpty());
+}
+
+bool MainWindow::export_model(const QString& out) {
+    QJsonObject spec;
+    const qint64 run = export_run(&spec);
+    const QString model = run > 0 ? launcher::saved_model_file(spec) : QString();
+    if (model.isEmpty()) {
+        show_error("Export model: no saved model to export (run a spec that saves one, or select such a run on the History tab)");
+        return false;
+    }
+    if (exporter_->busy()) return false;
+    clear_error();
+    launcher::ExportRequest request;
+    request.model = model;
+    request.out = out;
+    request.class_names = launcher::class_names_for_data(spec.value("data").toString());
+    exporter_->start(request);
+    export_action_->setEnabled(false);
+    statusBar()->showMessage(QString("Exporting run #%1's model to %2…").arg(run).arg(QDir::toNativeSeparators(out)));
+    return true;
+}
+
+void MainWindow::export_finished(const launcher::ExportResult& result) {
+    update_export_action();
+    if (result.ok) {
+        const QString message = QString("Exported %1 (%2, %3 layers, %4 parameters, %5 bytes)")
+                                    .arg(QDir::toNativeSeparators(result.file), result.format.toUpper())
+                                    .arg(result.layers).arg(result.params).arg(result.bytes);
+        statusBar()->showMessage(message, 15000);
+        Q_EMIT modelExported(true, message);
+        return;
+    }
+    statusBar()->showMessage("Export model failed", 15000);
+    // Not exec(): the window keeps running (and a test can read the box) while it shows.
+    auto* box = new QMessageBox(QMessageBox::Warning, "Export model", "The model could not be exported.", QMessageBox::Ok, this);
+    box->setObjectName("export_error");
+    box->setInformativeText(result.error);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+    Q_EMIT modelExported(false, result.error);
 }
 
 bool MainWindow::save_sweep(const QString& path) {

@@ -8,6 +8,7 @@
 // status bar, and the window stays usable.
 #pragma once
 
+#include <QJsonObject>
 #include <QMainWindow>
 #include <functional>
 #include <map>
@@ -23,6 +24,11 @@
 class QAction;
 class QLabel;
 class QTabWidget;
+
+namespace thresher::launcher {
+class ModelExporter;
+struct ExportResult;
+}  // namespace thresher::launcher
 
 namespace thresher::ui {
 
@@ -63,6 +69,15 @@ public:
     // absolute) as a sweep file, and selects that file on the page; false and last_error() on failure.
     bool save_sweep(const QString& path);
 
+    // File ▸ Export model…: the model file it would export now — the run selected on the History
+    // tab while that tab shows, else the current (last) run — when that run saved one and has
+    // ended; empty otherwise (the action is then disabled).
+    QString exportable_model() const;
+    // Exports exportable_model() to `out` as ONNX through `thresher-engine export-model` (a process,
+    // never waited for: modelExported() follows). False, and shown why, when nothing can start.
+    bool export_model(const QString& out);
+    QAction* export_action() const { return export_action_; }
+
     // Renders the whole window to a PNG (for --screenshot); false when it cannot be written.
     bool save_screenshot(const QString& path);
     // Replays a JSON-lines events file into the Run page as if a run produced it.
@@ -84,12 +99,18 @@ public:
 Q_SIGNALS:
     // After a run (or the scalability experiment's last run) ended and was recorded.
     void runFinished(int exitCode, const QString& summary);
+    // An export ended: the file written, or why not (also shown: status bar or a message box).
+    void modelExported(bool ok, const QString& message);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
     void build_menus();
+    void update_export_action();
+    // The run File ▸ Export model… would export (0: none), and its spec as history keeps it.
+    qint64 export_run(QJsonObject* spec) const;
+    void export_finished(const launcher::ExportResult& result);
     void show_error(const QString& message);
     void clear_error();
     void set_title();
@@ -120,6 +141,8 @@ private:
     QString last_error_;
     QAction* launch_action_ = nullptr;
     QAction* stop_action_ = nullptr;
+    QAction* export_action_ = nullptr;
+    launcher::ModelExporter* exporter_ = nullptr;
 };
 
 }  // namespace thresher::ui

@@ -14,6 +14,10 @@
 #include <QJsonObject>
 #include <QImage>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QProcess>
 #include <QPushButton>
@@ -27,6 +31,7 @@
 #include "launch_fixture.h"
 #include "layer_form.h"
 #include "main_window.h"
+#include "model_exporter.h"
 #include "weight_files.h"
 #include "window_fixture.h"
 #include "model_document.h"
@@ -84,6 +89,7 @@ private Q_SLOTS:
     void scalability_experiment_runs_each_count();
     void screenshot_cli();
     void replay_shows_a_recorded_run();
+    void export_model_of_a_saved_run();
 };
 
 void TestMainWindow::import_launch_watch_stop_history() {
@@ -420,6 +426,98 @@ void TestMainWindow::replay_shows_a_recorded_run() {
     empty.close();
     QVERIFY(!w.replay_events(empty.fileName()));
     QVERIFY2(w.last_error().contains("no events"), qPrintable(w.last_error()));
+}
+
+// File ▸ Export model… (issue 25): disabled until a run saved a model; then the engine's
+// export-model writes the ONNX file without the window waiting (the status bar names it); a run
+// picked on the History tab is exported the same way; a model ONNX cannot express comes back as a
+// message box with the engine's words naming the layer, and no file.
+void TestMainWindow::export_model_of_a_saved_run() {
+    QTemporaryDir dir;
+    const QString data = dir.filePath("rows.csv"), saved = dir.filePath("tiny.thr"), spec = dir.filePath("run.json");
+    QVERIFY(write_file(data, three_class_csv(200)));
+    QVERIFY(write_file(spec, local_spec(kTinyModel, data, 1, free_ports(1), R"("epochs":1,"batch":16,"threads":1)",
+                                        "\"save\":\"" + saved + "\"")));
+    MainWindow w(options(dir));
+    w.show();
+    QAction* action = nullptr;
+    QMenu* file = nullptr;
+    for (QAction* menu : w.menuBar()->actions())
+        if (menu->menu() && menu->text() == "&File") file = menu->menu();
+    QVERIFY(file);
+    for (QAction* a : file->actions())
+        if (a->objectName() == "export_model") action = a;
+    QVERIFY(action);
+    QCOMPARE(action, w.export_action());
+    QCOMPARE(action->text(), QString("E&xport model…"));
+    QVERIFY(!action->isEnabled());  // no run yet
+    QVERIFY(w.exportable_model().isEmpty());
+
+    QVERIFY2(w.open_spec(spec), qPrintable(w.last_error()));
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY2(w.launch(), qPrintable(w.last_error()));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    QCOMPARE(finished[0][0].toInt(), 0);
+    QVERIFY(action->isEnabled());
+    QCOMPARE(w.exportable_model(), saved);
+    const QString shots = qEnvironmentVariable("THRESHER_SCREENSHOTS");
+    if (!shots.isEmpty()) {  // the File menu as the user sees it now
+        file->popup(w.mapToGlobal(QPoint(0, w.menuBar()->height())));
+        QTRY_VERIFY(file->isVisible());
+        file->grab().save(shots + "/export-model-menu.png", "PNG");
+        file->hide();
+    }
+
+    QSignalSpy exported(&w, &MainWindow::modelExported);
+    const QString onnx = dir.filePath("tiny.onnx");
+    QVERIFY(w.export_model(onnx));
+    QVERIFY(!action->isEnabled());  // one export at a time
+    QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, 130000);
+    QVERIFY2(exported[0][0].toBool(), qPrintable(exported[0][1].toString()));
+    QVERIFY(QFileInfo(onnx).size() > 0);
+    QVERIFY2(w.statusBar()->currentMessage().startsWith("Exported " + onnx + " (ONNX, 2 layers"),
+             qPrintable(w.statusBar()->currentMessage()));
+    QVERIFY(action->isEnabled());
+    keep_screenshot(w, "export-model-done");
+
+    // The same run picked on the History tab.
+    w.show_tab("history");
+    QCOMPARE(w.history_page()->table()->rowCount(), 1);
+    w.history_page()->table()->selectRow(0);
+    QCOMPARE(w.exportable_model(), saved);
+    QVERIFY(action->isEnabled());
+
+    // A model ONNX cannot express, in the run's place: the engine's refusal, word for word.
+    const QString padded_model = dir.filePath("padded.json"), images = dir.filePath("images.csv");
+    QVERIFY(write_file(padded_model, R"({"name":"padded","input":{"channels":1,"height":8,"width":8},
+      "layers":[{"type":"convolution","name":"conv","filters":2,"kernel":[3,3]},
+                {"type":"subsampling","name":"pool1","pooling":"max","kernel":[2,2],"stride":[2,2],"padding":[2,2]},
+            {"type":"activation","activation":"relu"},
+                {"type":"output","units":2,"loss":"mcxent"}]})"));
+    QByteArray rows;
+    for (int r = 0; r < 40; ++r) {
+        for (int f = 0; f < 64; ++f) rows += QByteArray::number(((r * 7 + f * 13) % 17) / 17.0, 'g', 4) + ',';
+        rows += QByteArray::number(r % 2) + '\n';
+    }
+    QVERIFY(write_file(images, rows));
+    QVERIFY(QFile::remove(saved));
+    const auto trained = run_to_end(bin("thresher-engine"), {"train", "--model", padded_model, "--data", images, "--epochs", "1",
+                                                              "--batch", "8", "--threads", "1", "--save", saved},
+                                    120000);
+    QVERIFY2(trained.code == 0, qPrintable(trained.text()));
+    const QString refused = dir.filePath("padded.onnx");
+    QVERIFY(w.export_model(refused));
+    QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 2, 130000);
+    QVERIFY(!exported[1][0].toBool());
+    auto* box = w.findChild<QMessageBox*>("export_error");
+    QVERIFY(box);
+    QTRY_VERIFY(box->isVisible());
+    QVERIFY2(box->informativeText().startsWith("tiny.thr: layers[1] (subsampling \"pool1\"): ONNX cannot express this layer"),
+             qPrintable(box->informativeText()));
+    QVERIFY(!QFileInfo::exists(refused));
+    if (!shots.isEmpty()) box->grab().save(shots + "/export-model-refused.png", "PNG");
+    box->accept();
+    QVERIFY(w.isVisible());  // the window goes on
 }
 
 QTEST_MAIN(TestMainWindow)
