@@ -72,62 +72,35 @@ QString saved_model_file(const QJsonObject& history_spec) {
     return info.isAbsolute() && info.isFile() ? save : QString();
 }
 
-ModelExporter::ModelExporter(QString engine, QObject* parent) : QObject(parent), engine_(std::move(engine)) {
-    timer_.setSingleShot(true);
-    process_.setStandardInputFile(QProcess::nullDevice());
-    connect(&process_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
-        if (!busy_) return;
-        if (status == QProcess::CrashExit) {
-            ExportResult r;
-            r.error = "thresher-engine export-model crashed: " + engine_error(process_.readAllStandardError(), -1);
-            return complete(std::move(r));
-        }
-        complete(read_export_output(code, process_.readAllStandardOutput(), process_.readAllStandardError()));
-    });
-    connect(&process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
-        if (!busy_ || e != QProcess::FailedToStart) return;
-        ExportResult r;
-        r.error = "cannot start " + (engine_.isEmpty() ? QString("thresher-engine (not found next to this program or on $PATH)") : engine_) +
-                  ": " + process_.errorString();
-        // Qt may report this inside start(); the caller hears of it from the event loop, as promised.
-        QMetaObject::invokeMethod(this, [this, r] { complete(r); }, Qt::QueuedConnection);
-    });
-    connect(&timer_, &QTimer::timeout, this, [this] {
-        if (!busy_) return;
-        busy_ = false;  // the finished() the kill causes (inside waitForFinished) is not the answer
-        process_.kill();
-        process_.waitForFinished(5000);
-        ExportResult r;
-        r.error = QString("thresher-engine export-model did not finish within %1 s and was stopped; nothing was exported")
-                      .arg(double(deadline_.count()) / 1000.0);
-        busy_ = true;
-        complete(std::move(r));
-    });
-}
-
-ModelExporter::~ModelExporter() {
-    busy_ = false;
-    QObject::disconnect(&process_, nullptr, this, nullptr);
-    if (process_.state() != QProcess::NotRunning) {
-        process_.kill();
-        process_.waitForFinished(5000);
-    }
-}
+ModelExporter::ModelExporter(QString engine, QObject* parent) : QObject(parent), engine_(std::move(engine)) {}
 
 bool ModelExporter::start(const ExportRequest& request) {
-    if (busy_) return false;
-    busy_ = true;
-    timer_.start(deadline_);
-    // An empty program fails to start (errorOccurred), which reports it like any other failure.
-    process_.start(engine_, export_arguments(request));
+    if (command_) return false;
+    // An empty program fails to start, which reports it like any other failure. `done` comes
+    // from the event loop, so releasing the command there is safe.
+    command_ = std::make_unique<AsyncCommand>(engine_, export_arguments(request), static_cast<int>(deadline_.count()),
+                                              [this](const CommandResult& r) {
+                                                  const ExportResult result = result_of(r);
+                                                  command_.reset();
+                                                  Q_EMIT finished(result);
+                                              });
     return true;
 }
 
-void ModelExporter::complete(ExportResult result) {
-    if (!busy_) return;
-    busy_ = false;
-    timer_.stop();
-    Q_EMIT finished(result);
+ExportResult ModelExporter::result_of(const CommandResult& r) const {
+    ExportResult result;
+    if (!r.started) {
+        result.error = "cannot start " +
+                       (engine_.isEmpty() ? QString("thresher-engine (not found next to this program or on $PATH)") : engine_);
+    } else if (r.timed_out) {
+        result.error = QString("thresher-engine export-model did not finish within %1 s and was stopped; nothing was exported")
+                           .arg(double(deadline_.count()) / 1000.0);
+    } else if (r.crashed()) {
+        result.error = "thresher-engine export-model crashed: " + engine_error(r.err.toUtf8(), -1);
+    } else {
+        result = read_export_output(r.exit_code, r.out.toUtf8(), r.err.toUtf8());
+    }
+    return result;
 }
 
 }  // namespace thresher::launcher

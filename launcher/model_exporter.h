@@ -11,17 +11,19 @@
 //
 // read_export_output() turns what the engine printed into an ExportResult: the record's fields,
 // or the engine's error text without its "thresher-engine: error: " prefix. ModelExporter runs
-// the process with a deadline (120 s unless set): past it the process is killed and finished()
-// says so. Every outcome — started or not, refused, killed — arrives as one finished().
+// the process as an AsyncCommand (command.h) with a deadline (120 s unless set): past it the
+// process is killed and finished() says so. Every outcome — started or not, refused, killed —
+// arrives as one finished().
 #pragma once
 
 #include <QJsonObject>
 #include <QObject>
-#include <QProcess>
 #include <QString>
 #include <QStringList>
-#include <QTimer>
 #include <chrono>
+#include <memory>
+
+#include "command.h"
 
 namespace thresher::launcher {
 
@@ -61,27 +63,29 @@ public:
 
     // `engine`: the thresher-engine program (LocalLauncher::find_engine's answer).
     explicit ModelExporter(QString engine, QObject* parent = nullptr);
-    // A process still going is killed; emits nothing.
-    ~ModelExporter() override;
+    // A process still going is killed (with its command); emits nothing.
+    ~ModelExporter() override = default;
     ModelExporter(const ModelExporter&) = delete;
     ModelExporter& operator=(const ModelExporter&) = delete;
 
     void set_deadline(std::chrono::milliseconds deadline) { deadline_ = deadline; }
     // Starts the export; false (nothing done) while one runs. finished() follows from the event loop.
     bool start(const ExportRequest& request);
-    bool busy() const { return busy_; }
+    bool busy() const { return command_ != nullptr; }
+    // The deadline now (tests: a deadline on a clock the test controls); nothing when idle.
+    void time_out() {
+        if (command_) command_->time_out();
+    }
 
 Q_SIGNALS:
     void finished(const thresher::launcher::ExportResult& result);
 
 private:
-    void complete(ExportResult result);
+    ExportResult result_of(const CommandResult& r) const;
 
     QString engine_;
     std::chrono::milliseconds deadline_ = kDefaultDeadline;
-    QProcess process_;
-    QTimer timer_;
-    bool busy_ = false;
+    std::unique_ptr<AsyncCommand> command_;  // the export in flight
 };
 
 }  // namespace thresher::launcher

@@ -33,7 +33,7 @@
 
 #include "event_stream.h"
 #include "launcher.h"
-#include "slurm_command.h"
+#include "command.h"
 #include "task_lines.h"
 
 namespace thresher::launcher::slurm {

@@ -7,7 +7,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include "slurm_command.h"
+#include "command.h"
 
 namespace thresher::launcher::slurm {
 

@@ -1,14 +1,14 @@
-// Slurm commands with deadlines; see slurm_command.h.
-#include "slurm_command.h"
+// Commands with deadlines; see command.h.
+#include "command.h"
 
 #include <QTimer>
 
-namespace thresher::launcher::slurm {
+namespace thresher::launcher {
 
 QString CommandResult::error() const {
     const QString what = program + (args.isEmpty() ? QString() : " " + args.join(' '));
-    if (!started) return what + ": could not start " + program + " (is Slurm installed and on PATH?)";
-    if (timed_out) return what + ": no answer from Slurm in time";
+    if (!started) return what + ": could not start " + program + " (is it installed and on PATH?)";
+    if (timed_out) return what + ": no answer in time";
     const QString said = err.trimmed().isEmpty() ? out.trimmed() : err.trimmed();
     // Slurm's own messages already start with the program's name ("sbatch: error: …").
     if (said.startsWith(program + ":")) return said;
@@ -71,4 +71,4 @@ void AsyncCommand::complete(bool timed_out) {
     QMetaObject::invokeMethod(this, [this] { if (done_) done_(result_); }, Qt::QueuedConnection);
 }
 
-}  // namespace thresher::launcher::slurm
+}  // namespace thresher::launcher

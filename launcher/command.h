@@ -1,8 +1,7 @@
-// Running Slurm's own commands (sbatch, squeue, scancel, scontrol, sinfo, srun) with a deadline,
-// and turning a failure into one message that names the command and what Slurm said, e.g.
+// Running a program with a deadline (Slurm's own commands, thresher-engine export-model), and
+// turning a failure into one message that names the command and what it said, e.g.
 //   sbatch: error: Batch job submission failed: Invalid partition name specified
-// Commands find the cluster as the user's shell would (SLURM_CONF, /etc/slurm); nothing is
-// passed through a shell.
+// Nothing is passed through a shell.
 #pragma once
 
 #include <QObject>
@@ -12,7 +11,7 @@
 #include <functional>
 #include <memory>
 
-namespace thresher::launcher::slurm {
+namespace thresher::launcher {
 
 struct CommandResult {
     QString program;  // "sbatch"
@@ -22,7 +21,9 @@ struct CommandResult {
     int exit_code = -1;
     QString out{}, err{};
     bool ok() const { return started && !timed_out && exit_code == 0; }
-    // "sbatch: error: …" (Slurm's stderr as it wrote it, or why the command did not run).
+    // Started, not stopped at the deadline, and ended by a signal rather than an exit.
+    bool crashed() const { return started && !timed_out && exit_code == -1; }
+    // "sbatch: error: …" (the program's stderr as it wrote it, or why the command did not run).
     QString error() const;
 };
 
@@ -38,6 +39,9 @@ public:
     AsyncCommand(const QString& program, const QStringList& args, int timeout_ms,
                  std::function<void(const CommandResult&)> done, QObject* parent = nullptr);
     ~AsyncCommand() override;
+    // Ends the command now as its deadline would (killed, `done` told timed_out): the deadline's
+    // timer calls it, and so can a test that controls when the deadline comes.
+    void time_out() { complete(true); }
 
 private:
     void complete(bool timed_out);
@@ -47,4 +51,4 @@ private:
     bool completed_ = false;
 };
 
-}  // namespace thresher::launcher::slurm
+}  // namespace thresher::launcher
