@@ -168,6 +168,15 @@ public:
     virtual void multiply(const float* a, const float* b, float* out, std::size_t count) = 0;
     // y += alpha * x
     virtual void axpy(float alpha, const float* x, float* y, std::size_t count) = 0;
+    // Graph vertices. Strided copy: `rows` runs of `width` floats, read `src_pitch` apart and
+    // written `dst_pitch` apart (concatenating or taking a subset of NCHW channels: one run per
+    // sample). Regions must not overlap.
+    virtual void copy_rows(float* dst, std::size_t dst_pitch, const float* src, std::size_t src_pitch,
+                           std::size_t width, std::size_t rows) = 0;
+    // y = max(a, b) element-wise.
+    virtual void maximum(const float* a, const float* b, float* y, std::size_t count) = 0;
+    // The maximum's backward for one input x: dx = dy where x equals the maximum y, 0 elsewhere.
+    virtual void max_route(const float* x, const float* y, const float* dy, float* dx, std::size_t count) = 0;
     // running = momentum * running + (1 - momentum) * batch
     virtual void blend(float* running, const float* batch, float momentum, std::size_t count) = 0;
 

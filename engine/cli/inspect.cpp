@@ -52,6 +52,13 @@ std::string describe(const config::LayerConfig& l) {
             s << " top " << l.margins[0] << " bottom " << l.margins[1] << " left " << l.margins[2] << " right " << l.margins[3];
             break;
         case config::LayerType::Upsampling: s << " " << pair(l.scale) << " nearest"; break;
+        case config::LayerType::Subset: s << " channels " << l.subset[0] << " to " << l.subset[1]; break;
+        case config::LayerType::Add:
+        case config::LayerType::Subtract:
+        case config::LayerType::Multiply:
+        case config::LayerType::Average:
+        case config::LayerType::Maximum:
+        case config::LayerType::Concatenate: break;
     }
     if (l.activation.kind == config::Activation::LeakyRelu) s << " alpha " << config::decimal(l.activation.alpha);
     return s.str();
@@ -110,6 +117,10 @@ void inspect_command(const std::string& model_path, bool json, std::ostream& out
         if (l.weight_init) out << "  init " << config::to_string(*l.weight_init);
         if (l.l1) out << "  l1 " << config::decimal(*l.l1);
         if (l.l2) out << "  l2 " << config::decimal(*l.l2);
+        if (!l.inputs.empty()) {  // a graph: the layers it reads
+            out << "  <-";
+            for (std::size_t k = 0; k < l.inputs.size(); ++k) out << (k ? ", " : " ") << l.inputs[k];
+        }
         out << "\n";
     }
     if (!r.notes.empty()) out << r.notes.size() << " import note(s) on stderr: what was approximated or left out\n";

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "config/import_support.h"
@@ -22,7 +24,8 @@ using import::Place;
 const char* kSupportedLayers =
     "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, "
     "BatchNormalization, Dropout, Flatten, ZeroPadding2D, Cropping2D, UpSampling2D (nearest), "
-    "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax, PReLU; Keras 1's Convolution2D";
+    "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax, PReLU, and in functional models Add, Subtract, "
+    "Multiply, Average, Maximum, Concatenate; Keras 1's Convolution2D and Merge";
 
 bool supported_layer(const std::string& kind) {
     static const std::set<std::string> known{"InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
@@ -30,7 +33,8 @@ bool supported_layer(const std::string& kind) {
                                              "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
                                              "ELU", "ThresholdedReLU", "GlobalAveragePooling2D", "GlobalAvgPool2D",
                                              "GlobalMaxPooling2D", "GlobalMaxPool2D", "ZeroPadding2D", "PReLU",
-                                             "Cropping2D", "UpSampling2D"};
+                                             "Cropping2D", "UpSampling2D", "Add", "Subtract", "Multiply", "Average",
+                                             "Maximum", "Concatenate", "Merge"};
     return known.count(kind) > 0;
 }
 
@@ -219,6 +223,85 @@ bool fold_activation(std::vector<LayerConfig>& layers, ActivationSpec act) {
     return false;
 }
 
+
+// The layers a functional model's layer reads, by name, from its "inbound_nodes":
+//   Keras 1/2, TF.js  [[["conv_1", 0, 0, {}], ["conv_2", 0, 0, {}]]]   (one node: one call)
+//   Keras 3           [{"args": [[{"class_name": "__keras_tensor__", "config": {"keras_history": ["conv_1", 0, 0]}}, ...]], "kwargs": {}}]
+// A layer called more than once (a shared layer) has several nodes; Thresher gives every call its
+// own parameters, so it refuses that rather than train something else.
+std::vector<std::string> inbound_names(Place& p, const nlohmann::json& layer) {
+    std::vector<std::string> names;
+    if (!layer.contains("inbound_nodes") || !layer["inbound_nodes"].is_array()) return names;
+    const auto& nodes = layer["inbound_nodes"];
+    if (nodes.empty()) return names;
+    if (nodes.size() > 1)
+        p.fail("is called " + std::to_string(nodes.size()) + " times (a shared layer): Thresher gives each layer one "
+               "call, so shared weights cannot be represented");
+    auto history = [&](const nlohmann::json& ref) {
+        if (!ref.is_array() || ref.empty() || !ref[0].is_string())
+            p.fail("inbound_nodes", "an input reference must be [layer name, node, tensor], got " + json_summary(ref));
+        if (ref.size() >= 2 && ref[1].is_number_integer() && ref[1].get<long long>() != 0)
+            p.fail("reads call " + ref[1].dump() + " of layer \"" + ref[0].get<std::string>() +
+                   "\" (a shared layer): Thresher gives each layer one call");
+        if (ref.size() >= 3 && ref[2].is_number_integer() && ref[2].get<long long>() != 0)
+            p.fail("reads output " + ref[2].dump() + " of layer \"" + ref[0].get<std::string>() +
+                   "\": Thresher's layers have one output");
+        names.push_back(ref[0].get<std::string>());
+    };
+    const auto& node = nodes[0];
+    if (node.is_object()) {  // Keras 3: the call's arguments, tensors marked by keras_history
+        std::function<void(const nlohmann::json&, int)> walk = [&](const nlohmann::json& v, int depth) {
+            if (depth > 8) return;
+            if (v.is_object()) {
+                if (v.value("class_name", "") == "__keras_tensor__" && v.contains("config") && v["config"].is_object() &&
+                    v["config"].contains("keras_history")) {
+                    history(v["config"]["keras_history"]);
+                    return;
+                }
+                for (const auto& [k, x] : v.items()) walk(x, depth + 1);
+            } else if (v.is_array()) {
+                for (const auto& x : v) walk(x, depth + 1);
+            }
+        };
+        walk(node.value("args", nlohmann::json::array()), 0);
+    } else if (node.is_array()) {
+        for (const auto& ref : node) history(ref);
+    } else {
+        p.fail("inbound_nodes", "must list the layer's inputs, got " + json_summary(node));
+    }
+    return names;
+}
+
+// A functional model's "input_layers" / "output_layers": [["name", 0, 0], ...] or one ["name", 0, 0].
+std::vector<std::string> endpoint_names(Place& p, const char* key) {
+    std::vector<std::string> names;
+    if (!p.has(key)) return names;
+    const auto& v = p.json()[key];
+    p.ignore({key});
+    if (v.is_array() && !v.empty() && v[0].is_string()) return {v[0].get<std::string>()};
+    if (v.is_array())
+        for (const auto& e : v)
+            if (e.is_array() && !e.empty() && e[0].is_string()) names.push_back(e[0].get<std::string>());
+    return names;
+}
+
+// Keras's merge layers (and Keras 1's Merge with its mode) as Thresher vertices.
+LayerType merge_type(Place& p, const std::string& kind) {
+    if (kind == "Add") return LayerType::Add;
+    if (kind == "Subtract") return LayerType::Subtract;
+    if (kind == "Multiply") return LayerType::Multiply;
+    if (kind == "Average") return LayerType::Average;
+    if (kind == "Maximum") return LayerType::Maximum;
+    if (kind == "Concatenate") return LayerType::Concatenate;
+    const auto mode = p.string({"mode"}).value_or("sum");
+    if (mode == "sum") return LayerType::Add;
+    if (mode == "mul") return LayerType::Multiply;
+    if (mode == "ave") return LayerType::Average;
+    if (mode == "max") return LayerType::Maximum;
+    if (mode == "concat") return LayerType::Concatenate;
+    p.fail("mode", "Merge mode \"" + mode + "\" is not supported (sum, mul, ave, max, concat)");
+}
+
 }  // namespace
 
 ImportResult import_keras(const nlohmann::json& model, const std::string& source, const KerasLocation& at_file) {
@@ -229,9 +312,11 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     Place root(model, source, prefix.empty() ? "model" : prefix.substr(0, prefix.size() - 1), notes);
     const bool keras3 = model.contains("module");  // Keras 3 names every object's module
     const auto cls = root.string({"class_name"}).value_or("");
-    if (cls == "Model" || cls == "Functional")
-        root.fail("class_name", "a Keras functional " + cls + " cannot be imported (only Sequential: a plain stack of layers)");
-    if (cls != "Sequential") root.fail("class_name", "expected \"Sequential\", got \"" + cls + "\"");
+    // A functional model (Keras 2 "Model", Keras 3 "Functional") is a graph: each layer names the
+    // layers it reads ("inbound_nodes"); Thresher's layers then name their "inputs".
+    const bool functional = cls == "Model" || cls == "Functional";
+    if (!functional && cls != "Sequential")
+        root.fail("class_name", "expected \"Sequential\", \"Functional\" or \"Model\", got \"" + cls + "\"");
 
     // Keras 2.2 on: {"name", "layers": [...]}; Keras 1 and 2.0/2.1: the list itself.
     if (!root.has("config")) root.fail("config", "is required");
@@ -247,6 +332,8 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         list = config->array({"layers"});
         if (!list) config->fail("layers", "is required");
         list_path += ".layers";
+    } else if (functional) {
+        root.fail("config", "a functional model's config must be an object with \"layers\"");
     } else if (!cfg.is_array()) {
         root.fail("config", "must be an object with \"layers\" or a list of layers");
     }
@@ -265,6 +352,42 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         Place p(c ? *c : (*list)[i], source, layer_path(i) + " (" + kind + (name.empty() ? "" : " \"" + name + "\"") + ")", scratch);
         p.fail("layer " + kind + " is not supported (Thresher imports " + kSupportedLayers + ")");
     }
+
+    // A functional model: what each layer reads, and its single input and output.
+    std::vector<std::vector<std::string>> inbound(list->size());
+    std::map<std::string, int> readers;  // how many layers read each layer
+    std::string output_name;
+    if (functional) {
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            const auto& layer = (*list)[i];
+            const std::string name = layer.contains("config") && layer["config"].is_object()
+                                         ? import::text_or(layer["config"], "name", import::text_or(layer, "name", ""))
+                                         : import::text_or(layer, "name", "");
+            Place lp(layer, source, layer_path(i) + " (" + import::text_or(layer, "class_name", "") + " \"" + name + "\")", scratch);
+            inbound[i] = inbound_names(lp, layer);
+            for (const auto& in : inbound[i]) ++readers[in];
+        }
+        const auto ins = endpoint_names(*config, "input_layers");
+        const auto outs = endpoint_names(*config, "output_layers");
+        if (ins.size() != 1)
+            config->fail("input_layers", "the model has " + std::to_string(ins.size()) + " inputs; Thresher trains models with one input");
+        if (outs.size() != 1)
+            config->fail("output_layers", "the model has " + std::to_string(outs.size()) + " outputs; Thresher trains models with one output");
+        m.input_name = ins[0];
+        output_name = outs[0];
+    }
+    // Keras layers that become no Thresher layer (InputLayer, Flatten, a linear activation, an
+    // activation folded into the layer before it) pass their input on: their name means it.
+    std::map<std::string, std::string> alias;
+    std::map<std::string, bool> flat_after;  // per Thresher tensor: flat features yet?
+    auto resolve = [&](std::string n) {
+        for (int hops = 0; hops < 100000; ++hops) {
+            const auto it = alias.find(n);
+            if (it == alias.end()) return n;
+            n = it->second;
+        }
+        return n;
+    };
 
     // Input shape: the InputLayer, the first layer's batch_input_shape / input_shape, or the
     // model's build_input_shape, whichever comes first.
@@ -298,212 +421,271 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     bool flat = m.input.flat();
     bool flatten_noted = false;
 
+    flat_after[m.input_name] = flat;
     for (std::size_t i = 0; i < list->size(); ++i) {
-        const auto& layer = (*list)[i];
-        const std::string at = layer_path(i);
-        Place outer(layer, source, at, notes);
-        const auto kind = outer.string({"class_name"}).value_or("");
-        const auto* c = outer.object({"config"});
-        if (!c) outer.fail("config", "is required");
-        const std::string name = import::text_or(*c, "name", "");
-        const std::string what = kind + (name.empty() ? "" : " \"" + name + "\"");
-        Place p(*c, source, at + " (" + what + ")", notes);
-        outer.ignore({"module", "registered_name", "build_config", "inbound_nodes", "name"});
-        outer.note_unread();
-        ignore_harmless(p);
-        if (c->contains("trainable") && (*c)["trainable"] == false) p.note("\"trainable\": false ignored: Thresher trains every layer");
-        if (needs_flatten && kind != "Flatten" && kind != "InputLayer" && kind != "Dropout")
-            p.fail("an input of shape [height, width] must go through Flatten first");
-        if (kind == "ZeroPadding2D" || kind == "Cropping2D" || kind == "UpSampling2D") {
-            if (flat) p.fail(kind + " needs an image-shaped input");
+        // In a functional model, what this layer reads (Thresher names) and whether that is flat.
+        std::vector<std::string> ins;
+        for (const auto& n : inbound[i]) ins.push_back(resolve(n));
+        if (functional && !inbound[i].empty() && flat_after.count(inbound[i][0])) flat = flat_after[inbound[i][0]];
+        // Folding into the layer before (an activation, a zero padding) is exact only when that
+        // layer is this one's input and nothing else reads it.
+        const bool sole_reader = !functional || (ins.size() == 1 && !m.layers.empty() && m.layers.back().name == ins[0] &&
+                                                 inbound[i][0] == ins[0] && readers[ins[0]] == 1);
+        const std::size_t count_before = m.layers.size();
+        const std::string back_before = count_before ? m.layers.back().name : "";
+        std::string keras_name;
+        auto translate = [&]() {
+            const auto& layer = (*list)[i];
+            const std::string at = layer_path(i);
+            Place outer(layer, source, at, notes);
+            const auto kind = outer.string({"class_name"}).value_or("");
+            const auto* c = outer.object({"config"});
+            if (!c) outer.fail("config", "is required");
+            const std::string name = import::text_or(*c, "name", "");
+            keras_name = name.empty() ? at : name;
+            const std::string what = kind + (name.empty() ? "" : " \"" + name + "\"");
+            Place p(*c, source, at + " (" + what + ")", notes);
+            outer.ignore({"module", "registered_name", "build_config", "inbound_nodes", "name"});
+            outer.note_unread();
+            ignore_harmless(p);
+            if (c->contains("trainable") && (*c)["trainable"] == false) p.note("\"trainable\": false ignored: Thresher trains every layer");
+            if (needs_flatten && kind != "Flatten" && kind != "InputLayer" && kind != "Dropout")
+                p.fail("an input of shape [height, width] must go through Flatten first");
+            if (kind == "ZeroPadding2D" || kind == "Cropping2D" || kind == "UpSampling2D") {
+                if (flat) p.fail(kind + " needs an image-shaped input");
+                LayerConfig l;
+                l.name = name.empty() ? at : name;
+                l.origin = at;
+                l.origin_what = what;
+                if (kind == "UpSampling2D") {
+                    l.type = LayerType::Upsampling;
+                    l.scale = read_pair(p, "size", c->contains("size") ? (*c)["size"] : nlohmann::json(2), 1);
+                    if (const auto mode = p.string({"interpolation"}); mode && *mode != "nearest")
+                        p.fail("interpolation", "\"" + *mode + "\" is not supported (nearest)");
+                } else {
+                    // n, [h, w], or [[top, bottom], [left, right]]; a padding right before a valid
+                    // Conv2D becomes that convolution's padding when it is symmetric (fold_zero_padding).
+                    const char* key = kind == "ZeroPadding2D" ? "padding" : "cropping";
+                    l.type = kind == "ZeroPadding2D" ? LayerType::ZeroPadding : LayerType::Cropping;
+                    l.margins = read_margins(p, key, c->contains(key) ? (*c)[key] : nlohmann::json(kind == "ZeroPadding2D" ? 1 : 0));
+                }
+                p.note_unread();
+                m.layers.push_back(std::move(l));
+                return;
+            }
+
             LayerConfig l;
             l.name = name.empty() ? at : name;
             l.origin = at;
             l.origin_what = what;
-            if (kind == "UpSampling2D") {
-                l.type = LayerType::Upsampling;
-                l.scale = read_pair(p, "size", c->contains("size") ? (*c)["size"] : nlohmann::json(2), 1);
-                if (const auto mode = p.string({"interpolation"}); mode && *mode != "nearest")
-                    p.fail("interpolation", "\"" + *mode + "\" is not supported (nearest)");
-            } else {
-                // n, [h, w], or [[top, bottom], [left, right]]; a padding right before a valid
-                // Conv2D becomes that convolution's padding when it is symmetric (fold_zero_padding).
-                const char* key = kind == "ZeroPadding2D" ? "padding" : "cropping";
-                l.type = kind == "ZeroPadding2D" ? LayerType::ZeroPadding : LayerType::Cropping;
-                l.margins = read_margins(p, key, c->contains(key) ? (*c)[key] : nlohmann::json(kind == "ZeroPadding2D" ? 1 : 0));
+            bool params = false;
+            if (kind == "Add" || kind == "Subtract" || kind == "Multiply" || kind == "Average" || kind == "Maximum" ||
+                kind == "Concatenate" || kind == "Merge") {
+                if (!functional) p.fail(kind + " joins branches: it belongs in a functional model, not a Sequential one");
+                l.type = merge_type(p, kind);
+                if (l.type == LayerType::Concatenate) {
+                    // Thresher concatenates channels (NCHW's C, or the features of flat inputs).
+                    const char* key = p.has("concat_axis") ? "concat_axis" : "axis";
+                    const auto& v = c->contains(key) ? (*c)[key] : nlohmann::json(-1);
+                    const bool ok = v.is_number_integer() &&
+                                    (flat ? (v == -1 || v == 1)
+                                          : channels_first ? (v == 1 || v == -3) : (v == -1 || v == 3));
+                    if (!ok) p.fail(key, "concatenating along axis " + json_summary(v) + " is not supported (only the channel axis)");
+                    p.ignore({key});
+                }
+                p.ignore({"mode", "concat_axis", "dot_axes", "output_shape", "output_shape_type", "output_mask",
+                          "output_mask_type", "mode_type", "arguments"});
+                p.note_unread();
+                l.inputs = ins;
+                m.layers.push_back(std::move(l));
+                return;
             }
-            p.note_unread();
-            m.layers.push_back(std::move(l));
-            continue;
-        }
+            if (kind == "InputLayer") {
+                p.note_unread();
+                return;
+            } else if (kind == "Dense") {
+                if (!flat)
+                    p.fail("Dense on an image-shaped input: Keras applies it to the last axis at every position, "
+                           "Thresher only to flat features (add Flatten before it)");
+                l.type = LayerType::Dense;
+                const auto units = p.integer({"units", "output_dim"}, 1);  // Keras 1: output_dim
+                if (!units) p.fail("units", "is required");
+                l.units = *units;
+                l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
+                params = true;
+            } else if (kind == "Conv2D" || kind == "Convolution2D") {
+                l.type = LayerType::Convolution;
+                // Keras 1: nb_filter, nb_row x nb_col, subsample, border_mode.
+                const auto filters = p.integer({"filters", "nb_filter"}, 1);
+                if (!filters) p.fail("filters", "is required");
+                l.units = *filters;
+                if (p.has("nb_row") || p.has("nb_col")) {
+                    const auto rows = p.integer({"nb_row"}, 1), cols = p.integer({"nb_col"}, 1);
+                    if (!rows || !cols) p.fail("nb_row", "Keras 1 needs both \"nb_row\" and \"nb_col\"");
+                    l.kernel = {*rows, *cols};
+                } else {
+                    const auto kernel = p.pair({"kernel_size"}, 1);
+                    if (!kernel) p.fail("kernel_size", "is required");
+                    l.kernel = *kernel;
+                }
+                l.stride = p.pair({"strides", "subsample"}, 1).value_or(std::array<int, 2>{1, 1});
+                l.dilation = p.pair({"dilation_rate"}, 1).value_or(std::array<int, 2>{1, 1});
+                if (p.integer({"groups"}, 1).value_or(1) != 1) p.fail("groups", "grouped convolution is not supported");
+                l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
+                if (l.activation.kind == Activation::Softmax) p.fail("activation", "softmax on a convolution is not supported");
+                params = true;
+            } else if (kind == "MaxPooling2D" || kind == "MaxPool2D" || kind == "AveragePooling2D" || kind == "AvgPool2D") {
+                l.type = LayerType::Subsampling;
+                l.max_pool = kind.rfind("Max", 0) == 0;
+                l.kernel = p.pair({"pool_size"}, 1).value_or(std::array<int, 2>{2, 2});
+                l.stride = p.pair({"strides"}, 1).value_or(l.kernel);
+            } else if (kind == "GlobalAveragePooling2D" || kind == "GlobalAvgPool2D" || kind == "GlobalMaxPooling2D" ||
+                       kind == "GlobalMaxPool2D") {
+                if (flat) p.fail("global pooling needs an image-shaped input");
+                l.type = LayerType::Subsampling;
+                l.max_pool = kind.find("Max") != std::string::npos;
+                l.global = true;
+                p.ignore({"keepdims"});  // C x 1 x 1 either way; a following Dense sees the C features
+                flat = true;             // what follows takes the C features directly (no Flatten needed)
+            } else if (kind == "BatchNormalization") {
+                l.type = LayerType::BatchNorm;
+                if (p.integer({"mode"}, 0).value_or(0) != 0)
+                    p.fail("mode", "Keras 1 BatchNormalization mode 1 and 2 (per-sample) are not supported");
+                const auto& axis_json = c->contains("axis") ? (*c)["axis"] : nlohmann::json(-1);
+                const auto axis = axis_json.is_array() && axis_json.size() == 1 ? axis_json[0] : axis_json;
+                const bool ok = axis.is_number_integer() &&
+                                (flat ? (axis == -1 || axis == 1)
+                                      : channels_first ? (axis == 1 || axis == -3) : (axis == -1 || axis == 3));
+                if (!ok) p.fail("axis", "normalising over axis " + json_summary(axis_json) + " is not supported (only the channel axis)");
+                p.ignore({"axis"});
+                l.bn_decay = static_cast<float>(p.hyper({"momentum"}, import::kUnit).value_or(0.99));
+                l.bn_eps = static_cast<float>(p.hyper({"epsilon"}, import::kBatchNormEps).value_or(1e-3));
+                if (!p.boolean({"center"}).value_or(true) || !p.boolean({"scale"}).value_or(true))
+                    p.note("center/scale false: Thresher learns both beta and gamma");
+                params = true;
+            } else if (kind == "Dropout") {
+                // Keras 1 called the drop probability "p".
+                const auto rate = p.hyper({"rate", "p"}, import::kUnitOpenTop).value_or(0.0);
+                if (p.has("noise_shape")) p.fail("noise_shape", "dropout with a noise shape is not supported");
+                p.note_unread();
+                if (rate == 0.0) return;
+                l.type = LayerType::Dropout;
+                l.retain = static_cast<float>(1.0 - decimal(static_cast<float>(rate)));  // Keras gives the drop probability
+                m.layers.push_back(l);
+                return;
+            } else if (kind == "Flatten") {
+                if (!flat && !flatten_noted && !needs_flatten) {
+                    p.note("Keras flattens height x width x channels, Thresher channels x height x width: the features "
+                           "are in another order, which does not matter when training from scratch (no weights are imported)");
+                    flatten_noted = true;
+                }
+                flat = true;
+                needs_flatten = false;
+                p.note_unread();
+                return;
+            } else if (kind == "PReLU") {
+                // shared_axes count Keras's channels-last input axes: 1 = height, 2 = width, 3 = channels
+                // for an image, 1 = the features for flat input.
+                l.type = LayerType::PRelu;
+                l.prelu_init = read_alpha_initializer(p);
+                if (const auto* axes = p.array({"shared_axes"})) {
+                    for (const auto& a : *axes) {
+                        const long long ax = a.is_number_integer() ? a.get<long long>() : 0;
+                        if (ax < 1 || ax > (flat ? 1 : 3))
+                            p.fail("shared_axes", "axis " + a.dump() + " is not an axis of the " +
+                                                      std::string(flat ? "flat input (1)" : "image input (1 height, 2 width, 3 channels)"));
+                        l.prelu_shared[flat ? 0 : ax == 3 ? 0 : static_cast<std::size_t>(ax)] = true;
+                    }
+                }
+                p.ignore({"shared_axes"});
+                if (p.has("alpha_regularizer") && !p.json()["alpha_regularizer"].is_null())
+                    p.fail("alpha_regularizer", "is not supported (Thresher does not regularise PReLU's alpha)");
+                if (p.has("alpha_constraint") && !p.json()["alpha_constraint"].is_null())
+                    p.fail("alpha_constraint", "is not supported");
+                p.ignore({"alpha_regularizer", "alpha_constraint"});
+                p.note_unread();
+                m.layers.push_back(std::move(l));
+                return;
+            } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "ELU" || kind == "Softmax" ||
+                       kind == "ThresholdedReLU") {
+                ActivationSpec act;
+                if (kind == "Activation") {
+                    act = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
+                    p.ignore({"activation"});
+                } else if (kind == "ReLU") {
+                    const auto max = p.number({"max_value"});
+                    const auto slope = p.hyper({"negative_slope"}, import::kUnit).value_or(0.0);
+                    const auto threshold = p.hyper({"threshold"}, import::Range{0.0, 100.0}).value_or(0.0);
+                    if (threshold != 0.0 && (max || slope != 0.0))
+                        p.fail("ReLU with a threshold and a max_value or negative_slope is not supported");
+                    if (max && (*max != 6.0 || slope != 0.0)) p.fail("ReLU with a max_value other than 6 is not supported");
+                    act = threshold != 0.0 ? ActivationSpec{Activation::ThresholdedRelu, static_cast<float>(threshold)}
+                        : max ? ActivationSpec{Activation::Relu6, 0.01f}
+                        : slope == 0.0 ? ActivationSpec{Activation::Relu, 0.01f}
+                                       : ActivationSpec{Activation::LeakyRelu, static_cast<float>(slope)};
+                } else if (kind == "ThresholdedReLU") {
+                    act = {Activation::ThresholdedRelu, static_cast<float>(p.hyper({"theta"}, import::Range{0.0, 100.0}).value_or(1.0))};
+                } else if (kind == "ELU") {
+                    act = {Activation::Elu, static_cast<float>(p.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
+                } else if (kind == "LeakyReLU") {
+                    act = {Activation::LeakyRelu, static_cast<float>(p.hyper({"negative_slope", "alpha"}, import::kUnit).value_or(0.3))};
+                } else {
+                    act = {Activation::Softmax, 0.01f};
+                    p.ignore({"axis"});
+                }
+                p.note_unread();
+                // Linear is nothing to run; otherwise fused into the layer before it where that is
+                // exact, or a layer of its own (after a Dense that has an activation already, say).
+                const bool foldable = sole_reader && (!functional || (m.layers.back().type == LayerType::Dense ||
+                                                                      m.layers.back().type == LayerType::Convolution));
+                if (act.kind == Activation::Identity || (foldable && fold_activation(m.layers, act))) return;
+                l.type = LayerType::Activation;
+                l.activation = act;
+                m.layers.push_back(std::move(l));
+                return;
+            }
 
-        LayerConfig l;
-        l.name = name.empty() ? at : name;
-        l.origin = at;
-        l.origin_what = what;
-        bool params = false;
-        if (kind == "InputLayer") {
-            p.note_unread();
-            continue;
-        } else if (kind == "Dense") {
-            if (!flat)
-                p.fail("Dense on an image-shaped input: Keras applies it to the last axis at every position, "
-                       "Thresher only to flat features (add Flatten before it)");
-            l.type = LayerType::Dense;
-            const auto units = p.integer({"units", "output_dim"}, 1);  // Keras 1: output_dim
-            if (!units) p.fail("units", "is required");
-            l.units = *units;
-            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
-            params = true;
-        } else if (kind == "Conv2D" || kind == "Convolution2D") {
-            l.type = LayerType::Convolution;
-            // Keras 1: nb_filter, nb_row x nb_col, subsample, border_mode.
-            const auto filters = p.integer({"filters", "nb_filter"}, 1);
-            if (!filters) p.fail("filters", "is required");
-            l.units = *filters;
-            if (p.has("nb_row") || p.has("nb_col")) {
-                const auto rows = p.integer({"nb_row"}, 1), cols = p.integer({"nb_col"}, 1);
-                if (!rows || !cols) p.fail("nb_row", "Keras 1 needs both \"nb_row\" and \"nb_col\"");
-                l.kernel = {*rows, *cols};
-            } else {
-                const auto kernel = p.pair({"kernel_size"}, 1);
-                if (!kernel) p.fail("kernel_size", "is required");
-                l.kernel = *kernel;
-            }
-            l.stride = p.pair({"strides", "subsample"}, 1).value_or(std::array<int, 2>{1, 1});
-            l.dilation = p.pair({"dilation_rate"}, 1).value_or(std::array<int, 2>{1, 1});
-            if (p.integer({"groups"}, 1).value_or(1) != 1) p.fail("groups", "grouped convolution is not supported");
-            l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
-            if (l.activation.kind == Activation::Softmax) p.fail("activation", "softmax on a convolution is not supported");
-            params = true;
-        } else if (kind == "MaxPooling2D" || kind == "MaxPool2D" || kind == "AveragePooling2D" || kind == "AvgPool2D") {
-            l.type = LayerType::Subsampling;
-            l.max_pool = kind.rfind("Max", 0) == 0;
-            l.kernel = p.pair({"pool_size"}, 1).value_or(std::array<int, 2>{2, 2});
-            l.stride = p.pair({"strides"}, 1).value_or(l.kernel);
-        } else if (kind == "GlobalAveragePooling2D" || kind == "GlobalAvgPool2D" || kind == "GlobalMaxPooling2D" ||
-                   kind == "GlobalMaxPool2D") {
-            if (flat) p.fail("global pooling needs an image-shaped input");
-            l.type = LayerType::Subsampling;
-            l.max_pool = kind.find("Max") != std::string::npos;
-            l.global = true;
-            p.ignore({"keepdims"});  // C x 1 x 1 either way; a following Dense sees the C features
-            flat = true;             // what follows takes the C features directly (no Flatten needed)
-        } else if (kind == "BatchNormalization") {
-            l.type = LayerType::BatchNorm;
-            if (p.integer({"mode"}, 0).value_or(0) != 0)
-                p.fail("mode", "Keras 1 BatchNormalization mode 1 and 2 (per-sample) are not supported");
-            const auto& axis_json = c->contains("axis") ? (*c)["axis"] : nlohmann::json(-1);
-            const auto axis = axis_json.is_array() && axis_json.size() == 1 ? axis_json[0] : axis_json;
-            const bool ok = axis.is_number_integer() &&
-                            (flat ? (axis == -1 || axis == 1)
-                                  : channels_first ? (axis == 1 || axis == -3) : (axis == -1 || axis == 3));
-            if (!ok) p.fail("axis", "normalising over axis " + json_summary(axis_json) + " is not supported (only the channel axis)");
-            p.ignore({"axis"});
-            l.bn_decay = static_cast<float>(p.hyper({"momentum"}, import::kUnit).value_or(0.99));
-            l.bn_eps = static_cast<float>(p.hyper({"epsilon"}, import::kBatchNormEps).value_or(1e-3));
-            if (!p.boolean({"center"}).value_or(true) || !p.boolean({"scale"}).value_or(true))
-                p.note("center/scale false: Thresher learns both beta and gamma");
-            params = true;
-        } else if (kind == "Dropout") {
-            // Keras 1 called the drop probability "p".
-            const auto rate = p.hyper({"rate", "p"}, import::kUnitOpenTop).value_or(0.0);
-            if (p.has("noise_shape")) p.fail("noise_shape", "dropout with a noise shape is not supported");
-            p.note_unread();
-            if (rate == 0.0) continue;
-            l.type = LayerType::Dropout;
-            l.retain = static_cast<float>(1.0 - decimal(static_cast<float>(rate)));  // Keras gives the drop probability
-            m.layers.push_back(l);
-            continue;
-        } else if (kind == "Flatten") {
-            if (!flat && !flatten_noted && !needs_flatten) {
-                p.note("Keras flattens height x width x channels, Thresher channels x height x width: the features "
-                       "are in another order, which does not matter when training from scratch (no weights are imported)");
-                flatten_noted = true;
-            }
-            flat = true;
-            needs_flatten = false;
-            p.note_unread();
-            continue;
-        } else if (kind == "PReLU") {
-            // shared_axes count Keras's channels-last input axes: 1 = height, 2 = width, 3 = channels
-            // for an image, 1 = the features for flat input.
-            l.type = LayerType::PRelu;
-            l.prelu_init = read_alpha_initializer(p);
-            if (const auto* axes = p.array({"shared_axes"})) {
-                for (const auto& a : *axes) {
-                    const long long ax = a.is_number_integer() ? a.get<long long>() : 0;
-                    if (ax < 1 || ax > (flat ? 1 : 3))
-                        p.fail("shared_axes", "axis " + a.dump() + " is not an axis of the " +
-                                                  std::string(flat ? "flat input (1)" : "image input (1 height, 2 width, 3 channels)"));
-                    l.prelu_shared[flat ? 0 : ax == 3 ? 0 : static_cast<std::size_t>(ax)] = true;
+            if (l.type == LayerType::Convolution || l.type == LayerType::Subsampling) {
+                const auto padding = p.string({"padding", "border_mode"}).value_or("valid");
+                if (padding == "same") l.mode = ConvMode::Same;
+                else if (padding != "valid")
+                    p.fail(p.has("border_mode") ? "border_mode" : "padding", "\"" + padding + "\" is not supported (valid or same)");
+                if (l.type == LayerType::Convolution && sole_reader) {
+                    const auto padding_inputs = m.layers.empty() ? std::vector<std::string>{} : m.layers.back().inputs;
+                    const std::size_t n = m.layers.size();
+                    import::fold_zero_padding(m.layers, l);
+                    if (functional && m.layers.size() < n) l.inputs = padding_inputs;  // reads what the padding read
                 }
             }
-            p.ignore({"shared_axes"});
-            if (p.has("alpha_regularizer") && !p.json()["alpha_regularizer"].is_null())
-                p.fail("alpha_regularizer", "is not supported (Thresher does not regularise PReLU's alpha)");
-            if (p.has("alpha_constraint") && !p.json()["alpha_constraint"].is_null())
-                p.fail("alpha_constraint", "is not supported");
-            p.ignore({"alpha_regularizer", "alpha_constraint"});
+            if (params) {
+                if (l.type != LayerType::BatchNorm) {
+                    l.weight_init = read_initializer(p, p.has("init") ? "init" : "kernel_initializer");
+                    if (!p.boolean({"use_bias", "bias"}).value_or(true)) p.note("use_bias false: Thresher always learns a bias");
+                }
+                read_regularizer(p, l);
+                if (l.type == LayerType::BatchNorm) l.l1 = l.l2 = 0.f;
+            }
+            p.ignore({"activation"});
             p.note_unread();
             m.layers.push_back(std::move(l));
-            continue;
-        } else if (kind == "Activation" || kind == "ReLU" || kind == "LeakyReLU" || kind == "ELU" || kind == "Softmax" ||
-                   kind == "ThresholdedReLU") {
-            ActivationSpec act;
-            if (kind == "Activation") {
-                act = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
-                p.ignore({"activation"});
-            } else if (kind == "ReLU") {
-                const auto max = p.number({"max_value"});
-                const auto slope = p.hyper({"negative_slope"}, import::kUnit).value_or(0.0);
-                const auto threshold = p.hyper({"threshold"}, import::Range{0.0, 100.0}).value_or(0.0);
-                if (threshold != 0.0 && (max || slope != 0.0))
-                    p.fail("ReLU with a threshold and a max_value or negative_slope is not supported");
-                if (max && (*max != 6.0 || slope != 0.0)) p.fail("ReLU with a max_value other than 6 is not supported");
-                act = threshold != 0.0 ? ActivationSpec{Activation::ThresholdedRelu, static_cast<float>(threshold)}
-                    : max ? ActivationSpec{Activation::Relu6, 0.01f}
-                    : slope == 0.0 ? ActivationSpec{Activation::Relu, 0.01f}
-                                   : ActivationSpec{Activation::LeakyRelu, static_cast<float>(slope)};
-            } else if (kind == "ThresholdedReLU") {
-                act = {Activation::ThresholdedRelu, static_cast<float>(p.hyper({"theta"}, import::Range{0.0, 100.0}).value_or(1.0))};
-            } else if (kind == "ELU") {
-                act = {Activation::Elu, static_cast<float>(p.hyper({"alpha"}, import::Range{0.0, 100.0}).value_or(1.0))};
-            } else if (kind == "LeakyReLU") {
-                act = {Activation::LeakyRelu, static_cast<float>(p.hyper({"negative_slope", "alpha"}, import::kUnit).value_or(0.3))};
-            } else {
-                act = {Activation::Softmax, 0.01f};
-                p.ignore({"axis"});
-            }
-            p.note_unread();
-            // Linear is nothing to run; otherwise fused into the layer before it where that is
-            // exact, or a layer of its own (after a Dense that has an activation already, say).
-            if (act.kind == Activation::Identity || fold_activation(m.layers, act)) continue;
-            l.type = LayerType::Activation;
-            l.activation = act;
-            m.layers.push_back(std::move(l));
-            continue;
+            };
+        translate();
+        if (!functional) continue;
+        const bool added = m.layers.size() > count_before ||
+                           (!m.layers.empty() && m.layers.back().name != back_before);
+        if (added) {
+            auto& l = m.layers.back();
+            if (l.inputs.empty()) l.inputs = ins;
+            if (l.name != keras_name) alias[keras_name] = l.name;
+        } else if (!ins.empty()) {
+            alias[keras_name] = ins[0];  // passed its input on
+        } else if (keras_name != m.input_name) {
+            alias[keras_name] = m.input_name;
         }
-
-        if (l.type == LayerType::Convolution || l.type == LayerType::Subsampling) {
-            const auto padding = p.string({"padding", "border_mode"}).value_or("valid");
-            if (padding == "same") l.mode = ConvMode::Same;
-            else if (padding != "valid")
-                p.fail(p.has("border_mode") ? "border_mode" : "padding", "\"" + padding + "\" is not supported (valid or same)");
-            if (l.type == LayerType::Convolution) import::fold_zero_padding(m.layers, l);
-        }
-        if (params) {
-            if (l.type != LayerType::BatchNorm) {
-                l.weight_init = read_initializer(p, p.has("init") ? "init" : "kernel_initializer");
-                if (!p.boolean({"use_bias", "bias"}).value_or(true)) p.note("use_bias false: Thresher always learns a bias");
-            }
-            read_regularizer(p, l);
-            if (l.type == LayerType::BatchNorm) l.l1 = l.l2 = 0.f;
-        }
-        p.ignore({"activation"});
-        p.note_unread();
-        m.layers.push_back(std::move(l));
+        flat_after[keras_name] = flat;
     }
+    if (functional && (m.layers.empty() || resolve(output_name) != m.layers.back().name))
+        root.fail("output_layers", "the output \"" + output_name + "\" must be the last layer that computes something");
 
     // The last Dense becomes the output layer; an activation layer after it is the output itself
     // (it takes the loss, without parameters).

@@ -17,7 +17,9 @@ namespace {
 
 const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling", "batch_norm",
                                            "dropout", "output", "prelu", "activation",
-                                           "zero_padding", "cropping", "upsampling"};
+                                           "zero_padding", "cropping", "upsampling",
+                                           "add", "subtract", "multiply", "average", "maximum",
+                                           "concatenate", "subset"};
 const std::vector<std::string> kPReluAxes{"channels", "height", "width"};
 const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
                                             "sigmoid",  "softmax",  "elu",         "selu",
@@ -144,12 +146,24 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
     auto type = f.choice("type", kLayerTypes);
     if (!type)
         f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output, prelu, activation, "
-                       "zero_padding, cropping, upsampling)");
+                       "zero_padding, cropping, upsampling, add, subtract, multiply, average, maximum, concatenate, subset)");
     l.type = static_cast<LayerType>(*type);
     if (auto n = f.string("name")) l.name = *n;
     JsonFields g(j, source, l.label(index));  // messages from here on name the layer type
     g.string("type");
     g.string("name");
+    // "inputs": the layers it reads, by name ("input" is the model's input); a string for one.
+    if (const auto* v = g.value("inputs")) {
+        const bool one = v->is_string();
+        if (!one && !(v->is_array() && !v->empty()))
+            g.fail("inputs", "must be a layer name or a non-empty array of them, got " + v->dump());
+        for (const auto& n : one ? nlohmann::json::array({*v}) : *v) {
+            if (!n.is_string() || n.get<std::string>().empty())
+                g.fail("inputs", "must name layers (strings), got " + n.dump());
+            l.inputs.push_back(n.get<std::string>());
+        }
+        if (l.inputs.size() > 4096) g.fail("inputs", "at most 4096 inputs");
+    }
 
     switch (l.type) {
         case LayerType::Dense:
@@ -235,6 +249,20 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
             if (!size) g.fail("size", "is required: n or [rows, columns] per input pixel");
             if ((*size)[0] > 1024 || (*size)[1] > 1024) g.fail("size", "at most 1024 per axis");
             l.scale = *size;
+            break;
+        }
+        case LayerType::Add:
+        case LayerType::Subtract:
+        case LayerType::Multiply:
+        case LayerType::Average:
+        case LayerType::Maximum:
+        case LayerType::Concatenate: break;
+        case LayerType::Subset: {
+            // DL4J's SubsetVertex: channels from..to, both kept.
+            auto c = g.pair("channels", 0);
+            if (!c) g.fail("channels", "is required: [first, last] channel kept (0-based, inclusive)");
+            l.subset = *c;
+            if (l.subset[1] < l.subset[0]) g.fail("channels", "the last channel must not come before the first");
             break;
         }
     }
@@ -330,6 +358,10 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& s
     if (!input) f.fail("input", "is required: {\"channels\", \"height\", \"width\"} or {\"size\"}");
     {
         JsonFields in(*input, source, "input");
+        if (auto n = in.string("name")) {
+            if (n->empty()) in.fail("name", "must not be empty");
+            m.input_name = *n;
+        }
         if (in.has("size")) {
             auto size = in.integer("size", 1, 1 << 28);
             if (!size) in.fail("size", "must be a positive integer");
@@ -365,6 +397,7 @@ nlohmann::json ModelConfig::to_json() const {
     nlohmann::json j{{"format", "thresher-model"}, {"version", 1}, {"name", name}, {"seed", seed}};
     j["input"] = input.flat() ? nlohmann::json{{"size", input.c}}
                               : nlohmann::json{{"channels", input.c}, {"height", input.h}, {"width", input.w}};
+    if (input_name != "input") j["input"]["name"] = input_name;
     j["weight_init"] = kInits[static_cast<int>(weight_init)];
     j["updater"] = updater_json(updater);
     if (lr_schedule) j["updater"]["schedule"] = lr_schedule->to_json();
@@ -424,7 +457,15 @@ nlohmann::json ModelConfig::to_json() const {
                     nlohmann::json::array({l.margins[0], l.margins[1], l.margins[2], l.margins[3]});
                 break;
             case LayerType::Upsampling: o["size"] = pair_json(l.scale); break;
+            case LayerType::Add:
+            case LayerType::Subtract:
+            case LayerType::Multiply:
+            case LayerType::Average:
+            case LayerType::Maximum:
+            case LayerType::Concatenate: break;
+            case LayerType::Subset: o["channels"] = pair_json(l.subset); break;
         }
+        if (!l.inputs.empty()) o["inputs"] = l.inputs;
         if (has_alpha(l.activation.kind)) o["alpha"] = decimal(l.activation.alpha);
         if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];
         if (l.updater) o["updater"] = updater_json(*l.updater);

@@ -42,8 +42,17 @@ struct Shape {
 // (DL4J LossLayer). ZeroPadding, Cropping, Upsampling: an image's borders added (zeros) or cut
 // off, or each pixel repeated (nearest neighbour); no parameters (Keras ZeroPadding2D, Cropping2D,
 // UpSampling2D; DL4J ZeroPaddingLayer, Cropping2D, Upsampling2D).
+//
+// Vertices join branches of a graph (engine/config/README.md, "Graphs"): Add, Subtract, Multiply,
+// Average and Maximum combine inputs of one shape element by element (Keras Add ..., DL4J
+// ElementWiseVertex); Concatenate stacks its inputs' channels (flat inputs: their features; Keras
+// Concatenate on the channel axis, DL4J MergeVertex); Subset keeps a range of channels (DL4J
+// SubsetVertex). None has parameters.
 enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu, Activation,
-                       ZeroPadding, Cropping, Upsampling };
+                       ZeroPadding, Cropping, Upsampling,
+                       Add, Subtract, Multiply, Average, Maximum, Concatenate, Subset };
+// True for the vertex types (several inputs or a channel subset, no parameters).
+bool is_vertex(LayerType);
 enum class ConvMode { Truncate, Same };
 enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE, MAE };
 enum class WeightInit { Xavier, XavierUniform, Relu, Normal, Uniform, Zero };
@@ -83,6 +92,11 @@ struct LayerConfig {
     float prelu_init = 0.f;
     std::array<int, 4> margins{0, 0, 0, 0};  // zero_padding, cropping: top, bottom, left, right
     std::array<int, 2> scale{1, 1};          // upsampling: rows and columns per input pixel
+    std::array<int, 2> subset{0, 0};         // subset: first and last channel kept (inclusive, DL4J's form)
+
+    // The graph: the names of the layers (or the model's input) this one reads, in order. Empty
+    // means the layer before it (the model's input for the first layer): a layer stack names none.
+    std::vector<std::string> inputs;
 
     // Overrides of the model-wide defaults (DL4J allows these per layer).
     std::optional<WeightInit> weight_init;
@@ -96,6 +110,9 @@ struct LayerConfig {
     std::size_t param_count = 0;
     std::size_t param_offset = 0;  // of this layer's slice in the model's buffer
     bool is_output = false;        // the last layer: its loss's derivative arrives folded through its activation
+    // Resolved `inputs`: the index of each input's layer, kModelInput for the model's input.
+    std::vector<int> sources;
+    static constexpr int kModelInput = -1;
 
     // "layers[2] (convolution)", or for an imported layer
     // "config.layers[3] (Conv2D \"conv2d_1\"; Thresher layers[2] convolution)".
@@ -106,6 +123,8 @@ struct ModelConfig {
     std::string name = "model";
     std::uint64_t seed = 12345;
     Shape input;
+    // What layers call the model's input in their "inputs" (Keras's InputLayer name).
+    std::string input_name = "input";
     UpdaterSpec updater{};
     // Drives every layer's learning rate when set ("updater": {"schedule": ...}); the updaters'
     // learning_rate then holds its value at iteration 0.
@@ -117,6 +136,8 @@ struct ModelConfig {
     std::size_t param_count() const;
     int output_size() const;
     bool is_classifier() const;  // output layer with a cross-entropy loss
+    // True when some layer reads other than the layer before it (a graph, not a stack).
+    bool is_graph() const;
 
     // Parses and validates Thresher JSON; `source` names the file in messages.
     static ModelConfig parse(std::string_view text, const std::string& source);
@@ -126,8 +147,12 @@ struct ModelConfig {
     static ModelConfig load(const std::string& path);
     nlohmann::json to_json() const;
 
-    // Fills in_shape/out_shape/pads/blocks/param_count/param_offset; throws on a mismatch.
+    // Resolves every layer's inputs (sources), then fills in_shape/out_shape/pads/blocks/
+    // param_count/param_offset; throws on a mismatch, an unknown or later input, or a layer no
+    // one reads.
     void infer_shapes(const std::string& source);
+    // Resolves `inputs` into `sources` (engine/config/graph.cpp); infer_shapes calls it.
+    void resolve_graph(const std::string& source);
     // A table of layers with shapes and parameter counts, for people.
     std::string summary() const;
 

@@ -45,10 +45,17 @@ void ModelConfig::infer_shapes(const std::string& source) {
         throw ConfigError(source + ": " + layers[i].label(i) + ": " + problem);
     };
     if (input.size() == 0) throw ConfigError(source + ": input: size must be positive");
-    Shape shape = input;
+    resolve_graph(source);
+    auto shape_of = [&](int s) { return s == LayerConfig::kModelInput ? input : layers[static_cast<std::size_t>(s)].out_shape; };
+    auto name_of = [&](int s) {
+        if (s == LayerConfig::kModelInput) return "\"" + input_name + "\"";
+        const auto& l = layers[static_cast<std::size_t>(s)];
+        return l.name.empty() ? l.label(static_cast<std::size_t>(s)) : "\"" + l.name + "\"";
+    };
     std::size_t offset = 0;
     for (std::size_t i = 0; i < layers.size(); ++i) {
         auto& l = layers[i];
+        const Shape shape = shape_of(l.sources.front());
         l.in_shape = shape;
         l.blocks.clear();
         l.pads = {0, 0, 0, 0};
@@ -140,6 +147,38 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 l.out_shape = Shape{shape.c, static_cast<int>(h), static_cast<int>(w)};
                 break;
             }
+            case LayerType::Add:
+            case LayerType::Subtract:
+            case LayerType::Multiply:
+            case LayerType::Average:
+            case LayerType::Maximum:
+                for (std::size_t k = 1; k < l.sources.size(); ++k)
+                    if (shape_of(l.sources[k]) != shape)
+                        fail(i, "its inputs must have one shape: input " + name_of(l.sources[k]) + " is " +
+                                    shape_of(l.sources[k]).str() + " but input " + name_of(l.sources[0]) + " is " + shape.str());
+                l.out_shape = shape;
+                break;
+            case LayerType::Concatenate: {
+                // Along channels (NCHW's C; flat features when flat): the images must agree in size.
+                long long c = 0;
+                for (int s : l.sources) {
+                    const Shape in = shape_of(s);
+                    if (in.h != shape.h || in.w != shape.w)
+                        fail(i, "concatenates along channels, so its inputs must have one height and width: input " +
+                                    name_of(s) + " is " + in.str() + " but input " + name_of(l.sources[0]) + " is " + shape.str());
+                    c += in.c;
+                }
+                if (c > (1LL << 24)) fail(i, "too large: more than 2^24 channels");
+                l.out_shape = Shape{static_cast<int>(c), shape.h, shape.w};
+                break;
+            }
+            case LayerType::Subset:
+                if (l.subset[0] < 0 || l.subset[1] < l.subset[0] || l.subset[1] >= shape.c)
+                    fail(i, "keeps channels " + std::to_string(l.subset[0]) + " to " + std::to_string(l.subset[1]) +
+                                " but its input " + name_of(l.sources[0]) + " has " + std::to_string(shape.c) +
+                                (shape.flat() ? " features" : " channels") + " (0 to " + std::to_string(shape.c - 1) + ")");
+                l.out_shape = Shape{l.subset[1] - l.subset[0] + 1, shape.h, shape.w};
+                break;
             case LayerType::PRelu: {
                 l.out_shape = shape;
                 const std::size_t n = static_cast<std::size_t>(l.prelu_shared[0] ? 1 : shape.c) *
@@ -159,7 +198,6 @@ void ModelConfig::infer_shapes(const std::string& source) {
             fail(i, "too large: more than 2^33 values in one layer");
         l.param_offset = offset;
         offset += l.param_count;
-        shape = l.out_shape;
     }
     const auto& out = layers.back();
     // The loss's derivative goes through the output activation from its output alone.
@@ -178,6 +216,10 @@ std::string ModelConfig::summary() const {
         s << "  " << i << "  " << to_string(l.type);
         for (std::size_t pad = to_string(l.type).size(); pad < 12; ++pad) s << ' ';
         s << l.in_shape.str() << " -> " << l.out_shape.str() << "  (" << l.param_count << " params)";
+        if (!l.inputs.empty()) {  // a graph: what it reads
+            s << "  <-";
+            for (const auto& in : l.inputs) s << " " << in;
+        }
         if (!l.origin.empty()) s << "  from " << l.origin << " " << l.origin_what;  // an imported layer
         s << "\n";
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "config/graph.h"
 #include "nn/loss.h"
 #include "nn/weight_init.h"
 
@@ -33,7 +34,41 @@ Network::Network(config::ModelConfig config, backend::Backend& backend)
     params_ = backend::Buffer(backend_, p);
     grads_ = backend::Buffer(backend_, p);
     state_ = backend::Buffer(backend_, state);
+    schedule_backward();
     init_params(config_.seed);
+}
+
+void Network::schedule_backward() {
+    const auto& layers = config_.layers;
+    const std::size_t n = layers.size();
+    delta_slot_.assign(n, -1);
+    targets_.assign(n, {});
+    std::vector<int> free;
+    auto take = [&] {
+        if (free.empty()) return slot_count_++;
+        const int s = free.back();
+        free.pop_back();
+        return s;
+    };
+    delta_slot_[n - 1] = take();  // the loss's gradient
+    for (std::size_t i = n; i-- > 0;) {
+        int scratch = 0;
+        for (int src : layers[i].sources) {
+            GradientTarget t;
+            if (src != config::LayerConfig::kModelInput) {
+                auto& slot = delta_slot_[static_cast<std::size_t>(src)];
+                if (slot < 0) slot = take();  // the first reader (from the back) writes it
+                else t.scratch = scratch++;   // later readers add to it
+            }
+            targets_[i].push_back(t);
+        }
+        scratch_count_ = std::max(scratch_count_, scratch);
+        free.push_back(delta_slot_[i]);  // layer i's gradient is used up by its own backward
+    }
+}
+
+const float* Network::input_of(int source) const {
+    return source == config::LayerConfig::kModelInput ? input_ : acts_[static_cast<std::size_t>(source)].data();
 }
 
 void Network::init_params(std::uint64_t seed) {
@@ -78,37 +113,58 @@ std::vector<float> Network::get_gradients() const {
     return v;
 }
 
-std::vector<std::unique_ptr<LayerStep>>& Network::plan(int batch) {
+Network::Plan& Network::plan(int batch) {
     if (batch <= 0) throw Error("batch size must be positive, got " + std::to_string(batch));
     if (batch > capacity_) {
-        std::size_t widest = config_.input.size();
+        std::size_t widest = 0;
         acts_.clear();
         for (const auto& l : config_.layers) {
             acts_.emplace_back(backend_, static_cast<std::size_t>(batch) * l.out_shape.size());
             widest = std::max(widest, l.out_shape.size());
         }
-        delta_a_ = backend::Buffer(backend_, static_cast<std::size_t>(batch) * widest);
-        delta_b_ = backend::Buffer(backend_, static_cast<std::size_t>(batch) * widest);
+        const std::size_t size = static_cast<std::size_t>(batch) * widest;
+        deltas_.clear();
+        scratch_.clear();
+        for (int s = 0; s < slot_count_; ++s) deltas_.emplace_back(backend_, size);
+        for (int s = 0; s < scratch_count_; ++s) scratch_.emplace_back(backend_, size);
         capacity_ = batch;
     }
     auto it = plans_.find(batch);
     if (it != plans_.end()) return it->second;
-    std::vector<std::unique_ptr<LayerStep>> steps;
-    for (std::size_t i = 0; i < config_.layers.size(); ++i)
-        steps.push_back(plan_layer(backend_, config_.layers[i], i, batch));
-    return plans_.emplace(batch, std::move(steps)).first->second;
+    Plan p;
+    for (std::size_t i = 0; i < config_.layers.size(); ++i) {
+        const auto& l = config_.layers[i];
+        if (config::is_vertex(l.type)) {
+            std::vector<config::Shape> in;
+            for (int s : l.sources)
+                in.push_back(s == config::LayerConfig::kModelInput ? config_.input
+                                                                  : config_.layers[static_cast<std::size_t>(s)].out_shape);
+            p.layers.push_back(nullptr);
+            p.vertices.push_back(plan_vertex(backend_, l, in, batch));
+        } else {
+            p.layers.push_back(plan_layer(backend_, l, i, batch));
+            p.vertices.push_back(nullptr);
+        }
+    }
+    return plans_.emplace(batch, std::move(p)).first->second;
 }
 
 const float* Network::forward(const float* features, int batch, const StepContext& ctx) {
-    auto& steps = plan(batch);
+    auto& p = plan(batch);
     input_ = backend_.stage_input(features, static_cast<std::size_t>(batch) * config_.input.size());
-    const float* x = input_;
-    for (std::size_t i = 0; i < steps.size(); ++i) {
+    std::vector<const float*> xs;
+    for (std::size_t i = 0; i < config_.layers.size(); ++i) {
+        const auto& l = config_.layers[i];
         float* y = acts_[i].data();
-        steps[i]->forward(params_.data() + config_.layers[i].param_offset, x, y, ctx);
-        x = y;
+        if (p.vertices[i]) {
+            xs.clear();
+            for (int s : l.sources) xs.push_back(input_of(s));
+            p.vertices[i]->forward(xs, y);
+        } else {
+            p.layers[i]->forward(params_.data() + l.param_offset, input_of(l.sources[0]), y, ctx);
+        }
     }
-    return x;
+    return acts_.back().data();
 }
 
 double Network::output_loss(const float* targets, int batch, bool keep_delta) {
@@ -120,10 +176,10 @@ double Network::output_loss(const float* targets, int batch, bool keep_delta) {
     backend_.download(host_out_.data(), acts_.back().data(), n);
     const auto r = compute_loss(out_layer.loss, host_out_.data(), targets, host_delta_.data(), batch, k);
     if (keep_delta) {
-        backend_.upload(delta_a_.data(), host_delta_.data(), n);
+        float* delta = deltas_[static_cast<std::size_t>(delta_slot_.back())].data();
+        backend_.upload(delta, host_delta_.data(), n);
         if (!r.wrt_preactivation)
-            backend_.activation_backward(out_layer.activation, acts_.back().data(), delta_a_.data(),
-                                         delta_a_.data(), batch, k);
+            backend_.activation_backward(out_layer.activation, acts_.back().data(), delta, delta, batch, k);
     }
     return r.loss;
 }
@@ -133,16 +189,34 @@ double Network::compute_gradients(const float* features, const float* targets, i
     const StepContext ctx{backend::Mode::Training, seed};
     forward(features, batch, ctx);
     const double loss = output_loss(targets, batch, true);
-    auto& steps = plans_.at(batch);
-    float* dy = delta_a_.data();
-    float* spare = delta_b_.data();
-    for (std::size_t i = steps.size(); i-- > 0;) {
+    auto& p = plans_.at(batch);
+    std::vector<const float*> xs;
+    std::vector<float*> dxs;
+    for (std::size_t i = config_.layers.size(); i-- > 0;) {
         const auto& l = config_.layers[i];
-        const float* x = i == 0 ? input_ : acts_[i - 1].data();
-        float* dx = i == 0 ? nullptr : spare;
-        steps[i]->backward(params_.data() + l.param_offset, x, acts_[i].data(), dy, dx,
-                           grads_.data() + l.param_offset);
-        std::swap(dy, spare);
+        float* dy = deltas_[static_cast<std::size_t>(delta_slot_[i])].data();
+        xs.clear();
+        dxs.clear();
+        for (std::size_t k = 0; k < l.sources.size(); ++k) {
+            const int s = l.sources[k];
+            xs.push_back(input_of(s));
+            const auto& t = targets_[i][k];
+            if (s == config::LayerConfig::kModelInput) dxs.push_back(nullptr);
+            else if (t.scratch >= 0) dxs.push_back(scratch_[static_cast<std::size_t>(t.scratch)].data());
+            else dxs.push_back(deltas_[static_cast<std::size_t>(delta_slot_[static_cast<std::size_t>(s)])].data());
+        }
+        if (p.vertices[i]) p.vertices[i]->backward(xs, acts_[i].data(), dy, dxs);
+        else p.layers[i]->backward(params_.data() + l.param_offset, xs[0], acts_[i].data(), dy, dxs[0],
+                                   grads_.data() + l.param_offset);
+        // A tensor read by several layers: its gradient is the sum of what each reader sends.
+        for (std::size_t k = 0; k < l.sources.size(); ++k) {
+            const auto& t = targets_[i][k];
+            if (t.scratch < 0 || l.sources[k] == config::LayerConfig::kModelInput) continue;
+            const auto src = static_cast<std::size_t>(l.sources[k]);
+            backend_.axpy(1.f, scratch_[static_cast<std::size_t>(t.scratch)].data(),
+                          deltas_[static_cast<std::size_t>(delta_slot_[src])].data(),
+                          static_cast<std::size_t>(batch) * config_.layers[src].out_shape.size());
+        }
     }
     return loss;
 }

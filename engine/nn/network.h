@@ -7,6 +7,12 @@
 //   compute_update(iteration)  per-layer updater          -> gradients() now holds the update u
 //   apply_update()             θ -= u
 // Gradient sharing replaces the last step by its residual/threshold encoding of u.
+//
+// A graph runs the same way: the layer list is an execution order (every layer after the ones it
+// reads), forward walks it, backward walks it back. Where a tensor fans out, the gradients its
+// readers send back are summed. Gradient buffers are reused once the layer they belong to has
+// run its backward pass: a stack needs two, a ResNet block one more per open branch. The
+// schedule (which buffer each gradient lives in, which must be summed) is made once per model.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +22,7 @@
 
 #include "backend/backend.h"
 #include "nn/layer_step.h"
+#include "nn/vertex_step.h"
 #include "config/model_config.h"
 
 namespace thresher::nn {
@@ -71,7 +78,19 @@ public:
     void predict(const float* features, int batch, float* out);
 
 private:
-    std::vector<std::unique_ptr<LayerStep>>& plan(int batch);
+    // One batch size's steps: a LayerStep or a VertexStep per layer.
+    struct Plan {
+        std::vector<std::unique_ptr<LayerStep>> layers;
+        std::vector<std::unique_ptr<VertexStep>> vertices;
+    };
+    // Where backward writes dL/d(input k) of a layer: straight into the input's gradient buffer
+    // (the first reader to get there), or into a scratch buffer that is then added to it.
+    struct GradientTarget {
+        int scratch = -1;  // -1: direct
+    };
+    void schedule_backward();
+    Plan& plan(int batch);
+    const float* input_of(int source) const;
     // Runs the forward pass; returns a pointer to the output activations (backend memory).
     const float* forward(const float* features, int batch, const StepContext& ctx);
     double output_loss(const float* targets, int batch, bool keep_delta);
@@ -80,11 +99,16 @@ private:
     backend::Backend& backend_;
     backend::Buffer params_, grads_, state_;
     std::vector<UpdateSegment> segments_;
-    std::map<int, std::vector<std::unique_ptr<LayerStep>>> plans_;
+    std::map<int, Plan> plans_;
     int epoch_ = 0;
     int capacity_ = 0;                       // batch size the activation buffers hold
     std::vector<backend::Buffer> acts_;      // output of each layer
-    backend::Buffer delta_a_, delta_b_;      // ping-pong dL/d(activation)
+    // dL/d(output) of layer i lives in deltas_[delta_slot_[i]] from its first reader's backward to
+    // its own; targets_[i][k] says how layer i's backward delivers to its input k.
+    std::vector<int> delta_slot_;
+    std::vector<std::vector<GradientTarget>> targets_;
+    int slot_count_ = 0, scratch_count_ = 0;
+    std::vector<backend::Buffer> deltas_, scratch_;
     const float* input_ = nullptr;           // staged features of the current batch
     std::vector<float> host_out_, host_delta_;
 };

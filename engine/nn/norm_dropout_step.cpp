@@ -94,6 +94,13 @@ std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const config::LayerC
         case config::LayerType::ZeroPadding:
         case config::LayerType::Cropping:
         case config::LayerType::Upsampling: return plan_resize(be, l, batch);
+        case config::LayerType::Add:
+        case config::LayerType::Subtract:
+        case config::LayerType::Multiply:
+        case config::LayerType::Average:
+        case config::LayerType::Maximum:
+        case config::LayerType::Concatenate:
+        case config::LayerType::Subset: return nullptr;  // vertices: plan_vertex (nn/vertex_step.h)
     }
     return nullptr;
 }

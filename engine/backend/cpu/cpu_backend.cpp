@@ -115,6 +115,19 @@ public:
 #pragma omp parallel for simd if (n > (1u << 15))
         for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
     }
+    void copy_rows(float* dst, std::size_t dst_pitch, const float* src, std::size_t src_pitch, std::size_t width,
+                   std::size_t rows) override {
+#pragma omp parallel for if (rows * width > (1u << 15))
+        for (std::size_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, width * sizeof(float));
+    }
+    void maximum(const float* a, const float* b, float* y, std::size_t n) override {
+#pragma omp parallel for simd if (n > (1u << 15))
+        for (std::size_t i = 0; i < n; ++i) y[i] = a[i] < b[i] ? b[i] : a[i];
+    }
+    void max_route(const float* x, const float* y, const float* dy, float* dx, std::size_t n) override {
+#pragma omp parallel for simd if (n > (1u << 15))
+        for (std::size_t i = 0; i < n; ++i) dx[i] = x[i] == y[i] ? dy[i] : 0.f;
+    }
     void blend(float* running, const float* batch, float momentum, std::size_t n) override {
         for (std::size_t i = 0; i < n; ++i)
             running[i] = momentum * running[i] + (1.f - momentum) * batch[i];

@@ -256,6 +256,26 @@ void CudaBackend::upsample_backward(const UpsampleDesc& d, const float* dy, floa
     kernels::upsample_backward(stream_.get(), d, dy, dx);
 }
 
+void CudaBackend::copy_rows(float* dst, std::size_t dst_pitch, const float* src, std::size_t src_pitch,
+                            std::size_t width, std::size_t rows) {
+    if (width == 0 || rows == 0) return;
+    activate();
+    THRESHER_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch * sizeof(float), src, src_pitch * sizeof(float),
+                                          width * sizeof(float), rows, cudaMemcpyDeviceToDevice, stream_.get()));
+}
+
+void CudaBackend::maximum(const float* a, const float* b, float* y, std::size_t n) {
+    if (n == 0) return;
+    activate();
+    kernels::maximum(stream_.get(), a, b, y, n);
+}
+
+void CudaBackend::max_route(const float* x, const float* y, const float* dy, float* dx, std::size_t n) {
+    if (n == 0) return;
+    activate();
+    kernels::max_route(stream_.get(), x, y, dy, dx, n);
+}
+
 void CudaBackend::multiply(const float* a, const float* b, float* out, std::size_t n) {
     activate();
     kernels::multiply(stream_.get(), a, b, out, n);

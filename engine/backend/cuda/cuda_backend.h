@@ -52,6 +52,10 @@ public:
     void upsample_backward(const UpsampleDesc&, const float* dy, float* dx) override;
     void multiply(const float* a, const float* b, float* out, std::size_t count) override;
     void axpy(float alpha, const float* x, float* y, std::size_t count) override;
+    void copy_rows(float* dst, std::size_t dst_pitch, const float* src, std::size_t src_pitch, std::size_t width,
+                   std::size_t rows) override;
+    void maximum(const float* a, const float* b, float* y, std::size_t n) override;
+    void max_route(const float* x, const float* y, const float* dy, float* dx, std::size_t n) override;
     void blend(float* running, const float* batch, float momentum, std::size_t count) override;
     void updater_step(const UpdaterSpec&, float* grad, float* state, const float* params,
                       std::size_t count, long iteration) override;

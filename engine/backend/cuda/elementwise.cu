@@ -181,6 +181,14 @@ __global__ void axpy_kernel(float alpha, const float* x, float* y, std::size_t n
     THRESHER_GRID_STRIDE(i, n) y[i] += alpha * x[i];
 }
 
+__global__ void maximum_kernel(const float* a, const float* b, float* y, std::size_t n) {
+    THRESHER_GRID_STRIDE(i, n) y[i] = a[i] < b[i] ? b[i] : a[i];
+}
+
+__global__ void max_route_kernel(const float* x, const float* y, const float* dy, float* dx, std::size_t n) {
+    THRESHER_GRID_STRIDE(i, n) dx[i] = x[i] == y[i] ? dy[i] : 0.f;
+}
+
 __global__ void blend_kernel(float* running, const float* batch, float momentum, std::size_t n) {
     THRESHER_GRID_STRIDE(i, n) running[i] = momentum * running[i] + (1.f - momentum) * batch[i];
 }
@@ -283,6 +291,18 @@ void axpy(cudaStream_t s, float alpha, const float* x, float* y, std::size_t n) 
     if (n == 0) return;
     axpy_kernel<<<blocks_for(n), kThreads, 0, s>>>(alpha, x, y, n);
     THRESHER_CUDA_LAUNCHED(axpy_kernel);
+}
+
+void maximum(cudaStream_t s, const float* a, const float* b, float* y, std::size_t n) {
+    if (n == 0) return;
+    maximum_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, b, y, n);
+    THRESHER_CUDA_LAUNCHED(maximum_kernel);
+}
+
+void max_route(cudaStream_t s, const float* x, const float* y, const float* dy, float* dx, std::size_t n) {
+    if (n == 0) return;
+    max_route_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, dy, dx, n);
+    THRESHER_CUDA_LAUNCHED(max_route_kernel);
 }
 
 void blend(cudaStream_t s, float* running, const float* batch, float momentum, std::size_t n) {

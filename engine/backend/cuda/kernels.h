@@ -39,6 +39,9 @@ void dropout(cudaStream_t, const float* x, float* y, float* mask, std::size_t n,
 void multiply(cudaStream_t, const float* a, const float* b, float* out, std::size_t n);
 void axpy(cudaStream_t, float alpha, const float* x, float* y, std::size_t n);
 void blend(cudaStream_t, float* running, const float* batch, float momentum, std::size_t n);
+// Graph vertices: y = max(a, b); dx = dy where x == y, else 0 (the CPU backend's loops).
+void maximum(cudaStream_t, const float* a, const float* b, float* y, std::size_t n);
+void max_route(cudaStream_t, const float* x, const float* y, const float* dy, float* dx, std::size_t n);
 // Copies `planes` h x w images into zero-filled hp x wp ones at offset (pad_t, pad_l), and back.
 void pad(cudaStream_t, const float* x, float* padded, std::size_t planes, int h, int w, int pad_t,
          int pad_l, int hp, int wp);

@@ -21,6 +21,7 @@ private Q_SLOTS:
     void round_trip();
     void errors_data();
     void errors();
+    void resnet_graph();
     void activation_layers();
     void resize_layers();
     void same_mode_padding();
@@ -54,6 +55,7 @@ void TestModelConfig::round_trip_data() {
     QTest::addColumn<QString>("file");
     QTest::newRow("lenet") << "lenet.json";
     QTest::newRow("mlp") << "mlp.json";
+    QTest::newRow("resnet (a graph)") << "resnet.json";
 }
 
 void TestModelConfig::round_trip() {
@@ -136,9 +138,70 @@ void TestModelConfig::errors_data() {
         << QStringList{"layers[0] (zero_padding)", "\"padding\"", "[top, bottom, left, right]", "[1,2,3]"};
     QTest::newRow("upsampling by 0")
         << with(R"({"type":"upsampling","size":0},)" + out) << QStringList{"layers[0] (upsampling)", "\"size\""};
+    // Graphs: an error names the vertex (or layer) and the edge in the file's own names.
+    QTest::newRow("graph: input names no layer")
+        << with(R"({"type":"dense","name":"a","units":3},{"type":"add","inputs":["a","b"]},)" + out)
+        << QStringList{"layers[1] (add)", "input \"b\" names no layer", "\"input\""};
+    QTest::newRow("graph: input comes later")
+        << with(R"({"type":"dense","name":"a","units":3,"inputs":"b"},{"type":"dense","name":"b","units":3},)" + out)
+        << QStringList{"layers[0] (dense \"a\")", "input \"b\" comes after it"};
+    QTest::newRow("graph: a layer reads itself")
+        << with(R"({"type":"dense","name":"a","units":3,"inputs":"a"},)" + out)
+        << QStringList{"layers[0] (dense \"a\")", "is the layer itself"};
+    QTest::newRow("graph: add of two shapes")
+        << with(R"({"type":"convolution","name":"c","filters":2,"kernel":[3,3]},{"type":"add","inputs":["c","input"]},)" + out)
+        << QStringList{"layers[1] (add)", "one shape", "input \"input\" is 1x8x8", "input \"c\" is 2x6x6"};
+    QTest::newRow("graph: concatenate of two image sizes")
+        << with(R"({"type":"convolution","name":"c","filters":2,"kernel":[3,3]},{"type":"concatenate","inputs":["input","c"]},)" + out)
+        << QStringList{"layers[1] (concatenate)", "one height and width", "\"c\" is 2x6x6"};
+    QTest::newRow("graph: a branch no one reads")
+        << with(R"({"type":"dense","name":"a","units":3,"inputs":"input"},{"type":"dense","name":"b","units":3,"inputs":"input"},)" + out)
+        << QStringList{"layers[0] (dense \"a\")", "no layer reads its output"};
+    QTest::newRow("graph: a layer with two inputs")
+        << with(R"({"type":"dense","name":"a","units":3},{"type":"dense","units":3,"inputs":["a","input"]},)" + out)
+        << QStringList{"layers[1] (dense)", "reads 2 inputs", "only vertices"};
+    QTest::newRow("graph: a vertex with no inputs")
+        << with(R"({"type":"dense","units":3},{"type":"concatenate"},)" + out)
+        << QStringList{"layers[1] (concatenate)", "list them in \"inputs\""};
+    QTest::newRow("graph: ambiguous name")
+        << with(R"({"type":"dense","name":"a","units":3},{"type":"dense","name":"a","units":3},{"type":"add","inputs":["a","a"]},)" + out)
+        << QStringList{"layers[2] (add)", "ambiguous"};
+    QTest::newRow("graph: subset beyond the channels")
+        << with(R"({"type":"subset","channels":[0,3]},)" + out)
+        << QStringList{"layers[0] (subset)", "keeps channels 0 to 3", "has 1 channels"};
+    QTest::newRow("graph: subtract of three")
+        << with(R"({"type":"dense","name":"a","units":3,"inputs":"input"},{"type":"subtract","inputs":["a","a","a"]},)" + out)
+        << QStringList{"layers[1] (subtract)", "exactly two inputs"};
+    QTest::newRow("graph: inputs not names")
+        << with(R"({"type":"dense","units":3,"inputs":[1]},)" + out)
+        << QStringList{"layers[0] (dense)", "\"inputs\"", "must name layers"};
     QTest::newRow("unknown updater")
         << QByteArray("{" + in + R"(,"updater":{"type":"lbfgs"},"layers":[)" + out + "]}")
         << QStringList{"updater", "\"type\"", "lbfgs"};
+}
+
+// The ResNet template: two branches meet at each add; the shortcut convolutions read the block's
+// input; parameters stay one buffer laid out in the listed order.
+void TestModelConfig::resnet_graph() {
+    const auto m = config::ModelConfig::load((source_dir() + "/resources/models/resnet.json").toStdString());
+    QVERIFY(m.is_graph());
+    QVERIFY(!config::ModelConfig::load((source_dir() + "/resources/models/lenet.json").toStdString()).is_graph());
+    auto at = [&](const char* name) {
+        for (std::size_t i = 0; i < m.layers.size(); ++i)
+            if (m.layers[i].name == name) return static_cast<int>(i);
+        return -2;
+    };
+    const auto& add = m.layers[static_cast<std::size_t>(at("b2_add"))];
+    QCOMPARE(add.sources, (std::vector<int>{at("b2_bn2"), at("b2_shortcut")}));
+    QCOMPARE(add.out_shape, (config::Shape{32, 14, 14}));
+    QCOMPARE(m.layers[static_cast<std::size_t>(at("b2_shortcut"))].sources, std::vector<int>{at("b1_out")});
+    QCOMPARE(m.layers[0].sources, std::vector<int>{config::LayerConfig::kModelInput});
+    std::size_t offset = 0;
+    for (const auto& l : m.layers) {
+        QCOMPARE(l.param_offset, offset);
+        offset += l.param_count;
+    }
+    QCOMPARE(m.param_count(), std::size_t(78378));
 }
 
 void TestModelConfig::errors() {

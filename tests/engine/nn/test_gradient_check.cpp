@@ -319,6 +319,37 @@ void TestGradientCheck::gradients_data() {
                         "{\"type\":\"zero_padding\",\"padding\":1},{\"type\":\"upsampling\",\"size\":2},"
                         "{\"type\":\"cropping\",\"cropping\":[2,3]},"
                         "{\"type\":\"subsampling\",\"pooling\":\"avg\",\"kernel\":[3,3],\"stride\":[3,3]}", softmax) << true;
+    // Graphs (issue 22): one tensor read by two branches (fan-out: its gradient is the sum of
+    // both), joined again by a vertex (fan-in). Every vertex type, on images and on flat features.
+    QTest::newRow("graph residual add (conv read by conv and add)")
+        << model(image, "{\"type\":\"convolution\",\"name\":\"c1\",\"filters\":3,\"kernel\":[3,3],\"mode\":\"same\",\"activation\":\"tanh\"},"
+                        "{\"type\":\"convolution\",\"name\":\"c2\",\"filters\":3,\"kernel\":[3,3],\"mode\":\"same\",\"activation\":\"tanh\"},"
+                        "{\"type\":\"add\",\"name\":\"sum\",\"inputs\":[\"c1\",\"c2\"]},"
+                        "{\"type\":\"batch_norm\",\"inputs\":\"sum\"}", softmax) << true;
+    QTest::newRow("graph concatenate two branches of one conv")
+        << model(image, "{\"type\":\"convolution\",\"name\":\"stem\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"convolution\",\"name\":\"a\",\"inputs\":\"stem\",\"filters\":2,\"kernel\":[1,1],\"activation\":\"sigmoid\"},"
+                        "{\"type\":\"convolution\",\"name\":\"b\",\"inputs\":[\"stem\"],\"filters\":3,\"kernel\":[3,3],\"mode\":\"same\",\"activation\":\"tanh\"},"
+                        "{\"type\":\"concatenate\",\"inputs\":[\"a\",\"b\",\"stem\"]}", softmax) << true;
+    QTest::newRow("graph two branches from the model's input, subtract")
+        << model(flat, "{\"type\":\"dense\",\"name\":\"a\",\"inputs\":\"input\",\"units\":4,\"activation\":\"tanh\"},"
+                       "{\"type\":\"dense\",\"name\":\"b\",\"inputs\":\"input\",\"units\":4,\"activation\":\"sigmoid\"},"
+                       "{\"type\":\"subtract\",\"inputs\":[\"a\",\"b\"]}", softmax) << true;
+    QTest::newRow("graph multiply three, one twice")
+        << model(flat, "{\"type\":\"dense\",\"name\":\"a\",\"units\":4,\"activation\":\"tanh\"},"
+                       "{\"type\":\"dense\",\"name\":\"b\",\"inputs\":\"input\",\"units\":4,\"activation\":\"sigmoid\"},"
+                       "{\"type\":\"multiply\",\"inputs\":[\"a\",\"b\",\"a\"]}", softmax) << true;
+    QTest::newRow("graph average and maximum")
+        << model(flat, "{\"type\":\"dense\",\"name\":\"a\",\"units\":5,\"activation\":\"tanh\"},"
+                       "{\"type\":\"dense\",\"name\":\"b\",\"inputs\":\"input\",\"units\":5,\"activation\":\"identity\"},"
+                       "{\"type\":\"dense\",\"name\":\"c\",\"inputs\":\"b\",\"units\":5,\"activation\":\"sigmoid\"},"
+                       "{\"type\":\"average\",\"name\":\"avg\",\"inputs\":[\"a\",\"b\",\"c\"]},"
+                       "{\"type\":\"maximum\",\"inputs\":[\"avg\",\"b\"]}", softmax) << true;
+    QTest::newRow("graph subset of conv channels beside the whole")
+        << model(image, "{\"type\":\"convolution\",\"name\":\"c\",\"filters\":4,\"kernel\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"subset\",\"name\":\"s\",\"channels\":[1,2]},"
+                        "{\"type\":\"convolution\",\"name\":\"d\",\"inputs\":\"s\",\"filters\":4,\"kernel\":[1,1],\"activation\":\"identity\"},"
+                        "{\"type\":\"add\",\"inputs\":[\"d\",\"c\"]}", softmax) << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",

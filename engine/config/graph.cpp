@@ -1,0 +1,129 @@
+// The model as a graph: resolving each layer's "inputs" (names) into the indices of the layers
+// it reads, and the checks that make the layer list a valid execution order. A layer stack names
+// no inputs: each layer reads the one before it, so it resolves to a chain and runs as before.
+//
+// The layer list is the execution order (and the order of the flat parameter buffer): every
+// input comes before its reader. Importers whose files list layers in another order (DL4J's
+// vertex map) put them in this order with sort_topologically() before building the model.
+#include "config/graph.h"
+
+#include <map>
+#include <set>
+
+#include "core/error.h"
+
+namespace thresher::config {
+
+namespace {
+
+constexpr int kAmbiguous = -2;
+
+std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
+
+}  // namespace
+
+bool is_vertex(LayerType t) {
+    switch (t) {
+        case LayerType::Add:
+        case LayerType::Subtract:
+        case LayerType::Multiply:
+        case LayerType::Average:
+        case LayerType::Maximum:
+        case LayerType::Concatenate:
+        case LayerType::Subset: return true;
+        default: return false;
+    }
+}
+
+bool joins_inputs(LayerType t) { return is_vertex(t) && t != LayerType::Subset; }
+
+bool ModelConfig::is_graph() const {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const auto& l = layers[i];
+        if (l.inputs.empty()) continue;
+        const int previous = i == 0 ? LayerConfig::kModelInput : static_cast<int>(i) - 1;
+        if (l.sources.size() != 1 || l.sources[0] != previous) return true;
+    }
+    return false;
+}
+
+void ModelConfig::resolve_graph(const std::string& source) {
+    auto fail = [&](std::size_t i, const std::string& problem) {
+        throw ConfigError(source + ": " + layers[i].label(i) + ": " + problem);
+    };
+    std::map<std::string, int> index;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        if (layers[i].name.empty()) continue;
+        auto [it, fresh] = index.emplace(layers[i].name, static_cast<int>(i));
+        if (!fresh) it->second = kAmbiguous;
+    }
+    std::vector<bool> read(layers.size(), false);
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        auto& l = layers[i];
+        l.sources.clear();
+        if (l.inputs.empty()) {
+            if (joins_inputs(l.type))
+                fail(i, "a " + std::string(to_string(l.type)) + " vertex joins branches: list them in \"inputs\"");
+            l.sources.push_back(i == 0 ? LayerConfig::kModelInput : static_cast<int>(i) - 1);
+        }
+        for (const auto& name : l.inputs) {
+            const auto it = index.find(name);
+            if (name == input_name) {
+                if (it != index.end())
+                    fail(i, "input " + in_quotes(name) + " is ambiguous: it names both the model's input and a layer");
+                l.sources.push_back(LayerConfig::kModelInput);
+                continue;
+            }
+            if (it == index.end())
+                fail(i, "input " + in_quotes(name) + " names no layer (and the model's input is " + in_quotes(input_name) + ")");
+            if (it->second == kAmbiguous)
+                fail(i, "input " + in_quotes(name) + " is ambiguous: more than one layer has that name");
+            if (it->second >= static_cast<int>(i))
+                fail(i, "input " + in_quotes(name) + (it->second == static_cast<int>(i) ? " is the layer itself" : " comes after it") +
+                            ": every layer must come after the layers it reads");
+            l.sources.push_back(it->second);
+        }
+        if (!joins_inputs(l.type) && l.sources.size() != 1)
+            fail(i, "reads " + std::to_string(l.sources.size()) +
+                        " inputs; only vertices (add, subtract, multiply, average, maximum, concatenate) join branches");
+        if (l.type == LayerType::Subtract && l.sources.size() != 2)
+            fail(i, "subtract takes exactly two inputs (the first minus the second), got " + std::to_string(l.sources.size()));
+        for (int s : l.sources)
+            if (s >= 0) read[static_cast<std::size_t>(s)] = true;
+    }
+    for (std::size_t i = 0; i + 1 < layers.size(); ++i)
+        if (!read[i])
+            fail(i, "no layer reads its output, and it is not the model's output (the last layer)");
+}
+
+std::vector<std::size_t> topological_order(const std::vector<std::vector<std::size_t>>& inputs,
+                                           const std::vector<std::string>& names, const std::string& source) {
+    const std::size_t n = inputs.size();
+    std::vector<bool> placed(n, false);
+    std::vector<std::size_t> order;
+    order.reserve(n);
+    // Stable: each round places the earliest listed node whose inputs are placed, so a file that
+    // is already in order keeps its order (and its parameter layout).
+    while (order.size() < n) {
+        bool progress = false;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (placed[i]) continue;
+            bool ready = true;
+            for (auto j : inputs[i]) ready = ready && placed[j];
+            if (!ready) continue;
+            placed[i] = true;
+            order.push_back(i);
+            progress = true;
+            break;
+        }
+        if (!progress) {
+            std::string cycle;
+            for (std::size_t i = 0; i < n; ++i)
+                if (!placed[i]) cycle += (cycle.empty() ? "" : ", ") + in_quotes(names[i]);
+            throw ConfigError(source + ": the graph has a cycle through " + cycle + ": a model must be acyclic");
+        }
+    }
+    return order;
+}
+
+}  // namespace thresher::config
