@@ -68,7 +68,14 @@ std::optional<std::string> onnx_refusal(const config::ModelConfig& model) {
             case LayerType::Activation:
             case LayerType::ZeroPadding:
             case LayerType::Cropping:
-            case LayerType::Upsampling: break;
+            case LayerType::Upsampling:
+            case LayerType::Add:
+            case LayerType::Subtract:
+            case LayerType::Multiply:
+            case LayerType::Average:
+            case LayerType::Maximum:
+            case LayerType::Concatenate:
+            case LayerType::Subset: break;
             case LayerType::Subsampling:
                 // ONNX (and ONNX Runtime) require each pooling pad to be smaller than the window;
                 // Thresher's own pooling accepts more (windows wholly in the padding).

@@ -323,6 +323,47 @@ void layer(GraphBuilder& b, const ExportableModel& m, const LayerConfig& l, cons
     if (activated) activation(b, l.activation, name, pre, out);
 }
 
+// A graph vertex reading tensors `xs` (each rank 4 when its `images` entry says so), writing `out`.
+// Flat vertices flatten any rank-4 input first: a global pooling's [N, C, 1, 1] and a dense
+// layer's [N, C] are one Thresher shape, and ONNX would broadcast them into [N, C, N, C].
+void vertex(GraphBuilder& b, const LayerConfig& l, const std::string& name, std::vector<std::string> xs,
+            const std::vector<bool>& images, const std::string& out, bool& image) {
+    image = !l.out_shape.flat() || (l.type == LayerType::Subset && images[0]);
+    if (l.type != LayerType::Subset && l.out_shape.flat()) {
+        image = false;
+        for (std::size_t k = 0; k < xs.size(); ++k) {
+            if (!images[k]) continue;
+            const std::string flat = name + "/flatten" + std::to_string(k);
+            GraphBuilder::attr(b.node("Flatten", flat, {xs[k]}, flat), "axis", std::int64_t{1});
+            xs[k] = flat;
+        }
+    }
+    // Binary operators chain: ((x0 op x1) op x2) ..., as Thresher computes them.
+    auto chain = [&](const char* op) {
+        std::string acc = xs[0];
+        for (std::size_t k = 1; k < xs.size(); ++k) {
+            const std::string o = k + 1 == xs.size() ? out : name + "/" + std::to_string(k);
+            b.node(op, k + 1 == xs.size() ? name : name + "/" + std::to_string(k), {acc, xs[k]}, o);
+            acc = o;
+        }
+        if (xs.size() == 1) b.node("Identity", name, {xs[0]}, out);
+    };
+    switch (l.type) {
+        case LayerType::Add: chain("Add"); break;
+        case LayerType::Subtract: chain("Sub"); break;
+        case LayerType::Multiply: chain("Mul"); break;
+        case LayerType::Maximum: b.node("Max", name, xs, out); break;
+        case LayerType::Average: b.node("Mean", name, xs, out); break;
+        case LayerType::Concatenate: GraphBuilder::attr(b.node("Concat", name, xs, out), "axis", std::int64_t{1}); break;
+        case LayerType::Subset:
+            b.node("Slice", name, {xs[0], b.ints(name + ".starts", {l.subset[0]}), b.ints(name + ".ends", {l.subset[1] + 1}),
+                                   b.ints(name + ".axes", {1})},
+                   out);
+            break;
+        default: throw ExportError("ONNX export: " + std::string(config::to_string(l.type)) + " is not a vertex");
+    }
+}
+
 }  // namespace
 
 bool onnx_export_built() { return true; }
@@ -363,14 +404,28 @@ OnnxBytes onnx_model_bytes(const ExportableModel& m) {
         x = "normalization";
     }
     const auto names = node_names(cfg);
+    // Each layer's output tensor and whether it is rank 4 (a graph's layers read any of them).
+    std::vector<std::string> tensors(cfg.layers.size());
+    std::vector<bool> images(cfg.layers.size());
+    const bool input_image = image;
     for (std::size_t i = 0; i < cfg.layers.size(); ++i) {
         const auto& l = cfg.layers[i];
         const bool last = i + 1 == cfg.layers.size();
         const std::string out = last ? "output" : names[i];
-        layer(b, m, l, names[i], x, out, image);
+        std::vector<std::string> xs;
+        std::vector<bool> ranks;
+        for (int s : l.sources) {
+            const bool model_input = s == LayerConfig::kModelInput;
+            xs.push_back(model_input ? x : tensors[static_cast<std::size_t>(s)]);
+            ranks.push_back(model_input ? input_image : images[static_cast<std::size_t>(s)]);
+        }
+        image = ranks[0];
+        if (config::is_vertex(l.type)) vertex(b, l, names[i], xs, ranks, out, image);
+        else layer(b, m, l, names[i], xs[0], out, image);
         // Thresher's shape for the tensor, for ONNX's shape inference to agree with.
         GraphBuilder::batch_tensor(last ? *g.add_output() : *g.add_value_info(), out, dims_of(l.out_shape, image));
-        x = out;
+        tensors[i] = out;
+        images[i] = image;
     }
 
     try {

@@ -240,6 +240,27 @@ void TestOnnxExport::matches_onnx_runtime_data() {
           {"type":"batch_norm","name":"bn"},
           {"type":"prelu","name":"prelu"},
           {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})") << false << -2.f;
+    // Graphs (issue 22): the ResNet template (adds of two branches, shortcut convolutions) and
+    // every vertex, on images and on flat features, where a global pooling's [N, C, 1, 1] meets a
+    // dense layer's [N, C].
+    QTest::newRow("resnet (graph)") << resource_model("resnet.json") << false << 0.f;
+    QTest::newRow("graph vertices on images") << QString(R"({"name":"vertices","input":{"channels":2,"height":6,"width":5},
+        "layers":[{"type":"convolution","name":"a","filters":4,"kernel":[3,3],"mode":"same","activation":"tanh"},
+                  {"type":"convolution","name":"b","inputs":"input","filters":4,"kernel":[1,1],"activation":"sigmoid"},
+                  {"type":"subtract","name":"sub","inputs":["a","b"]},
+                  {"type":"multiply","name":"mul","inputs":["sub","a","b"]},
+                  {"type":"maximum","name":"max","inputs":["mul","b"]},
+                  {"type":"average","name":"avg","inputs":["max","a","sub"]},
+                  {"type":"subset","name":"half","inputs":"avg","channels":[1,2]},
+                  {"type":"concatenate","name":"cat","inputs":["half","avg","input"]},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})") << false << 0.f;
+    QTest::newRow("graph vertices on flat features") << QString(R"({"name":"flat_vertices","input":{"channels":3,"height":4,"width":4},
+        "layers":[{"type":"subsampling","name":"gap","pooling":"avg","global":true},
+                  {"type":"dense","name":"d","inputs":"input","units":3,"activation":"tanh"},
+                  {"type":"add","name":"sum","inputs":["gap","d"]},
+                  {"type":"concatenate","name":"cat","inputs":["d","gap","sum"]},
+                  {"type":"subset","name":"part","channels":[2,6]},
+                  {"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})") << false << 0.f;
     QTest::newRow("global average pooling") << QString(R"({"name":"gavg","input":{"channels":3,"height":5,"width":4},
         "layers":[
           {"type":"convolution","name":"conv","filters":4,"kernel":[2,2],"activation":"gelu"},
