@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "config/dl4j_graph.h"
 #include "config/import_support.h"
 #include "config/json_fields.h"
 #include "config/schedule_import.h"
@@ -470,8 +471,15 @@ struct ConfLayer {
 ConfLayer layer_of(Place& c) {
     const auto* layer = c.object({"layer"});
     if (!layer) c.fail("layer", "is required");
-    const auto t = import::typed(*layer);
+    auto t = import::typed(*layer);
     if (!t) c.fail("layer", "expected {\"@class\": ...} or {\"<layer type>\": {...}}, got " + json_summary(*layer));
+    // FrozenLayer ("layer") and FrozenLayerWithBackprop ("underlying") wrap the layer they freeze.
+    if (t->name == "FrozenLayer" || t->name == "FrozenLayerWithBackprop") {
+        const char* key = t->body->contains("underlying") ? "underlying" : "layer";
+        if (!t->body->contains(key) || !(*t->body)[key].is_object()) c.fail("layer", t->name + " without the layer it wraps");
+        t = import::typed((*t->body)[key]);
+        if (!t) c.fail("layer", "the layer a FrozenLayer wraps is not a layer object");
+    }
     ConfLayer out{t->name, "", t->body};
     if (t->body->contains("layerName") && (*t->body)["layerName"].is_string())
         out.name = (*t->body)["layerName"].get<std::string>();
@@ -488,18 +496,285 @@ std::string kUnsupportedLayer(const std::string& cls) {
            "PReLULayer, ActivationLayer and LossLayer)";
 }
 
+
+// --- ComputationGraphConfiguration ---------------------------------------------------------------
+
+// A vertex in either spelling: {"@class": "org.deeplearning4j.nn.conf.graph.MergeVertex", ...}
+// (1.0) or {"MergeVertex": {...}} (0.x).
+struct GraphVertexJson {
+    std::string cls;
+    const nlohmann::json* body = nullptr;
+};
+
+// The input shape a graph states: networkInputTypes (1.0.0-beta on) or a FeedForwardToCnn
+// preprocessor on a layer that reads the input.
+struct GraphInput {
+    std::optional<Shape> shape;
+    std::string where;
+};
+
+std::optional<Shape> input_type_shape(Place& root, const nlohmann::json& t) {
+    const auto typed = import::typed(t);
+    if (!typed) root.fail("networkInputTypes", "expected an InputType object, got " + json_summary(t));
+    std::string kind = typed->name;
+    if (const auto dollar = kind.rfind('$'); dollar != std::string::npos) kind = kind.substr(dollar + 1);
+    const auto& b = *typed->body;
+    auto num = [&](const char* key) -> int {
+        if (!b.contains(key) || !b[key].is_number_integer() || b[key].get<long long>() < 1 || b[key].get<long long>() > (1 << 24))
+            root.fail("networkInputTypes", kind + ": \"" + key + "\" must be a positive integer, got " +
+                                               (b.contains(key) ? json_summary(b[key]) : std::string("nothing")));
+        return b[key].get<int>();
+    };
+    if (kind == "InputTypeFeedForward") return Shape{num("size"), 1, 1};
+    if (kind == "InputTypeConvolutional" || kind == "InputTypeConvolutionalFlat") {
+        const int c = num(b.contains("channels") ? "channels" : "depth");
+        if (b.contains("format") && b["format"].is_string() && b["format"].get<std::string>() == "NHWC")
+            root.note("networkInputTypes: NHWC: Thresher feeds images as channels x height x width");
+        return Shape{c, num("height"), num("width")};
+    }
+    root.fail("networkInputTypes", "input type " + kind + " is not supported (feed-forward or convolutional)");
+}
+
+std::string kUnsupportedVertex(const std::string& cls) {
+    return "vertex type " + cls + " is not supported (Thresher imports LayerVertex, ElementWiseVertex (Add, Subtract, "
+           "Product, Average, Max), MergeVertex, SubsetVertex and PreprocessorVertex with CnnToFeedForwardPreProcessor)";
+}
+
+// Walks the vertices in DL4J's order, each LayerVertex through `read_conf` (the MultiLayer path),
+// each other vertex into a Thresher vertex or, when it changes nothing (a flattening
+// preprocessor), into a name for its input.
+template <typename ReadConf>
+GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const std::vector<std::string>& vertex_order) {
+    const auto* vertices = root.object({"vertices"});
+    const auto* vertex_inputs = root.object({"vertexInputs"});
+    const auto* net_inputs = root.array({"networkInputs"});
+    const auto* net_outputs = root.array({"networkOutputs"});
+    if (!vertices || !vertex_inputs || !net_inputs || !net_outputs)
+        root.fail("a ComputationGraph configuration needs \"vertices\", \"vertexInputs\", \"networkInputs\" and \"networkOutputs\"");
+    auto names_of = [&](const nlohmann::json& list, const char* key) {
+        std::vector<std::string> out;
+        for (const auto& v : list) {
+            if (!v.is_string()) root.fail(key, "must list names, got " + json_summary(v));
+            out.push_back(v.get<std::string>());
+        }
+        return out;
+    };
+    const auto inputs = names_of(*net_inputs, "networkInputs");
+    const auto outputs = names_of(*net_outputs, "networkOutputs");
+    if (inputs.size() != 1)
+        root.fail("networkInputs", "the graph has " + std::to_string(inputs.size()) + " inputs; Thresher trains graphs with one input");
+    if (outputs.size() != 1)
+        root.fail("networkOutputs", "the graph has " + std::to_string(outputs.size()) + " outputs; Thresher trains graphs with one output");
+
+    // The vertices in the file's order (the order DL4J numbers them in).
+    std::vector<std::string> keys = vertex_order;
+    if (keys.size() != vertices->size()) {
+        keys.clear();
+        for (const auto& [k, v] : vertices->items()) keys.push_back(k);
+    }
+    std::vector<std::pair<std::string, std::vector<std::string>>> listed;
+    std::map<std::string, GraphVertexJson> by_name;
+    std::map<std::string, int> readers;
+    for (const auto& name : keys) {
+        const auto& v = (*vertices)[name];
+        const std::string where = "vertices[\"" + name + "\"]";
+        const auto t = import::typed(v);
+        if (!t) root.fail("vertices", where + " is not a vertex: " + json_summary(v));
+        GraphVertexJson g{simple_class_name(t->name), t->body};
+        std::vector<std::string> ins;
+        if (vertex_inputs->contains(name) && (*vertex_inputs)[name].is_array())
+            for (const auto& in : (*vertex_inputs)[name]) {
+                if (!in.is_string()) root.fail("vertexInputs", "\"" + name + "\" must list names, got " + json_summary(in));
+                ins.push_back(in.get<std::string>());
+                ++readers[in.get<std::string>()];
+            }
+        if (ins.empty()) root.fail("vertexInputs", "vertex \"" + name + "\" reads nothing");
+        for (const auto& in : ins)
+            if (!vertices->contains(in) && std::find(inputs.begin(), inputs.end(), in) == inputs.end())
+                root.fail("vertexInputs", "vertex \"" + name + "\" reads \"" + in + "\", which is neither a vertex nor a network input");
+        listed.emplace_back(name, ins);
+        by_name[name] = g;
+    }
+    // Every vertex and layer type first: an unsupported one is what the user hears about.
+    for (const auto& [name, ins] : listed) {
+        const auto& g = by_name[name];
+        std::vector<std::string> scratch;
+        Place p(*g.body, root.source(), "vertices[\"" + name + "\"] (" + g.cls + ")", scratch);
+        if (g.cls == "LayerVertex") {
+            const auto* conf = p.object({"layerConf"});
+            if (!conf) p.fail("layerConf", "is required");
+            Place c(*conf, root.source(), "vertices[\"" + name + "\"]", scratch);
+            const auto l = layer_of(c);
+            if (!kind_of(l.cls)) layer_place(c, l, scratch).fail(kUnsupportedLayer(l.cls));
+        } else if (g.cls != "ElementWiseVertex" && g.cls != "MergeVertex" && g.cls != "SubsetVertex" &&
+                   g.cls != "PreprocessorVertex") {
+            p.fail(kUnsupportedVertex(g.cls));
+        }
+    }
+
+    // DL4J's own order: its parameters are flattened in it, and Thresher's follow the layer list.
+    std::vector<std::string> order;
+    if (root.has("topologicalOrderStr")) {
+        order = names_of(*root.array({"topologicalOrderStr"}), "topologicalOrderStr");
+        root.ignore({"topologicalOrder"});
+    } else {
+        order = dl4j_topological_order(inputs, listed);
+    }
+    if (order.size() != listed.size() + inputs.size())
+        root.fail("vertices", "the graph has a cycle, or topologicalOrderStr does not list every vertex once");
+
+    m.input_name = inputs[0];
+    GraphInput input;
+    std::map<std::string, std::string> alias;  // a vertex that became no layer: the name it passes on
+    auto resolve = [&](std::string n) {
+        for (auto it = alias.find(n); it != alias.end(); it = alias.find(n)) n = it->second;
+        return n;
+    };
+    bool first_layer = true;
+    for (const auto& name : order) {
+        if (name == inputs[0]) continue;
+        const auto it = by_name.find(name);
+        if (it == by_name.end()) root.fail("topologicalOrderStr", "lists \"" + name + "\", which is not a vertex");
+        const auto& g = it->second;
+        const auto& raw = std::find_if(listed.begin(), listed.end(), [&](const auto& e) { return e.first == name; })->second;
+        std::vector<std::string> ins;
+        for (const auto& r : raw) ins.push_back(resolve(r));
+        const std::string where = "vertices[\"" + name + "\"]";
+        Place p(*g.body, root.source(), where + " (" + g.cls + ")", root.notes());
+        p.ignore({"@class"});
+        if (g.cls == "LayerVertex") {
+            if (const auto* pre = p.object({"preProcessor"})) {
+                const auto t = import::typed(*pre);
+                const std::string kind = t ? simple_class_name(t->name) : "";
+                const bool flatten = kind == "CnnToFeedForwardPreProcessor" || kind == "cnnToFeedForward";
+                const bool unflatten = kind == "FeedForwardToCnnPreProcessor" || kind == "feedForwardToCnn";
+                if (unflatten && ins.size() == 1 && ins[0] == inputs[0]) {
+                    Place b(*t->body, root.source(), where + ".preProcessor", root.notes());
+                    const auto h = b.integer({"inputHeight"}, 1), w = b.integer({"inputWidth"}, 1), c = b.integer({"numChannels"}, 1);
+                    if (!h || !w || !c) b.fail("needs \"inputHeight\", \"inputWidth\" and \"numChannels\"");
+                    input.shape = Shape{*c, *h, *w};
+                    input.where = where + ".preProcessor";
+                } else if (!flatten) {
+                    p.fail("preProcessor", "preprocessor " + (kind.empty() ? json_summary(*pre) : kind) +
+                                               " is not supported here (CnnToFeedForward anywhere, FeedForwardToCnn on the network input)");
+                }
+            }
+            p.ignore({"layerConf", "outputVertex", "preProcessor"});
+            p.note_unread();
+            const bool may_fold = ins.size() == 1 && raw.size() == 1 && raw[0] == ins[0] && !m.layers.empty() &&
+                                  m.layers.back().name == ins[0] && readers[ins[0]] == 1;
+            const std::size_t before = m.layers.size();
+            const std::string back_before = before ? m.layers.back().name : "";
+            const auto back_inputs = before ? m.layers.back().inputs : std::vector<std::string>{};
+            read_conf((*g.body)["layerConf"], where, first_layer, name == outputs[0], may_fold);
+            first_layer = false;
+            if (m.layers.size() > before) {
+                auto& first = m.layers[before];
+                first.inputs = ins;
+                m.layers.back().name = name;  // what other vertices read it by
+            } else if (!m.layers.empty() && m.layers.back().name != back_before) {
+                m.layers.back().inputs = back_inputs;  // a zero padding folded into this convolution
+                m.layers.back().name = name;
+                alias[back_before] = name;
+            } else {
+                alias[name] = ins[0];  // folded into its input, or a dropout without dropout
+            }
+            continue;
+        }
+        LayerConfig l;
+        l.name = name;
+        l.origin = where;
+        l.origin_what = g.cls + " \"" + name + "\"";
+        l.inputs = ins;
+        if (g.cls == "ElementWiseVertex") {
+            const auto op = p.string({"op"}).value_or("Add");
+            static const std::map<std::string, LayerType> ops{{"Add", LayerType::Add}, {"Subtract", LayerType::Subtract},
+                                                              {"Product", LayerType::Multiply}, {"Average", LayerType::Average},
+                                                              {"Max", LayerType::Maximum}};
+            const auto o = ops.find(op);
+            if (o == ops.end()) p.fail("op", "\"" + op + "\" is not supported (Add, Subtract, Product, Average, Max)");
+            l.type = o->second;
+        } else if (g.cls == "MergeVertex") {
+            // Along dimension 1: channels of images, features of flat activations.
+            if (const auto axis = p.integer({"mergeAxis"}, -100); axis && *axis != 1)
+                p.fail("mergeAxis", "merging along dimension " + std::to_string(*axis) + " is not supported (only 1, the channels)");
+            l.type = LayerType::Concatenate;
+        } else if (g.cls == "SubsetVertex") {
+            const auto from = p.integer({"from"}, 0), to = p.integer({"to"}, 0);
+            if (!from || !to) p.fail("needs \"from\" and \"to\"");
+            l.type = LayerType::Subset;
+            l.subset = {*from, *to};
+        } else {  // PreprocessorVertex
+            const auto* pre = p.object({"preProcessor"});
+            const auto t = pre ? import::typed(*pre) : std::nullopt;
+            const std::string kind = t ? simple_class_name(t->name) : "";
+            if (kind != "CnnToFeedForwardPreProcessor" && kind != "cnnToFeedForward")
+                p.fail("preProcessor", "preprocessor " + (kind.empty() ? std::string("(none)") : kind) +
+                                           " is not supported (CnnToFeedForwardPreProcessor: Thresher's dense layers flatten images themselves)");
+            p.ignore({"preProcessor"});
+            p.note_unread();
+            alias[name] = ins[0];
+            continue;
+        }
+        p.note_unread();
+        m.layers.push_back(std::move(l));
+    }
+    if (m.layers.empty() || resolve(outputs[0]) != m.layers.back().name)
+        root.fail("networkOutputs", "the output \"" + outputs[0] + "\" must be the last vertex that computes something");
+    return input;
+}
+
+// After the layers: the input shape, model-wide defaults and the learning-rate schedule, the
+// validated model, and each layer's nIn checked against its inferred input.
+ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, const std::vector<InputCheck>& checks,
+                          const std::vector<std::pair<std::string, std::optional<LrSchedule>>>& schedules,
+                          ImportResult result) {
+    const auto source = root.source();
+    if (const auto* types = root.array({"networkInputTypes"}); types && !types->empty()) {
+        if (const auto shape = input_type_shape(root, (*types)[0])) m.input = *shape;
+    } else if (input.shape) {
+        m.input = *input.shape;
+    } else if (!checks.empty() && checks.front().layer == 0 && (m.layers[0].type == LayerType::Dense || m.layers[0].type == LayerType::Output)) {
+        m.input = Shape{checks.front().n_in, 1, 1};
+    } else {
+        root.fail("cannot tell the input shape: no networkInputTypes (DL4J writes them for setInputTypes(...)), no "
+                  "FeedForwardToCnn preprocessor on the input, and the first layer is not a dense layer with an nIn");
+    }
+    import::hoist_layer_defaults(m);
+    if (!schedules.empty() && schedules.front().second) {
+        m.lr_schedule = schedules.front().second;
+        m.updater.learning_rate = static_cast<float>(m.lr_schedule->value_at(0, 0));
+        result.notes.push_back("learning rate: " + m.lr_schedule->describe());
+    }
+    result.model = import::validated(m, source);
+    for (const auto& c : checks) {
+        const auto& l = result.model.layers[c.layer];
+        const bool per_channel = l.type == LayerType::Convolution || (l.type == LayerType::BatchNorm && !l.in_shape.flat());
+        const auto have = per_channel ? static_cast<std::size_t>(l.in_shape.c) : l.in_shape.size();
+        if (have != static_cast<std::size_t>(c.n_in))
+            throw ConfigError(source + ": " + c.where + ": \"nIn\": is " + std::to_string(c.n_in) + " but the layer's input is " +
+                              l.in_shape.str() + (per_channel ? " (channels " : " (") + std::to_string(have) + ")");
+    }
+    root.ignore({"vertices", "vertexInputs", "networkInputs", "networkOutputs", "networkInputTypes", "defaultConfiguration",
+                 "backpropType", "cacheMode", "dataType", "epochCount", "iterationCount", "inferenceWorkspaceMode",
+                 "trainingWorkspaceMode", "tbpttBackLength", "tbpttFwdLength", "validateOutputLayerConfig",
+                 "topologicalOrder", "topologicalOrderStr", "pretrain", "backprop"});
+    root.note_unread();
+    return result;
+}
 }  // namespace
 
-ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& source) {
+ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& source,
+                         const std::vector<std::string>& vertex_order) {
     ImportResult result;
     result.format = ModelFormat::Dl4j;
     auto& notes = result.notes;
     Place root(root_json, source, "model", notes);
-    if (root.has("vertices") || root.has("networkInputs"))
-        root.fail("a DL4J ComputationGraph configuration cannot be imported (only MultiLayerConfiguration: "
-                  "a plain stack of layers)");
-    const auto* confs = root.array({"confs"});
-    if (!confs || confs->empty()) root.fail("confs", "must be a non-empty array of layer configurations");
+    // A ComputationGraphConfiguration: named vertices and what each reads, instead of "confs".
+    const bool graph = root.has("vertices") || root.has("networkInputs");
+    static const nlohmann::json kNoConfs = nlohmann::json::array();
+    const auto* confs = graph ? &kNoConfs : root.array({"confs"});
+    if (!confs || (!graph && confs->empty())) root.fail("confs", "must be a non-empty array of layer configurations");
 
     ModelConfig m;
     m.name = std::filesystem::path(source).stem().string();
@@ -518,9 +793,18 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         if (!kind_of(l.cls)) layer_place(c, l, scratch).fail(kUnsupportedLayer(l.cls));
     }
 
-    for (std::size_t i = 0; i < confs->size(); ++i) {
-        const std::string conf_where = "confs[" + std::to_string(i) + "]";
-        Place c((*confs)[i], source, conf_where, notes);
+    // One NeuralNetConfiguration ("conf": a MultiLayer's confs[i], a graph's LayerVertex layerConf)
+    // into the layer (and an input dropout in front of it) it stands for. `may_fold`: the layer
+    // before it in m.layers is its only input and nothing else reads that, so an activation layer
+    // or a zero padding may be merged into it.
+    auto read_conf = [&](const nlohmann::json& conf_json, const std::string& conf_where, bool first, bool last,
+                         bool may_fold) {
+        Place c(conf_json, source, conf_where, notes);
+        if (c.json().contains("layer") && c.json()["layer"].is_object()) {
+            const auto t = import::typed(c.json()["layer"]);
+            if (t && (t->name == "FrozenLayer" || t->name == "FrozenLayerWithBackprop"))
+                c.note("layer: " + t->name + " is trained here like the layer it wraps (Thresher cannot hold parameters fixed)");
+        }
         const auto conf_layer = layer_of(c);
         const std::string& cls = conf_layer.cls;
         const std::string& name = conf_layer.name;
@@ -531,7 +815,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         if (!kind) p.fail(kUnsupportedLayer(cls));
 
         // Conf-level settings. Every conf repeats the builder's seed; the first stands for the model.
-        if (auto s = c.number({"seed"}); i == 0 && s && *s >= 0 && *s < 9.007199254740992e15)
+        if (auto s = c.number({"seed"}); first && s && *s >= 0 && *s < 9.007199254740992e15)
             m.seed = static_cast<std::uint64_t>(*s);
         const bool use_regularization = c.boolean({"useRegularization"}).value_or(true);
         // Only a leakyrelu layer uses it (read_activation checks the range then); DL4J writes "NaN" when unset.
@@ -602,7 +886,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 l.padding = p.pair({"padding"}, 0).value_or(std::array<int, 2>{0, 0});
                 l.dilation = p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1});
                 l.mode = read_mode(p);
-                import::fold_zero_padding(m.layers, l);
+                if (may_fold) import::fold_zero_padding(m.layers, l);
                 l.activation = read_activation(p, leaky_alpha);
                 if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
                 params = true;
@@ -695,7 +979,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 if (!retain || *retain >= 1.f) {
                     p.note("dropout layer without dropout: left out");
                     finish();
-                    continue;
+                    return;
                 }
                 l.type = LayerType::Dropout;
                 l.retain = *retain;
@@ -706,20 +990,20 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 // Fused into the dense or convolution layer right before it when that one has no
                 // activation (one pass instead of two); a layer of its own otherwise.
                 auto* prev = m.layers.empty() ? nullptr : &m.layers.back();
-                const bool foldable = prev && (prev->type == LayerType::Dense || prev->type == LayerType::Convolution) &&
+                const bool foldable = may_fold && prev && (prev->type == LayerType::Dense || prev->type == LayerType::Convolution) &&
                                       prev->activation.kind == Activation::Identity &&
                                       (l.activation.kind != Activation::Softmax || prev->type == LayerType::Dense);
                 if (foldable || l.activation.kind == Activation::Identity) {
                     if (foldable) prev->activation = l.activation;
                     finish();
-                    continue;
+                    return;
                 }
                 l.type = LayerType::Activation;
                 break;
             }
             case Kind::Loss:
                 // DL4J's LossLayer: activation and loss without parameters; it must be last.
-                if (i + 1 != confs->size()) p.fail("a LossLayer must be the last layer");
+                if (!last) p.fail("a LossLayer must be the last layer");
                 l.type = LayerType::Activation;
                 l.activation = read_activation(p, leaky_alpha);
                 l.loss = read_loss(p);
@@ -761,7 +1045,13 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
             p.note("cnn2dDataFormat NHWC: Thresher feeds images as channels x height x width");
         finish();
         m.layers.push_back(std::move(l));
+        };
+    if (graph) {
+        const auto input = import_graph(root, m, read_conf, vertex_order);
+        return finish_graph(root, m, input, checks, schedules, std::move(result));
     }
+    for (std::size_t i = 0; i < confs->size(); ++i)
+        read_conf((*confs)[i], "confs[" + std::to_string(i) + "]", i == 0, i + 1 == confs->size(), true);
 
     // The input shape: DL4J keeps InputType.convolutionalFlat(h, w, c) as a FeedForwardToCnn
     // preprocessor in front of layer 0; otherwise the first layer's nIn says it.

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,11 @@
 
 namespace thresher::config {
 
-ImportResult import_dl4j(const nlohmann::json& root, const std::string& source);
+// A ComputationGraphConfiguration ("vertices", "vertexInputs", "networkInputs", ...) becomes a
+// Thresher graph with its layers in DL4J's order (its "topologicalOrderStr", or the order DL4J
+// computes from the vertices as the file lists them: `vertex_order`, see dl4j_graph.h), so a
+// graph zip's coefficients land where they belong.
+ImportResult import_dl4j(const nlohmann::json& root, const std::string& source,
+                         const std::vector<std::string>& vertex_order = {});
 
 }  // namespace thresher::config

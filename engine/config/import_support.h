@@ -50,6 +50,8 @@ public:
     const nlohmann::json& json() const { return object_; }
     const std::string& where() const { return where_; }
     const std::string& source() const { return source_; }
+    // Where this place's notes go (a sibling Place at another path shares them).
+    std::vector<std::string>& notes() const { return notes_; }
     bool has(const std::string& key) const;  // present and not null
     // A Place for an object nested here ("<where><suffix>"), whose notes join this one's.
     Place nested(const nlohmann::json& object, const std::string& suffix) const {

@@ -1,5 +1,7 @@
 #include "config/model_format.h"
 
+#include "config/dl4j_graph.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -72,7 +74,7 @@ ImportResult import_model_json(std::string_view text, const std::string& source)
     const auto format = detect_model_format(j);
     try {
         switch (format) {
-            case ModelFormat::Dl4j: return import_dl4j(j, source);
+            case ModelFormat::Dl4j: return import_dl4j(j, source, dl4j_vertex_key_order(text));
             case ModelFormat::Keras: {
                 KerasLocation at;
                 const auto* model = keras_model(j, &at);

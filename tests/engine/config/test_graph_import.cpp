@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "config/model_config.h"
+#include "config/dl4j_graph.h"
 #include "config/model_format.h"
 
 using namespace thresher;
@@ -82,6 +83,57 @@ json residual_block(Form f, const std::string& merge = "Add", const json& merge_
     return model;
 }
 
+
+// A DL4J 1.0 layer conf: {"layer": {"@class": "org.deeplearning4j.nn.conf.layers.<cls>", ...}}.
+json dl4j_conf(const std::string& cls, json fields) {
+    fields["@class"] = "org.deeplearning4j.nn.conf.layers." + cls;
+    return {{"layer", fields}, {"seed", 42}, {"miniBatch", true}, {"minimize", true},
+            {"optimizationAlgo", "STOCHASTIC_GRADIENT_DESCENT"}, {"stepFunction", nullptr}, {"variables", json::array()}};
+}
+
+json dl4j_conv(const std::string& name, int n_in, int n_out, const char* act) {
+    return dl4j_conf("ConvolutionLayer",
+                     {{"layerName", name}, {"nin", n_in}, {"nout", n_out}, {"kernelSize", {3, 3}}, {"stride", {1, 1}},
+                      {"padding", {0, 0}}, {"dilation", {1, 1}}, {"convolutionMode", "Same"}, {"hasBias", true},
+                      {"activationFn", {{"@class", std::string("org.nd4j.linalg.activations.impl.Activation") + act}}},
+                      {"iupdater", {{"@class", "org.nd4j.linalg.learning.config.Adam"}, {"learningRate", 0.001}, {"beta1", 0.9},
+                                    {"beta2", 0.999}, {"epsilon", 1e-8}}},
+                      {"weightInitFn", {{"@class", "org.deeplearning4j.nn.weights.WeightInitXavier"}}}});
+}
+
+// A residual block as DL4J's graphBuilder() writes it: cnn1 -> cnn2; add(cnn2, cnn1); merge(add,
+// cnn1) -> global pooling -> output. `legacy`: 0.x's wrapper spelling {"LayerVertex": {...}}.
+json dl4j_block(bool legacy) {
+    auto vertex = [&](const std::string& cls, json body) {
+        if (legacy) return json{{cls, body}};
+        body["@class"] = "org.deeplearning4j.nn.conf.graph." + cls;
+        return body;
+    };
+    auto layer_vertex = [&](json conf) { return vertex("LayerVertex", {{"layerConf", conf}, {"outputVertex", false}, {"preProcessor", nullptr}}); };
+    json v = json::object();
+    v["cnn1"] = layer_vertex(dl4j_conv("cnn1", 1, 4, "ReLU"));
+    v["cnn2"] = layer_vertex(dl4j_conv("cnn2", 4, 4, "Identity"));
+    v["add"] = vertex("ElementWiseVertex", {{"op", "Add"}});
+    v["merge"] = vertex("MergeVertex", json::object());
+    v["pool"] = layer_vertex(dl4j_conf("GlobalPoolingLayer", {{"layerName", "pool"}, {"poolingType", "AVG"}, {"collapseDimensions", true}}));
+    json out = dl4j_conf("OutputLayer", {{"layerName", "out"}, {"nin", 8}, {"nout", 3}, {"hasBias", true},
+                                         {"activationFn", {{"@class", "org.nd4j.linalg.activations.impl.ActivationSoftmax"}}},
+                                         {"lossFn", {{"@class", "org.nd4j.linalg.lossfunctions.impl.LossMCXENT"}}},
+                                         {"iupdater", {{"@class", "org.nd4j.linalg.learning.config.Adam"}, {"learningRate", 0.001},
+                                                       {"beta1", 0.9}, {"beta2", 0.999}, {"epsilon", 1e-8}}},
+                                         {"weightInitFn", {{"@class", "org.deeplearning4j.nn.weights.WeightInitXavier"}}}});
+    v["out"] = layer_vertex(out);
+    json types = json::array({{{"@class", "org.deeplearning4j.nn.conf.inputs.InputType$InputTypeConvolutional"},
+                               {"height", 6}, {"width", 6}, {"channels", 1}, {"format", "NCHW"}}});
+    return {{"vertices", v},
+            {"vertexInputs", {{"cnn1", {"input"}}, {"cnn2", {"cnn1"}}, {"add", {"cnn2", "cnn1"}}, {"merge", {"add", "cnn1"}},
+                              {"pool", {"merge"}}, {"out", {"pool"}}}},
+            {"networkInputs", {"input"}}, {"networkOutputs", {"out"}}, {"networkInputTypes", types},
+            {"backpropType", "Standard"}, {"tbpttFwdLength", 20}, {"tbpttBackLength", 20}, {"iterationCount", 0}, {"epochCount", 0},
+            {"trainingWorkspaceMode", "ENABLED"}, {"inferenceWorkspaceMode", "ENABLED"}, {"cacheMode", "NONE"}, {"dataType", "FLOAT"},
+            {"validateOutputLayerConfig", true}};
+}
+
 config::ImportResult import_json(const json& j, const QString& name) {
     const QString path = QDir::temp().filePath("thresher_graph_import_" + name + ".json");
     QFile file(path);
@@ -116,6 +168,11 @@ private Q_SLOTS:
     void keras_merge_layers();
     void keras_refusals_data();
     void keras_refusals();
+    void dl4j_graph_forms_data();
+    void dl4j_graph_forms();
+    void dl4j_graph_refusals_data();
+    void dl4j_graph_refusals();
+    void dl4j_order_follows_java_hash_sets();
 };
 
 void TestGraphImport::keras_functional_forms_data() {
@@ -215,6 +272,93 @@ void TestGraphImport::keras_refusals() {
         const QString msg = QString::fromStdString(e.what());
         for (const auto& fragment : expected) QVERIFY2(msg.contains(fragment), qPrintable("\"" + fragment + "\" not in: " + msg));
     }
+}
+
+
+void TestGraphImport::dl4j_graph_forms_data() {
+    QTest::addColumn<bool>("legacy");
+    QTest::newRow("1.0 @class") << false;
+    QTest::newRow("0.x wrapper names") << true;
+}
+
+void TestGraphImport::dl4j_graph_forms() {
+    QFETCH(bool, legacy);
+    config::ImportResult r;
+    try {
+        r = import_json(dl4j_block(legacy), legacy ? "dl4j_legacy" : "dl4j");
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    const auto& m = r.model;
+    QCOMPARE(r.format, config::ModelFormat::Dl4j);
+    QCOMPARE(m.input, (config::Shape{1, 6, 6}));
+    QCOMPARE(QString::fromStdString(m.input_name), QString("input"));
+    QCOMPARE(describe(m), QString("convolution<input,convolution<cnn1,add<cnn2+cnn1,concatenate<add+cnn1,subsampling<merge,output<pool"));
+    QCOMPARE(m.layers[3].out_shape, (config::Shape{8, 6, 6}));
+    QCOMPARE(m.param_count(), std::size_t((9 * 4 + 4) + (4 * 9 * 4 + 4) + (8 * 3 + 3)));
+    QCOMPARE(m.effective_updater(0).kind, config::UpdaterKind::Adam);
+    QVERIFY2(!QString::fromStdString(nlohmann::json(r.notes).dump()).contains("ignored field"),
+             qPrintable(QString::fromStdString(nlohmann::json(r.notes).dump())));
+}
+
+void TestGraphImport::dl4j_graph_refusals_data() {
+    QTest::addColumn<QByteArray>("change");
+    QTest::addColumn<QStringList>("expected");
+    QTest::newRow("two network inputs") << QByteArray("two_inputs") << QStringList{"networkInputs", "2 inputs"};
+    QTest::newRow("ScaleVertex") << QByteArray("scale") << QStringList{"vertices[\"add\"]", "ScaleVertex", "not supported"};
+    QTest::newRow("merge along dimension 2") << QByteArray("merge_axis") << QStringList{"vertices[\"merge\"]", "\"mergeAxis\"", "2"};
+    QTest::newRow("cycle") << QByteArray("cycle") << QStringList{"cycle"};
+    QTest::newRow("unknown input") << QByteArray("unknown") << QStringList{"\"cnn2\"", "\"nowhere\"", "neither a vertex"};
+    QTest::newRow("LSTM layer") << QByteArray("lstm") << QStringList{"vertices[\"cnn2\"]", "LSTM", "not supported"};
+    QTest::newRow("ElementWise op") << QByteArray("op") << QStringList{"vertices[\"add\"]", "\"op\"", "Dot"};
+}
+
+void TestGraphImport::dl4j_graph_refusals() {
+    QFETCH(QByteArray, change);
+    QFETCH(QStringList, expected);
+    json g = dl4j_block(false);
+    if (change == "two_inputs") g["networkInputs"].push_back("second");
+    if (change == "scale") g["vertices"]["add"] = {{"@class", "org.deeplearning4j.nn.conf.graph.ScaleVertex"}, {"scaleFactor", 2.0}};
+    if (change == "merge_axis") g["vertices"]["merge"]["mergeAxis"] = 2;
+    if (change == "cycle") g["vertexInputs"]["cnn1"] = {"add"};
+    if (change == "unknown") g["vertexInputs"]["cnn2"] = {"nowhere"};
+    if (change == "lstm") g["vertices"]["cnn2"]["layerConf"]["layer"]["@class"] = "org.deeplearning4j.nn.conf.layers.LSTM";
+    if (change == "op") g["vertices"]["add"]["op"] = "Dot";
+    try {
+        import_json(g, "dl4j_" + QString::fromLatin1(change));
+        QFAIL("imported");
+    } catch (const ConfigError& e) {
+        const QString msg = QString::fromStdString(e.what());
+        for (const auto& fragment : expected) QVERIFY2(msg.contains(fragment), qPrintable("\"" + fragment + "\" not in: " + msg));
+    }
+}
+
+// DL4J numbers the inputs, then the vertices in file order, and visits each vertex's readers in
+// java.util.HashSet<Integer> order: buckets by value mod 16 while the set is small, so readers 5
+// and 18 of one vertex come 18 first (bucket 2 before bucket 5) although 5 was added first.
+void TestGraphImport::dl4j_order_follows_java_hash_sets() {
+    std::vector<std::pair<std::string, std::vector<std::string>>> vertices;
+    for (int i = 1; i <= 20; ++i) {
+        const std::string prev = i == 1 ? "in" : "v" + std::to_string(i - 1);
+        // v5 and v18 also read "in"; everything else is a chain.
+        std::vector<std::string> ins{prev};
+        if (i == 18) ins = {"in"};
+        vertices.emplace_back("v" + std::to_string(i), ins);
+    }
+    vertices[4].second = {"in"};  // v5 (index 5) reads the input
+    vertices[5].second = {"v5"};
+    const auto order = config::dl4j_topological_order({"in"}, vertices);
+    QCOMPARE(order.size(), std::size_t(21));
+    QCOMPARE(QString::fromStdString(order[0]), QString("in"));
+    // "in" has readers v1 (1), v5 (5) and v18 (18): buckets 1, 5, 2 -> v1, v18, v5.
+    QCOMPARE(QString::fromStdString(order[1]), QString("v1"));
+    QCOMPARE(QString::fromStdString(order[2]), QString("v18"));
+    QCOMPARE(QString::fromStdString(order[3]), QString("v5"));
+    // With more than 12 readers the set has 32 buckets: 5 and 18 are in order again.
+    std::vector<std::pair<std::string, std::vector<std::string>>> wide;
+    for (int i = 1; i <= 20; ++i) wide.emplace_back("w" + std::to_string(i), std::vector<std::string>{"in"});
+    const auto wide_order = config::dl4j_topological_order({"in"}, wide);
+    for (int i = 1; i <= 20; ++i) QCOMPARE(QString::fromStdString(wide_order[static_cast<std::size_t>(i)]), "w" + QString::number(i));
 }
 
 QTEST_GUILESS_MAIN(TestGraphImport)

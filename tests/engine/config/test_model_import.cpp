@@ -456,9 +456,10 @@ void TestModelImport::refused_data() {
         << QStringList{"confs[1] (LSTM \"lstm1\")", "LSTM is not supported"};
     QTest::newRow("dl4j 0.x GravesLSTM") << dl4j({R"({"layer":{"gravesLSTM":{"nin":4,"nout":3}}})", kDl4jOutput})
         << QStringList{"confs[0] (gravesLSTM)", "not supported"};
-    QTest::newRow("dl4j ComputationGraph")
+    // Graphs import (test_graph_import); one without its vertexInputs is refused.
+    QTest::newRow("dl4j ComputationGraph without vertexInputs")
         << QByteArray(R"({"vertices":{},"networkInputs":["in"],"networkOutputs":["out"]})")
-        << QStringList{"ComputationGraph", "MultiLayerConfiguration"};
+        << QStringList{"ComputationGraph", "\"vertexInputs\""};
     QTest::newRow("dl4j unknown activation")
         << dl4j_with("DenseLayer", R"("nin":4,"nout":3,"activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationCube"})")
         << QStringList{"confs[0] (DenseLayer)", "\"activationFn\"", "Cube", "not supported"};
@@ -491,8 +492,9 @@ void TestModelImport::refused_data() {
         R"("inputPreProcessors":{"1":{"@class":"org.deeplearning4j.nn.conf.preprocessor.RnnToFeedForwardPreProcessor"}})")
         << QStringList{"inputPreProcessors[1]", "RnnToFeedForwardPreProcessor is not supported"};
 
-    QTest::newRow("keras functional Model") << keras({kKerasFlatInput, kKerasOut}, "Functional")
-        << QStringList{"cfg.json: model:", "functional", "Sequential"};
+    // A functional model (a graph) imports (test_graph_import); one without its inputs is refused.
+    QTest::newRow("keras functional Model without input_layers") << keras({kKerasFlatInput, kKerasOut}, "Functional")
+        << QStringList{"cfg.json: config:", "\"input_layers\"", "0 inputs"};
     QTest::newRow("keras LSTM") << keras({kKerasFlatInput, keras_layer("LSTM", R"("name":"lstm","units":4)"), kKerasOut})
         << QStringList{"layers[1] (LSTM \"lstm\")", "LSTM is not supported"};
     QTest::newRow("keras Embedding")
