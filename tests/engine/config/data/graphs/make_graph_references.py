@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Writes graph models with known weights and their outputs computed independently by PyTorch.
+
+Run once (Debian: python3-torch, python3-h5py, python3-numpy); the outputs are committed and read
+by tests/engine/config/test_graph_weights.cpp, which imports each file with Thresher and compares
+its predictions with PyTorch's (float64) within 1e-4.
+
+  keras2_residual_concat.h5             Keras 2 model.save() layout of a functional model:
+                                        conv -> bn -> conv, add(., bn) -> relu; a 1x1 conv of the
+                                        input beside it; concatenate; global average pooling; dense.
+  dl4j_residual_concat.json             DL4J ComputationGraphConfiguration of the same graph
+  dl4j_residual_concat.coefficients.json  its parameters in DL4J's flattened order (the test zips
+                                        them as coefficients.bin): vertices in DL4J's topological
+                                        order, which here puts conv_c before bn_a
+  *.expected.json                       inputs (C x H x W per sample) and PyTorch's outputs
+"""
+import json
+import os
+
+import h5py
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(20261127)
+N, C, H, W = 4, 3, 8, 8
+
+
+def arr(*shape, scale=0.5):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def reference(x, p, eps):
+    """PyTorch, float64, NCHW: the graph both files describe."""
+    t = lambda a: torch.tensor(np.asarray(a, dtype=np.float64))
+    x = t(x)
+    a = F.relu(F.conv2d(x, t(p["conv_a_w"]), t(p["conv_a_b"]), padding=1))
+    a = F.batch_norm(a, t(p["bn_mean"]), t(p["bn_var"]), t(p["bn_gamma"]), t(p["bn_beta"]), training=False, eps=eps)
+    b = F.conv2d(a, t(p["conv_b_w"]), t(p["conv_b_b"]), padding=1)
+    r = F.relu(b + a)
+    c = torch.tanh(F.conv2d(x, t(p["conv_c_w"]), t(p["conv_c_b"])))
+    cat = torch.cat([r, c], dim=1)
+    g = cat.mean(dim=(2, 3))
+    return F.softmax(g @ t(p["dense_w"]).T + t(p["dense_b"]), dim=1).numpy()
+
+
+def params():
+    return {
+        "conv_a_w": arr(4, C, 3, 3), "conv_a_b": arr(4, scale=0.1),
+        "bn_gamma": (1 + arr(4, scale=0.2)), "bn_beta": arr(4, scale=0.2),
+        "bn_mean": arr(4, scale=0.3), "bn_var": (0.5 + np.abs(arr(4))).astype(np.float32),
+        "conv_b_w": arr(4, 4, 3, 3), "conv_b_b": arr(4, scale=0.1),
+        "conv_c_w": arr(2, C, 1, 1), "conv_c_b": arr(2, scale=0.1),
+        "dense_w": arr(5, 6), "dense_b": arr(5, scale=0.1),  # PyTorch's [out, in]
+    }
+
+
+def write_expected(name, x, y):
+    with open(os.path.join(HERE, name + ".expected.json"), "w") as f:
+        json.dump({"shape": [C, H, W], "inputs": x.reshape(N, -1).tolist(), "outputs": y.tolist()}, f)
+
+
+def keras_layer(cls, name, config, inbound):
+    config = dict(config, name=name, trainable=True, dtype="float32")
+    nodes = [[[i, 0, 0, {}] for i in inbound]] if inbound else []
+    return {"class_name": cls, "name": name, "config": config, "inbound_nodes": nodes}
+
+
+def write_keras():
+    p = params()
+    conv = lambda filters, k, pad, act: {"filters": filters, "kernel_size": [k, k], "strides": [1, 1], "padding": pad,
+                                         "data_format": "channels_last", "dilation_rate": [1, 1], "activation": act,
+                                         "use_bias": True}
+    layers = [
+        keras_layer("InputLayer", "input_1", {"batch_input_shape": [None, H, W, C], "sparse": False}, []),
+        keras_layer("Conv2D", "conv_a", conv(4, 3, "same", "relu"), ["input_1"]),
+        keras_layer("BatchNormalization", "bn_a", {"axis": -1, "momentum": 0.99, "epsilon": 0.001, "center": True, "scale": True},
+                    ["conv_a"]),
+        keras_layer("Conv2D", "conv_b", conv(4, 3, "same", "linear"), ["bn_a"]),
+        keras_layer("Add", "add_1", {}, ["conv_b", "bn_a"]),
+        keras_layer("Activation", "act_1", {"activation": "relu"}, ["add_1"]),
+        keras_layer("Conv2D", "conv_c", conv(2, 1, "valid", "tanh"), ["input_1"]),
+        keras_layer("Concatenate", "concat_1", {"axis": -1}, ["act_1", "conv_c"]),
+        keras_layer("GlobalAveragePooling2D", "gap", {"data_format": "channels_last"}, ["concat_1"]),
+        keras_layer("Dense", "dense_out", {"units": 5, "activation": "softmax", "use_bias": True}, ["gap"]),
+    ]
+    model = {"class_name": "Model", "config": {"name": "residual_concat", "layers": layers,
+                                                "input_layers": [["input_1", 0, 0]], "output_layers": [["dense_out", 0, 0]]},
+             "keras_version": "2.4.0", "backend": "tensorflow"}
+    # Keras's layouts: conv kernels H x W x in x out, dense kernels in x out.
+    hwio = lambda w: np.transpose(w, (2, 3, 1, 0))
+    weights = {
+        "conv_a": [("kernel:0", hwio(p["conv_a_w"])), ("bias:0", p["conv_a_b"])],
+        "bn_a": [("gamma:0", p["bn_gamma"]), ("beta:0", p["bn_beta"]), ("moving_mean:0", p["bn_mean"]),
+                 ("moving_variance:0", p["bn_var"])],
+        "conv_b": [("kernel:0", hwio(p["conv_b_w"])), ("bias:0", p["conv_b_b"])],
+        "conv_c": [("kernel:0", hwio(p["conv_c_w"])), ("bias:0", p["conv_c_b"])],
+        "dense_out": [("kernel:0", p["dense_w"].T), ("bias:0", p["dense_b"])],
+    }
+    with h5py.File(os.path.join(HERE, "keras2_residual_concat.h5"), "w") as f:
+        f.attrs["keras_version"] = "2.4.0"
+        f.attrs["backend"] = "tensorflow"
+        f.attrs["model_config"] = json.dumps(model)
+        g = f.create_group("model_weights")
+        names = [l["name"] for l in layers]
+        g.attrs["layer_names"] = np.array([n.encode() for n in names])
+        g.attrs["backend"] = "tensorflow"
+        g.attrs["keras_version"] = "2.4.0"
+        for n in names:
+            lg = g.create_group(n)
+            ws = weights.get(n, [])
+            lg.attrs["weight_names"] = np.array([(n + "/" + w).encode() for w, _ in ws]) if ws else np.array([], dtype=np.float32)
+            for w, v in ws:
+                lg.create_dataset(n + "/" + w, data=np.ascontiguousarray(v, dtype=np.float32))
+    x = arr(N, C, H, W, scale=1.0)
+    write_expected("keras2_residual_concat", x, reference(x, p, 1e-3))
+
+
+def dl4j_conf(cls, fields):
+    fields = dict(fields, **{"@class": "org.deeplearning4j.nn.conf.layers." + cls})
+    return {"layer": fields, "seed": 7, "miniBatch": True, "minimize": True,
+            "optimizationAlgo": "STOCHASTIC_GRADIENT_DESCENT", "stepFunction": None, "variables": []}
+
+
+def write_dl4j():
+    p = params()
+    act = lambda a: {"@class": "org.nd4j.linalg.activations.impl.Activation" + a}
+    upd = {"@class": "org.nd4j.linalg.learning.config.Sgd", "learningRate": 0.01}
+    init = {"@class": "org.deeplearning4j.nn.weights.WeightInitXavier"}
+    conv = lambda name, nin, nout, k, mode, a: dl4j_conf("ConvolutionLayer", {
+        "layerName": name, "nin": nin, "nout": nout, "kernelSize": [k, k], "stride": [1, 1], "padding": [0, 0],
+        "dilation": [1, 1], "convolutionMode": mode, "hasBias": True, "activationFn": act(a), "iupdater": upd, "weightInitFn": init})
+    lv = lambda conf: {"@class": "org.deeplearning4j.nn.conf.graph.LayerVertex", "layerConf": conf, "outputVertex": False,
+                       "preProcessor": None}
+    vertices = {
+        "conv_a": lv(conv("conv_a", C, 4, 3, "Same", "ReLU")),
+        "bn_a": lv(dl4j_conf("BatchNormalization", {"layerName": "bn_a", "nin": 4, "nout": 4, "eps": 1e-5, "decay": 0.9,
+                                                    "iupdater": upd, "lockGammaBeta": False})),
+        "conv_b": lv(conv("conv_b", 4, 4, 3, "Same", "Identity")),
+        "add_1": {"@class": "org.deeplearning4j.nn.conf.graph.ElementWiseVertex", "op": "Add"},
+        "act_1": lv(dl4j_conf("ActivationLayer", {"layerName": "act_1", "activationFn": act("ReLU")})),
+        "conv_c": lv(conv("conv_c", C, 2, 1, "Truncate", "TanH")),
+        "concat_1": {"@class": "org.deeplearning4j.nn.conf.graph.MergeVertex"},
+        "gap": lv(dl4j_conf("GlobalPoolingLayer", {"layerName": "gap", "poolingType": "AVG", "collapseDimensions": True})),
+        "out": lv(dl4j_conf("OutputLayer", {"layerName": "out", "nin": 6, "nout": 5, "hasBias": True, "activationFn": act("Softmax"),
+                                            "lossFn": {"@class": "org.nd4j.linalg.lossfunctions.impl.LossMCXENT"},
+                                            "iupdater": upd, "weightInitFn": init})),
+    }
+    inputs = {"conv_a": ["input"], "bn_a": ["conv_a"], "conv_b": ["bn_a"], "add_1": ["conv_b", "bn_a"], "act_1": ["add_1"],
+              "conv_c": ["input"], "concat_1": ["act_1", "conv_c"], "gap": ["concat_1"], "out": ["gap"]}
+    config = {"vertices": vertices, "vertexInputs": inputs, "networkInputs": ["input"], "networkOutputs": ["out"],
+              "networkInputTypes": [{"@class": "org.deeplearning4j.nn.conf.inputs.InputType$InputTypeConvolutional",
+                                     "height": H, "width": W, "channels": C, "format": "NCHW"}],
+              "backpropType": "Standard", "tbpttFwdLength": 20, "tbpttBackLength": 20, "iterationCount": 0, "epochCount": 0,
+              "trainingWorkspaceMode": "ENABLED", "inferenceWorkspaceMode": "ENABLED", "cacheMode": "NONE", "dataType": "FLOAT",
+              "validateOutputLayerConfig": True}
+    with open(os.path.join(HERE, "dl4j_residual_concat.json"), "w") as f:
+        json.dump(config, f, indent=1)
+    # DL4J's order (ComputationGraph.calculateIndices): inputs, then vertices in file order; a FIFO
+    # of ready vertices, each one's readers in ascending index (HashSet order for indices < 16).
+    names = ["input"] + list(vertices)
+    idx = {n: i for i, n in enumerate(names)}
+    waiting = {idx[v]: {idx[i] for i in ins} for v, ins in inputs.items()}
+    readers = {i: sorted(v for v, ins in waiting.items() if i in ins) for i in range(len(names))}
+    ready, order = [0], []
+    while ready:
+        n = ready.pop(0)
+        order.append(names[n])
+        for r in readers[n]:
+            waiting[r].discard(n)
+            if not waiting[r]:
+                ready.append(r)
+    assert order.index("conv_c") < order.index("bn_a"), order
+    # Per layer, DL4J's parameter views: convolution b then W (out, in, kh, kw, 'c' order); batch
+    # norm gamma, beta, mean, var; dense W (nIn x nOut, 'f' order: PyTorch's [out, in] row-major) then b.
+    per_layer = {
+        "conv_a": [p["conv_a_b"], p["conv_a_w"]], "conv_c": [p["conv_c_b"], p["conv_c_w"]],
+        "bn_a": [p["bn_gamma"], p["bn_beta"], p["bn_mean"], p["bn_var"]],
+        "conv_b": [p["conv_b_b"], p["conv_b_w"]], "out": [p["dense_w"], p["dense_b"]],
+    }
+    flat = np.concatenate([np.asarray(a, dtype=np.float32).ravel() for n in order for a in per_layer.get(n, [])])
+    with open(os.path.join(HERE, "dl4j_residual_concat.coefficients.json"), "w") as f:
+        json.dump({"order": order, "coefficients": flat.tolist()}, f)
+    x = arr(N, C, H, W, scale=1.0)
+    write_expected("dl4j_residual_concat", x, reference(x, p, 1e-5))
+
+
+write_keras()
+write_dl4j()

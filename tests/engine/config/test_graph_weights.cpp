@@ -1,0 +1,107 @@
+// Graph models with their weights, against PyTorch: a Keras 2 functional .h5 and a DL4J
+// ComputationGraph zip of the same residual-plus-concatenation graph, written with known weights by
+// data/graphs/make_graph_references.py, which also computed the outputs with PyTorch (float64).
+// Every parameter must land where it belongs for the predictions to agree within 1e-4: conv
+// kernels from HWIO (Keras) or DL4J's bias-first views, batch-norm statistics, the dense layer, and
+// for DL4J its flattened order, which follows DL4J's topological order of the vertices (conv_c's
+// parameters before bn_a's here) rather than the order the file lists them.
+#include <QtTest>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/registry.h"
+#include "config/model_format.h"
+#include "core/error.h"
+#include "nn/network.h"
+#include "source_dir.h"
+#include "weight_files.h"
+
+using namespace thresher;
+using json = nlohmann::json;
+
+namespace {
+
+std::string data(const std::string& name) {
+    return (test_support::source_dir() + "/tests/engine/config/data/graphs/").toStdString() + name;
+}
+
+json read_json(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw Error("cannot read " + path);
+    return json::parse(in);
+}
+
+// Thresher's predictions for the expected file's inputs, compared with its outputs.
+void check_against_reference(const config::ImportResult& r, const std::string& expected_file) {
+    const auto e = read_json(data(expected_file));
+    std::vector<float> x;
+    for (const auto& sample : e["inputs"])
+        for (const auto& v : sample) x.push_back(v.get<float>());
+    const auto& want = e["outputs"];
+    const int batch = static_cast<int>(want.size());
+    const int k = r.model.output_size();
+    QCOMPARE(static_cast<std::size_t>(k), want[0].size());
+    QCOMPARE(r.params.size(), r.model.param_count());
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(r.model, *be);
+    net.set_params(r.params);
+    std::vector<float> out(static_cast<std::size_t>(batch) * k);
+    net.predict(x.data(), batch, out.data());
+    double worst = 0;
+    for (int s = 0; s < batch; ++s)
+        for (int j = 0; j < k; ++j) {
+            const double got = out[static_cast<std::size_t>(s * k + j)], ref = want[s][j].get<double>();
+            worst = std::max(worst, std::abs(got - ref));
+            if (std::abs(got - ref) > 1e-4)
+                QFAIL(qPrintable(QString("sample %1 output %2: Thresher %3, PyTorch %4").arg(s).arg(j).arg(got).arg(ref)));
+        }
+    qInfo("%s: max |Thresher - PyTorch| = %.3g over %d outputs", expected_file.c_str(), worst, batch * k);
+}
+
+}  // namespace
+
+class TestGraphWeights : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void keras_functional_h5();
+    void dl4j_graph_zip();
+};
+
+void TestGraphWeights::keras_functional_h5() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("keras2_residual_concat.h5"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QVERIFY(r.model.is_graph());
+    check_against_reference(r, "keras2_residual_concat.expected.json");
+}
+
+void TestGraphWeights::dl4j_graph_zip() {
+    const auto coefficients = read_json(data("dl4j_residual_concat.coefficients.json"));
+    std::vector<float> flat;
+    for (const auto& v : coefficients["coefficients"]) flat.push_back(v.get<float>());
+    std::ifstream in(data("dl4j_residual_concat.json"));
+    const std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    QTemporaryDir dir;
+    const std::string zip = dir.filePath("residual_concat.zip").toStdString();
+    test_support::write_zip(zip, {{"configuration.json", test_support::text_bytes(config)},
+                                  {"coefficients.bin", test_support::nd4j_row(flat, false, false)}});
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(zip);
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    // Thresher's layers follow DL4J's order, so its flat buffer is DL4J's.
+    QStringList order;
+    for (const auto& l : r.model.layers) order << QString::fromStdString(l.name);
+    QCOMPARE(order.join(","), QString("conv_a,conv_c,bn_a,conv_b,add_1,act_1,concat_1,gap,out"));
+    check_against_reference(r, "dl4j_residual_concat.expected.json");
+}
+
+QTEST_GUILESS_MAIN(TestGraphWeights)
+#include "test_graph_weights.moc"
