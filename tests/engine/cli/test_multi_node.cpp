@@ -18,6 +18,16 @@ namespace {
 
 const char* kModel = R"({"name":"mn","input":{"size":16},"updater":{"type":"sgd","learning_rate":0.1},
   "layers":[{"type":"dense","units":12,"activation":"tanh"},{"type":"output","units":3}]})";
+// A graph (issue 22): the input read by two branches, one branch read twice (fan-out), joined by
+// add and concatenate (fan-in). No batch norm: averaging equals one machine only where a batch of
+// 16 computes what two batches of 8 do.
+const char* kGraphModel = R"({"name":"mng","input":{"size":16},"updater":{"type":"sgd","learning_rate":0.1},
+  "layers":[{"type":"dense","name":"a","units":12,"activation":"tanh"},
+            {"type":"dense","name":"b","inputs":"input","units":12,"activation":"sigmoid"},
+            {"type":"add","name":"sum","inputs":["a","b"]},
+            {"type":"dense","name":"c","inputs":"a","units":6,"activation":"relu"},
+            {"type":"concatenate","name":"cat","inputs":["sum","c"]},
+            {"type":"output","units":3}]})";
 
 }  // namespace
 
@@ -25,8 +35,10 @@ class TestMultiNode : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase();
+    void gradient_sharing_replicas_equal_data();
     void gradient_sharing_replicas_equal();
     void distributed_predict_equals_single_node();
+    void averaging_equals_combined_batch_data();
     void averaging_equals_combined_batch();
     void topologies_relay_and_reduce_data();
     void topologies_relay_and_reduce();
@@ -35,8 +47,9 @@ private Q_SLOTS:
 
 private:
     QString path(const QString& n) const { return dir_.filePath(n); }
-    QStringList node_args(int rank, const QString& nodes, const QString& save, const QStringList& extra) const {
-        return QStringList{"train", "--model", path("mn.json"), "--data", path("data.csv"), "--epochs", "2", "--batch", "8",
+    QStringList node_args(int rank, const QString& nodes, const QString& save, const QStringList& extra,
+                          const QString& model = "mn.json") const {
+        return QStringList{"train", "--model", path(model), "--data", path("data.csv"), "--epochs", "2", "--batch", "8",
                            "--seed", "3", "--threads", "1", "--nodes", nodes, "--node-rank", QString::number(rank),
                            "--secret-file", path("secret"), "--save", save} + extra;
     }
@@ -46,15 +59,26 @@ private:
 void TestMultiNode::initTestCase() {
     QVERIFY(dir_.isValid());
     QVERIFY(write_file(path("mn.json"), kModel));
+    QVERIFY(write_file(path("mng.json"), kGraphModel));
     QVERIFY(write_file(path("secret"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"));
     QVERIFY(write_file(path("data.csv"), test_support::three_class_csv(96)));
 }
 
+void TestMultiNode::gradient_sharing_replicas_equal_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("prefix");
+    QTest::newRow("layer stack") << "mn.json" << "gs";
+    QTest::newRow("graph") << "mng.json" << "graph_gs";
+}
+
 void TestMultiNode::gradient_sharing_replicas_equal() {
+    QFETCH(QString, model);
+    QFETCH(QString, prefix);
     const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     const QStringList gs{"--strategy", "gradient-sharing", "--threshold-algorithm", "fixed:0.01", "--residual", "none"};
-    const auto runs = run_nodes({node_args(0, nodes, path("gs0.thr"), gs), node_args(1, nodes, path("gs1.thr"), gs)});
+    const auto runs = run_nodes({node_args(0, nodes, path(prefix + "0.thr"), gs, model),
+                                 node_args(1, nodes, path(prefix + "1.thr"), gs, model)});
     for (int node = 0; node < 2; ++node) {
         const auto& r = runs[node];
         QVERIFY2(r.finished && r.exit_code == 0, qPrintable(r.summary()));
@@ -85,7 +109,7 @@ void TestMultiNode::gradient_sharing_replicas_equal() {
             for (const auto& v : row.toArray()) total += v.toInt();
         QCOMPARE(total, 96);
     }
-    const auto cmp = run_engine({"compare", path("gs0.thr"), path("gs1.thr"), "--tolerance", "1e-5"});
+    const auto cmp = run_engine({"compare", path(prefix + "0.thr"), path(prefix + "1.thr"), "--tolerance", "1e-5"});
     QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
 }
 
@@ -107,25 +131,37 @@ void TestMultiNode::distributed_predict_equals_single_node() {
     QVERIFY(runs[1].stdout_text.isEmpty());
 }
 
+void TestMultiNode::averaging_equals_combined_batch_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("prefix");
+    QTest::newRow("layer stack") << "mn.json" << "pa";
+    QTest::newRow("graph") << "mng.json" << "graph_pa";
+}
+
 void TestMultiNode::averaging_equals_combined_batch() {
+    QFETCH(QString, model);
+    QFETCH(QString, prefix);
     const auto ports = free_node_ports(2);
     const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
     const QStringList pa{"--strategy", "parameter-averaging", "--averaging-frequency", "1"};
-    const auto runs = run_nodes({node_args(0, nodes, path("pa0.thr"), pa), node_args(1, nodes, path("pa1.thr"), pa)});
+    const auto runs = run_nodes({node_args(0, nodes, path(prefix + "0.thr"), pa, model),
+                                 node_args(1, nodes, path(prefix + "1.thr"), pa, model)});
     for (const auto& r : runs) QVERIFY2(r.finished && r.exit_code == 0, qPrintable(r.summary()));
     // One node, batch 16 = the two nodes' batches of 8 together (strided shards, same order).
-    const auto single = run_engine({"train", "--model", path("mn.json"), "--data", path("data.csv"), "--epochs", "2",
-                                    "--batch", "16", "--seed", "3", "--threads", "1", "--save", path("single.thr")});
+    const QString single_file = path(prefix + "_single.thr");
+    const auto single = run_engine({"train", "--model", path(model), "--data", path("data.csv"), "--epochs", "2",
+                                    "--batch", "16", "--seed", "3", "--threads", "1", "--save", single_file});
     QVERIFY2(single.exit_code == 0, qPrintable(single.summary()));
-    for (const char* f : {"pa0.thr", "pa1.thr"}) {
-        const auto cmp = run_engine({"compare", path(f), path("single.thr"), "--tolerance", "1e-5"});
+    for (const QString f : {prefix + "0.thr", prefix + "1.thr"}) {
+        const auto cmp = run_engine({"compare", path(f), single_file, "--tolerance", "1e-5"});
         QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
     }
     // ... and the comparison is not vacuous: training moved the parameters.
-    const auto init = run_engine({"train", "--model", path("mn.json"), "--data", path("data.csv"), "--epochs", "1",
-                                  "--batch", "16", "--seed", "3", "--limit", "16", "--save", path("early.thr")});
+    const QString early = path(prefix + "_early.thr");
+    const auto init = run_engine({"train", "--model", path(model), "--data", path("data.csv"), "--epochs", "1",
+                                  "--batch", "16", "--seed", "3", "--limit", "16", "--save", early});
     QVERIFY(init.exit_code == 0);
-    QCOMPARE(run_engine({"compare", path("early.thr"), path("single.thr"), "--tolerance", "1e-3"}).exit_code, 1);
+    QCOMPARE(run_engine({"compare", early, single_file, "--tolerance", "1e-3"}).exit_code, 1);
 }
 
 void TestMultiNode::topologies_relay_and_reduce_data() {
