@@ -6,6 +6,11 @@ Models (as in DL4J's LeNet example: no activation after the convolutions):
   lenet: Conv2d(1,20,5) -> MaxPool(2,2) -> Conv2d(20,50,5) -> MaxPool(2,2) -> Linear(800,500)
          -> ReLU -> Linear(500,10)
   mlp:   Linear(784,1000) -> ReLU -> Linear(1000,1000) -> ReLU -> Linear(1000,10)
+  resnet: resources/models/resnet.json, a graph: a 3x3 stem (16) with batch norm, three residual
+         blocks (16, 32 and 64 channels; the last two halve the image and add a 1x1 stride-2
+         shortcut convolution), global average pooling, Linear(64,10); He-normal weights (DL4J's
+         RELU init), Adam. Stride-2 3x3 convolutions pad 1 on both sides here, where the engine's
+         "same" mode pads 0 before and 1 after (DL4J's rule): the same cost, a one-pixel shift.
 Softmax + cross-entropy, Xavier (normal, DL4J's XAVIER) weights and zero biases, SGD with
 Nesterov momentum (DL4J's Nesterovs updater; the same arithmetic cost as plain momentum) with
 the learning rate, momentum and L2 (weights only) read from resources/models/<model>.json,
@@ -65,7 +70,42 @@ def load_split(data_dir, prefix, limit=None):
     return x, y
 
 
+class ResidualBlock(nn.Module):
+    def __init__(self, c_in, c_out, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1)
+        self.bn1 = nn.BatchNorm2d(c_out, eps=1e-5, momentum=0.1)
+        self.conv2 = nn.Conv2d(c_out, c_out, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(c_out, eps=1e-5, momentum=0.1)
+        self.shortcut = nn.Conv2d(c_in, c_out, 1, stride=stride) if stride != 1 or c_in != c_out else None
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+        return torch.relu(y + (self.shortcut(x) if self.shortcut is not None else x))
+
+
+class ResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16, eps=1e-5, momentum=0.1), nn.ReLU())
+        self.blocks = nn.Sequential(ResidualBlock(16, 16, 1), ResidualBlock(16, 32, 2), ResidualBlock(32, 64, 2))
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc(self.blocks(self.stem(x)).mean(dim=(2, 3)))
+
+
 def build_model(name):
+    if name == "resnet":
+        model = ResNet()
+        for m in model.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
+                nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.Linear):
+                nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
+                nn.init.zeros_(m.bias)
+        return model
     if name == "lenet":
         model = nn.Sequential(
             nn.Conv2d(1, 20, 5), nn.MaxPool2d(2, 2),
@@ -103,7 +143,7 @@ def emit(record):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["lenet", "mlp"], default="lenet")
+    parser.add_argument("--model", choices=["lenet", "mlp", "resnet"], default="lenet")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
@@ -141,16 +181,20 @@ def main():
     with open(spec_path) as f:
         spec = json.load(f)
     updater = spec["updater"]
-    if updater["type"] != "nesterovs":
-        raise SystemExit(f"torch_peer: {spec_path}: expected a nesterovs updater, got {updater['type']}")
+    if updater["type"] not in ("nesterovs", "adam"):
+        raise SystemExit(f"torch_peer: {spec_path}: expected a nesterovs or adam updater, got {updater['type']}")
     # L2 on weights only, like the engine (biases are not regularised).
     l2 = float(spec.get("l2", 0.0))
     weights = [p for n, p in model.named_parameters() if n.endswith("weight")]
     biases = [p for n, p in model.named_parameters() if not n.endswith("weight")]
-    optimizer = torch.optim.SGD([{"params": weights, "weight_decay": l2},
-                                 {"params": biases, "weight_decay": 0.0}],
-                                lr=float(updater["learning_rate"]),
-                                momentum=float(updater.get("momentum", 0.9)), nesterov=True)
+    groups = [{"params": weights, "weight_decay": l2}, {"params": biases, "weight_decay": 0.0}]
+    if updater["type"] == "adam":  # DL4J's Adam is Kingma & Ba's, as torch's
+        optimizer = torch.optim.Adam(groups, lr=float(updater["learning_rate"]),
+                                     betas=(float(updater.get("beta1", 0.9)), float(updater.get("beta2", 0.999))),
+                                     eps=float(updater.get("epsilon", 1e-8)))
+    else:
+        optimizer = torch.optim.SGD(groups, lr=float(updater["learning_rate"]),
+                                    momentum=float(updater.get("momentum", 0.9)), nesterov=True)
     loss_fn = nn.CrossEntropyLoss()
     shuffle = torch.Generator().manual_seed(args.seed)
 

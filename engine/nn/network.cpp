@@ -35,6 +35,7 @@ Network::Network(config::ModelConfig config, backend::Backend& backend)
     grads_ = backend::Buffer(backend_, p);
     state_ = backend::Buffer(backend_, state);
     schedule_backward();
+    schedule_inference();
     init_params(config_.seed);
 }
 
@@ -67,8 +68,39 @@ void Network::schedule_backward() {
     }
 }
 
-const float* Network::input_of(int source) const {
-    return source == config::LayerConfig::kModelInput ? input_ : acts_[static_cast<std::size_t>(source)].data();
+void Network::schedule_inference() {
+    // An output is needed until its last reader has run; then its buffer takes a later output.
+    const auto& layers = config_.layers;
+    const std::size_t n = layers.size();
+    std::vector<std::size_t> last_reader(n, n);  // n: the model's output, kept to the end
+    for (std::size_t i = 0; i < n; ++i)
+        for (int s : layers[i].sources)
+            if (s >= 0) last_reader[static_cast<std::size_t>(s)] = i;
+    infer_slot_.assign(n, -1);
+    std::vector<int> free;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (free.empty()) {
+            infer_slot_[i] = infer_slot_count_++;
+        } else {
+            infer_slot_[i] = free.back();
+            free.pop_back();
+        }
+        // Inputs whose last reader was this layer are free from the next layer on (not during
+        // this one: it reads them while writing its own output).
+        for (int s : layers[i].sources)
+            if (s >= 0 && last_reader[static_cast<std::size_t>(s)] == i &&
+                std::find(free.begin(), free.end(), infer_slot_[static_cast<std::size_t>(s)]) == free.end())
+                free.push_back(infer_slot_[static_cast<std::size_t>(s)]);
+    }
+}
+
+float* Network::output_of(std::size_t layer, backend::Mode mode) {
+    if (mode == backend::Mode::Training) return acts_[layer].data();
+    return infer_[static_cast<std::size_t>(infer_slot_[layer])].data();
+}
+
+const float* Network::input_of(int source, backend::Mode mode) {
+    return source == config::LayerConfig::kModelInput ? input_ : output_of(static_cast<std::size_t>(source), mode);
 }
 
 void Network::init_params(std::uint64_t seed) {
@@ -113,21 +145,27 @@ std::vector<float> Network::get_gradients() const {
     return v;
 }
 
-Network::Plan& Network::plan(int batch) {
+Network::Plan& Network::plan(int batch, backend::Mode mode) {
     if (batch <= 0) throw Error("batch size must be positive, got " + std::to_string(batch));
-    if (batch > capacity_) {
-        std::size_t widest = 0;
+    std::size_t widest = 0;
+    for (const auto& l : config_.layers) widest = std::max(widest, l.out_shape.size());
+    const std::size_t size = static_cast<std::size_t>(batch) * widest;
+    // Training keeps every output for the backward pass (and gradient buffers); inference only
+    // the outputs still to be read, so evaluating in large batches stays small.
+    if (mode == backend::Mode::Training && batch > capacity_) {
         acts_.clear();
-        for (const auto& l : config_.layers) {
+        for (const auto& l : config_.layers)
             acts_.emplace_back(backend_, static_cast<std::size_t>(batch) * l.out_shape.size());
-            widest = std::max(widest, l.out_shape.size());
-        }
-        const std::size_t size = static_cast<std::size_t>(batch) * widest;
         deltas_.clear();
         scratch_.clear();
         for (int s = 0; s < slot_count_; ++s) deltas_.emplace_back(backend_, size);
         for (int s = 0; s < scratch_count_; ++s) scratch_.emplace_back(backend_, size);
         capacity_ = batch;
+    }
+    if (mode == backend::Mode::Inference && batch > infer_capacity_) {
+        infer_.clear();
+        for (int s = 0; s < infer_slot_count_; ++s) infer_.emplace_back(backend_, size);
+        infer_capacity_ = batch;
     }
     auto it = plans_.find(batch);
     if (it != plans_.end()) return it->second;
@@ -150,36 +188,36 @@ Network::Plan& Network::plan(int batch) {
 }
 
 const float* Network::forward(const float* features, int batch, const StepContext& ctx) {
-    auto& p = plan(batch);
+    auto& p = plan(batch, ctx.mode);
     input_ = backend_.stage_input(features, static_cast<std::size_t>(batch) * config_.input.size());
     std::vector<const float*> xs;
     for (std::size_t i = 0; i < config_.layers.size(); ++i) {
         const auto& l = config_.layers[i];
-        float* y = acts_[i].data();
+        float* y = output_of(i, ctx.mode);
         if (p.vertices[i]) {
             xs.clear();
-            for (int s : l.sources) xs.push_back(input_of(s));
+            for (int s : l.sources) xs.push_back(input_of(s, ctx.mode));
             p.vertices[i]->forward(xs, y);
         } else {
-            p.layers[i]->forward(params_.data() + l.param_offset, input_of(l.sources[0]), y, ctx);
+            p.layers[i]->forward(params_.data() + l.param_offset, input_of(l.sources[0], ctx.mode), y, ctx);
         }
     }
-    return acts_.back().data();
+    return output_of(config_.layers.size() - 1, ctx.mode);
 }
 
-double Network::output_loss(const float* targets, int batch, bool keep_delta) {
+double Network::output_loss(const float* output, const float* targets, int batch, bool keep_delta) {
     const auto& out_layer = config_.layers.back();
     const int k = out_layer.units;
     const std::size_t n = static_cast<std::size_t>(batch) * k;
     host_out_.resize(n);
     host_delta_.resize(n);
-    backend_.download(host_out_.data(), acts_.back().data(), n);
+    backend_.download(host_out_.data(), output, n);
     const auto r = compute_loss(out_layer.loss, host_out_.data(), targets, host_delta_.data(), batch, k);
     if (keep_delta) {
         float* delta = deltas_[static_cast<std::size_t>(delta_slot_.back())].data();
         backend_.upload(delta, host_delta_.data(), n);
         if (!r.wrt_preactivation)
-            backend_.activation_backward(out_layer.activation, acts_.back().data(), delta, delta, batch, k);
+            backend_.activation_backward(out_layer.activation, output, delta, delta, batch, k);
     }
     return r.loss;
 }
@@ -187,8 +225,8 @@ double Network::output_loss(const float* targets, int batch, bool keep_delta) {
 double Network::compute_gradients(const float* features, const float* targets, int batch,
                                   std::uint64_t seed) {
     const StepContext ctx{backend::Mode::Training, seed};
-    forward(features, batch, ctx);
-    const double loss = output_loss(targets, batch, true);
+    const float* output = forward(features, batch, ctx);
+    const double loss = output_loss(output, targets, batch, true);
     auto& p = plans_.at(batch);
     std::vector<const float*> xs;
     std::vector<float*> dxs;
@@ -199,7 +237,7 @@ double Network::compute_gradients(const float* features, const float* targets, i
         dxs.clear();
         for (std::size_t k = 0; k < l.sources.size(); ++k) {
             const int s = l.sources[k];
-            xs.push_back(input_of(s));
+            xs.push_back(input_of(s, backend::Mode::Training));
             const auto& t = targets_[i][k];
             if (s == config::LayerConfig::kModelInput) dxs.push_back(nullptr);
             else if (t.scratch >= 0) dxs.push_back(scratch_[static_cast<std::size_t>(t.scratch)].data());
@@ -223,8 +261,8 @@ double Network::compute_gradients(const float* features, const float* targets, i
 
 double Network::loss(const float* features, const float* targets, int batch, std::uint64_t seed,
                      backend::Mode mode, float* out) {
-    forward(features, batch, {mode, seed});
-    const double l = output_loss(targets, batch, false);
+    const float* output = forward(features, batch, {mode, seed});
+    const double l = output_loss(output, targets, batch, false);
     if (out) std::copy(host_out_.begin(), host_out_.end(), out);
     return l;
 }

@@ -11,8 +11,10 @@
 // A graph runs the same way: the layer list is an execution order (every layer after the ones it
 // reads), forward walks it, backward walks it back. Where a tensor fans out, the gradients its
 // readers send back are summed. Gradient buffers are reused once the layer they belong to has
-// run its backward pass: a stack needs two, a ResNet block one more per open branch. The
-// schedule (which buffer each gradient lives in, which must be summed) is made once per model.
+// run its backward pass: a stack needs two, a ResNet block one more per open branch. In inference
+// (evaluate, predict) an output's buffer is reused once its last reader has run, so evaluating in
+// batches of 256 costs a few layers' activations, not all of them. Both schedules (which buffer
+// each tensor lives in, which gradients must be summed) are made once per model.
 #pragma once
 
 #include <cstdint>
@@ -89,11 +91,15 @@ private:
         int scratch = -1;  // -1: direct
     };
     void schedule_backward();
-    Plan& plan(int batch);
-    const float* input_of(int source) const;
+    void schedule_inference();
+    // The steps for `batch`, with the buffers `mode` needs sized for it.
+    Plan& plan(int batch, backend::Mode mode);
+    // Where layer `layer`'s output lives in `mode` (training: its own buffer; inference: a pooled one).
+    float* output_of(std::size_t layer, backend::Mode mode);
+    const float* input_of(int source, backend::Mode mode);
     // Runs the forward pass; returns a pointer to the output activations (backend memory).
     const float* forward(const float* features, int batch, const StepContext& ctx);
-    double output_loss(const float* targets, int batch, bool keep_delta);
+    double output_loss(const float* output, const float* targets, int batch, bool keep_delta);
 
     config::ModelConfig config_;
     backend::Backend& backend_;
@@ -109,6 +115,11 @@ private:
     std::vector<std::vector<GradientTarget>> targets_;
     int slot_count_ = 0, scratch_count_ = 0;
     std::vector<backend::Buffer> deltas_, scratch_;
+    // Inference: layer i's output in infer_[infer_slot_[i]], a buffer shared with outputs whose
+    // last reader has run before layer i (ResNet: 3 buffers for 28 layers).
+    std::vector<int> infer_slot_;
+    int infer_slot_count_ = 0, infer_capacity_ = 0;
+    std::vector<backend::Buffer> infer_;
     const float* input_ = nullptr;           // staged features of the current batch
     std::vector<float> host_out_, host_delta_;
 };
