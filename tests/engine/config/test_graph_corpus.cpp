@@ -1,0 +1,75 @@
+// The graph corpus (data/graphs/corpus, 53 public files written by others: SOURCES.md): every file
+// ends as expected.tsv says: "imports" (and then builds into a network whose parameter count the
+// config states, and round-trips as Thresher JSON), or refused with a ConfigError containing the
+// listed message (which names the file's own layer or field). Nothing may end another way: any
+// other exception, a crash or a hang fails. Every .json in the folder must be listed, so a new
+// file cannot be skipped by accident.
+#include <QtTest>
+
+#include <QDir>
+#include <QFile>
+
+#include "backend/registry.h"
+#include "config/model_format.h"
+#include "core/error.h"
+#include "nn/network.h"
+#include "source_dir.h"
+
+using namespace thresher;
+
+namespace {
+
+QString corpus_dir() { return test_support::source_dir() + "/tests/engine/config/data/graphs/corpus"; }
+
+}  // namespace
+
+class TestGraphCorpus : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void every_file_is_listed();
+    void outcomes_data();
+    void outcomes();
+};
+
+void TestGraphCorpus::every_file_is_listed() {
+    QFile f(corpus_dir() + "/expected.tsv");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QStringList listed;
+    for (const auto& line : QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts)) listed << line.section('\t', 0, 0);
+    const auto files = QDir(corpus_dir()).entryList({"*.json"}, QDir::Files, QDir::Name);
+    QCOMPARE(listed, files);
+    QVERIFY2(files.size() >= 50, "the corpus holds at least 50 public graph files");
+}
+
+void TestGraphCorpus::outcomes_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("expected");
+    QFile f(corpus_dir() + "/expected.tsv");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    for (const auto& line : QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts))
+        QTest::newRow(qPrintable(line.section('\t', 0, 0))) << line.section('\t', 0, 0) << line.section('\t', 1);
+}
+
+void TestGraphCorpus::outcomes() {
+    QFETCH(QString, file);
+    QFETCH(QString, expected);
+    const std::string path = (corpus_dir() + "/" + file).toStdString();
+    try {
+        const auto r = config::import_model_file(path);
+        QVERIFY2(expected == "imports", qPrintable("imported, but expected.tsv says: " + expected));
+        const auto again = config::ModelConfig::from_json(r.model.to_json(), "round trip");
+        QCOMPARE(again.param_count(), r.model.param_count());
+        auto be = backend::create_backend("cpu", {1});
+        nn::Network net(r.model, *be);
+        QCOMPARE(net.param_count(), r.model.param_count());
+        qInfo("%s: %zu layers, %zu parameters, input %s%s", qPrintable(file), r.model.layers.size(), r.model.param_count(),
+              r.model.input.str().c_str(), r.model.is_graph() ? ", a graph" : "");
+    } catch (const ConfigError& e) {
+        const QString msg = QString::fromStdString(e.what());
+        QVERIFY2(expected != "imports", qPrintable("refused: " + msg));
+        QVERIFY2(msg.contains(expected), qPrintable("\"" + expected + "\" not in: " + msg));
+    }
+}
+
+QTEST_GUILESS_MAIN(TestGraphCorpus)
+#include "test_graph_corpus.moc"
