@@ -48,6 +48,9 @@ struct ConvDesc {
     int out_c = 0, out_h = 0, out_w = 0;
     int kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;  // dilation 1 = dense kernel
     int pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
+    // Grouped convolution: in_c and out_c split into `groups` independent parts; weights are
+    // [out_c x in_c/groups x kh x kw]. A depthwise convolution has groups = in_c.
+    int groups = 1;
     ActivationSpec act;  // element-wise only (no softmax)
 };
 

@@ -29,7 +29,11 @@ std::string describe(const config::LayerConfig& l) {
             if (l.type == config::LayerType::Output) s << " loss " << config::to_string(l.loss);
             break;
         case config::LayerType::Convolution:
-            s << " " << l.units << " " << pair(l.kernel) << " stride " << pair(l.stride)
+        case config::LayerType::DepthwiseConvolution:
+        case config::LayerType::SeparableConvolution:
+            if (l.type != config::LayerType::DepthwiseConvolution) s << " " << l.units;
+            if (l.type != config::LayerType::Convolution) s << " x" << l.depth_multiplier << " per channel";
+            s << " " << pair(l.kernel) << " stride " << pair(l.stride)
               << (l.mode == config::ConvMode::Same ? " same " : " truncate ") << config::to_string(l.activation.kind);
             break;
         case config::LayerType::Subsampling:

@@ -35,6 +35,10 @@ bool is_vertex(LayerType t) {
     }
 }
 
+bool is_convolution(LayerType t) {
+    return t == LayerType::Convolution || t == LayerType::DepthwiseConvolution || t == LayerType::SeparableConvolution;
+}
+
 bool joins_inputs(LayerType t) { return is_vertex(t) && t != LayerType::Subset; }
 
 bool ModelConfig::is_graph() const {

@@ -19,7 +19,8 @@ const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling"
                                            "dropout", "output", "prelu", "activation",
                                            "zero_padding", "cropping", "upsampling",
                                            "add", "subtract", "multiply", "average", "maximum",
-                                           "concatenate", "subset"};
+                                           "concatenate", "subset", "depthwise_convolution",
+                                           "separable_convolution"};
 const std::vector<std::string> kPReluAxes{"channels", "height", "width"};
 const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
                                             "sigmoid",  "softmax",  "elu",         "selu",
@@ -146,7 +147,8 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
     auto type = f.choice("type", kLayerTypes);
     if (!type)
         f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output, prelu, activation, "
-                       "zero_padding, cropping, upsampling, add, subtract, multiply, average, maximum, concatenate, subset)");
+                       "zero_padding, cropping, upsampling, add, subtract, multiply, average, maximum, concatenate, subset, "
+                       "depthwise_convolution, separable_convolution)");
     l.type = static_cast<LayerType>(*type);
     if (auto n = f.string("name")) l.name = *n;
     JsonFields g(j, source, l.label(index));  // messages from here on name the layer type
@@ -176,10 +178,18 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
             if (l.type == LayerType::Output) parse_loss(g, l);
             break;
         }
-        case LayerType::Convolution: {
-            auto filters = g.integer("filters", 1, 1 << 20);
-            if (!filters) g.fail("filters", "is required (a positive integer)");
-            l.units = *filters;
+        case LayerType::Convolution:
+        case LayerType::DepthwiseConvolution:
+        case LayerType::SeparableConvolution: {
+            if (l.type == LayerType::DepthwiseConvolution) {
+                if (g.has("filters")) g.fail("filters", "a depthwise convolution has depth_multiplier outputs per input channel, not filters");
+            } else {
+                auto filters = g.integer("filters", 1, 1 << 20);
+                if (!filters) g.fail("filters", "is required (a positive integer)");
+                l.units = *filters;
+            }
+            if (l.type != LayerType::Convolution)
+                if (auto m = g.integer("depth_multiplier", 1, 1024)) l.depth_multiplier = *m;
             auto kernel = g.pair("kernel", 1);
             if (!kernel) g.fail("kernel", "is required, e.g. [5, 5]");
             l.kernel = *kernel;
@@ -267,7 +277,7 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
         }
     }
     const bool has_params = l.type == LayerType::Dense || l.type == LayerType::Output ||
-                            l.type == LayerType::Convolution || l.type == LayerType::BatchNorm ||
+                            is_convolution(l.type) || l.type == LayerType::BatchNorm ||
                             l.type == LayerType::PRelu;
     if (has_params) {
         if (l.type != LayerType::PRelu)
@@ -415,7 +425,10 @@ nlohmann::json ModelConfig::to_json() const {
                 if (l.type == LayerType::Output) o["loss"] = to_string(l.loss);
                 break;
             case LayerType::Convolution:
-                o["filters"] = l.units;
+            case LayerType::DepthwiseConvolution:
+            case LayerType::SeparableConvolution:
+                if (l.type != LayerType::DepthwiseConvolution) o["filters"] = l.units;
+                if (l.type != LayerType::Convolution) o["depth_multiplier"] = l.depth_multiplier;
                 o["kernel"] = pair_json(l.kernel);
                 o["stride"] = pair_json(l.stride);
                 o["padding"] = pair_json(l.padding);

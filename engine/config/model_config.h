@@ -48,9 +48,18 @@ struct Shape {
 // ElementWiseVertex); Concatenate stacks its inputs' channels (flat inputs: their features; Keras
 // Concatenate on the channel axis, DL4J MergeVertex); Subset keeps a range of channels (DL4J
 // SubsetVertex). None has parameters.
+//
+// DepthwiseConvolution: each input channel convolved on its own by depth_multiplier kernels
+// (Keras DepthwiseConv2D, DL4J DepthwiseConvolution2D): in_c * multiplier output channels, the
+// outputs of channel c at c * multiplier + m. SeparableConvolution: that, then a 1x1 convolution
+// to `units` filters with the bias and activation (Keras SeparableConv2D, DL4J
+// SeparableConvolution2D).
 enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu, Activation,
                        ZeroPadding, Cropping, Upsampling,
-                       Add, Subtract, Multiply, Average, Maximum, Concatenate, Subset };
+                       Add, Subtract, Multiply, Average, Maximum, Concatenate, Subset,
+                       DepthwiseConvolution, SeparableConvolution };
+// Convolution and its depthwise and separable forms (a window over the image with a kernel).
+bool is_convolution(LayerType);
 // True for the vertex types (several inputs or a channel subset, no parameters).
 bool is_vertex(LayerType);
 enum class ConvMode { Truncate, Same };
@@ -58,7 +67,8 @@ enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCross
 enum class WeightInit { Xavier, XavierUniform, Relu, Normal, Uniform, Zero };
 
 // Where a parameter block sits inside a layer's slice of the flat parameter buffer.
-enum class ParamRole { Weight, Bias, Gamma, Beta, RunningMean, RunningVar, Alpha };
+// Depthwise: a separable convolution's per-channel kernels (its Weight is the 1x1 pointwise one).
+enum class ParamRole { Weight, Bias, Gamma, Beta, RunningMean, RunningVar, Alpha, Depthwise };
 struct ParamBlock {
     ParamRole role;
     std::size_t offset = 0;  // within the layer's slice
@@ -93,6 +103,7 @@ struct LayerConfig {
     std::array<int, 4> margins{0, 0, 0, 0};  // zero_padding, cropping: top, bottom, left, right
     std::array<int, 2> scale{1, 1};          // upsampling: rows and columns per input pixel
     std::array<int, 2> subset{0, 0};         // subset: first and last channel kept (inclusive, DL4J's form)
+    int depth_multiplier = 1;                // depthwise/separable convolution: kernels per input channel
 
     // The graph: the names of the layers (or the model's input) this one reads, in order. Empty
     // means the layer before it (the model's input for the first layer): a layer stack names none.

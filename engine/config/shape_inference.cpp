@@ -76,8 +76,10 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 break;
             }
             case LayerType::Convolution:
+            case LayerType::DepthwiseConvolution:
+            case LayerType::SeparableConvolution:
             case LayerType::Subsampling: {
-                const bool conv = l.type == LayerType::Convolution;
+                const bool conv = l.type != LayerType::Subsampling;
                 if (shape.flat())
                     fail(i, "needs image input (channels x height x width), but its input is " +
                                 std::to_string(shape.size()) + " flat features");
@@ -99,11 +101,27 @@ void ModelConfig::infer_shapes(const std::string& source) {
                     fail(i, msg.str());
                 }
                 l.pads = {wh.pad_before, ww.pad_before, wh.pad_after, ww.pad_after};
+                const std::size_t k = static_cast<std::size_t>(l.kernel[0]) * l.kernel[1];
+                // Depthwise kernels: one [kh x kw] per output of the depthwise step (in_c x multiplier).
+                const std::size_t depthwise = static_cast<std::size_t>(shape.c) * l.depth_multiplier;
+                if (l.type == LayerType::DepthwiseConvolution) {
+                    if (depthwise > (1u << 20)) fail(i, "too large: more than 2^20 output channels");
+                    l.units = static_cast<int>(depthwise);
+                }
                 l.out_shape = Shape{conv ? l.units : shape.c, wh.out, ww.out};
-                if (conv) {
-                    const std::size_t w = static_cast<std::size_t>(l.units) * shape.c * l.kernel[0] * l.kernel[1];
+                if (l.type == LayerType::Convolution) {
+                    const std::size_t w = static_cast<std::size_t>(l.units) * shape.c * k;
                     l.blocks.push_back({ParamRole::Weight, 0, w});
                     l.blocks.push_back({ParamRole::Bias, w, static_cast<std::size_t>(l.units)});
+                } else if (l.type == LayerType::DepthwiseConvolution) {
+                    l.blocks.push_back({ParamRole::Weight, 0, depthwise * k});
+                    l.blocks.push_back({ParamRole::Bias, depthwise * k, depthwise});
+                } else if (l.type == LayerType::SeparableConvolution) {
+                    // [in_c x multiplier x kh x kw] depthwise, [filters x in_c*multiplier] pointwise, bias.
+                    const std::size_t pointwise = static_cast<std::size_t>(l.units) * depthwise;
+                    l.blocks.push_back({ParamRole::Depthwise, 0, depthwise * k});
+                    l.blocks.push_back({ParamRole::Weight, depthwise * k, pointwise});
+                    l.blocks.push_back({ParamRole::Bias, depthwise * k + pointwise, static_cast<std::size_t>(l.units)});
                 }
                 break;
             }

@@ -62,6 +62,8 @@ std::optional<std::string> onnx_refusal(const config::ModelConfig& model) {
             case LayerType::Dense:
             case LayerType::Output:
             case LayerType::Convolution:
+            case LayerType::DepthwiseConvolution:
+            case LayerType::SeparableConvolution:
             case LayerType::BatchNorm:
             case LayerType::Dropout:
             case LayerType::PRelu:

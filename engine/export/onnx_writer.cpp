@@ -230,8 +230,12 @@ void layer(GraphBuilder& b, const ExportableModel& m, const LayerConfig& l, cons
             b.node("Gemm", name, {x, w, bias}, pre);
             break;
         }
-        case LayerType::Convolution: {
-            const auto& w = b.weights(name + ".weight", {l.units, l.in_shape.c, l.kernel[0], l.kernel[1]},
+        case LayerType::Convolution:
+        case LayerType::DepthwiseConvolution: {
+            // A depthwise convolution is ONNX's grouped Conv with one group per input channel.
+            const bool depthwise = l.type == LayerType::DepthwiseConvolution;
+            const std::int64_t in_per_group = depthwise ? 1 : l.in_shape.c;
+            const auto& w = b.weights(name + ".weight", {l.units, in_per_group, l.kernel[0], l.kernel[1]},
                                       block(m, l, ParamRole::Weight));
             const auto& bias = b.weights(name + ".bias", {l.units}, block(m, l, ParamRole::Bias));
             auto& n = b.node("Conv", name, {x, w, bias}, pre);
@@ -240,7 +244,23 @@ void layer(GraphBuilder& b, const ExportableModel& m, const LayerConfig& l, cons
             GraphBuilder::attr(n, "dilations", {l.dilation[0], l.dilation[1]});
             // Thresher's pads are top, left, bottom, right: ONNX's begins then ends, the same order.
             GraphBuilder::attr(n, "pads", {l.pads[0], l.pads[1], l.pads[2], l.pads[3]});
-            GraphBuilder::attr(n, "group", std::int64_t{1});
+            GraphBuilder::attr(n, "group", std::int64_t{depthwise ? l.in_shape.c : 1});
+            break;
+        }
+        case LayerType::SeparableConvolution: {
+            // Depthwise Conv (groups = input channels, no bias), then a 1x1 Conv with the bias.
+            const std::int64_t mid = static_cast<std::int64_t>(l.in_shape.c) * l.depth_multiplier;
+            const auto& dw = b.weights(name + ".depthwise", {mid, 1, l.kernel[0], l.kernel[1]}, block(m, l, ParamRole::Depthwise));
+            auto& d = b.node("Conv", name + "/depthwise", {x, dw}, name + "/depthwise");
+            GraphBuilder::attr(d, "kernel_shape", {l.kernel[0], l.kernel[1]});
+            GraphBuilder::attr(d, "strides", {l.stride[0], l.stride[1]});
+            GraphBuilder::attr(d, "dilations", {l.dilation[0], l.dilation[1]});
+            GraphBuilder::attr(d, "pads", {l.pads[0], l.pads[1], l.pads[2], l.pads[3]});
+            GraphBuilder::attr(d, "group", std::int64_t{l.in_shape.c});
+            const auto& pw = b.weights(name + ".pointwise", {l.units, mid, 1, 1}, block(m, l, ParamRole::Weight));
+            const auto& bias = b.weights(name + ".bias", {l.units}, block(m, l, ParamRole::Bias));
+            auto& p = b.node("Conv", name, {name + "/depthwise", pw, bias}, pre);
+            GraphBuilder::attr(p, "kernel_shape", {1, 1});
             break;
         }
         case LayerType::Subsampling: {

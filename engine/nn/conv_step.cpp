@@ -19,6 +19,7 @@ public:
         d.sh = l.stride[0], d.sw = l.stride[1];
         d.dh = l.dilation[0], d.dw = l.dilation[1];
         d.pad_t = l.pads[0], d.pad_l = l.pads[1], d.pad_b = l.pads[2], d.pad_r = l.pads[3];
+        if (l.type == config::LayerType::DepthwiseConvolution) d.groups = l.in_shape.c;
         d.act = l.activation;
         if (backend::derivative_from_input(act_.kind)) {
             d.act = {};
@@ -44,6 +45,63 @@ private:
     std::size_t bias_offset_;
     backend::Buffer z_;  // the pre-activation, for swish/gelu only
     std::unique_ptr<backend::ConvOp> op_;
+};
+
+// A separable convolution: a depthwise convolution (groups = input channels, no bias of its own:
+// a zero one is passed) into `mid_`, then a 1x1 convolution with the bias and the activation.
+// Backward runs the two in reverse; the depthwise step's bias gradient is computed and dropped.
+class SeparableConvStep final : public LayerStep {
+public:
+    SeparableConvStep(backend::Backend& be, const config::LayerConfig& l, int batch)
+        : be_(be), act_(l.activation), batch_(batch), out_size_(static_cast<int>(l.out_shape.size())),
+          depthwise_offset_(l.blocks[0].offset), pointwise_offset_(l.blocks[1].offset), bias_offset_(l.blocks[2].offset) {
+        const int mid_c = l.in_shape.c * l.depth_multiplier;
+        backend::ConvDesc dw;
+        dw.batch = batch;
+        dw.in_c = l.in_shape.c, dw.in_h = l.in_shape.h, dw.in_w = l.in_shape.w;
+        dw.out_c = mid_c, dw.out_h = l.out_shape.h, dw.out_w = l.out_shape.w;
+        dw.kh = l.kernel[0], dw.kw = l.kernel[1], dw.sh = l.stride[0], dw.sw = l.stride[1];
+        dw.dh = l.dilation[0], dw.dw = l.dilation[1];
+        dw.pad_t = l.pads[0], dw.pad_l = l.pads[1], dw.pad_b = l.pads[2], dw.pad_r = l.pads[3];
+        dw.groups = l.in_shape.c;
+        backend::ConvDesc pw;
+        pw.batch = batch;
+        pw.in_c = mid_c, pw.in_h = l.out_shape.h, pw.in_w = l.out_shape.w;
+        pw.out_c = l.out_shape.c, pw.out_h = l.out_shape.h, pw.out_w = l.out_shape.w;
+        pw.act = l.activation;
+        if (backend::derivative_from_input(act_.kind)) {
+            pw.act = {};
+            z_ = backend::Buffer(be, static_cast<std::size_t>(batch) * out_size_);
+        }
+        const std::size_t mid = static_cast<std::size_t>(batch) * mid_c * l.out_shape.h * l.out_shape.w;
+        mid_ = backend::Buffer(be, mid);
+        dmid_ = backend::Buffer(be, mid);
+        zero_bias_ = backend::Buffer(be, static_cast<std::size_t>(mid_c));  // allocated zero-filled
+        dbias_scratch_ = backend::Buffer(be, static_cast<std::size_t>(mid_c));
+        depthwise_ = be.make_conv(dw);
+        pointwise_ = be.make_conv(pw);
+    }
+    void forward(float* params, const float* x, float* y, const StepContext&) override {
+        depthwise_->forward(x, params + depthwise_offset_, zero_bias_.data(), mid_.data());
+        if (!z_.data()) return pointwise_->forward(mid_.data(), params + pointwise_offset_, params + bias_offset_, y);
+        pointwise_->forward(mid_.data(), params + pointwise_offset_, params + bias_offset_, z_.data());
+        be_.activation_forward(act_, z_.data(), y, batch_, out_size_);
+    }
+    void backward(const float* params, const float* x, const float* y, float* dy, float* dx, float* grads) override {
+        be_.activation_backward(act_, z_.data() ? z_.data() : y, dy, dy, batch_, out_size_);
+        pointwise_->backward(mid_.data(), params + pointwise_offset_, dy, dmid_.data(), grads + pointwise_offset_,
+                             grads + bias_offset_);
+        depthwise_->backward(x, params + depthwise_offset_, dmid_.data(), dx, grads + depthwise_offset_,
+                             dbias_scratch_.data());
+    }
+
+private:
+    backend::Backend& be_;
+    backend::ActivationSpec act_;
+    int batch_, out_size_;
+    std::size_t depthwise_offset_, pointwise_offset_, bias_offset_;
+    backend::Buffer z_, mid_, dmid_, zero_bias_, dbias_scratch_;
+    std::unique_ptr<backend::ConvOp> depthwise_, pointwise_;
 };
 
 class PoolStep final : public LayerStep {
@@ -72,6 +130,7 @@ private:
 }  // namespace
 
 std::unique_ptr<LayerStep> plan_convolution(backend::Backend& be, const config::LayerConfig& l, int batch) {
+    if (l.type == config::LayerType::SeparableConvolution) return std::make_unique<SeparableConvStep>(be, l, batch);
     return std::make_unique<ConvStep>(be, l, batch);
 }
 

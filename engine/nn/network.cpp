@@ -25,7 +25,7 @@ Network::Network(config::ModelConfig config, backend::Backend& backend)
             s.spec = spec;
             s.trainable = b.trainable();
             // Regularisation applies to weights only (DL4J's default; biases have l1Bias/l2Bias).
-            if (b.role != config::ParamRole::Weight) s.spec.l1 = s.spec.l2 = 0.f;
+            if (b.role != config::ParamRole::Weight && b.role != config::ParamRole::Depthwise) s.spec.l1 = s.spec.l2 = 0.f;
             s.state_offset = state;
             if (s.trainable) state += b.size * backend::updater_state_per_param(s.spec.kind);
             segments_.push_back(s);

@@ -85,7 +85,9 @@ std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const config::LayerC
     switch (l.type) {
         case config::LayerType::Dense:
         case config::LayerType::Output: return plan_dense(be, l, batch);
-        case config::LayerType::Convolution: return plan_convolution(be, l, batch);
+        case config::LayerType::Convolution:
+        case config::LayerType::DepthwiseConvolution:
+        case config::LayerType::SeparableConvolution: return plan_convolution(be, l, batch);
         case config::LayerType::Subsampling: return plan_subsampling(be, l, batch);
         case config::LayerType::BatchNorm: return plan_batch_norm(be, l, batch);
         case config::LayerType::Dropout: return plan_dropout(be, l, index, batch);

@@ -36,15 +36,21 @@ void init_layer(const config::LayerConfig& l, config::WeightInit init, std::uint
     Rng rng(derive_seed(model_seed, 0x494e4954 /* "INIT" */, layer_index));
     double fan_in = static_cast<double>(l.in_shape.size());
     double fan_out = l.units;
+    const double k = static_cast<double>(l.kernel[0]) * l.kernel[1];
     if (l.type == config::LayerType::Convolution) {
-        const double k = static_cast<double>(l.kernel[0]) * l.kernel[1];
         fan_in = l.in_shape.c * k;
         fan_out = l.units * k;
     }
+    // Depthwise kernels see one input channel each; a separable layer's pointwise kernel is a 1x1
+    // convolution from in_c * multiplier channels.
+    const double depthwise_fan_in = k, depthwise_fan_out = l.depth_multiplier * k;
+    if (l.type == config::LayerType::DepthwiseConvolution) fan_in = depthwise_fan_in, fan_out = depthwise_fan_out;
+    if (l.type == config::LayerType::SeparableConvolution) fan_in = static_cast<double>(l.in_shape.c) * l.depth_multiplier, fan_out = l.units;
     for (const auto& b : l.blocks) {
         float* p = slice + b.offset;
         switch (b.role) {
             case config::ParamRole::Weight: fill_weights(init, p, b.size, fan_in, fan_out, rng); break;
+            case config::ParamRole::Depthwise: fill_weights(init, p, b.size, depthwise_fan_in, depthwise_fan_out, rng); break;
             case config::ParamRole::Gamma:
             case config::ParamRole::RunningVar: std::fill(p, p + b.size, 1.f); break;
             case config::ParamRole::Bias:

@@ -16,7 +16,9 @@ class CpuConvOp final : public ConvOp {
 public:
     CpuConvOp(DnnlContext& ctx, const ConvDesc& d) : ctx_(ctx), d_(d) {
         const dims src{d.batch, d.in_c, d.in_h, d.in_w};
-        const dims wei{d.out_c, d.in_c, d.kh, d.kw};
+        // Grouped (depthwise): oneDNN's goihw is the same memory as OIHW with I = in_c / groups.
+        const dims wei = d.groups == 1 ? dims{d.out_c, d.in_c, d.kh, d.kw}
+                                       : dims{d.groups, d.out_c / d.groups, d.in_c / d.groups, d.kh, d.kw};
         const dims dst{d.batch, d.out_c, d.out_h, d.out_w};
         const dims strides{d.sh, d.sw};
         const dims dilates{d.dh - 1, d.dw - 1};  // oneDNN counts the gaps, not the step
@@ -24,7 +26,7 @@ public:
         const dims pad_r{d.pad_b, d.pad_r};
         auto any = [](const dims& x) { return f32_desc(x, tag::any); };
         const auto user_src = f32_desc(src, tag::nchw);
-        const auto user_wei = f32_desc(wei, tag::oihw);
+        const auto user_wei = f32_desc(wei, d.groups == 1 ? tag::oihw : tag::goihw);
         const auto user_dst = f32_desc(dst, tag::nchw);
         const auto bias_md = f32_desc({d.out_c}, tag::x);
 

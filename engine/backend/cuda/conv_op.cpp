@@ -47,7 +47,7 @@ public:
         x_h_ = symmetric_ ? d.in_h : d.in_h + d.pad_t + d.pad_b;
         x_w_ = symmetric_ ? d.in_w : d.in_w + d.pad_l + d.pad_r;
         x_desc_ = make_tensor_desc(d.batch, d.in_c, x_h_, x_w_);
-        w_desc_ = make_filter_desc(d.out_c, d.in_c, d.kh, d.kw);
+        w_desc_ = make_filter_desc(d.out_c, d.in_c / d.groups, d.kh, d.kw);
         y_desc_ = make_tensor_desc(d.batch, d.out_c, d.out_h, d.out_w);
         cudnnConvolutionDescriptor_t conv = nullptr;
         THRESHER_CUDA_CHECK(lib_.cudnnCreateConvolutionDescriptor(&conv));
@@ -56,6 +56,7 @@ public:
             conv, symmetric_ ? d.pad_t : 0, symmetric_ ? d.pad_l : 0, d.sh, d.sw, d.dh, d.dw,
             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         THRESHER_CUDA_CHECK(lib_.cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));
+        if (d.groups > 1) THRESHER_CUDA_CHECK(lib_.cudnnSetConvolutionGroupCount(conv, d.groups));
 
         int n = 0, c = 0, h = 0, w = 0;
         THRESHER_CUDA_CHECK(

@@ -23,7 +23,7 @@ namespace thresher::backend::cuda {
     X(cudnnCreateTensorDescriptor) X(cudnnDestroyTensorDescriptor) X(cudnnSetTensor4dDescriptor) \
     X(cudnnCreateFilterDescriptor) X(cudnnDestroyFilterDescriptor) X(cudnnSetFilter4dDescriptor) \
     X(cudnnCreateConvolutionDescriptor) X(cudnnDestroyConvolutionDescriptor)                     \
-    X(cudnnSetConvolution2dDescriptor) X(cudnnSetConvolutionMathType)                            \
+    X(cudnnSetConvolution2dDescriptor) X(cudnnSetConvolutionMathType) X(cudnnSetConvolutionGroupCount)                            \
     X(cudnnGetConvolution2dForwardOutputDim)                                                      \
     X(cudnnGetConvolutionForwardAlgorithmMaxCount) X(cudnnFindConvolutionForwardAlgorithm)       \
     X(cudnnGetConvolutionBackwardDataAlgorithmMaxCount)                                           \

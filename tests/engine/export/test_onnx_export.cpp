@@ -53,7 +53,8 @@ model_export::ExportableModel make_model(config::ModelConfig cfg, const QString&
         for (const auto& b : l.blocks) {
             float* p = m.params.data() + l.param_offset + b.offset;
             for (std::size_t i = 0; i < b.size; ++i) switch (b.role) {
-                    case config::ParamRole::Weight: break;
+                    case config::ParamRole::Weight:
+                    case config::ParamRole::Depthwise: break;
                     case config::ParamRole::Bias: p[i] = 0.4f * u(rng) - 0.2f; break;
                     case config::ParamRole::Gamma: p[i] = 0.5f + u(rng); break;
                     case config::ParamRole::Beta: p[i] = 0.6f * u(rng) - 0.3f; break;
@@ -261,6 +262,10 @@ void TestOnnxExport::matches_onnx_runtime_data() {
                   {"type":"concatenate","name":"cat","inputs":["d","gap","sum"]},
                   {"type":"subset","name":"part","channels":[2,6]},
                   {"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})") << false << 0.f;
+    QTest::newRow("depthwise and separable convolutions") << QString(R"({"name":"separable","input":{"channels":3,"height":9,"width":8},
+        "layers":[{"type":"depthwise_convolution","name":"dw","depth_multiplier":2,"kernel":[3,3],"mode":"same","activation":"relu"},
+                  {"type":"separable_convolution","name":"sep","filters":4,"depth_multiplier":1,"kernel":[3,2],"stride":[2,1],"activation":"tanh"},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})") << false << 0.f;
     QTest::newRow("global average pooling") << QString(R"({"name":"gavg","input":{"channels":3,"height":5,"width":4},
         "layers":[
           {"type":"convolution","name":"conv","filters":4,"kernel":[2,2],"activation":"gelu"},

@@ -136,6 +136,7 @@ const char* role_name(config::ParamRole r) {
         case config::ParamRole::Gamma: return "gamma";
         case config::ParamRole::Beta: return "beta";
         case config::ParamRole::Alpha: return "alpha";
+        case config::ParamRole::Depthwise: return "depthwise weight";
         case config::ParamRole::RunningMean: return "running mean";
         case config::ParamRole::RunningVar: return "running variance";
     }
@@ -350,6 +351,20 @@ void TestGradientCheck::gradients_data() {
                         "{\"type\":\"subset\",\"name\":\"s\",\"channels\":[1,2]},"
                         "{\"type\":\"convolution\",\"name\":\"d\",\"inputs\":\"s\",\"filters\":4,\"kernel\":[1,1],\"activation\":\"identity\"},"
                         "{\"type\":\"add\",\"inputs\":[\"d\",\"c\"]}", softmax) << true;
+    // Depthwise and separable convolutions (Keras DepthwiseConv2D / SeparableConv2D, DL4J's).
+    QTest::newRow("depthwise convolution x1")
+        << model(image, "{\"type\":\"depthwise_convolution\",\"kernel\":[3,3],\"activation\":\"tanh\"}", softmax) << true;
+    QTest::newRow("depthwise convolution x2, stride 2, same")
+        << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"identity\"},"
+                        "{\"type\":\"depthwise_convolution\",\"depth_multiplier\":2,\"kernel\":[3,3],\"stride\":2,\"mode\":\"same\",\"activation\":\"sigmoid\"}",
+                 softmax) << true;
+    QTest::newRow("separable convolution x2")
+        << model(image, "{\"type\":\"separable_convolution\",\"filters\":3,\"depth_multiplier\":2,\"kernel\":[3,2],\"activation\":\"tanh\"}",
+                 softmax) << true;
+    QTest::newRow("separable convolution swish, dilation 2, after a conv")
+        << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"separable_convolution\",\"filters\":2,\"kernel\":[2,2],\"dilation\":2,\"activation\":\"swish\"}",
+                 softmax) << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",
