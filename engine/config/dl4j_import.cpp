@@ -21,7 +21,7 @@ using import::Place;
 using import::simple_class_name;
 
 enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding, PRelu, Loss,
-                  Cropping, Upsampling };
+                  Cropping, Upsampling, DepthwiseConvolution, SeparableConvolution };
 
 std::optional<Kind> kind_of(const std::string& name) {
     static const std::map<std::string, Kind> kinds{
@@ -37,7 +37,8 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"ZeroPaddingLayer", Kind::ZeroPadding}, {"zeroPadding", Kind::ZeroPadding},
         {"PReLULayer", Kind::PRelu}, {"prelu", Kind::PRelu},
         {"LossLayer", Kind::Loss}, {"loss", Kind::Loss},
-        {"Cropping2D", Kind::Cropping}, {"Upsampling2D", Kind::Upsampling}};
+        {"Cropping2D", Kind::Cropping}, {"Upsampling2D", Kind::Upsampling},
+        {"DepthwiseConvolution2D", Kind::DepthwiseConvolution}, {"SeparableConvolution2D", Kind::SeparableConvolution}};
     auto it = kinds.find(name);
     if (it == kinds.end()) return std::nullopt;
     return it->second;
@@ -493,7 +494,7 @@ Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& 
 std::string kUnsupportedLayer(const std::string& cls) {
     return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
            "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer, Cropping2D, Upsampling2D, BatchNormalization, DropoutLayer, "
-           "PReLULayer, ActivationLayer and LossLayer)";
+           "PReLULayer, ActivationLayer, LossLayer, DepthwiseConvolution2D and SeparableConvolution2D)";
 }
 
 
@@ -749,7 +750,7 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
     result.model = import::validated(m, source);
     for (const auto& c : checks) {
         const auto& l = result.model.layers[c.layer];
-        const bool per_channel = l.type == LayerType::Convolution || (l.type == LayerType::BatchNorm && !l.in_shape.flat());
+        const bool per_channel = is_convolution(l.type) || (l.type == LayerType::BatchNorm && !l.in_shape.flat());
         const auto have = per_channel ? static_cast<std::size_t>(l.in_shape.c) : l.in_shape.size();
         if (have != static_cast<std::size_t>(c.n_in))
             throw ConfigError(source + ": " + c.where + ": \"nIn\": is " + std::to_string(c.n_in) + " but the layer's input is " +
@@ -878,15 +879,31 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
                 params = true;
                 break;
-            case Kind::Convolution: {
-                l.type = LayerType::Convolution;
-                l.units = need_n_out();
+            case Kind::Convolution:
+            case Kind::DepthwiseConvolution:
+            case Kind::SeparableConvolution: {
+                l.type = *kind == Kind::Convolution            ? LayerType::Convolution
+                         : *kind == Kind::DepthwiseConvolution ? LayerType::DepthwiseConvolution
+                                                               : LayerType::SeparableConvolution;
+                if (*kind != Kind::Convolution) {
+                    l.depth_multiplier = p.integer({"depthMultiplier"}, 1).value_or(1);
+                    if (l.depth_multiplier > 1024) p.fail("depthMultiplier", "at most 1024");
+                }
+                // A depthwise layer's nOut is nIn x depthMultiplier (checked against the inferred
+                // channels below, through its nIn).
+                if (*kind == Kind::DepthwiseConvolution) {
+                    if (n_in && n_out && *n_in > 0 && *n_out != *n_in * l.depth_multiplier)
+                        p.fail("nOut", "is " + std::to_string(*n_out) + " but nIn x depthMultiplier is " +
+                                           std::to_string(*n_in * l.depth_multiplier));
+                } else {
+                    l.units = need_n_out();
+                }
                 l.kernel = p.pair({"kernelSize"}, 1).value_or(std::array<int, 2>{5, 5});
                 l.stride = p.pair({"stride"}, 1).value_or(std::array<int, 2>{1, 1});
                 l.padding = p.pair({"padding"}, 0).value_or(std::array<int, 2>{0, 0});
                 l.dilation = p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1});
                 l.mode = read_mode(p);
-                if (may_fold) import::fold_zero_padding(m.layers, l);
+                if (may_fold && l.type == LayerType::Convolution) import::fold_zero_padding(m.layers, l);
                 l.activation = read_activation(p, leaky_alpha);
                 if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
                 params = true;
@@ -990,7 +1007,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 // Fused into the dense or convolution layer right before it when that one has no
                 // activation (one pass instead of two); a layer of its own otherwise.
                 auto* prev = m.layers.empty() ? nullptr : &m.layers.back();
-                const bool foldable = may_fold && prev && (prev->type == LayerType::Dense || prev->type == LayerType::Convolution) &&
+                const bool foldable = may_fold && prev && (prev->type == LayerType::Dense || is_convolution(prev->type)) &&
                                       prev->activation.kind == Activation::Identity &&
                                       (l.activation.kind != Activation::Softmax || prev->type == LayerType::Dense);
                 if (foldable || l.activation.kind == Activation::Identity) {
@@ -1122,7 +1139,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
 
     for (const auto& c : checks) {
         const auto& l = result.model.layers[c.layer];
-        const bool per_channel = l.type == LayerType::Convolution || (l.type == LayerType::BatchNorm && !l.in_shape.flat());
+        const bool per_channel = is_convolution(l.type) || (l.type == LayerType::BatchNorm && !l.in_shape.flat());
         const auto have = per_channel ? static_cast<std::size_t>(l.in_shape.c) : l.in_shape.size();
         if (have != static_cast<std::size_t>(c.n_in))
             throw ConfigError(source + ": " + c.where + ": \"nIn\": is " + std::to_string(c.n_in) + " but the layer's input is " +

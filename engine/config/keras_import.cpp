@@ -25,7 +25,8 @@ const char* kSupportedLayers =
     "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, "
     "BatchNormalization, Dropout, Flatten, ZeroPadding2D, Cropping2D, UpSampling2D (nearest), "
     "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax, PReLU, and in functional models Add, Subtract, "
-    "Multiply, Average, Maximum, Concatenate; Keras 1's Convolution2D and Merge";
+    "Multiply, Average, Maximum, Concatenate, DepthwiseConv2D, SeparableConv2D; Keras 1's Convolution2D, "
+    "SeparableConvolution2D and Merge";
 
 bool supported_layer(const std::string& kind) {
     static const std::set<std::string> known{"InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
@@ -34,7 +35,8 @@ bool supported_layer(const std::string& kind) {
                                              "ELU", "ThresholdedReLU", "GlobalAveragePooling2D", "GlobalAvgPool2D",
                                              "GlobalMaxPooling2D", "GlobalMaxPool2D", "ZeroPadding2D", "PReLU",
                                              "Cropping2D", "UpSampling2D", "Add", "Subtract", "Multiply", "Average",
-                                             "Maximum", "Concatenate", "Merge"};
+                                             "Maximum", "Concatenate", "Merge", "DepthwiseConv2D",
+                                             "SeparableConv2D", "SeparableConvolution2D"};
     return known.count(kind) > 0;
 }
 
@@ -210,7 +212,7 @@ bool fold_activation(std::vector<LayerConfig>& layers, ActivationSpec act) {
     if (act.kind == Activation::Softmax && (layers.empty() || layers.back().type != LayerType::Dense))
         return false;  // softmax normalises the features a Dense layer produced, nothing else
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-        if (it->type == LayerType::Dense || it->type == LayerType::Convolution) {
+        if (it->type == LayerType::Dense || is_convolution(it->type)) {
             if (it->activation.kind != Activation::Identity) return false;
             it->activation = act;
             return true;
@@ -513,12 +515,28 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 l.units = *units;
                 l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
                 params = true;
-            } else if (kind == "Conv2D" || kind == "Convolution2D") {
-                l.type = LayerType::Convolution;
+            } else if (kind == "Conv2D" || kind == "Convolution2D" || kind == "DepthwiseConv2D" || kind == "SeparableConv2D" ||
+                       kind == "SeparableConvolution2D") {
+                l.type = kind == "DepthwiseConv2D" ? LayerType::DepthwiseConvolution
+                         : kind.rfind("Separable", 0) == 0 ? LayerType::SeparableConvolution
+                                                           : LayerType::Convolution;
+                if (flat) p.fail(kind + " needs an image-shaped input");
                 // Keras 1: nb_filter, nb_row x nb_col, subsample, border_mode.
-                const auto filters = p.integer({"filters", "nb_filter"}, 1);
-                if (!filters) p.fail("filters", "is required");
-                l.units = *filters;
+                if (l.type != LayerType::DepthwiseConvolution) {
+                    const auto filters = p.integer({"filters", "nb_filter"}, 1);
+                    if (!filters) p.fail("filters", "is required");
+                    l.units = *filters;
+                }
+                if (l.type != LayerType::Convolution) {
+                    const auto mult = p.integer({"depth_multiplier"}, 1).value_or(1);
+                    if (mult > 1024) p.fail("depth_multiplier", "at most 1024");
+                    l.depth_multiplier = mult;
+                    for (const char* key : {"depthwise_regularizer", "pointwise_regularizer", "depthwise_constraint",
+                                            "pointwise_constraint", "pointwise_initializer"})
+                        if (p.has(key) && key != std::string("pointwise_initializer")) p.note(std::string("\"") + key + "\" ignored");
+                    p.ignore({"depthwise_regularizer", "pointwise_regularizer", "depthwise_constraint", "pointwise_constraint",
+                              "pointwise_initializer"});
+                }
                 if (p.has("nb_row") || p.has("nb_col")) {
                     const auto rows = p.integer({"nb_row"}, 1), cols = p.integer({"nb_col"}, 1);
                     if (!rows || !cols) p.fail("nb_row", "Keras 1 needs both \"nb_row\" and \"nb_col\"");
@@ -637,7 +655,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 // Linear is nothing to run; otherwise fused into the layer before it where that is
                 // exact, or a layer of its own (after a Dense that has an activation already, say).
                 const bool foldable = sole_reader && (!functional || (m.layers.back().type == LayerType::Dense ||
-                                                                      m.layers.back().type == LayerType::Convolution));
+                                                                      is_convolution(m.layers.back().type)));
                 if (act.kind == Activation::Identity || (foldable && fold_activation(m.layers, act))) return;
                 l.type = LayerType::Activation;
                 l.activation = act;
@@ -645,7 +663,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 return;
             }
 
-            if (l.type == LayerType::Convolution || l.type == LayerType::Subsampling) {
+            if (is_convolution(l.type) || l.type == LayerType::Subsampling) {
                 const auto padding = p.string({"padding", "border_mode"}).value_or("valid");
                 if (padding == "same") l.mode = ConvMode::Same;
                 else if (padding != "valid")
@@ -659,7 +677,9 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             }
             if (params) {
                 if (l.type != LayerType::BatchNorm) {
-                    l.weight_init = read_initializer(p, p.has("init") ? "init" : "kernel_initializer");
+                    l.weight_init = read_initializer(p, p.has("init")                        ? "init"
+                                                    : p.has("depthwise_initializer") ? "depthwise_initializer"
+                                                                                     : "kernel_initializer");
                     if (!p.boolean({"use_bias", "bias"}).value_or(true)) p.note("use_bias false: Thresher always learns a bias");
                 }
                 read_regularizer(p, l);

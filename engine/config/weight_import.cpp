@@ -67,6 +67,8 @@ void check_known_blocks(const std::string& source, const ModelConfig& m, std::si
         case LayerType::Convolution: want = {ParamRole::Weight, ParamRole::Bias}; break;
         case LayerType::BatchNorm: want = {ParamRole::Gamma, ParamRole::Beta, ParamRole::RunningMean, ParamRole::RunningVar}; break;
         case LayerType::PRelu: want = {ParamRole::Alpha}; break;
+        case LayerType::DepthwiseConvolution: want = {ParamRole::Weight, ParamRole::Bias}; break;
+        case LayerType::SeparableConvolution: want = {ParamRole::Depthwise, ParamRole::Weight, ParamRole::Bias}; break;
         default: break;
     }
     std::vector<ParamRole> have;
@@ -81,16 +83,34 @@ std::string stem(const std::string& source) {
 
 // ---------------------------------------------------------------- DL4J model zips
 
-// The layer object of confs[k] in either of DL4J's spellings ({"@class": ...} or {"dense": {...}}).
+// The layer object of confs[k] (or of a graph's vertices["name"]) in either of DL4J's spellings
+// ({"@class": ...} or {"dense": {...}}), through a FrozenLayer wrapper.
 const nlohmann::json* dl4j_layer_body(const nlohmann::json& config, const std::string& origin) {
+    auto unwrap = [](const nlohmann::json& layer) -> const nlohmann::json* {
+        auto t = import::typed(layer);
+        if (t && (t->name == "FrozenLayer" || t->name == "FrozenLayerWithBackprop") && t->body) {
+            const char* key = t->body->contains("underlying") ? "underlying" : "layer";
+            if (!t->body->contains(key)) return nullptr;
+            t = import::typed((*t->body)[key]);
+        }
+        return t && t->body && t->body->is_object() ? t->body : nullptr;
+    };
+    if (origin.rfind("vertices[\"", 0) == 0 && origin.size() > 12) {
+        const std::string name = origin.substr(10, origin.size() - 12);
+        const auto v = config.find("vertices");
+        if (v == config.end() || !v->is_object() || !v->contains(name)) return nullptr;
+        const auto t = import::typed((*v)[name]);
+        if (!t || !t->body || !t->body->contains("layerConf")) return nullptr;
+        const auto& conf = (*t->body)["layerConf"];
+        return conf.is_object() && conf.contains("layer") ? unwrap(conf["layer"]) : nullptr;
+    }
     if (origin.rfind("confs[", 0) != 0) return nullptr;
     const std::size_t k = std::strtoul(origin.c_str() + 6, nullptr, 10);
     const auto it = config.find("confs");
     if (it == config.end() || !it->is_array() || k >= it->size()) return nullptr;
     const auto& conf = (*it)[k];
     if (!conf.is_object() || !conf.contains("layer")) return nullptr;
-    const auto t = import::typed(conf["layer"]);
-    return t && t->body && t->body->is_object() ? t->body : nullptr;
+    return unwrap(conf["layer"]);
 }
 
 bool flag(const nlohmann::json* body, const char* key, bool fallback) {
@@ -329,6 +349,11 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         if (!has_params(m.layers[i])) continue;
         check_known_blocks(config_source, m, i);
+        // DL4J's depthwise and separable views (SeparableConvolutionParamInitializer: [multiplier,
+        // nIn, kh, kw]) are not mapped yet: say so rather than train from zeros.
+        if (m.layers[i].type == LayerType::DepthwiseConvolution || m.layers[i].type == LayerType::SeparableConvolution)
+            refuse(config_source, m, i, "importing DL4J's depthwise/separable convolution weights is not supported yet "
+                                        "(the configuration imports on its own)");
         const auto* body = dl4j_layer_body(config, m.layers[i].origin);
         map_dl4j_layer(m, i, body, a.data.data() + at, sink);
         at += dl4j_count(m.layers[i], body);
@@ -376,13 +401,15 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
 
 // ---------------------------------------------------------------- Keras
 
-enum class Role { Kernel, Bias, Gamma, Beta, Mean, Var, Alpha, Unknown };
+enum class Role { Kernel, Bias, Gamma, Beta, Mean, Var, Alpha, Depthwise, Pointwise, Unknown };
 
 Role role_of(std::string name) {
     if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
     if (auto colon = name.rfind(':'); colon != std::string::npos) name = name.substr(0, colon);
     for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     auto ends = [&](const std::string& s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
+    if (ends("depthwise_kernel")) return Role::Depthwise;
+    if (ends("pointwise_kernel")) return Role::Pointwise;
     if (ends("kernel") || ends("_w") || name == "w") return Role::Kernel;
     if (ends("bias") || ends("_b") || name == "b") return Role::Bias;
     if (ends("gamma")) return Role::Gamma;
@@ -456,6 +483,11 @@ public:
             want.push_back(Role::Var);
         } else if (l.type == LayerType::PRelu) {
             want.push_back(Role::Alpha);
+        } else if (l.type == LayerType::DepthwiseConvolution || l.type == LayerType::SeparableConvolution) {
+            // Keras's order (.keras vars/0, 1, ...): depthwise kernel, [pointwise kernel], bias.
+            want.push_back(Role::Depthwise);
+            if (l.type == LayerType::SeparableConvolution) want.push_back(Role::Pointwise);
+            if (cfg_flag("use_bias") && cfg_flag("bias")) want.push_back(Role::Bias);
         } else {
             want.push_back(Role::Kernel);
             if (cfg_flag("use_bias") && cfg_flag("bias")) want.push_back(Role::Bias);
@@ -530,6 +562,34 @@ public:
                         for (std::size_t y = 0; y < kh; ++y)
                             for (std::size_t x = 0; x < kw; ++x)
                                 dst[((o * in + c) * kh + y) * kw + x] = src[((y * kw + x) * in + c) * units + o];
+                vector_into(Role::Bias, ParamRole::Bias, units, 0.f);
+                break;
+            }
+            case LayerType::DepthwiseConvolution:
+            case LayerType::SeparableConvolution: {
+                const auto kh = static_cast<std::size_t>(l.kernel[0]), kw = static_cast<std::size_t>(l.kernel[1]);
+                const auto in = static_cast<std::size_t>(l.in_shape.c), mult = static_cast<std::size_t>(l.depth_multiplier);
+                const Weight& d = *by_role[Role::Depthwise];
+                expect(d, {kh, kw, in, mult});
+                const bool separable = l.type == LayerType::SeparableConvolution;
+                float* dst = sink.at(i, separable ? ParamRole::Depthwise : ParamRole::Weight);
+                const float* src = d.value.data.data();
+                // Keras [kh, kw, in, multiplier] -> Thresher [in * multiplier, 1, kh, kw]: input
+                // channel c's m-th kernel makes output channel c * multiplier + m, in both.
+                for (std::size_t c = 0; c < in; ++c)
+                    for (std::size_t mm = 0; mm < mult; ++mm)
+                        for (std::size_t y = 0; y < kh; ++y)
+                            for (std::size_t x = 0; x < kw; ++x)
+                                dst[((c * mult + mm) * kh + y) * kw + x] = src[((y * kw + x) * in + c) * mult + mm];
+                if (separable) {
+                    const std::size_t mid = in * mult;
+                    const Weight& p = *by_role[Role::Pointwise];
+                    expect(p, {1, 1, mid, units});
+                    float* pw = sink.at(i, ParamRole::Weight);
+                    // Keras [1, 1, mid, filters] -> Thresher [filters, mid].
+                    for (std::size_t f = 0; f < units; ++f)
+                        for (std::size_t j = 0; j < mid; ++j) pw[f * mid + j] = p.value.data[j * units + f];
+                }
                 vector_into(Role::Bias, ParamRole::Bias, units, 0.f);
                 break;
             }

@@ -1,4 +1,4 @@
-// Graph models with their weights, against PyTorch: a Keras 2 functional .h5 and a DL4J
+// Graph models (and depthwise/separable convolutions) with their weights, against PyTorch: a Keras 2 functional .h5 and a DL4J
 // ComputationGraph zip of the same residual-plus-concatenation graph, written with known weights by
 // data/graphs/make_graph_references.py, which also computed the outputs with PyTorch (float64).
 // Every parameter must land where it belongs for the predictions to agree within 1e-4: conv
@@ -66,6 +66,7 @@ class TestGraphWeights : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void keras_functional_h5();
+    void keras_depthwise_separable_h5();
     void dl4j_graph_zip();
 };
 
@@ -78,6 +79,20 @@ void TestGraphWeights::keras_functional_h5() {
     }
     QVERIFY(r.model.is_graph());
     check_against_reference(r, "keras2_residual_concat.expected.json");
+}
+
+// Keras's depthwise kernels [kh, kw, in, multiplier] and pointwise kernels [1, 1, in*m, filters]
+// into Thresher's grouped layout: output channel c * multiplier + m, as PyTorch's groups=in.
+void TestGraphWeights::keras_depthwise_separable_h5() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("keras2_depthwise_separable.h5"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(r.model.layers[0].type, config::LayerType::DepthwiseConvolution);
+    QCOMPARE(r.model.layers[1].type, config::LayerType::SeparableConvolution);
+    check_against_reference(r, "keras2_depthwise_separable.expected.json");
 }
 
 void TestGraphWeights::dl4j_graph_zip() {

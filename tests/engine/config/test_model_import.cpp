@@ -694,9 +694,9 @@ void TestModelImport::unsupported_layer_named_first_data() {
     QTest::newRow("dl4j 0.x graves before shape") << dl4j({R"({"layer":{"convolution":{"nin":1,"nout":2,"kernelSize":[9,9]}}})",
         R"({"layer":{"gravesLSTM":{"layerName":"g","nin":4,"nout":3}}})", kDl4jOutput})
         << "confs[1] (gravesLSTM \"g\"): layer type gravesLSTM is not supported";
-    QTest::newRow("keras Dense on image before SeparableConv2D") << keras({kKerasInput,
-        keras_layer("Dense", R"("name":"d","units":4)"), keras_layer("SeparableConv2D", R"("name":"sep")"), kKerasOut})
-        << "config.layers[2] (SeparableConv2D \"sep\"): layer SeparableConv2D is not supported";
+    QTest::newRow("keras Dense on image before LocallyConnected2D") << keras({kKerasInput,
+        keras_layer("Dense", R"("name":"d","units":4)"), keras_layer("LocallyConnected2D", R"("name":"lc")"), kKerasOut})
+        << "config.layers[2] (LocallyConnected2D \"lc\"): layer LocallyConnected2D is not supported";
 }
 
 void TestModelImport::unsupported_layer_named_first() {

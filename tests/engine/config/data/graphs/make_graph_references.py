@@ -12,6 +12,8 @@ its predictions with PyTorch's (float64) within 1e-4.
   dl4j_residual_concat.coefficients.json  its parameters in DL4J's flattened order (the test zips
                                         them as coefficients.bin): vertices in DL4J's topological
                                         order, which here puts conv_c before bn_a
+  keras2_depthwise_separable.h5         a Keras 2 Sequential model: DepthwiseConv2D (multiplier 2),
+                                        SeparableConv2D, global average pooling, dense
   *.expected.json                       inputs (C x H x W per sample) and PyTorch's outputs
 """
 import json
@@ -186,5 +188,53 @@ def write_dl4j():
     write_expected("dl4j_residual_concat", x, reference(x, p, 1e-5))
 
 
+def write_keras_separable():
+    t = lambda a: torch.tensor(np.asarray(a, dtype=np.float64))
+    dw1 = arr(3, 3, C, 2)          # Keras depthwise kernel [kh, kw, in, multiplier]
+    b1 = arr(C * 2, scale=0.1)
+    dw2 = arr(3, 3, C * 2, 2)
+    pw2 = arr(1, 1, C * 4, 4)      # pointwise [1, 1, in * multiplier, filters]
+    b2 = arr(4, scale=0.1)
+    dense_w, dense_b = arr(4, 5), arr(5, scale=0.1)  # Keras [in, out]
+    # PyTorch: a depthwise kernel is a grouped Conv2d weight [in * multiplier, 1, kh, kw] whose
+    # output channel c * multiplier + m is Keras's kernel [:, :, c, m].
+    to_torch = lambda k: np.transpose(k, (2, 3, 0, 1)).reshape(k.shape[2] * k.shape[3], 1, k.shape[0], k.shape[1])
+    x = arr(N, C, H, W, scale=1.0)
+    y = F.relu(F.conv2d(t(x), t(to_torch(dw1)), t(b1), padding=1, groups=C))
+    y = F.conv2d(y, t(to_torch(dw2)), None, groups=C * 2)
+    y = torch.tanh(F.conv2d(y, t(np.transpose(pw2, (3, 2, 0, 1))), t(b2)))
+    y = F.softmax(y.mean(dim=(2, 3)) @ t(dense_w) + t(dense_b), dim=1).numpy()
+    layers = [
+        {"class_name": "DepthwiseConv2D", "config": {"name": "dw", "batch_input_shape": [None, H, W, C], "kernel_size": [3, 3],
+                                                     "strides": [1, 1], "padding": "same", "depth_multiplier": 2,
+                                                     "data_format": "channels_last", "dilation_rate": [1, 1],
+                                                     "activation": "relu", "use_bias": True}},
+        {"class_name": "SeparableConv2D", "config": {"name": "sep", "filters": 4, "kernel_size": [3, 3], "strides": [1, 1],
+                                                     "padding": "valid", "depth_multiplier": 2, "data_format": "channels_last",
+                                                     "dilation_rate": [1, 1], "activation": "tanh", "use_bias": True}},
+        {"class_name": "GlobalAveragePooling2D", "config": {"name": "gap", "data_format": "channels_last"}},
+        {"class_name": "Dense", "config": {"name": "out", "units": 5, "activation": "softmax", "use_bias": True}},
+    ]
+    model = {"class_name": "Sequential", "config": {"name": "separable", "layers": layers}, "keras_version": "2.4.0"}
+    weights = {"dw": [("depthwise_kernel:0", dw1), ("bias:0", b1)],
+               "sep": [("depthwise_kernel:0", dw2), ("pointwise_kernel:0", pw2), ("bias:0", b2)],
+               "out": [("kernel:0", dense_w), ("bias:0", dense_b)]}
+    with h5py.File(os.path.join(HERE, "keras2_depthwise_separable.h5"), "w") as f:
+        f.attrs["keras_version"] = "2.4.0"
+        f.attrs["backend"] = "tensorflow"
+        f.attrs["model_config"] = json.dumps(model)
+        g = f.create_group("model_weights")
+        names = [l["config"]["name"] for l in layers]
+        g.attrs["layer_names"] = np.array([n.encode() for n in names])
+        for n in names:
+            lg = g.create_group(n)
+            ws = weights.get(n, [])
+            lg.attrs["weight_names"] = np.array([(n + "/" + w).encode() for w, _ in ws]) if ws else np.array([], dtype=np.float32)
+            for w, v in ws:
+                lg.create_dataset(n + "/" + w, data=np.ascontiguousarray(v, dtype=np.float32))
+    write_expected("keras2_depthwise_separable", x, y)
+
+
 write_keras()
 write_dl4j()
+write_keras_separable()
