@@ -100,7 +100,7 @@ std::string zip_bytes(const std::vector<std::pair<std::string, std::string>>& en
 }  // namespace
 
 KerasBytes keras_archive_bytes(const ExportableModel& m) {
-    auto k = plan_keras_model(m, KerasDialect::Keras3);
+    auto k = planned_keras_model(m, KerasDialect::Keras3);
     fill_keras_weights(k, m);
     const std::string what = m.source + " as Keras .keras";
     nlohmann::json metadata{{"keras_version", kKeras3Version}, {"date_saved", now_as_keras_writes_it()}};

@@ -51,7 +51,7 @@ void json_attribute(Hdf5Image& h5, const std::string& name, const nlohmann::json
 }  // namespace
 
 KerasBytes keras_h5_bytes(const ExportableModel& m) {
-    auto k = plan_keras_model(m, KerasDialect::Keras2);
+    auto k = planned_keras_model(m, KerasDialect::Keras2);
     fill_keras_weights(k, m);
     Hdf5Image h5(m.source + " as Keras .h5");
     h5.string_attribute("/", "keras_version", kKeras2Version);

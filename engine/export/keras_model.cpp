@@ -7,6 +7,7 @@
 
 #include "config/model_config.h"
 #include "export/keras_model.h"
+#include "export/model_export.h"
 
 namespace thresher::model_export {
 
@@ -418,6 +419,14 @@ private:
 }  // namespace
 
 KerasModel plan_keras_model(const ExportableModel& m, KerasDialect d) { return Planner(m, d).plan(); }
+
+KerasModel planned_keras_model(const ExportableModel& m, KerasDialect d) {
+    try {
+        return plan_keras_model(m, d);
+    } catch (const KerasRefusal& r) {
+        throw ExportError(m.source + ": " + r.why + "; nothing was written");
+    }
+}
 
 std::optional<std::string> keras_refusal(const ExportableModel& m, KerasDialect d) {
     try {

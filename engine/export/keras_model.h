@@ -60,6 +60,8 @@ struct KerasRefusal {
 };
 
 KerasModel plan_keras_model(const ExportableModel&, KerasDialect);
+// The same for the writers: a refusal becomes an ExportError naming the model's file.
+KerasModel planned_keras_model(const ExportableModel&, KerasDialect);
 // Copies every parameter out of m.params into the planned layers' weights, in Keras's layouts.
 void fill_keras_weights(KerasModel&, const ExportableModel&);
 
