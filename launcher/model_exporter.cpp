@@ -59,6 +59,20 @@ ExportResult read_export_output(int exit_code, const QByteArray& out, const QByt
     return r;
 }
 
+const QList<ExportFormatChoice>& export_format_choices() {
+    static const QList<ExportFormatChoice> choices{{"onnx", "ONNX model (*.onnx)", "onnx"},
+                                                   {"keras-h5", "Keras 2 HDF5 model (*.h5)", "h5"},
+                                                   {"keras", "Keras 3 model (*.keras)", "keras"}};
+    return choices;
+}
+
+QString export_format_for_file(const QString& path) {
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    for (const auto& c : export_format_choices())
+        if (c.suffix == suffix) return c.format;
+    return "onnx";
+}
+
 QStringList class_names_for_data(const QString& data) {
     if (data == "fashion-mnist")
         return {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};

@@ -10,6 +10,8 @@
 # libonnx-dev, libprotobuf-dev, protobuf-compiler: `export-model --format onnx` builds its graph with
 # ONNX's generated protobuf classes and checks it with libonnx's checker (engine/export);
 # python3-onnx: the export suites run ONNX's Python checker (full check) on every exported file.
+# python3-h5py: test_keras_export reads every Keras export back with h5py (an HDF5 reader that is
+# not Thresher's), tests/tools/keras_files/check_keras_export.py.
 # onnxruntime-node (npm, into tests/tools/onnx_runtime): an independent runtime that the export
 # suites run exported models in; nodejs/npm come from Debian when the machine has no Node.js.
 # slurm-wlm, munge: the Slurm suites start a private one-node Slurm (munged, slurmctld, slurmd);
@@ -26,7 +28,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libboost-dev libboost-system-dev libssh-dev openssh-server openssh-client \
   iproute2 iptables slurm-wlm munge slurmdbd mariadb-server \
   qt6-base-dev libqt6sql6-sqlite libqt6svg6 libqcustomplot-dev xvfb xauth \
-  libzip-dev libhdf5-dev libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx clang \
+  libzip-dev libhdf5-dev libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-h5py clang \
   dataset-fashion-mnist
 command -v npm >/dev/null || $SUDO apt-get install -y -q --no-install-recommends nodejs npm
 # The CPU runtime is inside the npm package; its install script would fetch the CUDA provider from

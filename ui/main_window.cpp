@@ -173,12 +173,20 @@ void MainWindow::build_menus() {
         const QString model = exportable_model();
         if (model.isEmpty() || exporter_->busy()) return;
         const QFileInfo info(model);
-        const QString path = QFileDialog::getSaveFileName(this, "Export model", info.absolutePath() + "/" + info.completeBaseName() + ".onnx",
-                                                          "ONNX model (*.onnx)");
-        if (!path.isEmpty()) export_model(path);
+        QStringList filters;
+        for (const auto& c : launcher::export_format_choices()) filters << c.filter;
+        QString filter = filters.first();
+        QString path = QFileDialog::getSaveFileName(this, "Export model", info.absolutePath() + "/" + info.completeBaseName() + ".onnx",
+                                                    filters.join(";;"), &filter);
+        if (path.isEmpty()) return;
+        // The file's suffix picks the format; a name without one gets the chosen filter's.
+        if (QFileInfo(path).suffix().isEmpty())
+            for (const auto& c : launcher::export_format_choices())
+                if (c.filter == filter) path += "." + c.suffix;
+        export_model(path);
     });
     export_action_->setObjectName("export_model");
-    export_action_->setStatusTip("Write the run's saved model as ONNX (thresher-engine export-model)");
+    export_action_->setStatusTip("Write the run's saved model as ONNX or Keras (thresher-engine export-model)");
     connect(file, &QMenu::aboutToShow, this, &MainWindow::update_export_action);
     file->addAction("Export charts as &PNG…", this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, "Export charts", run_->spec().name + "-charts.png", "PNG images (*.png)");
@@ -348,6 +356,7 @@ bool MainWindow::export_model(const QString& out) {
     launcher::ExportRequest request;
     request.model = model;
     request.out = out;
+    request.format = launcher::export_format_for_file(out);
     request.class_names = launcher::class_names_for_data(spec.value("data").toString());
     exporter_->start(request);
     export_action_->setEnabled(false);

@@ -1,7 +1,8 @@
-// `thresher-engine export-model MODEL --format onnx --out FILE [--class-names A,B,...]`: a trained
+// `thresher-engine export-model MODEL --format onnx|keras-h5|keras --out FILE [--class-names A,B,...]`: a trained
 // model (a Thresher .thr, or a DL4J zip / Keras file with weights) written for another runtime
 // (engine/export). On success one record on stdout,
 //   {"exported": FILE, "format": "onnx", "bytes": N, "nodes": K, "layers": L, "params": P}
+// ("nodes": the ONNX graph's operators, or the Keras model's layers; "layers": Thresher's)
 // and a line for people on stderr; a model the format cannot express is an error naming the
 // layer, and nothing is written.
 #pragma once
@@ -16,7 +17,7 @@ struct ExportModelOptions {
     std::string model;                     // the model file to export
     std::string format;                    // as the user wrote it; parsed by engine/export
     std::string out;                       // the file to write
-    std::vector<std::string> class_names;  // recorded in the file (ONNX metadata "class_names")
+    std::vector<std::string> class_names;  // recorded in the file (ONNX metadata / Keras "class_names")
 };
 
 void export_model_command(const ExportModelOptions&, std::ostream& out, std::ostream& log);

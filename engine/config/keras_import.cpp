@@ -97,6 +97,8 @@ WeightInit read_initializer(Place& p, const char* key) {
         if (scale == 1.0 && mode == "fan_avg") return uniform ? WeightInit::XavierUniform : WeightInit::Xavier;
         if (scale == 2.0 && mode == "fan_in" && !uniform) return WeightInit::Relu;
         if (scale == 1.0 && mode == "fan_in" && !uniform) return WeightInit::Normal;
+        // Thresher's uniform, ±1/√fan_in, as Thresher's Keras export writes it: √(3·scale/fan_in).
+        if (std::abs(scale - 1.0 / 3.0) < 1e-12 && mode == "fan_in" && uniform) return WeightInit::Uniform;
     }
     if (name == "RandomNormal" || name == "TruncatedNormal" || name == "normal")
         return approx(WeightInit::Normal, "approximated by normal (N(0, 1/fan_in))");

@@ -3,6 +3,7 @@
 #include "export/model_export.h"
 
 #include "core/durable_file.h"
+#include "export/keras_export.h"
 #include "export/onnx_export.h"
 
 namespace thresher::model_export {
@@ -37,6 +38,8 @@ void check_request(const ExportableModel& m) {
 
 ExportFormat parse_export_format(std::string_view name) {
     if (name == "onnx") return ExportFormat::Onnx;
+    if (name == "keras-h5") return ExportFormat::KerasH5;
+    if (name == "keras") return ExportFormat::Keras;
     std::string known;
     for (const auto& f : built_export_formats()) known += (known.empty() ? "" : ", ") + f;
     throw ExportError("unknown export format \"" + std::string(name) + "\" (this build exports: " +
@@ -46,6 +49,8 @@ ExportFormat parse_export_format(std::string_view name) {
 std::string_view to_string(ExportFormat f) {
     switch (f) {
         case ExportFormat::Onnx: return "onnx";
+        case ExportFormat::KerasH5: return "keras-h5";
+        case ExportFormat::Keras: return "keras";
     }
     return "?";
 }
@@ -53,6 +58,9 @@ std::string_view to_string(ExportFormat f) {
 std::vector<std::string> built_export_formats() {
     std::vector<std::string> formats;
     if (onnx_export_built()) formats.emplace_back("onnx");
+    // libhdf5 and libzip are required to build Thresher at all.
+    formats.emplace_back("keras-h5");
+    formats.emplace_back("keras");
     return formats;
 }
 
@@ -64,6 +72,14 @@ ExportSummary export_model(const ExportableModel& m, ExportFormat format, const 
             const auto onnx = onnx_model_bytes(m);  // in a build without libonnx: an error saying so
             write_file_durably(out_path, onnx.bytes);
             return {onnx.bytes.size(), onnx.nodes};
+        }
+        case ExportFormat::KerasH5:
+        case ExportFormat::Keras: {
+            const auto dialect = format == ExportFormat::Keras ? KerasDialect::Keras3 : KerasDialect::Keras2;
+            if (auto why = keras_refusal(m, dialect)) throw ExportError(m.source + ": " + *why + "; nothing was written");
+            const auto keras = dialect == KerasDialect::Keras3 ? keras_archive_bytes(m) : keras_h5_bytes(m);
+            write_file_durably(out_path, keras.bytes);
+            return {keras.bytes.size(), keras.layers};
         }
     }
     throw ExportError("export format " + std::to_string(static_cast<int>(format)) + " has no writer");

@@ -1,6 +1,7 @@
 // Writing a trained model in another runtime's format (issue 25: models go back out).
 //
 //   export_model(model, ExportFormat::Onnx, "lenet.onnx")
+//   export_model(model, ExportFormat::KerasH5, "lenet.h5")
 //
 // checks that the format can express every layer and setting first and throws an ExportError
 // naming the first layer it cannot ("lenet.thr: layers[3] (subsampling \"pool2\"): ONNX cannot
@@ -23,17 +24,19 @@ public:
     using Error::Error;
 };
 
-enum class ExportFormat { Onnx };
+// onnx: ONNX opset 13 (onnx_export.h); keras-h5: Keras 2's model.save("m.h5"); keras: Keras 3's
+// .keras archive (keras_export.h).
+enum class ExportFormat { Onnx, KerasH5, Keras };
 
-// "onnx" -> Onnx; anything else is an ExportError listing what this build writes.
+// "onnx", "keras-h5", "keras"; anything else is an ExportError listing what this build writes.
 ExportFormat parse_export_format(std::string_view name);
 std::string_view to_string(ExportFormat);
-// The formats this build can write ("onnx" only when it was built with libonnx).
+// The formats this build can write ("onnx" only when it was built with libonnx; the Keras ones always).
 std::vector<std::string> built_export_formats();
 
 struct ExportSummary {
     std::size_t bytes = 0;  // of the written file
-    std::size_t nodes = 0;  // operators in the exported graph
+    std::size_t nodes = 0;  // operators in the exported graph (ONNX), layers in the Keras model
 };
 
 ExportSummary export_model(const ExportableModel&, ExportFormat, const std::string& out_path);

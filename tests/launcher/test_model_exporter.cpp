@@ -54,6 +54,7 @@ private Q_SLOTS:
     void reads_engine_output_data();
     void reads_engine_output();
     void class_names_of_known_data();
+    void format_of_a_file_name();
     void saved_model_of_a_history_spec();
     void exports_a_trained_model();
     void refusal_names_the_layer_and_writes_nothing();
@@ -140,6 +141,17 @@ void TestModelExporter::class_names_of_known_data() {
     QVERIFY(thresher::launcher::class_names_for_data("/data/rows.csv").isEmpty());
 }
 
+void TestModelExporter::format_of_a_file_name() {
+    using thresher::launcher::export_format_for_file;
+    QCOMPARE(export_format_for_file("/r/m.onnx"), QString("onnx"));
+    QCOMPARE(export_format_for_file("/r/m.H5"), QString("keras-h5"));
+    QCOMPARE(export_format_for_file("/r/m.keras"), QString("keras"));
+    QCOMPARE(export_format_for_file("/r/model"), QString("onnx"));
+    QStringList formats;
+    for (const auto& c : thresher::launcher::export_format_choices()) formats << c.format;
+    QCOMPARE(formats, (QStringList{"onnx", "keras-h5", "keras"}));
+}
+
 void TestModelExporter::saved_model_of_a_history_spec() {
     const QString file = dir_.filePath("saved.thr");
     QVERIFY(write_file(file, "x"));
@@ -192,6 +204,17 @@ void TestModelExporter::exports_a_trained_model() {
     QFile onnx(request.out);
     QVERIFY(onnx.open(QIODevice::ReadOnly));
     QVERIFY(onnx.readAll().contains("versicolor"));  // the class names travel in the file
+
+    // The same model as Keras files: the format by the file's name, as the app picks it.
+    for (const QString name : {"tiny.h5", "tiny.keras"}) {
+        request.out = dir_.filePath(name);
+        request.format = thresher::launcher::export_format_for_file(request.out);
+        const ExportResult k = run_export(exporter, request);
+        QVERIFY2(k.ok, qPrintable(k.error));
+        QCOMPARE(k.format, request.format);
+        QCOMPARE(k.params, r.params);
+        QCOMPARE(k.bytes, QFileInfo(request.out).size());
+    }
 }
 
 void TestModelExporter::refusal_names_the_layer_and_writes_nothing() {

@@ -1,7 +1,9 @@
 // `thresher-engine export-model` as a user runs it: LeNet and the MLP trained on a CSV with
 // standardised features, exported to ONNX, give in ONNX Runtime (onnxruntime-node) the
 // probabilities `thresher-engine predict` prints for the same rows, within 1e-5 (issue 25's bar);
-// a model ONNX cannot express exits 1 naming its layer and writes nothing; an unknown format
+// a model ONNX cannot express exits 1 naming its layer and writes nothing; Keras exports (.h5,
+// .keras) of a trained model read back by inspect and predict give predict's very probabilities,
+// and a model trained with normalised inputs is refused for Keras; an unknown format
 // lists the formats this build writes; --out may not be the model itself.
 #include <QDir>
 #include <QJsonArray>
@@ -51,6 +53,8 @@ private Q_SLOTS:
     void onnx_matches_predict_data();
     void onnx_matches_predict();
     void refused_layer_named_and_nothing_written();
+    void keras_exports_predict_as_the_model();
+    void keras_refuses_normalised_inputs();
     void unknown_format_lists_the_formats();
     void out_may_not_be_the_model();
 
@@ -144,12 +148,53 @@ void TestEngineExport::refused_layer_named_and_nothing_written() {
     QCOMPARE(QDir(out.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
 }
 
+void TestEngineExport::keras_exports_predict_as_the_model() {
+    const QString thr = path("mlp_raw.thr");
+    const auto trained = run_engine({"train", "--model", source_dir() + "/resources/models/mlp.json", "--data", path("rows.csv"),
+                                     "--epochs", "1", "--batch", "8", "--threads", "1", "--save", thr});
+    QVERIFY2(trained.exit_code == 0, qPrintable(trained.summary()));
+    const auto want = run_engine({"predict", "--model-file", thr, "--data", path("rows.csv"), "--threads", "1"});
+    QVERIFY2(want.exit_code == 0, qPrintable(want.summary()));
+    for (const auto& [format, name] : {std::pair{"keras-h5", "mlp_raw.h5"}, std::pair{"keras", "mlp_raw.keras"}}) {
+        const QString out = path(name);
+        const auto exported = run_engine({"export-model", thr, "--format", format, "--out", out});
+        QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
+        QCOMPARE(exported.events[0]["format"].toString(), QString(format));
+        QCOMPARE(exported.events[0]["nodes"].toInt(), 3);  // the Keras model's layers
+        QCOMPARE(exported.events[0]["bytes"].toInteger(), QFileInfo(out).size());
+
+        const auto inspected = run_engine({"inspect", "--json", out});
+        QVERIFY2(inspected.exit_code == 0, qPrintable(inspected.summary()));
+        QCOMPARE(inspected.events[0]["format"].toString(), QString("keras"));
+        QCOMPARE(inspected.events[0]["params"].toInteger(), 784 * 1000 + 1000 + 1000 * 1000 + 1000 + 1000 * 10 + 10);
+        QVERIFY(inspected.events[0]["weights"].toBool());
+
+        // The same parameters in the same architecture: predict prints the same lines.
+        const auto got = run_engine({"predict", "--model-file", out, "--data", path("rows.csv"), "--threads", "1"});
+        QVERIFY2(got.exit_code == 0, qPrintable(got.summary()));
+        QCOMPARE(got.events.size(), want.events.size());
+        for (qsizetype r = 0; r < want.events.size(); ++r) QCOMPARE(got.events[r], want.events[r]);
+    }
+}
+
+void TestEngineExport::keras_refuses_normalised_inputs() {
+    // The MLP of onnx_matches_predict, trained with standardised inputs: ONNX carries the
+    // normalisation in its graph, a Keras export not yet.
+    const QString thr = path("mlp.thr"), out = path("mlp.keras");
+    QVERIFY2(QFile::exists(thr), "onnx_matches_predict(mlp) saves mlp.thr first");
+    const auto r = run_engine({"export-model", thr, "--format", "keras", "--out", out});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.stderr_text.contains("thresher-engine: error: mlp.thr: the model standardizes its inputs"), qPrintable(r.stderr_text));
+    QVERIFY2(r.stderr_text.contains("nothing was written"), qPrintable(r.stderr_text));
+    QVERIFY(!QFile::exists(out));
+}
+
 void TestEngineExport::unknown_format_lists_the_formats() {
     const QString out = path("never.h5");
     // The format is checked before the model is read: any existing file will do.
     const auto r = run_engine({"export-model", path("rows.csv"), "--format", "keras-h4", "--out", out});
     QCOMPARE(r.exit_code, 1);
-    QVERIFY2(r.stderr_text.contains("unknown export format \"keras-h4\" (this build exports: onnx"), qPrintable(r.stderr_text));
+    QVERIFY2(r.stderr_text.contains("unknown export format \"keras-h4\" (this build exports: onnx, keras-h5, keras)"), qPrintable(r.stderr_text));
     QVERIFY(!QFile::exists(out));
 }
 

@@ -1,0 +1,97 @@
+// The JSON of a planned Keras model, in the two serialisations Keras writes:
+//   Keras 2 (tf.keras model.save("m.h5")): {"class_name": "Sequential", "config": {"name",
+//     "layers": [{"class_name", "config": {"name", "trainable", "dtype": "float32", ...}}]}},
+//     the InputLayer with "batch_input_shape"; training_config {"loss", "metrics",
+//     "weighted_metrics", "loss_weights", "optimizer_config"} (Keras 2 reads every one of them).
+//   Keras 3 (config.json of a .keras): every object {"module", "class_name", "config",
+//     "registered_name"}, dtype a DTypePolicy object, the InputLayer with "batch_shape", each
+//     layer's "build_config" with its input shape, and the model's "compile_config".
+#include "export/keras_model.h"
+
+namespace thresher::model_export {
+
+namespace {
+
+nlohmann::json batch_shape(const std::vector<int>& shape) {
+    auto j = nlohmann::json::array({nullptr});
+    for (int d : shape) j.push_back(d);
+    return j;
+}
+
+nlohmann::json dtype(KerasDialect d) {
+    if (d == KerasDialect::Keras2) return "float32";
+    return keras_object(d, "keras", "DTypePolicy", {{"name", "float32"}});
+}
+
+// name, trainable and dtype, which every Keras layer has, beside the class's own fields.
+nlohmann::json layer_config(KerasDialect d, const KerasLayer& l) {
+    nlohmann::json cfg = nlohmann::json::object();
+    cfg["name"] = l.name;
+    cfg["trainable"] = true;
+    cfg["dtype"] = dtype(d);
+    for (const auto& [key, value] : l.config.items()) cfg[key] = value;
+    return cfg;
+}
+
+}  // namespace
+
+nlohmann::json keras_object(KerasDialect d, std::string_view module, std::string_view class_name, nlohmann::json config) {
+    if (d == KerasDialect::Keras2) return {{"class_name", class_name}, {"config", std::move(config)}};
+    return {{"module", module}, {"class_name", class_name}, {"config", std::move(config)}, {"registered_name", nullptr}};
+}
+
+nlohmann::json keras2_model_config(const KerasModel& k) {
+    auto layers = nlohmann::json::array();
+    layers.push_back({{"class_name", "InputLayer"},
+                      {"config",
+                       {{"batch_input_shape", batch_shape(k.input_shape)},
+                        {"dtype", "float32"},
+                        {"sparse", false},
+                        {"ragged", false},
+                        {"name", k.input_name}}}});
+    for (const auto& l : k.layers) layers.push_back({{"class_name", l.class_name}, {"config", layer_config(k.dialect, l)}});
+    return {{"class_name", "Sequential"}, {"config", {{"name", k.name}, {"layers", std::move(layers)}}}};
+}
+
+nlohmann::json keras2_training_config(const KerasModel& k) {
+    auto optimizer = k.optimizer;
+    optimizer["config"]["is_legacy_optimizer"] = false;  // Keras 2.11+'s optimizers
+    return {{"loss", k.loss},
+            {"metrics", nullptr},
+            {"weighted_metrics", nullptr},
+            {"loss_weights", nullptr},
+            {"optimizer_config", std::move(optimizer)}};
+}
+
+nlohmann::json keras3_config(const KerasModel& k) {
+    const auto d = KerasDialect::Keras3;
+    auto layers = nlohmann::json::array();
+    layers.push_back(keras_object(d, "keras.layers", "InputLayer",
+                                  {{"batch_shape", batch_shape(k.input_shape)},
+                                   {"dtype", "float32"},
+                                   {"sparse", false},
+                                   {"name", k.input_name}}));
+    for (const auto& l : k.layers) {
+        auto o = keras_object(d, "keras.layers", l.class_name, layer_config(d, l));
+        o["build_config"] = {{"input_shape", batch_shape(l.input_shape)}};
+        layers.push_back(std::move(o));
+    }
+    auto model = keras_object(d, "keras", "Sequential",
+                              {{"name", k.name},
+                               {"trainable", true},
+                               {"dtype", dtype(d)},
+                               {"layers", std::move(layers)},
+                               {"build_input_shape", batch_shape(k.input_shape)}});
+    model["build_config"] = {{"input_shape", batch_shape(k.input_shape)}};
+    model["compile_config"] = {{"optimizer", k.optimizer},
+                               {"loss", k.loss},
+                               {"loss_weights", nullptr},
+                               {"metrics", nullptr},
+                               {"weighted_metrics", nullptr},
+                               {"run_eagerly", false},
+                               {"steps_per_execution", 1},
+                               {"jit_compile", false}};
+    return model;
+}
+
+}  // namespace thresher::model_export

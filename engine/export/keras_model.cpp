@@ -1,0 +1,440 @@
+// Plans the Keras Sequential of a Thresher layer stack: which Keras layers, their names and
+// configs, decided from the config alone so a refusal comes before any file is touched. One
+// piece of state runs beside the layers, as in the Keras importer: whether Keras's tensor is
+// still an image ([h, w, c]) or already features. Thresher's Shape cannot say it (a 1x1 image
+// and a vector look alike), and Keras needs a Flatten exactly where an image meets a Dense.
+#include <cmath>
+
+#include "config/model_config.h"
+#include "export/keras_model.h"
+#include "export/model_export.h"
+
+namespace thresher::model_export {
+
+namespace {
+
+using config::Activation;
+using config::ActivationSpec;
+using config::ConvMode;
+using config::LayerConfig;
+using config::LayerType;
+using config::LossKind;
+using config::Shape;
+using config::UpdaterKind;
+using config::UpdaterSpec;
+using config::WeightInit;
+
+std::vector<int> keras_shape(const Shape& s, bool image) {
+    if (!image) return {static_cast<int>(s.size())};
+    return {s.h, s.w, s.c};
+}
+
+nlohmann::json pair(const std::array<int, 2>& v) { return nlohmann::json::array({v[0], v[1]}); }
+
+// Thresher's weight initialisations as Keras initializers (the Keras importer reads each back).
+// Uniform (±1/√fan_in) is VarianceScaling's uniform with scale 1/3: limit √(3·scale/fan_in).
+nlohmann::json initializer(KerasDialect d, WeightInit w) {
+    const nlohmann::json seed{{"seed", nullptr}};
+    switch (w) {
+        case WeightInit::Xavier: return keras_object(d, "keras.initializers", "GlorotNormal", seed);
+        case WeightInit::XavierUniform: return keras_object(d, "keras.initializers", "GlorotUniform", seed);
+        case WeightInit::Relu: return keras_object(d, "keras.initializers", "HeNormal", seed);
+        case WeightInit::Normal: return keras_object(d, "keras.initializers", "LecunNormal", seed);
+        case WeightInit::Uniform:
+            return keras_object(d, "keras.initializers", "VarianceScaling",
+                                {{"scale", 1.0 / 3.0}, {"mode", "fan_in"}, {"distribution", "uniform"}, {"seed", nullptr}});
+        case WeightInit::Zero: return keras_object(d, "keras.initializers", "Zeros", nlohmann::json::object());
+    }
+    return keras_object(d, "keras.initializers", "GlorotUniform", seed);
+}
+
+nlohmann::json constant(KerasDialect d, float value) {
+    if (value == 0.f) return keras_object(d, "keras.initializers", "Zeros", nlohmann::json::object());
+    if (value == 1.f) return keras_object(d, "keras.initializers", "Ones", nlohmann::json::object());
+    return keras_object(d, "keras.initializers", "Constant", {{"value", config::decimal(value)}});
+}
+
+// Keras penalises l2·Σw² (gradient 2·l2·w); Thresher adds l2·w to the gradient: half of it.
+nlohmann::json regularizer(KerasDialect d, float l1, float l2) {
+    if (l1 == 0.f && l2 == 0.f) return nullptr;
+    return keras_object(d, "keras.regularizers", "L1L2", {{"l1", config::decimal(l1)}, {"l2", config::decimal(l2) / 2.0}});
+}
+
+// An activation Keras names in a layer's "activation" field, or the layer Keras needs for it.
+struct KerasActivation {
+    std::string name;                 // "relu", ...; empty: a layer of its own
+    std::string layer;                // "LeakyReLU", "ELU", "ReLU"
+    nlohmann::json layer_config;
+};
+
+// Refusals come back as text (empty: fine).
+KerasActivation keras_activation(const ActivationSpec& a, KerasDialect d, std::string& why) {
+    const double alpha = config::decimal(a.alpha);
+    switch (a.kind) {
+        case Activation::Identity: return {"linear", {}, {}};
+        case Activation::Relu: return {"relu", {}, {}};
+        case Activation::Tanh: return {"tanh", {}, {}};
+        case Activation::Sigmoid: return {"sigmoid", {}, {}};
+        case Activation::Softmax: return {"softmax", {}, {}};
+        case Activation::Selu: return {"selu", {}, {}};
+        case Activation::Softplus: return {"softplus", {}, {}};
+        case Activation::Softsign: return {"softsign", {}, {}};
+        case Activation::Swish: return {"swish", {}, {}};
+        case Activation::Gelu: return {"gelu", {}, {}};  // Keras's gelu: approximate=False, the erf form
+        case Activation::Elu:
+            if (a.alpha == 1.f) return {"elu", {}, {}};
+            return {"", "ELU", {{"alpha", alpha}}};
+        case Activation::LeakyRelu:
+            return {"", "LeakyReLU", {{d == KerasDialect::Keras2 ? "alpha" : "negative_slope", alpha}}};
+        case Activation::Relu6:
+            return {"", "ReLU", {{"max_value", 6.0}, {"negative_slope", 0.0}, {"threshold", 0.0}}};
+        case Activation::ThresholdedRelu:
+            return {"", "ReLU", {{"max_value", nullptr}, {"negative_slope", 0.0}, {"threshold", alpha}}};
+        case Activation::HardSigmoid: {
+            // Keras 2's hard_sigmoid is clip(0.2x + 0.5), Keras 3's relu6(x + 3) / 6: slope 1/6.
+            const float slope = d == KerasDialect::Keras2 ? 0.2f : 1.f / 6.f;
+            if (a.alpha == slope) return {"hard_sigmoid", {}, {}};
+            why = "hardsigmoid with slope " + nlohmann::json(alpha).dump() + ": Keras " +
+                  (d == KerasDialect::Keras2 ? "2's hard_sigmoid has slope 0.2" : "3's hard_sigmoid has slope 1/6");
+            return {};
+        }
+        default: break;
+    }
+    why = "activation " + std::string(config::to_string(a.kind)) + " has no Keras form (Keras names no such activation)";
+    return {};
+}
+
+bool same_updater(const UpdaterSpec& a, const UpdaterSpec& b) {
+    return a.kind == b.kind && a.learning_rate == b.learning_rate && a.momentum == b.momentum && a.beta1 == b.beta1 &&
+           a.beta2 == b.beta2 && a.epsilon == b.epsilon && a.rms_decay == b.rms_decay;
+}
+
+// The learning rate: a number, or the Keras LearningRateSchedule of the model's schedule.
+nlohmann::json learning_rate(const config::ModelConfig& c, KerasDialect d) {
+    if (!c.lr_schedule) return config::decimal(c.updater.learning_rate);
+    const auto& s = *c.lr_schedule;
+    const auto refuse = [&](const std::string& why) -> nlohmann::json {
+        throw KerasRefusal{"updater: learning-rate schedule \"" + s.describe() + "\": " + why};
+    };
+    if (s.by != config::ScheduleUnit::Iteration) refuse("Keras schedules count iterations, this one epochs");
+    if (s.ramp != 0) refuse("Keras has no ramp around a schedule");
+    const char* module = "keras.optimizers.schedules";
+    switch (s.kind) {
+        case config::ScheduleKind::Exponential:
+            return keras_object(d, module, "ExponentialDecay",
+                                {{"initial_learning_rate", s.initial}, {"decay_steps", s.decay_steps}, {"decay_rate", s.rate},
+                                 {"staircase", s.staircase}, {"name", "ExponentialDecay"}});
+        case config::ScheduleKind::Inverse:
+            if (s.power != 1.0) refuse("Keras's InverseTimeDecay has power 1");
+            return keras_object(d, module, "InverseTimeDecay",
+                                {{"initial_learning_rate", s.initial}, {"decay_steps", s.decay_steps}, {"decay_rate", s.rate},
+                                 {"staircase", s.staircase}, {"name", "InverseTimeDecay"}});
+        case config::ScheduleKind::Polynomial:
+            return keras_object(d, module, "PolynomialDecay",
+                                {{"initial_learning_rate", s.initial}, {"decay_steps", s.decay_steps},
+                                 {"end_learning_rate", s.end}, {"power", s.power}, {"cycle", s.cycle}, {"name", "PolynomialDecay"}});
+        case config::ScheduleKind::Cosine: {
+            nlohmann::json cfg{{"initial_learning_rate", s.initial}, {"decay_steps", s.decay_steps}, {"alpha", s.alpha},
+                               {"name", "CosineDecay"}, {"warmup_target", nullptr}, {"warmup_steps", 0}};
+            if (s.warmup) cfg["warmup_target"] = s.warmup_target, cfg["warmup_steps"] = s.warmup_steps;
+            return keras_object(d, module, "CosineDecay", cfg);
+        }
+        case config::ScheduleKind::Map: {
+            // Keras changes the value after a boundary step: position p is boundary p - 1.
+            auto boundaries = nlohmann::json::array(), values = nlohmann::json::array();
+            for (std::size_t k = 0; k < s.points.size(); ++k) {
+                if (k > 0) boundaries.push_back(s.points[k].first - 1);
+                values.push_back(s.points[k].second);
+            }
+            return keras_object(d, module, "PiecewiseConstantDecay",
+                                {{"boundaries", boundaries}, {"values", values}, {"name", "PiecewiseConstant"}});
+        }
+        default: break;
+    }
+    return refuse("Keras has no LearningRateSchedule of this kind");
+}
+
+nlohmann::json optimizer(const config::ModelConfig& c, KerasDialect d) {
+    const auto& u = c.updater;
+    const auto lr = learning_rate(c, d);
+    const char* module = "keras.optimizers";
+    switch (u.kind) {
+        case UpdaterKind::Sgd:
+        case UpdaterKind::Nesterovs: {
+            const bool nesterov = u.kind == UpdaterKind::Nesterovs;
+            return keras_object(d, module, "SGD",
+                                {{"name", "SGD"}, {"learning_rate", lr}, {"momentum", nesterov ? config::decimal(u.momentum) : 0.0},
+                                 {"nesterov", nesterov}});
+        }
+        case UpdaterKind::Adam:
+            return keras_object(d, module, "Adam",
+                                {{"name", "Adam"}, {"learning_rate", lr}, {"beta_1", config::decimal(u.beta1)},
+                                 {"beta_2", config::decimal(u.beta2)}, {"epsilon", config::decimal(u.epsilon)}, {"amsgrad", false}});
+        case UpdaterKind::RmsProp:
+            return keras_object(d, module, "RMSprop",
+                                {{"name", "RMSprop"}, {"learning_rate", lr}, {"rho", config::decimal(u.rms_decay)}, {"momentum", 0.0},
+                                 {"epsilon", config::decimal(u.epsilon)}, {"centered", false}});
+        case UpdaterKind::AdaGrad:
+            // Thresher's AdaGrad history starts at 0.
+            return keras_object(d, module, "Adagrad",
+                                {{"name", "Adagrad"}, {"learning_rate", lr}, {"initial_accumulator_value", 0.0},
+                                 {"epsilon", config::decimal(u.epsilon)}});
+    }
+    throw KerasRefusal{"updater: " + std::string(config::to_string(u.kind)) + " has no Keras optimizer"};
+}
+
+class Planner {
+public:
+    Planner(const ExportableModel& m, KerasDialect d) : m_(m), d_(d) {
+        out_.dialect = d;
+        // Kept names first: automatic ones ("dense_1") must not take a name a later layer keeps.
+        for (const auto& l : m.config.layers)
+            if (KerasNames::usable(l.name)) names_.reserve(l.name);
+    }
+
+    KerasModel plan() {
+        const auto& c = m_.config;
+        if (m_.normalization.active())
+            throw KerasRefusal{"the model " + m_.normalization.kind +
+                               "s its inputs, and a Keras export does not write that normalisation (a Keras "
+                               "Normalization layer) yet: export to ONNX, whose graph applies it"};
+        out_.name = KerasNames::usable(c.name) ? c.name : "sequential";
+        out_.input_name = names_.fresh("InputLayer");
+        image_ = !c.input.flat();
+        out_.input_shape = keras_shape(c.input, image_);
+        for (std::size_t i = 0; i < c.layers.size(); ++i) layer(i);
+        check_loss();
+        for (std::size_t i = 0; i < c.layers.size(); ++i)
+            if (c.layers[i].updater && !same_updater(*c.layers[i].updater, c.updater))
+                refuse(i, "it has an updater of its own (" + std::string(config::to_string(c.layers[i].updater->kind)) +
+                              "), and a Keras model has one optimizer for every layer");
+        out_.optimizer = optimizer(c, d_);
+        return std::move(out_);
+    }
+
+private:
+    [[noreturn]] void refuse(std::size_t i, const std::string& why) const {
+        throw KerasRefusal{m_.config.layers[i].label(i) + ": Keras cannot express this layer: " + why};
+    }
+
+    KerasLayer& add(std::string class_name, const std::string& wanted_name, nlohmann::json cfg, std::vector<int> input_shape) {
+        KerasLayer k;
+        k.name = wanted_name.empty() ? names_.fresh(class_name) : names_.keep_or_fresh(wanted_name, class_name);
+        k.class_name = std::move(class_name);
+        k.config = std::move(cfg);
+        k.input_shape = std::move(input_shape);
+        out_.layers.push_back(std::move(k));
+        return out_.layers.back();
+    }
+
+    void need_image(std::size_t i) const {
+        if (!image_) refuse(i, "it needs an image, and Keras holds flat features here (after a Flatten or global pooling)");
+    }
+
+    KerasActivation activation_of(std::size_t i) const {
+        std::string why;
+        auto a = keras_activation(m_.config.layers[i].activation, d_, why);
+        if (!why.empty()) refuse(i, why);
+        return a;
+    }
+
+    // After a layer whose activation Keras cannot name in its "activation" field.
+    void activation_layer(const KerasActivation& a, const Shape& shape) {
+        if (a.name.empty()) add(a.layer, "", a.layer_config, keras_shape(shape, image_));
+    }
+
+    // Dense and Conv2D's shared fields: the activation Keras can name, bias, initializers, regularizers.
+    void weighted_fields(std::size_t i, nlohmann::json& cfg, const KerasActivation& a) const {
+        const auto& c = m_.config;
+        const auto u = c.effective_updater(i);
+        cfg["activation"] = a.name.empty() ? "linear" : a.name;
+        cfg["use_bias"] = true;
+        cfg["kernel_initializer"] = initializer(d_, c.effective_weight_init(i));
+        cfg["bias_initializer"] = initializer(d_, WeightInit::Zero);
+        cfg["kernel_regularizer"] = regularizer(d_, u.l1, u.l2);
+        for (const char* key : {"bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"}) cfg[key] = nullptr;
+    }
+
+    void layer(std::size_t i) {
+        const auto& l = m_.config.layers[i];
+        if (l.activation.kind == Activation::Softmax && l.type != LayerType::Dense && l.type != LayerType::Output &&
+            !(l.type == LayerType::Activation && !image_))
+            refuse(i, "softmax on an image: Keras's softmax normalises each pixel's channels, Thresher's the whole sample");
+        switch (l.type) {
+            case LayerType::Dense:
+            case LayerType::Output: {
+                bool flattened = false;
+                if (image_) {
+                    add("Flatten", "", {{"data_format", "channels_last"}}, keras_shape(l.in_shape, true));
+                    image_ = false;
+                    flattened = true;
+                }
+                const auto a = activation_of(i);
+                nlohmann::json cfg{{"units", l.units}};
+                weighted_fields(i, cfg, a);
+                auto& k = add("Dense", l.name, std::move(cfg), keras_shape(l.in_shape, false));
+                k.params_of = i;
+                k.after_flatten = flattened;
+                activation_layer(a, l.out_shape);
+                return;
+            }
+            case LayerType::Convolution: {
+                need_image(i);
+                if ((l.stride[0] > 1 || l.stride[1] > 1) && (l.dilation[0] > 1 || l.dilation[1] > 1))
+                    refuse(i, "strides above 1 together with a dilation above 1 (Keras's Conv2D allows one or the other)");
+                if (l.mode == ConvMode::Truncate && (l.padding[0] > 0 || l.padding[1] > 0))
+                    add("ZeroPadding2D", "",
+                        {{"padding", {{l.padding[0], l.padding[0]}, {l.padding[1], l.padding[1]}}}, {"data_format", "channels_last"}},
+                        keras_shape(l.in_shape, true));
+                const auto a = activation_of(i);
+                nlohmann::json cfg{{"filters", l.units},
+                                   {"kernel_size", pair(l.kernel)},
+                                   {"strides", pair(l.stride)},
+                                   {"padding", l.mode == ConvMode::Same ? "same" : "valid"},
+                                   {"data_format", "channels_last"},
+                                   {"dilation_rate", pair(l.dilation)},
+                                   {"groups", 1}};
+                weighted_fields(i, cfg, a);
+                const Shape padded{l.in_shape.c, l.in_shape.h + 2 * (l.mode == ConvMode::Same ? 0 : l.padding[0]),
+                                   l.in_shape.w + 2 * (l.mode == ConvMode::Same ? 0 : l.padding[1])};
+                add("Conv2D", l.name, std::move(cfg), keras_shape(padded, true)).params_of = i;
+                activation_layer(a, l.out_shape);
+                return;
+            }
+            case LayerType::Subsampling: {
+                need_image(i);
+                if (l.global) {
+                    add(l.max_pool ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D", l.name,
+                        {{"data_format", "channels_last"}, {"keepdims", false}}, keras_shape(l.in_shape, true));
+                    image_ = false;
+                    return;
+                }
+                if (l.mode == ConvMode::Truncate && (l.padding[0] > 0 || l.padding[1] > 0))
+                    refuse(i, "padding " + std::to_string(l.padding[0]) + "x" + std::to_string(l.padding[1]) +
+                                  ": Keras pools with \"valid\" or \"same\" padding only");
+                add(l.max_pool ? "MaxPooling2D" : "AveragePooling2D", l.name,
+                    {{"pool_size", pair(l.kernel)},
+                     {"padding", l.mode == ConvMode::Same ? "same" : "valid"},
+                     {"strides", pair(l.stride)},
+                     {"data_format", "channels_last"}},
+                    keras_shape(l.in_shape, true));
+                return;
+            }
+            case LayerType::BatchNorm: {
+                nlohmann::json cfg{{"axis", -1},
+                                   {"momentum", config::decimal(l.bn_decay)},
+                                   {"epsilon", config::decimal(l.bn_eps)},
+                                   {"center", true},
+                                   {"scale", true},
+                                   {"beta_initializer", constant(d_, 0.f)},
+                                   {"gamma_initializer", constant(d_, 1.f)},
+                                   {"moving_mean_initializer", constant(d_, 0.f)},
+                                   {"moving_variance_initializer", constant(d_, 1.f)}};
+                for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"}) cfg[key] = nullptr;
+                if (d_ == KerasDialect::Keras3) cfg["synchronized"] = false;
+                add("BatchNormalization", l.name, std::move(cfg), keras_shape(l.in_shape, image_)).params_of = i;
+                return;
+            }
+            case LayerType::Dropout:
+                // Keras gives the drop probability; rounded to a float first so 0.7 reads "rate": 0.3.
+                add("Dropout", l.name, {{"rate", config::decimal(static_cast<float>(1.0 - config::decimal(l.retain)))}, {"noise_shape", nullptr}, {"seed", nullptr}},
+                    keras_shape(l.in_shape, image_));
+                return;
+            case LayerType::PRelu: {
+                // Keras's shared axes count its channels-last axes: 1 height, 2 width, 3 channels (1: the features).
+                auto axes = nlohmann::json::array();
+                if (image_) {
+                    if (l.prelu_shared[1]) axes.push_back(1);
+                    if (l.prelu_shared[2]) axes.push_back(2);
+                    if (l.prelu_shared[0]) axes.push_back(3);
+                } else if (l.prelu_shared[0]) {
+                    axes.push_back(1);
+                }
+                add("PReLU", l.name,
+                    {{"alpha_initializer", constant(d_, l.prelu_init)},
+                     {"alpha_regularizer", nullptr},
+                     {"alpha_constraint", nullptr},
+                     {"shared_axes", axes.empty() ? nlohmann::json(nullptr) : axes}},
+                    keras_shape(l.in_shape, image_))
+                    .params_of = i;
+                return;
+            }
+            case LayerType::Activation: {
+                const auto a = activation_of(i);
+                if (!a.name.empty()) add("Activation", l.name, {{"activation", a.name}}, keras_shape(l.in_shape, image_));
+                else add(a.layer, l.name, a.layer_config, keras_shape(l.in_shape, image_));
+                return;
+            }
+            case LayerType::ZeroPadding:
+            case LayerType::Cropping: {
+                need_image(i);
+                const bool pad = l.type == LayerType::ZeroPadding;
+                add(pad ? "ZeroPadding2D" : "Cropping2D", l.name,
+                    {{pad ? "padding" : "cropping", {{l.margins[0], l.margins[1]}, {l.margins[2], l.margins[3]}}},
+                     {"data_format", "channels_last"}},
+                    keras_shape(l.in_shape, true));
+                return;
+            }
+            case LayerType::Upsampling:
+                need_image(i);
+                add("UpSampling2D", l.name, {{"size", pair(l.scale)}, {"data_format", "channels_last"}, {"interpolation", "nearest"}},
+                    keras_shape(l.in_shape, true));
+                return;
+        }
+        refuse(i, "layer kind " + std::string(config::to_string(l.type)) + " has no Keras form in this exporter yet");
+    }
+
+    // Keras's cross-entropies read probabilities: softmax for the categorical one, sigmoid for the binary.
+    void check_loss() {
+        const auto& layers = m_.config.layers;
+        const std::size_t i = layers.size() - 1;
+        const auto& out = layers[i];
+        switch (out.loss) {
+            case LossKind::MultiClassCrossEntropy:
+            case LossKind::NegativeLogLikelihood:
+                if (out.activation.kind != Activation::Softmax)
+                    refuse(i, std::string(config::to_string(out.loss)) + " on a " + std::string(config::to_string(out.activation.kind)) +
+                                  " output: Keras's categorical_crossentropy reads softmax probabilities");
+                out_.loss = "categorical_crossentropy";
+                return;
+            case LossKind::BinaryCrossEntropy:
+                if (out.activation.kind != Activation::Sigmoid)
+                    refuse(i, "xent on a " + std::string(config::to_string(out.activation.kind)) +
+                                  " output: Keras's binary_crossentropy reads sigmoid probabilities");
+                out_.loss = "binary_crossentropy";
+                return;
+            case LossKind::MSE: out_.loss = "mean_squared_error"; return;
+            case LossKind::MAE: out_.loss = "mean_absolute_error"; return;
+        }
+        refuse(i, "loss " + std::string(config::to_string(out.loss)) + " has no Keras form");
+    }
+
+    const ExportableModel& m_;
+    KerasDialect d_;
+    KerasModel out_;
+    KerasNames names_;
+    bool image_ = false;
+};
+
+}  // namespace
+
+KerasModel plan_keras_model(const ExportableModel& m, KerasDialect d) { return Planner(m, d).plan(); }
+
+KerasModel planned_keras_model(const ExportableModel& m, KerasDialect d) {
+    try {
+        return plan_keras_model(m, d);
+    } catch (const KerasRefusal& r) {
+        throw ExportError(m.source + ": " + r.why + "; nothing was written");
+    }
+}
+
+std::optional<std::string> keras_refusal(const ExportableModel& m, KerasDialect d) {
+    try {
+        plan_keras_model(m, d);
+    } catch (const KerasRefusal& r) {
+        return r.why;
+    }
+    return std::nullopt;
+}
+
+}  // namespace thresher::model_export

@@ -1,0 +1,386 @@
+// Keras exports (.h5 as Keras 2 saves it, .keras as Keras 3 does) read back two ways:
+// - by Thresher's own Keras importers (config/weight_import.h, which `inspect` and `train
+//   --model` use): import(export(m)) has m's architecture and bit-identical parameters, for the
+//   templates in resources/models, every Keras and DL4J config in the test data that Keras can
+//   express, the Keras files with weights in the fuzz corpus, and models of every layer kind;
+// - by an independent reader, Debian's python3-h5py (tests/tools/keras_files/check_keras_export.py):
+//   groups, attributes, layer and weight names, the config as JSON with the expected Keras
+//   classes, and every weight array against the Thresher parameters, its Keras layout derived
+//   there with numpy.
+// Parameters are drawn at random (seeded) for every block, so a swapped or mis-laid block shows.
+// A refused model names its layer and leaves the folder as it was.
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "config/model_format.h"
+#include "config/weight_import.h"
+#include "export/keras_export.h"
+#include "export/keras_model.h"
+#include "export/model_export.h"
+#include "source_dir.h"
+
+using namespace thresher;
+using model_export::ExportFormat;
+
+namespace {
+
+QString debian_python() { return QFile::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
+
+std::string read_text(const QString& path) {
+    std::ifstream in(path.toStdString(), std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::vector<std::uint8_t> read_bytes(const QString& path) {
+    const auto text = read_text(path);
+    return {text.begin(), text.end()};
+}
+
+// Every parameter drawn, biases and statistics included (running variances kept positive).
+model_export::ExportableModel with_random_params(config::ModelConfig cfg, const std::string& source, unsigned seed) {
+    model_export::ExportableModel m;
+    m.source = source;
+    m.config = std::move(cfg);
+    m.params.resize(m.config.param_count());
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (auto& v : m.params) v = u(rng);
+    for (const auto& l : m.config.layers)
+        for (const auto& b : l.blocks)
+            if (b.role == config::ParamRole::RunningVar)
+                for (std::size_t i = 0; i < b.size; ++i) m.params[l.param_offset + b.offset + i] = 0.5f + std::fabs(m.params[l.param_offset + b.offset + i]);
+    return m;
+}
+
+model_export::ExportableModel model_from_file(const QString& path, unsigned seed) {
+    auto r = config::import_model_file(path.toStdString());
+    const std::string source = QFileInfo(path).completeBaseName().toStdString() + ".thr";
+    if (!r.params.empty()) {
+        model_export::ExportableModel m;
+        m.source = source;
+        m.config = std::move(r.model);
+        m.params = std::move(r.params);
+        return m;
+    }
+    return with_random_params(std::move(r.model), source, seed);
+}
+
+// What import(export(m)) must keep: the config as Thresher JSON without the names (the .keras
+// importer names the model after its file; unnamed layers get Keras's names) and the seed. DL4J's
+// negativeloglikelihood on a softmax output is the loss Keras calls categorical_crossentropy,
+// which reads back as mcxent.
+nlohmann::json architecture(const config::ModelConfig& c) {
+    auto j = c.to_json();
+    j.erase("name");
+    j.erase("seed");
+    for (auto& l : j["layers"]) {
+        l.erase("name");
+        if (l.value("loss", "") == "negativeloglikelihood") l["loss"] = "mcxent";
+    }
+    return j;
+}
+
+QString format_suffix(ExportFormat f) { return f == ExportFormat::Keras ? ".keras" : ".h5"; }
+
+const char* kZooGeometry = R"({"name":"geometry","input":{"channels":3,"height":11,"width":10},
+    "layers":[
+      {"type":"convolution","name":"conv_same","filters":4,"kernel":[3,2],"stride":[2,2],"mode":"same","activation":"tanh"},
+      {"type":"convolution","name":"conv_dilated","filters":5,"kernel":[2,2],"dilation":[2,1],"padding":[1,1],"activation":"relu"},
+      {"type":"subsampling","name":"max_same","pooling":"max","kernel":[3,3],"stride":[2,2],"mode":"same"},
+      {"type":"subsampling","name":"avg_same","pooling":"avg","kernel":[2,3],"stride":[1,2],"mode":"same"},
+      {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})";
+const char* kZooResize = R"({"name":"resize","input":{"channels":2,"height":7,"width":6},
+    "layers":[
+      {"type":"zero_padding","name":"pad","padding":[1,2,0,3]},
+      {"type":"convolution","name":"conv","filters":3,"kernel":[3,3],"activation":"swish"},
+      {"type":"cropping","name":"crop","cropping":[1,0,2,1]},
+      {"type":"upsampling","name":"up","size":[2,3]},
+      {"type":"subsampling","name":"pool","pooling":"max","kernel":[2,2],"stride":[2,2]},
+      {"type":"dense","name":"dense","units":5,"activation":"tanh"},
+      {"type":"activation","name":"act_flat","activation":"relu"},
+      {"type":"output","name":"out","units":4,"activation":"softmax","loss":"mcxent"}]})";
+const char* kZooNorms = R"({"name":"norms","input":{"channels":2,"height":6,"width":5},
+    "layers":[
+      {"type":"convolution","name":"conv","filters":3,"kernel":[3,3],"activation":"identity"},
+      {"type":"batch_norm","name":"bn_image","eps":0.001,"decay":0.99},
+      {"type":"prelu","name":"prelu_per_channel","shared_axes":["height","width"]},
+      {"type":"prelu","name":"prelu_per_position","shared_axes":["channels"]},
+      {"type":"prelu","name":"prelu_every","alpha_init":0.25},
+      {"type":"dropout","name":"drop_image","retain":0.6},
+      {"type":"dense","name":"dense","units":7,"activation":"identity"},
+      {"type":"batch_norm","name":"bn_flat"},
+      {"type":"prelu","name":"prelu_flat"},
+      {"type":"dropout","name":"drop_flat","retain":0.5},
+      {"type":"output","name":"out","units":4,"activation":"softmax","loss":"mcxent"}]})";
+const char* kZooGlobal = R"({"name":"global","input":{"channels":2,"height":7,"width":7},
+    "layers":[
+      {"type":"convolution","name":"conv","filters":6,"kernel":[3,3],"activation":"swish"},
+      {"type":"subsampling","name":"gavg","pooling":"avg","global":true},
+      {"type":"batch_norm","name":"bn"},
+      {"type":"prelu","name":"prelu"},
+      {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})";
+const char* kZooActivations = R"({"name":"activations","input":{"size":12},"weight_init":"uniform",
+    "updater":{"type":"adam","learning_rate":0.005,"beta1":0.8,"beta2":0.99,"epsilon":1e-6},"l2":0.001,
+    "layers":[
+      {"type":"dense","name":"leaky","units":12,"activation":"leakyrelu","alpha":0.2},
+      {"type":"dense","name":"elu","units":12,"activation":"elu","alpha":0.5},
+      {"type":"dense","name":"relu6","units":12,"activation":"relu6"},
+      {"type":"dense","name":"thresholded","units":12,"activation":"thresholdedrelu","alpha":0.1},
+      {"type":"dense","name":"selu","units":12,"activation":"selu"},
+      {"type":"dense","name":"softplus","units":12,"activation":"softplus"},
+      {"type":"dense","name":"softsign","units":12,"activation":"softsign","weight_init":"relu"},
+      {"type":"dense","name":"sigmoid","units":12,"activation":"sigmoid"},
+      {"type":"dense","name":"gelu","units":12,"activation":"gelu"},
+      {"type":"dense","name":"swish","units":12,"activation":"swish"},
+      {"type":"output","name":"out","units":5,"activation":"identity","loss":"mse"}]})";
+const char* kZooBinary = R"({"name":"binary","input":{"size":6},
+    "updater":{"type":"sgd","schedule":{"type":"exponential","initial":0.1,"rate":0.5,"decay_steps":100,"staircase":true}},
+    "layers":[{"type":"dense","units":8,"activation":"relu"},{"type":"output","units":1,"activation":"sigmoid","loss":"xent"}]})";
+
+}  // namespace
+
+class TestKerasExport : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void round_trip_data();
+    void round_trip();
+    void h5py_reads_the_files_data();
+    void h5py_reads_the_files();
+    void names_kept_and_made_unique();
+    void refused_layer_named_and_nothing_written_data();
+    void refused_layer_named_and_nothing_written();
+
+private:
+    void add_round_trip_rows(const QString& tag, const QString& path);
+    QTemporaryDir dir_;
+};
+
+void TestKerasExport::initTestCase() {
+    QVERIFY(dir_.isValid());
+    // A missing reader is a failure, not a skip: scripts/install-deps.sh installs python3-h5py.
+    QProcess p;
+    p.start(debian_python(), {"-c", "import h5py, numpy"});
+    QVERIFY2(p.waitForFinished(60000) && p.exitCode() == 0,
+             qPrintable(debian_python() + " cannot import h5py (Debian package python3-h5py; scripts/install-deps.sh installs it): " +
+                        QString::fromUtf8(p.readAllStandardError())));
+}
+
+void TestKerasExport::add_round_trip_rows(const QString& tag, const QString& path) {
+    for (const auto format : {ExportFormat::KerasH5, ExportFormat::Keras})
+        QTest::newRow(qPrintable(tag + format_suffix(format))) << path << static_cast<int>(format);
+}
+
+void TestKerasExport::round_trip_data() {
+    QTest::addColumn<QString>("path");  // a model file, or a Thresher config's JSON text after "json:"
+    QTest::addColumn<int>("format");
+    const QString root = test_support::source_dir();
+    // Every template Thresher ships.
+    for (const auto& name : QDir(root + "/resources/models").entryList({"*.json"}))
+        add_round_trip_rows("resources/models/" + name, root + "/resources/models/" + name);
+    // Real Keras and DL4J configs in the test data that a Keras Sequential can express (the rest:
+    // LSTMs and embeddings, which Thresher does not import, and a conv that does not fit).
+    for (const char* name : {"keras1_mnist_cnn.json", "keras1_mnist_mlp_l2.json", "keras21_mlp.json", "keras2_lenet.json",
+                             "keras2_swish_gelu_prelu.json", "keras3_cnn.json", "keras3_cnn_compiled_logits.json", "keras3_mlp.json",
+                             "keras3_mlp_exponential_decay.json", "tfjs_keras2_mlp_sgd.json", "dl4j_lenet.json"})
+        add_round_trip_rows(name, root + "/tests/engine/config/data/" + name);
+    // Keras files with weights (the fuzz corpus's seeds): their own parameters go round.
+    for (const char* name : {"whole.h5", "whole.keras"})
+        add_round_trip_rows(name, root + "/tests/fuzz/corpus/fuzz_model_weights/" + name);
+    // Every layer kind and Keras-expressible activation, optimizers and a schedule.
+    const std::pair<const char*, const char*> zoo[] = {{"geometry", kZooGeometry}, {"resize", kZooResize},
+                                                       {"norms", kZooNorms},       {"global", kZooGlobal},
+                                                       {"activations", kZooActivations}, {"binary", kZooBinary}};
+    for (const auto& [tag, json] : zoo) add_round_trip_rows(tag, QString("json:") + json);
+}
+
+void TestKerasExport::round_trip() {
+    QFETCH(QString, path);
+    QFETCH(int, format);
+    const auto f = static_cast<ExportFormat>(format);
+    const QString tag = QString(QTest::currentDataTag()).replace('/', '_');
+    const auto m = path.startsWith("json:")
+                       ? with_random_params(config::ModelConfig::parse(path.mid(5).toStdString(), tag.toStdString()), tag.toStdString() + ".thr", 7)
+                       : model_from_file(path, 7);
+    const QString out = dir_.filePath(tag + format_suffix(f));
+    const auto summary = model_export::export_model(m, f, out.toStdString());
+    QCOMPARE(static_cast<qint64>(summary.bytes), QFileInfo(out).size());
+
+    const auto back = config::import_model_with_weights(read_bytes(out), QFileInfo(out).fileName().toStdString());
+    QCOMPARE(back.format, config::ModelFormat::Keras);
+    const auto want = architecture(m.config), got = architecture(back.model);
+    QVERIFY2(want == got, qPrintable(QString("architecture changed:\n  exported %1\n  imported %2")
+                                         .arg(QString::fromStdString(want.dump()), QString::fromStdString(got.dump()))));
+    // Names a model had are kept (an imported Keras file's own, a config's).
+    for (std::size_t i = 0; i < m.config.layers.size(); ++i)
+        if (!m.config.layers[i].name.empty() && m.config.layers[i].name.find('/') == std::string::npos &&
+            m.config.layers[i].name.find('[') == std::string::npos)
+            QCOMPARE(back.model.layers[i].name, m.config.layers[i].name);
+    QCOMPARE(back.params.size(), m.params.size());
+    const bool identical = std::memcmp(back.params.data(), m.params.data(), m.params.size() * sizeof(float)) == 0;
+    double max_diff = 0;
+    for (std::size_t i = 0; i < m.params.size(); ++i) max_diff = std::max(max_diff, std::fabs(double(back.params[i]) - m.params[i]));
+    qInfo("%s: %zu bytes, %zu parameters, max |import(export(m)) - m| = %g", QTest::currentDataTag(), summary.bytes,
+          m.params.size(), max_diff);
+    QVERIFY2(identical, qPrintable(QString("parameters differ (max |diff| %1)").arg(max_diff)));
+}
+
+void TestKerasExport::h5py_reads_the_files_data() {
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QStringList>("classes");  // the Keras layer classes expected, in order
+    QTest::addColumn<QStringList>("names");    // and their names (empty: not checked)
+    QTest::addColumn<QStringList>("class_names");
+    const QString root = test_support::source_dir();
+    const QString lenet = QString::fromStdString(read_text(root + "/resources/models/lenet.json"));
+    const QString mlp = QString::fromStdString(read_text(root + "/resources/models/mlp.json"));
+    const QStringList fashion{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
+    QTest::newRow("lenet") << lenet << QStringList{"Conv2D", "MaxPooling2D", "Conv2D", "MaxPooling2D", "Flatten", "Dense", "Dense"}
+                           << QStringList{"conv2d", "max_pooling2d", "conv2d_1", "max_pooling2d_1", "flatten", "dense", "dense_1"} << fashion;
+    QTest::newRow("mlp") << mlp << QStringList{"Dense", "Dense", "Dense"} << QStringList{"dense", "dense_1", "dense_2"} << QStringList{};
+    QTest::newRow("geometry") << QString(kZooGeometry)
+                              << QStringList{"Conv2D", "ZeroPadding2D", "Conv2D", "MaxPooling2D", "AveragePooling2D", "Flatten", "Dense"}
+                              << QStringList{"conv_same", "zero_padding2d", "conv_dilated", "max_same", "avg_same", "flatten", "out"}
+                              << QStringList{};
+    QTest::newRow("resize") << QString(kZooResize)
+                            << QStringList{"ZeroPadding2D", "Conv2D", "Cropping2D", "UpSampling2D", "MaxPooling2D", "Flatten", "Dense",
+                                           "Activation", "Dense"}
+                            << QStringList{} << QStringList{};
+    QTest::newRow("norms") << QString(kZooNorms)
+                           << QStringList{"Conv2D", "BatchNormalization", "PReLU", "PReLU", "PReLU", "Dropout", "Flatten", "Dense",
+                                          "BatchNormalization", "PReLU", "Dropout", "Dense"}
+                           << QStringList{} << QStringList{};
+    QTest::newRow("global") << QString(kZooGlobal)
+                            << QStringList{"Conv2D", "GlobalAveragePooling2D", "BatchNormalization", "PReLU", "Dense"} << QStringList{}
+                            << QStringList{};
+    QTest::newRow("activations") << QString(kZooActivations)
+                                 << QStringList{"Dense", "LeakyReLU", "Dense", "ELU", "Dense", "ReLU", "Dense", "ReLU", "Dense", "Dense",
+                                                "Dense", "Dense", "Dense", "Dense", "Dense"}
+                                 << QStringList{} << QStringList{};
+}
+
+void TestKerasExport::h5py_reads_the_files() {
+    QFETCH(QString, json);
+    QFETCH(QStringList, classes);
+    QFETCH(QStringList, names);
+    QFETCH(QStringList, class_names);
+    const std::string tag = QTest::currentDataTag();
+    auto m = with_random_params(config::ModelConfig::parse(json.toStdString(), tag), tag + ".thr", 11);
+    for (const auto& c : class_names) m.class_names.push_back(c.toStdString());
+
+    // The Thresher side, in Thresher's terms: the reader derives Keras's layouts itself.
+    nlohmann::json expect{{"keras_classes", nlohmann::json::array()}, {"layers", nlohmann::json::array()}};
+    for (const auto& c : classes) expect["keras_classes"].push_back(c.toStdString());
+    if (!names.isEmpty())
+        for (const auto& n : names) expect["keras_names"].push_back(n.toStdString());
+    if (!m.class_names.empty()) expect["class_names"] = m.class_names;
+    for (const auto& l : m.config.layers) {
+        if (l.param_count == 0) continue;
+        nlohmann::json layer{{"type", config::to_string(l.type)},
+                             {"in", {l.in_shape.c, l.in_shape.h, l.in_shape.w}},
+                             {"units", l.units},
+                             {"kernel", {l.kernel[0], l.kernel[1]}},
+                             {"prelu_shared", {l.prelu_shared[0], l.prelu_shared[1], l.prelu_shared[2]}}};
+        static const char* roles[] = {"weight", "bias", "gamma", "beta", "running_mean", "running_var", "alpha"};
+        for (const auto& b : l.blocks) {
+            const float* p = m.params.data() + l.param_offset + b.offset;
+            layer["params"][roles[static_cast<int>(b.role)]] = std::vector<float>(p, p + b.size);
+        }
+        expect["layers"].push_back(std::move(layer));
+    }
+    for (const auto format : {ExportFormat::KerasH5, ExportFormat::Keras}) {
+        const QString out = dir_.filePath(QString::fromStdString(tag) + "_h5py" + format_suffix(format));
+        const auto summary = model_export::export_model(m, format, out.toStdString());
+        expect["format"] = model_export::to_string(format);
+        const QString expect_path = out + ".expect.json";
+        std::ofstream(expect_path.toStdString()) << expect.dump();
+        QProcess p;
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        p.start(debian_python(), {test_support::source_dir() + "/tests/tools/keras_files/check_keras_export.py", out, expect_path});
+        QVERIFY(p.waitForFinished(120000));
+        const QString said = QString::fromUtf8(p.readAll()).trimmed();
+        qInfo("%s (%zu bytes): %s", qPrintable(QFileInfo(out).fileName()), summary.bytes, qPrintable(said.section('\n', -1)));
+        QVERIFY2(p.exitCode() == 0, qPrintable(said));
+    }
+}
+
+void TestKerasExport::names_kept_and_made_unique() {
+    // Kept: a usable name not taken before; made: Keras's automatic names around the kept ones
+    // (the second conv2d-to-be is "conv2d_2": "conv2d_1" is a kept name further on).
+    auto m = with_random_params(config::ModelConfig::parse(R"({"name":"named","input":{"channels":1,"height":8,"width":8},
+        "layers":[{"type":"convolution","filters":2,"kernel":[3,3]},
+                  {"type":"convolution","name":"a/b","filters":2,"kernel":[2,2]},
+                  {"type":"convolution","name":"conv2d_1","filters":2,"kernel":[2,2]},
+                  {"type":"dense","name":"fc","units":4},
+                  {"type":"output","name":"fc","units":2,"loss":"mcxent"}]})", "named.json"), "named.thr", 3);
+    const auto k = model_export::plan_keras_model(m, model_export::KerasDialect::Keras2);
+    QStringList names;
+    for (const auto& l : k.layers) names << QString::fromStdString(l.name);
+    QCOMPARE(names, (QStringList{"conv2d", "conv2d_2", "conv2d_1", "flatten", "fc", "dense"}));
+    QCOMPARE(QString::fromStdString(k.input_name), QString("input_layer"));
+    QCOMPARE(model_export::keras_snake_case("PReLU"), std::string("p_re_lu"));
+    QCOMPARE(model_export::keras_snake_case("GlobalAveragePooling2D"), std::string("global_average_pooling2d"));
+    QCOMPARE(model_export::keras_snake_case("LeakyReLU"), std::string("leaky_re_lu"));
+}
+
+void TestKerasExport::refused_layer_named_and_nothing_written_data() {
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<bool>("normalize");
+    QTest::addColumn<int>("format");
+    QTest::addColumn<QString>("message");
+    const QString pool = R"({"name":"padded","input":{"channels":1,"height":8,"width":8},
+        "layers":[{"type":"convolution","name":"conv","filters":2,"kernel":[3,3]},
+                  {"type":"subsampling","name":"pool1","pooling":"max","kernel":[2,2],"stride":[2,2],"padding":[1,1]},
+                  {"type":"output","units":2,"loss":"mcxent"}]})";
+    QTest::newRow("padded pooling") << pool << false << int(ExportFormat::KerasH5)
+                                    << R"(padded.thr: layers[1] (subsampling "pool1"): Keras cannot express this layer: padding 1x1: Keras pools with "valid" or "same" padding only; nothing was written)";
+    const QString hard = R"({"name":"hard","input":{"size":4},
+        "layers":[{"type":"dense","name":"h","units":3,"activation":"hardsigmoid"},{"type":"output","units":2,"loss":"mcxent"}]})";
+    QTest::newRow("hard_sigmoid in Keras 3") << hard << false << int(ExportFormat::Keras)
+                                             << R"(hard.thr: layers[0] (dense "h"): Keras cannot express this layer: hardsigmoid with slope 0.2: Keras 3's hard_sigmoid has slope 1/6; nothing was written)";
+    const QString gelu = R"({"name":"gelu","input":{"size":4},
+        "layers":[{"type":"dense","name":"g","units":3,"activation":"gelu_tanh"},{"type":"output","units":2,"loss":"mcxent"}]})";
+    QTest::newRow("gelu_tanh") << gelu << false << int(ExportFormat::KerasH5)
+                               << R"(gelu.thr: layers[0] (dense "g"): Keras cannot express this layer: activation gelu_tanh has no Keras form (Keras names no such activation); nothing was written)";
+    const QString mlp = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/mlp.json"));
+    QTest::newRow("normalisation") << mlp << true << int(ExportFormat::Keras)
+                                   << "mlp.thr: the model standardizes its inputs, and a Keras export does not write that normalisation "
+                                      "(a Keras Normalization layer) yet: export to ONNX, whose graph applies it; nothing was written";
+}
+
+void TestKerasExport::refused_layer_named_and_nothing_written() {
+    QFETCH(QString, json);
+    QFETCH(bool, normalize);
+    QFETCH(int, format);
+    QFETCH(QString, message);
+    const auto cfg = config::ModelConfig::parse(json.toStdString(), "model.json");
+    auto m = with_random_params(cfg, cfg.name + ".thr", 1);
+    if (normalize) {
+        m.normalization.kind = "standardize";
+        m.normalization.shift.assign(cfg.input.size(), 0.5f);
+        m.normalization.scale.assign(cfg.input.size(), 2.f);
+    }
+    QTemporaryDir out;
+    const QString path = out.filePath("refused" + format_suffix(static_cast<ExportFormat>(format)));
+    try {
+        model_export::export_model(m, static_cast<ExportFormat>(format), path.toStdString());
+        QFAIL("the model was exported");
+    } catch (const model_export::ExportError& e) {
+        QCOMPARE(QString(e.what()), message);
+    }
+    QCOMPARE(QDir(out.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
+}
+
+QTEST_GUILESS_MAIN(TestKerasExport)
+#include "test_keras_export.moc"
