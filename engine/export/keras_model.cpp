@@ -380,6 +380,18 @@ private:
                 add("UpSampling2D", l.name, {{"size", pair(l.scale)}, {"data_format", "channels_last"}, {"interpolation", "nearest"}},
                     keras_shape(l.in_shape, true));
                 return;
+            case LayerType::Add:
+            case LayerType::Subtract:
+            case LayerType::Multiply:
+            case LayerType::Average:
+            case LayerType::Maximum:
+            case LayerType::Concatenate:
+            case LayerType::Subset:
+                refuse(i, "it joins or splits branches of a graph, and this exporter writes Keras Sequential models "
+                          "(a layer stack; export graphs as ONNX)");
+            case LayerType::DepthwiseConvolution:
+            case LayerType::SeparableConvolution:
+                break;  // not written yet (below)
         }
         refuse(i, "layer kind " + std::string(config::to_string(l.type)) + " has no Keras form in this exporter yet");
     }
