@@ -144,14 +144,17 @@ Vec conv_forward(const ConvDesc& d, const Vec& x, const Vec& w, const Vec& b) {
             for (int oh = 0; oh < d.out_h; ++oh)
                 for (int ow = 0; ow < d.out_w; ++ow) {
                     double s = b[oc];
-                    for (int ic = 0; ic < d.in_c; ++ic)
+                    // Grouped: output channel oc sees input channels g*icg .. g*icg + icg - 1.
+                    const int icg = d.in_c / d.groups, g = oc / (d.out_c / d.groups);
+                    for (int k = 0; k < icg; ++k)
                         for (int i = 0; i < d.kh; ++i)
                             for (int j = 0; j < d.kw; ++j) {
+                                const int ic = g * icg + k;
                                 const int ih = oh * d.sh - d.pad_t + i * d.dh;
                                 const int iw = ow * d.sw - d.pad_l + j * d.dw;
                                 if (ih < 0 || ih >= d.in_h || iw < 0 || iw >= d.in_w) continue;
                                 s += double(x[at4(n, ic, ih, iw, d.in_c, d.in_h, d.in_w)]) *
-                                     w[at4(oc, ic, i, j, d.in_c, d.kh, d.kw)];
+                                     w[at4(oc, k, i, j, icg, d.kh, d.kw)];
                             }
                     y[at4(n, oc, oh, ow, d.out_c, d.out_h, d.out_w)] = static_cast<float>(activate(d.act, s));
                 }
@@ -166,14 +169,16 @@ Grads conv_backward(const ConvDesc& d, const Vec& x, const Vec& w, const Vec& dz
                 for (int ow = 0; ow < d.out_w; ++ow) {
                     const double g = dz[at4(n, oc, oh, ow, d.out_c, d.out_h, d.out_w)];
                     db[oc] += g;
-                    for (int ic = 0; ic < d.in_c; ++ic)
+                    const int icg = d.in_c / d.groups, grp = oc / (d.out_c / d.groups);
+                    for (int k = 0; k < icg; ++k)
                         for (int i = 0; i < d.kh; ++i)
                             for (int j = 0; j < d.kw; ++j) {
+                                const int ic = grp * icg + k;
                                 const int ih = oh * d.sh - d.pad_t + i * d.dh;
                                 const int iw = ow * d.sw - d.pad_l + j * d.dw;
                                 if (ih < 0 || ih >= d.in_h || iw < 0 || iw >= d.in_w) continue;
                                 const std::size_t xi = at4(n, ic, ih, iw, d.in_c, d.in_h, d.in_w);
-                                const std::size_t wi = at4(oc, ic, i, j, d.in_c, d.kh, d.kw);
+                                const std::size_t wi = at4(oc, k, i, j, icg, d.kh, d.kw);
                                 dw[wi] += g * x[xi];
                                 dx[xi] += g * w[wi];
                             }

@@ -276,6 +276,24 @@ void TestBackendParity::elementwise() {
     float* running = on.put(a);
     be->blend(running, pb, 0.9f, n);
     EXPECT_CLOSE("blend", on.get(running, n), blend, 1e-6);
+    // Graph vertices: the maximum and its backward, and a strided copy (7 runs of 37 of 111).
+    Vec mx(n), routed(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        mx[i] = std::max(a[i], b[i]);
+        routed[i] = a[i] == mx[i] ? b[i] : 0.f;
+    }
+    float* pm = on.zeros(n);
+    be->maximum(pa, pb, pm, n);
+    EXPECT_CLOSE("maximum", on.get(pm, n), mx, 0.0);
+    float* pr = on.zeros(n);
+    be->max_route(pa, pm, pb, pr, n);
+    EXPECT_CLOSE("max_route", on.get(pr, n), routed, 0.0);
+    Vec rows(n, 0.f);
+    for (std::size_t r = 0; r < 7; ++r)
+        for (std::size_t k = 0; k < 37; ++k) rows[r * 111 + 5 + k] = a[r * 37 + k];
+    float* pc = on.zeros(n);
+    be->copy_rows(pc + 5, 111, pa, 37, 37, 7);
+    EXPECT_CLOSE("copy_rows", on.get(pc, n), rows, 0.0);
 }
 
 void TestBackendParity::dropout() {
@@ -441,6 +459,10 @@ void TestBackendParity::conv_data() {
         {"3x3 swish", {2, 6, 6, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, int(Activation::Swish)}},
         {"3x3 gelu", {2, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, int(Activation::Gelu)}},
         {"3x3 pad 1 softsign", {2, 6, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, int(Activation::Softsign)}},
+        // Grouped (the 16th number): depthwise (groups = in_c, multiplier 2) and two groups.
+        {"depthwise x2 3x3 same relu", {3, 7, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, int(Activation::Relu), 3}},
+        {"depthwise stride 2 asymmetric", {4, 8, 8, 4, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, int(Activation::Tanh), 4}},
+        {"2 groups 2x2", {4, 6, 6, 6, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, int(Activation::Identity), 2}},
     };
     for (const auto& [name, shape] : cases)
         device_rows(name, [&shape](QTestData& row) { row << shape; });
@@ -456,10 +478,11 @@ void TestBackendParity::conv() {
     d.kh = shape[4], d.kw = shape[5], d.sh = shape[6], d.sw = shape[7], d.dh = shape[8], d.dw = shape[9];
     d.pad_t = shape[10], d.pad_l = shape[11], d.pad_b = shape[12], d.pad_r = shape[13];
     d.act = {static_cast<Activation>(shape[14]), 0.05f};
+    d.groups = shape.size() > 15 ? shape[15] : 1;
     d.out_h = conv_out(d.in_h, d.kh, d.sh, d.dh, d.pad_t, d.pad_b);
     d.out_w = conv_out(d.in_w, d.kw, d.sw, d.dw, d.pad_l, d.pad_r);
     const std::size_t nx = std::size_t(d.batch) * d.in_c * d.in_h * d.in_w;
-    const std::size_t nw = std::size_t(d.out_c) * d.in_c * d.kh * d.kw;
+    const std::size_t nw = std::size_t(d.out_c) * (d.in_c / d.groups) * d.kh * d.kw;
     const std::size_t ny = std::size_t(d.batch) * d.out_c * d.out_h * d.out_w;
     const Vec x = random_vec(nx, 12), w = random_vec(nw, 13), b = random_vec(d.out_c, 14),
               dz = random_vec(ny, 15);
@@ -692,6 +715,21 @@ void TestBackendParity::network_steps_data() {
     device_rows("every layer", [&](QTestData& row) { row << every_layer; });
     device_rows("activation layers", [&](QTestData& row) { row << activation_layers; });
     device_rows("resize layers", [&](QTestData& row) { row << resize_layers; });
+    // A graph (issue 22): fan-out, every vertex, depthwise and separable convolutions.
+    const QByteArray graph = R"({"input":{"channels":2,"height":9,"width":9},
+        "seed":7, "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9},
+        "layers":[
+          {"type":"convolution","name":"stem","filters":4,"kernel":3,"mode":"same","activation":"relu"},
+          {"type":"depthwise_convolution","name":"dw","depth_multiplier":2,"kernel":3,"mode":"same","activation":"tanh"},
+          {"type":"separable_convolution","name":"sep","inputs":"stem","filters":8,"kernel":3,"mode":"same","activation":"sigmoid"},
+          {"type":"add","name":"sum","inputs":["dw","sep"]},
+          {"type":"maximum","name":"max","inputs":["sum","dw"]},
+          {"type":"multiply","name":"mul","inputs":["max","sep"]},
+          {"type":"subset","name":"part","inputs":"mul","channels":[2,5]},
+          {"type":"concatenate","name":"cat","inputs":["part","stem"]},
+          {"type":"subsampling","pooling":"avg","global":true},
+          {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
+    device_rows("graph", [&](QTestData& row) { row << graph; });
 }
 
 void TestBackendParity::network_steps() {
