@@ -498,6 +498,30 @@ std::string kUnsupportedLayer(const std::string& cls) {
 }
 
 
+// What every DL4J model ends with: model-wide defaults hoisted from the layers, the one learning-
+// rate schedule, the validated model, and each layer's nIn checked against its inferred input
+// (the surest sign the input shape was understood).
+ModelConfig finish_layers(ModelConfig& m, const std::vector<InputCheck>& checks,
+                          const std::vector<std::pair<std::string, std::optional<LrSchedule>>>& schedules,
+                          std::vector<std::string>& notes, const std::string& source) {
+    import::hoist_layer_defaults(m);
+    if (!schedules.empty() && schedules.front().second) {
+        m.lr_schedule = schedules.front().second;
+        m.updater.learning_rate = static_cast<float>(m.lr_schedule->value_at(0, 0));
+        notes.push_back("learning rate: " + m.lr_schedule->describe());
+    }
+    auto model = import::validated(m, source);
+    for (const auto& c : checks) {
+        const auto& l = model.layers[c.layer];
+        const bool per_channel = is_convolution(l.type) || (l.type == LayerType::BatchNorm && !l.in_shape.flat());
+        const auto have = per_channel ? static_cast<std::size_t>(l.in_shape.c) : l.in_shape.size();
+        if (have != static_cast<std::size_t>(c.n_in))
+            throw ConfigError(source + ": " + c.where + ": \"nIn\": is " + std::to_string(c.n_in) + " but the layer's input is " +
+                              l.in_shape.str() + (per_channel ? " (channels " : " (") + std::to_string(have) + ")");
+    }
+    return model;
+}
+
 // --- ComputationGraphConfiguration ---------------------------------------------------------------
 
 // A vertex in either spelling: {"@class": "org.deeplearning4j.nn.conf.graph.MergeVertex", ...}
@@ -741,21 +765,7 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
         root.fail("cannot tell the input shape: no networkInputTypes (DL4J writes them for setInputTypes(...)), no "
                   "FeedForwardToCnn preprocessor on the input, and the first layer is not a dense layer with an nIn");
     }
-    import::hoist_layer_defaults(m);
-    if (!schedules.empty() && schedules.front().second) {
-        m.lr_schedule = schedules.front().second;
-        m.updater.learning_rate = static_cast<float>(m.lr_schedule->value_at(0, 0));
-        result.notes.push_back("learning rate: " + m.lr_schedule->describe());
-    }
-    result.model = import::validated(m, source);
-    for (const auto& c : checks) {
-        const auto& l = result.model.layers[c.layer];
-        const bool per_channel = is_convolution(l.type) || (l.type == LayerType::BatchNorm && !l.in_shape.flat());
-        const auto have = per_channel ? static_cast<std::size_t>(l.in_shape.c) : l.in_shape.size();
-        if (have != static_cast<std::size_t>(c.n_in))
-            throw ConfigError(source + ": " + c.where + ": \"nIn\": is " + std::to_string(c.n_in) + " but the layer's input is " +
-                              l.in_shape.str() + (per_channel ? " (channels " : " (") + std::to_string(have) + ")");
-    }
+    result.model = finish_layers(m, checks, schedules, result.notes, source);
     root.ignore({"vertices", "vertexInputs", "networkInputs", "networkOutputs", "networkInputTypes", "defaultConfiguration",
                  "backpropType", "cacheMode", "dataType", "epochCount", "iterationCount", "inferenceWorkspaceMode",
                  "trainingWorkspaceMode", "tbpttBackLength", "tbpttFwdLength", "validateOutputLayerConfig",
@@ -1129,22 +1139,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                   "records them (DL4J writes them for setInputType(InputType.convolutionalFlat(h, w, c)))");
     if (m.layers.empty()) root.fail("confs", "no layers left to import");
 
-    import::hoist_layer_defaults(m);
-    if (!schedules.empty() && schedules.front().second) {
-        m.lr_schedule = schedules.front().second;
-        m.updater.learning_rate = static_cast<float>(m.lr_schedule->value_at(0, 0));
-        notes.push_back("learning rate: " + m.lr_schedule->describe());
-    }
-    result.model = import::validated(m, source);
-
-    for (const auto& c : checks) {
-        const auto& l = result.model.layers[c.layer];
-        const bool per_channel = is_convolution(l.type) || (l.type == LayerType::BatchNorm && !l.in_shape.flat());
-        const auto have = per_channel ? static_cast<std::size_t>(l.in_shape.c) : l.in_shape.size();
-        if (have != static_cast<std::size_t>(c.n_in))
-            throw ConfigError(source + ": " + c.where + ": \"nIn\": is " + std::to_string(c.n_in) + " but the layer's input is " +
-                              l.in_shape.str() + (per_channel ? " (channels " : " (") + std::to_string(have) + ")");
-    }
+    result.model = finish_layers(m, checks, schedules, notes, source);
     for (const auto& [index, p] : pre) {
         const auto& l = result.model.layers[first_of_conf[index]];
         if (l.in_shape.size() != static_cast<std::size_t>(p.channels) * p.height * p.width)

@@ -1,5 +1,5 @@
 // libFuzzer target for the model-config readers: any bytes go through format detection (Thresher
-// JSON, DL4J MultiLayerConfiguration, Keras Sequential) and either import into a config whose
+// JSON, DL4J MultiLayerConfiguration and ComputationGraph, Keras Sequential and functional) and either import into a config whose
 // inferred shapes are consistent, or throw thresher::Error (a ConfigError with a location).
 // Seed the corpus with resources/models/*.json and tests/engine/config/data/*.json (a fixture
 // per class of real DL4J 0.6-1.0 / Keras 1-3 / TensorFlow.js file) so the importers are reached
@@ -24,6 +24,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             offset += l.param_count;
         }
         if (offset != m.param_count()) __builtin_trap();
+        // A graph: every layer reads the model's input or layers before it (an execution order).
+        for (std::size_t i = 0; i < m.layers.size(); ++i) {
+            if (m.layers[i].sources.empty()) __builtin_trap();
+            for (int src : m.layers[i].sources)
+                if (src < thresher::config::LayerConfig::kModelInput || src >= static_cast<int>(i)) __builtin_trap();
+        }
         auto finite_in = [](float v, float lo, float hi) { return std::isfinite(v) && v >= lo && v <= hi; };
         for (std::size_t i = 0; i < m.layers.size(); ++i) {
             const auto& l = m.layers[i];

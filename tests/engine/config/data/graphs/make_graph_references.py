@@ -63,6 +63,24 @@ def write_expected(name, x, y):
         json.dump({"shape": [C, H, W], "inputs": x.reshape(N, -1).tolist(), "outputs": y.tolist()}, f)
 
 
+def write_keras2_h5(name, model, layer_names, weights):
+    """As Keras 2's model.save(): model_config, then model_weights/<layer>/<layer>/<var>:0."""
+    with h5py.File(os.path.join(HERE, name), "w") as f:
+        f.attrs["keras_version"] = "2.4.0"
+        f.attrs["backend"] = "tensorflow"
+        f.attrs["model_config"] = json.dumps(model)
+        g = f.create_group("model_weights")
+        g.attrs["layer_names"] = np.array([n.encode() for n in layer_names])
+        g.attrs["backend"] = "tensorflow"
+        g.attrs["keras_version"] = "2.4.0"
+        for n in layer_names:
+            lg = g.create_group(n)
+            ws = weights.get(n, [])
+            lg.attrs["weight_names"] = np.array([(n + "/" + w).encode() for w, _ in ws]) if ws else np.array([], dtype=np.float32)
+            for w, v in ws:
+                lg.create_dataset(n + "/" + w, data=np.ascontiguousarray(v, dtype=np.float32))
+
+
 def keras_layer(cls, name, config, inbound):
     config = dict(config, name=name, trainable=True, dtype="float32")
     nodes = [[[i, 0, 0, {}] for i in inbound]] if inbound else []
@@ -100,21 +118,7 @@ def write_keras():
         "conv_c": [("kernel:0", hwio(p["conv_c_w"])), ("bias:0", p["conv_c_b"])],
         "dense_out": [("kernel:0", p["dense_w"].T), ("bias:0", p["dense_b"])],
     }
-    with h5py.File(os.path.join(HERE, "keras2_residual_concat.h5"), "w") as f:
-        f.attrs["keras_version"] = "2.4.0"
-        f.attrs["backend"] = "tensorflow"
-        f.attrs["model_config"] = json.dumps(model)
-        g = f.create_group("model_weights")
-        names = [l["name"] for l in layers]
-        g.attrs["layer_names"] = np.array([n.encode() for n in names])
-        g.attrs["backend"] = "tensorflow"
-        g.attrs["keras_version"] = "2.4.0"
-        for n in names:
-            lg = g.create_group(n)
-            ws = weights.get(n, [])
-            lg.attrs["weight_names"] = np.array([(n + "/" + w).encode() for w, _ in ws]) if ws else np.array([], dtype=np.float32)
-            for w, v in ws:
-                lg.create_dataset(n + "/" + w, data=np.ascontiguousarray(v, dtype=np.float32))
+    write_keras2_h5("keras2_residual_concat.h5", model, [l["name"] for l in layers], weights)
     x = arr(N, C, H, W, scale=1.0)
     write_expected("keras2_residual_concat", x, reference(x, p, 1e-3))
 
@@ -219,19 +223,7 @@ def write_keras_separable():
     weights = {"dw": [("depthwise_kernel:0", dw1), ("bias:0", b1)],
                "sep": [("depthwise_kernel:0", dw2), ("pointwise_kernel:0", pw2), ("bias:0", b2)],
                "out": [("kernel:0", dense_w), ("bias:0", dense_b)]}
-    with h5py.File(os.path.join(HERE, "keras2_depthwise_separable.h5"), "w") as f:
-        f.attrs["keras_version"] = "2.4.0"
-        f.attrs["backend"] = "tensorflow"
-        f.attrs["model_config"] = json.dumps(model)
-        g = f.create_group("model_weights")
-        names = [l["config"]["name"] for l in layers]
-        g.attrs["layer_names"] = np.array([n.encode() for n in names])
-        for n in names:
-            lg = g.create_group(n)
-            ws = weights.get(n, [])
-            lg.attrs["weight_names"] = np.array([(n + "/" + w).encode() for w, _ in ws]) if ws else np.array([], dtype=np.float32)
-            for w, v in ws:
-                lg.create_dataset(n + "/" + w, data=np.ascontiguousarray(v, dtype=np.float32))
+    write_keras2_h5("keras2_depthwise_separable.h5", model, [l["config"]["name"] for l in layers], weights)
     write_expected("keras2_depthwise_separable", x, y)
 
 
