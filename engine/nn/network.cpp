@@ -277,10 +277,9 @@ void Network::compute_update(long iteration) {
     const bool scheduled = config_.lr_schedule.has_value();
     const float lr = scheduled ? static_cast<float>(config_.lr_schedule->value_at(iteration, epoch_)) : 0.f;
     for (const auto& s : segments_) {
-        if (!s.trainable) {
-            backend_.fill(grads_.data() + s.offset, 0.f, s.size);
-            continue;
-        }
+        // Batch norm's running statistics: their "gradient" is already the update (a NoOp
+        // updater, as DL4J has for them), so that it travels with the others.
+        if (!s.trainable) continue;
         if (scheduled) {
             backend::UpdaterSpec spec = s.spec;
             spec.learning_rate = lr;

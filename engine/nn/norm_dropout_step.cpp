@@ -1,5 +1,6 @@
 // Batch normalisation and dropout: the two layers that behave differently in training and in
-// inference, and that keep per-iteration state (batch statistics, the dropout mask).
+// inference, and that keep per-iteration state (batch statistics, the dropout mask). Batch norm's
+// running statistics change only through the update vector (see BatchNormStep::backward).
 #include "core/rng.h"
 #include "nn/layer_step.h"
 
@@ -19,8 +20,6 @@ public:
     void forward(float* p, const float* x, float* y, const StepContext& ctx) override {
         if (ctx.mode == backend::Mode::Training) {
             op_->forward_training(x, p, p + c_, y, batch_mean_.data(), batch_var_.data());
-            be_.blend(p + 2 * c_, batch_mean_.data(), decay_, c_);
-            be_.blend(p + 3 * c_, batch_var_.data(), decay_, c_);
         } else {
             op_->forward_inference(x, p, p + c_, p + 2 * c_, p + 3 * c_, y);
         }
@@ -32,7 +31,17 @@ public:
             dx = scratch_.data();
         }
         op_->backward(x, dy, p, p + c_, batch_mean_.data(), batch_var_.data(), dx, g, g + c_);
-        be_.fill(g + 2 * c_, 0.f, 2 * c_);  // running statistics are not trained
+        // The running statistics move by an update like any parameter's (DL4J's way, with a NoOp
+        // updater): u = running - (decay * running + (1 - decay) * batch), so that gradient
+        // sharing carries them to every replica and the replicas stay equal; θ -= u then gives
+        // the blend. The batch statistics are not needed after the backward pass above.
+        for (std::size_t k = 0; k < 2; ++k) {
+            float* batch = k == 0 ? batch_mean_.data() : batch_var_.data();
+            const float* running = p + (2 + k) * c_;
+            be_.blend(batch, running, 1.f - decay_, c_);  // batch := decay * running + (1 - decay) * batch
+            be_.copy(g + (2 + k) * c_, running, c_);
+            be_.axpy(-1.f, batch, g + (2 + k) * c_, c_);
+        }
     }
 
 private:

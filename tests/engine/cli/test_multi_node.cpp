@@ -28,6 +28,15 @@ const char* kGraphModel = R"({"name":"mng","input":{"size":16},"updater":{"type"
             {"type":"dense","name":"c","inputs":"a","units":6,"activation":"relu"},
             {"type":"concatenate","name":"cat","inputs":["sum","c"]},
             {"type":"output","units":3}]})";
+// Batch norm in a graph: its running statistics travel in the update vector (as DL4J's do), so
+// gradient sharing keeps them equal on every replica too (before, each node blended its own).
+const char* kNormGraphModel = R"({"name":"mnb","input":{"size":16},"updater":{"type":"sgd","learning_rate":0.1},
+  "layers":[{"type":"dense","name":"a","units":12,"activation":"identity"},
+            {"type":"batch_norm","name":"bn"},
+            {"type":"activation","name":"relu","activation":"relu"},
+            {"type":"dense","name":"b","inputs":"input","units":12,"activation":"tanh"},
+            {"type":"add","name":"sum","inputs":["relu","b"]},
+            {"type":"output","units":3}]})";
 
 }  // namespace
 
@@ -60,6 +69,7 @@ void TestMultiNode::initTestCase() {
     QVERIFY(dir_.isValid());
     QVERIFY(write_file(path("mn.json"), kModel));
     QVERIFY(write_file(path("mng.json"), kGraphModel));
+    QVERIFY(write_file(path("mnb.json"), kNormGraphModel));
     QVERIFY(write_file(path("secret"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"));
     QVERIFY(write_file(path("data.csv"), test_support::three_class_csv(96)));
 }
@@ -69,6 +79,7 @@ void TestMultiNode::gradient_sharing_replicas_equal_data() {
     QTest::addColumn<QString>("prefix");
     QTest::newRow("layer stack") << "mn.json" << "gs";
     QTest::newRow("graph") << "mng.json" << "graph_gs";
+    QTest::newRow("graph with batch norm") << "mnb.json" << "bn_gs";
 }
 
 void TestMultiNode::gradient_sharing_replicas_equal() {

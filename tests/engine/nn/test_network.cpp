@@ -101,16 +101,26 @@ void TestNetwork::batch_norm_statistics_move_only_in_training() {
     net.predict(x.data(), 2, std::vector<float>(4).data());
     QCOMPARE(net.get_params(), p0);
     net.compute_gradients(x.data(), t.data(), 2, 0);
-    const auto p1 = net.get_params();
-    // running mean = 0.5*0 + 0.5*batch mean; the batch means are (2, 2, 2)
-    for (int c = 0; c < 3; ++c) QVERIFY(std::abs(p1[6 + c] - 1.f) < 1e-6f);
-    // running var = 0.5*1 + 0.5*batch variance: features 0 and 2 see {1,3} (variance 1),
-    // feature 1 sees {2,2} (variance 0)
-    const float var[3] = {1.f, 0.5f, 1.f};
-    for (int c = 0; c < 3; ++c) QVERIFY(std::abs(p1[9 + c] - var[c]) < 1e-6f);
-    // their gradient entries are zero: they are not trained
+    // The running statistics move only through the update vector (so that gradient sharing
+    // carries them to every replica): the forward pass leaves them alone...
+    QCOMPARE(net.get_params(), p0);
+    // ... and their entries hold running - (decay * running + (1 - decay) * batch). The batch means
+    // are (2, 2, 2); features 0 and 2 see {1,3} (variance 1), feature 1 sees {2,2} (variance 0).
+    const float mean[3] = {1.f, 1.f, 1.f}, var[3] = {1.f, 0.5f, 1.f};
     const auto g = net.get_gradients();
-    for (int i = 6; i < 12; ++i) QCOMPARE(g[i], 0.f);
+    for (int c = 0; c < 3; ++c) {
+        QVERIFY(std::abs(g[6 + c] - (0.f - mean[c])) < 1e-6f);
+        QVERIFY(std::abs(g[9 + c] - (1.f - var[c])) < 1e-6f);
+    }
+    // The updater leaves them as they are (DL4J's NoOp for these), and θ -= u gives the blend:
+    // running mean = 0.5*0 + 0.5*batch mean, running var = 0.5*1 + 0.5*batch variance.
+    net.compute_update(0);
+    net.apply_update();
+    const auto p1 = net.get_params();
+    for (int c = 0; c < 3; ++c) {
+        QVERIFY(std::abs(p1[6 + c] - mean[c]) < 1e-6f);
+        QVERIFY(std::abs(p1[9 + c] - var[c]) < 1e-6f);
+    }
 }
 
 void TestNetwork::dropout_seeded() {
