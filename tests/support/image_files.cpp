@@ -37,7 +37,7 @@ void write_png(const std::string& path, const Pixels& p) {
         throw std::runtime_error(path + ": png_image_write_to_file: " + image.message);
 }
 
-void write_jpeg(const std::string& path, const Pixels& p, int quality) {
+void write_jpeg(const std::string& path, const Pixels& p, int quality, bool progressive) {
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (!f) throw std::runtime_error(path + ": cannot create");
     jpeg_compress_struct cinfo{};
@@ -51,6 +51,7 @@ void write_jpeg(const std::string& path, const Pixels& p, int quality) {
     cinfo.in_color_space = p.channels == 3 ? JCS_RGB : JCS_GRAYSCALE;
     jpeg_set_defaults(&cinfo);
     jpeg_set_quality(&cinfo, quality, TRUE);
+    if (progressive) jpeg_simple_progression(&cinfo);
     jpeg_start_compress(&cinfo, TRUE);
     const std::size_t stride = static_cast<std::size_t>(p.width) * p.channels;
     while (cinfo.next_scanline < cinfo.image_height) {

@@ -22,7 +22,7 @@ struct Pixels {
 Pixels pattern(int width, int height, int channels, unsigned seed = 1);
 
 void write_png(const std::string& path, const Pixels&);
-void write_jpeg(const std::string& path, const Pixels&, int quality = 95);
+void write_jpeg(const std::string& path, const Pixels&, int quality = 95, bool progressive = false);
 void write_webp_lossless(const std::string& path, const Pixels&);  // grey is written as RGB
 void write_bmp(const std::string& path, const Pixels&);            // grey: 8-bit palette; RGB: 24-bit
 
