@@ -76,7 +76,9 @@ void image_to_sample(const Image& image, const SampleShape& shape, ImageFit fit,
                 const Tap tx = xs[static_cast<std::size_t>(x)];
                 const float top = value(tx.lo, ty.lo, c) * (1 - tx.w) + value(tx.hi, ty.lo, c) * tx.w;
                 const float bottom = value(tx.lo, ty.hi, c) * (1 - tx.w) + value(tx.hi, ty.hi, c) * tx.w;
-                const float v = top * (1 - ty.w) + bottom * ty.w;
+                // Weights summing to 1 in floats can lift 255 to 255.00002 (fuzz_image found it):
+                // clamp, so every input stays in [0, 1] as the scaler promises.
+                const float v = std::min(top * (1 - ty.w) + bottom * ty.w, 255.0f);
                 // Divide rather than multiply by 1/255: 255 must map to exactly 1.0f, as IDX does.
                 out[static_cast<std::size_t>(c) * plane + static_cast<std::size_t>(y) * W + x] = v / 255.0f;
             }

@@ -30,6 +30,7 @@ private Q_SLOTS:
     void halving_averages_blocks();
     void doubling_interpolates();
     void crop_keeps_the_centre();
+    void white_stays_at_most_one();
     void fit_parses();
 };
 
@@ -82,6 +83,15 @@ void TestImageSample::crop_keeps_the_centre() {
     // A tall image crops rows: 2x6 with the middle rows white.
     const Image tall = make(2, 6, 1, {0, 0, 0, 0, 255, 255, 255, 255, 0, 0, 0, 0});
     QCOMPARE(sample(tall, {1, 2, 2}, ImageFit::Crop), (std::vector<float>{1.f, 1.f, 1.f, 1.f}));
+}
+
+// Bilinear weights summing to 1 in floats lifted 255 to 255.00002, a pixel of 1.0000001
+// (fuzz_image's finding, on a 13x42 image stretched to 5x7).
+void TestImageSample::white_stays_at_most_one() {
+    const Image img = make(13, 42, 3, std::vector<std::uint8_t>(13 * 42 * 3, 255));
+    for (SampleShape s : {SampleShape{1, 5, 7}, SampleShape{3, 8, 8}, SampleShape{3, 31, 17}})
+        for (ImageFit fit : {ImageFit::Stretch, ImageFit::Crop})
+            for (float v : sample(img, s, fit)) QVERIFY2(v <= 1.0f && v >= 0.0f, qPrintable(QString::number(double(v), 'g', 9)));
 }
 
 void TestImageSample::fit_parses() {
