@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <string>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -57,8 +58,13 @@ int main(int argc, char** argv) {
             ->capture_default_str()
             ->check(CLI::Validator(
                 [](std::string& v) {
-                    const double f = std::stod(v);
-                    return f >= 0 && f < 1 ? std::string() : "must be in [0, 1), got " + v;
+                    try {
+                        std::size_t used = 0;
+                        const double f = std::stod(v, &used);
+                        if (used == v.size() && f >= 0 && f < 1) return std::string();
+                    } catch (const std::exception&) {
+                    }
+                    return "expected a fraction in [0, 1), got " + v;
                 },
                 "[0, 1)"));
         sub->add_option("--split-seed", images.split_seed, "Image folder without train/: seed of the train/test split")
@@ -67,7 +73,7 @@ int main(int argc, char** argv) {
                                        "crop (centre crop to the input's aspect ratio, then resize); default stretch")
             ->each([&images](const std::string& v) {
                 try {
-                    images.fit = data::parse_image_fit(v, "--image-fit");
+                    images.fit = data::parse_image_fit(v, "");  // CLI11 names the flag
                 } catch (const ConfigError& e) {
                     throw CLI::ValidationError(e.what());
                 }
@@ -78,7 +84,7 @@ int main(int argc, char** argv) {
     std::optional<int> top_k;
     auto add_top_k = [&top_k](CLI::App* sub) {
         sub->add_option("--top-k", top_k, "Report top-k accuracy for this k (0: off; default 5 with 20 classes or more)")
-            ->check(CLI::NonNegativeNumber);
+            ->check(CLI::Range(0, 1000000));
     };
     add_image_options(train_cmd);
     add_top_k(train_cmd);

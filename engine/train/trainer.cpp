@@ -342,6 +342,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     report_skipped_images(run.data, ev, log);
     if (run.resume && !run.resume->class_names.empty() && !run.data.class_names.empty())
         check_same_classes(run.resume->class_names, o.resume_path, run.data.class_names, o.data_spec);
+    if (run.resume && run.data.class_names.empty()) run.data.class_names = run.resume->class_names;  // kept on save
     if (run.resume) {
         run.transform = run.resume->normalization;
         if (o.normalize != "none" && o.normalize != run.transform.kind)

@@ -13,7 +13,9 @@ namespace thresher::data {
 ImageFit parse_image_fit(std::string_view text, std::string_view what) {
     if (text == "stretch") return ImageFit::Stretch;
     if (text == "crop") return ImageFit::Crop;
-    throw ConfigError(std::string(what) + ": expected stretch or crop, got \"" + std::string(text) + "\"");
+    // An empty `what`: the caller names the option itself (CLI11 prefixes the flag).
+    throw ConfigError((what.empty() ? std::string() : std::string(what) + ": ") + "expected stretch or crop, got \"" +
+                      std::string(text) + "\"");
 }
 
 const char* to_string(ImageFit f) { return f == ImageFit::Crop ? "crop" : "stretch"; }

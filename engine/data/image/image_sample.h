@@ -21,7 +21,7 @@ namespace thresher::data {
 
 enum class ImageFit { Stretch, Crop };
 
-// "stretch" | "crop"; throws ConfigError naming `what` (the option) otherwise.
+// "stretch" | "crop"; throws ConfigError naming `what` (the option; "" leaves it out) otherwise.
 ImageFit parse_image_fit(std::string_view text, std::string_view what);
 const char* to_string(ImageFit);
 
