@@ -49,7 +49,8 @@ void TestImageFolderTraining::initTestCase() {
 
 void TestImageFolderTraining::png_folder_trains_like_idx() {
     const QString lenet = source_dir() + "/resources/models/lenet.json";
-    const QStringList common{"train", "--model", lenet, "--epochs", "2", "--batch", "64", "--seed", "1", "--threads", "2"};
+    // One epoch keeps the suite under a minute on 2 shared cores; the runs are sample for sample the same.
+    const QStringList common{"train", "--model", lenet, "--epochs", "1", "--batch", "64", "--seed", "1", "--threads", "2"};
     model_ = dir_.filePath("png.thr");
     QElapsedTimer t;
     t.start();
@@ -66,10 +67,10 @@ void TestImageFolderTraining::png_folder_trains_like_idx() {
     QCOMPARE(b.value("eval_set").toString(), QString("test"));
     QCOMPARE(png.of("run_started").first().value("train_samples").toInt(), kTrain);
     const double from_idx = a.value("accuracy").toDouble(), from_png = b.value("accuracy").toDouble();
-    qInfo("LeNet, 2 epochs, batch 64, seed 1, %d train / %d test: IDX %.4f (%lld ms), PNG folder %.4f (%lld ms)", kTrain,
+    qInfo("LeNet, 1 epoch, batch 64, seed 1, %d train / %d test: IDX %.4f (%lld ms), PNG folder %.4f (%lld ms)", kTrain,
           kTest, from_idx, static_cast<long long>(idx_ms), from_png, static_cast<long long>(png_ms));
     QVERIFY2(std::abs(from_idx - from_png) <= 0.005, qPrintable(QString("IDX %1 vs PNG %2").arg(from_idx).arg(from_png)));
-    QVERIFY2(from_png > 0.7, qPrintable(QString("PNG accuracy %1: did it learn?").arg(from_png)));
+    QVERIFY2(from_png > 0.65, qPrintable(QString("PNG accuracy %1: did it learn?").arg(from_png)));
     // No top-k below 20 classes unless asked.
     QVERIFY(!b.contains("top_k"));
 }
