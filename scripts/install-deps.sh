@@ -16,6 +16,7 @@
 # suites run exported models in; nodejs/npm come from Debian when the machine has no Node.js.
 # slurm-wlm, munge: the Slurm suites start a private one-node Slurm (munged, slurmctld, slurmd);
 # slurmdbd, mariadb-server: test_slurm_accounting adds accounting (a private MariaDB + slurmdbd).
+# libjpeg62-turbo-dev, libpng-dev, libwebp-dev: image folders as data (engine/data/image).
 # clang: test_lock_discipline runs clang's thread-safety analysis over engine/dist (GCC builds).
 set -euo pipefail
 SUDO=""
@@ -29,7 +30,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
   iproute2 iptables slurm-wlm munge slurmdbd mariadb-server \
   qt6-base-dev libqt6sql6-sqlite libqt6svg6 libqcustomplot-dev xvfb xauth \
   libzip-dev libhdf5-dev libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-h5py clang \
-  dataset-fashion-mnist
+  libjpeg62-turbo-dev libpng-dev libwebp-dev dataset-fashion-mnist
 command -v npm >/dev/null || $SUDO apt-get install -y -q --no-install-recommends nodejs npm
 # The CPU runtime is inside the npm package; its install script would fetch the CUDA provider from
 # another registry (ONNXRUNTIME_NODE_INSTALL=skip; tests/tools/onnx_runtime/.npmrc says it too).

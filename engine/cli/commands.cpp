@@ -60,32 +60,53 @@ Loaded load(const std::string& model_file, int threads, const std::string& devic
     return l;
 }
 
+// The data for a loaded model; an image folder's classes must be the ones the model learned.
+data::DataSplit load_for_model(const Loaded& l, const std::string& model_file, const std::string& data_spec,
+                               const data::ImageFolderOptions& images) {
+    auto split = train::load_data_for(data_spec, l.net->config(), images);  // a CSV read for the model's task
+    if (!l.file.class_names.empty() && !split.class_names.empty())
+        train::check_same_classes(l.file.class_names, model_file, split.class_names, data_spec);
+    if (split.skipped_images > 0) {
+        std::cerr << "skipped " << split.skipped_images << " image(s) that could not be decoded";
+        for (const auto& e : split.skipped_examples) std::cerr << "\n  " << e;
+        std::cerr << "\n";
+    }
+    return split;
+}
+
 // Evaluation and prediction use the test split when the source has one.
 data::Dataset& pick(data::DataSplit& split) { return split.has_test ? split.test : split.train; }
 
 }  // namespace
 
 void evaluate_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
-                      int threads, const std::string& device) {
+                      int threads, const std::string& device, const data::ImageFolderOptions& images,
+                      std::optional<int> top_k) {
     auto l = load(model_file, threads, device);
-    auto split = train::load_data_for(data_spec, l.net->config());  // a CSV read for the model's task
+    auto split = load_for_model(l, model_file, data_spec, images);
     auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
     l.file.normalization.apply(ds);  // the inputs the model was trained on
-    const auto r = train::evaluate(*l.net, ds, 256, limit);
+    const auto r = train::evaluate(*l.net, ds, 256, limit, 0, 1, train::resolve_top_k(top_k, ds.num_classes));
     nlohmann::json j = r.to_json();
     j["event"] = "evaluation";
     j["data"] = ds.name;
     j["count"] = limit ? std::min(limit, ds.count) : ds.count;
     std::cout << j.dump() << std::endl;
-    if (r.classification) std::cerr << r.classification->confusion_table() << "\n";
+    const auto& names = l.file.class_names;
+    if (r.classification)
+        std::cerr << r.classification->confusion_table(
+                         names.size() == static_cast<std::size_t>(r.classification->num_classes()) ? names
+                                                                                                     : std::vector<std::string>{})
+                  << "\n";
     else std::cerr << r.regression->summary() << "\n";
 }
 
 void predict_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
-                     int threads, const std::string& device, ClusterSession* cluster) {
+                     int threads, const std::string& device, const data::ImageFolderOptions& images,
+                     ClusterSession* cluster) {
     auto l = load(model_file, threads, device);
-    auto split = train::load_data_for(data_spec, l.net->config());  // a CSV read for the model's task
+    auto split = load_for_model(l, model_file, data_spec, images);
     auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
     l.file.normalization.apply(ds);
@@ -142,11 +163,11 @@ void predict_command(const std::string& model_file, const std::string& data_spec
         throw Error("predict: " + std::to_string(n - rows.size()) + " of " + std::to_string(n) + " predictions are missing");
     for (const auto& [i, v] : rows) {
         nlohmann::json j{{"index", i}};
-        if (classifier && k == 1) {
-            j["class"] = v[0] >= 0.5f ? 1 : 0;  // one sigmoid output: P(class 1)
-            j["probabilities"] = v;
-        } else if (classifier) {
-            j["class"] = std::max_element(v.begin(), v.end()) - v.begin();
+        if (classifier) {
+            // One sigmoid output: P(class 1); else the most probable class.
+            const auto c = k == 1 ? (v[0] >= 0.5f ? 1 : 0) : std::max_element(v.begin(), v.end()) - v.begin();
+            j["class"] = c;
+            if (!l.file.class_names.empty()) j["class_name"] = l.file.class_names[static_cast<std::size_t>(c)];
             j["probabilities"] = v;
         } else {
             j["outputs"] = v;

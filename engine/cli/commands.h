@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "cli/cluster.h"
+#include "data/image_folder.h"
 #include "nn/model_file.h"
 
 namespace thresher::cli {
@@ -14,14 +16,18 @@ namespace thresher::cli {
 // .keras: config/weight_import.h), which then brings no normalisation and no updater state.
 nn::ModelFile model_file_any(const std::string& path);
 
-// {"event":"evaluation", accuracy/precision/recall/f1/confusion or mse/mae/r2, "loss", "count"}
+// {"event":"evaluation", accuracy/precision/recall/f1/confusion (+ top_k, top_k_accuracy) or
+// mse/mae/r2, "loss", "count"}. `images` reads an image folder (its shape: the model's input).
 void evaluate_command(const std::string& model_file, const std::string& data, std::size_t limit, int threads,
-                      const std::string& device);
-// One line per input: {"index", "class", "probabilities"} (or "outputs" for regression). With
+                      const std::string& device, const data::ImageFolderOptions& images = {},
+                      std::optional<int> top_k = std::nullopt);
+// One line per input: {"index", "class", "probabilities"} (or "outputs" for regression), and
+// "class_name" when the model file names its classes. With
 // a cluster, node r predicts inputs i ≡ r (mod nodes) and node 0 prints every line in input
 // order (DL4J's feedForwardWithKey); the other nodes print nothing on stdout.
 void predict_command(const std::string& model_file, const std::string& data, std::size_t limit, int threads,
-                     const std::string& device, ClusterSession* cluster = nullptr);
+                     const std::string& device, const data::ImageFolderOptions& images = {},
+                     ClusterSession* cluster = nullptr);
 // {"max_abs_diff", "params"}; returns false when above `tolerance` (exit 1 for scripts).
 bool compare_command(const std::string& a, const std::string& b, double tolerance);
 void devices_command();

@@ -23,7 +23,7 @@ void export_model_command(const ExportModelOptions& o, std::ostream& out, std::o
     m.config = std::move(file.config);
     m.params = std::move(file.params);
     m.normalization = {file.normalization.kind, std::move(file.normalization.shift), std::move(file.normalization.scale)};
-    m.class_names = o.class_names;
+    m.class_names = o.class_names.empty() ? std::move(file.class_names) : o.class_names;  // the model's own names unless given
 
     const auto summary = model_export::export_model(m, format, o.out);
     out << nlohmann::json{{"exported", o.out},

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <string>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
     std::uint64_t seed = 0;
     auto* train_cmd = app.add_subcommand("train", "Train a model on one node");
     train_cmd->add_option("--model", t.model_path, "Model config (Thresher JSON)")->check(CLI::ExistingFile);
-    train_cmd->add_option("--data", t.data_spec, "fashion-mnist, a folder of IDX files, or a CSV file")
+    train_cmd->add_option("--data", t.data_spec, "fashion-mnist, a folder of IDX files, a folder of images in class folders "
+                                                 "(train/<class>/ and test/<class>/, or <class>/), or a CSV file")
         ->capture_default_str();
     train_cmd->add_option("--epochs", t.epochs, "Total epochs")->capture_default_str()->check(CLI::PositiveNumber);
     train_cmd->add_option("--batch", t.batch, "Minibatch size")->capture_default_str()->check(CLI::PositiveNumber);
@@ -47,6 +49,45 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--test-limit", t.test_limit, "Evaluate on only the first N test samples");
     train_cmd->add_option("--normalize", t.normalize, "Feature normalisation fitted on the training set: none, standardize, minmax (saved with the model)")
         ->capture_default_str()->check(CLI::IsMember({"none", "standardize", "minmax"}));
+    // Image folders (data/image_folder.h): typed here, once. The same options for train, evaluate
+    // and predict, so evaluating a model on a split folder takes the test images it was tested on.
+    data::ImageFolderOptions images;
+    auto add_image_options = [&images](CLI::App* sub) {
+        sub->add_option("--test-fraction", images.test_fraction,
+                        "Image folder without train/: the share of each class held out as the test set, in [0, 1)")
+            ->capture_default_str()
+            ->check(CLI::Validator(
+                [](std::string& v) {
+                    try {
+                        std::size_t used = 0;
+                        const double f = std::stod(v, &used);
+                        if (used == v.size() && f >= 0 && f < 1) return std::string();
+                    } catch (const std::exception&) {
+                    }
+                    return "expected a fraction in [0, 1), got " + v;
+                },
+                "[0, 1)"));
+        sub->add_option("--split-seed", images.split_seed, "Image folder without train/: seed of the train/test split")
+            ->capture_default_str();
+        sub->add_option("--image-fit", "How images take the model's input size: stretch (resize the whole image) or "
+                                       "crop (centre crop to the input's aspect ratio, then resize); default stretch")
+            ->each([&images](const std::string& v) {
+                try {
+                    images.fit = data::parse_image_fit(v, "");  // CLI11 names the flag
+                } catch (const ConfigError& e) {
+                    throw CLI::ValidationError(e.what());
+                }
+            });
+        sub->add_flag("--skip-bad-images", images.skip_bad,
+                      "Skip images that cannot be decoded (counted in a warning) instead of stopping with an error");
+    };
+    std::optional<int> top_k;
+    auto add_top_k = [&top_k](CLI::App* sub) {
+        sub->add_option("--top-k", top_k, "Report top-k accuracy for this k (0: off; default 5 with 20 classes or more)")
+            ->check(CLI::Range(0, 1000000));
+    };
+    add_image_options(train_cmd);
+    add_top_k(train_cmd);
     cli::StrategyOptions strategy;
     train_cmd->add_option("--workers-per-node", t.cluster.workers_per_node, "Workers on this node (threads share --threads)")
         ->capture_default_str()->check(CLI::PositiveNumber);
@@ -147,12 +188,15 @@ int main(int argc, char** argv) {
     auto* predict_cmd = app.add_subcommand("predict", "Predict class and probabilities per input");
     for (auto* sub : {eval_cmd, predict_cmd}) {
         sub->add_option("--model-file", model_file, "Saved model (from train --save)")->required()->check(CLI::ExistingFile);
-        sub->add_option("--data", data_spec, "fashion-mnist, a folder of IDX files, or a CSV file")->capture_default_str();
+        sub->add_option("--data", data_spec, "fashion-mnist, a folder of IDX files, a folder of images in class folders, "
+                                             "or a CSV file")->capture_default_str();
         sub->add_option("--limit", limit, "Only the first N samples");
+        add_image_options(sub);
         sub->add_option("--threads", threads, "CPU threads")->check(CLI::NonNegativeNumber);
         sub->add_option("--device", device, "Backend device");
     }
 
+    add_top_k(eval_cmd);
     add_cluster_options(predict_cmd);
 
     std::string a, b;
@@ -204,6 +248,8 @@ int main(int argc, char** argv) {
     try {
         if (train_cmd->parsed()) {
             if (*seed_opt) t.seed = seed;
+            t.images = images;
+            t.top_k = top_k;
             t.threads = threads;
             t.device = DeviceList::parse(device);
             try {
@@ -239,10 +285,10 @@ int main(int argc, char** argv) {
                 throw;
             }
         } else if (eval_cmd->parsed()) {
-            cli::evaluate_command(model_file, data_spec, limit, threads, device);
+            cli::evaluate_command(model_file, data_spec, limit, threads, device, images, top_k);
         } else if (predict_cmd->parsed()) {
             cli::ClusterSession session(cluster, t.cluster, events, /*bulk=*/false);
-            cli::predict_command(model_file, data_spec, limit, threads, device, &session);
+            cli::predict_command(model_file, data_spec, limit, threads, device, images, &session);
         } else if (compare_cmd->parsed()) {
             return cli::compare_command(a, b, tolerance) ? 0 : 1;
         } else if (devices_cmd->parsed()) {

@@ -112,7 +112,7 @@ DataSplit load_idx_folder(const std::string& folder) {
 
 const char* kExpected =
     "expected \"fashion-mnist\", a folder holding train-images*idx3* and train-labels*idx1* files "
-    "(plain or .gz), or a .csv file";
+    "(plain or .gz), a folder of images in class folders, or a .csv file";
 
 }  // namespace
 
@@ -146,6 +146,13 @@ IdxFiles find_idx_files(const std::string& folder) {
 }
 
 DataSplit load_data(const std::string& spec, const CsvOptions& csv) {
+    DataOptions options;
+    options.csv = csv;
+    return load_data(spec, options);
+}
+
+DataSplit load_data(const std::string& spec, const DataOptions& options) {
+    const CsvOptions& csv = options.csv;
     std::error_code ec;
     if (spec == "fashion-mnist") {
         const char* env = std::getenv("THRESHER_FASHION_MNIST");
@@ -157,7 +164,8 @@ DataSplit load_data(const std::string& spec, const CsvOptions& csv) {
         }
         return load_idx_folder(folder);
     }
-    if (fs::is_directory(spec, ec)) return load_idx_folder(spec);
+    if (fs::is_directory(spec, ec))
+        return is_image_folder(spec) ? load_image_folder(spec, options.images) : load_idx_folder(spec);
     if (ends_with(lower(spec), ".csv")) {
         DataSplit split;
         split.train = read_csv(spec, csv);

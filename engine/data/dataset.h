@@ -40,6 +40,12 @@ struct DataSplit {
     Dataset train;
     bool has_test = false;
     Dataset test;
+    // Where the source names its classes (image folders): one per class index, else empty.
+    std::vector<std::string> class_names;
+    // Images left out because they could not be decoded (only when asked to skip them), and the
+    // first few reasons, each naming its file.
+    std::size_t skipped_images = 0;
+    std::vector<std::string> skipped_examples;
 };
 
 }  // namespace thresher::data

@@ -42,10 +42,14 @@ std::string format_metric(std::optional<double> v) {
 
 }  // namespace
 
-ClassificationEvaluator::ClassificationEvaluator(int num_classes) : num_classes_(num_classes) {
+ClassificationEvaluator::ClassificationEvaluator(int num_classes, int top_k)
+    : num_classes_(num_classes), top_k_(top_k) {
     if (num_classes < 1) {
         throw Error("ClassificationEvaluator: num_classes must be at least 1, got " +
                     std::to_string(num_classes));
+    }
+    if (top_k < 0) {
+        throw Error("ClassificationEvaluator: top_k must be 0 (off) or positive, got " + std::to_string(top_k));
     }
     matrix_.assign(static_cast<std::size_t>(num_classes) * num_classes, 0);
 }
@@ -78,6 +82,13 @@ void ClassificationEvaluator::add(const float* scores, const std::int32_t* label
             }
         }
         ++cell(labels[i], best);
+        if (top_k_ > 0) {
+            // A NaN true score ranks last: no class is "higher", but it is no hit either.
+            const float mine = row[labels[i]];
+            int higher = 0;
+            for (int c = 0; c < num_classes_; ++c) higher += row[c] > mine ? 1 : 0;
+            if (!std::isnan(mine) && higher < top_k_) ++top_k_correct_;
+        }
     }
     total_ += static_cast<std::int64_t>(count);
 }
@@ -109,6 +120,10 @@ void ClassificationEvaluator::merge(const ClassificationEvaluator& other) {
     }
     // Every count is at most its matrix's total, so totals that add up without overflow mean
     // cells that do (a node's part, from_json, may hold counts up to 2^63 - 1 each).
+    if (other.top_k_ != top_k_) {
+        throw Error("ClassificationEvaluator: cannot merge top-" + std::to_string(other.top_k_) +
+                    " counts into top-" + std::to_string(top_k_) + " ones");
+    }
     if (total_ > std::numeric_limits<std::int64_t>::max() - other.total_) {
         throw Error("ClassificationEvaluator: merging " + std::to_string(other.total_) + " samples into " +
                     std::to_string(total_) + " overflows the count");
@@ -117,6 +132,7 @@ void ClassificationEvaluator::merge(const ClassificationEvaluator& other) {
         matrix_[i] += other.matrix_[i];
     }
     total_ += other.total_;
+    top_k_correct_ += other.top_k_correct_;  // each at most its total: no overflow
 }
 
 std::int64_t ClassificationEvaluator::row_sum(int actual) const {
@@ -144,6 +160,10 @@ double ClassificationEvaluator::accuracy() const {
         correct += cell(c, c);
     }
     return static_cast<double>(correct) / static_cast<double>(total_);
+}
+
+double ClassificationEvaluator::top_k_accuracy() const {
+    return total_ == 0 ? 0.0 : static_cast<double>(top_k_correct_) / static_cast<double>(total_);
 }
 
 std::optional<double> ClassificationEvaluator::precision_if_defined(int c) const {
@@ -231,6 +251,7 @@ std::string ClassificationEvaluator::confusion_table(const std::vector<std::stri
     out << "Evaluation: " << num_classes_ << " classes, " << total_ << " samples\n";
     out << std::fixed << std::setprecision(4);
     out << "  Accuracy:  " << accuracy() << "\n";
+    if (top_k_ > 0) out << "  Top-" << top_k_ << ":     " << top_k_accuracy() << "\n";
     out << "  Precision: " << macro_precision() << "  (macro average over classes where defined)\n";
     out << "  Recall:    " << macro_recall() << "\n";
     out << "  F1:        " << macro_f1() << "\n\n";
@@ -276,7 +297,7 @@ nlohmann::json ClassificationEvaluator::to_json() const {
         }
         confusion_rows.push_back(std::move(row));
     }
-    return {
+    nlohmann::json j{
         {"accuracy", accuracy()},
         {"precision", macro_precision()},
         {"recall", macro_recall()},
@@ -284,6 +305,12 @@ nlohmann::json ClassificationEvaluator::to_json() const {
         {"count", total_},
         {"confusion", std::move(confusion_rows)},
     };
+    if (top_k_ > 0) {
+        j["top_k"] = top_k_;
+        j["top_k_accuracy"] = top_k_accuracy();
+        j["top_k_correct"] = top_k_correct_;
+    }
+    return j;
 }
 
 ClassificationEvaluator ClassificationEvaluator::from_json(const nlohmann::json& j) {
@@ -333,6 +360,18 @@ ClassificationEvaluator ClassificationEvaluator::from_json(const nlohmann::json&
             result.cell(static_cast<int>(a), static_cast<int>(p)) = v;
             result.total_ += v;
         }
+    }
+    // Top-k: both fields or neither (a part from an engine without top-k has neither).
+    if (j.contains("top_k") || j.contains("top_k_correct")) {
+        const auto& k = j.value("top_k", nlohmann::json());
+        const auto& hits = j.value("top_k_correct", nlohmann::json());
+        if (!k.is_number_integer() || k.get<std::int64_t>() < 1 || k.get<std::int64_t>() > static_cast<std::int64_t>(n))
+            throw Error(where + "top_k: expected an integer in [1, " + std::to_string(n) + "], got " + k.dump());
+        if (!hits.is_number_integer() || hits.get<std::int64_t>() < 0 || hits.get<std::int64_t>() > result.total_)
+            throw Error(where + "top_k_correct: expected an integer in [0, " + std::to_string(result.total_) +
+                        "] (the count), got " + hits.dump());
+        result.top_k_ = static_cast<int>(k.get<std::int64_t>());
+        result.top_k_correct_ = hits.get<std::int64_t>();
     }
     return result;
 }

@@ -72,6 +72,10 @@ void put_classification(nlohmann::json& j, const ClassificationFields& c) {
         j["auc"] = *c.auc;  // NaN (one class only) is written as null
         j["task"] = "binary";
     }
+    if (c.top_k) {
+        j["top_k"] = *c.top_k;
+        j["top_k_accuracy"] = c.top_k_accuracy;
+    }
 }
 
 void put_regression(nlohmann::json& j, const RegressionFields& r) {

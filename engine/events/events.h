@@ -91,6 +91,9 @@ struct ClassificationFields {
     std::vector<std::vector<std::int64_t>> confusion;        // [actual][predicted]
     // A binary classifier (one sigmoid output): its AUC (NaN: null), and "task": "binary".
     std::optional<double> auc;
+    // Top-k accuracy ("top_k", "top_k_accuracy"), when counted (--top-k; 20 classes or more).
+    std::optional<int> top_k;
+    double top_k_accuracy = 0;
 };
 
 // A regression model's evaluation (eval::RegressionEvaluator), per target column; NaN: null.

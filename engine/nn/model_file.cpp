@@ -90,6 +90,7 @@ void save_model_file(const std::string& path, const ModelFile& m) {
                            {{"kind", m.normalization.kind},
                             {"shift", m.normalization.shift},
                             {"scale", m.normalization.scale}}}};
+    if (!m.class_names.empty()) header["class_names"] = m.class_names;
     const std::string h = header.dump();
     std::string out(kMagic, sizeof(kMagic));
     put(out, kVersion);
@@ -157,6 +158,15 @@ ModelFile load_model_file(const std::string& path) {
                                              m.normalization.scale.size() != m.config.input.size()))
                 throw ModelFileError(path + ": normalization has " + std::to_string(m.normalization.shift.size()) +
                                      " features, the model's input " + std::to_string(m.config.input.size()));
+        }
+        if (header.contains("class_names")) {
+            m.class_names = header.at("class_names").get<std::vector<std::string>>();
+            // A binary classifier has one output and two classes.
+            const auto outputs = static_cast<std::size_t>(m.config.output_size());
+            const std::size_t classes = outputs == 1 ? 2 : outputs;
+            if (m.class_names.size() != classes)
+                throw ModelFileError(path + ": class_names has " + std::to_string(m.class_names.size()) +
+                                     " names, the model has " + std::to_string(classes) + " classes");
         }
     } catch (const nlohmann::json::exception& e) {
         throw ModelFileError(path + ": bad header: " + e.what());

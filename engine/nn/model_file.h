@@ -6,7 +6,8 @@
 //   u32      format version (1)
 //   u64      header length H;  H bytes of JSON: {"config": {...}, "params": P, "updater_state": S,
 //            "training": {"epoch": e, "iteration": i, "seed": s},
-//            "normalization": {"kind", "shift": [...], "scale": [...]}}
+//            "normalization": {"kind", "shift": [...], "scale": [...]},
+//            "class_names": ["cat", "dog", ...]}   (optional: a classifier trained on named classes)
 //   P floats parameters, S floats updater state
 //   u32      CRC-32 (zlib) of everything before it, however large
 #pragma once
@@ -32,6 +33,9 @@ struct ModelFile {
     std::vector<float> updater_state;
     TrainingPosition position;
     data::FeatureTransform normalization;  // what the training data went through
+    // One per class index when the training data named its classes (image folders), else empty.
+    // Files written before class names existed load with none.
+    std::vector<std::string> class_names;
 };
 
 // Writes durably (core/durable_file.h: unique temporary, fsync, rename, fsync of the folder), so

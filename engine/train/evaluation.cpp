@@ -47,8 +47,38 @@ void check_compatible(const config::ModelConfig& model, const data::Dataset& ds)
                           std::string(config::to_string(model.layers.back().loss)));
 }
 
+int resolve_top_k(std::optional<int> chosen, int classes) {
+    const int k = chosen.value_or(classes >= 20 ? 5 : 0);
+    return k > 0 && k < classes ? k : 0;
+}
+
+void check_same_classes(const std::vector<std::string>& model_names, const std::string& model_source,
+                        const std::vector<std::string>& data_names, const std::string& data_source) {
+    if (model_names == data_names) return;
+    std::string diff;
+    const std::size_t n = std::min(model_names.size(), data_names.size());
+    for (std::size_t i = 0; i < n && diff.empty(); ++i)
+        if (model_names[i] != data_names[i])
+            diff = "class " + std::to_string(i) + " is \"" + model_names[i] + "\" in the model, \"" + data_names[i] +
+                   "\" in the data";
+    if (diff.empty())
+        diff = std::to_string(model_names.size()) + " classes in the model, " + std::to_string(data_names.size()) +
+               " in the data";
+    throw ConfigError("data " + data_source + " names other classes than model " + model_source + " was trained on: " +
+                      diff);
+}
+
+void report_skipped_images(const data::DataSplit& split, events::EventWriter& ev, std::ostream& log) {
+    if (split.skipped_images == 0) return;
+    std::string text = "skipped " + std::to_string(split.skipped_images) + " image(s) that could not be decoded";
+    for (std::size_t i = 0; i < split.skipped_examples.size(); ++i) text += (i ? "; " : ": ") + split.skipped_examples[i];
+    if (split.skipped_images > split.skipped_examples.size()) text += "; ...";
+    ev.warning(text);
+    log << text << "\n";
+}
+
 EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, std::size_t limit, int shard,
-                          int shards) {
+                          int shards, int top_k) {
     EvaluationResult r;
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = net.config().output_size();
@@ -56,7 +86,7 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
     std::vector<std::int32_t> predicted;
     if (binary) r.binary.emplace();
     if (ds.is_classification())
-        r.classification.emplace(ds.num_classes);
+        r.classification.emplace(ds.num_classes, binary ? 0 : top_k);
     else
         r.regression.emplace(ds.target_size);
     std::vector<float> out, x, t;

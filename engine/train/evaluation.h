@@ -3,6 +3,9 @@
 
 #include <cstddef>
 #include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +13,7 @@
 #include "eval/binary_scores.h"
 #include "eval/classification.h"
 #include "eval/regression.h"
+#include "events/event_writer.h"
 #include "nn/network.h"
 
 namespace thresher::train {
@@ -43,9 +47,22 @@ std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlo
 
 // `limit` > 0 evaluates only the first `limit` samples. With `shards` > 1 only samples
 // i ≡ shard (mod shards) are evaluated: each node takes one shard, and the merged counts are
-// exactly the single-node evaluation.
+// exactly the single-node evaluation. `top_k` > 0 also counts top-k hits (multi-class only).
 EvaluationResult evaluate(nn::Network&, const data::Dataset&, int batch = 256, std::size_t limit = 0,
-                          int shard = 0, int shards = 1);
+                          int shard = 0, int shards = 1, int top_k = 0);
+
+// The k of top-k accuracy for a set of `classes`: the user's choice, or by default 5 when there
+// are 20 classes or more (DL4J's top-5 on 200 Tiny ImageNet classes), else 0 (off). k at or above
+// the class count would always hit: 0 then.
+int resolve_top_k(std::optional<int> chosen, int classes);
+
+// A data set's class names that differ from those a model was trained with: ConfigError naming
+// both sources and the first difference (the labels would mean other classes).
+void check_same_classes(const std::vector<std::string>& model_names, const std::string& model_source,
+                        const std::vector<std::string>& data_names, const std::string& data_source);
+
+// The data's skipped images (data::DataSplit::skipped_images), as a warning event and on `log`.
+void report_skipped_images(const data::DataSplit&, events::EventWriter&, std::ostream& log);
 
 // Checks that a data set fits a model's input and output; throws ConfigError naming both.
 void check_compatible(const config::ModelConfig&, const data::Dataset&);

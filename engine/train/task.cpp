@@ -40,9 +40,13 @@ data::CsvOptions csv_options_for(Task t) {
     return o;
 }
 
-data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig& m) {
+data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig& m, data::ImageFolderOptions images) {
     const Task task = task_of(m);
-    auto split = data::load_data(spec, csv_options_for(task));
+    data::DataOptions options;
+    options.csv = csv_options_for(task);
+    options.images = std::move(images);
+    options.images.shape = {m.input.c, m.input.h, m.input.w};
+    auto split = data::load_data(spec, options);
     if (task == Task::Binary) {
         fold_binary(split.train);
         if (split.has_test) fold_binary(split.test);

@@ -21,8 +21,10 @@ std::string_view to_string(Task);
 
 // How a CSV is read for the task.
 data::CsvOptions csv_options_for(Task);
-// Loads `spec` for the model's task: load_data with csv_options_for, and a binary set's one-hot
-// targets folded into its one 0/1 column.
-data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig&);
+// Loads `spec` for the model's task: load_data with csv_options_for, image folders decoded to the
+// model's input shape (images.shape is set from the model), and a binary set's one-hot targets
+// folded into its one 0/1 column.
+data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig&,
+                              data::ImageFolderOptions images = {});
 
 }  // namespace thresher::train

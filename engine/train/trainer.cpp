@@ -73,6 +73,11 @@ struct Run {
     Clock::time_point began = Clock::now();
 };
 
+// Names for the confusion table: the data's class names when there is one per class.
+std::vector<std::string> confusion_names(const std::vector<std::string>& names, const eval::ClassificationEvaluator& c) {
+    return names.size() == static_cast<std::size_t>(c.num_classes()) ? names : std::vector<std::string>{};
+}
+
 void record_failure(Run& run) {
     std::lock_guard lock(run.error_mutex);
     if (!run.error) run.error = std::current_exception();
@@ -94,6 +99,10 @@ void put_metrics(events::EpochEnd& e, const EvaluationResult& r) {
             for (int p = 0; p < c.num_classes(); ++p) row.push_back(c.confusion(a, p));
         }
         if (r.binary) f.auc = r.binary->auc();
+        if (c.top_k() > 0) {
+            f.top_k = c.top_k();
+            f.top_k_accuracy = c.top_k_accuracy();
+        }
     } else if (r.regression) {
         const auto& g = *r.regression;
         auto& f = e.regression.emplace();
@@ -119,9 +128,10 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
     const auto& merger = run.master->evaluation_merger();
     const bool sharded = merger.gather && eval_set.is_classification();
     const auto result = evaluate(net, eval_set, run.o.eval_batch, run.o.test_limit, sharded ? merger.shard : 0,
-                                 sharded ? merger.shards : 1);
+                                 sharded ? merger.shards : 1, resolve_top_k(run.o.top_k, eval_set.num_classes));
     if (!run.o.save_path.empty())
-        nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform});
+        nn::save_model_file(run.o.save_path,
+                            {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform, run.data.class_names});
     events::EpochEnd e;
     std::optional<EvaluationResult> merged;
     if (merger.gather) {
@@ -143,7 +153,8 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
     run.ev.emit(e);
     if (reported.classification)
         run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << " (" << e.eval_set << " set)\n"
-                << reported.classification->confusion_table() << "\n";
+                << reported.classification->confusion_table(confusion_names(run.data.class_names, *reported.classification))
+                << "\n";
     else if (result.regression)
         run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << result.regression->summary() << "\n";
 }
@@ -265,7 +276,8 @@ void train_replica(Run& run, int local, nn::Network& net) {
     }
     master.finish(local);
     if (local == 0 && !run.o.save_path.empty())
-        nn::save_model_file(run.o.save_path, {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform});
+        nn::save_model_file(run.o.save_path,
+                            {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform, run.data.class_names});
 }
 
 // The device of each local worker, in order (for run_started).
@@ -326,7 +338,11 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         if (!run.imported_state.empty()) run.start.iterations = imported.iterations;  // DL4J's step count
         run.start.seed = o.seed.value_or(run.config.seed);
     }
-    run.data = load_data_for(o.data_spec, run.config);  // a CSV read for the model's task
+    run.data = load_data_for(o.data_spec, run.config, o.images);  // a CSV read for the model's task
+    report_skipped_images(run.data, ev, log);
+    if (run.resume && !run.resume->class_names.empty() && !run.data.class_names.empty())
+        check_same_classes(run.resume->class_names, o.resume_path, run.data.class_names, o.data_spec);
+    if (run.resume && run.data.class_names.empty()) run.data.class_names = run.resume->class_names;  // kept on save
     if (run.resume) {
         run.transform = run.resume->normalization;
         if (o.normalize != "none" && o.normalize != run.transform.kind)

@@ -14,6 +14,7 @@
 
 #include "core/clock.h"
 #include "core/device_list.h"
+#include "data/image_folder.h"
 #include "events/event_writer.h"
 #include "train/training_master.h"
 
@@ -33,6 +34,9 @@ struct TrainOptions {
     std::size_t test_limit = 0;
     int eval_batch = 256;
     std::string normalize = "none";  // none | standardize | minmax, fitted on the training set
+    data::ImageFolderOptions images;  // how an image folder is read (its shape: the model's input)
+    // Top-k accuracy in the evaluation: k > 0, 0 off, nullopt: 5 for 20 classes or more, else off.
+    std::optional<int> top_k;
     ClusterShape cluster;     // nodes, this node's rank, workers per node
     // Set from another thread to end the run early: each worker stops before its next
     // iteration (nothing is saved beyond the last finished epoch). Null: never stopped.

@@ -42,6 +42,7 @@ private Q_SLOTS:
     void argmax_ties_data();
     void argmax_ties();
     void merge_equals_union();
+    void top_k_counts_classes_scored_higher();
     void merge_rejects_other_class_count();
     void merge_refuses_an_overflowing_count();
     void from_json_checks_rows_before_allocating();
@@ -196,6 +197,36 @@ void TestClassificationEvaluator::merge_equals_union() {
     // Merging an empty evaluator changes nothing.
     a.merge(ClassificationEvaluator(classes));
     QCOMPARE(a.to_json(), whole.to_json());
+}
+
+// DL4J's rule: a hit when fewer than k classes score strictly above the true class (ties count
+// for the sample); a NaN true score is never a hit; the count survives JSON.
+void TestClassificationEvaluator::top_k_counts_classes_scored_higher() {
+    ClassificationEvaluator e(4, 2);
+    const std::vector<float> scores{
+        0.1f, 0.4f, 0.3f, 0.2f,  // label 2: only class 1 above -> hit
+        0.1f, 0.4f, 0.3f, 0.2f,  // label 3: classes 1 and 2 above -> miss
+        0.5f, 0.5f, 0.5f, 0.0f,  // label 2: tied with 0 and 1, none strictly above -> hit
+        0.1f, NAN,  0.2f, 0.3f,  // label 1: NaN -> miss
+    };
+    const Ints labels{2, 3, 2, 1};
+    e.add(scores.data(), labels.data(), labels.size());
+    QCOMPARE(e.top_k(), 2);
+    QCOMPARE(e.top_k_correct(), std::int64_t{2});
+    QCOMPARE(e.top_k_accuracy(), 0.5);
+    QCOMPARE(e.accuracy(), 0.0);  // argmax 1, 1, 0 (first maximum), 3: top-1 gets none right
+    const auto j = e.to_json();
+    QCOMPARE(j.at("top_k").get<int>(), 2);
+    QCOMPARE(j.at("top_k_accuracy").get<double>(), 0.5);
+    const auto back = ClassificationEvaluator::from_json(j);
+    QCOMPARE(back.top_k(), 2);
+    QCOMPARE(back.top_k_correct(), std::int64_t{2});
+    // Without top-k the JSON has none of its fields (old readers and parts are unchanged).
+    QVERIFY(!ClassificationEvaluator(4).to_json().contains("top_k"));
+    auto bad = j;
+    bad["top_k_correct"] = 5;  // more hits than samples
+    QVERIFY_THROWS_EXCEPTION(thresher::Error, ClassificationEvaluator::from_json(bad));
+    QVERIFY_THROWS_EXCEPTION(thresher::Error, ClassificationEvaluator(4, -1));
 }
 
 void TestClassificationEvaluator::merge_rejects_other_class_count() {

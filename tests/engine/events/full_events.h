@@ -96,7 +96,7 @@ inline ev::EpochEnd full_epoch_end() {
     e.eval_start_s = 10.5;
     e.eval_ms = 250;
     e.nodes_evaluated = 2;
-    e.classification = ev::ClassificationFields{0.75, 0.7, 0.8, 0.74, {{1, 1}, {0, 2}}, 0.875};
+    e.classification = ev::ClassificationFields{0.75, 0.7, 0.8, 0.74, {{1, 1}, {0, 2}}, 0.875, 1, 0.75};
     e.regression = ev::RegressionFields{1, {0.5}, {0.25}, {std::numeric_limits<double>::quiet_NaN()}, 0.5, 0.25, 0.9};
     return e;
 }

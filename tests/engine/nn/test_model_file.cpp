@@ -36,6 +36,7 @@ class TestModelFile : public QObject {
 private Q_SLOTS:
     void initTestCase();
     void round_trip_predicts_the_same();
+    void class_names_round_trip();
     void damaged_files_data();
     void damaged_files();
     void every_flipped_byte_is_refused();
@@ -67,7 +68,7 @@ void TestModelFile::round_trip_predicts_the_same() {
     std::vector<float> before(4 * 3);
     net.predict(x.data(), 4, before.data());
     nn::save_model_file(saved_.toStdString(),
-                        {net.config(), net.get_params(), net.get_updater_state(), {2, 3, 42}});
+                        {net.config(), net.get_params(), net.get_updater_state(), {2, 3, 42}, {}, {}});
 
     const auto f = nn::load_model_file(saved_.toStdString());
     QCOMPARE(f.config.to_json().dump(), net.config().to_json().dump());
@@ -82,6 +83,25 @@ void TestModelFile::round_trip_predicts_the_same() {
     std::vector<float> after(4 * 3);
     loaded.predict(x.data(), 4, after.data());
     QCOMPARE(after, before);  // bit for bit
+}
+
+// Class names (image folders' class folders) are kept; a file without them (every file written
+// before they existed, like round_trip's) loads with none; a count other than the model's classes
+// is refused.
+void TestModelFile::class_names_round_trip() {
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(config::ModelConfig::parse(kModel, "mf"), *be);
+    const std::string path = dir_.filePath("named.thr").toStdString();
+    nn::save_model_file(path, {net.config(), net.get_params(), {}, {}, {}, {"cat", "dog", "eel"}});
+    QCOMPARE(nn::load_model_file(path).class_names, (std::vector<std::string>{"cat", "dog", "eel"}));
+    QVERIFY(nn::load_model_file(saved_.toStdString()).class_names.empty());
+    nn::save_model_file(path, {net.config(), net.get_params(), {}, {}, {}, {"cat", "dog"}});
+    try {
+        nn::load_model_file(path);
+        QFAIL("two names for three classes loaded");
+    } catch (const ModelFileError& e) {
+        QVERIFY2(QString(e.what()).contains("class_names has 2 names, the model has 3 classes"), e.what());
+    }
 }
 
 void TestModelFile::damaged_files_data() {
@@ -145,7 +165,7 @@ void TestModelFile::save_errors_name_the_file() {
     nn::Network net(config::ModelConfig::parse(kModel, "mf"), *be);
     const std::string path = dir_.filePath("missing-folder/m.thr").toStdString();
     try {
-        nn::save_model_file(path, {net.config(), net.get_params(), {}, {}, {}});
+        nn::save_model_file(path, {net.config(), net.get_params(), {}, {}, {}, {}});
         QFAIL("saved into a missing folder");
     } catch (const ModelFileError& e) {
         QVERIFY2(std::string(e.what()).find(path) != std::string::npos, e.what());

@@ -55,6 +55,35 @@ private Q_SLOTS:
         QCOMPARE(merged.at("count").get<std::size_t>(), std::size_t{5});
         QCOMPARE(merged.at("loss").get<double>(), 2.0 / 5);
     }
+    // Top-k hits add up like the matrix: node 0 has 2 of 3 in its top 2, node 1 1 of 2.
+    void top_k_parts_add_up() {
+        auto part = [](const std::vector<float>& scores, const std::vector<std::int32_t>& labels) {
+            thresher::eval::ClassificationEvaluator c(3, 2);
+            c.add(scores.data(), labels.data(), labels.size());
+            nlohmann::json j = c.to_json();
+            j["loss_sum"] = 0.0;
+            j["count"] = labels.size();
+            return j;
+        };
+        //              scores of classes 0, 1, 2 per sample
+        const auto a = part({0.7f, 0.2f, 0.1f, 0.1f, 0.6f, 0.3f, 0.5f, 0.3f, 0.2f}, {1, 2, 2});  // hit, hit, miss
+        const auto b = part({0.2f, 0.3f, 0.5f, 0.6f, 0.3f, 0.1f}, {0, 2});                     // miss, miss
+        QCOMPARE(a.at("top_k_correct").get<int>(), 2);
+        QCOMPARE(b.at("top_k_correct").get<int>(), 0);
+        const auto merged = merge_evaluation_parts({a, b});
+        QCOMPARE(merged.at("top_k").get<int>(), 2);
+        QCOMPARE(merged.at("top_k_correct").get<int>(), 2);
+        QCOMPARE(merged.at("top_k_accuracy").get<double>(), 2.0 / 5);
+        // A part counted with another k (or none) does not merge.
+        auto other = b;
+        other["top_k"] = 3;
+        QVERIFY(refusal({a, other}).contains("top-3"));
+        auto none = b;
+        none.erase("top_k");
+        none.erase("top_k_correct");
+        none.erase("top_k_accuracy");
+        QVERIFY(refusal({a, none}).contains("part 1 of 2"));
+    }
     void binary_parts_merge_their_histograms() {
         const auto merged = merge_evaluation_parts({binary({1, 0}, {0.9f, 0.2f}), binary({1, 0}, {0.3f, 0.6f})});
         // Positives 0.9, 0.3 against negatives 0.2, 0.6: 3 of 4 pairs ordered.
