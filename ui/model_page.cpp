@@ -20,6 +20,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "graph_view.h"
 #include "layer_form.h"
 #include "layer_schema.h"
 #include "model_document.h"
@@ -51,7 +52,7 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     templates->setText("Templates");
     templates->setPopupMode(QToolButton::InstantPopup);
     auto* tmenu = new QMenu(templates);
-    for (const QString& t : {QString("LeNet"), QString("MLP")})
+    for (const QString& t : {QString("LeNet"), QString("MLP"), QString("ResNet")})
         tmenu->addAction(t, this, [this, t] { Q_EMIT templateRequested(t.toLower()); });
     templates->setMenu(tmenu);
     auto* import = new QPushButton("Import DL4J / Keras…");
@@ -75,7 +76,15 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColSettings, QHeaderView::Stretch);
     table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColIndex, QHeaderView::ResizeToContents);
     table_->setAlternatingRowColors(true);
-    left_layout->addWidget(table_, 1);
+    table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColInputs, QHeaderView::ResizeToContents);
+    // The table above the drawn graph (a stack draws as one column).
+    auto* table_graph = new QSplitter(Qt::Vertical);
+    table_graph->addWidget(table_);
+    graph_ = new GraphView(document_);
+    table_graph->addWidget(graph_);
+    table_graph->setStretchFactor(0, 3);
+    table_graph->setStretchFactor(1, 2);
+    left_layout->addWidget(table_graph, 1);
 
     // Model-wide settings.
     auto* model_box = new QGroupBox("Model");
@@ -163,8 +172,12 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     outer->addWidget(status_);
 
-    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex& current) { form_->show_layer(current.isValid() ? current.row() : -1); });
+    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+        form_->show_layer(current.isValid() ? current.row() : -1);
+        graph_->highlight(current.isValid() ? current.row() : -1);
+    });
+    connect(graph_, &GraphView::layerClicked, this, [this](int row) { select_row(row); });
+    connect(document_, &QAbstractItemModel::modelReset, graph_, &GraphView::rebuild);
     connect(document_, &QAbstractItemModel::modelReset, this, [this] { form_->show_layer(selected_row()); });
     connect(remove, &QPushButton::clicked, this, [this] {
         const int row = selected_row();
@@ -186,6 +199,7 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     });
     connect(import, &QPushButton::clicked, this, &ModelPage::importRequested);
     connect(document_, &ModelDocument::changed, this, [this] {
+        graph_->rebuild();
         refresh_model_fields();
         refresh_status();
         form_->mark_error();

@@ -19,6 +19,7 @@ class QToolButton;
 
 namespace thresher::ui {
 
+class GraphView;
 class LayerForm;
 class ModelDocument;
 
@@ -45,6 +46,7 @@ private:
 
     ModelDocument* document_;
     QTableView* table_ = nullptr;
+    GraphView* graph_ = nullptr;
     LayerForm* form_ = nullptr;
     QLabel* status_ = nullptr;
     QLineEdit* name_ = nullptr;

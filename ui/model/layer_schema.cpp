@@ -20,7 +20,9 @@ FieldSpec activation(const QString& fallback) {
 
 QStringList layer_types() {
     return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output", "prelu", "activation",
-            "zero_padding", "cropping", "upsampling"};
+            "zero_padding", "cropping", "upsampling", "depthwise_convolution", "separable_convolution",
+            // graph vertices: they read the layers named in the Inputs column
+            "add", "subtract", "multiply", "average", "maximum", "concatenate", "subset"};
 }
 
 QList<FieldSpec> layer_fields(const QString& type) {
@@ -57,6 +59,16 @@ QList<FieldSpec> layer_fields(const QString& type) {
         return {{"cropping", "Cropping", Kind::Pair, {}, 1, "rows × columns cut off each side"}};
     if (type == "upsampling")
         return {{"size", "Size", Kind::Pair, {}, 2, "each pixel repeated rows × columns times (nearest)"}};
+    if (type == "depthwise_convolution" || type == "separable_convolution") {
+        QList<FieldSpec> f;
+        if (type == "separable_convolution") f << FieldSpec{"filters", "Filters", Kind::Int, {}, QJsonValue(), "output channels (after the 1×1 step)"};
+        f << FieldSpec{"depth_multiplier", "Depth multiplier", Kind::Int, {}, 1, "kernels per input channel"}
+          << FieldSpec{"kernel", "Kernel", Kind::Pair, {}, QJsonValue(), "height × width"}
+          << FieldSpec{"stride", "Stride", Kind::Pair, {}, 1, ""}
+          << FieldSpec{"mode", "Mode", Kind::Choice, {"truncate", "same"}, "truncate", ""} << activation("identity");
+        return f;
+    }
+    if (type == "subset") return {{"channels", "Channels", Kind::Pair, {}, QJsonValue(), "first and last channel kept"}};
     if (type == "output")
         return {{"units", "Units", Kind::Int, {}, QJsonValue(), "classes (or regression targets)"},
                 activation("softmax"),
@@ -78,6 +90,11 @@ QJsonObject default_layer(const QString& type) {
     if (type == "cropping") return {{"type", type}, {"cropping", QJsonArray{1, 1}}};
     if (type == "upsampling") return {{"type", type}, {"size", QJsonArray{2, 2}}};
     if (type == "output") return {{"type", type}, {"units", 10}, {"activation", "softmax"}, {"loss", "mcxent"}};
+    if (type == "depthwise_convolution")
+        return {{"type", type}, {"depth_multiplier", 1}, {"kernel", QJsonArray{3, 3}}, {"mode", "same"}, {"activation", "relu"}};
+    if (type == "separable_convolution")
+        return {{"type", type}, {"filters", 16}, {"kernel", QJsonArray{3, 3}}, {"mode", "same"}, {"activation", "relu"}};
+    if (type == "subset") return {{"type", type}, {"channels", QJsonArray{0, 0}}};
     return {{"type", type}};
 }
 

@@ -151,6 +151,7 @@ void ModelDocument::set_field(const QString& key, const QJsonValue& value) {
 void ModelDocument::revalidate() {
     const int n = layer_count();
     rows_.assign(static_cast<std::size_t>(n), RowInfo{});
+    sources_.clear();
     error_.reset();
     error_row_ = -1;
     params_ = 0;
@@ -165,6 +166,7 @@ void ModelDocument::revalidate() {
             rows_[i].params = static_cast<qint64>(config.layers[i].param_count);
         }
         params_ = static_cast<qint64>(config.param_count());
+        for (const auto& l : config.layers) sources_.push_back(l.sources);
         if (config.lr_schedule) schedule_text_ = QString::fromStdString(config.lr_schedule->describe());
     } catch (const Error& e) {
         error_ = QString::fromUtf8(e.what());
@@ -195,11 +197,20 @@ QVariant ModelDocument::data(const QModelIndex& index, int role) const {
             case ColIndex: return row;
             case ColType: return l.value("name").toString().isEmpty() ? l.value("type").toString()
                                                                      : l.value("type").toString() + " “" + l.value("name").toString() + "”";
+            case ColInputs: {
+                QStringList names;
+                for (const auto& v : l.value("inputs").isString() ? QJsonArray{l.value("inputs")} : l.value("inputs").toArray())
+                    names << v.toString();
+                return names.join(", ");
+            }
             case ColSettings: return describe(l);
             case ColOutput: return is_error_row ? QStringLiteral("error") : output_shape(row);
             case ColParams: return error_ ? QVariant() : QVariant(QLocale().toString(layer_params(row)));
         }
     }
+    if (role == Qt::EditRole && index.column() == ColInputs) return data(index, Qt::DisplayRole);
+    if (role == Qt::ToolTipRole && index.column() == ColInputs)
+        return QStringLiteral("the layers it reads, by name (\"input\": the model's input); blank: the layer before");
     if (role == Qt::ToolTipRole && is_error_row) return *error_;
     if (role == Qt::ForegroundRole && is_error_row) return QBrush(QColor(180, 0, 0));
     if (role == Qt::TextAlignmentRole && (index.column() == ColParams || index.column() == ColIndex))
@@ -212,11 +223,30 @@ QVariant ModelDocument::headerData(int section, Qt::Orientation orientation, int
     switch (section) {
         case ColIndex: return "#";
         case ColType: return "Layer";
+        case ColInputs: return "Inputs";
         case ColSettings: return "Settings";
         case ColOutput: return "Output shape";
         case ColParams: return "Parameters";
     }
     return {};
+}
+
+Qt::ItemFlags ModelDocument::flags(const QModelIndex& index) const {
+    auto f = QAbstractTableModel::flags(index);
+    if (index.isValid() && index.column() == ColInputs) f |= Qt::ItemIsEditable;
+    return f;
+}
+
+bool ModelDocument::setData(const QModelIndex& index, const QVariant& value, int role) {
+    if (!index.isValid() || role != Qt::EditRole || index.column() != ColInputs) return false;
+    auto l = layer(index.row());
+    QJsonArray names;
+    for (const auto& part : value.toString().split(',', Qt::SkipEmptyParts))
+        if (!part.trimmed().isEmpty()) names.append(part.trimmed());
+    if (names.isEmpty()) l.remove("inputs");
+    else l["inputs"] = names;
+    set_layer(index.row(), l);
+    return true;
 }
 
 QString ModelDocument::describe(const QJsonObject& l) {
@@ -249,6 +279,15 @@ QString ModelDocument::describe(const QJsonObject& l) {
         parts << (v.isArray() && v.toArray().size() == 4 ? "top, bottom, left, right " : "") + pair_text(v);
     } else if (type == "upsampling") {
         parts << "× " + pair_text(l.value("size")) + " nearest";
+    } else if (type == "depthwise_convolution" || type == "separable_convolution") {
+        if (type == "separable_convolution") parts << QString::number(l.value("filters").toInt()) + " filters";
+        parts << "× " + QString::number(l.value("depth_multiplier").toInt(1)) + " per channel, " + square(l.value("kernel"));
+        if (l.contains("stride")) parts << "stride " + pair_text(l.value("stride"));
+        if (l.value("mode").toString() == "same") parts << "same";
+        parts << l.value("activation").toString("identity");
+    } else if (type == "subset") {
+        const auto c = l.value("channels").toArray();
+        parts << "channels " + QString::number(c.at(0).toInt()) + " to " + QString::number(c.at(1).toInt());
     }
     return parts.join(", ");
 }

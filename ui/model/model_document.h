@@ -19,7 +19,9 @@ namespace thresher::ui {
 class ModelDocument : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { ColIndex, ColType, ColSettings, ColOutput, ColParams, ColumnCount };
+    // ColInputs: the layers a layer reads (a graph), blank for "the layer before"; editable as a
+    // comma-separated list of names.
+    enum Column { ColIndex, ColType, ColInputs, ColSettings, ColOutput, ColParams, ColumnCount };
 
     explicit ModelDocument(QObject* parent = nullptr);
 
@@ -57,11 +59,18 @@ public:
     // The learning-rate schedule in words, as the engine reads it ("" without one or while invalid).
     QString schedule_text() const { return schedule_text_; }
 
+    // Each layer's resolved inputs (indices; -1 the model's input), as the engine reads them;
+    // empty while the model is invalid. For the graph view.
+    const std::vector<std::vector<int>>& sources() const { return sources_; }
+
     // QAbstractTableModel
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+    Qt::ItemFlags flags(const QModelIndex& index) const override;
+    // Editing the Inputs cell: "a, b" sets "inputs": ["a", "b"], blank removes it.
+    bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
 
     // A one-line description of a layer's settings: "20 × 5×5, stride 1, identity".
     static QString describe(const QJsonObject& layer);
@@ -86,6 +95,7 @@ private:
         qint64 params = 0;
     };
     std::vector<RowInfo> rows_;
+    std::vector<std::vector<int>> sources_;
 };
 
 }  // namespace thresher::ui
