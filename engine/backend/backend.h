@@ -51,6 +51,10 @@ struct ConvDesc {
     // Grouped convolution: in_c and out_c split into `groups` independent parts; weights are
     // [out_c x in_c/groups x kh x kw]. A depthwise convolution has groups = in_c.
     int groups = 1;
+    // Transposed (the adjoint of the convolution from out to in): x is [batch x in_c x in_h x in_w],
+    // y [batch x out_c x out_h x out_w], out = (in - 1) * stride - pads + span; weights
+    // [in_c x out_c x kh x kw] (PyTorch's ConvTranspose2d). Backends say has_transposed_conv().
+    bool transposed = false;
     ActivationSpec act;  // element-wise only (no softmax)
 };
 
@@ -187,6 +191,8 @@ public:
     // the shared axes of dy·x where x <= 0. Backends without these kernels say so in has_prelu()
     // and throw here, so a model with a PReLU layer is refused when the network is planned.
     virtual bool has_prelu() const { return false; }
+    // Whether make_conv() plans transposed convolutions (ConvDesc::transposed).
+    virtual bool has_transposed_conv() const { return false; }
     virtual void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* y);
     virtual void prelu_backward(const PReluDesc&, const float* x, const float* alpha, const float* dy,
                                 float* dx, float* dalpha);

@@ -31,8 +31,11 @@ std::string describe(const config::LayerConfig& l) {
         case config::LayerType::Convolution:
         case config::LayerType::DepthwiseConvolution:
         case config::LayerType::SeparableConvolution:
+        case config::LayerType::TransposedConvolution:
             if (l.type != config::LayerType::DepthwiseConvolution) s << " " << l.units;
-            if (l.type != config::LayerType::Convolution) s << " x" << l.depth_multiplier << " per channel";
+            if (l.type == config::LayerType::DepthwiseConvolution || l.type == config::LayerType::SeparableConvolution)
+                s << " x" << l.depth_multiplier << " per channel";
+            if (l.type == config::LayerType::TransposedConvolution) s << " transposed";
             s << " " << pair(l.kernel) << " stride " << pair(l.stride)
               << (l.mode == config::ConvMode::Same ? " same " : " truncate ") << config::to_string(l.activation.kind);
             break;

@@ -21,7 +21,7 @@ using import::Place;
 using import::simple_class_name;
 
 enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding, PRelu, Loss,
-                  Cropping, Upsampling, DepthwiseConvolution, SeparableConvolution };
+                  Cropping, Upsampling, DepthwiseConvolution, SeparableConvolution, TransposedConvolution };
 
 std::optional<Kind> kind_of(const std::string& name) {
     static const std::map<std::string, Kind> kinds{
@@ -38,7 +38,8 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"PReLULayer", Kind::PRelu}, {"prelu", Kind::PRelu},
         {"LossLayer", Kind::Loss}, {"loss", Kind::Loss},
         {"Cropping2D", Kind::Cropping}, {"Upsampling2D", Kind::Upsampling},
-        {"DepthwiseConvolution2D", Kind::DepthwiseConvolution}, {"SeparableConvolution2D", Kind::SeparableConvolution}};
+        {"DepthwiseConvolution2D", Kind::DepthwiseConvolution}, {"SeparableConvolution2D", Kind::SeparableConvolution},
+        {"Deconvolution2D", Kind::TransposedConvolution}};
     auto it = kinds.find(name);
     if (it == kinds.end()) return std::nullopt;
     return it->second;
@@ -494,7 +495,7 @@ Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& 
 std::string kUnsupportedLayer(const std::string& cls) {
     return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
            "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer, Cropping2D, Upsampling2D, BatchNormalization, DropoutLayer, "
-           "PReLULayer, ActivationLayer, LossLayer, DepthwiseConvolution2D and SeparableConvolution2D)";
+           "PReLULayer, ActivationLayer, LossLayer, DepthwiseConvolution2D, SeparableConvolution2D and Deconvolution2D)";
 }
 
 
@@ -891,11 +892,13 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 break;
             case Kind::Convolution:
             case Kind::DepthwiseConvolution:
-            case Kind::SeparableConvolution: {
+            case Kind::SeparableConvolution:
+            case Kind::TransposedConvolution: {
                 l.type = *kind == Kind::Convolution            ? LayerType::Convolution
                          : *kind == Kind::DepthwiseConvolution ? LayerType::DepthwiseConvolution
+                         : *kind == Kind::TransposedConvolution ? LayerType::TransposedConvolution
                                                                : LayerType::SeparableConvolution;
-                if (*kind != Kind::Convolution) {
+                if (*kind == Kind::DepthwiseConvolution || *kind == Kind::SeparableConvolution) {
                     l.depth_multiplier = p.integer({"depthMultiplier"}, 1).value_or(1);
                     if (l.depth_multiplier > 1024) p.fail("depthMultiplier", "at most 1024");
                 }

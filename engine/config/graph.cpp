@@ -36,7 +36,8 @@ bool is_vertex(LayerType t) {
 }
 
 bool is_convolution(LayerType t) {
-    return t == LayerType::Convolution || t == LayerType::DepthwiseConvolution || t == LayerType::SeparableConvolution;
+    return t == LayerType::Convolution || t == LayerType::DepthwiseConvolution || t == LayerType::SeparableConvolution ||
+           t == LayerType::TransposedConvolution;
 }
 
 bool joins_inputs(LayerType t) { return is_vertex(t) && t != LayerType::Subset; }

@@ -25,7 +25,7 @@ const char* kSupportedLayers =
     "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, "
     "BatchNormalization, Dropout, Flatten, ZeroPadding2D, Cropping2D, UpSampling2D (nearest), "
     "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax, PReLU, and in functional models Add, Subtract, "
-    "Multiply, Average, Maximum, Concatenate, DepthwiseConv2D, SeparableConv2D; Keras 1's Convolution2D, "
+    "Multiply, Average, Maximum, Concatenate, DepthwiseConv2D, SeparableConv2D, Conv2DTranspose; Keras 1's Convolution2D, "
     "SeparableConvolution2D and Merge";
 
 bool supported_layer(const std::string& kind) {
@@ -36,7 +36,8 @@ bool supported_layer(const std::string& kind) {
                                              "GlobalMaxPooling2D", "GlobalMaxPool2D", "ZeroPadding2D", "PReLU",
                                              "Cropping2D", "UpSampling2D", "Add", "Subtract", "Multiply", "Average",
                                              "Maximum", "Concatenate", "Merge", "DepthwiseConv2D",
-                                             "SeparableConv2D", "SeparableConvolution2D"};
+                                             "SeparableConv2D", "SeparableConvolution2D", "Conv2DTranspose",
+                                             "Convolution2DTranspose"};
     return known.count(kind) > 0;
 }
 
@@ -518,10 +519,15 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
                 params = true;
             } else if (kind == "Conv2D" || kind == "Convolution2D" || kind == "DepthwiseConv2D" || kind == "SeparableConv2D" ||
-                       kind == "SeparableConvolution2D") {
-                l.type = kind == "DepthwiseConv2D" ? LayerType::DepthwiseConvolution
-                         : kind.rfind("Separable", 0) == 0 ? LayerType::SeparableConvolution
-                                                           : LayerType::Convolution;
+                       kind == "SeparableConvolution2D" || kind == "Conv2DTranspose" || kind == "Convolution2DTranspose") {
+                l.type = kind == "DepthwiseConv2D"                 ? LayerType::DepthwiseConvolution
+                         : kind.rfind("Separable", 0) == 0         ? LayerType::SeparableConvolution
+                         : kind.find("Transpose") != std::string::npos ? LayerType::TransposedConvolution
+                                                                   : LayerType::Convolution;
+                if (l.type == LayerType::TransposedConvolution) {
+                    if (p.has("output_padding")) p.fail("output_padding", "is not supported (Thresher's output size follows the padding mode)");
+                    p.ignore({"output_padding"});
+                }
                 if (flat) p.fail(kind + " needs an image-shaped input");
                 // Keras 1: nb_filter, nb_row x nb_col, subsample, border_mode.
                 if (l.type != LayerType::DepthwiseConvolution) {

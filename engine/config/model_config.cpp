@@ -20,7 +20,7 @@ const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling"
                                            "zero_padding", "cropping", "upsampling",
                                            "add", "subtract", "multiply", "average", "maximum",
                                            "concatenate", "subset", "depthwise_convolution",
-                                           "separable_convolution"};
+                                           "separable_convolution", "transposed_convolution"};
 const std::vector<std::string> kPReluAxes{"channels", "height", "width"};
 const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
                                             "sigmoid",  "softmax",  "elu",         "selu",
@@ -148,7 +148,7 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
     if (!type)
         f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output, prelu, activation, "
                        "zero_padding, cropping, upsampling, add, subtract, multiply, average, maximum, concatenate, subset, "
-                       "depthwise_convolution, separable_convolution)");
+                       "depthwise_convolution, separable_convolution, transposed_convolution)");
     l.type = static_cast<LayerType>(*type);
     if (auto n = f.string("name")) l.name = *n;
     JsonFields g(j, source, l.label(index));  // messages from here on name the layer type
@@ -180,7 +180,8 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
         }
         case LayerType::Convolution:
         case LayerType::DepthwiseConvolution:
-        case LayerType::SeparableConvolution: {
+        case LayerType::SeparableConvolution:
+        case LayerType::TransposedConvolution: {
             if (l.type == LayerType::DepthwiseConvolution) {
                 if (g.has("filters")) g.fail("filters", "a depthwise convolution has depth_multiplier outputs per input channel, not filters");
             } else {
@@ -188,7 +189,7 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
                 if (!filters) g.fail("filters", "is required (a positive integer)");
                 l.units = *filters;
             }
-            if (l.type != LayerType::Convolution)
+            if (l.type == LayerType::DepthwiseConvolution || l.type == LayerType::SeparableConvolution)
                 if (auto m = g.integer("depth_multiplier", 1, 1024)) l.depth_multiplier = *m;
             auto kernel = g.pair("kernel", 1);
             if (!kernel) g.fail("kernel", "is required, e.g. [5, 5]");
@@ -427,8 +428,10 @@ nlohmann::json ModelConfig::to_json() const {
             case LayerType::Convolution:
             case LayerType::DepthwiseConvolution:
             case LayerType::SeparableConvolution:
+            case LayerType::TransposedConvolution:
                 if (l.type != LayerType::DepthwiseConvolution) o["filters"] = l.units;
-                if (l.type != LayerType::Convolution) o["depth_multiplier"] = l.depth_multiplier;
+                if (l.type == LayerType::DepthwiseConvolution || l.type == LayerType::SeparableConvolution)
+                    o["depth_multiplier"] = l.depth_multiplier;
                 o["kernel"] = pair_json(l.kernel);
                 o["stride"] = pair_json(l.stride);
                 o["padding"] = pair_json(l.padding);

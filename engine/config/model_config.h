@@ -53,11 +53,13 @@ struct Shape {
 // (Keras DepthwiseConv2D, DL4J DepthwiseConvolution2D): in_c * multiplier output channels, the
 // outputs of channel c at c * multiplier + m. SeparableConvolution: that, then a 1x1 convolution
 // to `units` filters with the bias and activation (Keras SeparableConv2D, DL4J
-// SeparableConvolution2D).
+// SeparableConvolution2D). TransposedConvolution: the adjoint of a convolution, upsampling by its
+// stride (Keras Conv2DTranspose, DL4J Deconvolution2D); weights [in_c x filters x kh x kw] as
+// PyTorch's ConvTranspose2d and ONNX's ConvTranspose hold them.
 enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu, Activation,
                        ZeroPadding, Cropping, Upsampling,
                        Add, Subtract, Multiply, Average, Maximum, Concatenate, Subset,
-                       DepthwiseConvolution, SeparableConvolution };
+                       DepthwiseConvolution, SeparableConvolution, TransposedConvolution };
 // Convolution and its depthwise and separable forms (a window over the image with a kernel).
 bool is_convolution(LayerType);
 // True for the vertex types (several inputs or a channel subset, no parameters).

@@ -75,6 +75,40 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 l.blocks.push_back({ParamRole::Bias, in * l.units, static_cast<std::size_t>(l.units)});
                 break;
             }
+            case LayerType::TransposedConvolution: {
+                if (shape.flat())
+                    fail(i, "needs image input (channels x height x width), but its input is " +
+                                std::to_string(shape.size()) + " flat features");
+                // The adjoint of a convolution with these settings: out = (in - 1) * stride -
+                // pads + span of the kernel; "same" gives in * stride, the padding split as a
+                // convolution's (any odd one after).
+                int out[2], before[2], after[2];
+                for (int d = 0; d < 2; ++d) {
+                    const long long span = static_cast<long long>(l.kernel[d] - 1) * l.dilation[d] + 1;
+                    const long long in = d == 0 ? shape.h : shape.w;
+                    long long o = 0, b = 0, a = 0;
+                    if (l.mode == ConvMode::Same) {
+                        const long long total = span - l.stride[d];
+                        if (total < 0)
+                            fail(i, "same mode needs a kernel at least as large as the stride (kernel " +
+                                        std::to_string(l.kernel[d]) + ", stride " + std::to_string(l.stride[d]) + ")");
+                        o = in * l.stride[d];
+                        b = total / 2, a = total - total / 2;
+                    } else {
+                        o = (in - 1) * l.stride[d] + span - 2LL * l.padding[d];
+                        b = a = l.padding[d];
+                    }
+                    if (o < 1) fail(i, "padding " + std::to_string(l.padding[d]) + " leaves no output");
+                    if (o > (1 << 20)) fail(i, "too large: an image side beyond 2^20");
+                    out[d] = static_cast<int>(o), before[d] = static_cast<int>(b), after[d] = static_cast<int>(a);
+                }
+                l.pads = {before[0], before[1], after[0], after[1]};
+                l.out_shape = Shape{l.units, out[0], out[1]};
+                const std::size_t w = static_cast<std::size_t>(shape.c) * l.units * l.kernel[0] * l.kernel[1];
+                l.blocks.push_back({ParamRole::Weight, 0, w});
+                l.blocks.push_back({ParamRole::Bias, w, static_cast<std::size_t>(l.units)});
+                break;
+            }
             case LayerType::Convolution:
             case LayerType::DepthwiseConvolution:
             case LayerType::SeparableConvolution:

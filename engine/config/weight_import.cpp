@@ -69,6 +69,7 @@ void check_known_blocks(const std::string& source, const ModelConfig& m, std::si
         case LayerType::PRelu: want = {ParamRole::Alpha}; break;
         case LayerType::DepthwiseConvolution: want = {ParamRole::Weight, ParamRole::Bias}; break;
         case LayerType::SeparableConvolution: want = {ParamRole::Depthwise, ParamRole::Weight, ParamRole::Bias}; break;
+        case LayerType::TransposedConvolution: want = {ParamRole::Weight, ParamRole::Bias}; break;
         default: break;
     }
     std::vector<ParamRole> have;
@@ -351,8 +352,9 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
         check_known_blocks(config_source, m, i);
         // DL4J's depthwise and separable views (SeparableConvolutionParamInitializer: [multiplier,
         // nIn, kh, kw]) are not mapped yet: say so rather than train from zeros.
-        if (m.layers[i].type == LayerType::DepthwiseConvolution || m.layers[i].type == LayerType::SeparableConvolution)
-            refuse(config_source, m, i, "importing DL4J's depthwise/separable convolution weights is not supported yet "
+        if (m.layers[i].type == LayerType::DepthwiseConvolution || m.layers[i].type == LayerType::SeparableConvolution ||
+            m.layers[i].type == LayerType::TransposedConvolution)
+            refuse(config_source, m, i, "importing DL4J's depthwise/separable/transposed convolution weights is not supported yet "
                                         "(the configuration imports on its own)");
         const auto* body = dl4j_layer_body(config, m.layers[i].origin);
         map_dl4j_layer(m, i, body, a.data.data() + at, sink);
@@ -562,6 +564,23 @@ public:
                         for (std::size_t y = 0; y < kh; ++y)
                             for (std::size_t x = 0; x < kw; ++x)
                                 dst[((o * in + c) * kh + y) * kw + x] = src[((y * kw + x) * in + c) * units + o];
+                vector_into(Role::Bias, ParamRole::Bias, units, 0.f);
+                break;
+            }
+            case LayerType::TransposedConvolution: {
+                const auto kh = static_cast<std::size_t>(l.kernel[0]), kw = static_cast<std::size_t>(l.kernel[1]);
+                const auto in = static_cast<std::size_t>(l.in_shape.c);
+                const Weight& k = *by_role[Role::Kernel];
+                expect(k, {kh, kw, units, in});
+                float* dst = sink.at(i, ParamRole::Weight);
+                const float* src = k.value.data.data();
+                // Keras [kh, kw, out, in] -> Thresher [in, out, kh, kw] (the kernel is not flipped:
+                // both are the adjoint of the same cross-correlation).
+                for (std::size_t c = 0; c < in; ++c)
+                    for (std::size_t o = 0; o < units; ++o)
+                        for (std::size_t y = 0; y < kh; ++y)
+                            for (std::size_t x = 0; x < kw; ++x)
+                                dst[((c * units + o) * kh + y) * kw + x] = src[((y * kw + x) * units + o) * in + c];
                 vector_into(Role::Bias, ParamRole::Bias, units, 0.f);
                 break;
             }

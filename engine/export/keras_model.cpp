@@ -391,6 +391,7 @@ private:
                           "(a layer stack; export graphs as ONNX)");
             case LayerType::DepthwiseConvolution:
             case LayerType::SeparableConvolution:
+            case LayerType::TransposedConvolution:
                 break;  // not written yet (below)
         }
         refuse(i, "layer kind " + std::string(config::to_string(l.type)) + " has no Keras form in this exporter yet");

@@ -64,6 +64,7 @@ std::optional<std::string> onnx_refusal(const config::ModelConfig& model) {
             case LayerType::Convolution:
             case LayerType::DepthwiseConvolution:
             case LayerType::SeparableConvolution:
+            case LayerType::TransposedConvolution:
             case LayerType::BatchNorm:
             case LayerType::Dropout:
             case LayerType::PRelu:

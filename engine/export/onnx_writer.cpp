@@ -247,6 +247,18 @@ void layer(GraphBuilder& b, const ExportableModel& m, const LayerConfig& l, cons
             GraphBuilder::attr(n, "group", std::int64_t{depthwise ? l.in_shape.c : 1});
             break;
         }
+        case LayerType::TransposedConvolution: {
+            // ONNX's ConvTranspose holds W as Thresher does: [C_in x C_out x kh x kw].
+            const auto& w = b.weights(name + ".weight", {l.in_shape.c, l.units, l.kernel[0], l.kernel[1]},
+                                      block(m, l, ParamRole::Weight));
+            const auto& bias = b.weights(name + ".bias", {l.units}, block(m, l, ParamRole::Bias));
+            auto& n = b.node("ConvTranspose", name, {x, w, bias}, pre);
+            GraphBuilder::attr(n, "kernel_shape", {l.kernel[0], l.kernel[1]});
+            GraphBuilder::attr(n, "strides", {l.stride[0], l.stride[1]});
+            GraphBuilder::attr(n, "dilations", {l.dilation[0], l.dilation[1]});
+            GraphBuilder::attr(n, "pads", {l.pads[0], l.pads[1], l.pads[2], l.pads[3]});
+            break;
+        }
         case LayerType::SeparableConvolution: {
             // Depthwise Conv (groups = input channels, no bias), then a 1x1 Conv with the bias.
             const std::int64_t mid = static_cast<std::int64_t>(l.in_shape.c) * l.depth_multiplier;

@@ -1,5 +1,6 @@
 // Convolution layers; the activation is fused into the backend's forward op, except swish/gelu,
 // whose derivative needs the pre-activation: it runs as a pass of its own over a kept copy.
+#include "core/error.h"
 #include "nn/layer_step.h"
 
 namespace thresher::nn {
@@ -20,6 +21,12 @@ public:
         d.dh = l.dilation[0], d.dw = l.dilation[1];
         d.pad_t = l.pads[0], d.pad_l = l.pads[1], d.pad_b = l.pads[2], d.pad_r = l.pads[3];
         if (l.type == config::LayerType::DepthwiseConvolution) d.groups = l.in_shape.c;
+        if (l.type == config::LayerType::TransposedConvolution) {
+            if (!be.has_transposed_conv())
+                throw BackendError("the " + be.info().name + " backend has no transposed convolution yet (" +
+                                            l.label(0).substr(l.label(0).find('(')) + "): train on the CPU backend");
+            d.transposed = true;
+        }
         d.act = l.activation;
         if (backend::derivative_from_input(act_.kind)) {
             d.act = {};

@@ -96,7 +96,8 @@ std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const config::LayerC
         case config::LayerType::Output: return plan_dense(be, l, batch);
         case config::LayerType::Convolution:
         case config::LayerType::DepthwiseConvolution:
-        case config::LayerType::SeparableConvolution: return plan_convolution(be, l, batch);
+        case config::LayerType::SeparableConvolution:
+        case config::LayerType::TransposedConvolution: return plan_convolution(be, l, batch);
         case config::LayerType::Subsampling: return plan_subsampling(be, l, batch);
         case config::LayerType::BatchNorm: return plan_batch_norm(be, l, batch);
         case config::LayerType::Dropout: return plan_dropout(be, l, index, batch);

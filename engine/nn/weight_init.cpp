@@ -37,7 +37,7 @@ void init_layer(const config::LayerConfig& l, config::WeightInit init, std::uint
     double fan_in = static_cast<double>(l.in_shape.size());
     double fan_out = l.units;
     const double k = static_cast<double>(l.kernel[0]) * l.kernel[1];
-    if (l.type == config::LayerType::Convolution) {
+    if (l.type == config::LayerType::Convolution || l.type == config::LayerType::TransposedConvolution) {
         fan_in = l.in_shape.c * k;
         fan_out = l.units * k;
     }

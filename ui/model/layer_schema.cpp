@@ -20,7 +20,7 @@ FieldSpec activation(const QString& fallback) {
 
 QStringList layer_types() {
     return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output", "prelu", "activation",
-            "zero_padding", "cropping", "upsampling", "depthwise_convolution", "separable_convolution",
+            "zero_padding", "cropping", "upsampling", "depthwise_convolution", "separable_convolution", "transposed_convolution",
             // graph vertices: they read the layers named in the Inputs column
             "add", "subtract", "multiply", "average", "maximum", "concatenate", "subset"};
 }
@@ -69,6 +69,13 @@ QList<FieldSpec> layer_fields(const QString& type) {
         return f;
     }
     if (type == "subset") return {{"channels", "Channels", Kind::Pair, {}, QJsonValue(), "first and last channel kept"}};
+    if (type == "transposed_convolution")
+        return {{"filters", "Filters", Kind::Int, {}, QJsonValue(), "output channels"},
+                {"kernel", "Kernel", Kind::Pair, {}, QJsonValue(), "height × width"},
+                {"stride", "Stride", Kind::Pair, {}, 1, "the image grows by it"},
+                {"padding", "Padding", Kind::Pair, {}, 0, "truncate mode only: cut from each side"},
+                {"mode", "Mode", Kind::Choice, {"truncate", "same"}, "truncate", "same: output = input × stride"},
+                activation("identity")};
     if (type == "output")
         return {{"units", "Units", Kind::Int, {}, QJsonValue(), "classes (or regression targets)"},
                 activation("softmax"),
@@ -95,6 +102,9 @@ QJsonObject default_layer(const QString& type) {
     if (type == "separable_convolution")
         return {{"type", type}, {"filters", 16}, {"kernel", QJsonArray{3, 3}}, {"mode", "same"}, {"activation", "relu"}};
     if (type == "subset") return {{"type", type}, {"channels", QJsonArray{0, 0}}};
+    if (type == "transposed_convolution")
+        return {{"type", type}, {"filters", 16}, {"kernel", QJsonArray{3, 3}}, {"stride", QJsonArray{2, 2}}, {"mode", "same"},
+                {"activation", "relu"}};
     return {{"type", type}};
 }
 

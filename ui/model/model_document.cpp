@@ -256,7 +256,8 @@ QString ModelDocument::describe(const QJsonObject& l) {
         parts << QString::number(l.value("units").toInt()) + " units";
         parts << l.value("activation").toString(type == "dense" ? "relu" : "softmax");
         if (type == "output") parts << l.value("loss").toString("mcxent");
-    } else if (type == "convolution") {
+    } else if (type == "convolution" || type == "transposed_convolution") {
+        if (type == "transposed_convolution") parts << "transposed";
         parts << QString::number(l.value("filters").toInt()) + " × " + square(l.value("kernel"));
         if (l.contains("stride")) parts << "stride " + pair_text(l.value("stride"));
         if (l.contains("padding")) parts << "pad " + pair_text(l.value("padding"));

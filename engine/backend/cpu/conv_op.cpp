@@ -9,6 +9,11 @@ namespace thresher::backend::cpu {
 
 namespace {
 
+template <typename T>
+struct Tag {
+    using type = T;
+};
+
 using dnnl::algorithm;
 using dnnl::prop_kind;
 
@@ -19,6 +24,8 @@ public:
         // Grouped (depthwise): oneDNN's goihw is the same memory as OIHW with I = in_c / groups.
         const dims wei = d.groups == 1 ? dims{d.out_c, d.in_c, d.kh, d.kw}
                                        : dims{d.groups, d.out_c / d.groups, d.in_c / d.groups, d.kh, d.kw};
+        // A transposed convolution's weights are stored [in_c x out_c x kh x kw]: oneDNN's iohw.
+        const tag wei_tag = d.transposed ? tag::iohw : d.groups == 1 ? tag::oihw : tag::goihw;
         const dims dst{d.batch, d.out_c, d.out_h, d.out_w};
         const dims strides{d.sh, d.sw};
         const dims dilates{d.dh - 1, d.dw - 1};  // oneDNN counts the gaps, not the step
@@ -26,7 +33,7 @@ public:
         const dims pad_r{d.pad_b, d.pad_r};
         auto any = [](const dims& x) { return f32_desc(x, tag::any); };
         const auto user_src = f32_desc(src, tag::nchw);
-        const auto user_wei = f32_desc(wei, d.groups == 1 ? tag::oihw : tag::goihw);
+        const auto user_wei = f32_desc(wei, wei_tag);
         const auto user_dst = f32_desc(dst, tag::nchw);
         const auto bias_md = f32_desc({d.out_c}, tag::x);
 
@@ -35,34 +42,41 @@ public:
         if (append_activation_post_op(po, d.act)) attr.set_post_ops(po);
 
         dnnl_call("planning convolution " + describe(), [&] {
-            auto fwd_pd = dnnl::convolution_forward::primitive_desc(
-                dnnl::convolution_forward::desc(prop_kind::forward_training,
-                                                algorithm::convolution_direct, any(src), any(wei),
-                                                bias_md, any(dst), strides, dilates, pad_l, pad_r),
-                attr, ctx.engine);
-            auto bwd_data_pd = dnnl::convolution_backward_data::primitive_desc(
-                dnnl::convolution_backward_data::desc(algorithm::convolution_direct, any(src),
-                                                      any(wei), any(dst), strides, dilates, pad_l,
-                                                      pad_r),
-                ctx.engine, fwd_pd);
-            auto bwd_w_pd = dnnl::convolution_backward_weights::primitive_desc(
-                dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, any(src),
-                                                         any(wei), bias_md, any(dst), strides,
-                                                         dilates, pad_l, pad_r),
-                ctx.engine, fwd_pd);
-            fwd_ = dnnl::convolution_forward(fwd_pd);
-            bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd);
-            bwd_w_ = dnnl::convolution_backward_weights(bwd_w_pd);
-
-            f_src_ = Port(ctx, user_src, fwd_pd.src_desc());
-            f_wei_ = Port(ctx, user_wei, fwd_pd.weights_desc());
-            f_dst_ = Port(ctx, user_dst, fwd_pd.dst_desc());
-            bd_dst_ = Port(ctx, user_dst, bwd_data_pd.diff_dst_desc());
-            bd_wei_ = Port(ctx, user_wei, bwd_data_pd.weights_desc());
-            bd_src_ = Port(ctx, user_src, bwd_data_pd.diff_src_desc());
-            bw_src_ = Port(ctx, user_src, bwd_w_pd.src_desc());
-            bw_dst_ = Port(ctx, user_dst, bwd_w_pd.diff_dst_desc());
-            bw_wei_ = Port(ctx, user_wei, bwd_w_pd.diff_weights_desc());
+            // The transposed convolution has its own primitives (deconvolution) with the same
+            // arguments; everything after planning is shared.
+            auto plan = [&](auto fwd_tag, auto bwd_data_tag, auto bwd_w_tag, algorithm alg) {
+                using Fwd = typename decltype(fwd_tag)::type;
+                using BwdData = typename decltype(bwd_data_tag)::type;
+                using BwdW = typename decltype(bwd_w_tag)::type;
+                auto fwd_pd = typename Fwd::primitive_desc(
+                    typename Fwd::desc(prop_kind::forward_training, alg, any(src), any(wei), bias_md, any(dst), strides,
+                                       dilates, pad_l, pad_r),
+                    attr, ctx.engine);
+                auto bwd_data_pd = typename BwdData::primitive_desc(
+                    typename BwdData::desc(alg, any(src), any(wei), any(dst), strides, dilates, pad_l, pad_r), ctx.engine,
+                    fwd_pd);
+                auto bwd_w_pd = typename BwdW::primitive_desc(
+                    typename BwdW::desc(alg, any(src), any(wei), bias_md, any(dst), strides, dilates, pad_l, pad_r),
+                    ctx.engine, fwd_pd);
+                fwd_ = Fwd(fwd_pd);
+                bwd_data_ = BwdData(bwd_data_pd);
+                bwd_w_ = BwdW(bwd_w_pd);
+                f_src_ = Port(ctx, user_src, fwd_pd.src_desc());
+                f_wei_ = Port(ctx, user_wei, fwd_pd.weights_desc());
+                f_dst_ = Port(ctx, user_dst, fwd_pd.dst_desc());
+                bd_dst_ = Port(ctx, user_dst, bwd_data_pd.diff_dst_desc());
+                bd_wei_ = Port(ctx, user_wei, bwd_data_pd.weights_desc());
+                bd_src_ = Port(ctx, user_src, bwd_data_pd.diff_src_desc());
+                bw_src_ = Port(ctx, user_src, bwd_w_pd.src_desc());
+                bw_dst_ = Port(ctx, user_dst, bwd_w_pd.diff_dst_desc());
+                bw_wei_ = Port(ctx, user_wei, bwd_w_pd.diff_weights_desc());
+            };
+            if (d.transposed)
+                plan(Tag<dnnl::deconvolution_forward>{}, Tag<dnnl::deconvolution_backward_data>{},
+                     Tag<dnnl::deconvolution_backward_weights>{}, algorithm::deconvolution_direct);
+            else
+                plan(Tag<dnnl::convolution_forward>{}, Tag<dnnl::convolution_backward_data>{},
+                     Tag<dnnl::convolution_backward_weights>{}, algorithm::convolution_direct);
             bias_ = dnnl::memory(bias_md, ctx.engine, DNNL_MEMORY_NONE);
             dbias_ = dnnl::memory(bias_md, ctx.engine, DNNL_MEMORY_NONE);
             return 0;
@@ -109,9 +123,7 @@ private:
 
     DnnlContext& ctx_;
     ConvDesc d_;
-    dnnl::convolution_forward fwd_;
-    dnnl::convolution_backward_data bwd_data_;
-    dnnl::convolution_backward_weights bwd_w_;
+    dnnl::primitive fwd_, bwd_data_, bwd_w_;
     Port f_src_, f_wei_, f_dst_, bd_dst_, bd_wei_, bd_src_, bw_src_, bw_dst_, bw_wei_;
     dnnl::memory bias_, dbias_;
 };

@@ -96,6 +96,7 @@ public:
         }
     }
     bool has_prelu() const override { return true; }
+    bool has_transposed_conv() const override { return true; }
     void prelu_forward(const PReluDesc& d, const float* x, const float* alpha, float* y) override {
         cpu::prelu_forward(d, x, alpha, y);
     }

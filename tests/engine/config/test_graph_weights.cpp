@@ -67,6 +67,7 @@ class TestGraphWeights : public QObject {
 private Q_SLOTS:
     void keras_functional_h5();
     void keras_depthwise_separable_h5();
+    void keras_conv_transpose_h5();
     void dl4j_graph_zip();
 };
 
@@ -93,6 +94,21 @@ void TestGraphWeights::keras_depthwise_separable_h5() {
     QCOMPARE(r.model.layers[0].type, config::LayerType::DepthwiseConvolution);
     QCOMPARE(r.model.layers[1].type, config::LayerType::SeparableConvolution);
     check_against_reference(r, "keras2_depthwise_separable.expected.json");
+}
+
+// Keras's Conv2DTranspose kernels [kh, kw, out, in] into Thresher's [in, out, kh, kw] (PyTorch's
+// ConvTranspose2d), "valid" and "same" (the output in x stride).
+void TestGraphWeights::keras_conv_transpose_h5() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("keras2_conv_transpose.h5"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(r.model.layers[0].type, config::LayerType::TransposedConvolution);
+    QCOMPARE(r.model.layers[0].out_shape, (config::Shape{3, 11, 13}));
+    QCOMPARE(r.model.layers[1].out_shape, (config::Shape{2, 22, 13}));
+    check_against_reference(r, "keras2_conv_transpose.expected.json");
 }
 
 void TestGraphWeights::dl4j_graph_zip() {

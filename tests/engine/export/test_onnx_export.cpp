@@ -266,6 +266,10 @@ void TestOnnxExport::matches_onnx_runtime_data() {
         "layers":[{"type":"depthwise_convolution","name":"dw","depth_multiplier":2,"kernel":[3,3],"mode":"same","activation":"relu"},
                   {"type":"separable_convolution","name":"sep","filters":4,"depth_multiplier":1,"kernel":[3,2],"stride":[2,1],"activation":"tanh"},
                   {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})") << false << 0.f;
+    QTest::newRow("transposed convolutions") << QString(R"({"name":"transposed","input":{"channels":2,"height":5,"width":6},
+        "layers":[{"type":"transposed_convolution","name":"up","filters":3,"kernel":[3,3],"stride":[2,2],"activation":"relu"},
+                  {"type":"transposed_convolution","name":"same","filters":2,"kernel":[4,3],"stride":[2,1],"mode":"same","activation":"tanh"},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})") << false << 0.f;
     QTest::newRow("global average pooling") << QString(R"({"name":"gavg","input":{"channels":3,"height":5,"width":4},
         "layers":[
           {"type":"convolution","name":"conv","filters":4,"kernel":[2,2],"activation":"gelu"},

@@ -365,6 +365,17 @@ void TestGradientCheck::gradients_data() {
         << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"tanh\"},"
                         "{\"type\":\"separable_convolution\",\"filters\":2,\"kernel\":[2,2],\"dilation\":2,\"activation\":\"swish\"}",
                  softmax) << true;
+    // Transposed convolutions (Keras Conv2DTranspose, DL4J Deconvolution2D): valid and same.
+    QTest::newRow("transposed convolution 3x3 stride 2")
+        << model(image, "{\"type\":\"transposed_convolution\",\"filters\":2,\"kernel\":[3,3],\"stride\":2,\"activation\":\"tanh\"}",
+                 softmax) << true;
+    QTest::newRow("transposed convolution same, 4x3 stride 2, after a conv")
+        << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"sigmoid\"},"
+                        "{\"type\":\"transposed_convolution\",\"filters\":2,\"kernel\":[4,3],\"stride\":[2,2],\"mode\":\"same\",\"activation\":\"identity\"}",
+                 softmax) << true;
+    QTest::newRow("transposed convolution padding 1, dilation 2")
+        << model(image, "{\"type\":\"transposed_convolution\",\"filters\":2,\"kernel\":[3,3],\"padding\":1,\"dilation\":2,\"activation\":\"tanh\"}",
+                 softmax) << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",

@@ -14,6 +14,8 @@ its predictions with PyTorch's (float64) within 1e-4.
                                         order, which here puts conv_c before bn_a
   keras2_depthwise_separable.h5         a Keras 2 Sequential model: DepthwiseConv2D (multiplier 2),
                                         SeparableConv2D, global average pooling, dense
+  keras2_conv_transpose.h5              a Keras 2 Sequential model with two Conv2DTranspose layers
+                                        (valid, stride 2; same, strides 2x1)
   *.expected.json                       inputs (C x H x W per sample) and PyTorch's outputs
 """
 import json
@@ -227,6 +229,38 @@ def write_keras_separable():
     write_expected("keras2_depthwise_separable", x, y)
 
 
+def write_keras_transposed():
+    t = lambda a: torch.tensor(np.asarray(a, dtype=np.float64))
+    h, w, c = 5, 6, 2
+    k1, b1 = arr(3, 3, 3, c), arr(3, scale=0.1)      # Keras [kh, kw, out, in]
+    k2, b2 = arr(4, 3, 2, 3), arr(2, scale=0.1)
+    dense_w, dense_b = arr(2, 4), arr(4, scale=0.1)
+    to_torch = lambda k: np.transpose(k, (3, 2, 0, 1))  # PyTorch ConvTranspose2d [in, out, kh, kw]
+    x = arr(N, c, h, w, scale=1.0)
+    y = F.relu(F.conv_transpose2d(t(x), t(to_torch(k1)), t(b1), stride=2))
+    # "same": the full output (in - 1) * s + k cropped by (k - s) / 2 on each side (even here).
+    y = torch.tanh(F.conv_transpose2d(y, t(to_torch(k2)), t(b2), stride=(2, 1), padding=(1, 1)))
+    y = F.softmax(y.mean(dim=(2, 3)) @ t(dense_w) + t(dense_b), dim=1).numpy()
+    layers = [
+        {"class_name": "Conv2DTranspose", "config": {"name": "up1", "batch_input_shape": [None, h, w, c], "filters": 3,
+                                                     "kernel_size": [3, 3], "strides": [2, 2], "padding": "valid",
+                                                     "data_format": "channels_last", "dilation_rate": [1, 1],
+                                                     "output_padding": None, "activation": "relu", "use_bias": True}},
+        {"class_name": "Conv2DTranspose", "config": {"name": "up2", "filters": 2, "kernel_size": [4, 3], "strides": [2, 1],
+                                                     "padding": "same", "data_format": "channels_last", "dilation_rate": [1, 1],
+                                                     "output_padding": None, "activation": "tanh", "use_bias": True}},
+        {"class_name": "GlobalAveragePooling2D", "config": {"name": "gap", "data_format": "channels_last"}},
+        {"class_name": "Dense", "config": {"name": "out", "units": 4, "activation": "softmax", "use_bias": True}},
+    ]
+    model = {"class_name": "Sequential", "config": {"name": "transposed", "layers": layers}, "keras_version": "2.4.0"}
+    weights = {"up1": [("kernel:0", k1), ("bias:0", b1)], "up2": [("kernel:0", k2), ("bias:0", b2)],
+               "out": [("kernel:0", dense_w), ("bias:0", dense_b)]}
+    write_keras2_h5("keras2_conv_transpose.h5", model, [l["config"]["name"] for l in layers], weights)
+    with open(os.path.join(HERE, "keras2_conv_transpose.expected.json"), "w") as f:
+        json.dump({"shape": [c, h, w], "inputs": x.reshape(N, -1).tolist(), "outputs": y.tolist()}, f)
+
+
 write_keras()
 write_dl4j()
 write_keras_separable()
+write_keras_transposed()
