@@ -1,5 +1,6 @@
 // CSV reader: header detection, label column choice, regression, CRLF and blank lines, and one
 // row per malformed-input case with the file, line, column and offending cell in the message.
+#include "data_error.h"
 #include "core/error.h"
 #include "data/csv_reader.h"
 
@@ -13,17 +14,7 @@ using namespace thresher::data;
 
 namespace {
 
-template <class F>
-QString data_error(F&& f) {
-    try {
-        f();
-    } catch (const thresher::DataError& e) {
-        return QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        return QStringLiteral("<wrong exception type: %1>").arg(e.what());
-    }
-    return QStringLiteral("<no exception>");
-}
+using test_support::data_error;
 
 CsvOptions with_header(int header) {
     CsvOptions o;

@@ -1,5 +1,6 @@
 // Data-source strings: "fashion-mnist", IDX folders (plain, .gz, t10k-/test- test sets), CSV
 // files, and the messages for sources that are not usable.
+#include "data_error.h"
 #include "core/error.h"
 #include "data/data_source.h"
 #include "data/idx_reader.h"
@@ -17,17 +18,7 @@ using namespace thresher::data;
 
 namespace {
 
-template <class F>
-QString data_error(F&& f) {
-    try {
-        f();
-    } catch (const thresher::DataError& e) {
-        return QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        return QStringLiteral("<wrong exception type: %1>").arg(e.what());
-    }
-    return QStringLiteral("<no exception>");
-}
+using test_support::data_error;
 
 void write_idx(const std::string& path, std::vector<std::uint32_t> dims,
                std::vector<std::uint8_t> data) {

@@ -1,5 +1,6 @@
 // IDX reader and IDX-pair loader: the real Fashion-MNIST files, gzip/plain equivalence, and one
 // row per malformed-input case, each checked for exception type, file name and place.
+#include "data_error.h"
 #include "core/error.h"
 #include "data/idx_dataset.h"
 #include "data/idx_reader.h"
@@ -60,17 +61,7 @@ Bytes idx(std::vector<std::uint32_t> dims, std::size_t data_bytes) {
 }
 
 // The DataError message `f` throws, or a marker the checks below will reject.
-template <class F>
-QString data_error(F&& f) {
-    try {
-        f();
-    } catch (const thresher::DataError& e) {
-        return QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        return QStringLiteral("<wrong exception type: %1>").arg(e.what());
-    }
-    return QStringLiteral("<no exception>");
-}
+using test_support::data_error;
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // The image decoders on files written by libpng, libjpeg-turbo and libwebp (and BMP by its
 // documented layout): grey and RGB, format by content, and the refusals — truncated and corrupt
 // files named in the error, declared sizes over the limits refused before anything is allocated.
+#include "data_error.h"
 #include "core/error.h"
 #include "data/image/image_decoder.h"
 #include "image_files.h"
@@ -17,17 +18,7 @@ using test_support::Pixels;
 
 namespace {
 
-template <class F>
-QString data_error(F&& f) {
-    try {
-        f();
-    } catch (const thresher::DataError& e) {
-        return QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        return QStringLiteral("<wrong exception type: %1>").arg(e.what());
-    }
-    return QStringLiteral("<no exception>");
-}
+using test_support::data_error;
 
 double mean_abs_diff(const Image& a, const Pixels& b) {
     double sum = 0;
