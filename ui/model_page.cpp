@@ -20,6 +20,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "graph_view.h"
 #include "layer_form.h"
 #include "layer_schema.h"
 #include "model_document.h"
@@ -51,7 +52,7 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     templates->setText("Templates");
     templates->setPopupMode(QToolButton::InstantPopup);
     auto* tmenu = new QMenu(templates);
-    for (const QString& t : {QString("LeNet"), QString("MLP")})
+    for (const QString& t : {QString("LeNet"), QString("MLP"), QString("ResNet")})
         tmenu->addAction(t, this, [this, t] { Q_EMIT templateRequested(t.toLower()); });
     templates->setMenu(tmenu);
     auto* import = new QPushButton("Import DL4J / Keras…");
@@ -75,6 +76,7 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColSettings, QHeaderView::Stretch);
     table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColIndex, QHeaderView::ResizeToContents);
     table_->setAlternatingRowColors(true);
+    table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
     left_layout->addWidget(table_, 1);
 
     // Model-wide settings.
@@ -132,6 +134,11 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     mform->addRow("Seed", seed_);
     split->addWidget(left);
 
+    // Middle: the model drawn as a graph, selecting with the table.
+    graph_ = new GraphView(document_);
+    graph_->setMinimumWidth(220);
+    split->addWidget(graph_);
+
     // Right: the model-wide settings above the selected layer's form.
     auto* right = new QWidget;
     auto* right_layout = new QVBoxLayout(right);
@@ -145,7 +152,11 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     right->setMinimumWidth(340);
     split->addWidget(right);
     split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 1);
+    // At the window's 1280 pixels: the table's six columns, a graph with one branch beside its
+    // main chain, and the forms.
+    split->setSizes({490, 380, 410});
     outer->addWidget(split, 1);
 
     notes_box_ = new QGroupBox("Import notes");
@@ -164,7 +175,19 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     outer->addWidget(status_);
 
     connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex& current) { form_->show_layer(current.isValid() ? current.row() : -1); });
+            [this](const QModelIndex& current) {
+                form_->show_layer(current.isValid() ? current.row() : -1);
+                graph_->select_row(current.isValid() ? current.row() : -2);
+            });
+    // A box clicked: its row in the table and the form; the input's box has no row.
+    connect(graph_, &GraphView::layerSelected, this, [this](int row) {
+        if (row >= 0) {
+            select_row(row);
+            return;
+        }
+        table_->selectionModel()->clear();
+        form_->show_layer(-1);
+    });
     connect(document_, &QAbstractItemModel::modelReset, this, [this] { form_->show_layer(selected_row()); });
     connect(remove, &QPushButton::clicked, this, [this] {
         const int row = selected_row();
@@ -195,10 +218,12 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     auto write_input = [this] {
         if (syncing_) return;
         const bool image = input_kind_->currentIndex() == 0;
-        document_->set_field("input", image ? QJsonObject{{"channels", channels_->value()},
-                                                          {"height", height_->value()},
-                                                          {"width", width_->value()}}
-                                            : QJsonObject{{"size", size_->value()}});
+        QJsonObject in = image ? QJsonObject{{"channels", channels_->value()}, {"height", height_->value()}, {"width", width_->value()}}
+                               : QJsonObject{{"size", size_->value()}};
+        // The input's name (what layers' "inputs" call it) stays.
+        if (const QJsonValue name = document_->model().value("input").toObject().value("name"); name.isString())
+            in["name"] = name;
+        document_->set_field("input", in);
     };
     connect(input_kind_, &QComboBox::currentIndexChanged, this, write_input);
     for (auto* s : {channels_, height_, width_, size_}) connect(s, &QSpinBox::valueChanged, this, write_input);
@@ -240,6 +265,7 @@ void ModelPage::select_row(int row) {
     table_->selectionModel()->setCurrentIndex(document_->index(row, 0),
                                               QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     form_->show_layer(row);
+    graph_->select_row(row);
 }
 
 void ModelPage::refresh_model_fields() {

@@ -20,7 +20,14 @@ FieldSpec activation(const QString& fallback) {
 
 QStringList layer_types() {
     return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output", "prelu", "activation",
-            "zero_padding", "cropping", "upsampling"};
+            "zero_padding", "cropping", "upsampling",
+            // Graph vertices (no parameters): they read the layers their "inputs" name.
+            "add", "subtract", "multiply", "average", "maximum", "concatenate", "subset"};
+}
+
+bool is_vertex_type(const QString& type) {
+    static const QStringList vertices{"add", "subtract", "multiply", "average", "maximum", "concatenate", "subset"};
+    return vertices.contains(type);
 }
 
 QList<FieldSpec> layer_fields(const QString& type) {
@@ -57,6 +64,8 @@ QList<FieldSpec> layer_fields(const QString& type) {
         return {{"cropping", "Cropping", Kind::Pair, {}, 1, "rows × columns cut off each side"}};
     if (type == "upsampling")
         return {{"size", "Size", Kind::Pair, {}, 2, "each pixel repeated rows × columns times (nearest)"}};
+    if (type == "subset")
+        return {{"channels", "Channels", Kind::Pair, {}, 0, "first and last channel kept (0-based, both kept)"}};
     if (type == "output")
         return {{"units", "Units", Kind::Int, {}, QJsonValue(), "classes (or regression targets)"},
                 activation("softmax"),
@@ -77,6 +86,7 @@ QJsonObject default_layer(const QString& type) {
     if (type == "zero_padding") return {{"type", type}, {"padding", QJsonArray{1, 1}}};
     if (type == "cropping") return {{"type", type}, {"cropping", QJsonArray{1, 1}}};
     if (type == "upsampling") return {{"type", type}, {"size", QJsonArray{2, 2}}};
+    if (type == "subset") return {{"type", type}, {"channels", QJsonArray{0, 0}}};
     if (type == "output") return {{"type", type}, {"units", 10}, {"activation", "softmax"}, {"loss", "mcxent"}};
     return {{"type", type}};
 }
