@@ -8,6 +8,7 @@
 #include <QLineF>
 #include <QMouseEvent>
 #include <QResizeEvent>
+#include <QScrollBar>
 #include <QPainter>
 #include <QPainterPath>
 #include <QStyleOptionGraphicsItem>
@@ -105,8 +106,10 @@ GraphView::GraphView(ModelDocument* document, QWidget* parent)
     setAlignment(Qt::AlignHCenter | Qt::AlignTop);
     setBackgroundBrush(QColor("#fafafa"));
     connect(scene_, &QGraphicsScene::selectionChanged, this, &GraphView::on_selection_changed);
+    // Every edit of the document, a new model included, ends in changed(). A new model (reset)
+    // is shown from its input; an edit keeps the place.
+    connect(document_, &QAbstractItemModel::modelReset, this, [this] { show_top_ = true; });
     connect(document_, &ModelDocument::changed, this, &GraphView::rebuild);
-    connect(document_, &QAbstractItemModel::modelReset, this, &GraphView::rebuild);
     rebuild();
 }
 
@@ -181,6 +184,11 @@ void GraphView::rebuild() {
     }
     setSceneRect(scene_->itemsBoundingRect().adjusted(-12, -12, 12, 12));
     fit_width();
+    if (show_top_) {
+        verticalScrollBar()->setValue(verticalScrollBar()->minimum());
+        horizontalScrollBar()->setValue(horizontalScrollBar()->minimum());
+        show_top_ = false;
+    }
     if (selected_node_ >= 0 && selected_node_ < boxes_.size()) boxes_[selected_node_]->setSelected(true);
     syncing_ = false;
 }
@@ -207,7 +215,10 @@ void GraphView::select_row(int row) {
     if (node >= 0 && node < boxes_.size()) {
         boxes_[node]->setSelected(true);
         selected_node_ = node;
-        ensureVisible(boxes_[node], 24, 24);
+        // A box out of view comes to the middle, with what it reads and what reads it around
+        // it; one in view stays where it is (a click does not make the drawing jump).
+        if (!mapToScene(viewport()->rect()).boundingRect().contains(boxes_[node]->sceneBoundingRect()))
+            centerOn(boxes_[node]);
     }
     syncing_ = false;
 }

@@ -55,6 +55,7 @@ private:
     int arrows_ = 0;
     int selected_node_ = -1;
     bool syncing_ = false;  // true while the selection is set from code
+    bool show_top_ = true;  // the next redraw is of a new model: scroll to its input
 };
 
 }  // namespace thresher::ui

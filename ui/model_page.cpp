@@ -42,6 +42,9 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
             int at = selected_row() >= 0 ? selected_row() + 1 : std::max(0, document_->layer_count() - 1);
             if (type == "output") at = document_->layer_count();
             document_->insert_layer(at, default_layer(type));
+            // A vertex that joins branches starts reading the layer before it (an add of one is
+            // valid); "+" in the form adds the other branches.
+            if (is_vertex_type(type) && type != "subset") document_->add_input(at, at - 1);
             select_row(at);
         });
     add->setMenu(add_menu);
@@ -75,6 +78,11 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     table_->verticalHeader()->hide();
     table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColSettings, QHeaderView::Stretch);
     table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColIndex, QHeaderView::ResizeToContents);
+    // Shapes and counts are short: as wide as they are, leaving Settings the room the graph allows.
+    table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColOutput, QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColParams, QHeaderView::ResizeToContents);
+    table_->setColumnWidth(ModelDocument::ColType, 120);
+    table_->setColumnWidth(ModelDocument::ColInputs, 110);
     table_->setAlternatingRowColors(true);
     table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
     left_layout->addWidget(table_, 1);
@@ -156,7 +164,7 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     split->setStretchFactor(2, 1);
     // At the window's 1280 pixels: the table's six columns, a graph with one branch beside its
     // main chain, and the forms.
-    split->setSizes({490, 380, 410});
+    split->setSizes({540, 360, 380});
     outer->addWidget(split, 1);
 
     notes_box_ = new QGroupBox("Import notes");

@@ -53,6 +53,7 @@ private Q_SLOTS:
     void selection_follows_both_ways();
     void inputs_editor_shows_the_engines_error();
     void resnet_template_in_the_menu();
+    void added_vertex_reads_the_layer_before();
     void screenshots_data();
     void screenshots();
 };
@@ -174,6 +175,30 @@ void TestGraphView::resnet_template_in_the_menu() {
     QCOMPARE(requested.count(), 1);
     QCOMPARE(requested.first().first().toString(), QString("resnet"));
     QVERIFY(QFile::exists(":/models/resnet.json"));
+}
+
+void TestGraphView::added_vertex_reads_the_layer_before() {
+    ModelDocument doc;
+    ModelPage page(&doc);
+    doc.load(source("resources/models/lenet.json"));
+    page.select_row(1);
+    QToolButton* add = nullptr;
+    for (auto* b : page.findChildren<QToolButton*>())
+        if (b->text() == "Add layer") add = b;
+    QVERIFY(add && add->menu());
+    QAction* concatenate = nullptr;
+    for (auto* a : add->menu()->actions())
+        if (a->text() == "concatenate") concatenate = a;
+    QVERIFY(concatenate);
+    concatenate->trigger();
+    // Inserted after the selection, reading it (named so it can be read), and the model is valid.
+    QCOMPARE(page.selected_row(), 2);
+    QCOMPARE(doc.layer(2).value("type").toString(), QString("concatenate"));
+    QCOMPARE(doc.inputs(2), QStringList({doc.layer(1).value("name").toString()}));
+    QVERIFY(!doc.inputs(2).first().isEmpty());
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+    QCOMPARE(page.graph()->box_count(), doc.layer_count() + 1);
+    QCOMPARE(page.graph()->arrow_count(), doc.layer_count());
 }
 
 void TestGraphView::screenshots_data() {

@@ -362,7 +362,7 @@ void TestModelDocument::add_input_names_the_layer_read() {
 
 void TestModelDocument::vertex_types_in_the_schema() {
     const QStringList types = thresher::ui::layer_types();
-    for (const QString& t : {"add", "subtract", "multiply", "average", "maximum", "concatenate", "subset"}) {
+    for (const char* t : {"add", "subtract", "multiply", "average", "maximum", "concatenate", "subset"}) {
         QVERIFY2(types.contains(t), qPrintable(t));
         QVERIFY(thresher::ui::is_vertex_type(t));
     }
