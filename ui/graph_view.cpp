@@ -104,6 +104,9 @@ GraphView::GraphView(ModelDocument* document, QWidget* parent)
     setObjectName("graph_view");
     setRenderHint(QPainter::Antialiasing);
     setAlignment(Qt::AlignHCenter | Qt::AlignTop);
+    // Fitting the width rescales: keep the scroll position (a graph shown from its input stays
+    // at its input) instead of zooming about the middle of the pane.
+    setTransformationAnchor(QGraphicsView::NoAnchor);
     setBackgroundBrush(QColor("#fafafa"));
     connect(scene_, &QGraphicsScene::selectionChanged, this, &GraphView::on_selection_changed);
     // Every edit of the document, a new model included, ends in changed(). A new model (reset)
@@ -205,6 +208,17 @@ void GraphView::fit_width() {
 void GraphView::resizeEvent(QResizeEvent* event) {
     QGraphicsView::resizeEvent(event);
     fit_width();
+    // Shown or resized: the selected box is measured against the real viewport only now (a view
+    // not yet laid out would scroll a box at the top away from it).
+    bring_into_view();
+}
+
+void GraphView::bring_into_view() {
+    if (selected_node_ < 0 || selected_node_ >= boxes_.size()) return;
+    // A box out of view comes to the middle, with what it reads and what reads it around it; one
+    // in view stays where it is (a click does not make the drawing jump).
+    QGraphicsItem* box = boxes_[selected_node_];
+    if (!mapToScene(viewport()->rect()).boundingRect().contains(box->sceneBoundingRect())) centerOn(box);
 }
 
 void GraphView::select_row(int row) {
@@ -215,10 +229,7 @@ void GraphView::select_row(int row) {
     if (node >= 0 && node < boxes_.size()) {
         boxes_[node]->setSelected(true);
         selected_node_ = node;
-        // A box out of view comes to the middle, with what it reads and what reads it around
-        // it; one in view stays where it is (a click does not make the drawing jump).
-        if (!mapToScene(viewport()->rect()).boundingRect().contains(boxes_[node]->sceneBoundingRect()))
-            centerOn(boxes_[node]);
+        if (isVisible()) bring_into_view();
     }
     syncing_ = false;
 }

@@ -47,6 +47,7 @@ private:
     void rebuild();
     void on_selection_changed();
     void fit_width();
+    void bring_into_view();
 
     ModelDocument* document_;
     QGraphicsScene* scene_;
