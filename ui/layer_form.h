@@ -1,6 +1,8 @@
 // LayerForm: the property form of one layer, built from its type's fields (layer_schema.h). Edits
 // go straight into the ModelDocument, which re-validates the model, so the table's shapes and the
 // error line follow every keystroke. The field an error names (`"kernel": …`) is marked red.
+// Every layer has a name and its Inputs (comma-separated names, or "+" to pick an earlier layer);
+// an error about what the layer reads (`input "x" names no layer`) marks the Inputs editor.
 #pragma once
 
 #include <QJsonObject>
@@ -9,6 +11,7 @@
 
 class QFormLayout;
 class QLabel;
+class QLineEdit;
 
 namespace thresher::ui {
 
@@ -28,12 +31,17 @@ public:
 private:
     void rebuild();
     void write(const QString& key, const QJsonValue& value);
+    QWidget* make_inputs_row();
+    void add_input(int source_row);
+    static QStringList parse_inputs(const QString& text);
 
     ModelDocument* document_;
     int row_ = -1;
     QFormLayout* form_ = nullptr;
     QLabel* title_ = nullptr;
     QMap<QString, QWidget*> editors_;
+    QLineEdit* name_ = nullptr;
+    QLineEdit* inputs_ = nullptr;
 };
 
 }  // namespace thresher::ui

@@ -42,6 +42,9 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
             int at = selected_row() >= 0 ? selected_row() + 1 : std::max(0, document_->layer_count() - 1);
             if (type == "output") at = document_->layer_count();
             document_->insert_layer(at, default_layer(type));
+            // A vertex that joins branches starts reading the layer before it (an add of one is
+            // valid); "+" in the form adds the other branches.
+            if (is_vertex_type(type) && type != "subset") document_->add_input(at, at - 1);
             select_row(at);
         });
     add->setMenu(add_menu);
@@ -75,16 +78,14 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     table_->verticalHeader()->hide();
     table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColSettings, QHeaderView::Stretch);
     table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColIndex, QHeaderView::ResizeToContents);
+    // Shapes and counts are short: as wide as they are, leaving Settings the room the graph allows.
+    table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColOutput, QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColParams, QHeaderView::ResizeToContents);
+    table_->setColumnWidth(ModelDocument::ColType, 120);
+    table_->setColumnWidth(ModelDocument::ColInputs, 110);
     table_->setAlternatingRowColors(true);
-    table_->horizontalHeader()->setSectionResizeMode(ModelDocument::ColInputs, QHeaderView::ResizeToContents);
-    // The table above the drawn graph (a stack draws as one column).
-    auto* table_graph = new QSplitter(Qt::Vertical);
-    table_graph->addWidget(table_);
-    graph_ = new GraphView(document_);
-    table_graph->addWidget(graph_);
-    table_graph->setStretchFactor(0, 3);
-    table_graph->setStretchFactor(1, 2);
-    left_layout->addWidget(table_graph, 1);
+    table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
+    left_layout->addWidget(table_, 1);
 
     // Model-wide settings.
     auto* model_box = new QGroupBox("Model");
@@ -141,6 +142,11 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     mform->addRow("Seed", seed_);
     split->addWidget(left);
 
+    // Middle: the model drawn as a graph, selecting with the table.
+    graph_ = new GraphView(document_);
+    graph_->setMinimumWidth(220);
+    split->addWidget(graph_);
+
     // Right: the model-wide settings above the selected layer's form.
     auto* right = new QWidget;
     auto* right_layout = new QVBoxLayout(right);
@@ -154,7 +160,11 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     right->setMinimumWidth(340);
     split->addWidget(right);
     split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 1);
+    // At the window's 1280 pixels: the table's six columns, a graph with one branch beside its
+    // main chain, and the forms.
+    split->setSizes({540, 360, 380});
     outer->addWidget(split, 1);
 
     notes_box_ = new QGroupBox("Import notes");
@@ -172,12 +182,20 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     outer->addWidget(status_);
 
-    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-        form_->show_layer(current.isValid() ? current.row() : -1);
-        graph_->highlight(current.isValid() ? current.row() : -1);
+    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                form_->show_layer(current.isValid() ? current.row() : -1);
+                graph_->select_row(current.isValid() ? current.row() : -2);
+            });
+    // A box clicked: its row in the table and the form; the input's box has no row.
+    connect(graph_, &GraphView::layerSelected, this, [this](int row) {
+        if (row >= 0) {
+            select_row(row);
+            return;
+        }
+        table_->selectionModel()->clear();
+        form_->show_layer(-1);
     });
-    connect(graph_, &GraphView::layerClicked, this, [this](int row) { select_row(row); });
-    connect(document_, &QAbstractItemModel::modelReset, graph_, &GraphView::rebuild);
     connect(document_, &QAbstractItemModel::modelReset, this, [this] { form_->show_layer(selected_row()); });
     connect(remove, &QPushButton::clicked, this, [this] {
         const int row = selected_row();
@@ -199,7 +217,6 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     });
     connect(import, &QPushButton::clicked, this, &ModelPage::importRequested);
     connect(document_, &ModelDocument::changed, this, [this] {
-        graph_->rebuild();
         refresh_model_fields();
         refresh_status();
         form_->mark_error();
@@ -209,10 +226,12 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     auto write_input = [this] {
         if (syncing_) return;
         const bool image = input_kind_->currentIndex() == 0;
-        document_->set_field("input", image ? QJsonObject{{"channels", channels_->value()},
-                                                          {"height", height_->value()},
-                                                          {"width", width_->value()}}
-                                            : QJsonObject{{"size", size_->value()}});
+        QJsonObject in = image ? QJsonObject{{"channels", channels_->value()}, {"height", height_->value()}, {"width", width_->value()}}
+                               : QJsonObject{{"size", size_->value()}};
+        // The input's name (what layers' "inputs" call it) stays.
+        if (const QJsonValue name = document_->model().value("input").toObject().value("name"); name.isString())
+            in["name"] = name;
+        document_->set_field("input", in);
     };
     connect(input_kind_, &QComboBox::currentIndexChanged, this, write_input);
     for (auto* s : {channels_, height_, width_, size_}) connect(s, &QSpinBox::valueChanged, this, write_input);
@@ -254,6 +273,7 @@ void ModelPage::select_row(int row) {
     table_->selectionModel()->setCurrentIndex(document_->index(row, 0),
                                               QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     form_->show_layer(row);
+    graph_->select_row(row);
 }
 
 void ModelPage::refresh_model_fields() {

@@ -1,5 +1,6 @@
-// ModelPage: the layer editor. Left: the layers as a table (type, settings, output shape,
-// parameters, all from the engine's shape inference); buttons to add, remove and reorder; the
+// ModelPage: the layer editor. Left: the layers as a table (type and name, inputs, settings,
+// output shape, parameters, all from the engine's shape inference); beside it the model drawn as
+// a graph (GraphView), selecting with the table; buttons to add, remove and reorder; the
 // model-wide settings (name, input shape, weight init, l1, l2, seed) and the learning-rate schedule
 // (type, unit and its fields as "key=value, ..."; the engine's reading of it below). Right: the
 // selected layer's form. Below: the notes of the last import (what was approximated or left out),
@@ -29,6 +30,7 @@ public:
     explicit ModelPage(ModelDocument* document, QWidget* parent = nullptr);
 
     QTableView* table() const { return table_; }
+    GraphView* graph() const { return graph_; }
     int selected_row() const;
     void select_row(int row);
     // Shows what an import approximated in the notes panel (hidden when empty).

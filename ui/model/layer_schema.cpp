@@ -21,8 +21,13 @@ FieldSpec activation(const QString& fallback) {
 QStringList layer_types() {
     return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output", "prelu", "activation",
             "zero_padding", "cropping", "upsampling", "depthwise_convolution", "separable_convolution", "transposed_convolution",
-            // graph vertices: they read the layers named in the Inputs column
+            // Graph vertices (no parameters): they read the layers their "inputs" name.
             "add", "subtract", "multiply", "average", "maximum", "concatenate", "subset"};
+}
+
+bool is_vertex_type(const QString& type) {
+    static const QStringList vertices{"add", "subtract", "multiply", "average", "maximum", "concatenate", "subset"};
+    return vertices.contains(type);
 }
 
 QList<FieldSpec> layer_fields(const QString& type) {
@@ -68,7 +73,8 @@ QList<FieldSpec> layer_fields(const QString& type) {
           << FieldSpec{"mode", "Mode", Kind::Choice, {"truncate", "same"}, "truncate", ""} << activation("identity");
         return f;
     }
-    if (type == "subset") return {{"channels", "Channels", Kind::Pair, {}, QJsonValue(), "first and last channel kept"}};
+    if (type == "subset")
+        return {{"channels", "Channels", Kind::Pair, {}, 0, "first and last channel kept (0-based, both kept)"}};
     if (type == "transposed_convolution")
         return {{"filters", "Filters", Kind::Int, {}, QJsonValue(), "output channels"},
                 {"kernel", "Kernel", Kind::Pair, {}, QJsonValue(), "height × width"},
@@ -96,12 +102,12 @@ QJsonObject default_layer(const QString& type) {
     if (type == "zero_padding") return {{"type", type}, {"padding", QJsonArray{1, 1}}};
     if (type == "cropping") return {{"type", type}, {"cropping", QJsonArray{1, 1}}};
     if (type == "upsampling") return {{"type", type}, {"size", QJsonArray{2, 2}}};
+    if (type == "subset") return {{"type", type}, {"channels", QJsonArray{0, 0}}};
     if (type == "output") return {{"type", type}, {"units", 10}, {"activation", "softmax"}, {"loss", "mcxent"}};
     if (type == "depthwise_convolution")
         return {{"type", type}, {"depth_multiplier", 1}, {"kernel", QJsonArray{3, 3}}, {"mode", "same"}, {"activation", "relu"}};
     if (type == "separable_convolution")
         return {{"type", type}, {"filters", 16}, {"kernel", QJsonArray{3, 3}}, {"mode", "same"}, {"activation", "relu"}};
-    if (type == "subset") return {{"type", type}, {"channels", QJsonArray{0, 0}}};
     if (type == "transposed_convolution")
         return {{"type", type}, {"filters", 16}, {"kernel", QJsonArray{3, 3}}, {"stride", QJsonArray{2, 2}}, {"mode", "same"},
                 {"activation", "relu"}};

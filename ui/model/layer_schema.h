@@ -22,8 +22,12 @@ struct FieldSpec {
     QString tip;
 };
 
-// Layer types in the order the "Add layer" menu shows them.
+// Layer types in the order the "Add layer" menu shows them, the graph vertices (add, subtract,
+// multiply, average, maximum, concatenate, subset) last. A layer's "inputs" are no schema field:
+// every type has them, and the form edits them on a row of their own.
 QStringList layer_types();
+// True for the graph vertex types (no parameters; they join or slice what they read).
+bool is_vertex_type(const QString& type);
 // The fields of one type; empty for an unknown type.
 QList<FieldSpec> layer_fields(const QString& type);
 // A new layer of `type` with sensible values (what "Add layer" inserts).

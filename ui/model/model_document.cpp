@@ -3,6 +3,7 @@
 #include <QBrush>
 #include <QColor>
 #include <QFile>
+#include <QHash>
 #include <QLocale>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -32,6 +33,28 @@ QString pair_text(const QJsonValue& v) {
 QString square(const QJsonValue& v) {
     QString s = pair_text(v);
     return s.contains("×") ? s : s + "×" + s;
+}
+
+QString shape_text(const config::Shape& s) { return QString::fromStdString(s.str()).replace('x', QChar(0x00D7)); }
+
+QStringList inputs_of(const QJsonObject& layer) {
+    const QJsonValue v = layer.value("inputs");
+    if (v.isString()) return {v.toString()};
+    QStringList names;
+    for (const auto& x : v.toArray()) names << x.toString();
+    return names;
+}
+
+// The vertex types that join several inputs (a subset reads one, like a plain layer).
+bool joins_inputs(const QString& type) {
+    return type == "add" || type == "subtract" || type == "multiply" || type == "average" || type == "maximum" ||
+           type == "concatenate";
+}
+
+bool name_taken(const QJsonArray& layers, const QString& name, int except_row) {
+    for (int i = 0; i < layers.size(); ++i)
+        if (i != except_row && layers[i].toObject().value("name").toString() == name) return true;
+    return false;
 }
 
 }  // namespace
@@ -151,7 +174,6 @@ void ModelDocument::set_field(const QString& key, const QJsonValue& value) {
 void ModelDocument::revalidate() {
     const int n = layer_count();
     rows_.assign(static_cast<std::size_t>(n), RowInfo{});
-    sources_.clear();
     error_.reset();
     error_row_ = -1;
     params_ = 0;
@@ -160,19 +182,142 @@ void ModelDocument::revalidate() {
     const QByteArray text = QJsonDocument(model_).toJson(QJsonDocument::Compact);
     try {
         const auto config = config::ModelConfig::parse(std::string_view(text.constData(), text.size()), "model");
-        input_shape_ = QString::fromStdString(config.input.str()).replace('x', QChar(0x00D7));
+        input_shape_ = shape_text(config.input);
         for (int i = 0; i < n && i < static_cast<int>(config.layers.size()); ++i) {
-            rows_[i].shape = QString::fromStdString(config.layers[i].out_shape.str()).replace('x', QChar(0x00D7));
+            rows_[i].shape = shape_text(config.layers[i].out_shape);
             rows_[i].params = static_cast<qint64>(config.layers[i].param_count);
         }
+        build_graph_nodes();
+        for (int i = 0; i < n && i < static_cast<int>(config.layers.size()); ++i)
+            for (int source : config.layers[i].sources) {
+                const int from = source == config::LayerConfig::kModelInput ? ModelGraph::kInputNode
+                                                                            : ModelGraph::node_of_row(source);
+                graph_.edges.append({from, ModelGraph::node_of_row(i), graph_.nodes[from].shape});
+            }
         params_ = static_cast<qint64>(config.param_count());
-        for (const auto& l : config.layers) sources_.push_back(l.sources);
         if (config.lr_schedule) schedule_text_ = QString::fromStdString(config.lr_schedule->describe());
     } catch (const Error& e) {
         error_ = QString::fromUtf8(e.what());
         static const QRegularExpression layer_ref(R"(layers\[(\d+)\])");
         if (auto m = layer_ref.match(*error_); m.hasMatch()) error_row_ = m.captured(1).toInt();
+        build_graph_nodes();
+        resolve_graph_by_names();
     }
+}
+
+void ModelDocument::build_graph_nodes() {
+    graph_ = {};
+    graph_.nodes.append({input_name(), "input", input_shape_});
+    for (int i = 0; i < layer_count(); ++i) {
+        const auto l = layer(i);
+        graph_.nodes.append({l.value("name").toString(), l.value("type").toString(), output_shape(i)});
+    }
+}
+
+void ModelDocument::resolve_graph_by_names() {
+    // The engine refused the model, so draw what the names say: the first layer of each name, the
+    // input by its name, a blank list as the layer before; a name that resolves to nothing earlier
+    // is the error shown, and has no edge.
+    const QString input = input_name();
+    const auto layers = model_.value("layers").toArray();
+    QHash<QString, int> rows;
+    for (int i = 0; i < layers.size(); ++i) {
+        const QString name = layers[i].toObject().value("name").toString();
+        if (!name.isEmpty() && !rows.contains(name)) rows.insert(name, i);
+    }
+    for (int i = 0; i < layers.size(); ++i) {
+        const int to = ModelGraph::node_of_row(i);
+        const QStringList names = inputs_of(layers[i].toObject());
+        if (names.isEmpty()) graph_.edges.append({to - 1, to, QString()});
+        for (const QString& name : names) {
+            if (name == input) graph_.edges.append({ModelGraph::kInputNode, to, QString()});
+            else if (rows.value(name, i) < i) graph_.edges.append({ModelGraph::node_of_row(rows.value(name)), to, QString()});
+        }
+    }
+}
+
+QString ModelDocument::input_name() const {
+    return model_.value("input").toObject().value("name").toString("input");
+}
+
+QStringList ModelDocument::inputs(int row) const { return inputs_of(layer(row)); }
+
+void ModelDocument::update_layers(const QJsonArray& layers) {
+    set_layers(layers);
+    if (rowCount() > 0) Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+    Q_EMIT changed();
+}
+
+void ModelDocument::set_inputs(int row, const QStringList& names) {
+    auto layers = model_.value("layers").toArray();
+    if (row < 0 || row >= layers.size()) return;
+    auto l = layers[row].toObject();
+    if (names.isEmpty()) l.remove("inputs");
+    else l["inputs"] = QJsonArray::fromStringList(names);  // always a list, as the engine writes it
+    layers[row] = l;
+    update_layers(layers);
+}
+
+QString ModelDocument::name_for(int row) {
+    auto layers = model_.value("layers").toArray();
+    if (row < 0 || row >= layers.size()) return {};
+    auto l = layers[row].toObject();
+    if (const QString name = l.value("name").toString(); !name.isEmpty()) return name;
+    QString name = QString("%1_%2").arg(l.value("type").toString()).arg(row);
+    for (int k = 2; name_taken(layers, name, row) || name == input_name(); ++k)
+        name = QString("%1_%2_%3").arg(l.value("type").toString()).arg(row).arg(k);
+    l["name"] = name;
+    layers[row] = l;
+    update_layers(layers);
+    return name;
+}
+
+void ModelDocument::add_input(int row, int source_row) {
+    if (row < 0 || row >= layer_count() || source_row >= row) return;
+    const QString name = source_row < 0 ? input_name() : name_for(source_row);
+    QStringList names = inputs(row);
+    if (joins_inputs(layer(row).value("type").toString())) names << name;
+    else names = {name};  // a plain layer (or a subset) reads one tensor
+    set_inputs(row, names);
+}
+
+void ModelDocument::rename_layer(int row, const QString& name) {
+    auto layers = model_.value("layers").toArray();
+    if (row < 0 || row >= layers.size()) return;
+    auto l = layers[row].toObject();
+    const QString old = l.value("name").toString();
+    if (name.isEmpty()) l.remove("name");
+    else l["name"] = name;
+    layers[row] = l;
+    // Readers follow only when "old" meant this layer alone and "name" will mean it alone:
+    // otherwise rewriting would move edges of another layer.
+    if (!old.isEmpty() && !name.isEmpty() && !name_taken(layers, old, row) && !name_taken(layers, name, row) &&
+        old != input_name() && name != input_name()) {
+        for (int i = row + 1; i < layers.size(); ++i) {
+            auto reader = layers[i].toObject();
+            QStringList names = inputs_of(reader);
+            if (!names.contains(old)) continue;
+            names.replaceInStrings(QRegularExpression("^" + QRegularExpression::escape(old) + "$"), name);
+            reader["inputs"] = QJsonArray::fromStringList(names);
+            layers[i] = reader;
+        }
+    }
+    update_layers(layers);
+}
+
+Qt::ItemFlags ModelDocument::flags(const QModelIndex& index) const {
+    auto f = QAbstractTableModel::flags(index);
+    if (index.isValid() && index.column() == ColInputs) f |= Qt::ItemIsEditable;
+    return f;
+}
+
+bool ModelDocument::setData(const QModelIndex& index, const QVariant& value, int role) {
+    if (!index.isValid() || index.column() != ColInputs || role != Qt::EditRole) return false;
+    QStringList names;
+    for (const QString& part : value.toString().split(',', Qt::SkipEmptyParts))
+        if (const QString name = part.trimmed(); !name.isEmpty()) names << name;
+    set_inputs(index.row(), names);
+    return true;
 }
 
 QString ModelDocument::output_shape(int row) const {
@@ -191,27 +336,24 @@ QVariant ModelDocument::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= layer_count()) return {};
     const int row = index.row();
     const bool is_error_row = error_ && row == error_row_;
+    if (index.column() == ColInputs && (role == Qt::DisplayRole || role == Qt::EditRole))
+        return inputs(row).join(", ");
     if (role == Qt::DisplayRole) {
         const auto l = layer(row);
         switch (index.column()) {
             case ColIndex: return row;
             case ColType: return l.value("name").toString().isEmpty() ? l.value("type").toString()
                                                                      : l.value("type").toString() + " “" + l.value("name").toString() + "”";
-            case ColInputs: {
-                QStringList names;
-                for (const auto& v : l.value("inputs").isString() ? QJsonArray{l.value("inputs")} : l.value("inputs").toArray())
-                    names << v.toString();
-                return names.join(", ");
-            }
             case ColSettings: return describe(l);
             case ColOutput: return is_error_row ? QStringLiteral("error") : output_shape(row);
             case ColParams: return error_ ? QVariant() : QVariant(QLocale().toString(layer_params(row)));
         }
     }
-    if (role == Qt::EditRole && index.column() == ColInputs) return data(index, Qt::DisplayRole);
-    if (role == Qt::ToolTipRole && index.column() == ColInputs)
-        return QStringLiteral("the layers it reads, by name (\"input\": the model's input); blank: the layer before");
     if (role == Qt::ToolTipRole && is_error_row) return *error_;
+    if (role == Qt::ToolTipRole && index.column() == ColInputs)
+        return inputs(row).isEmpty() ? QString("blank: reads the layer before it (the first layer reads the model's input)")
+                                     : QString("the layers it reads, by name (\"%1\" is the model's input); double-click to edit")
+                                           .arg(input_name());
     if (role == Qt::ForegroundRole && is_error_row) return QBrush(QColor(180, 0, 0));
     if (role == Qt::TextAlignmentRole && (index.column() == ColParams || index.column() == ColIndex))
         return int(Qt::AlignRight | Qt::AlignVCenter);
@@ -229,24 +371,6 @@ QVariant ModelDocument::headerData(int section, Qt::Orientation orientation, int
         case ColParams: return "Parameters";
     }
     return {};
-}
-
-Qt::ItemFlags ModelDocument::flags(const QModelIndex& index) const {
-    auto f = QAbstractTableModel::flags(index);
-    if (index.isValid() && index.column() == ColInputs) f |= Qt::ItemIsEditable;
-    return f;
-}
-
-bool ModelDocument::setData(const QModelIndex& index, const QVariant& value, int role) {
-    if (!index.isValid() || role != Qt::EditRole || index.column() != ColInputs) return false;
-    auto l = layer(index.row());
-    QJsonArray names;
-    for (const auto& part : value.toString().split(',', Qt::SkipEmptyParts))
-        if (!part.trimmed().isEmpty()) names.append(part.trimmed());
-    if (names.isEmpty()) l.remove("inputs");
-    else l["inputs"] = names;
-    set_layer(index.row(), l);
-    return true;
 }
 
 QString ModelDocument::describe(const QJsonObject& l) {
@@ -286,9 +410,16 @@ QString ModelDocument::describe(const QJsonObject& l) {
         if (l.contains("stride")) parts << "stride " + pair_text(l.value("stride"));
         if (l.value("mode").toString() == "same") parts << "same";
         parts << l.value("activation").toString("identity");
+    } else if (type == "add" || type == "multiply" || type == "average" || type == "maximum") {
+        const QString what = type == "add" ? "sum" : type == "multiply" ? "product" : type == "average" ? "mean" : "maximum";
+        parts << "element-wise " + what + " of " + QString::number(inputs_of(l).size()) + " inputs";
+    } else if (type == "subtract") {
+        parts << "first input minus second";
+    } else if (type == "concatenate") {
+        parts << QString::number(inputs_of(l).size()) + " inputs along channels";
     } else if (type == "subset") {
         const auto c = l.value("channels").toArray();
-        parts << "channels " + QString::number(c.at(0).toInt()) + " to " + QString::number(c.at(1).toInt());
+        parts << QString("channels %1–%2").arg(c.at(0).toInt()).arg(c.at(1).toInt());
     }
     return parts.join(", ");
 }

@@ -3,6 +3,10 @@
 // own config library (thresher_config), so each row shows the output shape and parameter count
 // the engine will infer, and an invalid model shows the engine's error on the row it names:
 //   model: layers[2] (convolution): "kernel": must be two positive integers, got [5,0]
+// The model is a graph: a layer's "inputs" name the layers (or the model's input) it reads, blank
+// meaning the layer before it. The Inputs column shows and edits them as "a, b"; graph() gives the
+// nodes and edges the graph view draws (graph_layout.h), resolved by the engine while the model is
+// valid and by name, as far as they resolve, while it is not.
 // Files: Thresher JSON is kept as written; DL4J and Keras files are imported through the same
 // library (what `thresher-engine train --model` reads) and become Thresher JSON.
 #pragma once
@@ -14,13 +18,13 @@
 #include <optional>
 #include <vector>
 
+#include "graph_layout.h"
+
 namespace thresher::ui {
 
 class ModelDocument : public QAbstractTableModel {
     Q_OBJECT
 public:
-    // ColInputs: the layers a layer reads (a graph), blank for "the layer before"; editable as a
-    // comma-separated list of names.
     enum Column { ColIndex, ColType, ColInputs, ColSettings, ColOutput, ColParams, ColumnCount };
 
     explicit ModelDocument(QObject* parent = nullptr);
@@ -45,6 +49,25 @@ public:
     void remove_layer(int row);
     void move_layer(int from, int to);
 
+    // The graph. A layer's inputs as written ("inputs": a name or a list; empty: the layer before).
+    QStringList inputs(int row) const;
+    // Writes a layer's inputs (an empty list removes the field: the layer before); the engine's
+    // error names an unknown input.
+    void set_inputs(int row, const QStringList& inputs);
+    // Appends `source_row`'s layer (-1: the model's input) to a vertex's inputs, or makes it a
+    // plain layer's only input, naming that layer first if it has no name (name_for()).
+    void add_input(int row, int source_row);
+    // The name by which later layers refer to a layer: its own, or a fresh "<type>_<row>" it is
+    // given now (unique in the model).
+    QString name_for(int row);
+    // Renames a layer; where the old name was unique and the new one is free, the layers that
+    // read it follow (their inputs are rewritten), so naming does not break the graph.
+    void rename_layer(int row, const QString& name);
+    // What layers call the model's input ("input", or the name the input object gives).
+    QString input_name() const;
+    // Nodes (the input, then each row) and edges with their shapes, for the graph view.
+    const ModelGraph& graph() const { return graph_; }
+
     // Model-wide fields (name, input, updater, weight_init, l1, l2, seed).
     void set_field(const QString& key, const QJsonValue& value);
 
@@ -59,18 +82,14 @@ public:
     // The learning-rate schedule in words, as the engine reads it ("" without one or while invalid).
     QString schedule_text() const { return schedule_text_; }
 
-    // Each layer's resolved inputs (indices; -1 the model's input), as the engine reads them;
-    // empty while the model is invalid. For the graph view.
-    const std::vector<std::vector<int>>& sources() const { return sources_; }
-
     // QAbstractTableModel
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+    // The Inputs column is edited in place, as "a, b".
     Qt::ItemFlags flags(const QModelIndex& index) const override;
-    // Editing the Inputs cell: "a, b" sets "inputs": ["a", "b"], blank removes it.
-    bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
+    bool setData(const QModelIndex& index, const QVariant& value, int role) override;
 
     // A one-line description of a layer's settings: "20 × 5×5, stride 1, identity".
     static QString describe(const QJsonObject& layer);
@@ -82,6 +101,12 @@ Q_SIGNALS:
 private:
     void revalidate();
     void set_layers(const QJsonArray& layers);
+    // Replaces the layer list after an edit of one or more rows and tells the views.
+    void update_layers(const QJsonArray& layers);
+    // The graph's nodes from the current rows (edges come from the engine or by names).
+    void build_graph_nodes();
+    // The graph by names alone, for an invalid model (inputs that name nothing earlier are left out).
+    void resolve_graph_by_names();
 
     QJsonObject model_;
     bool loaded_weights_ = false;
@@ -95,7 +120,7 @@ private:
         qint64 params = 0;
     };
     std::vector<RowInfo> rows_;
-    std::vector<std::vector<int>> sources_;
+    ModelGraph graph_;
 };
 
 }  // namespace thresher::ui

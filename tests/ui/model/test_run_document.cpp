@@ -3,7 +3,8 @@
 // the new folder) and reads back as `thresher-launch` reads it; a form the spec refuses is not
 // saved and the error names the file and field; open errors name the file and change nothing; an
 // imported file with weights stays the spec's model until the model is edited; a run refuses an
-// invalid model; history's JSON opens as a new run; sweep files over worker counts.
+// invalid model; history's JSON opens as a new run; sweep files over worker counts; the built-in
+// templates (ResNet a graph) and an unknown one refused.
 #include <QtTest>
 
 #include <QDir>
@@ -55,7 +56,7 @@ private Q_SLOTS:
     void invalid_model_cannot_run();
     void history_json_opens_as_a_new_run();
     void sweep_file_over_counts();
-    void unknown_template();
+    void built_in_templates();
 };
 
 void TestRunDocument::default_run_is_lenet_on_two_nodes() {
@@ -250,10 +251,16 @@ void TestRunDocument::sweep_file_over_counts() {
     QVERIFY2(error.contains("no/such/folder/s.json"), qPrintable(error));
 }
 
-void TestRunDocument::unknown_template() {
+void TestRunDocument::built_in_templates() {
     RunDocument doc;
     doc.load_template("mlp");
     QCOMPARE(doc.model()->model().value("name").toString(), QString("mlp"));
+    // The ResNet template is a graph: its adds read two layers each.
+    doc.load_template("resnet");
+    QVERIFY2(doc.model()->valid(), qPrintable(doc.model()->error()));
+    QCOMPARE(doc.model()->layer_count(), 28);
+    QCOMPARE(doc.model()->graph().edges.size(), 31);
+    doc.load_template("mlp");
     const QString error = error_of([&] { doc.load_template("nope"); });
     QCOMPARE(error, QString("no built-in template nope"));
     QCOMPARE(doc.model()->model().value("name").toString(), QString("mlp"));
