@@ -1,0 +1,29 @@
+// The DL4J model zip (ModelSerializer.writeModel's entries, in its order): configuration.json,
+// coefficients.bin, updaterState.bin when there is state DL4J keeps. Built in memory
+// (zip_image.h) and written durably by export_model.
+#include "export/dl4j_export.h"
+#include "export/nd4j_writer.h"
+#include "export/zip_image.h"
+
+namespace thresher::model_export {
+
+Dl4jBytes dl4j_zip_bytes(const ExportableModel& m) {
+    Dl4jBytes out;
+    const auto configuration = dl4j_configuration(m);  // an ExportError when DL4J cannot express m
+    out.layers = configuration["confs"].size();
+    std::vector<std::pair<std::string, std::string>> entries{
+        {"configuration.json", configuration.dump(2)},
+        {"coefficients.bin", nd4j_row_bytes(dl4j_coefficients(m))},
+    };
+    std::string why;
+    const auto state = dl4j_updater_state(m, why);
+    if (!state.empty()) entries.emplace_back("updaterState.bin", nd4j_row_bytes(state));
+    else if (!why.empty()) out.notes.push_back(why);
+    else if (m.updater_state.empty()) out.notes.push_back("updaterState.bin: not written (the model file holds no updater state)");
+    if (!m.class_names.empty()) out.notes.push_back("class names: not written (a DL4J model zip has no place for them)");
+    // Sgd only: DL4J keeps no state either, and writes no updaterState.bin.
+    out.bytes = zip_bytes(entries, m.source + " as a DL4J zip");
+    return out;
+}
+
+}  // namespace thresher::model_export
