@@ -242,10 +242,7 @@ Plan plan(const ExportableModel& em) {
             if (m.layers[i].sources.size() != 1 || m.layers[i].sources[0] != static_cast<int>(i) - 1)
                 throw Dl4jRefusal{layer_label(m, i) + ": DL4J cannot express this layer: it does not read the layer before it "
                                   "(a graph), and the DL4J export writes a MultiLayerNetwork (a layer stack); export it as ONNX"};
-    if (em.normalization.active())
-        throw Dl4jRefusal{"input normalisation (" + em.normalization.kind +
-                          "): the DL4J export does not write normalizer.bin yet; export without --normalize, or as ONNX, "
-                          "which carries it"};
+    if (auto why = dl4j_normalizer_refusal(em.normalization)) throw Dl4jRefusal{*why};
 
     Plan out;
     bool image = !m.input.flat();

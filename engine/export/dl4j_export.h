@@ -9,6 +9,8 @@
 //                       DL4J's flattened order: dense W [nIn, nOut] 'f' then b; convolution b then
 //                       W [nOut, nIn, kh, kw]; batch norm gamma, beta, mean, var; PReLU alpha 'f'
 //   updaterState.bin    the updater state in DL4J's UpdaterBlocks (when the model has state)
+//   normalizer.bin      the input normalisation (`train --normalize`), as NormalizerSerializer
+//                       writes a NormalizerStandardize / NormalizerMinMaxScaler
 //
 // Thresher's DL4J importer (config/weight_import.cpp) is the inverse: import(export(m)) has m's
 // layers and bit-identical parameters, up to what it folds (an activation layer after a dense or
@@ -39,6 +41,11 @@ nlohmann::json dl4j_configuration(const ExportableModel&);
 // when it does not fit the config (`why` then says so).
 std::vector<float> dl4j_coefficients(const ExportableModel&);
 std::vector<float> dl4j_updater_state(const ExportableModel&, std::string& why);
+
+// normalizer.bin (dl4j_normalizer_writer.cpp): why DL4J's normalizers cannot hold the model's
+// normalisation (nullopt: they can, or there is none), and the file's bytes.
+std::optional<std::string> dl4j_normalizer_refusal(const InputNormalization&);
+std::string dl4j_normalizer_bytes(const InputNormalization&);
 
 struct Dl4jBytes {
     std::string bytes;               // the whole zip

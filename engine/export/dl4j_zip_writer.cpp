@@ -1,5 +1,6 @@
 // The DL4J model zip (ModelSerializer.writeModel's entries, in its order): configuration.json,
-// coefficients.bin, updaterState.bin when there is state DL4J keeps. Built in memory
+// coefficients.bin, updaterState.bin when there is state DL4J keeps, normalizer.bin when the model
+// was trained with input normalisation (ModelSerializer.addNormalizerToModel's entry). Built in memory
 // (zip_image.h) and written durably by export_model.
 #include "export/dl4j_export.h"
 #include "export/nd4j_writer.h"
@@ -20,6 +21,7 @@ Dl4jBytes dl4j_zip_bytes(const ExportableModel& m) {
     if (!state.empty()) entries.emplace_back("updaterState.bin", nd4j_row_bytes(state));
     else if (!why.empty()) out.notes.push_back(why);
     else if (m.updater_state.empty()) out.notes.push_back("updaterState.bin: not written (the model file holds no updater state)");
+    if (m.normalization.active()) entries.emplace_back("normalizer.bin", dl4j_normalizer_bytes(m.normalization));
     if (!m.class_names.empty()) out.notes.push_back("class names: not written (a DL4J model zip has no place for them)");
     // Sgd only: DL4J keeps no state either, and writes no updaterState.bin.
     out.bytes = zip_bytes(entries, m.source + " as a DL4J zip");

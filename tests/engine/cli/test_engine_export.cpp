@@ -56,6 +56,8 @@ private Q_SLOTS:
     void refused_layer_named_and_nothing_written();
     void keras_and_dl4j_exports_predict_as_the_model();
     void keras_refuses_normalised_inputs();
+    void dl4j_carries_normalised_inputs_data();
+    void dl4j_carries_normalised_inputs();
     void unknown_format_lists_the_formats();
     void out_may_not_be_the_model();
 
@@ -193,6 +195,39 @@ void TestEngineExport::keras_refuses_normalised_inputs() {
     QVERIFY2(r.stderr_text.contains("thresher-engine: error: mlp.thr: the model standardizes its inputs"), qPrintable(r.stderr_text));
     QVERIFY2(r.stderr_text.contains("nothing was written"), qPrintable(r.stderr_text));
     QVERIFY(!QFile::exists(out));
+}
+
+void TestEngineExport::dl4j_carries_normalised_inputs_data() {
+    QTest::addColumn<QString>("model");
+    QTest::newRow("lenet") << "lenet";
+    QTest::newRow("mlp") << "mlp";
+}
+
+// LeNet and the MLP of onnx_matches_predict, trained with standardised inputs: the DL4J zip holds
+// the normaliser (normalizer.bin), so predict on the zip prints what predict on the .thr prints.
+void TestEngineExport::dl4j_carries_normalised_inputs() {
+    QFETCH(QString, model);
+    const QString thr = path(model + ".thr"), out = path(model + "_normalised.zip");
+    QVERIFY2(QFile::exists(thr), "onnx_matches_predict saves the .thr first");
+    const auto exported = run_engine({"export-model", thr, "--format", "dl4j", "--out", out});
+    QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
+    const auto inspected = run_engine({"inspect", "--json", out});
+    QVERIFY2(inspected.exit_code == 0, qPrintable(inspected.summary()));
+    QVERIFY2(inspected.stderr_text.contains("normalizer.bin") || QJsonDocument(inspected.events[0]).toJson().contains("normalizer.bin"),
+             qPrintable(inspected.summary()));
+    const auto want = run_engine({"predict", "--model-file", thr, "--data", path("rows.csv"), "--threads", "1"});
+    const auto got = run_engine({"predict", "--model-file", out, "--data", path("rows.csv"), "--threads", "1"});
+    QVERIFY2(want.exit_code == 0 && got.exit_code == 0, qPrintable(got.summary()));
+    QCOMPARE(got.events.size(), want.events.size());
+    double max_diff = 0.0;
+    for (qsizetype r = 0; r < want.events.size(); ++r) {
+        QCOMPARE(got.events[r]["class"], want.events[r]["class"]);
+        const auto a = want.events[r]["probabilities"].toArray(), b = got.events[r]["probabilities"].toArray();
+        QCOMPARE(b.size(), a.size());
+        for (qsizetype k = 0; k < a.size(); ++k) max_diff = std::max(max_diff, std::fabs(a[k].toDouble() - b[k].toDouble()));
+    }
+    qInfo("%s: max |predict(.thr) - predict(.zip)| = %.3g", qPrintable(model), max_diff);
+    QVERIFY2(max_diff <= 1e-6, qPrintable(QString("max |diff| %1").arg(max_diff)));
 }
 
 void TestEngineExport::unknown_format_lists_the_formats() {

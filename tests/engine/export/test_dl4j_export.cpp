@@ -7,6 +7,7 @@
 //   from (within 1e-6);
 // - coefficients.bin is the ND4J array DL4J 1.0 writes ([1, N] FLOAT, 'c'), and
 //   configuration.json has every field the real DL4J files in the test data have;
+// - normalizer.bin reads back to the model's input normalisation;
 // - a model DL4J cannot express is refused naming the layer, and nothing is written.
 #include <QDir>
 #include <QFile>
@@ -167,6 +168,8 @@ private Q_SLOTS:
     void configuration_has_dl4j_fields();
     void resumes_with_the_same_step_data();
     void resumes_with_the_same_step();
+    void normalizer_round_trip_data();
+    void normalizer_round_trip();
     void refused_layer_named_and_nothing_written_data();
     void refused_layer_named_and_nothing_written();
 
@@ -363,6 +366,45 @@ void TestDl4jExport::resumes_with_the_same_step() {
     QVERIFY2(max_diff <= 1e-6, qPrintable(QString("max |Δ| %1").arg(max_diff)));
 }
 
+void TestDl4jExport::normalizer_round_trip_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<double>("tolerance");
+    // A min-max scale comes back through max - min, both floats as DL4J keeps them: the float
+    // spacing at |max| (up to 2 here) over a range down to 0.05.
+    QTest::newRow("standardize, mlp") << "standardize" << "mlp.json" << 1e-6;
+    QTest::newRow("minmax, lenet") << "minmax" << "lenet.json" << 1e-5;
+}
+
+// normalizer.bin reads back to the same transform: the shift bit for bit, the scale through
+// DL4J's std (1/scale) or max (shift + 1/scale) within float rounding (DL4J keeps floats).
+void TestDl4jExport::normalizer_round_trip() {
+    QFETCH(QString, kind);
+    QFETCH(QString, model);
+    QFETCH(double, tolerance);
+    auto m = with_random_params(config::ModelConfig::load((test_support::source_dir() + "/resources/models/" + model).toStdString()),
+                                "normalised.thr", 11);
+    std::mt19937 rng(4);
+    std::uniform_real_distribution<float> shift(-2.f, 2.f), scale(0.05f, 20.f);
+    m.normalization.kind = kind.toStdString();
+    for (std::size_t i = 0; i < m.config.input.size(); ++i) {
+        m.normalization.shift.push_back(shift(rng));
+        m.normalization.scale.push_back(scale(rng));
+    }
+    const auto out = dir_.filePath("normalised_" + kind + ".zip").toStdString();
+    const auto summary = model_export::export_model(m, ExportFormat::Dl4j, out);
+    const auto r = config::import_model_file(out);
+    QCOMPARE(QString::fromStdString(r.normalization.kind), kind);
+    QCOMPARE(r.normalization.shift, m.normalization.shift);
+    double max_rel = 0;
+    for (std::size_t i = 0; i < m.normalization.scale.size(); ++i)
+        max_rel = std::max(max_rel, std::fabs(double(r.normalization.scale[i]) / m.normalization.scale[i] - 1.0));
+    qInfo("%s: %zu bytes, %zu features, max relative |Δscale| = %g", QTest::currentDataTag(), summary.bytes,
+          m.normalization.scale.size(), max_rel);
+    QVERIFY2(max_rel <= tolerance, qPrintable(QString("%1").arg(max_rel)));
+    QVERIFY(std::memcmp(r.params.data(), m.params.data(), m.params.size() * sizeof(float)) == 0);
+}
+
 void TestDl4jExport::refused_layer_named_and_nothing_written_data() {
     QTest::addColumn<QString>("json");
     QTest::addColumn<bool>("normalize");
@@ -385,9 +427,9 @@ void TestDl4jExport::refused_layer_named_and_nothing_written_data() {
         "layers":[{"type":"output","units":2,"loss":"mcxent"}]})";
     QTest::newRow("cosine schedule") << cosine << false << "";
     const QString mlp = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/mlp.json"));
-    QTest::newRow("normalisation") << mlp << true
-                                   << "mlp.thr: input normalisation (standardize): the DL4J export does not write normalizer.bin yet; "
-                                      "export without --normalize, or as ONNX, which carries it; nothing was written";
+    QTest::newRow("a spread DL4J rounds up") << mlp << true
+                                             << "mlp.thr: input normalisation (standardize): feature 0 has scale 200000.000000, which "
+                                                "DL4J's normalizer cannot hold (its spread must be at least 1e-5); nothing was written";
 }
 
 void TestDl4jExport::refused_layer_named_and_nothing_written() {
@@ -400,6 +442,7 @@ void TestDl4jExport::refused_layer_named_and_nothing_written() {
         m.normalization.kind = "standardize";
         m.normalization.shift.assign(cfg.input.size(), 0.5f);
         m.normalization.scale.assign(cfg.input.size(), 2.f);
+        m.normalization.scale[0] = 2e5f;  // a standard deviation of 5e-6
     }
     QTemporaryDir out;
     const QString path = out.filePath("refused.zip");
