@@ -198,6 +198,18 @@ void TestDl4jExport::round_trip_data() {
                                                        {"activations", kZooActivations}, {"mae", kZooMae},
                                                        {"binary", kZooBinary}};
     for (const auto& [tag, text] : zoo) QTest::newRow(tag) << QString("json:") + text;
+    // Every schedule DL4J has a class for, on a small MLP with Adam.
+    const std::pair<const char*, const char*> schedules[] = {
+        {"schedule exponential", R"({"type":"exponential","initial":0.1,"rate":0.99})"},
+        {"schedule inverse", R"({"type":"inverse","initial":0.1,"rate":0.01,"power":0.75,"by":"epoch"})"},
+        {"schedule poly", R"({"type":"poly","initial":0.1,"decay_steps":1000,"power":2})"},
+        {"schedule sigmoid", R"({"type":"sigmoid","initial":0.1,"rate":-0.01,"step":500})"},
+        {"schedule cycle", R"({"type":"cycle","initial":0.01,"max":0.1,"cycle_length":100,"annealing_length":10,"annealing_decay":0.2})"},
+        {"schedule ramp around map", R"({"type":"map","values":{"0":0.1,"50":0.05},"ramp":10})"}};
+    for (const auto& [tag, sched] : schedules)
+        QTest::newRow(tag) << QString(R"(json:{"name":"sched","input":{"size":4},"updater":{"type":"adam","schedule":%1},
+            "layers":[{"type":"dense","units":3,"activation":"relu"},{"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})")
+                                  .arg(sched);
 }
 
 void TestDl4jExport::round_trip() {
