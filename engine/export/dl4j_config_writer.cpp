@@ -234,9 +234,9 @@ Plan plan(const ExportableModel& em) {
     const auto& m = em.config;
     for (std::size_t i = 0; i < m.layers.size(); ++i)
         if (config::is_vertex(m.layers[i].type))
-            throw Dl4jRefusal{layer_label(m, i) + ": DL4J cannot express this layer: a " + std::string(config::to_string(m.layers[i].type)) +
-                              " vertex joins branches of a graph, and the DL4J export writes a MultiLayerNetwork (a layer "
-                              "stack); export the graph as ONNX"};
+            throw Dl4jRefusal{layer_label(m, i) + ": DL4J cannot express this layer: it is a vertex of a graph (" +
+                              std::string(config::to_string(m.layers[i].type)) +
+                              "), and the DL4J export writes a MultiLayerNetwork (a layer stack); export the graph as ONNX"};
     if (m.is_graph())
         for (std::size_t i = 0; i < m.layers.size(); ++i)
             if (m.layers[i].sources.size() != 1 || m.layers[i].sources[0] != static_cast<int>(i) - 1)

@@ -424,7 +424,7 @@ void TestDl4jExport::refused_layer_named_and_nothing_written_data() {
     const QString resnet = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/resnet.json"));
     QTest::newRow("a graph (the ResNet template)")
         << resnet << false
-        << R"(resnet.thr: layers[8] (add "b1_add"): DL4J cannot express this layer: a add vertex joins branches of a graph, and the DL4J export writes a MultiLayerNetwork (a layer stack); export the graph as ONNX; nothing was written)";
+        << R"(resnet.thr: layers[8] (add "b1_add"): DL4J cannot express this layer: it is a vertex of a graph (add), and the DL4J export writes a MultiLayerNetwork (a layer stack); export the graph as ONNX; nothing was written)";
     const QString gelu = R"({"name":"gelu","input":{"size":4},
         "layers":[{"type":"dense","name":"g","units":3,"activation":"gelu"},{"type":"output","units":2,"loss":"mcxent"}]})";
     QTest::newRow("gelu (erf)") << gelu << false
