@@ -62,7 +62,8 @@ ExportResult read_export_output(int exit_code, const QByteArray& out, const QByt
 const QList<ExportFormatChoice>& export_format_choices() {
     static const QList<ExportFormatChoice> choices{{"onnx", "ONNX model (*.onnx)", "onnx"},
                                                    {"keras-h5", "Keras 2 HDF5 model (*.h5)", "h5"},
-                                                   {"keras", "Keras 3 model (*.keras)", "keras"}};
+                                                   {"keras", "Keras 3 model (*.keras)", "keras"},
+                                                   {"dl4j", "DL4J model zip (*.zip)", "zip"}};
     return choices;
 }
 

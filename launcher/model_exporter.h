@@ -1,5 +1,5 @@
 // ModelExporter: a run's saved model written out for other tools (ONNX, Keras) by
-// `thresher-engine export-model MODEL --format onnx|keras-h5|keras --out FILE [--class-names A,B,...]`, run as a
+// `thresher-engine export-model MODEL --format onnx|keras-h5|keras|dl4j --out FILE [--class-names A,B,...]`, run as a
 // process of its own so the caller's thread never waits on it (the app's File ▸ Export model…).
 //
 //   export_arguments({model "/r/lenet.thr", out "/r/lenet.onnx", class names of fashion-mnist})
@@ -30,7 +30,7 @@ namespace thresher::launcher {
 struct ExportRequest {
     QString model;  // the model file with weights (Thresher .thr, DL4J zip, Keras .h5)
     QString out;    // the file to write
-    QString format = "onnx";  // onnx, keras-h5 or keras (export_format_for_file)
+    QString format = "onnx";  // onnx, keras-h5, keras or dl4j (export_format_for_file)
     QStringList class_names;  // empty: none passed (the exported model then has no label list)
 };
 
@@ -54,7 +54,8 @@ struct ExportFormatChoice {
     QString format, filter, suffix;
 };
 const QList<ExportFormatChoice>& export_format_choices();
-// The format of a file the user named, by its suffix: .h5 → keras-h5, .keras → keras, else onnx.
+// The format of a file the user named, by its suffix: .h5 → keras-h5, .keras → keras, .zip → dl4j,
+// else onnx.
 QString export_format_for_file(const QString& path);
 
 // The class names a built-in data set is known by (Fashion-MNIST's ten, in label order); empty

@@ -186,7 +186,7 @@ void MainWindow::build_menus() {
         export_model(path);
     });
     export_action_->setObjectName("export_model");
-    export_action_->setStatusTip("Write the run's saved model as ONNX or Keras (thresher-engine export-model)");
+    export_action_->setStatusTip("Write the run's saved model as ONNX, Keras or a DL4J zip (thresher-engine export-model)");
     connect(file, &QMenu::aboutToShow, this, &MainWindow::update_export_action);
     file->addAction("Export charts as &PNG…", this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, "Export charts", run_->spec().name + "-charts.png", "PNG images (*.png)");

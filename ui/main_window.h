@@ -73,7 +73,7 @@ public:
     // tab while that tab shows, else the current (last) run — when that run saved one and has
     // ended; empty otherwise (the action is then disabled).
     QString exportable_model() const;
-    // Exports exportable_model() to `out` as ONNX, or Keras for a .h5 / .keras name
+    // Exports exportable_model() to `out` as ONNX, Keras for a .h5 / .keras name, DL4J for a .zip
     // (launcher::export_format_for_file), through `thresher-engine export-model` (a process,
     // never waited for: modelExported() follows). False, and shown why, when nothing can start.
     bool export_model(const QString& out);

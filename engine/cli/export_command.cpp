@@ -24,16 +24,21 @@ void export_model_command(const ExportModelOptions& o, std::ostream& out, std::o
     m.params = std::move(file.params);
     m.normalization = {file.normalization.kind, std::move(file.normalization.shift), std::move(file.normalization.scale)};
     m.class_names = o.class_names.empty() ? std::move(file.class_names) : o.class_names;  // the model's own names unless given
+    // Where training stopped: a DL4J zip carries it on (updaterState.bin, iterationCount).
+    m.updater_state = std::move(file.updater_state);
+    m.iterations = file.position.iterations;
+    m.epochs = file.position.epochs_done;
 
     const auto summary = model_export::export_model(m, format, o.out);
-    out << nlohmann::json{{"exported", o.out},
+    nlohmann::json record{{"exported", o.out},
                           {"format", model_export::to_string(format)},
                           {"bytes", summary.bytes},
                           {"nodes", summary.nodes},
                           {"layers", m.config.layers.size()},
-                          {"params", m.params.size()}}
-               .dump()
-        << std::endl;
+                          {"params", m.params.size()}};
+    if (!summary.notes.empty()) record["notes"] = summary.notes;
+    out << record.dump() << std::endl;
+    for (const auto& n : summary.notes) log << "export-model: " << n << "\n";
     log << "export-model: wrote " << o.out << " (" << model_export::to_string(format) << ", " << m.config.layers.size()
         << " layers, " << m.params.size() << " parameters, " << summary.bytes << " bytes)\n";
 }

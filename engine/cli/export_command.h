@@ -1,8 +1,9 @@
-// `thresher-engine export-model MODEL --format onnx|keras-h5|keras --out FILE [--class-names A,B,...]`: a trained
+// `thresher-engine export-model MODEL --format onnx|keras-h5|keras|dl4j --out FILE [--class-names A,B,...]`: a trained
 // model (a Thresher .thr, or a DL4J zip / Keras file with weights) written for another runtime
 // (engine/export). On success one record on stdout,
 //   {"exported": FILE, "format": "onnx", "bytes": N, "nodes": K, "layers": L, "params": P}
-// ("nodes": the ONNX graph's operators, or the Keras model's layers; "layers": Thresher's)
+// ("nodes": the ONNX graph's operators, the Keras model's layers or the DL4J confs; "layers":
+// Thresher's; "notes": what the file leaves out, e.g. a DL4J zip without updaterState.bin)
 // and a line for people on stderr; a model the format cannot express is an error naming the
 // layer, and nothing is written.
 #pragma once

@@ -215,15 +215,15 @@ int main(int argc, char** argv) {
     inspect_cmd->add_flag("--json", inspect_json, "One JSON object on stdout instead of a table");
 
     cli::ExportModelOptions export_options;
-    auto* export_cmd = app.add_subcommand("export-model", "Write a trained model for another runtime (ONNX, Keras)");
+    auto* export_cmd = app.add_subcommand("export-model", "Write a trained model for another runtime (ONNX, Keras, DL4J)");
     export_cmd->add_option("MODEL", export_options.model, "Model file with weights (.thr, DL4J zip, Keras .h5/.keras)")
         ->required()->check(CLI::ExistingFile);
-    export_cmd->add_option("--format", export_options.format, "Format to write: onnx, keras-h5 (Keras 2 .h5), keras (Keras 3 .keras)")
+    export_cmd->add_option("--format", export_options.format, "Format to write: onnx, keras-h5 (Keras 2 .h5), keras (Keras 3 .keras), dl4j (DL4J model zip)")
         ->required();
     export_cmd->add_option("--out", export_options.out, "File to write (replaced atomically)")->required();
     export_cmd->add_option("--class-names", export_options.class_names,
                            "A classifier's class names, comma-separated, recorded in the file "
-                           "(ONNX metadata; a Keras file's class_names)")
+                           "(ONNX metadata; a Keras file's class_names; a DL4J zip has no place for them)")
         ->delimiter(',');
 
     CLI11_PARSE(app, argc, argv);

@@ -24,6 +24,12 @@ struct ExportableModel {
     std::vector<float> params;   // config.param_count() values
     InputNormalization normalization;
     std::vector<std::string> class_names;  // empty, or one per output of a classifier
+    // Where training stopped: the updater's state in nn::Network's layout (empty: none, or not
+    // known) and the completed iterations and epochs. Only formats that can go on training keep
+    // them (DL4J's updaterState.bin and iterationCount); the others export for inference.
+    std::vector<float> updater_state;
+    long iterations = 0;
+    int epochs = 0;
     std::string source;                    // the model's file name, for messages
 };
 

@@ -3,6 +3,7 @@
 #include "export/model_export.h"
 
 #include "core/durable_file.h"
+#include "export/dl4j_export.h"
 #include "export/keras_export.h"
 #include "export/onnx_export.h"
 
@@ -40,6 +41,7 @@ ExportFormat parse_export_format(std::string_view name) {
     if (name == "onnx") return ExportFormat::Onnx;
     if (name == "keras-h5") return ExportFormat::KerasH5;
     if (name == "keras") return ExportFormat::Keras;
+    if (name == "dl4j") return ExportFormat::Dl4j;
     std::string known;
     for (const auto& f : built_export_formats()) known += (known.empty() ? "" : ", ") + f;
     throw ExportError("unknown export format \"" + std::string(name) + "\" (this build exports: " +
@@ -51,6 +53,7 @@ std::string_view to_string(ExportFormat f) {
         case ExportFormat::Onnx: return "onnx";
         case ExportFormat::KerasH5: return "keras-h5";
         case ExportFormat::Keras: return "keras";
+        case ExportFormat::Dl4j: return "dl4j";
     }
     return "?";
 }
@@ -61,6 +64,7 @@ std::vector<std::string> built_export_formats() {
     // libhdf5 and libzip are required to build Thresher at all.
     formats.emplace_back("keras-h5");
     formats.emplace_back("keras");
+    formats.emplace_back("dl4j");  // libzip alone
     return formats;
 }
 
@@ -71,7 +75,7 @@ ExportSummary export_model(const ExportableModel& m, ExportFormat format, const 
             if (auto why = onnx_refusal(m.config)) throw ExportError(m.source + ": " + *why + "; nothing was written");
             const auto onnx = onnx_model_bytes(m);  // in a build without libonnx: an error saying so
             write_file_durably(out_path, onnx.bytes);
-            return {onnx.bytes.size(), onnx.nodes};
+            return {onnx.bytes.size(), onnx.nodes, {}};
         }
         case ExportFormat::KerasH5:
         case ExportFormat::Keras: {
@@ -79,7 +83,13 @@ ExportSummary export_model(const ExportableModel& m, ExportFormat format, const 
             if (auto why = keras_refusal(m, dialect)) throw ExportError(m.source + ": " + *why + "; nothing was written");
             const auto keras = dialect == KerasDialect::Keras3 ? keras_archive_bytes(m) : keras_h5_bytes(m);
             write_file_durably(out_path, keras.bytes);
-            return {keras.bytes.size(), keras.layers};
+            return {keras.bytes.size(), keras.layers, {}};
+        }
+        case ExportFormat::Dl4j: {
+            if (auto why = dl4j_refusal(m)) throw ExportError(m.source + ": " + *why + "; nothing was written");
+            auto dl4j = dl4j_zip_bytes(m);
+            write_file_durably(out_path, dl4j.bytes);
+            return {dl4j.bytes.size(), dl4j.layers, std::move(dl4j.notes)};
         }
     }
     throw ExportError("export format " + std::to_string(static_cast<int>(format)) + " has no writer");

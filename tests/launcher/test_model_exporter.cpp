@@ -146,10 +146,11 @@ void TestModelExporter::format_of_a_file_name() {
     QCOMPARE(export_format_for_file("/r/m.onnx"), QString("onnx"));
     QCOMPARE(export_format_for_file("/r/m.H5"), QString("keras-h5"));
     QCOMPARE(export_format_for_file("/r/m.keras"), QString("keras"));
+    QCOMPARE(export_format_for_file("/r/m.zip"), QString("dl4j"));
     QCOMPARE(export_format_for_file("/r/model"), QString("onnx"));
     QStringList formats;
     for (const auto& c : thresher::launcher::export_format_choices()) formats << c.format;
-    QCOMPARE(formats, (QStringList{"onnx", "keras-h5", "keras"}));
+    QCOMPARE(formats, (QStringList{"onnx", "keras-h5", "keras", "dl4j"}));
 }
 
 void TestModelExporter::saved_model_of_a_history_spec() {

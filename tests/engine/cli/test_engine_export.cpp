@@ -13,6 +13,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <tuple>
 #include <random>
 
 #include "backend/registry.h"
@@ -53,8 +54,10 @@ private Q_SLOTS:
     void onnx_matches_predict_data();
     void onnx_matches_predict();
     void refused_layer_named_and_nothing_written();
-    void keras_exports_predict_as_the_model();
+    void keras_and_dl4j_exports_predict_as_the_model();
     void keras_refuses_normalised_inputs();
+    void dl4j_carries_normalised_inputs_data();
+    void dl4j_carries_normalised_inputs();
     void unknown_format_lists_the_formats();
     void out_may_not_be_the_model();
 
@@ -148,24 +151,29 @@ void TestEngineExport::refused_layer_named_and_nothing_written() {
     QCOMPARE(QDir(out.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
 }
 
-void TestEngineExport::keras_exports_predict_as_the_model() {
+void TestEngineExport::keras_and_dl4j_exports_predict_as_the_model() {
     const QString thr = path("mlp_raw.thr");
     const auto trained = run_engine({"train", "--model", source_dir() + "/resources/models/mlp.json", "--data", path("rows.csv"),
                                      "--epochs", "1", "--batch", "8", "--threads", "1", "--save", thr});
     QVERIFY2(trained.exit_code == 0, qPrintable(trained.summary()));
     const auto want = run_engine({"predict", "--model-file", thr, "--data", path("rows.csv"), "--threads", "1"});
     QVERIFY2(want.exit_code == 0, qPrintable(want.summary()));
-    for (const auto& [format, name] : {std::pair{"keras-h5", "mlp_raw.h5"}, std::pair{"keras", "mlp_raw.keras"}}) {
+    // format, file, and the format `inspect` reports for the file
+    const std::tuple<const char*, const char*, const char*> exports[] = {
+        {"keras-h5", "mlp_raw.h5", "keras"}, {"keras", "mlp_raw.keras", "keras"}, {"dl4j", "mlp_raw.zip", "dl4j"}};
+    for (const auto& [format, name, read_as] : exports) {
         const QString out = path(name);
         const auto exported = run_engine({"export-model", thr, "--format", format, "--out", out});
         QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
         QCOMPARE(exported.events[0]["format"].toString(), QString(format));
-        QCOMPARE(exported.events[0]["nodes"].toInt(), 3);  // the Keras model's layers
+        QCOMPARE(exported.events[0]["nodes"].toInt(), 3);  // the Keras model's layers, DL4J's confs
         QCOMPARE(exported.events[0]["bytes"].toInteger(), QFileInfo(out).size());
+        // The DL4J zip carries the .thr's Nesterovs state on (updaterState.bin): nothing left out.
+        QVERIFY2(!exported.events[0].contains("notes"), qPrintable(exported.summary()));
 
         const auto inspected = run_engine({"inspect", "--json", out});
         QVERIFY2(inspected.exit_code == 0, qPrintable(inspected.summary()));
-        QCOMPARE(inspected.events[0]["format"].toString(), QString("keras"));
+        QCOMPARE(inspected.events[0]["format"].toString(), QString(read_as));
         QCOMPARE(inspected.events[0]["params"].toInteger(), 784 * 1000 + 1000 + 1000 * 1000 + 1000 + 1000 * 10 + 10);
         QVERIFY(inspected.events[0]["weights"].toBool());
 
@@ -189,12 +197,45 @@ void TestEngineExport::keras_refuses_normalised_inputs() {
     QVERIFY(!QFile::exists(out));
 }
 
+void TestEngineExport::dl4j_carries_normalised_inputs_data() {
+    QTest::addColumn<QString>("model");
+    QTest::newRow("lenet") << "lenet";
+    QTest::newRow("mlp") << "mlp";
+}
+
+// LeNet and the MLP of onnx_matches_predict, trained with standardised inputs: the DL4J zip holds
+// the normaliser (normalizer.bin), so predict on the zip prints what predict on the .thr prints.
+void TestEngineExport::dl4j_carries_normalised_inputs() {
+    QFETCH(QString, model);
+    const QString thr = path(model + ".thr"), out = path(model + "_normalised.zip");
+    QVERIFY2(QFile::exists(thr), "onnx_matches_predict saves the .thr first");
+    const auto exported = run_engine({"export-model", thr, "--format", "dl4j", "--out", out});
+    QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
+    const auto inspected = run_engine({"inspect", "--json", out});
+    QVERIFY2(inspected.exit_code == 0, qPrintable(inspected.summary()));
+    QVERIFY2(inspected.stderr_text.contains("normalizer.bin") || QJsonDocument(inspected.events[0]).toJson().contains("normalizer.bin"),
+             qPrintable(inspected.summary()));
+    const auto want = run_engine({"predict", "--model-file", thr, "--data", path("rows.csv"), "--threads", "1"});
+    const auto got = run_engine({"predict", "--model-file", out, "--data", path("rows.csv"), "--threads", "1"});
+    QVERIFY2(want.exit_code == 0 && got.exit_code == 0, qPrintable(got.summary()));
+    QCOMPARE(got.events.size(), want.events.size());
+    double max_diff = 0.0;
+    for (qsizetype r = 0; r < want.events.size(); ++r) {
+        QCOMPARE(got.events[r]["class"], want.events[r]["class"]);
+        const auto a = want.events[r]["probabilities"].toArray(), b = got.events[r]["probabilities"].toArray();
+        QCOMPARE(b.size(), a.size());
+        for (qsizetype k = 0; k < a.size(); ++k) max_diff = std::max(max_diff, std::fabs(a[k].toDouble() - b[k].toDouble()));
+    }
+    qInfo("%s: max |predict(.thr) - predict(.zip)| = %.3g", qPrintable(model), max_diff);
+    QVERIFY2(max_diff <= 1e-6, qPrintable(QString("max |diff| %1").arg(max_diff)));
+}
+
 void TestEngineExport::unknown_format_lists_the_formats() {
     const QString out = path("never.h5");
     // The format is checked before the model is read: any existing file will do.
     const auto r = run_engine({"export-model", path("rows.csv"), "--format", "keras-h4", "--out", out});
     QCOMPARE(r.exit_code, 1);
-    QVERIFY2(r.stderr_text.contains("unknown export format \"keras-h4\" (this build exports: onnx, keras-h5, keras)"), qPrintable(r.stderr_text));
+    QVERIFY2(r.stderr_text.contains("unknown export format \"keras-h4\" (this build exports: onnx, keras-h5, keras, dl4j)"), qPrintable(r.stderr_text));
     QVERIFY(!QFile::exists(out));
 }
 

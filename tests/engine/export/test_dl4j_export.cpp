@@ -1,0 +1,477 @@
+// DL4J exports (the zip ModelSerializer writes for a MultiLayerNetwork) read back by Thresher's
+// own DL4J zip importer (config/weight_import.cpp, which `inspect` and `train --model` use):
+// - import(export(m)) has m's architecture and bit-identical parameters, for the templates in
+//   resources/models, the DL4J configs in the test data (random parameters), and models of every
+//   layer kind DL4J can express;
+// - a zip exported with Nesterovs or Adam state takes the same next step as the network it came
+//   from (within 1e-6);
+// - coefficients.bin is the ND4J array DL4J 1.0 writes ([1, N] FLOAT, 'c'), and
+//   configuration.json has every field the real DL4J files in the test data have;
+// - normalizer.bin reads back to the model's input normalisation;
+// - a model DL4J cannot express is refused naming the layer, and nothing is written.
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/registry.h"
+#include "config/model_format.h"
+#include "config/nd4j_array.h"
+#include "config/weight_import.h"
+#include "export/dl4j_export.h"
+#include "export/model_export.h"
+#include "export/nd4j_writer.h"
+#include "nn/model_file.h"
+#include "nn/network.h"
+#include "source_dir.h"
+
+using namespace thresher;
+using model_export::ExportFormat;
+using nlohmann::json;
+
+namespace {
+
+std::string read_text(const QString& path) {
+    std::ifstream in(path.toStdString(), std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::vector<std::uint8_t> read_bytes(const QString& path) {
+    const auto text = read_text(path);
+    return {text.begin(), text.end()};
+}
+
+// Every parameter drawn, biases and statistics included (running variances kept positive).
+model_export::ExportableModel with_random_params(config::ModelConfig cfg, const std::string& source, unsigned seed) {
+    model_export::ExportableModel m;
+    m.source = source;
+    m.config = std::move(cfg);
+    m.params.resize(m.config.param_count());
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (auto& v : m.params) v = u(rng);
+    for (const auto& l : m.config.layers)
+        for (const auto& b : l.blocks)
+            if (b.role == config::ParamRole::RunningVar)
+                for (std::size_t i = 0; i < b.size; ++i) {
+                    auto& v = m.params[l.param_offset + b.offset + i];
+                    v = 0.5f + std::fabs(v);
+                }
+    return m;
+}
+
+// What import(export(m)) must keep: the config as Thresher JSON without the names (unnamed
+// layers come back as "layer<i>") and the seed; PReLU's alpha_init, which DL4J does not keep (it
+// draws alpha from the weight init). A dense first layer reads an image as its C·H·W features
+// (DL4J keeps no image shape in front of a dense layer): the same numbers in the same order.
+json architecture(const config::ModelConfig& c) {
+    auto j = c.to_json();
+    j.erase("name");
+    j.erase("seed");
+    if (!c.layers.empty() && (c.layers[0].type == config::LayerType::Dense || c.layers[0].type == config::LayerType::Output))
+        j["input"] = json{{"size", c.input.size()}};
+    for (auto& l : j["layers"]) {
+        l.erase("name");
+        l.erase("alpha_init");
+    }
+    return j;
+}
+
+const char* kZooGeometry = R"({"name":"geometry","input":{"channels":3,"height":11,"width":10},
+    "layers":[
+      {"type":"convolution","name":"conv_same","filters":4,"kernel":[3,2],"stride":[2,2],"mode":"same","activation":"tanh"},
+      {"type":"convolution","name":"conv_dilated","filters":5,"kernel":[2,2],"dilation":[2,1],"padding":[1,1],"activation":"relu"},
+      {"type":"subsampling","name":"max_same","pooling":"max","kernel":[3,3],"stride":[2,2],"mode":"same"},
+      {"type":"subsampling","name":"avg_padded","pooling":"avg","kernel":[2,2],"stride":[1,1],"padding":[1,1]},
+      {"type":"output","name":"out","units":3,"activation":"softmax","loss":"negativeloglikelihood"}]})";
+const char* kZooResize = R"({"name":"resize","input":{"channels":2,"height":7,"width":6},
+    "layers":[
+      {"type":"zero_padding","name":"pad","padding":[1,2,0,3]},
+      {"type":"convolution","name":"conv","filters":3,"kernel":[3,3],"activation":"swish"},
+      {"type":"cropping","name":"crop","cropping":[1,0,2,1]},
+      {"type":"upsampling","name":"up","size":[2,3]},
+      {"type":"activation","name":"act_image","activation":"elu","alpha":0.7},
+      {"type":"subsampling","name":"pool","pooling":"max","kernel":[2,2],"stride":[2,2]},
+      {"type":"dense","name":"dense","units":5,"activation":"tanh"},
+      {"type":"activation","name":"act_flat","activation":"relu"},
+      {"type":"output","name":"out","units":4,"activation":"softmax","loss":"mcxent"}]})";
+const char* kZooNorms = R"({"name":"norms","input":{"channels":2,"height":6,"width":5},
+    "updater":{"type":"rmsprop","learning_rate":0.01,"rms_decay":0.9,"epsilon":1e-7},
+    "layers":[
+      {"type":"dropout","name":"drop_input","retain":0.8},
+      {"type":"convolution","name":"conv","filters":3,"kernel":[3,3],"activation":"identity"},
+      {"type":"batch_norm","name":"bn_image","eps":0.001,"decay":0.99},
+      {"type":"prelu","name":"prelu_per_channel","shared_axes":["height","width"]},
+      {"type":"prelu","name":"prelu_per_position","shared_axes":["channels"]},
+      {"type":"prelu","name":"prelu_every","alpha_init":0.25},
+      {"type":"dropout","name":"drop_image","retain":0.6},
+      {"type":"dense","name":"dense","units":7,"activation":"identity","updater":{"type":"adagrad","learning_rate":0.05}},
+      {"type":"batch_norm","name":"bn_flat"},
+      {"type":"prelu","name":"prelu_flat"},
+      {"type":"dropout","name":"drop_flat","retain":0.5},
+      {"type":"output","name":"out","units":4,"activation":"softmax","loss":"mcxent"}]})";
+const char* kZooGlobal = R"({"name":"global","input":{"channels":2,"height":7,"width":7},
+    "layers":[
+      {"type":"convolution","name":"conv","filters":6,"kernel":[3,3],"activation":"relu6"},
+      {"type":"subsampling","name":"gavg","pooling":"avg","global":true},
+      {"type":"batch_norm","name":"bn"},
+      {"type":"prelu","name":"prelu"},
+      {"type":"dense","name":"d","units":3,"activation":"sigmoid"},
+      {"type":"activation","name":"loss_layer","activation":"softmax","loss":"mcxent"}]})";
+const char* kZooActivations = R"({"name":"activations","input":{"size":12},"weight_init":"uniform",
+    "updater":{"type":"adam","learning_rate":0.005,"beta1":0.8,"beta2":0.99,"epsilon":1e-6},"l1":0.0001,"l2":0.001,
+    "layers":[
+      {"type":"dense","name":"leaky","units":12,"activation":"leakyrelu","alpha":0.2},
+      {"type":"dense","name":"elu","units":12,"activation":"elu","alpha":0.5},
+      {"type":"dense","name":"relu6","units":12,"activation":"relu6"},
+      {"type":"dense","name":"thresholded","units":12,"activation":"thresholdedrelu","alpha":0.1},
+      {"type":"dense","name":"selu","units":12,"activation":"selu"},
+      {"type":"dense","name":"softplus","units":12,"activation":"softplus"},
+      {"type":"dense","name":"softsign","units":12,"activation":"softsign","weight_init":"relu"},
+      {"type":"dense","name":"sigmoid","units":12,"activation":"sigmoid","weight_init":"zero"},
+      {"type":"dense","name":"hard","units":12,"activation":"hardsigmoid"},
+      {"type":"dense","name":"gelu","units":12,"activation":"gelu_sigmoid","weight_init":"xavier_uniform"},
+      {"type":"dense","name":"swish","units":12,"activation":"swish","weight_init":"normal"},
+      {"type":"output","name":"out","units":5,"activation":"identity","loss":"mse"}]})";
+const char* kZooMae = R"({"name":"mae","input":{"size":5},"updater":{"type":"sgd","learning_rate":0.1,
+    "schedule":{"type":"map","by":"epoch","values":{"0":0.1,"3":0.01}}},
+    "layers":[{"type":"dense","units":4,"activation":"tanh"},{"type":"output","units":2,"activation":"identity","loss":"mae"}]})";
+const char* kZooBinary = R"({"name":"binary","input":{"size":6},
+    "updater":{"type":"sgd","schedule":{"type":"exponential","initial":0.1,"rate":0.5,"decay_steps":100,"staircase":true}},
+    "layers":[{"type":"dense","units":8,"activation":"relu"},{"type":"output","units":1,"activation":"sigmoid","loss":"xent"}]})";
+
+model_export::ExportableModel model_from_path(const QString& path, const std::string& tag) {
+    if (path.startsWith("json:"))
+        return with_random_params(config::ModelConfig::parse(path.mid(5).toStdString(), tag), tag + ".thr", 7);
+    auto r = config::import_model_file(path.toStdString());
+    return with_random_params(std::move(r.model), QFileInfo(path).completeBaseName().toStdString() + ".thr", 7);
+}
+
+}  // namespace
+
+class TestDl4jExport : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { QVERIFY(dir_.isValid()); }
+    void round_trip_data();
+    void round_trip();
+    void coefficients_are_dl4j_arrays();
+    void configuration_has_dl4j_fields();
+    void resumes_with_the_same_step_data();
+    void resumes_with_the_same_step();
+    void normalizer_round_trip_data();
+    void normalizer_round_trip();
+    void refused_layer_named_and_nothing_written_data();
+    void refused_layer_named_and_nothing_written();
+
+private:
+    QTemporaryDir dir_;
+};
+
+void TestDl4jExport::round_trip_data() {
+    QTest::addColumn<QString>("path");  // a model file, or a Thresher config's JSON text after "json:"
+    const QString root = test_support::source_dir();
+    for (const auto& name : QDir(root + "/resources/models").entryList({"*.json"}))
+        if (name != "resnet.json") QTest::newRow(qPrintable("resources/models/" + name)) << root + "/resources/models/" + name;
+    // Every DL4J configuration of the importer's test data that it imports (some are there to be
+    // refused, as a NaN momentum).
+    for (const auto& name : QDir(root + "/tests/engine/config/data").entryList({"dl4j_*.json"})) {
+        const QString path = root + "/tests/engine/config/data/" + name;
+        try {
+            config::import_model_file(path.toStdString());
+        } catch (const ConfigError&) {
+            continue;
+        }
+        QTest::newRow(qPrintable(name)) << path;
+    }
+    const std::pair<const char*, const char*> zoo[] = {{"geometry", kZooGeometry}, {"resize", kZooResize},
+                                                       {"norms", kZooNorms},       {"global", kZooGlobal},
+                                                       {"activations", kZooActivations}, {"mae", kZooMae},
+                                                       {"binary", kZooBinary}};
+    for (const auto& [tag, text] : zoo) QTest::newRow(tag) << QString("json:") + text;
+    // Every schedule DL4J has a class for, on a small MLP with Adam.
+    const std::pair<const char*, const char*> schedules[] = {
+        {"schedule exponential", R"({"type":"exponential","initial":0.1,"rate":0.99})"},
+        {"schedule inverse", R"({"type":"inverse","initial":0.1,"rate":0.01,"power":0.75,"by":"epoch"})"},
+        {"schedule poly", R"({"type":"poly","initial":0.1,"decay_steps":1000,"power":2})"},
+        {"schedule sigmoid", R"({"type":"sigmoid","initial":0.1,"rate":-0.01,"step":500})"},
+        {"schedule cycle", R"({"type":"cycle","initial":0.01,"max":0.1,"cycle_length":100,"annealing_length":10,"annealing_decay":0.2})"},
+        {"schedule ramp around map", R"({"type":"map","values":{"0":0.1,"50":0.05},"ramp":10})"}};
+    for (const auto& [tag, sched] : schedules)
+        QTest::newRow(tag) << QString(R"(json:{"name":"sched","input":{"size":4},"updater":{"type":"adam","schedule":%1},
+            "layers":[{"type":"dense","units":3,"activation":"relu"},{"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})")
+                                  .arg(sched);
+}
+
+void TestDl4jExport::round_trip() {
+    QFETCH(QString, path);
+    const QString tag = QString(QTest::currentDataTag()).replace('/', '_');
+    const auto m = model_from_path(path, tag.toStdString());
+    const QString out = dir_.filePath(tag + ".zip");
+    const auto summary = model_export::export_model(m, ExportFormat::Dl4j, out.toStdString());
+    QCOMPARE(static_cast<qint64>(summary.bytes), QFileInfo(out).size());
+
+    const auto back = config::import_model_file(out.toStdString());
+    QCOMPARE(back.format, config::ModelFormat::Dl4j);
+    const auto want = architecture(m.config), got = architecture(back.model);
+    QVERIFY2(want == got, qPrintable(QString("architecture changed:\n  exported %1\n  imported %2")
+                                         .arg(QString::fromStdString(want.dump()), QString::fromStdString(got.dump()))));
+    for (std::size_t i = 0; i < m.config.layers.size(); ++i)
+        if (!m.config.layers[i].name.empty()) QCOMPARE(back.model.layers[i].name, m.config.layers[i].name);
+    QCOMPARE(back.params.size(), m.params.size());
+    double max_diff = 0;
+    for (std::size_t i = 0; i < m.params.size(); ++i) max_diff = std::max(max_diff, std::fabs(double(back.params[i]) - m.params[i]));
+    qInfo("%s: %zu bytes, %zu parameters, max |import(export(m)) - m| = %g", QTest::currentDataTag(), summary.bytes,
+          m.params.size(), max_diff);
+    QVERIFY2(std::memcmp(back.params.data(), m.params.data(), m.params.size() * sizeof(float)) == 0,
+             qPrintable(QString("parameters differ (max |diff| %1)").arg(max_diff)));
+    QVERIFY(back.updater_state.empty());  // none given, none written
+}
+
+// The header DL4J 1.0 writes (config/nd4j_array.h's worked example, with libnd4j's ARRAY_FLOAT
+// in the extras slot), byte for byte, and what Thresher's reader makes of a whole export.
+void TestDl4jExport::coefficients_are_dl4j_arrays() {
+    const float one[] = {1.5f};
+    const auto b = model_export::nd4j_row_bytes(one);
+    QCOMPARE(b.size(), std::size_t{127});
+    std::string want;
+    auto utf = [&](const std::string& s) { want += char(0); want += char(s.size()); want += s; };
+    auto i64 = [&](std::int64_t v) { for (int i = 7; i >= 0; --i) want += char((v >> (8 * i)) & 0xff); };
+    utf("LONG_SHAPE");
+    i64(8);
+    utf("LONG");
+    for (std::int64_t v : {2, 1, 1, 1, 1, 8192, 1, 99}) i64(v);
+    utf("MIXED_DATA_TYPES");
+    i64(1);
+    utf("FLOAT");
+    want += std::string("\x3f\xc0\x00\x00", 4);
+    QCOMPARE(QByteArray::fromStdString(b).toHex(), QByteArray::fromStdString(want).toHex());
+
+    const auto lenet = with_random_params(config::ModelConfig::load((test_support::source_dir() + "/resources/models/lenet.json").toStdString()),
+                                          "lenet.thr", 3);
+    const auto coef = model_export::dl4j_coefficients(lenet);
+    const auto bytes = model_export::nd4j_row_bytes(coef);
+    const auto a = config::read_nd4j_array(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()), "coefficients.bin");
+    QCOMPARE(a.shape, (std::vector<std::int64_t>{1, static_cast<std::int64_t>(lenet.params.size())}));
+    QCOMPARE(a.order, 'c');
+    QCOMPARE(a.data_type, std::string("FLOAT"));
+    QCOMPARE(bytes.size(), 123 + 4 * lenet.params.size());
+    QVERIFY(std::memcmp(a.data.data(), coef.data(), coef.size() * sizeof(float)) == 0);
+    // DL4J's order: the first convolution's bias comes first.
+    const auto& conv = lenet.config.layers[0];
+    for (const auto& blk : conv.blocks)
+        if (blk.role == config::ParamRole::Bias) QCOMPARE(coef[0], lenet.params[conv.param_offset + blk.offset]);
+}
+
+// Every field DL4J 1.0 wrote in the real LeNet configuration (dl4j_lenet.json) is in the export of
+// the same network, at the top, per conf and per layer, with the same classes.
+void TestDl4jExport::configuration_has_dl4j_fields() {
+    const QString real_path = test_support::source_dir() + "/tests/engine/config/data/dl4j_lenet.json";
+    const auto real = json::parse(read_text(real_path));
+    const auto m = model_from_path(real_path, "dl4j_lenet");
+    const auto ours = model_export::dl4j_configuration(m);
+    auto missing = [](const json& want, const json& have) {
+        QStringList out;
+        for (const auto& [k, v] : want.items())
+            if (!have.contains(k)) out << QString::fromStdString(k);
+        return out;
+    };
+    QCOMPARE(missing(real, ours), QStringList{});
+    QCOMPARE(ours["confs"].size(), real["confs"].size());
+    for (std::size_t i = 0; i < real["confs"].size(); ++i) {
+        const auto &rc = real["confs"][i], oc = ours["confs"][i];
+        QCOMPARE(missing(rc, oc), QStringList{});
+        QCOMPARE(missing(rc["layer"], oc["layer"]), QStringList{});
+        QCOMPARE(oc["layer"]["@class"], rc["layer"]["@class"]);
+        QCOMPARE(oc["variables"], rc["variables"]);
+        for (const char* k : {"activationFn", "iupdater", "lossFn", "weightInitFn", "regularization"})
+            if (rc["layer"].contains(k) && rc["layer"][k].is_object()) QCOMPARE(oc["layer"][k]["@class"], rc["layer"][k]["@class"]);
+    }
+    QCOMPARE(ours["inputPreProcessors"], real["inputPreProcessors"]);
+}
+
+void TestDl4jExport::resumes_with_the_same_step_data() {
+    QTest::addColumn<QString>("updater");
+    QTest::newRow("nesterovs") << R"({"type":"nesterovs","learning_rate":0.05,"momentum":0.9})";
+    QTest::newRow("adam") << R"({"type":"adam","learning_rate":0.01})";
+    QTest::newRow("rmsprop") << R"({"type":"rmsprop","learning_rate":0.01})";
+    QTest::newRow("adagrad") << R"({"type":"adagrad","learning_rate":0.05})";
+}
+
+// Three steps, saved as a .thr, exported to DL4J, imported with its updaterState.bin: the fourth
+// step from the zip lands where the fourth step of the original network lands.
+void TestDl4jExport::resumes_with_the_same_step() {
+    QFETCH(QString, updater);
+    const std::string text = R"({"name":"small","input":{"channels":1,"height":6,"width":6},"updater":)" + updater.toStdString() +
+                             R"(,"layers":[{"type":"convolution","name":"conv","filters":3,"kernel":[3,3],"activation":"relu"},
+          {"type":"batch_norm","name":"bn"},{"type":"prelu","name":"pr","shared_axes":["height","width"]},
+          {"type":"subsampling","name":"pool","pooling":"max","kernel":[2,2],"stride":[2,2]},
+          {"type":"dense","name":"dense","units":5,"activation":"tanh"},
+          {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})";
+    const auto cfg = config::ModelConfig::parse(text, "small.json");
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(cfg, *be);
+    net.set_params(with_random_params(cfg, "small.thr", 5).params);
+    constexpr int kBatch = 4;
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::vector<float> x(kBatch * 36), t(kBatch * 3, 0.f);
+    for (int s = 0; s < kBatch; ++s) t[static_cast<std::size_t>(s * 3 + s % 3)] = 1.f;
+    auto step = [&](nn::Network& n, long it) {
+        for (auto& v : x) v = std::sin(1.7f * static_cast<float>(it) + v + 0.3f);
+        n.compute_gradients(x.data(), t.data(), kBatch, 0);
+        n.compute_update(it);
+        n.apply_update();
+    };
+    for (auto& v : x) v = u(rng);
+    for (long it = 0; it < 3; ++it) step(net, it);
+
+    nn::ModelFile saved;
+    saved.config = cfg;
+    saved.params = net.get_params();
+    saved.updater_state = net.get_updater_state();
+    saved.position.iterations = 3;
+    saved.position.epochs_done = 1;
+    const auto thr = dir_.filePath("small.thr").toStdString();
+    nn::save_model_file(thr, saved);
+    auto file = nn::load_model_file(thr);
+    model_export::ExportableModel m;
+    m.source = "small.thr";
+    m.config = file.config;
+    m.params = file.params;
+    m.updater_state = file.updater_state;
+    m.iterations = file.position.iterations;
+    m.epochs = file.position.epochs_done;
+    const auto zip = dir_.filePath(QString("small_%1.zip").arg(QTest::currentDataTag())).toStdString();
+    const auto summary = model_export::export_model(m, ExportFormat::Dl4j, zip);
+    QVERIFY2(summary.notes.empty(), summary.notes.empty() ? "" : summary.notes[0].c_str());
+
+    const auto r = config::import_model_file(zip);
+    QCOMPARE(r.iterations, 3L);
+    QCOMPARE(r.updater_state.size(), file.updater_state.size());
+    QVERIFY(std::memcmp(r.updater_state.data(), file.updater_state.data(), r.updater_state.size() * sizeof(float)) == 0);
+    nn::Network resumed(r.model, *be);
+    resumed.set_params(r.params);
+    resumed.set_updater_state(r.updater_state);
+    const auto x_before = x;
+    step(net, r.iterations);
+    x = x_before;
+    step(resumed, r.iterations);
+    const auto a = net.get_params(), b = resumed.get_params();
+    double max_diff = 0, moved = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        max_diff = std::max(max_diff, std::fabs(double(a[i]) - b[i]));
+        moved = std::max(moved, std::fabs(double(a[i]) - file.params[i]));
+    }
+    qInfo("%s: %zu bytes, %zu values of updater state, step 4 max |Δ| = %g (the step moved parameters by up to %g)",
+          QTest::currentDataTag(), summary.bytes, r.updater_state.size(), max_diff, moved);
+    QVERIFY(moved > 1e-4);
+    QVERIFY2(max_diff <= 1e-6, qPrintable(QString("max |Δ| %1").arg(max_diff)));
+}
+
+void TestDl4jExport::normalizer_round_trip_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<double>("tolerance");
+    // A min-max scale comes back through max - min, both floats as DL4J keeps them: the float
+    // spacing at |max| (up to 2 here) over a range down to 0.05.
+    QTest::newRow("standardize, mlp") << "standardize" << "mlp.json" << 1e-6;
+    QTest::newRow("minmax, lenet") << "minmax" << "lenet.json" << 1e-5;
+}
+
+// normalizer.bin reads back to the same transform: the shift bit for bit, the scale through
+// DL4J's std (1/scale) or max (shift + 1/scale) within float rounding (DL4J keeps floats).
+void TestDl4jExport::normalizer_round_trip() {
+    QFETCH(QString, kind);
+    QFETCH(QString, model);
+    QFETCH(double, tolerance);
+    auto m = with_random_params(config::ModelConfig::load((test_support::source_dir() + "/resources/models/" + model).toStdString()),
+                                "normalised.thr", 11);
+    std::mt19937 rng(4);
+    std::uniform_real_distribution<float> shift(-2.f, 2.f), scale(0.05f, 20.f);
+    m.normalization.kind = kind.toStdString();
+    for (std::size_t i = 0; i < m.config.input.size(); ++i) {
+        m.normalization.shift.push_back(shift(rng));
+        m.normalization.scale.push_back(scale(rng));
+    }
+    const auto out = dir_.filePath("normalised_" + kind + ".zip").toStdString();
+    const auto summary = model_export::export_model(m, ExportFormat::Dl4j, out);
+    const auto r = config::import_model_file(out);
+    QCOMPARE(QString::fromStdString(r.normalization.kind), kind);
+    QCOMPARE(r.normalization.shift, m.normalization.shift);
+    double max_rel = 0;
+    for (std::size_t i = 0; i < m.normalization.scale.size(); ++i)
+        max_rel = std::max(max_rel, std::fabs(double(r.normalization.scale[i]) / m.normalization.scale[i] - 1.0));
+    qInfo("%s: %zu bytes, %zu features, max relative |Δscale| = %g", QTest::currentDataTag(), summary.bytes,
+          m.normalization.scale.size(), max_rel);
+    QVERIFY2(max_rel <= tolerance, qPrintable(QString("%1").arg(max_rel)));
+    QVERIFY(std::memcmp(r.params.data(), m.params.data(), m.params.size() * sizeof(float)) == 0);
+}
+
+void TestDl4jExport::refused_layer_named_and_nothing_written_data() {
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<bool>("normalize");
+    QTest::addColumn<QString>("message");
+    const QString resnet = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/resnet.json"));
+    QTest::newRow("a graph (the ResNet template)")
+        << resnet << false
+        << R"(resnet.thr: layers[8] (add "b1_add"): DL4J cannot express this layer: it is a vertex of a graph (add), and the DL4J export writes a MultiLayerNetwork (a layer stack); export the graph as ONNX; nothing was written)";
+    const QString gelu = R"({"name":"gelu","input":{"size":4},
+        "layers":[{"type":"dense","name":"g","units":3,"activation":"gelu"},{"type":"output","units":2,"loss":"mcxent"}]})";
+    QTest::newRow("gelu (erf)") << gelu << false
+                                << R"(gelu.thr: layers[0] (dense "g"): DL4J cannot express this layer: activation gelu has no DL4J form (DL4J's GELU is x·sigmoid(1.702x), Thresher's gelu_sigmoid; its precise form is another formula); nothing was written)";
+    const QString hard = R"({"name":"hard","input":{"size":4},
+        "layers":[{"type":"dense","units":3,"activation":"relu"},{"type":"dense","name":"h","units":3,"activation":"hardsigmoid","alpha":0.25},
+                  {"type":"output","units":2,"loss":"mcxent"}]})";
+    QTest::newRow("hardsigmoid slope") << hard << false
+                                       << R"(hard.thr: layers[1] (dense "h"): DL4J cannot express this layer: hardsigmoid with slope 0.25: DL4J's HardSigmoid has slope 0.2; nothing was written)";
+    const QString cosine = R"({"name":"cosine","input":{"size":4},
+        "updater":{"type":"adam","schedule":{"type":"cosine","initial":0.01,"decay_steps":100}},
+        "layers":[{"type":"output","units":2,"loss":"mcxent"}]})";
+    QTest::newRow("cosine schedule") << cosine << false << "";
+    const QString mlp = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/mlp.json"));
+    QTest::newRow("a spread DL4J rounds up") << mlp << true
+                                             << "mlp.thr: input normalisation (standardize): feature 0 has scale 200000.000000, which "
+                                                "DL4J's normalizer cannot hold (its spread must be at least 1e-5); nothing was written";
+}
+
+void TestDl4jExport::refused_layer_named_and_nothing_written() {
+    QFETCH(QString, json);
+    QFETCH(bool, normalize);
+    QFETCH(QString, message);
+    const auto cfg = config::ModelConfig::parse(json.toStdString(), "model.json");
+    auto m = with_random_params(cfg, cfg.name + ".thr", 1);
+    if (normalize) {
+        m.normalization.kind = "standardize";
+        m.normalization.shift.assign(cfg.input.size(), 0.5f);
+        m.normalization.scale.assign(cfg.input.size(), 2.f);
+        m.normalization.scale[0] = 2e5f;  // a standard deviation of 5e-6
+    }
+    QTemporaryDir out;
+    const QString path = out.filePath("refused.zip");
+    try {
+        model_export::export_model(m, ExportFormat::Dl4j, path.toStdString());
+        QFAIL("the model was exported");
+    } catch (const model_export::ExportError& e) {
+        if (message.isEmpty()) {  // the schedule's own description is not spelled out here
+            QVERIFY2(QString(e.what()).contains("updater: learning-rate schedule") &&
+                         QString(e.what()).contains("DL4J has no such schedule") && QString(e.what()).endsWith("nothing was written"),
+                     e.what());
+        } else {
+            QCOMPARE(QString(e.what()), message);
+        }
+    }
+    QCOMPARE(QDir(out.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
+}
+
+QTEST_GUILESS_MAIN(TestDl4jExport)
+#include "test_dl4j_export.moc"
