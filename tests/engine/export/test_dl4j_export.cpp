@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "export_test_support.h"
 #include "backend/registry.h"
 #include "config/model_format.h"
 #include "config/nd4j_array.h"
@@ -40,34 +41,12 @@ using nlohmann::json;
 
 namespace {
 
-std::string read_text(const QString& path) {
-    std::ifstream in(path.toStdString(), std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
+using test_export::read_bytes;
+using test_export::read_text;
+using test_export::with_random_params;
 
-std::vector<std::uint8_t> read_bytes(const QString& path) {
-    const auto text = read_text(path);
-    return {text.begin(), text.end()};
-}
 
-// Every parameter drawn, biases and statistics included (running variances kept positive).
-model_export::ExportableModel with_random_params(config::ModelConfig cfg, const std::string& source, unsigned seed) {
-    model_export::ExportableModel m;
-    m.source = source;
-    m.config = std::move(cfg);
-    m.params.resize(m.config.param_count());
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    for (auto& v : m.params) v = u(rng);
-    for (const auto& l : m.config.layers)
-        for (const auto& b : l.blocks)
-            if (b.role == config::ParamRole::RunningVar)
-                for (std::size_t i = 0; i < b.size; ++i) {
-                    auto& v = m.params[l.param_offset + b.offset + i];
-                    v = 0.5f + std::fabs(v);
-                }
-    return m;
-}
+
 
 // What import(export(m)) must keep: the config as Thresher JSON without the names (unnamed
 // layers come back as "layer<i>") and the seed; PReLU's alpha_init, which DL4J does not keep (it

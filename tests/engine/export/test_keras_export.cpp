@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "export_test_support.h"
 #include "config/model_format.h"
 #include "config/weight_import.h"
 #include "export/keras_export.h"
@@ -36,33 +37,14 @@ using model_export::ExportFormat;
 
 namespace {
 
+using test_export::read_bytes;
+using test_export::read_text;
+using test_export::with_random_params;
+
 QString debian_python() { return QFile::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
 
-std::string read_text(const QString& path) {
-    std::ifstream in(path.toStdString(), std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
 
-std::vector<std::uint8_t> read_bytes(const QString& path) {
-    const auto text = read_text(path);
-    return {text.begin(), text.end()};
-}
 
-// Every parameter drawn, biases and statistics included (running variances kept positive).
-model_export::ExportableModel with_random_params(config::ModelConfig cfg, const std::string& source, unsigned seed) {
-    model_export::ExportableModel m;
-    m.source = source;
-    m.config = std::move(cfg);
-    m.params.resize(m.config.param_count());
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    for (auto& v : m.params) v = u(rng);
-    for (const auto& l : m.config.layers)
-        for (const auto& b : l.blocks)
-            if (b.role == config::ParamRole::RunningVar)
-                for (std::size_t i = 0; i < b.size; ++i) m.params[l.param_offset + b.offset + i] = 0.5f + std::fabs(m.params[l.param_offset + b.offset + i]);
-    return m;
-}
 
 model_export::ExportableModel model_from_file(const QString& path, unsigned seed) {
     auto r = config::import_model_file(path.toStdString());
