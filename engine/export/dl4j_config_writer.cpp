@@ -380,8 +380,10 @@ Plan plan(const ExportableModel& em) {
                     break;
                 case LayerType::DepthwiseConvolution:
                 case LayerType::SeparableConvolution:
-                    throw Dl4jRefusal{"the DL4J export does not write depthwise or separable convolutions yet (Thresher's DL4J "
-                                      "importer does not map their weights either)"};
+                case LayerType::TransposedConvolution:
+                    throw Dl4jRefusal{"the DL4J export does not write depthwise, separable or transposed convolutions yet "
+                                      "(DL4J's Deconvolution2D and friends; Thresher's DL4J importer does not map their "
+                                      "weights either)"};
                 default: throw Dl4jRefusal{"it has no DL4J layer"};
             }
             if (has_params(l.type)) {
