@@ -262,6 +262,12 @@ private:
         return tensor_[static_cast<std::size_t>(index)];
     }
 
+    // A Thresher input in the user's terms: "layers[3] (convolution \"conv\")", or the model's input.
+    std::string input_label(int index) const {
+        if (index == config::LayerConfig::kModelInput) return "the model's input";
+        return m_.config.layers[static_cast<std::size_t>(index)].label(static_cast<std::size_t>(index));
+    }
+
     void need_image(std::size_t i) const {
         if (!image_) refuse(i, "it needs an image, and Keras holds flat features here (after a Flatten or global pooling)");
     }
@@ -320,10 +326,13 @@ private:
         if (ins.size() < 2) refuse(i, "Keras's " + cls + " merges two inputs or more, and this vertex reads one");
         if (l.type == LayerType::Subtract && ins.size() != 2)
             refuse(i, "Keras's Subtract takes exactly two inputs, and this vertex reads " + std::to_string(ins.size()));
-        for (const auto& t : ins)
-            if (t.image != ins[0].image)
-                refuse(i, "it joins an image with flat features (Keras holds \"" + ins[0].name + "\" and \"" + t.name +
-                              "\" in different ranks)");
+        for (std::size_t k = 1; k < ins.size(); ++k)
+            if (ins[k].image != ins[0].image) {
+                const auto flat = ins[0].image ? k : 0, image = ins[0].image ? 0 : k;
+                refuse(i, "it joins flat features (" + input_label(l.sources[flat]) +
+                              ", after global pooling or a Flatten in Keras) with an image (" + input_label(l.sources[image]) +
+                              "), and Keras's " + cls + " needs inputs of one rank");
+            }
         image_ = ins[0].image;
         // Thresher joins channels (the features of flat inputs): channels_last's last axis.
         nlohmann::json cfg = nlohmann::json::object();

@@ -476,6 +476,15 @@ void TestKerasExport::refused_layer_named_and_nothing_written_data() {
                   {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
     QTest::newRow("subset vertex") << subset << false << int(ExportFormat::Keras)
         << R"(subset.thr: layers[2] (subset "half"): Keras cannot express this layer: a subset vertex keeps channels 1 to 2, and Keras has no layer that slices channels (only a Lambda, which is Python code a saved model cannot carry); nothing was written)";
+    // Thresher's shapes agree (2x1x1), Keras's ranks do not: global pooling gives features, a
+    // 4x4 convolution of a 4x4 image a 1x1 image.
+    const QString ranks = R"({"name":"ranks","input":{"channels":2,"height":4,"width":4},
+        "layers":[{"type":"subsampling","name":"gap","pooling":"avg","global":true},
+                  {"type":"convolution","name":"conv","inputs":"input","filters":2,"kernel":[4,4]},
+                  {"type":"add","name":"join","inputs":["gap","conv"]},
+                  {"type":"output","units":2,"loss":"mcxent"}]})";
+    QTest::newRow("image joined with features") << ranks << false << int(ExportFormat::KerasH5)
+        << R"(ranks.thr: layers[2] (add "join"): Keras cannot express this layer: it joins flat features (layers[0] (subsampling "gap"), after global pooling or a Flatten in Keras) with an image (layers[1] (convolution "conv")), and Keras's Add needs inputs of one rank; nothing was written)";
     const QString depthwise = R"({"name":"dwpad","input":{"channels":2,"height":6,"width":5},
         "layers":[{"type":"depthwise_convolution","name":"dw","kernel":[3,3],"padding":[1,1]},
                   {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
