@@ -182,7 +182,20 @@ void TestEngineExport::keras_and_dl4j_exports_predict_as_the_model() {
         QVERIFY2(got.exit_code == 0, qPrintable(got.summary()));
         QCOMPARE(got.events.size(), want.events.size());
         for (qsizetype r = 0; r < want.events.size(); ++r) QCOMPARE(got.events[r], want.events[r]);
+
+        // compare reads the export as predict does: bit-identical parameters.
+        const auto cmp = run_engine({"compare", thr, out, "--tolerance", "0"});
+        QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+        QCOMPARE(cmp.events[0]["max_abs_diff"].toDouble(), 0.0);
     }
+    // and says how far apart two models are, whatever their formats (exit 1 above the tolerance).
+    const QString other = path("mlp_other.thr");
+    const auto retrained = run_engine({"train", "--model", source_dir() + "/resources/models/mlp.json", "--data", path("rows.csv"),
+                                       "--epochs", "2", "--batch", "8", "--threads", "1", "--save", other});
+    QVERIFY2(retrained.exit_code == 0, qPrintable(retrained.summary()));
+    const auto differs = run_engine({"compare", other, path("mlp_raw.zip"), "--tolerance", "1e-6"});
+    QCOMPARE(differs.exit_code, 1);
+    QVERIFY(differs.events[0]["max_abs_diff"].toDouble() > 1e-6);
 }
 
 void TestEngineExport::keras_refuses_normalised_inputs() {
