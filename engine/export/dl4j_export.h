@@ -62,7 +62,7 @@ std::string dl4j_normalizer_bytes(const InputNormalization&);
 
 struct Dl4jBytes {
     std::string bytes;               // the whole zip
-    std::size_t layers = 0;          // DL4J layers (confs) written
+    std::size_t layers = 0;          // layers written (a stack's confs; a graph's layer and vertex vertices)
     std::vector<std::string> notes;  // what was left out and why ("updaterState.bin: ...")
 };
 
