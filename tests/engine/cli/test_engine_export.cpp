@@ -237,6 +237,26 @@ void TestEngineExport::dl4j_carries_normalised_inputs() {
 void TestEngineExport::dl4j_graph_and_convolutions_predict_as_the_model_data() {
     QTest::addColumn<QString>("model");  // a template name, or a Thresher config's JSON text after "json:"
     QTest::newRow("resnet (a ComputationGraph)") << "resnet";
+    QTest::newRow("every vertex on images") << R"(json:{"name":"vertices","input":{"channels":1,"height":28,"width":28},
+        "layers":[{"type":"convolution","name":"a","filters":4,"kernel":[3,3],"mode":"same","activation":"tanh"},
+                  {"type":"convolution","name":"b","inputs":"input","filters":4,"kernel":[1,1],"activation":"sigmoid"},
+                  {"type":"subtract","name":"sub","inputs":["a","b"]},
+                  {"type":"multiply","name":"mul","inputs":["sub","a","b"]},
+                  {"type":"maximum","name":"max","inputs":["mul","b"]},
+                  {"type":"average","name":"avg","inputs":["max","a","sub"]},
+                  {"type":"subset","name":"half","inputs":"avg","channels":[1,2]},
+                  {"type":"concatenate","name":"cat","inputs":["half","avg","input"]},
+                  {"type":"output","units":10,"activation":"softmax","loss":"mcxent"}]})";
+    QTest::newRow("every vertex on flat features") << R"(json:{"name":"flat_vertices","input":{"channels":1,"height":28,"width":28},
+        "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9},
+        "layers":[{"type":"convolution","name":"c","filters":3,"kernel":[5,5],"stride":[3,3],"activation":"relu"},
+                  {"type":"subsampling","name":"gap","pooling":"avg","global":true},
+                  {"type":"dense","name":"d","inputs":"input","units":3,"activation":"tanh"},
+                  {"type":"add","name":"sum","inputs":["gap","d"]},
+                  {"type":"maximum","name":"most","inputs":["sum","d"]},
+                  {"type":"concatenate","name":"cat","inputs":["d","gap","most"]},
+                  {"type":"subset","name":"part","channels":[2,6]},
+                  {"type":"output","units":10,"activation":"softmax","loss":"mcxent"}]})";
     QTest::newRow("depthwise, separable, transposed") << R"(json:{"name":"convs","input":{"channels":1,"height":28,"width":28},
         "updater":{"type":"adam","learning_rate":0.005},
         "layers":[{"type":"convolution","name":"conv","filters":4,"kernel":[3,3],"stride":[2,2],"activation":"relu"},
@@ -251,7 +271,7 @@ void TestEngineExport::dl4j_graph_and_convolutions_predict_as_the_model_data() {
 // prints the lines predict prints on the .thr, and inspect reads the zip as a DL4J model.
 void TestEngineExport::dl4j_graph_and_convolutions_predict_as_the_model() {
     QFETCH(QString, model);
-    const QString tag = model.startsWith("json:") ? "convs" : model;
+    const QString tag = model.startsWith("json:") ? QString(QTest::currentDataTag()).replace(' ', '_').replace(',', "") : model;
     QString model_path = source_dir() + "/resources/models/" + model + ".json";
     if (model.startsWith("json:")) {
         model_path = path(tag + ".json");
