@@ -8,6 +8,14 @@
 // One piece of state runs beside the layers, as in the Keras exporter: whether the activations
 // are still an image. A dense layer that reads one needs DL4J's CnnToFeedForwardPreProcessor in
 // front of it, and an image layer after the features were flattened has no DL4J form.
+//
+// A graph becomes the ComputationGraphConfiguration DL4J 1.0 writes (plan_graph): one vertex per
+// layer in the model's order, the same layer objects wrapped in LayerVertex, and the order DL4J
+// flattens parameters in (its topological order of those vertices, config/dl4j_graph.h), which
+// dl4j_params.cpp follows. Worked example, the ResNet template: the input is vertex 0, stem 1,
+// ..., b1_out 10, b2_conv1 11, ..., b2_shortcut 16. b1_out's readers {11, 16} sit in a Java
+// HashSet of 16 buckets, 16 in bucket 0 before 11 in bucket 11, so DL4J flattens b2_shortcut
+// before b2_conv1 although the model lists it after b2_bn2.
 #include <cmath>
 #include <map>
 #include <set>
