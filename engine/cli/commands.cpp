@@ -178,8 +178,8 @@ void predict_command(const std::string& model_file, const std::string& data_spec
 }
 
 bool compare_command(const std::string& a, const std::string& b, double tolerance) {
-    const auto fa = nn::load_model_file(a);
-    const auto fb = nn::load_model_file(b);
+    const auto fa = model_file_any(a);
+    const auto fb = model_file_any(b);
     if (fa.params.size() != fb.params.size())
         throw Error("compare: " + a + " has " + std::to_string(fa.params.size()) + " parameters, " + b +
                     " has " + std::to_string(fb.params.size()));

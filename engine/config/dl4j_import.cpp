@@ -734,9 +734,20 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
             const auto* pre = p.object({"preProcessor"});
             const auto t = pre ? import::typed(*pre) : std::nullopt;
             const std::string kind = t ? simple_class_name(t->name) : "";
-            if (kind != "CnnToFeedForwardPreProcessor" && kind != "cnnToFeedForward")
+            const bool unflatten = kind == "FeedForwardToCnnPreProcessor" || kind == "feedForwardToCnn";
+            if (unflatten && ins.size() == 1 && ins[0] == inputs[0]) {
+                // The network input fed flat (convolutionalFlat) and made an image for the
+                // vertices that read it: Thresher's input is the image itself.
+                Place b(*t->body, root.source(), where + ".preProcessor", root.notes());
+                const auto h = b.integer({"inputHeight"}, 1), w = b.integer({"inputWidth"}, 1), c = b.integer({"numChannels"}, 1);
+                if (!h || !w || !c) b.fail("needs \"inputHeight\", \"inputWidth\" and \"numChannels\"");
+                input.shape = Shape{*c, *h, *w};
+                input.where = where + ".preProcessor";
+            } else if (kind != "CnnToFeedForwardPreProcessor" && kind != "cnnToFeedForward") {
                 p.fail("preProcessor", "preprocessor " + (kind.empty() ? std::string("(none)") : kind) +
-                                           " is not supported (CnnToFeedForwardPreProcessor: Thresher's dense layers flatten images themselves)");
+                                           " is not supported (CnnToFeedForwardPreProcessor, or FeedForwardToCnnPreProcessor on "
+                                           "the network input: Thresher's dense layers flatten images themselves)");
+            }
             p.ignore({"preProcessor"});
             p.note_unread();
             alias[name] = ins[0];

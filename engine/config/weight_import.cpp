@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/dl4j_layout.h"
 #include "config/dl4j_normalizer.h"
 #include "config/hdf5_file.h"
 #include "config/import_support.h"
@@ -120,88 +121,39 @@ bool flag(const nlohmann::json* body, const char* key, bool fallback) {
     return it != body->end() && it->is_boolean() ? it->get<bool>() : fallback;
 }
 
-// DL4J's per-layer parameter count and order (DefaultParamInitializer, ConvolutionParamInitializer,
-// BatchNormalizationParamInitializer): dense W [nIn, nOut] 'f' then b; convolution b then W
-// [nOut, nIn, kh, kw] 'c'; batch norm gamma, beta, mean, variance (or log10 of the standard
-// deviation when useLogStd).
-std::size_t dl4j_count(const LayerConfig& l, const nlohmann::json* body) {
-    const bool bias = flag(body, "hasBias", true);
-    switch (l.type) {
-        case LayerType::Dense:
-        case LayerType::Output:
-        case LayerType::Convolution: return l.param_count - (bias ? 0 : static_cast<std::size_t>(l.units));
-        default: return l.param_count;
-    }
+// DL4J's chunks of layer i (config/dl4j_layout.h: its ParamInitializer's order, without a b
+// when the layer says hasBias false).
+std::vector<Dl4jChunk> dl4j_layer_chunks(const ModelConfig& m, std::size_t i, const nlohmann::json* body) {
+    return dl4j_chunks(m, {i}, [&](std::size_t) { return flag(body, "hasBias", true); });
 }
 
+std::size_t dl4j_count(const ModelConfig& m, std::size_t i, const nlohmann::json* body) {
+    std::size_t n = 0;
+    for (const auto& c : dl4j_layer_chunks(m, i, body)) n += c.n;
+    return n;
+}
+
+// One layer's DL4J parameters at `src` into Thresher's blocks (dl4j_layout.h has the layouts);
+// a bias DL4J does not keep stays 0. A batch norm with useLogStd keeps log10 of the standard
+// deviation where Thresher keeps the variance.
 void map_dl4j_layer(const ModelConfig& m, std::size_t i, const nlohmann::json* body, const float* src, Sink& sink) {
     const auto& l = m.layers[i];
-    const bool bias = flag(body, "hasBias", true);
-    const auto units = static_cast<std::size_t>(l.units);
-    switch (l.type) {
-        case LayerType::Dense:
-        case LayerType::Output: {
-            const std::size_t in = l.in_shape.size();
-            float* w = sink.at(i, ParamRole::Weight);
-            // DL4J: W[r, o] at r + o * nIn ('f'); Thresher: r * units + o (row-major [in x units]).
-            for (std::size_t r = 0; r < in; ++r)
-                for (std::size_t o = 0; o < units; ++o) w[r * units + o] = src[r + o * in];
-            float* b = sink.at(i, ParamRole::Bias);
-            for (std::size_t o = 0; o < units; ++o) b[o] = bias ? src[in * units + o] : 0.f;
-            sink.check(i, "W", w, in * units);
-            sink.check(i, "b", b, units);
-            break;
-        }
-        case LayerType::Convolution: {
-            const std::size_t wn = units * static_cast<std::size_t>(l.in_shape.c) * l.kernel[0] * l.kernel[1];
-            float* b = sink.at(i, ParamRole::Bias);
-            float* w = sink.at(i, ParamRole::Weight);
-            for (std::size_t o = 0; o < units; ++o) b[o] = bias ? src[o] : 0.f;
-            std::copy_n(src + (bias ? units : 0), wn, w);  // both [nOut, nIn, kh, kw] row-major
-            sink.check(i, "W", w, wn);
-            sink.check(i, "b", b, units);
-            break;
-        }
-        case LayerType::BatchNorm: {
-            const auto c = static_cast<std::size_t>(l.in_shape.c);
-            const bool log_std = flag(body, "useLogStd", false);
-            std::copy_n(src, c, sink.at(i, ParamRole::Gamma));
-            std::copy_n(src + c, c, sink.at(i, ParamRole::Beta));
-            std::copy_n(src + 2 * c, c, sink.at(i, ParamRole::RunningMean));
-            float* var = sink.at(i, ParamRole::RunningVar);
-            for (std::size_t k = 0; k < c; ++k) {
-                const float v = src[3 * c + k];
-                var[k] = log_std ? static_cast<float>(std::pow(10.0, 2.0 * v)) : v;  // s = 10^x, var = s^2
-            }
-            sink.check(i, "batch-norm parameters", sink.at(i, ParamRole::Gamma), 4 * c);
-            break;
-        }
-        case LayerType::PRelu: {
-            // PReLUParamInitializer: alpha [c', h', w'] (shared axes of extent 1) in 'f' order.
-            const auto& s = l.in_shape;
-            const int ac = l.prelu_shared[0] ? 1 : s.c, ah = l.prelu_shared[1] ? 1 : s.h, aw = l.prelu_shared[2] ? 1 : s.w;
-            float* a = sink.at(i, ParamRole::Alpha);
-            for (int c = 0; c < ac; ++c)
-                for (int y = 0; y < ah; ++y)
-                    for (int x = 0; x < aw; ++x)
-                        a[(static_cast<std::size_t>(c) * ah + y) * aw + x] = src[c + static_cast<std::size_t>(ac) * (y + static_cast<std::size_t>(ah) * x)];
-            sink.check(i, "alpha", a, l.param_count);
-            break;
-        }
-        default: break;
+    for (const auto& c : dl4j_layer_chunks(m, i, body)) {
+        float* dst = sink.at(i, c.role);
+        dl4j_chunk_to_thresher(l, c, src, dst);
+        src += c.n;
+        if (c.role == ParamRole::RunningVar && flag(body, "useLogStd", false))
+            for (std::size_t k = 0; k < c.n; ++k) dst[k] = static_cast<float>(std::pow(10.0, 2.0 * dst[k]));  // s = 10^x, var = s^2
+        sink.check(i, c.role == ParamRole::Weight ? "W" : c.role == ParamRole::Bias ? "b" : c.role == ParamRole::Alpha ? "alpha"
+                      : c.role == ParamRole::Depthwise ? "depthwise W" : "batch-norm parameters",
+                   dst, c.n);
     }
 }
 
-// DL4J's updaterState.bin: the updater state of every parameter, in UpdaterBlocks -- runs of
-// consecutive parameters (in the flattened order, across layers) whose updater configuration is
-// equal (DL4J 1.0's UpdaterUtils.updaterConfigurationsEquals: the IUpdater with its learning rate
-// and betas; regularisation does not split blocks). Batch-norm mean and variance have DL4J's NoOp
-// updater: no state, and they end a block. Within a block the state is its components one after
-// the other over the whole block: Nesterovs' velocity; AdaGrad's and RmsProp's running squares;
-// Adam's m for every parameter of the block, then v (AdamUpdater.setStateViewArray). Each
-// component is mapped as the parameters are ('f' dense weights and PReLU alphas reordered).
-// Adam's bias correction also needs DL4J's step count: import_dl4j_zip reads configuration.json's
-// iterationCount for that. Returns a note, or "" when the state was loaded.
+// DL4J's updaterState.bin (config/dl4j_layout.h: UpdaterBlocks over the chunks in DL4J's order,
+// each component mapped as the parameters are). Adam's bias correction also needs DL4J's step
+// count: import_dl4j_zip reads configuration.json's iterationCount for that. Returns a note, or
+// "" when the state was loaded.
 std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& config, const Nd4jArray& st,
                                    std::vector<float>& state) {
     // Thresher's layout (nn/network.cpp): layer after layer, block after block, trainable blocks
@@ -216,13 +168,7 @@ std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& c
         }
     }
     // DL4J's parameters in its flattened order.
-    struct Chunk {
-        std::size_t layer;
-        ParamRole role;
-        std::size_t n;
-        bool stateful;  // false: NoOp (batch-norm mean, variance)
-    };
-    std::vector<Chunk> chunks;
+    std::vector<Dl4jChunk> chunks;
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         const auto& l = m.layers[i];
         if (!has_params(l)) continue;
@@ -230,77 +176,19 @@ std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& c
         if (body && body->contains("biasUpdater") && !(*body)["biasUpdater"].is_null())
             return "updaterState.bin: not imported (" + l.origin + " has its own biasUpdater, whose state blocks Thresher "
                    "does not keep); the updater starts fresh";
-        const bool bias = flag(body, "hasBias", true);
-        const auto units = static_cast<std::size_t>(l.units);
-        switch (l.type) {
-            case LayerType::Dense:
-            case LayerType::Output:
-                chunks.push_back({i, ParamRole::Weight, l.in_shape.size() * units, true});
-                if (bias) chunks.push_back({i, ParamRole::Bias, units, true});
-                break;
-            case LayerType::Convolution:
-                if (bias) chunks.push_back({i, ParamRole::Bias, units, true});
-                chunks.push_back({i, ParamRole::Weight, units * static_cast<std::size_t>(l.in_shape.c) * l.kernel[0] * l.kernel[1], true});
-                break;
-            case LayerType::BatchNorm: {
-                const auto c = static_cast<std::size_t>(l.in_shape.c);
-                chunks.push_back({i, ParamRole::Gamma, c, true});
-                chunks.push_back({i, ParamRole::Beta, c, true});
-                chunks.push_back({i, ParamRole::RunningMean, c, false});
-                chunks.push_back({i, ParamRole::RunningVar, c, false});
-                break;
-            }
-            case LayerType::PRelu: chunks.push_back({i, ParamRole::Alpha, l.param_count, true}); break;
-            default: break;
-        }
+        for (const auto& c : dl4j_layer_chunks(m, i, body)) chunks.push_back(c);
     }
-    auto per_param = [&](const Chunk& c) {
-        return c.stateful ? static_cast<std::size_t>(vocab::updater_state_per_param(m.effective_updater(c.layer).kind)) : 0;
-    };
-    auto same_updater = [&](const Chunk& a, const Chunk& b) {
-        const auto u = m.effective_updater(a.layer), v = m.effective_updater(b.layer);
-        return u.kind == v.kind && u.learning_rate == v.learning_rate && u.momentum == v.momentum && u.beta1 == v.beta1 &&
-               u.beta2 == v.beta2 && u.epsilon == v.epsilon && u.rms_decay == v.rms_decay;
-    };
     std::size_t need = 0;
-    for (const auto& c : chunks) need += c.n * per_param(c);
+    for (const auto& c : chunks) need += c.n * dl4j_state_per_param(m, c);
     if (st.size() != need)
         return "updaterState.bin: not imported (" + std::to_string(st.size()) + " values, the updaters here keep " +
                std::to_string(need) + "); the updater starts fresh";
     state.assign(total, 0.f);
     const float* src = st.data.data();
-    // One component of one chunk, from DL4J's order into Thresher's.
-    auto take = [&](const Chunk& c, std::size_t component) {
-        const auto& l = m.layers[c.layer];
-        float* dst = state.data() + ours.at({c.layer, c.role}) + component * c.n;
-        if (c.role == ParamRole::Weight && (l.type == LayerType::Dense || l.type == LayerType::Output)) {
-            const std::size_t in = l.in_shape.size(), units = static_cast<std::size_t>(l.units);
-            for (std::size_t r = 0; r < in; ++r)
-                for (std::size_t o = 0; o < units; ++o) dst[r * units + o] = src[r + o * in];  // 'f' as the weights
-        } else if (c.role == ParamRole::Alpha) {
-            const auto& s = l.in_shape;
-            const int ac = l.prelu_shared[0] ? 1 : s.c, ah = l.prelu_shared[1] ? 1 : s.h, aw = l.prelu_shared[2] ? 1 : s.w;
-            for (int ch = 0; ch < ac; ++ch)
-                for (int y = 0; y < ah; ++y)
-                    for (int x = 0; x < aw; ++x)
-                        dst[(static_cast<std::size_t>(ch) * ah + y) * aw + x] = src[ch + static_cast<std::size_t>(ac) * (y + static_cast<std::size_t>(ah) * x)];
-        } else {
-            std::copy_n(src, c.n, dst);
-        }
+    dl4j_walk_updater_state(m, chunks, [&](const Dl4jChunk& c, std::size_t component) {
+        dl4j_chunk_to_thresher(m.layers[c.layer], c, src, state.data() + ours.at({c.layer, c.role}) + component * c.n);
         src += c.n;
-    };
-    for (std::size_t g = 0; g < chunks.size();) {
-        const std::size_t k = per_param(chunks[g]);
-        if (k == 0) {
-            ++g;
-            continue;
-        }
-        std::size_t h = g + 1;
-        while (h < chunks.size() && per_param(chunks[h]) == k && same_updater(chunks[g], chunks[h])) ++h;
-        for (std::size_t component = 0; component < k; ++component)
-            for (std::size_t c = g; c < h; ++c) take(chunks[c], component);
-        g = h;
-    }
+    });
     for (float v : state)
         if (!std::isfinite(v)) {
             state.clear();
@@ -336,7 +224,7 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
     std::ostringstream per_layer;
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         if (!has_params(m.layers[i])) continue;
-        const auto n = dl4j_count(m.layers[i], dl4j_layer_body(config, m.layers[i].origin));
+        const auto n = dl4j_count(m, i, dl4j_layer_body(config, m.layers[i].origin));
         per_layer << (need ? ", " : "") << m.layers[i].origin << " " << m.layers[i].origin_what << " " << n;
         need += n;
     }
@@ -350,15 +238,9 @@ ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         if (!has_params(m.layers[i])) continue;
         check_known_blocks(config_source, m, i);
-        // DL4J's depthwise and separable views (SeparableConvolutionParamInitializer: [multiplier,
-        // nIn, kh, kw]) are not mapped yet: say so rather than train from zeros.
-        if (m.layers[i].type == LayerType::DepthwiseConvolution || m.layers[i].type == LayerType::SeparableConvolution ||
-            m.layers[i].type == LayerType::TransposedConvolution)
-            refuse(config_source, m, i, "importing DL4J's depthwise/separable/transposed convolution weights is not supported yet "
-                                        "(the configuration imports on its own)");
         const auto* body = dl4j_layer_body(config, m.layers[i].origin);
         map_dl4j_layer(m, i, body, a.data.data() + at, sink);
-        at += dl4j_count(m.layers[i], body);
+        at += dl4j_count(m, i, body);
     }
     r.notes.push_back("weights: " + std::to_string(a.size()) + " parameters from coefficients.bin (" + a.data_type +
                       ", order '" + std::string(1, a.order) + "'), mapped layer by layer");

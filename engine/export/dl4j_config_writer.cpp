@@ -8,8 +8,19 @@
 // One piece of state runs beside the layers, as in the Keras exporter: whether the activations
 // are still an image. A dense layer that reads one needs DL4J's CnnToFeedForwardPreProcessor in
 // front of it, and an image layer after the features were flattened has no DL4J form.
+//
+// A graph becomes the ComputationGraphConfiguration DL4J 1.0 writes (plan_graph): one vertex per
+// layer in the model's order, the same layer objects wrapped in LayerVertex, and the order DL4J
+// flattens parameters in (its topological order of those vertices, config/dl4j_graph.h), which
+// dl4j_params.cpp follows. Worked example, the ResNet template: the input is vertex 0, stem 1,
+// ..., b1_out 10, b2_conv1 11, ..., b2_shortcut 16. b1_out's readers {11, 16} sit in a Java
+// HashSet of 16 buckets, 16 in bucket 0 before 11 in bucket 11, so DL4J flattens b2_shortcut
+// before b2_conv1 although the model lists it after b2_bn2.
 #include <cmath>
+#include <map>
+#include <set>
 
+#include "config/dl4j_graph.h"
 #include "config/model_config.h"
 #include "export/dl4j_export.h"
 #include "export/model_export.h"
@@ -215,202 +226,347 @@ json pair(const std::array<int, 2>& v) { return json::array({v[0], v[1]}); }
 
 bool has_params(LayerType t) {
     return t == LayerType::Dense || t == LayerType::Output || t == LayerType::Convolution || t == LayerType::BatchNorm ||
-           t == LayerType::PRelu;
+           t == LayerType::PRelu || t == LayerType::DepthwiseConvolution || t == LayerType::SeparableConvolution ||
+           t == LayerType::TransposedConvolution;
 }
 
-// Whether the layer needs an image in, and whether it leaves one.
+// Whether the layer needs an image in.
 bool reads_image(const LayerConfig& l) {
-    return l.type == LayerType::Convolution || l.type == LayerType::Subsampling || l.type == LayerType::ZeroPadding ||
-           l.type == LayerType::Cropping || l.type == LayerType::Upsampling;
+    return config::is_convolution(l.type) || l.type == LayerType::TransposedConvolution || l.type == LayerType::Subsampling ||
+           l.type == LayerType::ZeroPadding || l.type == LayerType::Cropping || l.type == LayerType::Upsampling;
+}
+
+bool is_dense(const LayerConfig& l) { return l.type == LayerType::Dense || l.type == LayerType::Output; }
+
+json feed_forward_to_cnn(const config::Shape& s) {
+    return {{"@class", "org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor"},
+            {"inputHeight", s.h}, {"inputWidth", s.w}, {"numChannels", s.c}};
+}
+
+// One layer as DL4J writes it: the NeuralNetConfiguration ("conf": a MultiLayer's confs[i], a
+// graph's LayerVertex layerConf) and the preprocessor in front of it (null when none).
+struct Dl4jLayer {
+    json conf;
+    json preprocessor;
+};
+
+// layers[i] for DL4J. `image` says whether its input is an image in DL4J (a 4-d array) and
+// becomes whether its output is one. A Dl4jRefusal names the layer.
+Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, const std::string& name) {
+    const auto& m = em.config;
+    const auto& l = m.layers[i];
+    const std::string at = layer_label(m, i) + ": DL4J cannot express this layer: ";
+    const std::string pl = "org.deeplearning4j.nn.conf.layers.";
+    Dl4jLayer out;
+    out.preprocessor = nullptr;
+    try {
+        json layer{{"layerName", name}, {"idropout", nullptr},
+                   {"constraints", nullptr}, {"gradientNormalization", "None"}, {"gradientNormalizationThreshold", 1.0}};
+        json variables = json::array();
+        const bool global = l.type == LayerType::Subsampling && l.global;
+        if ((reads_image(l) || global) && !image)
+            throw Dl4jRefusal{"an image layer after the features were flattened (DL4J's layer stack cannot rebuild the image)"};
+        // ConvolutionLayer's fields, which its depthwise, separable and transposed forms share.
+        const auto convolution = [&](const char* cls, int n_out) {
+            layer["@class"] = pl + cls;
+            layer["nin"] = l.in_shape.c;
+            layer["nout"] = n_out;
+            layer["activationFn"] = activation(l.activation);
+            layer["cnn2dDataFormat"] = "NCHW";
+            layer["convolutionMode"] = l.mode == config::ConvMode::Same ? "Same" : "Truncate";
+            layer["cudnnAlgoMode"] = "PREFER_FASTEST";
+            layer["cudnnBwdDataAlgo"] = nullptr;
+            layer["cudnnBwdFilterAlgo"] = nullptr;
+            layer["cudnnFwdAlgo"] = nullptr;
+            layer["kernelSize"] = pair(l.kernel);
+            layer["stride"] = pair(l.stride);
+            layer["padding"] = pair(l.padding);
+            layer["dilation"] = pair(l.dilation);
+        };
+        switch (l.type) {
+            case LayerType::Dense:
+            case LayerType::Output:
+                if (image) {  // DL4J flattens the image (c, h, w: Thresher's order too) in a preprocessor
+                    out.preprocessor = {
+                        {"@class", "org.deeplearning4j.nn.conf.preprocessor.CnnToFeedForwardPreProcessor"}, {"format", "NCHW"},
+                        {"inputHeight", l.in_shape.h}, {"inputWidth", l.in_shape.w}, {"numChannels", l.in_shape.c}};
+                    image = false;
+                }
+                layer["@class"] = pl + (l.type == LayerType::Dense ? "DenseLayer" : "OutputLayer");
+                layer["nin"] = l.in_shape.size();
+                layer["nout"] = l.units;
+                layer["activationFn"] = activation(l.activation);
+                layer["hasLayerNorm"] = false;
+                if (l.type == LayerType::Output) layer["lossFn"] = loss(l.loss);
+                variables = {"W", "b"};
+                break;
+            case LayerType::Convolution:
+                convolution("ConvolutionLayer", l.units);
+                variables = {"W", "b"};
+                break;
+            case LayerType::DepthwiseConvolution:  // DepthwiseConvolutionParamInitializer: b, W
+                convolution("DepthwiseConvolution2D", l.units);
+                layer["depthMultiplier"] = l.depth_multiplier;
+                variables = {"W", "b"};
+                break;
+            case LayerType::SeparableConvolution:  // SeparableConvolutionParamInitializer: b, W, pW
+                convolution("SeparableConvolution2D", l.units);
+                layer["depthMultiplier"] = l.depth_multiplier;
+                variables = {"W", "pW", "b"};
+                break;
+            case LayerType::TransposedConvolution:  // DeconvolutionParamInitializer: b, W [nIn, nOut, kh, kw]
+                convolution("Deconvolution2D", l.units);
+                variables = {"W", "b"};
+                break;
+            case LayerType::Subsampling:
+                if (global) {
+                    layer["@class"] = pl + "GlobalPoolingLayer";
+                    layer["collapseDimensions"] = true;
+                    layer["pnorm"] = 2;
+                    layer["poolingDimensions"] = nullptr;
+                    image = false;
+                } else {
+                    layer["@class"] = pl + "SubsamplingLayer";
+                    layer["cnn2dDataFormat"] = "NCHW";
+                    layer["convolutionMode"] = l.mode == config::ConvMode::Same ? "Same" : "Truncate";
+                    layer["kernelSize"] = pair(l.kernel);
+                    layer["stride"] = pair(l.stride);
+                    layer["padding"] = pair(l.padding);
+                    layer["dilation"] = json::array({1, 1});
+                    // Thresher averages the real pixels only, never the padding.
+                    layer["avgPoolIncludePadInDivisor"] = false;
+                    layer["cudnnAllowFallback"] = true;
+                    layer["eps"] = 1e-8;
+                    layer["pnorm"] = 0;
+                }
+                layer["poolingType"] = l.max_pool ? "MAX" : "AVG";
+                break;
+            case LayerType::BatchNorm:
+                layer["@class"] = pl + "BatchNormalization";
+                layer["nin"] = l.in_shape.flat() ? l.in_shape.size() : static_cast<std::size_t>(l.in_shape.c);
+                layer["nout"] = layer["nin"];
+                layer["activationFn"] = activation({Activation::Identity, 0.01f});
+                layer["eps"] = num(l.bn_eps);
+                layer["decay"] = num(l.bn_decay);
+                layer["gamma"] = 1.0;
+                layer["beta"] = 0.0;
+                layer["isMinibatch"] = true;
+                layer["lockGammaBeta"] = false;
+                layer["useLogStd"] = false;  // the variance itself, as Thresher keeps it
+                variables = {"gamma", "beta", "mean", "var"};
+                break;
+            case LayerType::Dropout:
+                layer["@class"] = pl + "DropoutLayer";
+                layer["nin"] = l.in_shape.size();
+                layer["nout"] = l.in_shape.size();
+                // DL4J's Dropout(p): p is the probability of keeping an activation, as retain.
+                layer["idropout"] = {{"@class", "org.deeplearning4j.nn.conf.dropout.Dropout"}, {"p", num(l.retain)},
+                                     {"pSchedule", nullptr}};
+                break;
+            case LayerType::PRelu: {
+                layer["@class"] = pl + "PReLULayer";
+                layer["nin"] = 0;
+                layer["nout"] = 0;
+                layer["activationFn"] = activation({Activation::Identity, 0.01f});
+                const auto& s = l.in_shape;
+                layer["inputShape"] = image ? json::array({s.c, s.h, s.w}) : json::array({static_cast<int>(s.size())});
+                json axes = json::array();  // DL4J counts inputShape's axes from 1
+                for (int a = 0; a < (image ? 3 : 1); ++a)
+                    if (l.prelu_shared[static_cast<std::size_t>(a)]) axes.push_back(a + 1);
+                layer["sharedAxes"] = axes;
+                variables = {"W"};
+                break;
+            }
+            case LayerType::Activation:
+                if (l.is_output) {  // DL4J's LossLayer: activation and loss, no parameters
+                    layer["@class"] = pl + "LossLayer";
+                    layer["lossFn"] = loss(l.loss);
+                } else {
+                    layer["@class"] = pl + "ActivationLayer";
+                }
+                layer["activationFn"] = activation(l.activation);
+                break;
+            case LayerType::ZeroPadding:
+            case LayerType::Cropping: {
+                const bool pad = l.type == LayerType::ZeroPadding;
+                layer["@class"] = pl + (pad ? "ZeroPaddingLayer" : "convolutional.Cropping2D");
+                layer[pad ? "padding" : "cropping"] = json::array({l.margins[0], l.margins[1], l.margins[2], l.margins[3]});
+                layer["dataFormat"] = "NCHW";
+                break;
+            }
+            case LayerType::Upsampling:
+                layer["@class"] = pl + "Upsampling2D";
+                layer["size"] = pair(l.scale);
+                break;
+            default: throw Dl4jRefusal{"it has no DL4J layer"};
+        }
+        if (has_params(l.type)) {
+            layer["biasInit"] = 0.0;
+            layer["biasUpdater"] = nullptr;
+            layer["gainInit"] = 1.0;
+            if (l.type != LayerType::BatchNorm && l.type != LayerType::PRelu) {
+                layer["hasBias"] = true;
+                layer["timeDistributedFormat"] = nullptr;
+            }
+            layer["iupdater"] = updater(m.effective_updater(i), m.lr_schedule);
+            layer["regularization"] = regularization(l.l1.value_or(m.l1), l.l2.value_or(m.l2));
+            layer["regularizationBias"] = json::array();
+            layer["weightInitFn"] = weight_init(m.effective_weight_init(i));
+            layer["weightNoise"] = nullptr;
+        }
+        out.conf = {{"cacheMode", "NONE"}, {"dataType", "FLOAT"}, {"epochCount", em.epochs},
+                    {"iterationCount", em.iterations}, {"layer", layer}, {"maxNumLineSearchIterations", 5},
+                    {"miniBatch", true}, {"minimize", true}, {"optimizationAlgo", "STOCHASTIC_GRADIENT_DESCENT"},
+                    {"seed", m.seed}, {"stepFunction", nullptr}, {"variables", variables}};
+    } catch (const Dl4jRefusal& r) {
+        // Activation and schedule refusals come without the layer: name it here.
+        if (r.why.rfind("updater:", 0) == 0) throw;
+        throw Dl4jRefusal{at + r.why};
+    }
+    return out;
 }
 
 struct Plan {
     json confs = json::array();
     json preprocessors = json::object();
+    // A ComputationGraph: its vertices, what each reads, in the order written, and DL4J's
+    // topological order of inputs and vertices.
+    bool graph = false;
+    std::vector<std::string> vertex_names;
+    json vertices = json::object(), vertex_inputs = json::object();
+    std::vector<std::string> topological;
+    std::vector<int> topological_index;
+    std::vector<std::size_t> layer_order;  // Thresher layers in DL4J's flattening order
 };
 
-// The whole configuration, or a Dl4jRefusal naming the first layer DL4J cannot express.
-Plan plan(const ExportableModel& em) {
+// A layer stack as a MultiLayerConfiguration, or a Dl4jRefusal naming the first layer DL4J
+// cannot express.
+Plan plan_stack(const ExportableModel& em) {
     const auto& m = em.config;
-    for (std::size_t i = 0; i < m.layers.size(); ++i)
-        if (config::is_vertex(m.layers[i].type))
-            throw Dl4jRefusal{layer_label(m, i) + ": DL4J cannot express this layer: it is a vertex of a graph (" +
-                              std::string(config::to_string(m.layers[i].type)) +
-                              "), and the DL4J export writes a MultiLayerNetwork (a layer stack); export the graph as ONNX"};
-    if (m.is_graph())
-        for (std::size_t i = 0; i < m.layers.size(); ++i)
-            if (m.layers[i].sources.size() != 1 || m.layers[i].sources[0] != static_cast<int>(i) - 1)
-                throw Dl4jRefusal{layer_label(m, i) + ": DL4J cannot express this layer: it does not read the layer before it "
-                                  "(a graph), and the DL4J export writes a MultiLayerNetwork (a layer stack); export it as ONNX"};
-    if (auto why = dl4j_normalizer_refusal(em.normalization)) throw Dl4jRefusal{*why};
-
     Plan out;
     bool image = !m.input.flat();
     // DL4J's setInputType(convolutionalFlat(h, w, c)) leaves this preprocessor at layer 0 (the
     // importer reads the input shape from it). A dense first layer reads the flat image as it is.
-    if (image && !m.layers.empty() && m.layers[0].type != LayerType::Dense && m.layers[0].type != LayerType::Output)
-        out.preprocessors["0"] = {{"@class", "org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor"},
-                                  {"inputHeight", m.input.h}, {"inputWidth", m.input.w}, {"numChannels", m.input.c}};
+    if (image && !m.layers.empty() && !is_dense(m.layers[0]))
+        out.preprocessors["0"] = feed_forward_to_cnn(m.input);
     else
         image = false;
-    const std::string pl = "org.deeplearning4j.nn.conf.layers.";
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         const auto& l = m.layers[i];
-        const std::string at = layer_label(m, i) + ": DL4J cannot express this layer: ";
-        try {
-            json layer{{"layerName", l.name.empty() ? "layer" + std::to_string(i) : l.name}, {"idropout", nullptr},
-                       {"constraints", nullptr}, {"gradientNormalization", "None"}, {"gradientNormalizationThreshold", 1.0}};
-            json variables = json::array();
-            const bool global = l.type == LayerType::Subsampling && l.global;
-            if ((reads_image(l) || global) && !image)
-                throw Dl4jRefusal{"an image layer after the features were flattened (DL4J's layer stack cannot rebuild the image)"};
-            switch (l.type) {
-                case LayerType::Dense:
-                case LayerType::Output:
-                    if (image) {  // DL4J flattens the image (c, h, w: Thresher's order too) in a preprocessor
-                        out.preprocessors[std::to_string(i)] = {
-                            {"@class", "org.deeplearning4j.nn.conf.preprocessor.CnnToFeedForwardPreProcessor"}, {"format", "NCHW"},
-                            {"inputHeight", l.in_shape.h}, {"inputWidth", l.in_shape.w}, {"numChannels", l.in_shape.c}};
-                        image = false;
-                    }
-                    layer["@class"] = pl + (l.type == LayerType::Dense ? "DenseLayer" : "OutputLayer");
-                    layer["nin"] = l.in_shape.size();
-                    layer["nout"] = l.units;
-                    layer["activationFn"] = activation(l.activation);
-                    layer["hasLayerNorm"] = false;
-                    if (l.type == LayerType::Output) layer["lossFn"] = loss(l.loss);
-                    variables = {"W", "b"};
-                    break;
-                case LayerType::Convolution:
-                    layer["@class"] = pl + "ConvolutionLayer";
-                    layer["nin"] = l.in_shape.c;
-                    layer["nout"] = l.units;
-                    layer["activationFn"] = activation(l.activation);
-                    layer["cnn2dDataFormat"] = "NCHW";
-                    layer["convolutionMode"] = l.mode == config::ConvMode::Same ? "Same" : "Truncate";
-                    layer["cudnnAlgoMode"] = "PREFER_FASTEST";
-                    layer["cudnnBwdDataAlgo"] = nullptr;
-                    layer["cudnnBwdFilterAlgo"] = nullptr;
-                    layer["cudnnFwdAlgo"] = nullptr;
-                    layer["kernelSize"] = pair(l.kernel);
-                    layer["stride"] = pair(l.stride);
-                    layer["padding"] = pair(l.padding);
-                    layer["dilation"] = pair(l.dilation);
-                    variables = {"W", "b"};
-                    break;
-                case LayerType::Subsampling:
-                    if (global) {
-                        layer["@class"] = pl + "GlobalPoolingLayer";
-                        layer["collapseDimensions"] = true;
-                        layer["pnorm"] = 2;
-                        layer["poolingDimensions"] = nullptr;
-                        image = false;
-                    } else {
-                        layer["@class"] = pl + "SubsamplingLayer";
-                        layer["cnn2dDataFormat"] = "NCHW";
-                        layer["convolutionMode"] = l.mode == config::ConvMode::Same ? "Same" : "Truncate";
-                        layer["kernelSize"] = pair(l.kernel);
-                        layer["stride"] = pair(l.stride);
-                        layer["padding"] = pair(l.padding);
-                        layer["dilation"] = json::array({1, 1});
-                        // Thresher averages the real pixels only, never the padding.
-                        layer["avgPoolIncludePadInDivisor"] = false;
-                        layer["cudnnAllowFallback"] = true;
-                        layer["eps"] = 1e-8;
-                        layer["pnorm"] = 0;
-                    }
-                    layer["poolingType"] = l.max_pool ? "MAX" : "AVG";
-                    break;
-                case LayerType::BatchNorm:
-                    layer["@class"] = pl + "BatchNormalization";
-                    layer["nin"] = l.in_shape.flat() ? l.in_shape.size() : static_cast<std::size_t>(l.in_shape.c);
-                    layer["nout"] = layer["nin"];
-                    layer["activationFn"] = activation({Activation::Identity, 0.01f});
-                    layer["eps"] = num(l.bn_eps);
-                    layer["decay"] = num(l.bn_decay);
-                    layer["gamma"] = 1.0;
-                    layer["beta"] = 0.0;
-                    layer["isMinibatch"] = true;
-                    layer["lockGammaBeta"] = false;
-                    layer["useLogStd"] = false;  // the variance itself, as Thresher keeps it
-                    variables = {"gamma", "beta", "mean", "var"};
-                    break;
-                case LayerType::Dropout:
-                    layer["@class"] = pl + "DropoutLayer";
-                    layer["nin"] = l.in_shape.size();
-                    layer["nout"] = l.in_shape.size();
-                    // DL4J's Dropout(p): p is the probability of keeping an activation, as retain.
-                    layer["idropout"] = {{"@class", "org.deeplearning4j.nn.conf.dropout.Dropout"}, {"p", num(l.retain)},
-                                         {"pSchedule", nullptr}};
-                    break;
-                case LayerType::PRelu: {
-                    layer["@class"] = pl + "PReLULayer";
-                    layer["nin"] = 0;
-                    layer["nout"] = 0;
-                    layer["activationFn"] = activation({Activation::Identity, 0.01f});
-                    const auto& s = l.in_shape;
-                    layer["inputShape"] = image ? json::array({s.c, s.h, s.w}) : json::array({static_cast<int>(s.size())});
-                    json axes = json::array();  // DL4J counts inputShape's axes from 1
-                    for (int a = 0; a < (image ? 3 : 1); ++a)
-                        if (l.prelu_shared[static_cast<std::size_t>(a)]) axes.push_back(a + 1);
-                    layer["sharedAxes"] = axes;
-                    variables = {"W"};
-                    break;
-                }
-                case LayerType::Activation:
-                    if (l.is_output) {  // DL4J's LossLayer: activation and loss, no parameters
-                        layer["@class"] = pl + "LossLayer";
-                        layer["lossFn"] = loss(l.loss);
-                    } else {
-                        layer["@class"] = pl + "ActivationLayer";
-                    }
-                    layer["activationFn"] = activation(l.activation);
-                    break;
-                case LayerType::ZeroPadding:
-                case LayerType::Cropping: {
-                    const bool pad = l.type == LayerType::ZeroPadding;
-                    layer["@class"] = pl + (pad ? "ZeroPaddingLayer" : "convolutional.Cropping2D");
-                    layer[pad ? "padding" : "cropping"] = json::array({l.margins[0], l.margins[1], l.margins[2], l.margins[3]});
-                    layer["dataFormat"] = "NCHW";
-                    break;
-                }
-                case LayerType::Upsampling:
-                    layer["@class"] = pl + "Upsampling2D";
-                    layer["size"] = pair(l.scale);
-                    break;
-                case LayerType::DepthwiseConvolution:
-                case LayerType::SeparableConvolution:
-                case LayerType::TransposedConvolution:
-                    throw Dl4jRefusal{"the DL4J export does not write depthwise, separable or transposed convolutions yet "
-                                      "(DL4J's Deconvolution2D and friends; Thresher's DL4J importer does not map their "
-                                      "weights either)"};
-                default: throw Dl4jRefusal{"it has no DL4J layer"};
-            }
-            if (has_params(l.type)) {
-                layer["biasInit"] = 0.0;
-                layer["biasUpdater"] = nullptr;
-                layer["gainInit"] = 1.0;
-                if (l.type != LayerType::BatchNorm && l.type != LayerType::PRelu) {
-                    layer["hasBias"] = true;
-                    layer["timeDistributedFormat"] = nullptr;
-                }
-                layer["iupdater"] = updater(m.effective_updater(i), m.lr_schedule);
-                layer["regularization"] = regularization(l.l1.value_or(m.l1), l.l2.value_or(m.l2));
-                layer["regularizationBias"] = json::array();
-                layer["weightInitFn"] = weight_init(m.effective_weight_init(i));
-                layer["weightNoise"] = nullptr;
-            }
-            out.confs.push_back({{"cacheMode", "NONE"}, {"dataType", "FLOAT"}, {"epochCount", em.epochs},
-                                 {"iterationCount", em.iterations}, {"layer", layer}, {"maxNumLineSearchIterations", 5},
-                                 {"miniBatch", true}, {"minimize", true}, {"optimizationAlgo", "STOCHASTIC_GRADIENT_DESCENT"},
-                                 {"seed", m.seed}, {"stepFunction", nullptr}, {"variables", variables}});
-        } catch (const Dl4jRefusal& r) {
-            // Activation and schedule refusals come without the layer: name it here.
-            if (r.why.rfind("updater:", 0) == 0) throw;
-            throw Dl4jRefusal{at + r.why};
-        }
+        auto d = layer_conf(em, i, image, l.name.empty() ? "layer" + std::to_string(i) : l.name);
+        if (!d.preprocessor.is_null()) out.preprocessors[std::to_string(i)] = d.preprocessor;
+        out.confs.push_back(std::move(d.conf));
+        out.layer_order.push_back(i);
     }
     return out;
+}
+
+// A graph as a ComputationGraphConfiguration: one vertex per layer, in the model's order (a
+// LayerVertex, or ElementWiseVertex / MergeVertex / SubsetVertex), named as the model names its
+// layers ("layer<i>" for an unnamed one). The input is fed as DL4J's convolutionalFlat input
+// type feeds it: flat rows, a FeedForwardToCnnPreProcessor on each layer that reads it as an
+// image (a dense layer reads the C·H·W features as they are) and a PreprocessorVertex
+// "<input>_image" in front of the vertices that read it. DL4J flattens the parameters in its
+// topological order of these vertices (dl4j_graph.h, the importer's emulation of
+// ComputationGraph.calculateIndices), written down as topologicalOrder(Str) as DL4J caches it.
+Plan plan_graph(const ExportableModel& em) {
+    const auto& m = em.config;
+    Plan out;
+    out.graph = true;
+    const std::size_t n = m.layers.size();
+    const std::string input = m.input_name.empty() ? "input" : m.input_name;
+    std::set<std::string> taken{input};
+    std::vector<std::string> names(n);
+    for (std::size_t i = 0; i < n; ++i) taken.insert(m.layers[i].name);
+    for (std::size_t i = 0; i < n; ++i) {
+        names[i] = m.layers[i].name;
+        if (names[i].empty()) {
+            names[i] = "layer" + std::to_string(i);
+            while (taken.count(names[i])) names[i] += "_";
+            taken.insert(names[i]);
+        }
+    }
+    const bool input_image = !m.input.flat();
+    std::string image_input;  // the PreprocessorVertex's name, when a vertex reads the image input
+    for (std::size_t i = 0; i < n; ++i)
+        if (input_image && config::is_vertex(m.layers[i].type))
+            for (int s : m.layers[i].sources)
+                if (s == LayerConfig::kModelInput && image_input.empty()) {
+                    image_input = input + "_image";
+                    while (taken.count(image_input)) image_input += "_";
+                    out.vertex_names.push_back(image_input);
+                    out.vertices[image_input] = {{"@class", "org.deeplearning4j.nn.conf.graph.PreprocessorVertex"},
+                                                 {"preProcessor", feed_forward_to_cnn(m.input)}};
+                    out.vertex_inputs[image_input] = json::array({input});
+                }
+    std::vector<bool> image(n, false);
+    const std::string pg = "org.deeplearning4j.nn.conf.graph.";
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& l = m.layers[i];
+        json inputs = json::array();
+        std::vector<bool> ranks;
+        for (int s : l.sources) {
+            const bool model_input = s == LayerConfig::kModelInput;
+            if (model_input && config::is_vertex(l.type) && input_image) inputs.push_back(image_input);
+            else inputs.push_back(model_input ? input : names[static_cast<std::size_t>(s)]);
+            ranks.push_back(model_input ? (input_image && config::is_vertex(l.type)) : image[static_cast<std::size_t>(s)]);
+        }
+        out.vertex_names.push_back(names[i]);
+        out.vertex_inputs[names[i]] = inputs;
+        if (!config::is_vertex(l.type)) {
+            bool img = ranks.empty() ? false : ranks[0];
+            json pre = nullptr;
+            if (l.sources.size() == 1 && l.sources[0] == LayerConfig::kModelInput && input_image && !is_dense(l)) {
+                pre = feed_forward_to_cnn(m.input);  // setInputTypes(convolutionalFlat(h, w, c))
+                img = true;
+            }
+            auto d = layer_conf(em, i, img, names[i]);
+            if (!d.preprocessor.is_null()) pre = d.preprocessor;
+            image[i] = img;
+            out.vertices[names[i]] = {{"@class", pg + "LayerVertex"}, {"layerConf", std::move(d.conf)},
+                                      {"outputVertex", false}, {"preProcessor", pre}};
+            continue;
+        }
+        for (std::size_t k = 1; k < ranks.size(); ++k)
+            if (ranks[k] != ranks[0])
+                throw Dl4jRefusal{layer_label(m, i) + ": DL4J cannot express this layer: it joins an image (a 4-d array in DL4J) "
+                                  "with flat features"};
+        image[i] = !ranks.empty() && ranks[0];
+        json v;
+        switch (l.type) {
+            case LayerType::Add: v = {{"@class", pg + "ElementWiseVertex"}, {"op", "Add"}}; break;
+            case LayerType::Subtract: v = {{"@class", pg + "ElementWiseVertex"}, {"op", "Subtract"}}; break;
+            case LayerType::Multiply: v = {{"@class", pg + "ElementWiseVertex"}, {"op", "Product"}}; break;
+            case LayerType::Average: v = {{"@class", pg + "ElementWiseVertex"}, {"op", "Average"}}; break;
+            case LayerType::Maximum: v = {{"@class", pg + "ElementWiseVertex"}, {"op", "Max"}}; break;
+            case LayerType::Concatenate: v = {{"@class", pg + "MergeVertex"}}; break;  // along dimension 1
+            case LayerType::Subset: v = {{"@class", pg + "SubsetVertex"}, {"from", l.subset[0]}, {"to", l.subset[1]}}; break;
+            default: throw Dl4jRefusal{layer_label(m, i) + ": DL4J cannot express this layer: it has no DL4J vertex"};
+        }
+        out.vertices[names[i]] = v;
+    }
+    // DL4J's numbering: the network input, then the vertices in the order written.
+    std::vector<std::pair<std::string, std::vector<std::string>>> listed;
+    for (const auto& name : out.vertex_names) listed.emplace_back(name, out.vertex_inputs[name].get<std::vector<std::string>>());
+    out.topological = config::dl4j_topological_order({input}, listed);
+    std::map<std::string, int> index{{input, 0}};
+    for (std::size_t k = 0; k < out.vertex_names.size(); ++k) index[out.vertex_names[k]] = static_cast<int>(k + 1);
+    std::map<std::string, std::size_t> layer_of;
+    for (std::size_t i = 0; i < n; ++i) layer_of[names[i]] = i;
+    for (const auto& name : out.topological) {
+        out.topological_index.push_back(index.at(name));
+        if (const auto it = layer_of.find(name); it != layer_of.end()) out.layer_order.push_back(it->second);
+    }
+    return out;
+}
+
+// The whole configuration, or a Dl4jRefusal naming the first layer DL4J cannot express.
+Plan plan(const ExportableModel& em) {
+    if (auto why = dl4j_normalizer_refusal(em.normalization)) throw Dl4jRefusal{*why};
+    const auto& m = em.config;
+    bool graph = m.is_graph();
+    for (const auto& l : m.layers) graph = graph || config::is_vertex(l.type);
+    return graph ? plan_graph(em) : plan_stack(em);
 }
 
 }  // namespace
@@ -424,25 +580,69 @@ std::optional<std::string> dl4j_refusal(const ExportableModel& m) {
     return std::nullopt;
 }
 
-nlohmann::json dl4j_configuration(const ExportableModel& m) {
-    Plan p;
+namespace {
+
+Plan checked_plan(const ExportableModel& m) {
     try {
-        p = plan(m);
+        return plan(m);
     } catch (const Dl4jRefusal& r) {
         throw ExportError(m.source + ": " + r.why + "; nothing was written");
     }
-    return json{{"backpropType", "Standard"},
+}
+
+}  // namespace
+
+nlohmann::json dl4j_configuration(const ExportableModel& m) {
+    Plan p = checked_plan(m);
+    json common{{"backpropType", "Standard"},
                 {"cacheMode", "NONE"},
-                {"confs", std::move(p.confs)},
                 {"dataType", "FLOAT"},
                 {"epochCount", m.epochs},
                 {"inferenceWorkspaceMode", "ENABLED"},
-                {"inputPreProcessors", std::move(p.preprocessors)},
                 {"iterationCount", m.iterations},
                 {"tbpttBackLength", 20},
                 {"tbpttFwdLength", 20},
                 {"trainingWorkspaceMode", "ENABLED"},
                 {"validateOutputLayerConfig", true}};
+    if (!p.graph) {
+        common["confs"] = std::move(p.confs);
+        common["inputPreProcessors"] = std::move(p.preprocessors);
+        return common;
+    }
+    // ComputationGraphConfiguration.toJson() of an initialised graph (as ModelSerializer saves
+    // it), every field the real DL4J 1.0 graph files in tests/engine/config/data/graphs have.
+    const auto& cfg = m.config;
+    common["defaultConfiguration"] = {{"cacheMode", "NONE"}, {"dataType", "FLOAT"}, {"epochCount", m.epochs},
+                                      {"iterationCount", m.iterations}, {"layer", nullptr}, {"maxNumLineSearchIterations", 5},
+                                      {"miniBatch", true}, {"minimize", true}, {"optimizationAlgo", "STOCHASTIC_GRADIENT_DESCENT"},
+                                      {"seed", cfg.seed}, {"stepFunction", nullptr}, {"variables", json::array()}};
+    const std::string input = cfg.input_name.empty() ? "input" : cfg.input_name;
+    common["networkInputs"] = json::array({input});
+    common["networkOutputs"] = json::array({p.vertex_names.back()});
+    common["topologicalOrder"] = p.topological_index;
+    common["topologicalOrderStr"] = p.topological;
+    common["vertexInputs"] = std::move(p.vertex_inputs);
+    common["vertices"] = std::move(p.vertices);
+    return common;
 }
+
+std::vector<std::string> dl4j_vertex_order(const ExportableModel& m) { return checked_plan(m).vertex_names; }
+
+std::string dl4j_configuration_text(const ExportableModel& m) {
+    const auto j = dl4j_configuration(m);
+    auto out = nlohmann::ordered_json::parse(j.dump());  // sorted keys, as DL4J's mapper sorts properties
+    if (j.contains("vertices")) {
+        nlohmann::ordered_json vertices = nlohmann::ordered_json::object(), inputs = nlohmann::ordered_json::object();
+        for (const auto& name : dl4j_vertex_order(m)) {
+            vertices[name] = out["vertices"][name];
+            inputs[name] = out["vertexInputs"][name];
+        }
+        out["vertices"] = std::move(vertices);
+        out["vertexInputs"] = std::move(inputs);
+    }
+    return out.dump(2);
+}
+
+std::vector<std::size_t> dl4j_layer_order(const ExportableModel& m) { return checked_plan(m).layer_order; }
 
 }  // namespace thresher::model_export

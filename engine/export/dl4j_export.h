@@ -1,13 +1,16 @@
-// DL4J exports of Thresher's layer stacks (issue 25): the zip DL4J's ModelSerializer.writeModel
-// writes for a MultiLayerNetwork, so a JVM service can call
-// ModelSerializer.restoreMultiLayerNetwork(file, true) and predict or go on training.
+// DL4J exports of Thresher's models (issue 25): the zip DL4J's ModelSerializer.writeModel writes
+// for a MultiLayerNetwork (a layer stack) or a ComputationGraph (a graph), so a JVM service can
+// call ModelSerializer.restoreMultiLayerNetwork / restoreComputationGraph(file, true) and predict
+// or go on training.
 //
 //   configuration.json  a MultiLayerConfiguration in DL4J 1.0's JSON ("confs": one
 //                       NeuralNetConfiguration per layer with its "layer" object, "@class" for
-//                       every polymorphic value, "inputPreProcessors", "iterationCount", ...)
+//                       every polymorphic value, "inputPreProcessors", "iterationCount", ...), or
+//                       a ComputationGraphConfiguration ("vertices" in the model's order,
+//                       "vertexInputs", "networkInputs", "networkOutputs", "topologicalOrder(Str)")
 //   coefficients.bin    every parameter as one ND4J row vector [1, N] FLOAT (nd4j_writer.h), in
-//                       DL4J's flattened order: dense W [nIn, nOut] 'f' then b; convolution b then
-//                       W [nOut, nIn, kh, kw]; batch norm gamma, beta, mean, var; PReLU alpha 'f'
+//                       DL4J's flattened order (config/dl4j_layout.h): layer after layer (a graph's
+//                       in DL4J's topological order), each as its ParamInitializer views it
 //   updaterState.bin    the updater state in DL4J's UpdaterBlocks (when the model has state)
 //   normalizer.bin      the input normalisation (`train --normalize`), as NormalizerSerializer
 //                       writes a NormalizerStandardize / NormalizerMinMaxScaler
@@ -28,13 +31,23 @@
 
 namespace thresher::model_export {
 
-// Why DL4J's MultiLayerNetwork cannot express the model, naming the first layer or setting that
+// Why DL4J cannot express the model, naming the first layer or setting that
 // is the reason ("layers[2] (add \"sum\"): ..."); nullopt when it can. From the config and the
 // normalisation alone, before anything is written.
 std::optional<std::string> dl4j_refusal(const ExportableModel&);
 
-// configuration.json (dl4j_config_writer.cpp); the caller has ruled out dl4j_refusal().
+// configuration.json (dl4j_config_writer.cpp); the caller has ruled out dl4j_refusal(). A
+// parsed nlohmann::json sorts keys: for a graph, dl4j_configuration_text keeps "vertices" and
+// "vertexInputs" in dl4j_vertex_order (DL4J numbers the vertices in the file's order).
 nlohmann::json dl4j_configuration(const ExportableModel&);
+std::string dl4j_configuration_text(const ExportableModel&);
+// A graph's vertex names in the order written (empty for a layer stack): a layer's name, or
+// "layer<i>" for an unnamed one, and "<input>_image" for the PreprocessorVertex in front of the
+// vertices that read an image input.
+std::vector<std::string> dl4j_vertex_order(const ExportableModel&);
+// Thresher's layers in DL4J's flattening order: a stack's as they are, a graph's in DL4J's
+// topological order of the vertices written (config/dl4j_graph.h).
+std::vector<std::size_t> dl4j_layer_order(const ExportableModel&);
 
 // The parameters in DL4J's flattened order (dl4j_params.cpp), and the updater state in DL4J's
 // UpdaterBlock order: empty when the model has no state (none saved, or only Sgd layers) or
@@ -49,7 +62,7 @@ std::string dl4j_normalizer_bytes(const InputNormalization&);
 
 struct Dl4jBytes {
     std::string bytes;               // the whole zip
-    std::size_t layers = 0;          // DL4J layers (confs) written
+    std::size_t layers = 0;          // layers written (a stack's confs; a graph's layer and vertex vertices)
     std::vector<std::string> notes;  // what was left out and why ("updaterState.bin: ...")
 };
 

@@ -1,4 +1,4 @@
-// The DL4J model zip (ModelSerializer.writeModel's entries, in its order): configuration.json,
+// The DL4J model zip of a MultiLayerNetwork or ComputationGraph (ModelSerializer.writeModel's entries, in its order): configuration.json,
 // coefficients.bin, updaterState.bin when there is state DL4J keeps, normalizer.bin when the model
 // was trained with input normalisation (ModelSerializer.addNormalizerToModel's entry). Built in memory
 // (zip_image.h) and written durably by export_model.
@@ -22,10 +22,10 @@ bool keeps_state(const config::ModelConfig& c) {
 
 Dl4jBytes dl4j_zip_bytes(const ExportableModel& m) {
     Dl4jBytes out;
-    const auto configuration = dl4j_configuration(m);  // an ExportError when DL4J cannot express m
-    out.layers = configuration["confs"].size();
+    const auto configuration = dl4j_configuration_text(m);  // an ExportError when DL4J cannot express m
+    out.layers = dl4j_layer_order(m).size();
     std::vector<std::pair<std::string, std::string>> entries{
-        {"configuration.json", configuration.dump(2)},
+        {"configuration.json", configuration},
         {"coefficients.bin", nd4j_row_bytes(dl4j_coefficients(m))},
     };
     std::string why;

@@ -5,7 +5,8 @@
 // .keras) of a trained model read back by inspect and predict give predict's very probabilities,
 // as do Keras exports of graphs (Functional models: the ResNet template, every merge vertex) and
 // of depthwise, separable and transposed convolutions; a model trained with normalised inputs is
-// refused for Keras; an unknown format
+// refused for Keras; DL4J zips of a trained graph (the ResNet template) and of depthwise,
+// separable and transposed convolutions predict the .thr's lines; an unknown format
 // lists the formats this build writes; --out may not be the model itself.
 #include <QDir>
 #include <QJsonArray>
@@ -64,6 +65,8 @@ private Q_SLOTS:
     void keras_refuses_normalised_inputs();
     void dl4j_carries_normalised_inputs_data();
     void dl4j_carries_normalised_inputs();
+    void dl4j_graph_and_convolutions_predict_as_the_model_data();
+    void dl4j_graph_and_convolutions_predict_as_the_model();
     void unknown_format_lists_the_formats();
     void out_may_not_be_the_model();
 
@@ -188,7 +191,20 @@ void TestEngineExport::keras_and_dl4j_exports_predict_as_the_model() {
         QVERIFY2(got.exit_code == 0, qPrintable(got.summary()));
         QCOMPARE(got.events.size(), want.events.size());
         for (qsizetype r = 0; r < want.events.size(); ++r) QCOMPARE(got.events[r], want.events[r]);
+
+        // compare reads the export as predict does: bit-identical parameters.
+        const auto cmp = run_engine({"compare", thr, out, "--tolerance", "0"});
+        QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+        QCOMPARE(cmp.events[0]["max_abs_diff"].toDouble(), 0.0);
     }
+    // and says how far apart two models are, whatever their formats (exit 1 above the tolerance).
+    const QString other = path("mlp_other.thr");
+    const auto retrained = run_engine({"train", "--model", source_dir() + "/resources/models/mlp.json", "--data", path("rows.csv"),
+                                       "--epochs", "2", "--batch", "8", "--threads", "1", "--save", other});
+    QVERIFY2(retrained.exit_code == 0, qPrintable(retrained.summary()));
+    const auto differs = run_engine({"compare", other, path("mlp_raw.zip"), "--tolerance", "1e-6"});
+    QCOMPARE(differs.exit_code, 1);
+    QVERIFY(differs.events[0]["max_abs_diff"].toDouble() > 1e-6);
 }
 
 void TestEngineExport::keras_graph_and_new_layer_exports_predict_as_the_model_data() {
@@ -311,6 +327,71 @@ void TestEngineExport::dl4j_carries_normalised_inputs() {
     }
     qInfo("%s: max |predict(.thr) - predict(.zip)| = %.3g", qPrintable(model), max_diff);
     QVERIFY2(max_diff <= 1e-6, qPrintable(QString("max |diff| %1").arg(max_diff)));
+}
+
+void TestEngineExport::dl4j_graph_and_convolutions_predict_as_the_model_data() {
+    QTest::addColumn<QString>("model");  // a template name, or a Thresher config's JSON text after "json:"
+    QTest::newRow("resnet (a ComputationGraph)") << "resnet";
+    QTest::newRow("every vertex on images") << R"(json:{"name":"vertices","input":{"channels":1,"height":28,"width":28},
+        "layers":[{"type":"convolution","name":"a","filters":4,"kernel":[3,3],"mode":"same","activation":"tanh"},
+                  {"type":"convolution","name":"b","inputs":"input","filters":4,"kernel":[1,1],"activation":"sigmoid"},
+                  {"type":"subtract","name":"sub","inputs":["a","b"]},
+                  {"type":"multiply","name":"mul","inputs":["sub","a","b"]},
+                  {"type":"maximum","name":"max","inputs":["mul","b"]},
+                  {"type":"average","name":"avg","inputs":["max","a","sub"]},
+                  {"type":"subset","name":"half","inputs":"avg","channels":[1,2]},
+                  {"type":"concatenate","name":"cat","inputs":["half","avg","input"]},
+                  {"type":"output","units":10,"activation":"softmax","loss":"mcxent"}]})";
+    QTest::newRow("every vertex on flat features") << R"(json:{"name":"flat_vertices","input":{"channels":1,"height":28,"width":28},
+        "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9},
+        "layers":[{"type":"convolution","name":"c","filters":3,"kernel":[5,5],"stride":[3,3],"activation":"relu"},
+                  {"type":"subsampling","name":"gap","pooling":"avg","global":true},
+                  {"type":"dense","name":"d","inputs":"input","units":3,"activation":"tanh"},
+                  {"type":"add","name":"sum","inputs":["gap","d"]},
+                  {"type":"maximum","name":"most","inputs":["sum","d"]},
+                  {"type":"concatenate","name":"cat","inputs":["d","gap","most"]},
+                  {"type":"subset","name":"part","channels":[2,6]},
+                  {"type":"output","units":10,"activation":"softmax","loss":"mcxent"}]})";
+    QTest::newRow("depthwise, separable, transposed") << R"(json:{"name":"convs","input":{"channels":1,"height":28,"width":28},
+        "updater":{"type":"adam","learning_rate":0.005},
+        "layers":[{"type":"convolution","name":"conv","filters":4,"kernel":[3,3],"stride":[2,2],"activation":"relu"},
+                  {"type":"depthwise_convolution","name":"dw","depth_multiplier":2,"kernel":[3,3],"mode":"same","activation":"relu"},
+                  {"type":"separable_convolution","name":"sep","filters":6,"depth_multiplier":1,"kernel":[3,3],"stride":[2,2],"activation":"tanh"},
+                  {"type":"transposed_convolution","name":"up","filters":3,"kernel":[2,2],"stride":[2,2],"activation":"relu"},
+                  {"type":"subsampling","name":"pool","pooling":"max","kernel":[2,2],"stride":[2,2]},
+                  {"type":"output","name":"out","units":10,"activation":"softmax","loss":"mcxent"}]})";
+}
+
+// Trained one epoch (Adam), saved, exported to DL4J with its updater state: predict on the zip
+// prints the lines predict prints on the .thr, and inspect reads the zip as a DL4J model.
+void TestEngineExport::dl4j_graph_and_convolutions_predict_as_the_model() {
+    QFETCH(QString, model);
+    const QString tag = model.startsWith("json:") ? QString(QTest::currentDataTag()).replace(' ', '_').replace(',', "") : model;
+    QString model_path = source_dir() + "/resources/models/" + model + ".json";
+    if (model.startsWith("json:")) {
+        model_path = path(tag + ".json");
+        QVERIFY(write_file(model_path, model.mid(5).toUtf8()));
+    }
+    const QString thr = path(tag + "_dl4j.thr"), out = path(tag + "_dl4j.zip");
+    const auto trained = run_engine({"train", "--model", model_path, "--data", path("rows.csv"), "--epochs", "1", "--batch", "8",
+                                     "--threads", "1", "--save", thr});
+    QVERIFY2(trained.exit_code == 0, qPrintable(trained.summary()));
+    const auto exported = run_engine({"export-model", thr, "--format", "dl4j", "--out", out});
+    QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
+    QVERIFY2(!exported.events[0].contains("notes"), qPrintable(exported.summary()));  // the Adam state went in
+    const auto inspected = run_engine({"inspect", "--json", out});
+    QVERIFY2(inspected.exit_code == 0, qPrintable(inspected.summary()));
+    QCOMPARE(inspected.events[0]["format"].toString(), QString("dl4j"));
+    QVERIFY(inspected.events[0]["weights"].toBool());
+    const auto want = run_engine({"predict", "--model-file", thr, "--data", path("rows.csv"), "--threads", "1"});
+    const auto got = run_engine({"predict", "--model-file", out, "--data", path("rows.csv"), "--threads", "1"});
+    QVERIFY2(want.exit_code == 0, qPrintable(want.summary()));
+    QVERIFY2(got.exit_code == 0, qPrintable(got.summary()));
+    QCOMPARE(got.events.size(), want.events.size());
+    QCOMPARE(got.events.size(), kRows);
+    for (qsizetype r = 0; r < want.events.size(); ++r) QCOMPARE(got.events[r], want.events[r]);
+    qInfo("%s: %lld bytes, predict prints the same %d lines from the zip", qPrintable(tag),
+          static_cast<long long>(QFileInfo(out).size()), kRows);
 }
 
 void TestEngineExport::unknown_format_lists_the_formats() {

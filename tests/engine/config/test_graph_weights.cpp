@@ -69,6 +69,8 @@ private Q_SLOTS:
     void keras_depthwise_separable_h5();
     void keras_conv_transpose_h5();
     void dl4j_graph_zip();
+    void dl4j_depthwise_separable_zip();
+    void dl4j_conv_transpose_zip();
 };
 
 void TestGraphWeights::keras_functional_h5() {
@@ -132,6 +134,47 @@ void TestGraphWeights::dl4j_graph_zip() {
     for (const auto& l : r.model.layers) order << QString::fromStdString(l.name);
     QCOMPARE(order.join(","), QString("conv_a,conv_c,bn_a,conv_b,add_1,act_1,concat_1,gap,out"));
     check_against_reference(r, "dl4j_residual_concat.expected.json");
+}
+
+// A DL4J zip of the model of keras2_depthwise_separable.h5 / keras2_conv_transpose.h5 with the
+// same weights laid out as DL4J's DepthwiseConvolution2D, SeparableConvolution2D and
+// Deconvolution2D hold them (make_dl4j_conv_references.py, numpy transposes of the Keras
+// arrays): Thresher's predictions are PyTorch's.
+static config::ImportResult import_dl4j_zip_of(const std::string& name) {
+    const auto coefficients = read_json(data(name + ".coefficients.json"));
+    std::vector<float> flat;
+    for (const auto& v : coefficients["coefficients"]) flat.push_back(v.get<float>());
+    std::ifstream in(data(name + ".json"));
+    const std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    QTemporaryDir dir;
+    const std::string zip = dir.filePath(QString::fromStdString(name) + ".zip").toStdString();
+    test_support::write_zip(zip, {{"configuration.json", test_support::text_bytes(config)},
+                                  {"coefficients.bin", test_support::nd4j_row(flat, false, false)}});
+    return config::import_model_file(zip);
+}
+
+void TestGraphWeights::dl4j_depthwise_separable_zip() {
+    config::ImportResult r;
+    try {
+        r = import_dl4j_zip_of("dl4j_depthwise_separable");
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(r.model.layers[0].type, config::LayerType::DepthwiseConvolution);
+    QCOMPARE(r.model.layers[1].type, config::LayerType::SeparableConvolution);
+    check_against_reference(r, "keras2_depthwise_separable.expected.json");
+}
+
+void TestGraphWeights::dl4j_conv_transpose_zip() {
+    config::ImportResult r;
+    try {
+        r = import_dl4j_zip_of("dl4j_conv_transpose");
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(r.model.layers[0].type, config::LayerType::TransposedConvolution);
+    QCOMPARE(r.model.layers[1].out_shape, (config::Shape{2, 22, 13}));
+    check_against_reference(r, "keras2_conv_transpose.expected.json");
 }
 
 QTEST_GUILESS_MAIN(TestGraphWeights)
