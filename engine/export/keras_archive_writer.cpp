@@ -1,8 +1,9 @@
 // Keras 3's model.save("m.keras") layout (keras/src/saving/saving_lib.py), from the plan: a zip,
 // entries stored (Keras's zipfile default), in Keras's order:
 //   metadata.json     {"keras_version": "3.6.0", "date_saved": "2025-01-31@12:00:00"}
-//   config.json       the Sequential as Keras 3 serialises it (keras_config.cpp)
+//   config.json       the Sequential or Functional model as Keras 3 serialises it (keras_config.cpp)
 //   model.weights.h5  /vars (the model's own variables: none), and per layer of model.layers
+//                     (a Functional model's InputLayer first: layers/input_layer/vars, empty)
 //                     /layers/<name>/vars/0, /1, ... in the order the layer creates them
 //                     (kernel, bias; gamma, beta, moving_mean, moving_variance; alpha)
 // <name> is not the layer's name but Keras's snake_case of its class, numbered per class in
@@ -25,11 +26,16 @@ std::string keras3_weights(const KerasModel& k, const std::string& what) {
     Hdf5Image h5(what);
     h5.group("vars");
     std::map<std::string, int> used;  // per snake_case class name, as saving_lib counts
-    for (const auto& l : k.layers) {
-        const std::string base = keras_snake_case(l.class_name);
+    auto vars_of = [&](const std::string& class_name) {
+        const std::string base = keras_snake_case(class_name);
         const int n = used.contains(base) ? ++used[base] : (used[base] = 0);
         const std::string vars = "layers/" + (n ? base + "_" + std::to_string(n) : base) + "/vars";
         h5.group(vars);
+        return vars;
+    };
+    if (k.functional) vars_of("InputLayer");  // a Functional model's layers start with it
+    for (const auto& l : k.layers) {
+        const auto vars = vars_of(l.class_name);
         for (std::size_t i = 0; i < l.weights.size(); ++i) h5.floats(vars + "/" + std::to_string(i), l.weights[i].dims, l.weights[i].values);
     }
     return h5.finish();

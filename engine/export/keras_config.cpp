@@ -1,11 +1,16 @@
 // The JSON of a planned Keras model, in the two serialisations Keras writes:
 //   Keras 2 (tf.keras model.save("m.h5")): {"class_name": "Sequential", "config": {"name",
 //     "layers": [{"class_name", "config": {"name", "trainable", "dtype": "float32", ...}}]}},
-//     the InputLayer with "batch_input_shape"; training_config {"loss", "metrics",
+//     the InputLayer with "batch_input_shape"; a graph {"class_name": "Functional", "config":
+//     {"name", "layers": [{..., "name", "inbound_nodes": [[["conv", 0, 0, {}]]]}], "input_layers":
+//     [["input", 0, 0]], "output_layers": [["out", 0, 0]]}}; training_config {"loss", "metrics",
 //     "weighted_metrics", "loss_weights", "optimizer_config"} (Keras 2 reads every one of them).
 //   Keras 3 (config.json of a .keras): every object {"module", "class_name", "config",
 //     "registered_name"}, dtype a DTypePolicy object, the InputLayer with "batch_shape", each
-//     layer's "build_config" with its input shape, and the model's "compile_config".
+//     layer's "build_config" with its input shape, and the model's "compile_config"; a graph is
+//     {"module": "keras.src.models.functional", "class_name": "Functional", "registered_name":
+//     "Functional"}, its layers' "inbound_nodes" [{"args": [{"class_name": "__keras_tensor__",
+//     "config": {"shape", "dtype", "keras_history": ["conv", 0, 0]}}], "kwargs": {}}].
 #include "export/keras_model.h"
 
 namespace thresher::model_export {
@@ -33,6 +38,21 @@ nlohmann::json layer_config(KerasDialect d, const KerasLayer& l) {
     return cfg;
 }
 
+// Keras 3's serialize_node: the call's arguments with each input as a serialised KerasTensor
+// (its shape, dtype and keras_history [layer, node 0, tensor 0]); a merge layer's one argument
+// is the list of its inputs.
+nlohmann::json inbound_node(const KerasLayer& l) {
+    auto tensors = nlohmann::json::array();
+    for (std::size_t i = 0; i < l.inbound.size(); ++i)
+        tensors.push_back({{"class_name", "__keras_tensor__"},
+                           {"config",
+                            {{"shape", batch_shape(l.inbound_shapes[i])},
+                             {"dtype", "float32"},
+                             {"keras_history", {l.inbound[i], 0, 0}}}}});
+    const auto args = l.inbound.size() > 1 ? nlohmann::json::array({tensors}) : tensors;
+    return {{"args", args}, {"kwargs", nlohmann::json::object()}};
+}
+
 }  // namespace
 
 nlohmann::json keras_object(KerasDialect d, std::string_view module, std::string_view class_name, nlohmann::json config) {
@@ -49,8 +69,28 @@ nlohmann::json keras2_model_config(const KerasModel& k) {
                         {"sparse", false},
                         {"ragged", false},
                         {"name", k.input_name}}}});
-    for (const auto& l : k.layers) layers.push_back({{"class_name", l.class_name}, {"config", layer_config(k.dialect, l)}});
-    return {{"class_name", "Sequential"}, {"config", {{"name", k.name}, {"layers", std::move(layers)}}}};
+    if (!k.functional) {
+        for (const auto& l : k.layers) layers.push_back({{"class_name", l.class_name}, {"config", layer_config(k.dialect, l)}});
+        return {{"class_name", "Sequential"}, {"config", {{"name", k.name}, {"layers", std::move(layers)}}}};
+    }
+    // tf.keras's get_network_config: each layer with its name and the one call that made it,
+    // [[["source", node 0, tensor 0, {call kwargs}], ...]]; the InputLayer's call is none.
+    layers[0]["name"] = k.input_name;
+    layers[0]["inbound_nodes"] = nlohmann::json::array();
+    for (const auto& l : k.layers) {
+        auto call = nlohmann::json::array();
+        for (const auto& in : l.inbound) call.push_back({in, 0, 0, nlohmann::json::object()});
+        layers.push_back({{"class_name", l.class_name},
+                          {"config", layer_config(k.dialect, l)},
+                          {"name", l.name},
+                          {"inbound_nodes", nlohmann::json::array({call})}});
+    }
+    return {{"class_name", "Functional"},
+            {"config",
+             {{"name", k.name},
+              {"layers", std::move(layers)},
+              {"input_layers", {{k.input_name, 0, 0}}},
+              {"output_layers", {{k.output_name, 0, 0}}}}}};
 }
 
 nlohmann::json keras2_training_config(const KerasModel& k) {
@@ -71,18 +111,45 @@ nlohmann::json keras3_config(const KerasModel& k) {
                                    {"dtype", "float32"},
                                    {"sparse", false},
                                    {"name", k.input_name}}));
+    if (k.functional) {
+        layers[0]["name"] = k.input_name;
+        layers[0]["inbound_nodes"] = nlohmann::json::array();
+    }
     for (const auto& l : k.layers) {
         auto o = keras_object(d, "keras.layers", l.class_name, layer_config(d, l));
-        o["build_config"] = {{"input_shape", batch_shape(l.input_shape)}};
+        if (l.inbound.size() > 1) {  // a merge layer is built on the list of its inputs' shapes
+            auto shapes = nlohmann::json::array();
+            for (const auto& s : l.inbound_shapes) shapes.push_back(batch_shape(s));
+            o["build_config"] = {{"input_shape", shapes}};
+        } else {
+            o["build_config"] = {{"input_shape", batch_shape(l.input_shape)}};
+        }
+        if (k.functional) {
+            o["name"] = l.name;
+            o["inbound_nodes"] = nlohmann::json::array({inbound_node(l)});
+        }
         layers.push_back(std::move(o));
     }
-    auto model = keras_object(d, "keras", "Sequential",
-                              {{"name", k.name},
-                               {"trainable", true},
-                               {"dtype", dtype(d)},
-                               {"layers", std::move(layers)},
-                               {"build_input_shape", batch_shape(k.input_shape)}});
-    model["build_config"] = {{"input_shape", batch_shape(k.input_shape)}};
+    nlohmann::json model;
+    if (k.functional) {
+        // Functional.get_config: a model built as keras.Model(inputs, outputs) on one tensor each
+        // names them unnested, ["input_layer", 0, 0].
+        model = keras_object(d, "keras.src.models.functional", "Functional",
+                             {{"name", k.name},
+                              {"trainable", true},
+                              {"layers", std::move(layers)},
+                              {"input_layers", {k.input_name, 0, 0}},
+                              {"output_layers", {k.output_name, 0, 0}}});
+        model["registered_name"] = "Functional";  // not a public keras.* class: saved by its own name
+    } else {
+        model = keras_object(d, "keras", "Sequential",
+                             {{"name", k.name},
+                              {"trainable", true},
+                              {"dtype", dtype(d)},
+                              {"layers", std::move(layers)},
+                              {"build_input_shape", batch_shape(k.input_shape)}});
+        model["build_config"] = {{"input_shape", batch_shape(k.input_shape)}};
+    }
     model["compile_config"] = {{"optimizer", k.optimizer},
                                {"loss", k.loss},
                                {"loss_weights", nullptr},

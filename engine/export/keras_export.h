@@ -1,15 +1,17 @@
-// Keras exports of Thresher's layer stacks (issue 25): a Sequential model, for a Python service
-// that calls keras.models.load_model.
+// Keras exports of Thresher models (issue 25): a Sequential model for a layer stack, a Functional
+// model for a graph (its vertices Keras merge layers), for a Python service that calls
+// keras.models.load_model.
 //
 //   keras-h5  Keras 2's model.save("m.h5"): root attributes keras_version, backend, model_config
-//             (the Sequential's JSON), training_config (loss and optimizer); group model_weights
+//             (the Sequential's or Functional's JSON), training_config (loss and optimizer); group model_weights
 //             with layer_names and, per layer, weight_names and <layer>/<layer>/kernel:0 ...
 //   keras     Keras 3's model.save("m.keras"): a zip of metadata.json, config.json (Keras 3's
 //             serialisation: module / class_name / config / registered_name, an InputLayer
 //             first, compile_config) and model.weights.h5 (layers/<dense, dense_1, ...>/vars/0, 1).
 //
 // Images are channels_last, as Keras's default: convolution kernels are written HWIO, PReLU
-// slopes HWC, and the Dense after a Flatten of an image gets its rows in Keras's (h, w, c) order
+// slopes HWC, depthwise kernels [kh, kw, in, multiplier], transposed ones [kh, kw, filters, in],
+// and the Dense after a Flatten of an image gets its rows in Keras's (h, w, c) order
 // (Thresher flattens c, h, w). What needs a layer of its own in Keras is given one: a Flatten
 // before a Dense that reads an image, a ZeroPadding2D before a padded convolution, a LeakyReLU /
 // ELU / ReLU layer after a layer whose activation Keras cannot name. Thresher's Keras importers

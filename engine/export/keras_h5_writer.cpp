@@ -1,8 +1,8 @@
 // Keras 2's model.save("m.h5") layout (tf.keras saving/legacy/hdf5_format.py), from the plan:
 //   /                      attrs keras_version, backend, model_config, training_config (JSON,
 //                          as scalar byte strings)
-//   /model_weights         attrs layer_names (every layer of model.layers, in order), backend,
-//                          keras_version
+//   /model_weights         attrs layer_names (every layer of model.layers, in order: a
+//                          Functional model's InputLayer first), backend, keras_version
 //   /model_weights/dense   attr weight_names ["dense/kernel:0", "dense/bias:0"] (an empty float64
 //                          array for a layer without weights)
 //   /model_weights/dense/dense/kernel:0   float32 [in, out], and so on
@@ -62,11 +62,18 @@ KerasBytes keras_h5_bytes(const ExportableModel& m) {
     if (!m.class_names.empty()) h5.string_attribute("/", "class_names", nlohmann::json(m.class_names).dump());
 
     h5.group("model_weights");
+    // A Functional model's model.layers start with its InputLayer (a Sequential's do not): its
+    // group is there, without weights.
     std::vector<std::string> layer_names;
+    if (k.functional) layer_names.push_back(k.input_name);
     for (const auto& l : k.layers) layer_names.push_back(l.name);
     keras_list_attribute(h5, "model_weights", "layer_names", layer_names);
     h5.string_attribute("model_weights", "backend", "tensorflow");
     h5.string_attribute("model_weights", "keras_version", kKeras2Version);
+    if (k.functional) {
+        h5.group("model_weights/" + k.input_name);
+        keras_list_attribute(h5, "model_weights/" + k.input_name, "weight_names", {});
+    }
     for (const auto& l : k.layers) {
         const std::string group = "model_weights/" + l.name;
         h5.group(group);

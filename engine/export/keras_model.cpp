@@ -1,10 +1,12 @@
-// Plans the Keras Sequential of a Thresher layer stack: which Keras layers, their names and
-// configs, decided from the config alone so a refusal comes before any file is touched. One
-// piece of state runs beside the layers, as in the Keras importer: whether Keras's tensor is
-// still an image ([h, w, c]) or already features. Thresher's Shape cannot say it (a 1x1 image
+// Plans the Keras model of a Thresher model: which Keras layers, their names and configs, and
+// what each reads, decided from the config alone so a refusal comes before any file is touched.
+// A layer stack becomes a Sequential, a graph a Functional model whose vertices are Keras merge
+// layers. One piece of state runs beside each tensor, as in the Keras importer: whether Keras
+// holds it as an image ([h, w, c]) or as features. Thresher's Shape cannot say it (a 1x1 image
 // and a vector look alike), and Keras needs a Flatten exactly where an image meets a Dense.
 #include <cmath>
 
+#include "config/graph.h"
 #include "config/model_config.h"
 #include "export/keras_model.h"
 #include "export/model_export.h"
@@ -183,6 +185,13 @@ nlohmann::json optimizer(const config::ModelConfig& c, KerasDialect d) {
     throw KerasRefusal{"updater: " + std::string(config::to_string(u.kind)) + " has no Keras optimizer"};
 }
 
+// A Keras tensor: the layer whose output it is, its shape without the batch, and whether it is an image.
+struct Tensor {
+    std::string name;
+    std::vector<int> shape;
+    bool image = false;
+};
+
 class Planner {
 public:
     Planner(const ExportableModel& m, KerasDialect d) : m_(m), d_(d) {
@@ -198,11 +207,21 @@ public:
             throw KerasRefusal{"the model " + m_.normalization.kind +
                                "s its inputs, and a Keras export does not write that normalisation (a Keras "
                                "Normalization layer) yet: export to ONNX, whose graph applies it"};
-        out_.name = KerasNames::usable(c.name) ? c.name : "sequential";
-        out_.input_name = names_.fresh("InputLayer");
-        image_ = !c.input.flat();
-        out_.input_shape = keras_shape(c.input, image_);
-        for (std::size_t i = 0; i < c.layers.size(); ++i) layer(i);
+        out_.functional = c.is_graph();
+        out_.name = KerasNames::usable(c.name) ? c.name
+                    : out_.functional       ? (d_ == KerasDialect::Keras2 ? "model" : "functional")
+                                            : "sequential";
+        // A graph's layers name the model's input: the InputLayer keeps that name where it can.
+        if (out_.functional && KerasNames::usable(c.input_name)) names_.reserve(c.input_name);
+        out_.input_name = out_.functional ? names_.keep_or_fresh(c.input_name, "InputLayer") : names_.fresh("InputLayer");
+        input_image_ = !c.input.flat();
+        out_.input_shape = keras_shape(c.input, input_image_);
+        tensor_.resize(c.layers.size());
+        for (std::size_t i = 0; i < c.layers.size(); ++i) {
+            layer(i);
+            tensor_[i] = {current_, current_shape_, image_};
+        }
+        out_.output_name = tensor_.back().name;
         check_loss();
         for (std::size_t i = 0; i < c.layers.size(); ++i)
             if (c.layers[i].updater && !same_updater(*c.layers[i].updater, c.updater))
@@ -217,14 +236,36 @@ private:
         throw KerasRefusal{m_.config.layers[i].label(i) + ": Keras cannot express this layer: " + why};
     }
 
-    KerasLayer& add(std::string class_name, const std::string& wanted_name, nlohmann::json cfg, std::vector<int> input_shape) {
+    // A Keras layer reading the current tensor (or `inbound`, for a merge); its output becomes
+    // the current tensor, of shape `output_shape` (Keras's, without the batch).
+    KerasLayer& add(std::string class_name, const std::string& wanted_name, nlohmann::json cfg, std::vector<int> input_shape,
+                    std::vector<int> output_shape, std::vector<Tensor> inbound = {}) {
         KerasLayer k;
         k.name = wanted_name.empty() ? names_.fresh(class_name) : names_.keep_or_fresh(wanted_name, class_name);
         k.class_name = std::move(class_name);
         k.config = std::move(cfg);
         k.input_shape = std::move(input_shape);
+        if (inbound.empty()) inbound.push_back({current_, current_shape_, image_});
+        for (const auto& t : inbound) {
+            k.inbound.push_back(t.name);
+            k.inbound_shapes.push_back(t.shape);
+        }
+        current_ = k.name;
+        current_shape_ = std::move(output_shape);
         out_.layers.push_back(std::move(k));
         return out_.layers.back();
+    }
+
+    // The Keras tensor a Thresher layer's output (or the model's input) is.
+    Tensor source(int index) const {
+        if (index == config::LayerConfig::kModelInput) return {out_.input_name, out_.input_shape, input_image_};
+        return tensor_[static_cast<std::size_t>(index)];
+    }
+
+    // A Thresher input in the user's terms: "layers[3] (convolution \"conv\")", or the model's input.
+    std::string input_label(int index) const {
+        if (index == config::LayerConfig::kModelInput) return "the model's input";
+        return m_.config.layers[static_cast<std::size_t>(index)].label(static_cast<std::size_t>(index));
     }
 
     void need_image(std::size_t i) const {
@@ -240,7 +281,7 @@ private:
 
     // After a layer whose activation Keras cannot name in its "activation" field.
     void activation_layer(const KerasActivation& a, const Shape& shape) {
-        if (a.name.empty()) add(a.layer, "", a.layer_config, keras_shape(shape, image_));
+        if (a.name.empty()) add(a.layer, "", a.layer_config, keras_shape(shape, image_), keras_shape(shape, image_));
     }
 
     // Dense and Conv2D's shared fields: the activation Keras can name, bias, initializers, regularizers.
@@ -255,24 +296,125 @@ private:
         for (const char* key : {"bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint"}) cfg[key] = nullptr;
     }
 
+    // The Keras class of a convolution kind, for messages and the plan.
+    static const char* conv_class(LayerType t) {
+        switch (t) {
+            case LayerType::DepthwiseConvolution: return "DepthwiseConv2D";
+            case LayerType::SeparableConvolution: return "SeparableConv2D";
+            case LayerType::TransposedConvolution: return "Conv2DTranspose";
+            default: return "Conv2D";
+        }
+    }
+
+    static const char* merge_class(LayerType t) {
+        switch (t) {
+            case LayerType::Add: return "Add";
+            case LayerType::Subtract: return "Subtract";
+            case LayerType::Multiply: return "Multiply";
+            case LayerType::Average: return "Average";
+            case LayerType::Maximum: return "Maximum";
+            default: return "Concatenate";
+        }
+    }
+
+    // A vertex joining branches: a Keras merge layer reading every input's tensor.
+    void merge(std::size_t i) {
+        const auto& l = m_.config.layers[i];
+        const std::string cls = merge_class(l.type);
+        std::vector<Tensor> ins;
+        for (const int s : l.sources) ins.push_back(source(s));
+        if (ins.size() < 2) refuse(i, "Keras's " + cls + " merges two inputs or more, and this vertex reads one");
+        if (l.type == LayerType::Subtract && ins.size() != 2)
+            refuse(i, "Keras's Subtract takes exactly two inputs, and this vertex reads " + std::to_string(ins.size()));
+        for (std::size_t k = 1; k < ins.size(); ++k)
+            if (ins[k].image != ins[0].image) {
+                const auto flat = ins[0].image ? k : 0, image = ins[0].image ? 0 : k;
+                refuse(i, "it joins flat features (" + input_label(l.sources[flat]) +
+                              ", after global pooling or a Flatten in Keras) with an image (" + input_label(l.sources[image]) +
+                              "), and Keras's " + cls + " needs inputs of one rank");
+            }
+        image_ = ins[0].image;
+        // Thresher joins channels (the features of flat inputs): channels_last's last axis.
+        nlohmann::json cfg = nlohmann::json::object();
+        if (l.type == LayerType::Concatenate) cfg["axis"] = -1;
+        auto input_shape = ins[0].shape;
+        add(cls, l.name, std::move(cfg), std::move(input_shape), keras_shape(l.out_shape, image_), std::move(ins));
+    }
+
+    // DepthwiseConv2D, SeparableConv2D, Conv2DTranspose: valid or same, no explicit padding.
+    void windowed_convolution(std::size_t i) {
+        const auto& l = m_.config.layers[i];
+        const std::string cls = conv_class(l.type);
+        need_image(i);
+        if ((l.stride[0] > 1 || l.stride[1] > 1) && (l.dilation[0] > 1 || l.dilation[1] > 1))
+            refuse(i, "strides above 1 together with a dilation above 1 (Keras's " + cls + " allows one or the other)");
+        if (l.mode == ConvMode::Truncate && (l.padding[0] > 0 || l.padding[1] > 0))
+            refuse(i, "padding " + std::to_string(l.padding[0]) + "x" + std::to_string(l.padding[1]) + ": Keras's " + cls +
+                          " pads \"valid\" or \"same\" only (use mode \"same\", or a zero_padding layer before it)");
+        const auto a = activation_of(i);
+        const bool transposed = l.type == LayerType::TransposedConvolution;
+        nlohmann::json cfg = nlohmann::json::object();
+        if (l.type != LayerType::DepthwiseConvolution) cfg["filters"] = l.units;
+        if (!transposed) cfg["depth_multiplier"] = l.depth_multiplier;
+        cfg["kernel_size"] = pair(l.kernel);
+        cfg["strides"] = pair(l.stride);
+        cfg["padding"] = l.mode == ConvMode::Same ? "same" : "valid";
+        cfg["data_format"] = "channels_last";
+        cfg["dilation_rate"] = pair(l.dilation);
+        if (d_ == KerasDialect::Keras2) {
+            cfg["groups"] = 1;  // tf.keras's Conv base config; Keras 3 has none here
+            if (transposed) cfg["output_padding"] = nullptr;
+        }
+        if (transposed) {
+            weighted_fields(i, cfg, a);
+        } else {
+            // The depthwise (and pointwise) kernels take the initializer and the regulariser.
+            const auto u = m_.config.effective_updater(i);
+            const auto init = initializer(d_, m_.config.effective_weight_init(i));
+            cfg["activation"] = a.name.empty() ? "linear" : a.name;
+            cfg["use_bias"] = true;
+            cfg["depthwise_initializer"] = init;
+            if (l.type == LayerType::SeparableConvolution) cfg["pointwise_initializer"] = init;
+            cfg["bias_initializer"] = initializer(d_, WeightInit::Zero);
+            cfg["depthwise_regularizer"] = regularizer(d_, u.l1, u.l2);
+            if (l.type == LayerType::SeparableConvolution) cfg["pointwise_regularizer"] = regularizer(d_, u.l1, u.l2);
+            for (const char* key : {"bias_regularizer", "activity_regularizer", "depthwise_constraint", "bias_constraint"}) cfg[key] = nullptr;
+            if (l.type == LayerType::SeparableConvolution) cfg["pointwise_constraint"] = nullptr;
+        }
+        add(cls, l.name, std::move(cfg), keras_shape(l.in_shape, true), keras_shape(l.out_shape, true)).params_of = i;
+        activation_layer(a, l.out_shape);
+    }
+
     void layer(std::size_t i) {
         const auto& l = m_.config.layers[i];
+        if (config::joins_inputs(l.type)) {
+            merge(i);
+            return;
+        }
+        // Every other layer reads one tensor: in a stack the layer before's, in a graph its input's.
+        {
+            const auto t = source(l.sources.at(0));
+            current_ = t.name;
+            current_shape_ = t.shape;
+            image_ = t.image;
+        }
         if (l.activation.kind == Activation::Softmax && l.type != LayerType::Dense && l.type != LayerType::Output &&
             !(l.type == LayerType::Activation && !image_))
             refuse(i, "softmax on an image: Keras's softmax normalises each pixel's channels, Thresher's the whole sample");
+        const auto same_shape = keras_shape(l.in_shape, image_);
         switch (l.type) {
             case LayerType::Dense:
             case LayerType::Output: {
                 bool flattened = false;
                 if (image_) {
-                    add("Flatten", "", {{"data_format", "channels_last"}}, keras_shape(l.in_shape, true));
+                    add("Flatten", "", {{"data_format", "channels_last"}}, keras_shape(l.in_shape, true), keras_shape(l.in_shape, false));
                     image_ = false;
                     flattened = true;
                 }
                 const auto a = activation_of(i);
                 nlohmann::json cfg{{"units", l.units}};
                 weighted_fields(i, cfg, a);
-                auto& k = add("Dense", l.name, std::move(cfg), keras_shape(l.in_shape, false));
+                auto& k = add("Dense", l.name, std::move(cfg), keras_shape(l.in_shape, false), keras_shape(l.out_shape, false));
                 k.params_of = i;
                 k.after_flatten = flattened;
                 activation_layer(a, l.out_shape);
@@ -282,10 +424,12 @@ private:
                 need_image(i);
                 if ((l.stride[0] > 1 || l.stride[1] > 1) && (l.dilation[0] > 1 || l.dilation[1] > 1))
                     refuse(i, "strides above 1 together with a dilation above 1 (Keras's Conv2D allows one or the other)");
+                const Shape padded{l.in_shape.c, l.in_shape.h + 2 * (l.mode == ConvMode::Same ? 0 : l.padding[0]),
+                                   l.in_shape.w + 2 * (l.mode == ConvMode::Same ? 0 : l.padding[1])};
                 if (l.mode == ConvMode::Truncate && (l.padding[0] > 0 || l.padding[1] > 0))
                     add("ZeroPadding2D", "",
                         {{"padding", {{l.padding[0], l.padding[0]}, {l.padding[1], l.padding[1]}}}, {"data_format", "channels_last"}},
-                        keras_shape(l.in_shape, true));
+                        keras_shape(l.in_shape, true), keras_shape(padded, true));
                 const auto a = activation_of(i);
                 nlohmann::json cfg{{"filters", l.units},
                                    {"kernel_size", pair(l.kernel)},
@@ -295,17 +439,19 @@ private:
                                    {"dilation_rate", pair(l.dilation)},
                                    {"groups", 1}};
                 weighted_fields(i, cfg, a);
-                const Shape padded{l.in_shape.c, l.in_shape.h + 2 * (l.mode == ConvMode::Same ? 0 : l.padding[0]),
-                                   l.in_shape.w + 2 * (l.mode == ConvMode::Same ? 0 : l.padding[1])};
-                add("Conv2D", l.name, std::move(cfg), keras_shape(padded, true)).params_of = i;
+                add("Conv2D", l.name, std::move(cfg), keras_shape(padded, true), keras_shape(l.out_shape, true)).params_of = i;
                 activation_layer(a, l.out_shape);
                 return;
             }
+            case LayerType::DepthwiseConvolution:
+            case LayerType::SeparableConvolution:
+            case LayerType::TransposedConvolution: windowed_convolution(i); return;
             case LayerType::Subsampling: {
                 need_image(i);
                 if (l.global) {
                     add(l.max_pool ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D", l.name,
-                        {{"data_format", "channels_last"}, {"keepdims", false}}, keras_shape(l.in_shape, true));
+                        {{"data_format", "channels_last"}, {"keepdims", false}}, keras_shape(l.in_shape, true),
+                        keras_shape(l.out_shape, false));
                     image_ = false;
                     return;
                 }
@@ -317,7 +463,7 @@ private:
                      {"padding", l.mode == ConvMode::Same ? "same" : "valid"},
                      {"strides", pair(l.stride)},
                      {"data_format", "channels_last"}},
-                    keras_shape(l.in_shape, true));
+                    keras_shape(l.in_shape, true), keras_shape(l.out_shape, true));
                 return;
             }
             case LayerType::BatchNorm: {
@@ -332,13 +478,13 @@ private:
                                    {"moving_variance_initializer", constant(d_, 1.f)}};
                 for (const char* key : {"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"}) cfg[key] = nullptr;
                 if (d_ == KerasDialect::Keras3) cfg["synchronized"] = false;
-                add("BatchNormalization", l.name, std::move(cfg), keras_shape(l.in_shape, image_)).params_of = i;
+                add("BatchNormalization", l.name, std::move(cfg), same_shape, same_shape).params_of = i;
                 return;
             }
             case LayerType::Dropout:
                 // Keras gives the drop probability; rounded to a float first so 0.7 reads "rate": 0.3.
                 add("Dropout", l.name, {{"rate", config::decimal(static_cast<float>(1.0 - config::decimal(l.retain)))}, {"noise_shape", nullptr}, {"seed", nullptr}},
-                    keras_shape(l.in_shape, image_));
+                    same_shape, same_shape);
                 return;
             case LayerType::PRelu: {
                 // Keras's shared axes count its channels-last axes: 1 height, 2 width, 3 channels (1: the features).
@@ -355,14 +501,14 @@ private:
                      {"alpha_regularizer", nullptr},
                      {"alpha_constraint", nullptr},
                      {"shared_axes", axes.empty() ? nlohmann::json(nullptr) : axes}},
-                    keras_shape(l.in_shape, image_))
+                    same_shape, same_shape)
                     .params_of = i;
                 return;
             }
             case LayerType::Activation: {
                 const auto a = activation_of(i);
-                if (!a.name.empty()) add("Activation", l.name, {{"activation", a.name}}, keras_shape(l.in_shape, image_));
-                else add(a.layer, l.name, a.layer_config, keras_shape(l.in_shape, image_));
+                if (!a.name.empty()) add("Activation", l.name, {{"activation", a.name}}, same_shape, same_shape);
+                else add(a.layer, l.name, a.layer_config, same_shape, same_shape);
                 return;
             }
             case LayerType::ZeroPadding:
@@ -372,27 +518,19 @@ private:
                 add(pad ? "ZeroPadding2D" : "Cropping2D", l.name,
                     {{pad ? "padding" : "cropping", {{l.margins[0], l.margins[1]}, {l.margins[2], l.margins[3]}}},
                      {"data_format", "channels_last"}},
-                    keras_shape(l.in_shape, true));
+                    keras_shape(l.in_shape, true), keras_shape(l.out_shape, true));
                 return;
             }
             case LayerType::Upsampling:
                 need_image(i);
                 add("UpSampling2D", l.name, {{"size", pair(l.scale)}, {"data_format", "channels_last"}, {"interpolation", "nearest"}},
-                    keras_shape(l.in_shape, true));
+                    keras_shape(l.in_shape, true), keras_shape(l.out_shape, true));
                 return;
-            case LayerType::Add:
-            case LayerType::Subtract:
-            case LayerType::Multiply:
-            case LayerType::Average:
-            case LayerType::Maximum:
-            case LayerType::Concatenate:
             case LayerType::Subset:
-                refuse(i, "it joins or splits branches of a graph, and this exporter writes Keras Sequential models "
-                          "(a layer stack; export graphs as ONNX)");
-            case LayerType::DepthwiseConvolution:
-            case LayerType::SeparableConvolution:
-            case LayerType::TransposedConvolution:
-                break;  // not written yet (below)
+                refuse(i, "a subset vertex keeps channels " + std::to_string(l.subset[0]) + " to " + std::to_string(l.subset[1]) +
+                              ", and Keras has no layer that slices channels (only a Lambda, which is Python code a "
+                              "saved model cannot carry)");
+            default: break;
         }
         refuse(i, "layer kind " + std::string(config::to_string(l.type)) + " has no Keras form in this exporter yet");
     }
@@ -426,6 +564,12 @@ private:
     KerasDialect d_;
     KerasModel out_;
     KerasNames names_;
+    bool input_image_ = false;
+    std::vector<Tensor> tensor_;  // per Thresher layer: the Keras tensor of its output
+    // The tensor the next Keras layer reads: its layer, shape, and whether Keras holds an image
+    // there ([h, w, c]) or features.
+    std::string current_;
+    std::vector<int> current_shape_;
     bool image_ = false;
 };
 

@@ -1,11 +1,14 @@
-// The Keras Sequential a Thresher layer stack becomes, before it is written in either dialect
-// (engine/export's own header; keras_export.h is the public one). Planned from the config alone
+// The Keras model a Thresher model becomes (a Sequential for a layer stack, a Functional model for
+// a graph), before it is written in either dialect (engine/export's own header; keras_export.h is
+// the public one). Planned from the config alone
 // (plan_keras_model), so a model Keras cannot express is refused before any byte is written; the
 // weights are then laid out in Keras's shapes (fill_keras_weights) and the JSON built
 // (keras_config.cpp) for the .h5 writer or the .keras writer. Worked example, LeNet on 1x28x28:
 //   InputLayer [None, 28, 28, 1] -> Conv2D "conv2d" (kernel 5x5x1x20, bias 20) -> MaxPooling2D
 //   -> Conv2D "conv2d_1" -> MaxPooling2D -> Flatten (4x4x50 = 800) -> Dense "dense" (kernel
 //   800x500: its rows reordered from c,h,w to h,w,c) -> Dense "dense_1" (500x10, softmax)
+// In a graph each Keras layer also names what it reads: ResNet's block "b1_add" becomes
+//   Add "b1_add" reading ["b1_bn2", "stem_relu"] (inbound_nodes), the vertices Keras merge layers.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +40,10 @@ struct KerasLayer {
     // The class's own fields; name, trainable and dtype are added per dialect when written.
     nlohmann::json config = nlohmann::json::object();
     std::vector<int> input_shape;  // Keras's, without the batch: [h, w, c] or [features]
+    // What it reads (a functional model's inbound node): the Keras layers by name and their
+    // output shapes (without the batch); one for every layer but a merge.
+    std::vector<std::string> inbound;
+    std::vector<std::vector<int>> inbound_shapes;
     // The Thresher layer whose parameters it holds (npos: none), and whether its input is an
     // image that a Flatten before it turned into (h, w, c) features.
     std::size_t params_of = std::numeric_limits<std::size_t>::max();
@@ -46,6 +53,10 @@ struct KerasLayer {
 
 struct KerasModel {
     KerasDialect dialect = KerasDialect::Keras2;
+    // A graph (some layer reads other than the layer before it) is a Functional model, whose
+    // model.layers start with the InputLayer; a layer stack a Sequential, whose do not.
+    bool functional = false;
+    std::string output_name;         // the Keras layer whose output is the model's
     std::string name;                // the model's, valid as a Keras name
     std::string input_name;          // the InputLayer's
     std::vector<int> input_shape;    // without the batch

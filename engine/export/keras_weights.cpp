@@ -2,6 +2,11 @@
 //   Dense kernel      Thresher [in, out] -> Keras [in, out]; after a Flatten of an h x w x c
 //                     image, Keras row (y*W + x)*C + c is Thresher's row (c*H + y)*W + x
 //   Conv2D kernel     Thresher [out, in, kh, kw] -> Keras [kh, kw, in, out] (HWIO)
+//   DepthwiseConv2D   Thresher [in * mult, 1, kh, kw] (output c * mult + m) -> Keras
+//                     depthwise_kernel [kh, kw, in, mult]; SeparableConv2D also pointwise_kernel:
+//                     Thresher [filters, in * mult] -> Keras [1, 1, in * mult, filters]
+//   Conv2DTranspose   Thresher [in, out, kh, kw] -> Keras [kh, kw, out, in] (not flipped: both
+//                     are the adjoint of the same cross-correlation)
 //   PReLU alpha       Thresher [c', h', w'] -> Keras [h', w', c'] (a shared axis has extent 1),
 //                     [c'] on features
 //   BatchNormalization gamma, beta, moving_mean, moving_variance: per channel, as they are
@@ -60,6 +65,44 @@ std::vector<KerasWeight> conv_weights(const ExportableModel& m, const LayerConfi
     return {std::move(kernel), vector_weight(m, l, ParamRole::Bias, "bias", out)};
 }
 
+std::vector<KerasWeight> depthwise_weights(const ExportableModel& m, const LayerConfig& l) {
+    const auto in = static_cast<std::size_t>(l.in_shape.c), mult = static_cast<std::size_t>(l.depth_multiplier);
+    const auto kh = static_cast<std::size_t>(l.kernel[0]), kw = static_cast<std::size_t>(l.kernel[1]);
+    const bool separable = l.type == LayerType::SeparableConvolution;
+    const float* d = block(m, l, separable ? ParamRole::Depthwise : ParamRole::Weight);
+    std::vector<KerasWeight> out;
+    KerasWeight depthwise{"depthwise_kernel", {kh, kw, in, mult}, std::vector<float>(in * mult * kh * kw)};
+    for (std::size_t c = 0; c < in; ++c)
+        for (std::size_t k = 0; k < mult; ++k)
+            for (std::size_t y = 0; y < kh; ++y)
+                for (std::size_t x = 0; x < kw; ++x)
+                    depthwise.values[((y * kw + x) * in + c) * mult + k] = d[((c * mult + k) * kh + y) * kw + x];
+    out.push_back(std::move(depthwise));
+    const auto units = static_cast<std::size_t>(l.units), mid = in * mult;
+    if (separable) {
+        const float* p = block(m, l, ParamRole::Weight);
+        KerasWeight pointwise{"pointwise_kernel", {1, 1, mid, units}, std::vector<float>(mid * units)};
+        for (std::size_t f = 0; f < units; ++f)
+            for (std::size_t j = 0; j < mid; ++j) pointwise.values[j * units + f] = p[f * mid + j];
+        out.push_back(std::move(pointwise));
+    }
+    out.push_back(vector_weight(m, l, ParamRole::Bias, "bias", units));
+    return out;
+}
+
+std::vector<KerasWeight> transposed_weights(const ExportableModel& m, const LayerConfig& l) {
+    const auto out = static_cast<std::size_t>(l.units), in = static_cast<std::size_t>(l.in_shape.c);
+    const auto kh = static_cast<std::size_t>(l.kernel[0]), kw = static_cast<std::size_t>(l.kernel[1]);
+    const float* w = block(m, l, ParamRole::Weight);
+    KerasWeight kernel{"kernel", {kh, kw, out, in}, std::vector<float>(out * in * kh * kw)};
+    for (std::size_t c = 0; c < in; ++c)
+        for (std::size_t o = 0; o < out; ++o)
+            for (std::size_t y = 0; y < kh; ++y)
+                for (std::size_t x = 0; x < kw; ++x)
+                    kernel.values[((y * kw + x) * out + o) * in + c] = w[((c * out + o) * kh + y) * kw + x];
+    return {std::move(kernel), vector_weight(m, l, ParamRole::Bias, "bias", out)};
+}
+
 std::vector<KerasWeight> prelu_weights(const ExportableModel& m, const LayerConfig& l, bool image) {
     const auto& s = l.in_shape;
     const auto ac = static_cast<std::size_t>(l.prelu_shared[0] ? 1 : s.c);
@@ -84,6 +127,9 @@ void fill_keras_weights(KerasModel& k, const ExportableModel& m) {
             case LayerType::Dense:
             case LayerType::Output: layer.weights = dense_weights(m, l, layer.after_flatten); break;
             case LayerType::Convolution: layer.weights = conv_weights(m, l); break;
+            case LayerType::DepthwiseConvolution:
+            case LayerType::SeparableConvolution: layer.weights = depthwise_weights(m, l); break;
+            case LayerType::TransposedConvolution: layer.weights = transposed_weights(m, l); break;
             case LayerType::PRelu: layer.weights = prelu_weights(m, l, layer.input_shape.size() == 3); break;
             case LayerType::BatchNorm: {
                 const auto c = static_cast<std::size_t>(l.in_shape.c);

@@ -3,9 +3,10 @@
 // probabilities `thresher-engine predict` prints for the same rows, within 1e-5 (issue 25's bar);
 // a model ONNX cannot express exits 1 naming its layer and writes nothing; Keras exports (.h5,
 // .keras) of a trained model read back by inspect and predict give predict's very probabilities,
-// and a model trained with normalised inputs is refused for Keras; DL4J zips of a trained graph
-// (the ResNet template) and of depthwise, separable and transposed convolutions predict the
-// .thr's lines; an unknown format
+// as do Keras exports of graphs (Functional models: the ResNet template, every merge vertex) and
+// of depthwise, separable and transposed convolutions; a model trained with normalised inputs is
+// refused for Keras; DL4J zips of a trained graph (the ResNet template) and of depthwise,
+// separable and transposed convolutions predict the .thr's lines; an unknown format
 // lists the formats this build writes; --out may not be the model itself.
 #include <QDir>
 #include <QJsonArray>
@@ -17,6 +18,8 @@
 #include <cmath>
 #include <tuple>
 #include <random>
+
+#include <nlohmann/json.hpp>
 
 #include "backend/registry.h"
 #include "engine_process.h"
@@ -57,6 +60,8 @@ private Q_SLOTS:
     void onnx_matches_predict();
     void refused_layer_named_and_nothing_written();
     void keras_and_dl4j_exports_predict_as_the_model();
+    void keras_graph_and_new_layer_exports_predict_as_the_model_data();
+    void keras_graph_and_new_layer_exports_predict_as_the_model();
     void keras_refuses_normalised_inputs();
     void dl4j_carries_normalised_inputs_data();
     void dl4j_carries_normalised_inputs();
@@ -200,6 +205,83 @@ void TestEngineExport::keras_and_dl4j_exports_predict_as_the_model() {
     const auto differs = run_engine({"compare", other, path("mlp_raw.zip"), "--tolerance", "1e-6"});
     QCOMPARE(differs.exit_code, 1);
     QVERIFY(differs.events[0]["max_abs_diff"].toDouble() > 1e-6);
+}
+
+void TestEngineExport::keras_graph_and_new_layer_exports_predict_as_the_model_data() {
+    QTest::addColumn<QString>("json");
+    // The ResNet template without its schedule by epoch (which a Keras file cannot hold).
+    QFile template_file(source_dir() + "/resources/models/resnet.json");
+    QVERIFY(template_file.open(QIODevice::ReadOnly));
+    auto resnet = nlohmann::json::parse(template_file.readAll().toStdString());
+    resnet["updater"].erase("schedule");
+    QTest::newRow("resnet template") << QString::fromStdString(resnet.dump());
+    QTest::newRow("graph vertices") << QString(R"({"name":"vertices","input":{"channels":2,"height":6,"width":5},
+        "layers":[{"type":"convolution","name":"a","filters":4,"kernel":[3,3],"mode":"same","activation":"tanh"},
+                  {"type":"convolution","name":"b","inputs":"input","filters":4,"kernel":[1,1],"activation":"leakyrelu"},
+                  {"type":"subtract","name":"sub","inputs":["a","b"]},
+                  {"type":"multiply","name":"mul","inputs":["sub","a","b"]},
+                  {"type":"maximum","name":"max","inputs":["mul","b"]},
+                  {"type":"average","name":"avg","inputs":["max","a","sub"]},
+                  {"type":"add","name":"sum","inputs":["avg","a"]},
+                  {"type":"concatenate","name":"cat","inputs":["sum","avg","input"]},
+                  {"type":"dense","name":"d","units":6,"activation":"relu"},
+                  {"type":"subsampling","name":"gap","inputs":"b","pooling":"max","global":true},
+                  {"type":"concatenate","name":"flat_cat","inputs":["d","gap"]},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})");
+    QTest::newRow("depthwise and separable") << QString(R"({"name":"separable","input":{"channels":3,"height":9,"width":8},
+        "layers":[{"type":"depthwise_convolution","name":"dw","depth_multiplier":2,"kernel":[3,3],"mode":"same","activation":"relu"},
+                  {"type":"separable_convolution","name":"sep","filters":4,"depth_multiplier":2,"kernel":[3,2],"stride":[2,1],"activation":"tanh"},
+                  {"type":"depthwise_convolution","name":"dw_strided","kernel":[2,2],"stride":[2,2],"activation":"leakyrelu"},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})");
+    QTest::newRow("transposed") << QString(R"({"name":"transposed","input":{"channels":2,"height":5,"width":6},
+        "layers":[{"type":"transposed_convolution","name":"up","filters":3,"kernel":[3,3],"stride":[2,2],"activation":"relu"},
+                  {"type":"transposed_convolution","name":"same","filters":2,"kernel":[4,3],"stride":[2,1],"mode":"same","activation":"tanh"},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})");
+}
+
+void TestEngineExport::keras_graph_and_new_layer_exports_predict_as_the_model() {
+    // A .thr with random parameters in every block (running variances positive), so a block laid
+    // out wrongly changes the predictions; predict on each export must print the .thr's lines.
+    QFETCH(QString, json);
+    const QString tag = QString(QTest::currentDataTag()).replace(' ', '_');
+    nn::ModelFile file;
+    file.config = config::ModelConfig::parse(json.toStdString(), (tag + ".json").toStdString());
+    file.params.resize(file.config.param_count());
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (auto& v : file.params) v = u(rng);
+    for (const auto& l : file.config.layers)
+        for (const auto& b : l.blocks)
+            if (b.role == config::ParamRole::RunningVar)
+                for (std::size_t i = 0; i < b.size; ++i) file.params[l.param_offset + b.offset + i] = 0.5f + u(rng) * u(rng);
+    const QString thr = path(tag + ".thr");
+    nn::save_model_file(thr.toStdString(), file);
+
+    // Rows of the model's input size, then a label.
+    const int features = static_cast<int>(file.config.input.size()), classes = file.config.output_size();
+    QByteArray text;
+    std::uniform_real_distribution<float> pixel(0.f, 1.f);
+    for (int r = 0; r < 12; ++r) {
+        for (int f = 0; f < features; ++f) text += QByteArray::number(double(pixel(rng)), 'g', 9) + ',';
+        text += QByteArray::number(r % classes) + '\n';
+    }
+    const QString rows = path(tag + ".csv");
+    QVERIFY(write_file(rows, text));
+
+    const auto want = run_engine({"predict", "--model-file", thr, "--data", rows, "--threads", "1"});
+    QVERIFY2(want.exit_code == 0, qPrintable(want.summary()));
+    QCOMPARE(want.events.size(), 12);
+    for (const char* format : {"keras-h5", "keras"}) {
+        const QString out = path(tag + (QString(format) == "keras" ? ".keras" : ".h5"));
+        const auto exported = run_engine({"export-model", thr, "--format", format, "--out", out});
+        QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
+        const auto got = run_engine({"predict", "--model-file", out, "--data", rows, "--threads", "1"});
+        QVERIFY2(got.exit_code == 0, qPrintable(got.summary()));
+        QCOMPARE(got.events.size(), want.events.size());
+        for (qsizetype r = 0; r < want.events.size(); ++r) QCOMPARE(got.events[r], want.events[r]);
+        qInfo("%s --format %s: predict printed the .thr's %lld lines", qPrintable(tag), format,
+              static_cast<long long>(want.events.size()));
+    }
 }
 
 void TestEngineExport::keras_refuses_normalised_inputs() {

@@ -63,12 +63,20 @@ model_export::ExportableModel model_from_file(const QString& path, unsigned seed
 // importer names the model after its file; unnamed layers get Keras's names) and the seed. DL4J's
 // negativeloglikelihood on a softmax output is the loss Keras calls categorical_crossentropy,
 // which reads back as mcxent.
+// A graph's edges are compared as the indices each layer reads (-1: the model's input): the
+// importer names every layer's inputs, a Thresher config only those that are not the layer before.
 nlohmann::json architecture(const config::ModelConfig& c) {
+    auto resolved = c;
+    resolved.infer_shapes("architecture");
     auto j = c.to_json();
     j.erase("name");
     j.erase("seed");
-    for (auto& l : j["layers"]) {
+    if (j.contains("input")) j["input"].erase("name");
+    for (std::size_t i = 0; i < j["layers"].size(); ++i) {
+        auto& l = j["layers"][i];
         l.erase("name");
+        l.erase("inputs");
+        l["reads"] = resolved.layers[i].sources;
         if (l.value("loss", "") == "negativeloglikelihood") l["loss"] = "mcxent";
     }
     return j;
@@ -130,6 +138,64 @@ const char* kZooActivations = R"({"name":"activations","input":{"size":12},"weig
 const char* kZooBinary = R"({"name":"binary","input":{"size":6},
     "updater":{"type":"sgd","schedule":{"type":"exponential","initial":0.1,"rate":0.5,"decay_steps":100,"staircase":true}},
     "layers":[{"type":"dense","units":8,"activation":"relu"},{"type":"output","units":1,"activation":"sigmoid","loss":"xent"}]})";
+// Graphs (Keras Functional models): every vertex Keras has a merge layer for, on images (Concatenate
+// of the model's input too; the output Dense reads an image: a Flatten before it) and on flat
+// features (a Dense reading the input image, global pooling beside it).
+const char* kGraphImages = R"({"name":"vertices","input":{"channels":2,"height":6,"width":5},
+    "layers":[{"type":"convolution","name":"a","filters":4,"kernel":[3,3],"mode":"same","activation":"tanh"},
+              {"type":"convolution","name":"b","inputs":"input","filters":4,"kernel":[1,1],"activation":"sigmoid"},
+              {"type":"subtract","name":"sub","inputs":["a","b"]},
+              {"type":"multiply","name":"mul","inputs":["sub","a","b"]},
+              {"type":"maximum","name":"max","inputs":["mul","b"]},
+              {"type":"average","name":"avg","inputs":["max","a","sub"]},
+              {"type":"add","name":"sum","inputs":["avg","a"]},
+              {"type":"concatenate","name":"cat","inputs":["sum","avg","input"]},
+              {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})";
+const char* kGraphFlat = R"({"name":"flat_vertices","input":{"channels":3,"height":4,"width":4},
+    "layers":[{"type":"subsampling","name":"gap","pooling":"avg","global":true},
+              {"type":"dense","name":"d","inputs":"input","units":3,"activation":"tanh"},
+              {"type":"add","name":"sum","inputs":["gap","d"]},
+              {"type":"subtract","name":"diff","inputs":["gap","d"]},
+              {"type":"multiply","name":"prod","inputs":["sum","diff"]},
+              {"type":"maximum","name":"most","inputs":["prod","d","gap"]},
+              {"type":"average","name":"mean","inputs":["most","sum"]},
+              {"type":"concatenate","name":"cat","inputs":["d","gap","mean"]},
+              {"type":"output","name":"out","units":2,"activation":"softmax","loss":"mcxent"}]})";
+// Dense layers reading convolution branches inside a graph (Flatten inserted on each branch), a
+// branch whose convolution needs an activation layer (LeakyReLU) and one with explicit padding
+// (a ZeroPadding2D before it), joined by an Add of their features, with batch norm and PReLU.
+const char* kGraphBranches = R"({"name":"branches","input":{"channels":2,"height":7,"width":6},
+    "layers":[{"type":"convolution","name":"conv","filters":3,"kernel":[3,3],"activation":"leakyrelu","alpha":0.1},
+              {"type":"dense","name":"from_conv","units":5,"activation":"relu"},
+              {"type":"convolution","name":"padded","inputs":"input","filters":2,"kernel":[2,2],"padding":[1,1],"activation":"relu"},
+              {"type":"batch_norm","name":"bn"},
+              {"type":"prelu","name":"prelu","shared_axes":["height","width"]},
+              {"type":"subsampling","name":"pool","pooling":"max","kernel":[2,2],"stride":[2,2]},
+              {"type":"dense","name":"from_pool","units":5,"activation":"tanh"},
+              {"type":"add","name":"join","inputs":["from_conv","from_pool"]},
+              {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})";
+// Depthwise (multiplier 2, same; valid with strides and an activation layer) and separable
+// convolutions (multiplier 2 with strides; same with dilation).
+const char* kSeparable = R"({"name":"separable","input":{"channels":3,"height":9,"width":8},
+    "layers":[{"type":"depthwise_convolution","name":"dw","depth_multiplier":2,"kernel":[3,3],"mode":"same","activation":"relu"},
+              {"type":"separable_convolution","name":"sep","filters":4,"depth_multiplier":2,"kernel":[3,2],"stride":[2,1],"activation":"tanh"},
+              {"type":"depthwise_convolution","name":"dw_strided","kernel":[2,2],"stride":[2,2],"activation":"leakyrelu","alpha":0.2},
+              {"type":"separable_convolution","name":"sep_same","filters":3,"kernel":[3,3],"mode":"same","dilation":[2,2],"activation":"identity"},
+              {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})";
+// Transposed convolutions: valid with strides, same with strides 2x1, valid with a dilation.
+const char* kTransposed = R"({"name":"transposed","input":{"channels":2,"height":5,"width":6},
+    "layers":[{"type":"transposed_convolution","name":"up","filters":3,"kernel":[3,3],"stride":[2,2],"activation":"relu"},
+              {"type":"transposed_convolution","name":"same","filters":2,"kernel":[4,3],"stride":[2,1],"mode":"same","activation":"tanh"},
+              {"type":"transposed_convolution","name":"dilated","filters":2,"kernel":[2,2],"dilation":[2,1],"activation":"sigmoid"},
+              {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})";
+
+// The ResNet template without its learning-rate schedule: the schedule counts epochs, which a Keras
+// file cannot (refused below, naming it); the graph itself is what goes round here.
+std::string resnet_without_schedule() {
+    auto j = nlohmann::json::parse(read_text(test_support::source_dir() + "/resources/models/resnet.json"));
+    j["updater"].erase("schedule");
+    return j.dump();
+}
 
 }  // namespace
 
@@ -186,6 +252,18 @@ void TestKerasExport::round_trip_data() {
                                                        {"norms", kZooNorms},       {"global", kZooGlobal},
                                                        {"activations", kZooActivations}, {"binary", kZooBinary}};
     for (const auto& [tag, json] : zoo) add_round_trip_rows(tag, QString("json:") + json);
+    // Graphs and the depthwise, separable and transposed convolutions.
+    add_round_trip_rows("resnet template", QString("json:") + QString::fromStdString(resnet_without_schedule()));
+    const std::pair<const char*, const char*> graphs[] = {{"graph vertices on images", kGraphImages},
+                                                          {"graph vertices on flat features", kGraphFlat},
+                                                          {"graph dense on conv branches", kGraphBranches},
+                                                          {"depthwise and separable", kSeparable},
+                                                          {"transposed", kTransposed}};
+    for (const auto& [tag, json] : graphs) add_round_trip_rows(tag, QString("json:") + json);
+    // Real Keras files with weights: a ResNet-style functional model (conv, bn, add, relu, concat),
+    // and Sequential models of the new convolutions, their own parameters going round.
+    for (const char* name : {"keras2_residual_concat.h5", "keras2_depthwise_separable.h5", "keras2_conv_transpose.h5"})
+        add_round_trip_rows(name, root + "/tests/engine/config/data/graphs/" + name);
 }
 
 void TestKerasExport::round_trip() {
@@ -224,32 +302,74 @@ void TestKerasExport::h5py_reads_the_files_data() {
     QTest::addColumn<QStringList>("classes");  // the Keras layer classes expected, in order
     QTest::addColumn<QStringList>("names");    // and their names (empty: not checked)
     QTest::addColumn<QStringList>("class_names");
+    // What each Keras layer reads, "a,b" (a Functional model's inbound nodes; empty: a Sequential)
+    QTest::addColumn<QStringList>("inbound");
     const QString root = test_support::source_dir();
     const QString lenet = QString::fromStdString(read_text(root + "/resources/models/lenet.json"));
     const QString mlp = QString::fromStdString(read_text(root + "/resources/models/mlp.json"));
     const QStringList fashion{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
     QTest::newRow("lenet") << lenet << QStringList{"Conv2D", "MaxPooling2D", "Conv2D", "MaxPooling2D", "Flatten", "Dense", "Dense"}
-                           << QStringList{"conv2d", "max_pooling2d", "conv2d_1", "max_pooling2d_1", "flatten", "dense", "dense_1"} << fashion;
-    QTest::newRow("mlp") << mlp << QStringList{"Dense", "Dense", "Dense"} << QStringList{"dense", "dense_1", "dense_2"} << QStringList{};
+                           << QStringList{"conv2d", "max_pooling2d", "conv2d_1", "max_pooling2d_1", "flatten", "dense", "dense_1"} << fashion << QStringList{};
+    QTest::newRow("mlp") << mlp << QStringList{"Dense", "Dense", "Dense"} << QStringList{"dense", "dense_1", "dense_2"} << QStringList{} << QStringList{};
     QTest::newRow("geometry") << QString(kZooGeometry)
                               << QStringList{"Conv2D", "ZeroPadding2D", "Conv2D", "MaxPooling2D", "AveragePooling2D", "Flatten", "Dense"}
                               << QStringList{"conv_same", "zero_padding2d", "conv_dilated", "max_same", "avg_same", "flatten", "out"}
-                              << QStringList{};
+                              << QStringList{} << QStringList{};
     QTest::newRow("resize") << QString(kZooResize)
                             << QStringList{"ZeroPadding2D", "Conv2D", "Cropping2D", "UpSampling2D", "MaxPooling2D", "Flatten", "Dense",
                                            "Activation", "Dense"}
-                            << QStringList{} << QStringList{};
+                            << QStringList{} << QStringList{} << QStringList{};
     QTest::newRow("norms") << QString(kZooNorms)
                            << QStringList{"Conv2D", "BatchNormalization", "PReLU", "PReLU", "PReLU", "Dropout", "Flatten", "Dense",
                                           "BatchNormalization", "PReLU", "Dropout", "Dense"}
-                           << QStringList{} << QStringList{};
+                           << QStringList{} << QStringList{} << QStringList{};
     QTest::newRow("global") << QString(kZooGlobal)
                             << QStringList{"Conv2D", "GlobalAveragePooling2D", "BatchNormalization", "PReLU", "Dense"} << QStringList{}
-                            << QStringList{};
+                            << QStringList{} << QStringList{};
     QTest::newRow("activations") << QString(kZooActivations)
                                  << QStringList{"Dense", "LeakyReLU", "Dense", "ELU", "Dense", "ReLU", "Dense", "ReLU", "Dense", "Dense",
                                                 "Dense", "Dense", "Dense", "Dense", "Dense"}
-                                 << QStringList{} << QStringList{};
+                                 << QStringList{} << QStringList{} << QStringList{};
+    // Graphs: Functional models, their merge layers and what each layer reads.
+    QTest::newRow("graph vertices on images")
+        << QString(kGraphImages)
+        << QStringList{"Conv2D", "Conv2D", "Subtract", "Multiply", "Maximum", "Average", "Add", "Concatenate", "Flatten", "Dense"}
+        << QStringList{"a", "b", "sub", "mul", "max", "avg", "sum", "cat", "flatten", "out"} << QStringList{}
+        << QStringList{"input", "input", "a,b", "sub,a,b", "mul,b", "max,a,sub", "avg,a", "sum,avg,input", "cat", "flatten"};
+    QTest::newRow("graph vertices on flat features")
+        << QString(kGraphFlat)
+        << QStringList{"GlobalAveragePooling2D", "Flatten", "Dense", "Add", "Subtract", "Multiply", "Maximum", "Average",
+                       "Concatenate", "Dense"}
+        << QStringList{"gap", "flatten", "d", "sum", "diff", "prod", "most", "mean", "cat", "out"} << QStringList{}
+        << QStringList{"input", "input", "flatten", "gap,d", "gap,d", "sum,diff", "prod,d,gap", "most,sum", "d,gap,mean", "cat"};
+    QTest::newRow("graph dense on conv branches")
+        << QString(kGraphBranches)
+        << QStringList{"Conv2D", "LeakyReLU", "Flatten", "Dense", "ZeroPadding2D", "Conv2D", "BatchNormalization", "PReLU",
+                       "MaxPooling2D", "Flatten", "Dense", "Add", "Dense"}
+        << QStringList{"conv", "leaky_re_lu", "flatten", "from_conv", "zero_padding2d", "padded", "bn", "prelu", "pool",
+                       "flatten_1", "from_pool", "join", "out"}
+        << QStringList{}
+        << QStringList{"input", "conv", "leaky_re_lu", "flatten", "input", "zero_padding2d", "padded", "bn", "prelu", "pool",
+                       "flatten_1", "from_conv,from_pool", "join"};
+    QTest::newRow("resnet template") << QString::fromStdString(resnet_without_schedule())
+        << QStringList{"Conv2D", "BatchNormalization", "Activation", "Conv2D", "BatchNormalization", "Activation", "Conv2D",
+                       "BatchNormalization", "Add", "Activation", "Conv2D", "BatchNormalization", "Activation", "Conv2D",
+                       "BatchNormalization", "Conv2D", "Add", "Activation", "Conv2D", "BatchNormalization", "Activation", "Conv2D",
+                       "BatchNormalization", "Conv2D", "Add", "Activation", "GlobalAveragePooling2D", "Dense"}
+        << QStringList{} << QStringList{}
+        << QStringList{"input", "stem", "stem_bn", "stem_relu", "b1_conv1", "b1_bn1", "b1_relu1", "b1_conv2", "b1_bn2,stem_relu",
+                       "b1_add", "b1_out", "b2_conv1", "b2_bn1", "b2_relu1", "b2_conv2", "b1_out", "b2_bn2,b2_shortcut", "b2_add",
+                       "b2_out", "b3_conv1", "b3_bn1", "b3_relu1", "b3_conv2", "b2_out", "b3_bn2,b3_shortcut", "b3_add", "b3_out",
+                       "pool"};
+    // The new convolutions (a Sequential): depthwise_kernel [kh, kw, in, multiplier], pointwise_kernel
+    // [1, 1, in * multiplier, filters], Conv2DTranspose's kernel [kh, kw, filters, in].
+    QTest::newRow("depthwise and separable")
+        << QString(kSeparable)
+        << QStringList{"DepthwiseConv2D", "SeparableConv2D", "DepthwiseConv2D", "LeakyReLU", "SeparableConv2D", "Flatten", "Dense"}
+        << QStringList{"dw", "sep", "dw_strided", "leaky_re_lu", "sep_same", "flatten", "out"} << QStringList{} << QStringList{};
+    QTest::newRow("transposed") << QString(kTransposed)
+                                << QStringList{"Conv2DTranspose", "Conv2DTranspose", "Conv2DTranspose", "Flatten", "Dense"}
+                                << QStringList{"up", "same", "dilated", "flatten", "out"} << QStringList{} << QStringList{};
 }
 
 void TestKerasExport::h5py_reads_the_files() {
@@ -257,6 +377,7 @@ void TestKerasExport::h5py_reads_the_files() {
     QFETCH(QStringList, classes);
     QFETCH(QStringList, names);
     QFETCH(QStringList, class_names);
+    QFETCH(QStringList, inbound);
     const std::string tag = QTest::currentDataTag();
     auto m = with_random_params(config::ModelConfig::parse(json.toStdString(), tag), tag + ".thr", 11);
     for (const auto& c : class_names) m.class_names.push_back(c.toStdString());
@@ -267,14 +388,21 @@ void TestKerasExport::h5py_reads_the_files() {
     if (!names.isEmpty())
         for (const auto& n : names) expect["keras_names"].push_back(n.toStdString());
     if (!m.class_names.empty()) expect["class_names"] = m.class_names;
+    expect["functional"] = m.config.is_graph();
+    for (const auto& reads : inbound) {
+        auto names_read = nlohmann::json::array();
+        for (const auto& n : reads.split(',')) names_read.push_back(n.toStdString());
+        expect["keras_inbound"].push_back(names_read);
+    }
     for (const auto& l : m.config.layers) {
         if (l.param_count == 0) continue;
         nlohmann::json layer{{"type", config::to_string(l.type)},
                              {"in", {l.in_shape.c, l.in_shape.h, l.in_shape.w}},
                              {"units", l.units},
                              {"kernel", {l.kernel[0], l.kernel[1]}},
+                             {"depth_multiplier", l.depth_multiplier},
                              {"prelu_shared", {l.prelu_shared[0], l.prelu_shared[1], l.prelu_shared[2]}}};
-        static const char* roles[] = {"weight", "bias", "gamma", "beta", "running_mean", "running_var", "alpha"};
+        static const char* roles[] = {"weight", "bias", "gamma", "beta", "running_mean", "running_var", "alpha", "depthwise"};
         for (const auto& b : l.blocks) {
             const float* p = m.params.data() + l.param_offset + b.offset;
             layer["params"][roles[static_cast<int>(b.role)]] = std::vector<float>(p, p + b.size);
@@ -335,10 +463,38 @@ void TestKerasExport::refused_layer_named_and_nothing_written_data() {
         "layers":[{"type":"dense","name":"g","units":3,"activation":"gelu_tanh"},{"type":"output","units":2,"loss":"mcxent"}]})";
     QTest::newRow("gelu_tanh") << gelu << false << int(ExportFormat::KerasH5)
                                << R"(gelu.thr: layers[0] (dense "g"): Keras cannot express this layer: activation gelu_tanh has no Keras form (Keras names no such activation); nothing was written)";
-    // A graph (issue 22): the exporter writes Sequential models, and says so at the first vertex.
+    // The ResNet template as shipped: its graph goes (round_trip), its schedule by epoch does not.
     const QString resnet = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/resnet.json"));
-    QTest::newRow("a graph (the ResNet template)") << resnet << false << int(ExportFormat::KerasH5)
-        << R"(resnet.thr: layers[8] (add "b1_add"): Keras cannot express this layer: it joins or splits branches of a graph, and this exporter writes Keras Sequential models (a layer stack; export graphs as ONNX); nothing was written)";
+    QTest::newRow("the ResNet template's epoch schedule") << resnet << false << int(ExportFormat::KerasH5)
+        << QString::fromUtf8(R"(resnet.thr: updater: learning-rate schedule "map by epoch: 0→0.002, 2→0.0004": Keras schedules count iterations, this one epochs; nothing was written)");
+    // A subset vertex (DL4J's SubsetVertex) has no Keras layer; named before anything is written.
+    const QString subset = R"({"name":"subset","input":{"channels":2,"height":6,"width":5},
+        "layers":[{"type":"convolution","name":"a","filters":4,"kernel":[3,3],"mode":"same","activation":"tanh"},
+                  {"type":"add","name":"sum","inputs":["a","a"]},
+                  {"type":"subset","name":"half","inputs":"sum","channels":[1,2]},
+                  {"type":"concatenate","name":"cat","inputs":["half","input"]},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
+    QTest::newRow("subset vertex") << subset << false << int(ExportFormat::Keras)
+        << R"(subset.thr: layers[2] (subset "half"): Keras cannot express this layer: a subset vertex keeps channels 1 to 2, and Keras has no layer that slices channels (only a Lambda, which is Python code a saved model cannot carry); nothing was written)";
+    // Thresher's shapes agree (2x1x1), Keras's ranks do not: global pooling gives features, a
+    // 4x4 convolution of a 4x4 image a 1x1 image.
+    const QString ranks = R"({"name":"ranks","input":{"channels":2,"height":4,"width":4},
+        "layers":[{"type":"subsampling","name":"gap","pooling":"avg","global":true},
+                  {"type":"convolution","name":"conv","inputs":"input","filters":2,"kernel":[4,4]},
+                  {"type":"add","name":"join","inputs":["gap","conv"]},
+                  {"type":"output","units":2,"loss":"mcxent"}]})";
+    QTest::newRow("image joined with features") << ranks << false << int(ExportFormat::KerasH5)
+        << R"(ranks.thr: layers[2] (add "join"): Keras cannot express this layer: it joins flat features (layers[0] (subsampling "gap"), after global pooling or a Flatten in Keras) with an image (layers[1] (convolution "conv")), and Keras's Add needs inputs of one rank; nothing was written)";
+    const QString depthwise = R"({"name":"dwpad","input":{"channels":2,"height":6,"width":5},
+        "layers":[{"type":"depthwise_convolution","name":"dw","kernel":[3,3],"padding":[1,1]},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
+    QTest::newRow("padded depthwise convolution") << depthwise << false << int(ExportFormat::KerasH5)
+        << R"(dwpad.thr: layers[0] (depthwise_convolution "dw"): Keras cannot express this layer: padding 1x1: Keras's DepthwiseConv2D pads "valid" or "same" only (use mode "same", or a zero_padding layer before it); nothing was written)";
+    const QString transposed = R"({"name":"tdil","input":{"channels":2,"height":6,"width":5},
+        "layers":[{"type":"transposed_convolution","name":"up","filters":2,"kernel":[3,3],"stride":[2,2],"dilation":[2,2]},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
+    QTest::newRow("strided dilated transposed convolution") << transposed << false << int(ExportFormat::Keras)
+        << R"(tdil.thr: layers[0] (transposed_convolution "up"): Keras cannot express this layer: strides above 1 together with a dilation above 1 (Keras's Conv2DTranspose allows one or the other); nothing was written)";
     const QString mlp = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/mlp.json"));
     QTest::newRow("normalisation") << mlp << true << int(ExportFormat::Keras)
                                    << "mlp.thr: the model standardizes its inputs, and a Keras export does not write that normalisation "

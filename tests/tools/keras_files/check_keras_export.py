@@ -6,12 +6,22 @@
 EXPECT_JSON (written by tests/engine/export/test_keras_export.cpp) describes the Thresher model
 the file was exported from, in Thresher's own terms: "format" ("keras-h5" or "keras"), the Keras
 layer classes expected in order ("keras_classes", the InputLayer not counted), optionally their
-names ("keras_names") and "class_names", and per Thresher layer with parameters its "type",
-input shape "in" [c, h, w], "units", "kernel", "prelu_shared" and its parameter blocks as
-Thresher lays them out ("weight", "bias", "gamma", "beta", "running_mean", "running_var",
-"alpha"). The Keras layouts are derived here with numpy, not taken from the exporter:
-Dense kernel [in, out] (after a Flatten of an image, rows in h, w, c order), Conv2D kernel
-[kh, kw, in, out], PReLU alpha [h, w, c] on images. Every array must be bit-identical.
+names ("keras_names"), what each reads ("keras_inbound": lists of layer names, for a graph) and
+"class_names", whether the model is a graph ("functional"), and per Thresher layer with
+parameters its "type", input shape "in" [c, h, w], "units", "kernel", "depth_multiplier",
+"prelu_shared" and its parameter blocks as Thresher lays them out ("weight", "bias", "gamma",
+"beta", "running_mean", "running_var", "alpha", "depthwise"). The Keras layouts are derived here
+with numpy, not taken from the exporter: Dense kernel [in, out] (after a Flatten of an image,
+rows in h, w, c order), Conv2D kernel [kh, kw, in, out], DepthwiseConv2D depthwise_kernel
+[kh, kw, in, multiplier], SeparableConv2D also pointwise_kernel [1, 1, in * multiplier, filters],
+Conv2DTranspose kernel [kh, kw, filters, in], PReLU alpha [h, w, c] on images. Every array must
+be bit-identical.
+
+A graph is a Functional model: Keras 2's inbound_nodes [[["name", 0, 0, {}], ...]] and
+input_layers / output_layers [["name", 0, 0]]; Keras 3's [{"args": [...], "kwargs": {}}] with each
+input a serialised KerasTensor ({"class_name": "__keras_tensor__", "config": {"shape", "dtype",
+"keras_history": ["name", 0, 0]}}, a merge layer's inputs in one list argument); the InputLayer
+is then in model.layers (its weight group in the .h5, layers/input_layer/vars in the .keras).
 
 Prints one line per finding and a summary; exits 1 on any finding.
 """
@@ -68,24 +78,39 @@ VARIABLES = {
     "Conv2D": ["kernel", "bias"],
     "BatchNormalization": ["gamma", "beta", "moving_mean", "moving_variance"],
     "PReLU": ["alpha"],
+    "DepthwiseConv2D": ["depthwise_kernel", "bias"],
+    "SeparableConv2D": ["depthwise_kernel", "pointwise_kernel", "bias"],
+    "Conv2DTranspose": ["kernel", "bias"],
 }
+MERGES = ("Add", "Subtract", "Multiply", "Average", "Maximum", "Concatenate")
 
 
-def expected_arrays(layer, keras_layers, index, image):
+def expected_arrays(layer, after_flatten, image):
     """Thresher's blocks in Keras's layouts, derived with numpy."""
     p = {k: np.asarray(v, dtype=np.float32) for k, v in layer["params"].items()}
     c, h, w = layer["in"]
     kind = layer["type"]
+    kh, kw = layer["kernel"]
     if kind in ("dense", "output"):
         units = layer["units"]
         kernel = p["weight"].reshape(c * h * w, units)
-        after_flatten = index > 0 and keras_layers[index - 1]["class_name"] == "Flatten"
         if after_flatten:
             kernel = kernel.reshape(c, h, w, units).transpose(1, 2, 0, 3).reshape(c * h * w, units)
         return [kernel, p["bias"]]
     if kind == "convolution":
-        kh, kw = layer["kernel"]
         kernel = p["weight"].reshape(layer["units"], c, kh, kw).transpose(2, 3, 1, 0)
+        return [kernel, p["bias"]]
+    if kind in ("depthwise_convolution", "separable_convolution"):
+        mult = layer["depth_multiplier"]
+        # Thresher: output channel c * mult + m of input channel c, [in * mult, 1, kh, kw].
+        depthwise = p["depthwise" if kind == "separable_convolution" else "weight"]
+        depthwise = depthwise.reshape(c, mult, kh, kw).transpose(2, 3, 0, 1)
+        if kind == "depthwise_convolution":
+            return [depthwise, p["bias"]]
+        pointwise = p["weight"].reshape(layer["units"], c * mult).T.reshape(1, 1, c * mult, layer["units"])
+        return [depthwise, pointwise, p["bias"]]
+    if kind == "transposed_convolution":
+        kernel = p["weight"].reshape(c, layer["units"], kh, kw).transpose(2, 3, 1, 0)
         return [kernel, p["bias"]]
     if kind == "batch_norm":
         return [p["gamma"], p["beta"], p["running_mean"], p["running_var"]]
@@ -96,6 +121,52 @@ def expected_arrays(layer, keras_layers, index, image):
         return [alpha.transpose(1, 2, 0)] if image else [alpha.reshape(-1)]
     problem(f"layer type {kind} has parameters this checker does not know")
     return []
+
+
+def inbound_names(layer, keras3):
+    """The layers a Functional model's layer reads, from its one inbound node."""
+    nodes = layer.get("inbound_nodes")
+    if not isinstance(nodes, list):
+        problem(f"{layer.get('name')}: no inbound_nodes list")
+        return []
+    if not nodes:
+        return []
+    if len(nodes) != 1:
+        problem(f"{layer.get('name')}: {len(nodes)} inbound nodes, expected one call")
+        return []
+    node = nodes[0]
+    names = []
+    if keras3:
+        if not isinstance(node, dict) or set(node) != {"args", "kwargs"} or node["kwargs"] != {}:
+            problem(f"{layer['name']}: Keras 3 inbound node {node!r} is not {{'args': [...], 'kwargs': {{}}}}")
+            return []
+        args = node["args"]
+        merge = layer["class_name"] in MERGES
+        tensors = args[0] if merge and len(args) == 1 and isinstance(args[0], list) else args
+        if merge != (tensors is not args):
+            problem(f"{layer['name']}: a merge layer's inputs are one list argument, other layers' one tensor each")
+        for t in tensors:
+            if not isinstance(t, dict) or t.get("class_name") != "__keras_tensor__":
+                problem(f"{layer['name']}: argument {t!r} is not a serialised KerasTensor")
+                continue
+            cfg = t["config"]
+            if cfg.get("dtype") != "float32" or not isinstance(cfg.get("shape"), list) or cfg["shape"][:1] != [None]:
+                problem(f"{layer['name']}: KerasTensor {cfg!r} lacks a batch shape or dtype float32")
+            history = cfg.get("keras_history")
+            if not (isinstance(history, list) and len(history) == 3 and history[1:] == [0, 0]):
+                problem(f"{layer['name']}: keras_history {history!r} is not [name, 0, 0]")
+                continue
+            names.append(history[0])
+    else:
+        if not isinstance(node, list):
+            problem(f"{layer['name']}: Keras 2 inbound node {node!r} is not a list of calls")
+            return []
+        for ref in node:
+            if not (isinstance(ref, list) and len(ref) == 4 and ref[1:3] == [0, 0] and ref[3] == {}):
+                problem(f"{layer['name']}: inbound reference {ref!r} is not [name, 0, 0, {{}}]")
+                continue
+            names.append(ref[0])
+    return names
 
 
 def compare(where, got, want):
@@ -111,29 +182,65 @@ def compare(where, got, want):
     return want.size
 
 
-def check_layers(keras_layers, expect, weights_of):
-    """Classes, names, and every array against the Thresher parameters; weights_of(i) returns
-    the i-th Keras layer's arrays in Keras's order."""
+def check_layers(model_config, keras3, expect, weights_of):
+    """Classes, names, the graph, and every array against the Thresher parameters; weights_of(i)
+    returns the i-th Keras layer's arrays (the InputLayer not counted) in Keras's order."""
+    keras_layers = model_config["config"]["layers"]
+    functional = model_config.get("class_name") == "Functional"
+    if functional != expect.get("functional", False):
+        problem(f"class_name {model_config.get('class_name')}, expected "
+                f"{'Functional' if expect.get('functional') else 'Sequential'}")
     classes = [l["class_name"] for l in keras_layers]
     if classes[:1] != ["InputLayer"]:
         problem(f"the first layer is {classes[:1]}, expected InputLayer")
     input_config = keras_layers[0]["config"]
-    # Whether each layer reads an image: from a 4-D input until a Flatten or a global pooling.
-    image = len(input_config.get("batch_shape", input_config.get("batch_input_shape", []))) == 4
-    images = []
-    for l in keras_layers[1:]:
-        images.append(image)
-        if l["class_name"] in ("Flatten", "GlobalAveragePooling2D", "GlobalMaxPooling2D"):
-            image = False
+    input_name = input_config["name"]
+    rank = len(input_config.get("batch_shape", input_config.get("batch_input_shape", [])))
+    # What each layer reads: its inbound node in a graph, the layer before in a Sequential.
+    reads = []
+    if functional:
+        cfg = model_config["config"]
+        if keras_layers[0].get("name") != input_name or keras_layers[0].get("inbound_nodes") != []:
+            problem("the InputLayer has no name or has inbound nodes")
+        for l in keras_layers:
+            if l.get("name") != l["config"]["name"]:
+                problem(f"layer name {l.get('name')!r} differs from its config's {l['config']['name']!r}")
+        reads = [inbound_names(l, keras3) for l in keras_layers[1:]]
+        want_in = [input_name, 0, 0] if keras3 else [[input_name, 0, 0]]
+        want_out = [keras_layers[-1]["name"], 0, 0] if keras3 else [[keras_layers[-1]["name"], 0, 0]]
+        if cfg.get("input_layers") != want_in or cfg.get("output_layers") != want_out:
+            problem(f"input_layers {cfg.get('input_layers')}, output_layers {cfg.get('output_layers')}: expected "
+                    f"{want_in}, {want_out}")
+    else:
+        previous = input_name
+        for l in keras_layers[1:]:
+            reads.append([previous])
+            previous = l["config"]["name"]
     keras_layers = keras_layers[1:]
     classes = classes[1:]
     if classes != expect["keras_classes"]:
         problem(f"layer classes {classes}, expected {expect['keras_classes']}")
     names = [l["config"]["name"] for l in keras_layers]
-    if len(set(names)) != len(names):
+    if len(set(names + [input_name])) != len(names) + 1:
         problem(f"layer names are not unique: {names}")
     if "keras_names" in expect and names != expect["keras_names"]:
         problem(f"layer names {names}, expected {expect['keras_names']}")
+    if "keras_inbound" in expect and reads != expect["keras_inbound"]:
+        problem(f"inbound layers {reads}, expected {expect['keras_inbound']}")
+    # Whether each tensor is an image: from a 4-D input until a Flatten or a global pooling.
+    image_of = {input_name: rank == 4}
+    class_of = {input_name: "InputLayer"}
+    position = {}
+    for i, l in enumerate(keras_layers):
+        sources = [s for s in reads[i] if s in image_of]
+        if len(sources) != len(reads[i]) or not sources:
+            problem(f"{names[i]} reads {reads[i]}: not all of them come before it")
+            image_of[names[i]] = False
+        else:
+            image_of[names[i]] = image_of[sources[0]] and l["class_name"] not in (
+                "Flatten", "GlobalAveragePooling2D", "GlobalMaxPooling2D")
+        class_of[names[i]] = l["class_name"]
+        position[names[i]] = i
     thresher = iter(expect["layers"])
     arrays = values = 0
     for i, layer in enumerate(keras_layers):
@@ -148,7 +255,10 @@ def check_layers(keras_layers, expect, weights_of):
         if ours is None:
             problem(f"{names[i]}: has weights, but the Thresher model has no more layers with parameters")
             continue
-        for k, want in enumerate(expected_arrays(ours, keras_layers, i, images[i])):
+        source = reads[i][0] if reads[i] else None
+        after_flatten = class_of.get(source) == "Flatten"
+        image = image_of.get(source, False)
+        for k, want in enumerate(expected_arrays(ours, after_flatten, image)):
             values += compare(f"{names[i]} {want_names[k]}", got[k], want)
             arrays += 1
     if next(thresher, None) is not None:
@@ -163,8 +273,9 @@ def check_h5(path, expect):
     if text(f.attrs.get("backend", b"")) != "tensorflow":
         problem("backend is not tensorflow")
     config = json.loads(text(f.attrs["model_config"]))
-    if config.get("class_name") != "Sequential":
+    if config.get("class_name") not in ("Sequential", "Functional"):
         problem(f"model_config class_name {config.get('class_name')}")
+    functional = config.get("class_name") == "Functional"
     layers = config["config"]["layers"]
     if "batch_input_shape" not in layers[0]["config"]:
         problem("the InputLayer has no batch_input_shape")
@@ -178,9 +289,14 @@ def check_h5(path, expect):
     for key in ("backend", "keras_version"):
         if key not in weights.attrs:
             problem(f"model_weights has no {key} attribute")
+    # model.layers: a Functional model's start with its InputLayer, a Sequential's do not.
     layer_names = text_list(weights.attrs, "layer_names")
-    if layer_names != [l["config"]["name"] for l in layers[1:]]:
+    if layer_names != [l["config"]["name"] for l in layers[0 if functional else 1:]]:
         problem(f"layer_names {layer_names} differ from model_config's layers")
+    if functional:
+        input_name = layers[0]["config"]["name"]
+        if input_name not in weights or text_list(weights[input_name].attrs, "weight_names"):
+            problem(f"model_weights/{input_name}: the InputLayer's group is missing or holds weights")
 
     def weights_of(i):
         layer = layers[i + 1]
@@ -192,7 +308,7 @@ def check_h5(path, expect):
             problem(f"{name}: weight_names {names}, expected {want}")
         return [group[n][()] for n in names if n in group]
 
-    return check_layers(layers, expect, weights_of)
+    return check_layers(config, False, expect, weights_of)
 
 
 def check_keras(path, expect):
@@ -208,8 +324,11 @@ def check_keras(path, expect):
     if "class_names" in expect and metadata.get("class_names") != expect["class_names"]:
         problem("class_names differ")
     config = json.loads(archive.read("config.json"))
-    if (config.get("module"), config.get("class_name")) != ("keras", "Sequential") or "registered_name" not in config:
-        problem("config.json is not a Keras 3 serialised Sequential")
+    functional = config.get("class_name") == "Functional"
+    serialised = (("keras.src.models.functional", "Functional", "Functional") if functional
+                  else ("keras", "Sequential", None))
+    if (config.get("module"), config.get("class_name"), config.get("registered_name", "missing")) != serialised:
+        problem("config.json is not a Keras 3 serialised Sequential or Functional model")
     if "compile_config" not in config or "optimizer" not in config["compile_config"]:
         problem("config.json has no compile_config with an optimizer")
     layers = config["config"]["layers"]
@@ -223,7 +342,13 @@ def check_keras(path, expect):
         problem("model.weights.h5 has no root vars group")
     used = {}
     paths = []
-    for layer in layers[1:]:  # saving_lib's container state: snake_case class, numbered per class
+    # saving_lib's container state over model.layers (a Functional model's InputLayer first):
+    # snake_case class, numbered per class.
+    if functional:
+        used["input_layer"] = 0
+        if "layers/input_layer/vars" not in h5 or len(h5["layers/input_layer/vars"]):
+            problem("layers/input_layer/vars is missing or holds weights")
+    for layer in layers[1:]:
         base = snake_case(layer["class_name"])
         used[base] = used.get(base, -1) + 1
         paths.append("layers/" + (f"{base}_{used[base]}" if used[base] else base) + "/vars")
@@ -238,7 +363,7 @@ def check_keras(path, expect):
             problem(f"{paths[i]}: members {keys}, expected 0, 1, ...")
         return [group[k][()] for k in keys]
 
-    return check_layers(layers, expect, weights_of)
+    return check_layers(config, True, expect, weights_of)
 
 
 def main():
