@@ -55,8 +55,11 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     templates->setText("Templates");
     templates->setPopupMode(QToolButton::InstantPopup);
     auto* tmenu = new QMenu(templates);
-    for (const QString& t : {QString("LeNet"), QString("MLP"), QString("ResNet")})
-        tmenu->addAction(t, this, [this, t] { Q_EMIT templateRequested(t.toLower()); });
+    // Menu text and the template's file in resources/models.
+    const std::pair<QString, QString> kTemplates[] = {
+        {"LeNet", "lenet"}, {"MLP", "mlp"}, {"ResNet", "resnet"}, {"Two inputs, two outputs", "two_input"}};
+    for (const auto& [text, file] : kTemplates)
+        tmenu->addAction(text, this, [this, file] { Q_EMIT templateRequested(file); });
     templates->setMenu(tmenu);
     auto* import = new QPushButton("Import DL4J / Keras…");
     for (QWidget* w : {static_cast<QWidget*>(add), static_cast<QWidget*>(remove), static_cast<QWidget*>(up),
@@ -228,10 +231,18 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
         const bool image = input_kind_->currentIndex() == 0;
         QJsonObject in = image ? QJsonObject{{"channels", channels_->value()}, {"height", height_->value()}, {"width", width_->value()}}
                                : QJsonObject{{"size", size_->value()}};
-        // The input's name (what layers' "inputs" call it) stays.
-        if (const QJsonValue name = document_->model().value("input").toObject().value("name"); name.isString())
-            in["name"] = name;
-        document_->set_field("input", in);
+        // The input's name (what layers' "inputs" call it) stays. With several inputs (a list)
+        // the row edits the first; the others keep what the file says.
+        const QJsonValue old = document_->model().value("input");
+        const QJsonObject first = old.isArray() ? old.toArray().at(0).toObject() : old.toObject();
+        if (const QJsonValue name = first.value("name"); name.isString()) in["name"] = name;
+        if (old.isArray()) {
+            QJsonArray all = old.toArray();
+            all[0] = in;
+            document_->set_field("input", all);
+        } else {
+            document_->set_field("input", in);
+        }
     };
     connect(input_kind_, &QComboBox::currentIndexChanged, this, write_input);
     for (auto* s : {channels_, height_, width_, size_}) connect(s, &QSpinBox::valueChanged, this, write_input);
@@ -280,7 +291,8 @@ void ModelPage::refresh_model_fields() {
     syncing_ = true;
     const QJsonObject m = document_->model();
     if (!name_->hasFocus()) name_->setText(m.value("name").toString());
-    const QJsonObject in = m.value("input").toObject();
+    const QJsonValue input = m.value("input");
+    const QJsonObject in = input.isArray() ? input.toArray().at(0).toObject() : input.toObject();
     const bool flat = in.contains("size");
     input_kind_->setCurrentIndex(flat ? 1 : 0);
     channels_->setValue(in.value("channels").toInt(1));
@@ -384,8 +396,10 @@ void ModelPage::set_import_notes(const QString& file, const QStringList& notes) 
 void ModelPage::refresh_status() {
     if (document_->valid()) {
         status_->setStyleSheet("color: #1b5e20");
+        const qsizetype more = document_->extra_input_names().size();
         status_->setText(QString("✔ Valid: input %1 → %2 layers, %3 parameters")
-                             .arg(document_->input_shape())
+                             .arg(document_->input_shape() +
+                                  (more ? QString(" and %1 more input%2").arg(more).arg(more > 1 ? "s" : "") : QString()))
                              .arg(document_->layer_count())
                              .arg(QLocale().toString(document_->param_count())));
     } else {

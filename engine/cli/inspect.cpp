@@ -1,20 +1,32 @@
 #include "cli/inspect.h"
 
+#include <cstring>
+#include <fstream>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
 
 #include "config/model_format.h"
+#include "nn/model_file.h"
 
 namespace thresher::cli {
 
 namespace {
 
 std::string task_of(const config::ModelConfig& m) {
-    const auto& out = m.layers.back();
+    const auto& out = m.main_output();
     if (out.loss == config::LossKind::BinaryCrossEntropy) return out.units == 1 ? "binary classification" : "multi-label classification";
     if (m.is_classifier()) return "classification";
     return "regression";
+}
+
+// "1x28x28", or for several inputs "image 1x28x28, meta 4".
+std::string inputs_text(const config::ModelConfig& m) {
+    if (m.extra_inputs.empty()) return m.input.str();
+    std::string s;
+    for (std::size_t k = 0; k < m.input_count(); ++k)
+        s += (k ? ", " : "") + m.input_name_of(k) + " " + m.input_shape(k).str();
+    return s;
 }
 
 // "dense 500 relu", "convolution 20 5x5 stride 1x1 truncate identity": what Thresher runs.
@@ -71,10 +83,23 @@ std::string describe(const config::LayerConfig& l) {
     return s.str();
 }
 
+// A trained Thresher model (.thr) or any file the importers read.
+config::ImportResult read_for_inspect(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[8] = {};
+    in.read(magic, sizeof magic);
+    if (in.gcount() != 8 || std::memcmp(magic, "THRMODL", 8) != 0) return config::import_model_file(path);
+    auto file = nn::load_model_file(path);
+    config::ImportResult r;
+    r.model = std::move(file.config);
+    r.params = std::move(file.params);
+    return r;
+}
+
 }  // namespace
 
 void inspect_command(const std::string& model_path, bool json, std::ostream& out, std::ostream& log) {
-    const auto r = config::import_model_file(model_path);
+    const auto r = read_for_inspect(model_path);
     for (const auto& note : r.notes) log << model_path << ": " << note << "\n";
     log.flush();
     const auto& m = r.model;
@@ -93,9 +118,9 @@ void inspect_command(const std::string& model_path, bool json, std::ostream& out
             layers.push_back(std::move(o));
         }
         nlohmann::json j{{"file", model_path},          {"format", config::to_string(r.format)},
-                         {"name", m.name},              {"input", m.input.str()},
+                         {"name", m.name},              {"input", inputs_text(m)},
                          {"params", m.param_count()},   {"task", task_of(m)},
-                         {"loss", config::to_string(m.layers.back().loss)},
+                         {"loss", config::to_string(m.main_output().loss)},
                          {"updater", config["updater"]}, {"weight_init", config["weight_init"]},
                          {"l1", config::decimal(m.l1)},     {"l2", config::decimal(m.l2)},
                          {"layers", layers},            {"notes", r.notes},
@@ -106,8 +131,8 @@ void inspect_command(const std::string& model_path, bool json, std::ostream& out
         out << j.dump() << std::endl;
         return;
     }
-    out << "model \"" << m.name << "\" (" << config::to_string(r.format) << "): input " << m.input.str() << ", "
-        << m.param_count() << " parameters, " << task_of(m) << ", loss " << config::to_string(m.layers.back().loss) << "\n";
+    out << "model \"" << m.name << "\" (" << config::to_string(r.format) << "): input " << inputs_text(m) << ", "
+        << m.param_count() << " parameters, " << task_of(m) << ", loss " << config::to_string(m.main_output().loss) << "\n";
     if (!r.params.empty()) out << "weights: " << r.params.size() << " parameters from the file (training starts from them)\n";
     out << "updater " << config["updater"].dump() << ", weight init " << config::to_string(m.weight_init);
     if (m.l1 != 0.f) out << ", l1 " << config::decimal(m.l1);

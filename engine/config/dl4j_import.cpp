@@ -588,9 +588,13 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
     const auto inputs = names_of(*net_inputs, "networkInputs");
     const auto outputs = names_of(*net_outputs, "networkOutputs");
     if (inputs.size() != 1)
-        root.fail("networkInputs", "the graph has " + std::to_string(inputs.size()) + " inputs; Thresher trains graphs with one input");
+        root.fail("networkInputs", "the graph has " + std::to_string(inputs.size()) +
+                                         " inputs; importing several inputs is not written yet (a Thresher model file can have them: "
+                                         "\"input\": [...], see engine/config/README.md)");
     if (outputs.size() != 1)
-        root.fail("networkOutputs", "the graph has " + std::to_string(outputs.size()) + " outputs; Thresher trains graphs with one output");
+        root.fail("networkOutputs", "the graph has " + std::to_string(outputs.size()) +
+                                          " outputs; importing several outputs is not written yet (a Thresher model file can have them: "
+                                          "\"outputs\": [...], see engine/config/README.md)");
 
     // The vertices in the file's order (the order DL4J numbers them in).
     std::vector<std::string> keys = vertex_order;

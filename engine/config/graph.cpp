@@ -7,7 +7,9 @@
 // vertex map) put them in this order with sort_topologically() before building the model.
 #include "config/graph.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -49,8 +51,14 @@ bool ModelConfig::is_graph() const {
         const int previous = i == 0 ? LayerConfig::kModelInput : static_cast<int>(i) - 1;
         if (l.sources.size() != 1 || l.sources[0] != previous) return true;
     }
-    return false;
+    return !extra_inputs.empty() || output_layers.size() > 1;
 }
+
+namespace {
+
+bool can_be_output(const LayerConfig& l) { return l.type == LayerType::Output || l.type == LayerType::Activation; }
+
+}  // namespace
 
 void ModelConfig::resolve_graph(const std::string& source) {
     auto fail = [&](std::size_t i, const std::string& problem) {
@@ -73,14 +81,21 @@ void ModelConfig::resolve_graph(const std::string& source) {
         }
         for (const auto& name : l.inputs) {
             const auto it = index.find(name);
-            if (name == input_name) {
+            std::optional<std::size_t> model_input;
+            for (std::size_t k = 0; k < input_count() && !model_input; ++k)
+                if (name == input_name_of(k)) model_input = k;
+            if (model_input) {
                 if (it != index.end())
-                    fail(i, "input " + in_quotes(name) + " is ambiguous: it names both the model's input and a layer");
-                l.sources.push_back(LayerConfig::kModelInput);
+                    fail(i, "input " + in_quotes(name) + " is ambiguous: it names both a model input and a layer");
+                l.sources.push_back(LayerConfig::model_input(*model_input));
                 continue;
             }
-            if (it == index.end())
-                fail(i, "input " + in_quotes(name) + " names no layer (and the model's input is " + in_quotes(input_name) + ")");
+            if (it == index.end()) {
+                std::string inputs_named = in_quotes(input_name);
+                for (const auto& e : extra_inputs) inputs_named += ", " + in_quotes(e.name);
+                fail(i, "input " + in_quotes(name) + " names no layer (and the model's input" +
+                            (extra_inputs.empty() ? " is " : "s are ") + inputs_named + ")");
+            }
             if (it->second == kAmbiguous)
                 fail(i, "input " + in_quotes(name) + " is ambiguous: more than one layer has that name");
             if (it->second >= static_cast<int>(i))
@@ -96,9 +111,39 @@ void ModelConfig::resolve_graph(const std::string& source) {
         for (int s : l.sources)
             if (s >= 0) read[static_cast<std::size_t>(s)] = true;
     }
-    for (std::size_t i = 0; i + 1 < layers.size(); ++i)
-        if (!read[i])
-            fail(i, "no layer reads its output, and it is not the model's output (the last layer)");
+    // The outputs: the layers no one reads (the last one always), each an output layer or an
+    // activation layer with a loss; listed in "outputs" when their order matters.
+    output_layers.clear();
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        layers[i].is_output = !read[i];
+        if (read[i]) {
+            if (layers[i].declares_loss)
+                fail(i, "\"loss\": only an output (a layer no other layer reads) has a loss");
+            if (layers[i].type == LayerType::Output)
+                fail(i, "an output layer ends the model: no layer may read it (the layer after a loss has no gradient)");
+            continue;
+        }
+        if (i + 1 < layers.size() && !can_be_output(layers[i]))
+            fail(i, "no layer reads its output, and a " + std::string(to_string(layers[i].type)) +
+                        " layer cannot be a model output (end that branch with an output layer, or feed it to another layer)");
+        if (outputs.empty()) output_layers.push_back(i);
+    }
+    if (!outputs.empty()) {
+        for (const auto& name : outputs) {
+            const auto it = index.find(name);
+            if (it == index.end() || it->second == kAmbiguous)
+                throw ConfigError(source + ": outputs: " + in_quotes(name) +
+                                  (it == index.end() ? " names no layer" : " names more than one layer"));
+            const auto o = static_cast<std::size_t>(it->second);
+            if (read[o]) throw ConfigError(source + ": outputs: " + in_quotes(name) + " is read by another layer: an output ends the model");
+            if (std::find(output_layers.begin(), output_layers.end(), o) != output_layers.end())
+                throw ConfigError(source + ": outputs: " + in_quotes(name) + " is listed twice");
+            output_layers.push_back(o);
+        }
+        for (std::size_t i = 0; i < layers.size(); ++i)
+            if (!read[i] && std::find(output_layers.begin(), output_layers.end(), i) == output_layers.end())
+                fail(i, "no layer reads its output and \"outputs\" does not list it");
+    }
 }
 
 std::vector<std::size_t> topological_order(const std::vector<std::vector<std::size_t>>& inputs,

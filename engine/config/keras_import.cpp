@@ -375,9 +375,13 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         const auto ins = endpoint_names(*config, "input_layers");
         const auto outs = endpoint_names(*config, "output_layers");
         if (ins.size() != 1)
-            config->fail("input_layers", "the model has " + std::to_string(ins.size()) + " inputs; Thresher trains models with one input");
+            config->fail("input_layers", "the model has " + std::to_string(ins.size()) +
+                                             " inputs; importing several inputs is not written yet (a Thresher model file can have them: "
+                                             "\"input\": [...], see engine/config/README.md)");
         if (outs.size() != 1)
-            config->fail("output_layers", "the model has " + std::to_string(outs.size()) + " outputs; Thresher trains models with one output");
+            config->fail("output_layers", "the model has " + std::to_string(outs.size()) +
+                                              " outputs; importing several outputs is not written yet (a Thresher model file can have them: "
+                                              "\"outputs\": [...], see engine/config/README.md)");
         m.input_name = ins[0];
         output_name = outs[0];
     }

@@ -250,8 +250,9 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
             if (!g.has("activation")) g.fail("activation", "is required (e.g. \"relu\", \"softmax\")");
             l.activation = parse_activation(g, Activation::Identity);
             // Last, it is the output layer without parameters (DL4J's LossLayer): it has the loss.
-            if (last) parse_loss(g, l);
-            else if (g.has("loss")) g.fail("loss", "only the last layer has a loss");
+            // An activation layer that no layer reads is an output too (a model with several).
+            l.declares_loss = g.has("loss");
+            if (last || l.declares_loss) parse_loss(g, l);
             break;
         case LayerType::ZeroPadding: l.margins = parse_margins(g, "padding"); break;
         case LayerType::Cropping: l.margins = parse_margins(g, "cropping"); break;
@@ -330,11 +331,31 @@ std::size_t ModelConfig::param_count() const {
     return n;
 }
 
-int ModelConfig::output_size() const { return layers.empty() ? 0 : layers.back().units; }
+std::size_t ModelConfig::input_size() const {
+    std::size_t n = input.size();
+    for (const auto& e : extra_inputs) n += e.shape.size();
+    return n;
+}
+
+const Shape& ModelConfig::shape_of(int source) const {
+    return source >= 0 ? layers.at(static_cast<std::size_t>(source)).out_shape : input_shape(LayerConfig::input_index(source));
+}
+
+const LayerConfig& ModelConfig::main_output() const {
+    return output_layers.empty() ? layers.back() : layers.at(output_layers.front());
+}
+
+int ModelConfig::output_size() const {
+    if (layers.empty()) return 0;
+    if (output_layers.empty()) return layers.back().units;
+    int n = 0;
+    for (auto o : output_layers) n += layers[o].units;
+    return n;
+}
 
 bool ModelConfig::is_classifier() const {
     if (layers.empty()) return false;
-    const auto loss = layers.back().loss;
+    const auto loss = main_output().loss;
     return loss == LossKind::MultiClassCrossEntropy || loss == LossKind::NegativeLogLikelihood ||
            loss == LossKind::BinaryCrossEntropy;
 }
@@ -365,26 +386,57 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& s
         f.fail("version", "this engine reads version 1, got " + std::to_string(*v));
     if (auto n = f.string("name")) m.name = *n;
     if (auto s = f.number("seed", 0, 9.007199254740992e15)) m.seed = static_cast<std::uint64_t>(*s);
-    const auto* input = f.object("input");
-    if (!input) f.fail("input", "is required: {\"channels\", \"height\", \"width\"} or {\"size\"}");
-    {
-        JsonFields in(*input, source, "input");
+    // "input": one input, {"channels", "height", "width"} or {"size"} (and a "name"); or a list of
+    // them for a model with several inputs, each named.
+    const auto* input_value = f.value("input");
+    if (!input_value || !(input_value->is_object() || (input_value->is_array() && !input_value->empty())))
+        f.fail("input", "is required: {\"channels\", \"height\", \"width\"} or {\"size\"}, or a list of them");
+    const bool several = input_value->is_array();
+    if (several && input_value->size() > 64) f.fail("input", "lists more than 64 inputs");
+    const std::size_t input_count = several ? input_value->size() : 1;
+    for (std::size_t k = 0; k < input_count; ++k) {
+        const auto& one = several ? (*input_value)[k] : *input_value;
+        const std::string at = several ? "input[" + std::to_string(k) + "]" : "input";
+        if (!one.is_object()) f.fail(at, "must be an object: {\"name\", \"channels\", \"height\", \"width\"} or {\"name\", \"size\"}");
+        JsonFields in(one, source, at);
+        std::string name = "input";
         if (auto n = in.string("name")) {
             if (n->empty()) in.fail("name", "must not be empty");
-            m.input_name = *n;
+            name = *n;
+        } else if (several) {
+            in.fail("name", "is required when the model has several inputs (layers name the input they read)");
         }
+        if (name == "input" && k > 0) in.fail("name", "\"input\" is taken by the first input");
+        for (const auto& e : m.extra_inputs)
+            if (e.name == name) in.fail("name", "\"" + name + "\" names two inputs");
+        if (k > 0 && name == m.input_name) in.fail("name", "\"" + name + "\" names two inputs");
+        Shape shape;
         if (in.has("size")) {
             auto size = in.integer("size", 1, 1 << 28);
             if (!size) in.fail("size", "must be a positive integer");
-            m.input = Shape{*size, 1, 1};
+            shape = Shape{*size, 1, 1};
         } else {
             auto c = in.integer("channels", 1, 1 << 16);
             auto h = in.integer("height", 1, 1 << 16);
             auto w = in.integer("width", 1, 1 << 16);
             if (!c || !h || !w) in.fail("needs \"size\", or \"channels\", \"height\" and \"width\"");
-            m.input = Shape{*c, *h, *w};
+            shape = Shape{*c, *h, *w};
         }
         in.finish();
+        if (k == 0) {
+            m.input_name = name;
+            m.input = shape;
+        } else {
+            m.extra_inputs.push_back({name, shape});
+        }
+    }
+    if (const auto* outs = f.value("outputs")) {
+        if (!outs->is_array() || outs->empty() || outs->size() > 64)
+            f.fail("outputs", "must list the output layers' names (1 to 64), got " + outs->dump());
+        for (const auto& o : *outs) {
+            if (!o.is_string() || o.get<std::string>().empty()) f.fail("outputs", "must list layer names, got " + o.dump());
+            m.outputs.push_back(o.get<std::string>());
+        }
     }
     if (auto w = f.choice("weight_init", kInits)) m.weight_init = static_cast<WeightInit>(*w);
     if (const auto* u = f.object("updater")) m.updater = parse_updater(*u, source, "updater", &m.lr_schedule);
@@ -406,9 +458,19 @@ ModelConfig ModelConfig::load(const std::string& path) { return import_model_fil
 
 nlohmann::json ModelConfig::to_json() const {
     nlohmann::json j{{"format", "thresher-model"}, {"version", 1}, {"name", name}, {"seed", seed}};
-    j["input"] = input.flat() ? nlohmann::json{{"size", input.c}}
-                              : nlohmann::json{{"channels", input.c}, {"height", input.h}, {"width", input.w}};
-    if (input_name != "input") j["input"]["name"] = input_name;
+    auto input_json = [](const Shape& shape, const std::string& input_name, bool always_named) {
+        auto o = shape.flat() ? nlohmann::json{{"size", shape.c}}
+                              : nlohmann::json{{"channels", shape.c}, {"height", shape.h}, {"width", shape.w}};
+        if (always_named || input_name != "input") o["name"] = input_name;
+        return o;
+    };
+    if (extra_inputs.empty()) {
+        j["input"] = input_json(input, input_name, false);
+    } else {
+        j["input"] = nlohmann::json::array({input_json(input, input_name, true)});
+        for (const auto& e : extra_inputs) j["input"].push_back(input_json(e.shape, e.name, true));
+    }
+    if (!outputs.empty()) j["outputs"] = outputs;
     j["weight_init"] = kInits[static_cast<int>(weight_init)];
     j["updater"] = updater_json(updater);
     if (lr_schedule) j["updater"]["schedule"] = lr_schedule->to_json();
@@ -465,7 +527,7 @@ nlohmann::json ModelConfig::to_json() const {
             }
             case LayerType::Activation:
                 o["activation"] = to_string(l.activation.kind);
-                if (&l == &layers.back()) o["loss"] = to_string(l.loss);
+                if (l.is_output) o["loss"] = to_string(l.loss);
                 break;
             case LayerType::ZeroPadding:
             case LayerType::Cropping:

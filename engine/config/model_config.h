@@ -122,14 +122,25 @@ struct LayerConfig {
     std::vector<ParamBlock> blocks;
     std::size_t param_count = 0;
     std::size_t param_offset = 0;  // of this layer's slice in the model's buffer
-    bool is_output = false;        // the last layer: its loss's derivative arrives folded through its activation
-    // Resolved `inputs`: the index of each input's layer, kModelInput for the model's input.
+    bool declares_loss = false;    // "loss" given: only an output may (an activation layer ending a branch)
+    bool is_output = false;        // a model output (no layer reads it): its loss's derivative arrives folded through its activation
+    // Resolved `inputs`: the index of each input's layer, or a model input: kModelInput for the
+    // first, model_input(k) for input k (negative numbers, so `source >= 0` means a layer).
     std::vector<int> sources;
     static constexpr int kModelInput = -1;
+    static constexpr int model_input(std::size_t k) { return -1 - static_cast<int>(k); }
+    static constexpr std::size_t input_index(int source) { return static_cast<std::size_t>(-1 - source); }
 
     // "layers[2] (convolution)", or for an imported layer
     // "config.layers[3] (Conv2D \"conv2d_1\"; Thresher layers[2] convolution)".
     std::string label(std::size_t index) const;
+};
+
+// A model input after the first (a model with several inputs: Keras's input_layers, DL4J's
+// networkInputs).
+struct ExtraInput {
+    std::string name;
+    Shape shape;
 };
 
 struct ModelConfig {
@@ -138,6 +149,14 @@ struct ModelConfig {
     Shape input;
     // What layers call the model's input in their "inputs" (Keras's InputLayer name).
     std::string input_name = "input";
+    // Further inputs. A sample's features are the inputs' features side by side, in this order
+    // (input first): the data reads one row, the network splits it.
+    std::vector<ExtraInput> extra_inputs;
+    // The model's outputs by name, in the order their outputs and targets sit side by side
+    // (Keras's output_layers order). Empty: the layers no one reads, in list order. Resolved into
+    // output_layers by resolve_graph.
+    std::vector<std::string> outputs;
+    std::vector<std::size_t> output_layers;
     UpdaterSpec updater{};
     // Drives every layer's learning rate when set ("updater": {"schedule": ...}); the updaters'
     // learning_rate then holds its value at iteration 0.
@@ -147,8 +166,19 @@ struct ModelConfig {
     std::vector<LayerConfig> layers;
 
     std::size_t param_count() const;
+    // Several inputs: their count, the shape and name of input k (0 is `input`), and the features
+    // one sample carries (all inputs together).
+    std::size_t input_count() const { return 1 + extra_inputs.size(); }
+    const Shape& input_shape(std::size_t k) const { return k == 0 ? input : extra_inputs.at(k - 1).shape; }
+    const std::string& input_name_of(std::size_t k) const { return k == 0 ? input_name : extra_inputs.at(k - 1).name; }
+    std::size_t input_size() const;
+    // The shape a source (LayerConfig::sources) carries: a layer's output or a model input's.
+    const Shape& shape_of(int source) const;
+    // The main output (the first of output_layers): what evaluation scores and the task follows.
+    const LayerConfig& main_output() const;
+    // All outputs' values side by side (one output: its units).
     int output_size() const;
-    bool is_classifier() const;  // output layer with a cross-entropy loss
+    bool is_classifier() const;  // the main output has a cross-entropy loss
     // True when some layer reads other than the layer before it (a graph, not a stack).
     bool is_graph() const;
 

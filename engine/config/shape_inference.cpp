@@ -45,10 +45,11 @@ void ModelConfig::infer_shapes(const std::string& source) {
         throw ConfigError(source + ": " + layers[i].label(i) + ": " + problem);
     };
     if (input.size() == 0) throw ConfigError(source + ": input: size must be positive");
+    for (const auto& e : extra_inputs)
+        if (e.shape.size() == 0) throw ConfigError(source + ": input \"" + e.name + "\": size must be positive");
     resolve_graph(source);
-    auto shape_of = [&](int s) { return s == LayerConfig::kModelInput ? input : layers[static_cast<std::size_t>(s)].out_shape; };
     auto name_of = [&](int s) {
-        if (s == LayerConfig::kModelInput) return "\"" + input_name + "\"";
+        if (s < 0) return "\"" + input_name_of(LayerConfig::input_index(s)) + "\"";
         const auto& l = layers[static_cast<std::size_t>(s)];
         return l.name.empty() ? l.label(static_cast<std::size_t>(s)) : "\"" + l.name + "\"";
     };
@@ -59,11 +60,9 @@ void ModelConfig::infer_shapes(const std::string& source) {
         l.in_shape = shape;
         l.blocks.clear();
         l.pads = {0, 0, 0, 0};
-        const bool last = i + 1 == layers.size();
-        l.is_output = last;
-        if (l.type == LayerType::Output && !last)
-            fail(i, "an output layer must be the last layer (layer " + std::to_string(layers.size() - 1) + " is last)");
-        if (last && l.type != LayerType::Output && l.type != LayerType::Activation)
+        // An output: no layer reads it (resolve_graph set is_output; the last layer always is).
+        const bool last = l.is_output;
+        if (i + 1 == layers.size() && l.type != LayerType::Output && l.type != LayerType::Activation)
             fail(i, "the last layer must be an output layer (or an activation layer with the loss), got " +
                         std::string(to_string(l.type)));
         switch (l.type) {
@@ -251,13 +250,18 @@ void ModelConfig::infer_shapes(const std::string& source) {
         l.param_offset = offset;
         offset += l.param_count;
     }
-    const auto& out = layers.back();
-    // The loss's derivative goes through the output activation from its output alone.
-    if (vocab::derivative_from_input(out.activation.kind))
-        fail(layers.size() - 1, "activation " + std::string(to_string(out.activation.kind)) +
-                                    " is not supported on the output layer (only on hidden layers)");
-    if (out.loss == LossKind::BinaryCrossEntropy && out.units < 1)
-        fail(layers.size() - 1, "xent needs at least one output");
+    for (const auto o : output_layers) {
+        const auto& out = layers[o];
+        // The loss's derivative goes through the output activation from its output alone.
+        if (vocab::derivative_from_input(out.activation.kind))
+            fail(o, "activation " + std::string(to_string(out.activation.kind)) +
+                        " is not supported on an output layer (only on hidden layers)");
+        if (out.loss == LossKind::BinaryCrossEntropy && out.units < 1) fail(o, "xent needs at least one output");
+        const bool ce = out.loss == LossKind::MultiClassCrossEntropy || out.loss == LossKind::NegativeLogLikelihood;
+        if (ce && out.activation.kind != Activation::Softmax)
+            fail(o, "as a model output its loss " + std::string(to_string(out.loss)) + " needs activation softmax, got " +
+                        std::string(to_string(out.activation.kind)) + " (give it a \"loss\")");
+    }
 }
 
 std::string ModelConfig::summary() const {

@@ -154,10 +154,10 @@ ModelFile load_model_file(const std::string& path) {
             m.normalization.kind = n.at("kind").get<std::string>();
             m.normalization.shift = n.at("shift").get<std::vector<float>>();
             m.normalization.scale = n.at("scale").get<std::vector<float>>();
-            if (m.normalization.active() && (m.normalization.shift.size() != m.config.input.size() ||
-                                             m.normalization.scale.size() != m.config.input.size()))
+            if (m.normalization.active() && (m.normalization.shift.size() != m.config.input_size() ||
+                                             m.normalization.scale.size() != m.config.input_size()))
                 throw ModelFileError(path + ": normalization has " + std::to_string(m.normalization.shift.size()) +
-                                     " features, the model's input " + std::to_string(m.config.input.size()));
+                                     " features, the model's input " + std::to_string(m.config.input_size()));
         }
         if (header.contains("class_names")) {
             m.class_names = header.at("class_names").get<std::vector<std::string>>();

@@ -51,12 +51,12 @@ void Network::schedule_backward() {
         free.pop_back();
         return s;
     };
-    delta_slot_[n - 1] = take();  // the loss's gradient
+    for (auto o : config_.output_layers) delta_slot_[o] = take();  // the losses' gradients
     for (std::size_t i = n; i-- > 0;) {
         int scratch = 0;
         for (int src : layers[i].sources) {
             GradientTarget t;
-            if (src != config::LayerConfig::kModelInput) {
+            if (src >= 0) {
                 auto& slot = delta_slot_[static_cast<std::size_t>(src)];
                 if (slot < 0) slot = take();  // the first reader (from the back) writes it
                 else t.scratch = scratch++;   // later readers add to it
@@ -100,7 +100,7 @@ float* Network::output_of(std::size_t layer, backend::Mode mode) {
 }
 
 const float* Network::input_of(int source, backend::Mode mode) {
-    return source == config::LayerConfig::kModelInput ? input_ : output_of(static_cast<std::size_t>(source), mode);
+    return source < 0 ? input_[config::LayerConfig::input_index(source)] : output_of(static_cast<std::size_t>(source), mode);
 }
 
 void Network::init_params(std::uint64_t seed) {
@@ -174,9 +174,7 @@ Network::Plan& Network::plan(int batch, backend::Mode mode) {
         const auto& l = config_.layers[i];
         if (config::is_vertex(l.type)) {
             std::vector<config::Shape> in;
-            for (int s : l.sources)
-                in.push_back(s == config::LayerConfig::kModelInput ? config_.input
-                                                                  : config_.layers[static_cast<std::size_t>(s)].out_shape);
+            for (int s : l.sources) in.push_back(config_.shape_of(s));
             p.layers.push_back(nullptr);
             p.vertices.push_back(plan_vertex(backend_, l, in, batch));
         } else {
@@ -187,9 +185,28 @@ Network::Plan& Network::plan(int batch, backend::Mode mode) {
     return plans_.emplace(batch, std::move(p)).first->second;
 }
 
-const float* Network::forward(const float* features, int batch, const StepContext& ctx) {
+void Network::forward(const float* features, int batch, const StepContext& ctx) {
     auto& p = plan(batch, ctx.mode);
-    input_ = backend_.stage_input(features, static_cast<std::size_t>(batch) * config_.input.size());
+    const std::size_t row = config_.input_size();
+    const float* staged = backend_.stage_input(features, static_cast<std::size_t>(batch) * row);
+    input_.assign(1, staged);
+    if (!config_.extra_inputs.empty()) {
+        // Several inputs: each takes its columns of the feature row.
+        if (batch > split_capacity_) {
+            split_.clear();
+            for (std::size_t k = 0; k < config_.input_count(); ++k)
+                split_.emplace_back(backend_, static_cast<std::size_t>(batch) * config_.input_shape(k).size());
+            split_capacity_ = batch;
+        }
+        input_.clear();
+        std::size_t column = 0;
+        for (std::size_t k = 0; k < config_.input_count(); ++k) {
+            const std::size_t width = config_.input_shape(k).size();
+            backend_.copy_rows(split_[k].data(), width, staged + column, row, width, static_cast<std::size_t>(batch));
+            input_.push_back(split_[k].data());
+            column += width;
+        }
+    }
     std::vector<const float*> xs;
     for (std::size_t i = 0; i < config_.layers.size(); ++i) {
         const auto& l = config_.layers[i];
@@ -202,31 +219,51 @@ const float* Network::forward(const float* features, int batch, const StepContex
             p.layers[i]->forward(params_.data() + l.param_offset, input_of(l.sources[0], ctx.mode), y, ctx);
         }
     }
-    return output_of(config_.layers.size() - 1, ctx.mode);
 }
 
-double Network::output_loss(const float* output, const float* targets, int batch, bool keep_delta) {
-    const auto& out_layer = config_.layers.back();
-    const int k = out_layer.units;
-    const std::size_t n = static_cast<std::size_t>(batch) * k;
-    host_out_.resize(n);
-    host_delta_.resize(n);
-    backend_.download(host_out_.data(), output, n);
-    const auto r = compute_loss(out_layer.loss, host_out_.data(), targets, host_delta_.data(), batch, k);
-    if (keep_delta) {
-        float* delta = deltas_[static_cast<std::size_t>(delta_slot_.back())].data();
-        backend_.upload(delta, host_delta_.data(), n);
-        if (!r.wrt_preactivation)
-            backend_.activation_backward(out_layer.activation, output, delta, delta, batch, k);
+double Network::output_loss(const float* targets, int batch, bool keep_delta, backend::Mode mode) {
+    const auto rows = static_cast<std::size_t>(batch);
+    const auto width = static_cast<std::size_t>(config_.output_size());
+    host_out_.resize(rows * width);
+    double loss = 0.0;
+    std::size_t column = 0;
+    for (auto o : config_.output_layers) {
+        const auto& out_layer = config_.layers[o];
+        const auto k = static_cast<std::size_t>(out_layer.units);
+        const float* output = output_of(o, mode);
+        const bool alone = k == width;
+        host_one_.resize(rows * k);
+        host_delta_.resize(rows * k);
+        float* values = alone ? host_out_.data() : host_one_.data();
+        backend_.download(values, output, rows * k);
+        const float* t = targets;
+        if (!alone) {
+            // This output's columns of the sample rows (outputs and targets side by side).
+            host_targets_.resize(rows * k);
+            for (std::size_t r = 0; r < rows; ++r) {
+                std::copy_n(values + r * k, k, host_out_.data() + r * width + column);
+                std::copy_n(targets + r * width + column, k, host_targets_.data() + r * k);
+            }
+            t = host_targets_.data();
+        }
+        const auto r = compute_loss(out_layer.loss, values, t, host_delta_.data(), batch, static_cast<int>(k));
+        loss += r.loss;
+        if (keep_delta) {
+            float* delta = deltas_[static_cast<std::size_t>(delta_slot_[o])].data();
+            backend_.upload(delta, host_delta_.data(), rows * k);
+            if (!r.wrt_preactivation)
+                backend_.activation_backward(out_layer.activation, output, delta, delta, batch, static_cast<int>(k));
+        }
+        column += k;
     }
-    return r.loss;
+    return loss;
 }
 
 double Network::compute_gradients(const float* features, const float* targets, int batch,
                                   std::uint64_t seed) {
     const StepContext ctx{backend::Mode::Training, seed};
-    const float* output = forward(features, batch, ctx);
-    const double loss = output_loss(output, targets, batch, true);
+    forward(features, batch, ctx);
+    const double loss = output_loss(targets, batch, true, ctx.mode);
     auto& p = plans_.at(batch);
     std::vector<const float*> xs;
     std::vector<float*> dxs;
@@ -239,7 +276,7 @@ double Network::compute_gradients(const float* features, const float* targets, i
             const int s = l.sources[k];
             xs.push_back(input_of(s, backend::Mode::Training));
             const auto& t = targets_[i][k];
-            if (s == config::LayerConfig::kModelInput) dxs.push_back(nullptr);
+            if (s < 0) dxs.push_back(nullptr);
             else if (t.scratch >= 0) dxs.push_back(scratch_[static_cast<std::size_t>(t.scratch)].data());
             else dxs.push_back(deltas_[static_cast<std::size_t>(delta_slot_[static_cast<std::size_t>(s)])].data());
         }
@@ -249,7 +286,7 @@ double Network::compute_gradients(const float* features, const float* targets, i
         // A tensor read by several layers: its gradient is the sum of what each reader sends.
         for (std::size_t k = 0; k < l.sources.size(); ++k) {
             const auto& t = targets_[i][k];
-            if (t.scratch < 0 || l.sources[k] == config::LayerConfig::kModelInput) continue;
+            if (t.scratch < 0 || l.sources[k] < 0) continue;
             const auto src = static_cast<std::size_t>(l.sources[k]);
             backend_.axpy(1.f, scratch_[static_cast<std::size_t>(t.scratch)].data(),
                           deltas_[static_cast<std::size_t>(delta_slot_[src])].data(),
@@ -261,8 +298,8 @@ double Network::compute_gradients(const float* features, const float* targets, i
 
 double Network::loss(const float* features, const float* targets, int batch, std::uint64_t seed,
                      backend::Mode mode, float* out) {
-    const float* output = forward(features, batch, {mode, seed});
-    const double l = output_loss(output, targets, batch, false);
+    forward(features, batch, {mode, seed});
+    const double l = output_loss(targets, batch, false, mode);
     if (out) std::copy(host_out_.begin(), host_out_.end(), out);
     return l;
 }
@@ -295,8 +332,21 @@ void Network::compute_update(long iteration) {
 void Network::apply_update() { backend_.axpy(-1.f, grads_.data(), params_.data(), params_.size()); }
 
 void Network::predict(const float* features, int batch, float* out) {
-    const float* y = forward(features, batch, {backend::Mode::Inference, 0});
-    backend_.download(out, y, static_cast<std::size_t>(batch) * config_.output_size());
+    forward(features, batch, {backend::Mode::Inference, 0});
+    const auto rows = static_cast<std::size_t>(batch);
+    const auto width = static_cast<std::size_t>(config_.output_size());
+    std::size_t column = 0;
+    for (auto o : config_.output_layers) {
+        const auto k = static_cast<std::size_t>(config_.layers[o].units);
+        if (k == width) {
+            backend_.download(out, output_of(o, backend::Mode::Inference), rows * k);
+        } else {
+            host_one_.resize(rows * k);
+            backend_.download(host_one_.data(), output_of(o, backend::Mode::Inference), rows * k);
+            for (std::size_t r = 0; r < rows; ++r) std::copy_n(host_one_.data() + r * k, k, out + r * width + column);
+        }
+        column += k;
+    }
 }
 
 }  // namespace thresher::nn

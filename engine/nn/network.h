@@ -13,7 +13,9 @@
 // readers send back are summed. Gradient buffers are reused once the layer they belong to has
 // run its backward pass: a stack needs two, a ResNet block one more per open branch. In inference
 // (evaluate, predict) an output's buffer is reused once its last reader has run, so evaluating in
-// batches of 256 costs a few layers' activations, not all of them. Both schedules (which buffer
+// batches of 256 costs a few layers' activations, not all of them. A model with several inputs
+// reads one feature row per sample (the inputs side by side) and splits it; several outputs each
+// take their columns of the target row, and the loss is the sum of their losses. Both schedules (which buffer
 // each tensor lives in, which gradients must be summed) are made once per model.
 #pragma once
 
@@ -97,9 +99,11 @@ private:
     // Where layer `layer`'s output lives in `mode` (training: its own buffer; inference: a pooled one).
     float* output_of(std::size_t layer, backend::Mode mode);
     const float* input_of(int source, backend::Mode mode);
-    // Runs the forward pass; returns a pointer to the output activations (backend memory).
-    const float* forward(const float* features, int batch, const StepContext& ctx);
-    double output_loss(const float* output, const float* targets, int batch, bool keep_delta);
+    // Runs the forward pass; the outputs are then in output_of(o) for each of output_layers.
+    void forward(const float* features, int batch, const StepContext& ctx);
+    // The sum of the outputs' losses (host_out_ holds their values side by side); with keep_delta
+    // each output's dL/d(pre-activation) lands in its delta slot.
+    double output_loss(const float* targets, int batch, bool keep_delta, backend::Mode mode);
 
     config::ModelConfig config_;
     backend::Backend& backend_;
@@ -120,8 +124,14 @@ private:
     std::vector<int> infer_slot_;
     int infer_slot_count_ = 0, infer_capacity_ = 0;
     std::vector<backend::Buffer> infer_;
-    const float* input_ = nullptr;           // staged features of the current batch
-    std::vector<float> host_out_, host_delta_;
+    // The current batch's model inputs: the staged features, or with several inputs each input's
+    // columns copied out of them (split_, one buffer per input).
+    std::vector<const float*> input_;
+    std::vector<backend::Buffer> split_;
+    int split_capacity_ = 0;
+    // Host copies for the loss: all outputs side by side ([batch x output_size]), one output's
+    // values, targets and delta.
+    std::vector<float> host_out_, host_one_, host_targets_, host_delta_;
 };
 
 }  // namespace thresher::nn

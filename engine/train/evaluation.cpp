@@ -29,12 +29,14 @@ nlohmann::json EvaluationResult::to_json() const {
 }
 
 void check_compatible(const config::ModelConfig& model, const data::Dataset& ds) {
-    const std::size_t in = model.input.size();
+    const std::size_t in = model.input_size();
+    std::string expects = model.input.str();
+    for (const auto& e : model.extra_inputs) expects += " + " + e.shape.str();
+    if (!model.extra_inputs.empty()) expects += " (its " + std::to_string(model.input_count()) + " inputs side by side)";
     if (ds.shape.size() != in)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.shape.size()) +
                           " features per sample, model \"" + model.name + "\" expects " +
-                          (model.input.str() == std::to_string(in) ? model.input.str()
-                                                                   : model.input.str() + " = " + std::to_string(in)));
+                          (expects == std::to_string(in) ? expects : expects + " = " + std::to_string(in)));
     const auto out = static_cast<std::size_t>(model.output_size());
     if (ds.target_size != out)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
@@ -44,7 +46,7 @@ void check_compatible(const config::ModelConfig& model, const data::Dataset& ds)
         throw ConfigError("data " + ds.name + " is a " +
                           (ds.is_classification() ? "classification" : "regression") +
                           " set, model \"" + model.name + "\" has loss " +
-                          std::string(config::to_string(model.layers.back().loss)));
+                          std::string(config::to_string(model.main_output().loss)));
 }
 
 int resolve_top_k(std::optional<int> chosen, int classes) {
@@ -82,7 +84,9 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
     EvaluationResult r;
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = net.config().output_size();
-    const bool binary = ds.is_classification() && ds.num_classes == 2 && k == 1;
+    // Scores are the main output's (the first of several: its columns come first in each row).
+    const int main_k = net.config().main_output().units;
+    const bool binary = ds.is_classification() && ds.num_classes == 2 && main_k == 1;
     std::vector<std::int32_t> predicted;
     if (binary) r.binary.emplace();
     if (ds.is_classification())
@@ -117,6 +121,9 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         out.resize(static_cast<std::size_t>(count) * k);
         loss_sum += net.loss(xs, ts, count, 0, backend::Mode::Inference, out.data()) * count;
         evaluated += static_cast<std::size_t>(count);
+        if (main_k != k && r.classification)
+            for (int j = 0; j < count; ++j)
+                std::copy_n(out.data() + static_cast<std::size_t>(j) * k, main_k, out.data() + static_cast<std::size_t>(j) * main_k);
         if (binary) {
             predicted.resize(static_cast<std::size_t>(count));
             for (int j = 0; j < count; ++j) predicted[static_cast<std::size_t>(j)] = out[static_cast<std::size_t>(j)] >= 0.5f ? 1 : 0;

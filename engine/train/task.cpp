@@ -1,5 +1,9 @@
 #include "train/task.h"
 
+#include <algorithm>
+
+#include "core/error.h"
+
 namespace thresher::train {
 
 namespace {
@@ -14,11 +18,34 @@ void fold_binary(data::Dataset& ds) {
     ds.target_size = 1;
 }
 
+// Several outputs read the target row side by side. Data with one target per sample (class
+// labels, or as many columns as each output has) trains every output toward it: auxiliary heads
+// (GoogLeNet's, Inception's) learn the main output's classes.
+void share_targets(data::Dataset& ds, const config::ModelConfig& m) {
+    if (m.output_layers.size() < 2) return;
+    const auto width = static_cast<std::size_t>(m.output_size());
+    if (ds.target_size == width) return;
+    for (auto o : m.output_layers)
+        if (static_cast<std::size_t>(m.layers[o].units) != ds.target_size)
+            throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
+                              (ds.is_classification() ? " classes" : " target columns") + " per sample; model \"" + m.name +
+                              "\" has " + std::to_string(m.output_layers.size()) + " outputs of " + std::to_string(width) +
+                              " values together: give " + std::to_string(width) +
+                              " target columns (the outputs' side by side), or outputs that each predict the data's " +
+                              std::to_string(ds.target_size));
+    std::vector<float> t(ds.count * width);
+    for (std::size_t i = 0; i < ds.count; ++i)
+        for (std::size_t k = 0; k < m.output_layers.size(); ++k)
+            std::copy_n(ds.targets.data() + i * ds.target_size, ds.target_size, t.data() + i * width + k * ds.target_size);
+    ds.targets = std::move(t);
+    ds.target_size = width;
+}
+
 }  // namespace
 
 Task task_of(const config::ModelConfig& m) {
     if (m.layers.empty()) return Task::Classification;
-    const auto& out = m.layers.back();
+    const auto& out = m.main_output();
     if (out.loss == config::LossKind::BinaryCrossEntropy && out.units == 1) return Task::Binary;
     if (m.is_classifier()) return Task::Classification;
     return Task::Regression;
@@ -51,6 +78,8 @@ data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig
         fold_binary(split.train);
         if (split.has_test) fold_binary(split.test);
     }
+    share_targets(split.train, m);
+    if (split.has_test) share_targets(split.test, m);
     return split;
 }
 

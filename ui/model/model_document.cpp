@@ -178,11 +178,14 @@ void ModelDocument::revalidate() {
     error_row_ = -1;
     params_ = 0;
     input_shape_.clear();
+    extra_input_shapes_.clear();
     schedule_text_.clear();
     const QByteArray text = QJsonDocument(model_).toJson(QJsonDocument::Compact);
     try {
         const auto config = config::ModelConfig::parse(std::string_view(text.constData(), text.size()), "model");
         input_shape_ = shape_text(config.input);
+        extra_input_shapes_.clear();
+        for (const auto& e : config.extra_inputs) extra_input_shapes_ << shape_text(e.shape);
         for (int i = 0; i < n && i < static_cast<int>(config.layers.size()); ++i) {
             rows_[i].shape = shape_text(config.layers[i].out_shape);
             rows_[i].params = static_cast<qint64>(config.layers[i].param_count);
@@ -190,8 +193,8 @@ void ModelDocument::revalidate() {
         build_graph_nodes();
         for (int i = 0; i < n && i < static_cast<int>(config.layers.size()); ++i)
             for (int source : config.layers[i].sources) {
-                const int from = source == config::LayerConfig::kModelInput ? ModelGraph::kInputNode
-                                                                            : ModelGraph::node_of_row(source);
+                const int from = source < 0 ? input_node(static_cast<int>(config::LayerConfig::input_index(source)))
+                                            : ModelGraph::node_of_row(source);
                 graph_.edges.append({from, ModelGraph::node_of_row(i), graph_.nodes[from].shape});
             }
         params_ = static_cast<qint64>(config.param_count());
@@ -212,6 +215,9 @@ void ModelDocument::build_graph_nodes() {
         const auto l = layer(i);
         graph_.nodes.append({l.value("name").toString(), l.value("type").toString(), output_shape(i)});
     }
+    const QStringList extra = extra_input_names();
+    for (qsizetype k = 0; k < extra.size(); ++k)
+        graph_.nodes.append({extra[k], "input", k < extra_input_shapes_.size() ? extra_input_shapes_[k] : QString()});
 }
 
 void ModelDocument::resolve_graph_by_names() {
@@ -229,15 +235,34 @@ void ModelDocument::resolve_graph_by_names() {
         const int to = ModelGraph::node_of_row(i);
         const QStringList names = inputs_of(layers[i].toObject());
         if (names.isEmpty()) graph_.edges.append({to - 1, to, QString()});
+        const QStringList extra = extra_input_names();
         for (const QString& name : names) {
             if (name == input) graph_.edges.append({ModelGraph::kInputNode, to, QString()});
+            else if (extra.contains(name)) graph_.edges.append({input_node(static_cast<int>(extra.indexOf(name)) + 1), to, QString()});
             else if (rows.value(name, i) < i) graph_.edges.append({ModelGraph::node_of_row(rows.value(name)), to, QString()});
         }
     }
 }
 
 QString ModelDocument::input_name() const {
-    return model_.value("input").toObject().value("name").toString("input");
+    const auto input = model_.value("input");
+    // Several inputs: a list of named inputs, the first of which is "the" input.
+    if (input.isArray()) return input.toArray().at(0).toObject().value("name").toString("input");
+    return input.toObject().value("name").toString("input");
+}
+
+QStringList ModelDocument::extra_input_names() const {
+    QStringList names;
+    const auto input = model_.value("input");
+    if (!input.isArray()) return names;
+    const auto list = input.toArray();
+    for (qsizetype k = 1; k < list.size(); ++k) names << list.at(k).toObject().value("name").toString();
+    return names;
+}
+
+int ModelDocument::input_node(int k) const {
+    // Node 0 is the first input, then one node per layer, then the further inputs.
+    return k == 0 ? ModelGraph::kInputNode : ModelGraph::node_of_row(layer_count() - 1) + k;
 }
 
 QStringList ModelDocument::inputs(int row) const { return inputs_of(layer(row)); }

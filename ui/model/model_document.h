@@ -65,6 +65,10 @@ public:
     void rename_layer(int row, const QString& name);
     // What layers call the model's input ("input", or the name the input object gives).
     QString input_name() const;
+    // A model with several inputs ("input": a list): the names after the first, and the graph
+    // node of input k (0: the first, drawn first; the others after the layers).
+    QStringList extra_input_names() const;
+    int input_node(int k) const;
     // Nodes (the input, then each row) and edges with their shapes, for the graph view.
     const ModelGraph& graph() const { return graph_; }
 
@@ -114,6 +118,7 @@ private:
     int error_row_ = -1;
     qint64 params_ = 0;
     QString input_shape_;
+    QStringList extra_input_shapes_;  // a model with several inputs: the second and later
     QString schedule_text_;
     struct RowInfo {
         QString shape;

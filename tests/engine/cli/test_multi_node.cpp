@@ -38,6 +38,16 @@ const char* kNormGraphModel = R"({"name":"mnb","input":{"size":16},"updater":{"t
             {"type":"add","name":"sum","inputs":["relu","b"]},
             {"type":"output","units":3}]})";
 
+// Two inputs (the CSV's 16 features split 10 + 6) and two outputs (an auxiliary head on one
+// branch, trained toward the same classes): the loss is the sum of both.
+const char* kTwoInputModel = R"({"name":"mni","input":[{"name":"left","size":10},{"name":"right","size":6}],
+  "outputs":["main","aux"],"updater":{"type":"sgd","learning_rate":0.1},
+  "layers":[{"type":"dense","name":"l","inputs":"left","units":8,"activation":"tanh"},
+            {"type":"dense","name":"r","inputs":"right","units":8,"activation":"sigmoid"},
+            {"type":"output","name":"aux","inputs":"r","units":3},
+            {"type":"concatenate","name":"cat","inputs":["l","r"]},
+            {"type":"output","name":"main","units":3}]})";
+
 }  // namespace
 
 class TestMultiNode : public QObject {
@@ -70,6 +80,7 @@ void TestMultiNode::initTestCase() {
     QVERIFY(write_file(path("mn.json"), kModel));
     QVERIFY(write_file(path("mng.json"), kGraphModel));
     QVERIFY(write_file(path("mnb.json"), kNormGraphModel));
+    QVERIFY(write_file(path("mni.json"), kTwoInputModel));
     QVERIFY(write_file(path("secret"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"));
     QVERIFY(write_file(path("data.csv"), test_support::three_class_csv(96)));
 }
@@ -80,6 +91,7 @@ void TestMultiNode::gradient_sharing_replicas_equal_data() {
     QTest::newRow("layer stack") << "mn.json" << "gs";
     QTest::newRow("graph") << "mng.json" << "graph_gs";
     QTest::newRow("graph with batch norm") << "mnb.json" << "bn_gs";
+    QTest::newRow("two inputs, two outputs") << "mni.json" << "io_gs";
 }
 
 void TestMultiNode::gradient_sharing_replicas_equal() {
@@ -147,6 +159,7 @@ void TestMultiNode::averaging_equals_combined_batch_data() {
     QTest::addColumn<QString>("prefix");
     QTest::newRow("layer stack") << "mn.json" << "pa";
     QTest::newRow("graph") << "mng.json" << "graph_pa";
+    QTest::newRow("two inputs, two outputs") << "mni.json" << "io_pa";
 }
 
 void TestMultiNode::averaging_equals_combined_batch() {

@@ -22,6 +22,7 @@ private Q_SLOTS:
     void errors_data();
     void errors();
     void resnet_graph();
+    void several_inputs_and_outputs();
     void activation_layers();
     void resize_layers();
     void same_mode_padding();
@@ -56,6 +57,7 @@ void TestModelConfig::round_trip_data() {
     QTest::newRow("lenet") << "lenet.json";
     QTest::newRow("mlp") << "mlp.json";
     QTest::newRow("resnet (a graph)") << "resnet.json";
+    QTest::newRow("two_input (two inputs, two outputs)") << "two_input.json";
 }
 
 void TestModelConfig::round_trip() {
@@ -64,6 +66,23 @@ void TestModelConfig::round_trip() {
     const auto b = config::ModelConfig::from_json(a.to_json(), "round trip");
     QCOMPARE(QString::fromStdString(b.to_json().dump()), QString::fromStdString(a.to_json().dump()));
     QCOMPARE(b.param_count(), a.param_count());
+}
+
+// The two-input template: each branch reads its own input; two outputs in the order "outputs"
+// gives (the main one first), their values side by side.
+void TestModelConfig::several_inputs_and_outputs() {
+    const auto m = config::ModelConfig::load((source_dir() + "/resources/models/two_input.json").toStdString());
+    QVERIFY(m.is_graph());
+    QCOMPARE(m.input_count(), std::size_t{2});
+    QCOMPARE(m.input_name_of(1), std::string("bottom"));
+    QCOMPARE(m.input_size(), std::size_t{2 * 14 * 28});
+    QCOMPARE(m.layers[0].sources, std::vector<int>{config::LayerConfig::model_input(0)});
+    QCOMPARE(m.layers[2].sources, std::vector<int>{config::LayerConfig::model_input(1)});
+    QCOMPARE(m.output_layers, (std::vector<std::size_t>{7, 4}));
+    QCOMPARE(m.main_output().name, std::string("predictions"));
+    QCOMPARE(m.output_size(), 20);
+    QVERIFY(m.layers[4].is_output && m.layers[7].is_output && !m.layers[5].is_output);
+    QVERIFY(m.is_classifier());
 }
 
 void TestModelConfig::errors_data() {
@@ -79,6 +98,25 @@ void TestModelConfig::errors_data() {
     QTest::newRow("number beyond double (found by the fuzzer)")
         << QByteArray(R"({"seed": 12e1000, "input":{"size":3},"layers":[{"type":"output","units":2}]})")
         << QStringList{"cfg.json", "invalid JSON", "12e1000"};
+    const QByteArray two = R"("input":[{"name":"a","size":3},{"name":"b","size":2}])";
+    QTest::newRow("several inputs, one unnamed")
+        << QByteArray(R"({"input":[{"name":"a","size":3},{"size":2}],"layers":[)" + out + "]}")
+        << QStringList{"input[1]", "\"name\": is required when the model has several inputs"};
+    QTest::newRow("several inputs, one name twice")
+        << QByteArray(R"({"input":[{"name":"a","size":3},{"name":"a","size":2}],"layers":[)" + out + "]}")
+        << QStringList{"input[1]", "\"a\" names two inputs"};
+    QTest::newRow("reads an input no one declared")
+        << QByteArray("{" + two + R"(,"layers":[{"type":"dense","name":"d","inputs":"c","units":2},)" + out + "]}")
+        << QStringList{"layers[0] (dense \"d\")", "input \"c\" names no layer", "inputs are \"a\", \"b\""};
+    QTest::newRow("a dense branch no one reads")
+        << QByteArray("{" + two + R"(,"layers":[{"type":"dense","name":"d","inputs":"b","units":2},{"type":"output","inputs":"a","units":2}]})")
+        << QStringList{"layers[0] (dense \"d\")", "cannot be a model output"};
+    QTest::newRow("outputs names an unknown layer")
+        << QByteArray(R"({"input":{"size":3},"outputs":["nope"],"layers":[)" + out + "]}")
+        << QStringList{"outputs", "\"nope\" names no layer"};
+    QTest::newRow("outputs leaves one out")
+        << QByteArray(R"({"input":{"size":3},"outputs":["o2"],"layers":[{"type":"output","name":"o1","units":2},{"type":"output","name":"o2","inputs":"input","units":2}]})")
+        << QStringList{"layers[0] (output \"o1\")", "\"outputs\" does not list it"};
     QTest::newRow("unknown layer type")
         << with(R"({"type":"lstm","units":3},)" + out) << QStringList{"layers[0]", "\"type\"", "lstm", "expected one of"};
     QTest::newRow("non-positive units")
@@ -99,7 +137,7 @@ void TestModelConfig::errors_data() {
         << with(R"({"type":"convolution","filters":2,"kernal":[2,2]},)" + out)
         << QStringList{"layers[0] (convolution)", "\"kernel\": is required"};
     QTest::newRow("output not last")
-        << with(out + R"(,{"type":"dense","units":3})") << QStringList{"layers[0] (output)", "must be the last layer"};
+        << with(out + R"(,{"type":"dense","units":3})") << QStringList{"layers[0] (output)", "an output layer ends the model"};
     QTest::newRow("no output layer")
         << with(R"({"type":"dense","units":3})") << QStringList{"layers[0] (dense)", "last layer must be an output layer"};
     QTest::newRow("loss and activation disagree")
@@ -117,7 +155,7 @@ void TestModelConfig::errors_data() {
         << with(R"({"type":"activation"},)" + out) << QStringList{"layers[0] (activation)", "\"activation\": is required"};
     QTest::newRow("activation layer with a loss, not last")
         << with(R"({"type":"activation","activation":"relu","loss":"mse"},)" + out)
-        << QStringList{"layers[0] (activation)", "\"loss\"", "only the last layer"};
+        << QStringList{"layers[0] (activation)", "\"loss\"", "only an output"};
     QTest::newRow("softmax activation layer on an image")
         << with(R"({"type":"activation","activation":"softmax"},)" + out)
         << QStringList{"layers[0] (activation)", "softmax needs flat features", "1x8x8"};

@@ -46,15 +46,23 @@ Batch make_batch(const config::ModelConfig& c, int n, bool one_hot, std::uint64_
     std::normal_distribution<float> normal(0.f, 1.f);
     std::uniform_real_distribution<float> unit(0.05f, 0.95f);
     Batch b;
-    b.x.resize(static_cast<std::size_t>(n) * c.input.size());
+    b.x.resize(static_cast<std::size_t>(n) * c.input_size());
     for (auto& v : b.x) v = normal(rng);
+    // Each output takes its columns of the target row: a one-hot row of its own for a softmax
+    // (cross-entropy's (p - t) gradient holds for targets summing to 1), values in (0, 1) else.
     const int k = c.output_size();
     b.t.assign(static_cast<std::size_t>(n) * k, 0.f);
     for (int i = 0; i < n; ++i) {
-        if (one_hot) {
-            b.t[static_cast<std::size_t>(i) * k + rng() % k] = 1.f;
-        } else {
-            for (int j = 0; j < k; ++j) b.t[static_cast<std::size_t>(i) * k + j] = unit(rng);
+        int column = 0;
+        for (auto o : c.output_layers) {
+            const int units = c.layers[o].units;
+            float* row = b.t.data() + static_cast<std::size_t>(i) * k + column;
+            if (one_hot) {  // also 0/1 labels for xent on sigmoid outputs
+                row[rng() % units] = 1.f;
+            } else {
+                for (int j = 0; j < units; ++j) row[j] = unit(rng);
+            }
+            column += units;
         }
     }
     return b;
@@ -376,6 +384,19 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("transposed convolution padding 1, dilation 2")
         << model(image, "{\"type\":\"transposed_convolution\",\"filters\":2,\"kernel\":[3,3],\"padding\":1,\"dilation\":2,\"activation\":\"tanh\"}",
                  softmax) << true;
+    // Several inputs (the feature row split between them) and several outputs (the loss is the
+    // sum of theirs): an image input and a flat one, joined; a softmax head and an mse head, the
+    // latter reading a tensor the other branch reads too.
+    QTest::newRow("graph two inputs, two outputs")
+        << QByteArray(R"({"input":[{"name":"img","channels":2,"height":5,"width":5},{"name":"meta","size":3}],
+            "outputs":["cls","reg"],
+            "layers":[{"type":"convolution","name":"c","inputs":"img","filters":2,"kernel":[3,3],"activation":"tanh"},
+                      {"type":"dense","name":"f","inputs":"c","units":4,"activation":"tanh"},
+                      {"type":"dense","name":"m","inputs":"meta","units":4,"activation":"sigmoid"},
+                      {"type":"concatenate","name":"j","inputs":["f","m"]},
+                      {"type":"output","name":"reg","inputs":"m","units":2,"activation":"identity","loss":"mse"},
+                      {"type":"output","name":"cls","inputs":"j","units":3,"activation":"softmax","loss":"mcxent"}]})")
+        << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",
