@@ -537,6 +537,8 @@ struct GraphVertexJson {
 struct GraphInput {
     std::optional<Shape> shape;
     std::string where;
+    // A graph with several inputs: the shapes found for the others, by input name.
+    std::map<std::string, Shape> others;
 };
 
 std::optional<Shape> input_type_shape(Place& root, const nlohmann::json& t) {
@@ -587,14 +589,10 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
     };
     const auto inputs = names_of(*net_inputs, "networkInputs");
     const auto outputs = names_of(*net_outputs, "networkOutputs");
-    if (inputs.size() != 1)
-        root.fail("networkInputs", "the graph has " + std::to_string(inputs.size()) +
-                                         " inputs; importing several inputs is not written yet (a Thresher model file can have them: "
-                                         "\"input\": [...], see engine/config/README.md)");
-    if (outputs.size() != 1)
-        root.fail("networkOutputs", "the graph has " + std::to_string(outputs.size()) +
-                                          " outputs; importing several outputs is not written yet (a Thresher model file can have them: "
-                                          "\"outputs\": [...], see engine/config/README.md)");
+    if (inputs.empty() || inputs.size() > 64) root.fail("networkInputs", "must list the graph's inputs (1 to 64)");
+    if (outputs.empty() || outputs.size() > 64) root.fail("networkOutputs", "must list the graph's outputs (1 to 64)");
+    auto is_input = [&](const std::string& n) { return std::find(inputs.begin(), inputs.end(), n) != inputs.end(); };
+    auto is_output = [&](const std::string& n) { return std::find(outputs.begin(), outputs.end(), n) != outputs.end(); };
 
     // The vertices in the file's order (the order DL4J numbers them in).
     std::vector<std::string> keys = vertex_order;
@@ -654,6 +652,7 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
         root.fail("vertices", "the graph has a cycle, or topologicalOrderStr does not list every vertex once");
 
     m.input_name = inputs[0];
+    for (std::size_t k = 1; k < inputs.size(); ++k) m.extra_inputs.push_back({inputs[k], Shape{}});  // shapes: finish_graph
     GraphInput input;
     std::map<std::string, std::string> alias;  // a vertex that became no layer: the name it passes on
     auto resolve = [&](std::string n) {
@@ -662,7 +661,7 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
     };
     bool first_layer = true;
     for (const auto& name : order) {
-        if (name == inputs[0]) continue;
+        if (is_input(name)) continue;
         const auto it = by_name.find(name);
         if (it == by_name.end()) root.fail("topologicalOrderStr", "lists \"" + name + "\", which is not a vertex");
         const auto& g = it->second;
@@ -678,12 +677,16 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
                 const std::string kind = t ? simple_class_name(t->name) : "";
                 const bool flatten = kind == "CnnToFeedForwardPreProcessor" || kind == "cnnToFeedForward";
                 const bool unflatten = kind == "FeedForwardToCnnPreProcessor" || kind == "feedForwardToCnn";
-                if (unflatten && ins.size() == 1 && ins[0] == inputs[0]) {
+                if (unflatten && ins.size() == 1 && is_input(ins[0])) {
                     Place b(*t->body, root.source(), where + ".preProcessor", root.notes());
                     const auto h = b.integer({"inputHeight"}, 1), w = b.integer({"inputWidth"}, 1), c = b.integer({"numChannels"}, 1);
                     if (!h || !w || !c) b.fail("needs \"inputHeight\", \"inputWidth\" and \"numChannels\"");
-                    input.shape = Shape{*c, *h, *w};
-                    input.where = where + ".preProcessor";
+                    if (ins[0] != inputs[0]) {
+                        input.others[ins[0]] = Shape{*c, *h, *w};
+                    } else {
+                        input.shape = Shape{*c, *h, *w};
+                        input.where = where + ".preProcessor";
+                    }
                 } else if (!flatten) {
                     p.fail("preProcessor", "preprocessor " + (kind.empty() ? json_summary(*pre) : kind) +
                                                " is not supported here (CnnToFeedForward anywhere, FeedForwardToCnn on the network input)");
@@ -696,7 +699,7 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
             const std::size_t before = m.layers.size();
             const std::string back_before = before ? m.layers.back().name : "";
             const auto back_inputs = before ? m.layers.back().inputs : std::vector<std::string>{};
-            read_conf((*g.body)["layerConf"], where, first_layer, name == outputs[0], may_fold);
+            read_conf((*g.body)["layerConf"], where, first_layer, is_output(name), may_fold);
             first_layer = false;
             if (m.layers.size() > before) {
                 auto& first = m.layers[before];
@@ -739,14 +742,18 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
             const auto t = pre ? import::typed(*pre) : std::nullopt;
             const std::string kind = t ? simple_class_name(t->name) : "";
             const bool unflatten = kind == "FeedForwardToCnnPreProcessor" || kind == "feedForwardToCnn";
-            if (unflatten && ins.size() == 1 && ins[0] == inputs[0]) {
+            if (unflatten && ins.size() == 1 && is_input(ins[0])) {
                 // The network input fed flat (convolutionalFlat) and made an image for the
                 // vertices that read it: Thresher's input is the image itself.
                 Place b(*t->body, root.source(), where + ".preProcessor", root.notes());
                 const auto h = b.integer({"inputHeight"}, 1), w = b.integer({"inputWidth"}, 1), c = b.integer({"numChannels"}, 1);
                 if (!h || !w || !c) b.fail("needs \"inputHeight\", \"inputWidth\" and \"numChannels\"");
-                input.shape = Shape{*c, *h, *w};
-                input.where = where + ".preProcessor";
+                if (ins[0] != inputs[0]) {
+                    input.others[ins[0]] = Shape{*c, *h, *w};
+                } else {
+                    input.shape = Shape{*c, *h, *w};
+                    input.where = where + ".preProcessor";
+                }
             } else if (kind != "CnnToFeedForwardPreProcessor" && kind != "cnnToFeedForward") {
                 p.fail("preProcessor", "preprocessor " + (kind.empty() ? std::string("(none)") : kind) +
                                            " is not supported (CnnToFeedForwardPreProcessor, or FeedForwardToCnnPreProcessor on "
@@ -760,8 +767,17 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
         p.note_unread();
         m.layers.push_back(std::move(l));
     }
-    if (m.layers.empty() || resolve(outputs[0]) != m.layers.back().name)
+    if (m.layers.empty()) root.fail("networkOutputs", "the graph computes nothing Thresher keeps");
+    if (outputs.size() == 1 && resolve(outputs[0]) != m.layers.back().name)
         root.fail("networkOutputs", "the output \"" + outputs[0] + "\" must be the last vertex that computes something");
+    if (outputs.size() > 1) {
+        for (const auto& o : outputs) {
+            const auto name = resolve(o);
+            if (std::none_of(m.layers.begin(), m.layers.end(), [&](const LayerConfig& l) { return l.name == name; }))
+                root.fail("networkOutputs", "the output \"" + o + "\" computes nothing Thresher keeps");
+            m.outputs.push_back(name);
+        }
+    }
     return input;
 }
 
@@ -771,7 +787,26 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
                           const std::vector<std::pair<std::string, std::optional<LrSchedule>>>& schedules,
                           ImportResult result) {
     const auto source = root.source();
-    if (const auto* types = root.array({"networkInputTypes"}); types && !types->empty()) {
+    const auto* types = root.array({"networkInputTypes"});
+    // Further inputs: networkInputTypes (in networkInputs order), a FeedForwardToCnn preprocessor,
+    // or the nIn of a dense layer that reads them.
+    for (std::size_t k = 0; k < m.extra_inputs.size(); ++k) {
+        auto& e = m.extra_inputs[k];
+        if (types && types->size() > k + 1) {
+            if (const auto shape = input_type_shape(root, (*types)[k + 1])) e.shape = *shape;
+        } else if (const auto it = input.others.find(e.name); it != input.others.end()) {
+            e.shape = it->second;
+        } else {
+            for (const auto& c : checks)
+                if (e.shape.size() == 0 && m.layers[c.layer].inputs.size() == 1 && m.layers[c.layer].inputs[0] == e.name &&
+                    (m.layers[c.layer].type == LayerType::Dense || m.layers[c.layer].type == LayerType::Output))
+                    e.shape = Shape{c.n_in, 1, 1};
+        }
+        if (e.shape.size() == 0)
+            root.fail("networkInputs", "cannot tell the shape of input \"" + e.name +
+                                           "\": no networkInputTypes for it, no FeedForwardToCnn preprocessor and no dense layer with an nIn reads it");
+    }
+    if (types && !types->empty()) {
         if (const auto shape = input_type_shape(root, (*types)[0])) m.input = *shape;
     } else if (input.shape) {
         m.input = *input.shape;

@@ -209,7 +209,7 @@ ModelConfig validated(const ModelConfig& m, const std::string& source) {
     located.infer_shapes(source);
     ModelConfig out;
     try {
-        out = ModelConfig::from_json(m.to_json(), source);
+        out = ModelConfig::from_json(located.to_json(), source);  // located knows its outputs
     } catch (const ConfigError& e) {
         // The field checks name Thresher's layers[i]: say where that layer is in the file.
         std::string msg = e.what();

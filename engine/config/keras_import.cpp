@@ -361,7 +361,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     // A functional model: what each layer reads, and its single input and output.
     std::vector<std::vector<std::string>> inbound(list->size());
     std::map<std::string, int> readers;  // how many layers read each layer
-    std::string output_name;
+    std::vector<std::string> input_names, output_names;
     if (functional) {
         for (std::size_t i = 0; i < list->size(); ++i) {
             const auto& layer = (*list)[i];
@@ -372,18 +372,13 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             inbound[i] = inbound_names(lp, layer);
             for (const auto& in : inbound[i]) ++readers[in];
         }
-        const auto ins = endpoint_names(*config, "input_layers");
-        const auto outs = endpoint_names(*config, "output_layers");
-        if (ins.size() != 1)
-            config->fail("input_layers", "the model has " + std::to_string(ins.size()) +
-                                             " inputs; importing several inputs is not written yet (a Thresher model file can have them: "
-                                             "\"input\": [...], see engine/config/README.md)");
-        if (outs.size() != 1)
-            config->fail("output_layers", "the model has " + std::to_string(outs.size()) +
-                                              " outputs; importing several outputs is not written yet (a Thresher model file can have them: "
-                                              "\"outputs\": [...], see engine/config/README.md)");
-        m.input_name = ins[0];
-        output_name = outs[0];
+        input_names = endpoint_names(*config, "input_layers");
+        output_names = endpoint_names(*config, "output_layers");
+        if (input_names.empty()) config->fail("input_layers", "is required: the model's inputs");
+        if (output_names.empty()) config->fail("output_layers", "is required: the model's outputs");
+        if (input_names.size() > 64 || output_names.size() > 64)
+            config->fail("the model has more than 64 inputs or outputs");
+        m.input_name = input_names[0];
     }
     // Keras layers that become no Thresher layer (InputLayer, Flatten, a linear activation, an
     // activation folded into the layer before it) pass their input on: their name means it.
@@ -400,17 +395,33 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
 
     // Input shape: the InputLayer, the first layer's batch_input_shape / input_shape, or the
     // model's build_input_shape, whichever comes first.
-    std::optional<std::vector<int>> dims;
-    if (const auto& layer = list->front(); layer.is_object() && layer.contains("config") && layer["config"].is_object()) {
+    // (A functional model: its InputLayers, the first of input_layers for the input.)
+    auto keras_name_at = [&](std::size_t i) {
+        const auto& layer = (*list)[i];
+        return layer.is_object() && layer.contains("config") && layer["config"].is_object()
+                   ? import::text_or(layer["config"], "name", import::text_or(layer, "name", ""))
+                   : std::string();
+    };
+    auto layer_named = [&](const std::string& name) {
+        for (std::size_t i = 0; i < list->size(); ++i)
+            if (keras_name_at(i) == name) return i;
+        return std::size_t{0};
+    };
+    auto dims_at = [&](std::size_t i) {
+        std::optional<std::vector<int>> d;
+        const auto& layer = (*list)[i];
+        if (!layer.is_object() || !layer.contains("config") || !layer["config"].is_object()) return d;
         const auto& c = layer["config"];
-        Place lp(c, source, layer_path(0), scratch);
+        Place lp(c, source, layer_path(i), scratch);
         for (const char* key : {"batch_input_shape", "batch_shape"})
-            if (c.contains(key) && !c[key].is_null()) dims = shape_of(lp, c[key], key, true);
-        if (!dims && c.contains("input_shape") && !c["input_shape"].is_null()) dims = shape_of(lp, c["input_shape"], "input_shape", false);
-        if (!dims && layer.contains("build_config") && layer["build_config"].is_object() &&
+            if (c.contains(key) && !c[key].is_null()) d = shape_of(lp, c[key], key, true);
+        if (!d && c.contains("input_shape") && !c["input_shape"].is_null()) d = shape_of(lp, c["input_shape"], "input_shape", false);
+        if (!d && layer.contains("build_config") && layer["build_config"].is_object() &&
             layer["build_config"].contains("input_shape"))
-            dims = shape_of(lp, layer["build_config"]["input_shape"], "build_config.input_shape", true);
-    }
+            d = shape_of(lp, layer["build_config"]["input_shape"], "build_config.input_shape", true);
+        return d;
+    };
+    std::optional<std::vector<int>> dims = dims_at(input_names.empty() ? 0 : layer_named(input_names[0]));
     if (!dims && config && config->has("build_input_shape"))
         dims = shape_of(*config, cfg["build_input_shape"], "build_input_shape", true);
     if (!dims) root.fail("cannot tell the input shape: no InputLayer, batch_input_shape, input_shape or build_input_shape");
@@ -431,6 +442,22 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     bool flatten_noted = false;
 
     flat_after[m.input_name] = flat;
+    // Further inputs: features or an image ([h, w, c], or [c, h, w] channels first).
+    for (std::size_t k = 1; k < input_names.size(); ++k) {
+        const auto at = layer_named(input_names[k]);
+        const auto d = keras_name_at(at) == input_names[k] ? dims_at(at) : std::nullopt;
+        if (!d) config->fail("input_layers", "cannot tell the shape of input \"" + input_names[k] + "\" (no InputLayer of that name with a shape)");
+        if (d->size() == 2)
+            config->fail("input_layers", "input \"" + input_names[k] + "\" has shape [height, width]: give it channels ([h, w, 1]) or flatten it");
+        const Shape shape = d->size() == 1 ? Shape{(*d)[0], 1, 1}
+                            : channels_first ? Shape{(*d)[0], (*d)[1], (*d)[2]}
+                                             : Shape{(*d)[2], (*d)[0], (*d)[1]};
+        m.extra_inputs.push_back({input_names[k], shape});
+        flat_after[input_names[k]] = shape.flat();
+    }
+    auto is_model_input = [&](const std::string& n) {
+        return std::find(input_names.begin(), input_names.end(), n) != input_names.end();
+    };
     for (std::size_t i = 0; i < list->size(); ++i) {
         // In a functional model, what this layer reads (Thresher names) and whether that is flat.
         std::vector<std::string> ins;
@@ -711,51 +738,96 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             if (l.name != keras_name) alias[keras_name] = l.name;
         } else if (!ins.empty()) {
             alias[keras_name] = ins[0];  // passed its input on
-        } else if (keras_name != m.input_name) {
+        } else if (keras_name != m.input_name && !is_model_input(keras_name)) {
             alias[keras_name] = m.input_name;
         }
-        flat_after[keras_name] = flat;
+        if (!is_model_input(keras_name)) flat_after[keras_name] = flat;  // inputs: set from their shapes
     }
-    if (functional && (m.layers.empty() || resolve(output_name) != m.layers.back().name))
-        root.fail("output_layers", "the output \"" + output_name + "\" must be the last layer that computes something");
-
-    // The last Dense becomes the output layer; an activation layer after it is the output itself
-    // (it takes the loss, without parameters).
-    if (m.layers.empty() || (m.layers.back().type != LayerType::Dense && m.layers.back().type != LayerType::Activation))
-        root.fail("the last layer must be Dense or an activation (it becomes the output layer), got " +
-                  (m.layers.empty() ? std::string("no layers") : std::string(to_string(m.layers.back().type))));
-    auto& out = m.layers.back();
-    if (out.type == LayerType::Dense) out.type = LayerType::Output;
+    // The outputs: a functional model's output_layers (several are outputs side by side, main
+    // first), else the last layer. A Dense becomes an output layer; an activation layer after it
+    // is the output itself (it takes the loss, without parameters).
+    std::vector<std::size_t> out_layers;
+    if (functional) {
+        for (const auto& name : output_names) {
+            const auto resolved = resolve(name);
+            std::optional<std::size_t> at;
+            for (std::size_t j = 0; j < m.layers.size(); ++j)
+                if (m.layers[j].name == resolved) at = j;
+            if (!at) root.fail("output_layers", "the output \"" + name + "\" computes nothing Thresher keeps");
+            out_layers.push_back(*at);
+        }
+        if (output_names.size() == 1 && out_layers[0] + 1 != m.layers.size())
+            root.fail("output_layers", "the output \"" + output_names[0] + "\" must be the last layer that computes something");
+    } else if (!m.layers.empty()) {
+        out_layers.push_back(m.layers.size() - 1);
+    }
+    if (m.layers.empty()) root.fail("the model has no layer Thresher computes");
+    for (const auto j : out_layers) {
+        auto& out = m.layers[j];
+        if (out.type != LayerType::Dense && out.type != LayerType::Activation)
+            root.fail((out_layers.size() > 1 ? "each output must be Dense or an activation (it becomes an output layer): " + out.origin +
+                                                   " (" + out.origin_what + ") is " + std::string(to_string(out.type))
+                                             : "the last layer must be Dense or an activation (it becomes the output layer), got " +
+                                                   std::string(to_string(out.type))));
+        if (out.type == LayerType::Dense) out.type = LayerType::Output;
+        out.declares_loss = out.type == LayerType::Activation;
+    }
+    if (out_layers.size() > 1)
+        for (const auto j : out_layers) m.outputs.push_back(m.layers[j].name);
 
     // Loss and optimizer: from the compile/training config when the file has one.
     import::KerasTraining training;
     if (at_file.training) training = import::read_keras_training(*at_file.training, source, at_file.training_path, notes);
-    const std::string out_where = out.origin + " (" + out.origin_what + ")";
-    if (training.loss) {
-        out.loss = *training.loss;
-        if (training.logits_activation) {
-            if (out.activation.kind != Activation::Identity)
-                throw ConfigError(source + ": " + out_where + ": the loss takes logits (from_logits: true), but the layer "
-                                  "already applies " + std::string(to_string(out.activation.kind)));
-            out.activation.kind = *training.logits_activation;
-            notes.push_back(out_where + ": from_logits: the loss's " + std::string(to_string(out.activation.kind)) +
-                            " becomes the layer's activation (the same training; predictions are probabilities)");
+    if (!training.loss_by_position.empty() && training.loss_by_position.size() != out_layers.size())
+        throw ConfigError(source + ": " + at_file.training_path + ".loss: lists " + std::to_string(training.loss_by_position.size()) +
+                          " losses for " + std::to_string(out_layers.size()) + " outputs");
+    for (const auto& [name, loss] : training.loss_by_output)
+        if (std::find(output_names.begin(), output_names.end(), name) == output_names.end())
+            throw ConfigError(source + ": " + at_file.training_path + ".loss: names \"" + name + "\", which is not an output");
+    for (std::size_t pos = 0; pos < out_layers.size(); ++pos) {
+        auto& out = m.layers[out_layers[pos]];
+        const std::string out_where = out.origin + " (" + out.origin_what + ")";
+        std::optional<LossKind> loss = training.loss;
+        std::optional<Activation> logits = training.logits_activation;
+        if (!training.loss_by_position.empty()) {
+            loss = training.loss_by_position[pos].loss;
+            logits = training.loss_by_position[pos].logits_activation;
+        } else if (!training.loss_by_output.empty()) {
+            const auto it = functional ? training.loss_by_output.find(output_names[pos]) : training.loss_by_output.end();
+            if (it == training.loss_by_output.end() && training.loss_by_output.size() == 1 && out_layers.size() == 1) {
+                loss = training.loss_by_output.begin()->second.loss;
+                logits = training.loss_by_output.begin()->second.logits_activation;
+            } else if (it != training.loss_by_output.end()) {
+                loss = it->second.loss;
+                logits = it->second.logits_activation;
+            }
         }
-        const bool ce = out.loss == LossKind::MultiClassCrossEntropy;
-        if (ce && out.activation.kind != Activation::Softmax)
-            throw ConfigError(source + ": " + out_where + ": categorical cross-entropy needs a softmax output, got " +
-                              std::string(to_string(out.activation.kind)));
-        if (out.loss == LossKind::BinaryCrossEntropy && out.activation.kind != Activation::Sigmoid)
-            throw ConfigError(source + ": " + out_where + ": binary cross-entropy needs a sigmoid output, got " +
-                              std::string(to_string(out.activation.kind)));
-        if ((out.loss == LossKind::MSE || out.loss == LossKind::MAE) && out.activation.kind == Activation::Softmax)
-            throw ConfigError(source + ": " + out_where + ": " + std::string(to_string(out.loss)) +
-                              " on a softmax output is not supported");
-    } else {
-        out.loss = out.activation.kind == Activation::Softmax ? LossKind::MultiClassCrossEntropy : LossKind::MSE;
-        notes.push_back(std::string("output: the file holds no loss (compile() was not saved with it); using ") +
-                        std::string(to_string(out.loss)) +
-                        (out.loss == LossKind::MSE ? " (the output is not softmax)" : " (softmax output)"));
+        if (loss) {
+            out.loss = *loss;
+            if (logits) {
+                if (out.activation.kind != Activation::Identity)
+                    throw ConfigError(source + ": " + out_where + ": the loss takes logits (from_logits: true), but the layer "
+                                      "already applies " + std::string(to_string(out.activation.kind)));
+                out.activation.kind = *logits;
+                notes.push_back(out_where + ": from_logits: the loss's " + std::string(to_string(out.activation.kind)) +
+                                " becomes the layer's activation (the same training; predictions are probabilities)");
+            }
+            const bool ce = out.loss == LossKind::MultiClassCrossEntropy;
+            if (ce && out.activation.kind != Activation::Softmax)
+                throw ConfigError(source + ": " + out_where + ": categorical cross-entropy needs a softmax output, got " +
+                                  std::string(to_string(out.activation.kind)));
+            if (out.loss == LossKind::BinaryCrossEntropy && out.activation.kind != Activation::Sigmoid)
+                throw ConfigError(source + ": " + out_where + ": binary cross-entropy needs a sigmoid output, got " +
+                                  std::string(to_string(out.activation.kind)));
+            if ((out.loss == LossKind::MSE || out.loss == LossKind::MAE) && out.activation.kind == Activation::Softmax)
+                throw ConfigError(source + ": " + out_where + ": " + std::string(to_string(out.loss)) +
+                                  " on a softmax output is not supported");
+        } else {
+            out.loss = out.activation.kind == Activation::Softmax ? LossKind::MultiClassCrossEntropy : LossKind::MSE;
+            notes.push_back((out_layers.size() > 1 ? out_where : std::string("output")) +
+                            ": the file holds no loss (compile() was not saved with it); using " + std::string(to_string(out.loss)) +
+                            (out.loss == LossKind::MSE ? " (the output is not softmax)" : " (softmax output)"));
+        }
     }
     UpdaterSpec updater;
     if (training.updater) {

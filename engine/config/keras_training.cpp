@@ -112,7 +112,7 @@ std::pair<LossKind, std::optional<Activation>> read_loss(Place& t, const nlohman
         name = text_or(loss, "class_name", "");
         if (loss.contains("config") && loss["config"].is_object()) cfg = loss["config"];
     } else {
-        t.fail("loss", "one loss for one output is supported, got " + loss.dump().substr(0, 120));
+        t.fail("loss", "must name a loss, got " + loss.dump().substr(0, 120));
     }
     std::vector<std::string> scratch;
     Place c(cfg, t.source(), t.where() + ".loss (" + name + ")", scratch);
@@ -147,11 +147,31 @@ KerasTraining read_keras_training(const nlohmann::json& training, const std::str
     }
     if (t.has("loss")) {
         t.ignore({"loss"});
-        auto [loss, act] = read_loss(t, training["loss"]);
-        out.loss = loss;
-        out.logits_activation = act;
+        const auto& loss = training["loss"];
+        if (loss.is_object() && !loss.contains("class_name")) {  // {"output name": loss}
+            for (const auto& [name, one] : loss.items()) {
+                auto [kind, act] = read_loss(t, one);
+                out.loss_by_output[name] = {kind, act};
+            }
+        } else if (loss.is_array()) {  // a loss per output, in output order
+            for (const auto& one : loss) {
+                auto [kind, act] = read_loss(t, one);
+                out.loss_by_position.push_back({kind, act});
+            }
+        } else {
+            auto [kind, act] = read_loss(t, loss);
+            out.loss = kind;
+            out.logits_activation = act;
+        }
     }
-    if (t.has("loss_weights") || t.has("lossWeights")) t.fail("loss_weights", "per-output loss weights are not supported");
+    // Loss weights: the sum of the outputs' losses is what Thresher trains, so weights of 1 only.
+    for (const char* key : {"loss_weights", "lossWeights"}) {
+        if (!t.has(key) || training[key].is_null()) continue;
+        const auto& w = training[key];
+        bool ones = w.is_array() || w.is_object();
+        for (const auto& v : w) ones = ones && v.is_number() && v.get<double>() == 1.0;
+        if (!ones) t.fail(key, "weighted output losses are not supported (Thresher sums the outputs' losses), got " + w.dump().substr(0, 120));
+    }
     t.ignore({"metrics", "weighted_metrics", "run_eagerly", "steps_per_execution", "jit_compile", "sample_weight_mode",
               "auto_scale_loss", "loss_weights", "lossWeights"});
     t.note_unread();

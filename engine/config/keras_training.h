@@ -7,6 +7,7 @@
 // Keras 2 calls the optimizer "optimizer_config" and Keras 2.0-2.2 the learning rate "lr".
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,14 @@ struct KerasTraining {
     std::optional<LossKind> loss;        // absent: the file names no loss
     // from_logits: the loss applies softmax/sigmoid itself; Thresher moves it into the output layer.
     std::optional<Activation> logits_activation;
+    // A model with several outputs may give each its loss: {"output name": loss} or a list in
+    // output order (Keras's compile(loss=...)). One loss (above) applies to every output.
+    struct OutputLoss {
+        LossKind loss;
+        std::optional<Activation> logits_activation;
+    };
+    std::map<std::string, OutputLoss> loss_by_output;
+    std::vector<OutputLoss> loss_by_position;
 };
 
 // `where` names the object in the file ("compile_config", "modelTopology.training_config").

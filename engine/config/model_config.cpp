@@ -118,8 +118,12 @@ bool has_alpha(Activation a) {
 void parse_loss(JsonFields& g, LayerConfig& l) {
     if (auto loss = g.choice("loss", kLosses)) l.loss = static_cast<LossKind>(*loss);
     const bool ce = l.loss == LossKind::MultiClassCrossEntropy || l.loss == LossKind::NegativeLogLikelihood;
-    if (ce && l.activation.kind != Activation::Softmax)
-        g.fail("loss", "mcxent/negativeloglikelihood needs activation softmax, got " + std::string(to_string(l.activation.kind)));
+    // Cross-entropy reads the outputs as probabilities: softmax, or (as DL4J allows) sigmoid and
+    // softplus, whose outputs are positive too.
+    if (ce && l.activation.kind != Activation::Softmax && l.activation.kind != Activation::Sigmoid &&
+        l.activation.kind != Activation::Softplus)
+        g.fail("loss", "mcxent/negativeloglikelihood needs activation softmax (or sigmoid, softplus), got " +
+                           std::string(to_string(l.activation.kind)));
     if (l.loss == LossKind::BinaryCrossEntropy && l.activation.kind != Activation::Sigmoid)
         g.fail("loss", "xent needs activation sigmoid, got " + std::string(to_string(l.activation.kind)));
     if ((l.loss == LossKind::MSE || l.loss == LossKind::MAE) && l.activation.kind == Activation::Softmax)
@@ -527,7 +531,7 @@ nlohmann::json ModelConfig::to_json() const {
             }
             case LayerType::Activation:
                 o["activation"] = to_string(l.activation.kind);
-                if (l.is_output) o["loss"] = to_string(l.loss);
+                if (l.is_output || l.declares_loss || &l == &layers.back()) o["loss"] = to_string(l.loss);
                 break;
             case LayerType::ZeroPadding:
             case LayerType::Cropping:

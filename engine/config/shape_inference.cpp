@@ -258,9 +258,10 @@ void ModelConfig::infer_shapes(const std::string& source) {
                         " is not supported on an output layer (only on hidden layers)");
         if (out.loss == LossKind::BinaryCrossEntropy && out.units < 1) fail(o, "xent needs at least one output");
         const bool ce = out.loss == LossKind::MultiClassCrossEntropy || out.loss == LossKind::NegativeLogLikelihood;
-        if (ce && out.activation.kind != Activation::Softmax)
-            fail(o, "as a model output its loss " + std::string(to_string(out.loss)) + " needs activation softmax, got " +
-                        std::string(to_string(out.activation.kind)) + " (give it a \"loss\")");
+        if (ce && out.activation.kind != Activation::Softmax && out.activation.kind != Activation::Sigmoid &&
+            out.activation.kind != Activation::Softplus)
+            fail(o, "as a model output its loss " + std::string(to_string(out.loss)) + " needs activation softmax (or sigmoid, softplus), got " +
+                        std::string(to_string(out.activation.kind)));
     }
 }
 

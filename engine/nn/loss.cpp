@@ -11,13 +11,23 @@ constexpr double kMinProb = 1e-12;
 }
 
 LossResult compute_loss(config::LossKind kind, const float* p, const float* t, float* delta, int rows,
-                        int cols) {
+                        int cols, bool softmax) {
     const long n = static_cast<long>(rows) * cols;
     const float inv_rows = 1.f / static_cast<float>(rows);
     double sum = 0.0;
     switch (kind) {
         case config::LossKind::MultiClassCrossEntropy:
         case config::LossKind::NegativeLogLikelihood:
+            if (!softmax) {
+                // DL4J's LossMCXENT on another activation: dL/dp, clipped as its softmaxClipEps.
+                constexpr double kClip = 1e-10;
+                for (long i = 0; i < n; ++i) {
+                    const double pi = std::max<double>(p[i], kClip);
+                    if (t[i] != 0.f) sum -= t[i] * std::log(pi);
+                    delta[i] = static_cast<float>(-t[i] / pi) * inv_rows;
+                }
+                return {sum / rows, false};
+            }
             for (long i = 0; i < n; ++i) {
                 if (t[i] != 0.f) sum -= t[i] * std::log(std::max<double>(p[i], kMinProb));
                 delta[i] = (p[i] - t[i]) * inv_rows;

@@ -1,6 +1,8 @@
 // Output-layer losses, on host arrays (the output is [batch x outputs], small enough to bring
 // to the host on any backend). Losses are means over the batch, as DL4J reports its score.
 //   mcxent / negativeloglikelihood (softmax):  L = -1/B sum t log p,            dL/dz = (p - t)/B
+//   the same on a sigmoid or softplus output (DL4J allows it, as in its two-output graph example):
+//                                               dL/dp = -t / (B max(p, 1e-10)), through the activation
 //   xent (sigmoid):   L = -1/B sum [t log p + (1-t) log(1-p)],                  dL/dz = (p - t)/B
 //   mse (any element-wise activation):  L = 1/B sum_rows mean_cols (p - t)^2,  dL/dp = 2(p-t)/(B K)
 //   mae (any element-wise activation):  L = 1/B sum_rows mean_cols |p - t|,    dL/dp = sign(p-t)/(B K)
@@ -17,7 +19,8 @@ struct LossResult {
     bool wrt_preactivation = true;
 };
 
+// `softmax`: the output layer's activation is softmax (cross-entropy's (p - t) shortcut holds).
 LossResult compute_loss(config::LossKind, const float* output, const float* targets, float* delta, int rows,
-                        int cols);
+                        int cols, bool softmax = true);
 
 }  // namespace thresher::nn

@@ -246,7 +246,8 @@ double Network::output_loss(const float* targets, int batch, bool keep_delta, ba
             }
             t = host_targets_.data();
         }
-        const auto r = compute_loss(out_layer.loss, values, t, host_delta_.data(), batch, static_cast<int>(k));
+        const auto r = compute_loss(out_layer.loss, values, t, host_delta_.data(), batch, static_cast<int>(k),
+                                    out_layer.activation.kind == config::Activation::Softmax);
         loss += r.loss;
         if (keep_delta) {
             float* delta = deltas_[static_cast<std::size_t>(delta_slot_[o])].data();

@@ -6,6 +6,8 @@
 // file cannot be skipped by accident.
 #include <QtTest>
 
+#include <cmath>
+
 #include <QDir>
 #include <QFile>
 
@@ -62,6 +64,18 @@ void TestGraphCorpus::outcomes() {
         auto be = backend::create_backend("cpu", {1});
         nn::Network net(r.model, *be);
         QCOMPARE(net.param_count(), r.model.param_count());
+        // It trains: one step on two samples (the inputs side by side, the outputs' targets too)
+        // gives a finite loss and moves the parameters.
+        const int batch = 2;
+        std::vector<float> x(batch * net.config().input_size()), t(batch * static_cast<std::size_t>(net.config().output_size()), 0.f);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 13) / 13.f - 0.5f;
+        for (std::size_t i = 0; i < t.size(); i += 3) t[i] = 1.f;
+        const double loss = net.compute_gradients(x.data(), t.data(), batch, 1);
+        QVERIFY2(std::isfinite(loss), qPrintable(QString("loss %1").arg(loss)));
+        const auto before = net.get_params();
+        net.compute_update(0);
+        net.apply_update();
+        QVERIFY(net.get_params() != before);
         qInfo("%s: %zu layers, %zu parameters, input %s%s", qPrintable(file), r.model.layers.size(), r.model.param_count(),
               r.model.input.str().c_str(), r.model.is_graph() ? ", a graph" : "");
     } catch (const ConfigError& e) {

@@ -68,6 +68,7 @@ private Q_SLOTS:
     void keras_functional_h5();
     void keras_depthwise_separable_h5();
     void keras_conv_transpose_h5();
+    void keras_two_inputs_two_outputs_h5();
     void dl4j_graph_zip();
     void dl4j_depthwise_separable_zip();
     void dl4j_conv_transpose_zip();
@@ -82,6 +83,23 @@ void TestGraphWeights::keras_functional_h5() {
     }
     QVERIFY(r.model.is_graph());
     check_against_reference(r, "keras2_residual_concat.expected.json");
+}
+
+// Two inputs (an image, flat features) and two outputs: the row holds both inputs, the
+// prediction both outputs, main first; the aux head's loss comes from its sigmoid (mse, no compile).
+void TestGraphWeights::keras_two_inputs_two_outputs_h5() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("keras2_two_inputs_two_outputs.h5"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(r.model.input_count(), std::size_t{2});
+    QCOMPARE(r.model.input, (config::Shape{2, 5, 5}));
+    QCOMPARE(r.model.extra_inputs[0].name, std::string("meta"));
+    QCOMPARE(r.model.extra_inputs[0].shape, (config::Shape{4, 1, 1}));
+    QCOMPARE(r.model.outputs, (std::vector<std::string>{"main", "aux"}));
+    check_against_reference(r, "keras2_two_inputs_two_outputs.expected.json");
 }
 
 // Keras's depthwise kernels [kh, kw, in, multiplier] and pointwise kernels [1, 1, in*m, filters]

@@ -397,6 +397,14 @@ void TestGradientCheck::gradients_data() {
                       {"type":"output","name":"reg","inputs":"m","units":2,"activation":"identity","loss":"mse"},
                       {"type":"output","name":"cls","inputs":"j","units":3,"activation":"softmax","loss":"mcxent"}]})")
         << true;
+    // Cross-entropy on sigmoid outputs (DL4J's two-output graph example): dL/dp = -t/p through
+    // the sigmoid, not the softmax shortcut.
+    QTest::newRow("mcxent on a sigmoid output, two outputs sharing a layer")
+        << QByteArray(R"({"input":{"size":5},
+            "layers":[{"type":"dense","name":"h","units":4,"activation":"tanh"},
+                      {"type":"output","name":"o1","inputs":"h","units":3,"activation":"sigmoid","loss":"negativeloglikelihood"},
+                      {"type":"output","name":"o2","inputs":"h","units":2,"activation":"softplus","loss":"mcxent"}]})")
+        << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",

@@ -16,7 +16,10 @@ its predictions with PyTorch's (float64) within 1e-4.
                                         SeparableConv2D, global average pooling, dense
   keras2_conv_transpose.h5              a Keras 2 Sequential model with two Conv2DTranspose layers
                                         (valid, stride 2; same, strides 2x1)
-  *.expected.json                       inputs (C x H x W per sample) and PyTorch's outputs
+  keras2_two_inputs_two_outputs.h5      a Keras 2 functional model with an image and a flat input and
+                                        two outputs (softmax and sigmoid heads)
+  *.expected.json                       inputs (C x H x W per sample; several inputs side by side) and
+                                        PyTorch's outputs (several outputs side by side)
 """
 import json
 import os
@@ -260,7 +263,51 @@ def write_keras_transposed():
         json.dump({"shape": [c, h, w], "inputs": x.reshape(N, -1).tolist(), "outputs": y.tolist()}, f)
 
 
+def write_keras_two_inputs_two_outputs():
+    """A functional model with an image input and a flat one, and two outputs: a softmax over
+    [global-average-pooled conv(image) | dense(meta)], and a sigmoid head on dense(meta)."""
+    c, h, w, f = 2, 5, 5, 4
+    conv_w, conv_b = arr(3, c, 3, 3), arr(3, scale=0.1)
+    meta_w, meta_b = arr(6, f), arr(6, scale=0.1)
+    main_w, main_b = arr(4, 3 + 6), arr(4, scale=0.1)
+    aux_w, aux_b = arr(2, 6), arr(2, scale=0.1)
+    layers = [
+        keras_layer("InputLayer", "image", {"batch_input_shape": [None, h, w, c], "sparse": False}, []),
+        keras_layer("InputLayer", "meta", {"batch_input_shape": [None, f], "sparse": False}, []),
+        keras_layer("Conv2D", "conv", {"filters": 3, "kernel_size": [3, 3], "strides": [1, 1], "padding": "valid",
+                                       "data_format": "channels_last", "dilation_rate": [1, 1], "activation": "relu",
+                                       "use_bias": True}, ["image"]),
+        keras_layer("GlobalAveragePooling2D", "gap", {"data_format": "channels_last"}, ["conv"]),
+        keras_layer("Dense", "meta_dense", {"units": 6, "activation": "tanh", "use_bias": True}, ["meta"]),
+        keras_layer("Concatenate", "both", {"axis": -1}, ["gap", "meta_dense"]),
+        keras_layer("Dense", "main", {"units": 4, "activation": "softmax", "use_bias": True}, ["both"]),
+        keras_layer("Dense", "aux", {"units": 2, "activation": "sigmoid", "use_bias": True}, ["meta_dense"]),
+    ]
+    model = {"class_name": "Functional", "config": {"name": "two_inputs_two_outputs", "layers": layers,
+                                                     "input_layers": [["image", 0, 0], ["meta", 0, 0]],
+                                                     "output_layers": [["main", 0, 0], ["aux", 0, 0]]},
+             "keras_version": "2.4.0", "backend": "tensorflow"}
+    hwio = lambda a: np.transpose(a, (2, 3, 1, 0))
+    weights = {"conv": [("kernel:0", hwio(conv_w)), ("bias:0", conv_b)],
+               "meta_dense": [("kernel:0", meta_w.T), ("bias:0", meta_b)],
+               "main": [("kernel:0", main_w.T), ("bias:0", main_b)],
+               "aux": [("kernel:0", aux_w.T), ("bias:0", aux_b)]}
+    write_keras2_h5("keras2_two_inputs_two_outputs.h5", model, [l["name"] for l in layers], weights)
+    img, meta = arr(N, c, h, w, scale=1.0), arr(N, f, scale=1.0)
+    t = lambda a: torch.tensor(np.asarray(a, dtype=np.float64))
+    g = F.relu(F.conv2d(t(img), t(conv_w), t(conv_b))).mean(dim=(2, 3))
+    m = torch.tanh(t(meta) @ t(meta_w).T + t(meta_b))
+    main = F.softmax(torch.cat([g, m], dim=1) @ t(main_w).T + t(main_b), dim=1)
+    aux = torch.sigmoid(m @ t(aux_w).T + t(aux_b))
+    # Thresher's sample row: the inputs side by side (the image in C x H x W order, then meta);
+    # its outputs side by side in output_layers order.
+    rows = np.concatenate([img.reshape(N, -1), meta], axis=1)
+    with open(os.path.join(HERE, "keras2_two_inputs_two_outputs.expected.json"), "w") as fh:
+        json.dump({"inputs": rows.tolist(), "outputs": torch.cat([main, aux], dim=1).numpy().tolist()}, fh)
+
+
 write_keras()
 write_dl4j()
 write_keras_separable()
 write_keras_transposed()
+write_keras_two_inputs_two_outputs()
