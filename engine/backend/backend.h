@@ -119,6 +119,16 @@ public:
     virtual void backward(const float* dy, float* dx) = 0;
 };
 
+// A fixed rearrangement of each sample's values (a reshape in channels-last order, a permute of
+// axes): forward y[r][j] = x[r][map[j]]; backward dx[r][map[j]] = dy[r][j]. `map` is a
+// permutation of 0..width-1, so the backward writes every dx value once.
+class GatherOp {
+public:
+    virtual ~GatherOp() = default;
+    virtual void forward(const float* x, float* y, std::size_t rows) = 0;
+    virtual void backward(const float* dy, float* dx, std::size_t rows) = 0;
+};
+
 class BatchNormOp {
 public:
     virtual ~BatchNormOp() = default;
@@ -161,6 +171,7 @@ public:
     virtual std::unique_ptr<ConvOp> make_conv(const ConvDesc&) = 0;
     virtual std::unique_ptr<PoolOp> make_pool(const PoolDesc&) = 0;
     virtual std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc&) = 0;
+    virtual std::unique_ptr<GatherOp> make_gather(const std::vector<std::uint32_t>& map) = 0;
 
     // Element-wise work. rows x cols matters only for softmax (row-wise).
     virtual void activation_forward(ActivationSpec, const float* x, float* y, int rows,

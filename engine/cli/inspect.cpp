@@ -72,6 +72,12 @@ std::string describe(const config::LayerConfig& l) {
             break;
         case config::LayerType::Upsampling: s << " " << pair(l.scale) << " nearest"; break;
         case config::LayerType::Subset: s << " channels " << l.subset[0] << " to " << l.subset[1]; break;
+        case config::LayerType::Reshape: s << " to " << l.reshape_to.str() << (l.channels_last_order ? " channels last" : ""); break;
+        case config::LayerType::Permute: {
+            static const char* axis[] = {"channels", "height", "width"};
+            s << " to " << axis[l.permute_axes[0]] << ", " << axis[l.permute_axes[1]] << ", " << axis[l.permute_axes[2]];
+            break;
+        }
         case config::LayerType::Add:
         case config::LayerType::Subtract:
         case config::LayerType::Multiply:

@@ -32,7 +32,9 @@ bool is_vertex(LayerType t) {
         case LayerType::Average:
         case LayerType::Maximum:
         case LayerType::Concatenate:
-        case LayerType::Subset: return true;
+        case LayerType::Subset:
+        case LayerType::Reshape:
+        case LayerType::Permute: return true;
         default: return false;
     }
 }
@@ -42,7 +44,9 @@ bool is_convolution(LayerType t) {
            t == LayerType::TransposedConvolution;
 }
 
-bool joins_inputs(LayerType t) { return is_vertex(t) && t != LayerType::Subset; }
+bool joins_inputs(LayerType t) {
+    return is_vertex(t) && t != LayerType::Subset && t != LayerType::Reshape && t != LayerType::Permute;
+}
 
 bool ModelConfig::is_graph() const {
     for (std::size_t i = 0; i < layers.size(); ++i) {

@@ -25,7 +25,8 @@ const char* kSupportedLayers =
     "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, "
     "BatchNormalization, Dropout, Flatten, ZeroPadding2D, Cropping2D, UpSampling2D (nearest), "
     "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax, PReLU, and in functional models Add, Subtract, "
-    "Multiply, Average, Maximum, Concatenate, DepthwiseConv2D, SeparableConv2D, Conv2DTranspose; Keras 1's Convolution2D, "
+    "Multiply, Average, Maximum, Concatenate, DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Reshape (to features or "
+    "an image), Permute (of an image); Keras 1's Convolution2D, Deconvolution2D, "
     "SeparableConvolution2D and Merge";
 
 bool supported_layer(const std::string& kind) {
@@ -37,7 +38,7 @@ bool supported_layer(const std::string& kind) {
                                              "Cropping2D", "UpSampling2D", "Add", "Subtract", "Multiply", "Average",
                                              "Maximum", "Concatenate", "Merge", "DepthwiseConv2D",
                                              "SeparableConv2D", "SeparableConvolution2D", "Conv2DTranspose",
-                                             "Convolution2DTranspose"};
+                                             "Convolution2DTranspose", "Deconvolution2D", "Reshape", "Permute"};
     return known.count(kind) > 0;
 }
 
@@ -510,6 +511,47 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 return;
             }
 
+            if (kind == "Reshape" || kind == "Permute") {
+                if (channels_first) p.fail(kind + " in a channels_first model is not supported (channels_last only)");
+                LayerConfig l;
+                l.name = name.empty() ? at : name;
+                l.origin = at;
+                l.origin_what = what;
+                const char* key = kind == "Reshape" ? "target_shape" : "dims";
+                const auto* v = c->contains(key) ? &(*c)[key] : nullptr;
+                std::vector<int> dims;
+                if (v && v->is_array())
+                    for (const auto& d : *v)
+                        if (d.is_number_integer() && d.get<long long>() >= -1 && d.get<long long>() <= (1 << 24) && d.get<long long>() != 0)
+                            dims.push_back(d.get<int>());
+                if (!v || !v->is_array() || dims.size() != v->size()) p.fail(key, "must list positive integers (-1 for one), got " + (v ? json_summary(*v) : std::string("nothing")));
+                p.ignore({key});
+                if (kind == "Reshape") {
+                    // Keras counts values channels last; Thresher's reshape does the same with that
+                    // order. -1 (one axis) is worked out from the input's size by shape inference.
+                    if (std::count(dims.begin(), dims.end(), -1) > 1) p.fail(key, "has more than one -1");
+                    auto dim = [](int d) { return d == -1 ? 0 : d; };
+                    l.type = LayerType::Reshape;
+                    l.channels_last_order = true;
+                    if (dims.size() == 1) l.reshape_to = Shape{dim(dims[0]), 1, 1};
+                    else if (dims.size() == 3) l.reshape_to = Shape{dim(dims[2]), dim(dims[0]), dim(dims[1])};
+                    else p.fail(key, "reshapes to " + json_summary(*v) + ": Thresher reshapes to features [n] or an image [h, w, c] "
+                                     "(a sequence [steps, features] needs recurrent layers)");
+                    flat = dims.size() == 1;
+                } else {
+                    if (flat) p.fail("Permute needs an image-shaped input [h, w, c]");
+                    if (dims.size() != 3 || std::is_permutation(dims.begin(), dims.end(), std::vector<int>{1, 2, 3}.begin()) == false)
+                        p.fail(key, "must be a permutation of [1, 2, 3] (height, width, channels), got " + json_summary(*v));
+                    // Keras axis k of (height, width, channels) as Thresher's (channels, height, width) axis.
+                    static constexpr int kThresherAxis[] = {1, 2, 0};
+                    l.type = LayerType::Permute;
+                    l.permute_axes = {kThresherAxis[dims[2] - 1], kThresherAxis[dims[0] - 1], kThresherAxis[dims[1] - 1]};
+                }
+                p.note_unread();
+                m.layers.push_back(std::move(l));
+                return;
+            }
+
             LayerConfig l;
             l.name = name.empty() ? at : name;
             l.origin = at;
@@ -550,14 +592,18 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
                 params = true;
             } else if (kind == "Conv2D" || kind == "Convolution2D" || kind == "DepthwiseConv2D" || kind == "SeparableConv2D" ||
-                       kind == "SeparableConvolution2D" || kind == "Conv2DTranspose" || kind == "Convolution2DTranspose") {
+                       kind == "SeparableConvolution2D" || kind == "Conv2DTranspose" || kind == "Convolution2DTranspose" ||
+                       kind == "Deconvolution2D") {
                 l.type = kind == "DepthwiseConv2D"                 ? LayerType::DepthwiseConvolution
                          : kind.rfind("Separable", 0) == 0         ? LayerType::SeparableConvolution
-                         : kind.find("Transpose") != std::string::npos ? LayerType::TransposedConvolution
+                         : kind.find("Transpose") != std::string::npos || kind == "Deconvolution2D" ? LayerType::TransposedConvolution
                                                                    : LayerType::Convolution;
                 if (l.type == LayerType::TransposedConvolution) {
                     if (p.has("output_padding")) p.fail("output_padding", "is not supported (Thresher's output size follows the padding mode)");
                     p.ignore({"output_padding"});
+                    // Keras 1's Deconvolution2D states its output shape; Thresher derives the same
+                    // one from the padding mode (in * stride for same, as Keras 2 does).
+                    if (kind == "Deconvolution2D") p.ignore({"output_shape"});
                 }
                 if (flat) p.fail(kind + " needs an image-shaped input");
                 // Keras 1: nb_filter, nb_row x nb_col, subsample, border_mode.

@@ -20,8 +20,10 @@ const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling"
                                            "zero_padding", "cropping", "upsampling",
                                            "add", "subtract", "multiply", "average", "maximum",
                                            "concatenate", "subset", "depthwise_convolution",
-                                           "separable_convolution", "transposed_convolution"};
-const std::vector<std::string> kPReluAxes{"channels", "height", "width"};
+                                           "separable_convolution", "transposed_convolution", "reshape", "permute"};
+const std::vector<std::string> kPReluAxes{"channels", "height", "width"};  // also permute's axes
+// reshape's "order": how the values are counted, before and after (channels_last: Keras's).
+const std::vector<std::string> kOrders{"channels_first", "channels_last"};
 const std::vector<std::string> kActivations{"identity", "relu",     "leakyrelu",   "tanh",
                                             "sigmoid",  "softmax",  "elu",         "selu",
                                             "relu6",    "hardsigmoid", "softplus", "softsign",
@@ -152,7 +154,7 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
     if (!type)
         f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output, prelu, activation, "
                        "zero_padding, cropping, upsampling, add, subtract, multiply, average, maximum, concatenate, subset, "
-                       "depthwise_convolution, separable_convolution, transposed_convolution)");
+                       "depthwise_convolution, separable_convolution, transposed_convolution, reshape, permute)");
     l.type = static_cast<LayerType>(*type);
     if (auto n = f.string("name")) l.name = *n;
     JsonFields g(j, source, l.label(index));  // messages from here on name the layer type
@@ -273,6 +275,38 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
         case LayerType::Average:
         case LayerType::Maximum:
         case LayerType::Concatenate: break;
+        case LayerType::Reshape: {
+            const auto* to = g.object("shape");
+            if (!to) g.fail("shape", "is required: {\"channels\", \"height\", \"width\"} or {\"size\"}");
+            JsonFields t(*to, source, l.label(index) + ".shape");
+            if (t.has("size")) {
+                auto n = t.integer("size", 1, 1 << 28);
+                if (!n) t.fail("size", "must be a positive integer");
+                l.reshape_to = Shape{*n, 1, 1};
+            } else {
+                auto c = t.integer("channels", 1, 1 << 16), h = t.integer("height", 1, 1 << 16), w = t.integer("width", 1, 1 << 16);
+                if (!c || !h || !w) t.fail("needs \"size\", or \"channels\", \"height\" and \"width\"");
+                l.reshape_to = Shape{*c, *h, *w};
+            }
+            t.finish();
+            if (auto order = g.choice("order", kOrders)) l.channels_last_order = *order == 1;
+            break;
+        }
+        case LayerType::Permute: {
+            const auto* axes = g.value("axes");
+            if (!axes || !axes->is_array() || axes->size() != 3)
+                g.fail("axes", "is required: the input axis each output axis takes, e.g. [\"width\", \"height\", \"channels\"]");
+            std::array<bool, 3> seen{};
+            for (std::size_t k = 0; k < 3; ++k) {
+                const auto& a = (*axes)[k];
+                const auto it = a.is_string() ? std::find(kPReluAxes.begin(), kPReluAxes.end(), a.get<std::string>()) : kPReluAxes.end();
+                if (it == kPReluAxes.end() || seen[static_cast<std::size_t>(it - kPReluAxes.begin())])
+                    g.fail("axes", "must name \"channels\", \"height\" and \"width\" once each, got " + axes->dump());
+                seen[static_cast<std::size_t>(it - kPReluAxes.begin())] = true;
+                l.permute_axes[k] = static_cast<int>(it - kPReluAxes.begin());
+            }
+            break;
+        }
         case LayerType::Subset: {
             // DL4J's SubsetVertex: channels from..to, both kept.
             auto c = g.pair("channels", 0);
@@ -546,6 +580,16 @@ nlohmann::json ModelConfig::to_json() const {
             case LayerType::Maximum:
             case LayerType::Concatenate: break;
             case LayerType::Subset: o["channels"] = pair_json(l.subset); break;
+            case LayerType::Reshape:
+                o["shape"] = l.reshape_to.flat() ? nlohmann::json{{"size", l.reshape_to.c}}
+                                                 : nlohmann::json{{"channels", l.reshape_to.c}, {"height", l.reshape_to.h},
+                                                                  {"width", l.reshape_to.w}};
+                o["order"] = kOrders[l.channels_last_order ? 1 : 0];
+                break;
+            case LayerType::Permute:
+                o["axes"] = {kPReluAxes[static_cast<std::size_t>(l.permute_axes[0])], kPReluAxes[static_cast<std::size_t>(l.permute_axes[1])],
+                             kPReluAxes[static_cast<std::size_t>(l.permute_axes[2])]};
+                break;
         }
         if (!l.inputs.empty()) o["inputs"] = l.inputs;
         if (has_alpha(l.activation.kind)) o["alpha"] = decimal(l.activation.alpha);

@@ -59,7 +59,7 @@ struct Shape {
 enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu, Activation,
                        ZeroPadding, Cropping, Upsampling,
                        Add, Subtract, Multiply, Average, Maximum, Concatenate, Subset,
-                       DepthwiseConvolution, SeparableConvolution, TransposedConvolution };
+                       DepthwiseConvolution, SeparableConvolution, TransposedConvolution, Reshape, Permute };
 // Convolution and its depthwise and separable forms (a window over the image with a kernel).
 bool is_convolution(LayerType);
 // True for the vertex types (several inputs or a channel subset, no parameters).
@@ -106,6 +106,13 @@ struct LayerConfig {
     std::array<int, 2> scale{1, 1};          // upsampling: rows and columns per input pixel
     std::array<int, 2> subset{0, 0};         // subset: first and last channel kept (inclusive, DL4J's form)
     int depth_multiplier = 1;                // depthwise/separable convolution: kernels per input channel
+    // reshape: the new shape, and whether values are counted channels last (Keras's order, the
+    // values move) or channels first (Thresher's and DL4J's order: the same values, a new shape).
+    Shape reshape_to{};
+    bool channels_last_order = false;
+    // permute: output axis k (channels, height, width) is input axis permute_axes[k] (0 channels,
+    // 1 height, 2 width).
+    std::array<int, 3> permute_axes{0, 1, 2};
 
     // The graph: the names of the layers (or the model's input) this one reads, in order. Empty
     // means the layer before it (the model's input for the first layer): a layer stack names none.

@@ -223,6 +223,28 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 l.out_shape = Shape{static_cast<int>(c), shape.h, shape.w};
                 break;
             }
+            case LayerType::Reshape: {
+                // One axis of 0 (an imported -1) takes what the others leave.
+                auto& t = l.reshape_to;
+                const int unknown = (t.c == 0) + (t.h == 0) + (t.w == 0);
+                const std::size_t known = static_cast<std::size_t>(std::max(t.c, 1)) * std::max(t.h, 1) * std::max(t.w, 1);
+                if (unknown == 1 && shape.size() % known == 0) {
+                    const int rest = static_cast<int>(shape.size() / known);
+                    (t.c == 0 ? t.c : t.h == 0 ? t.h : t.w) = rest;
+                }
+                if (l.reshape_to.size() != shape.size() || unknown > 1)
+                    fail(i, "reshapes " + shape.str() + " (" + std::to_string(shape.size()) + " values) to " + l.reshape_to.str() +
+                                " (" + std::to_string(l.reshape_to.size()) + " values): the counts must agree");
+                l.out_shape = l.reshape_to;
+                break;
+            }
+            case LayerType::Permute: {
+                if (shape.flat()) fail(i, "needs image input (channels x height x width), but its input is " + shape.str() + " flat features");
+                const std::array<int, 3> dims{shape.c, shape.h, shape.w};
+                l.out_shape = Shape{dims[static_cast<std::size_t>(l.permute_axes[0])], dims[static_cast<std::size_t>(l.permute_axes[1])],
+                                    dims[static_cast<std::size_t>(l.permute_axes[2])]};
+                break;
+            }
             case LayerType::Subset:
                 if (l.subset[0] < 0 || l.subset[1] < l.subset[0] || l.subset[1] >= shape.c)
                     fail(i, "keeps channels " + std::to_string(l.subset[0]) + " to " + std::to_string(l.subset[1]) +

@@ -112,7 +112,9 @@ std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const config::LayerC
         case config::LayerType::Average:
         case config::LayerType::Maximum:
         case config::LayerType::Concatenate:
-        case config::LayerType::Subset: return nullptr;  // vertices: plan_vertex (nn/vertex_step.h)
+        case config::LayerType::Subset:
+        case config::LayerType::Reshape:
+        case config::LayerType::Permute: return nullptr;  // vertices: plan_vertex (nn/vertex_step.h)
     }
     return nullptr;
 }

@@ -3,6 +3,8 @@
 // sample's channels together), so both directions are one strided copy per input.
 #include "nn/vertex_step.h"
 
+#include <array>
+
 #include "core/error.h"
 
 namespace thresher::nn {
@@ -129,6 +131,53 @@ private:
     std::size_t rows_, in_size_, offset_, width_;
 };
 
+// Reshape and permute: each sample's values rearranged through an index map (GatherOp), or for a
+// reshape in Thresher's own order the same values under a new shape (a copy).
+class RearrangeStep final : public VertexStep {
+public:
+    RearrangeStep(backend::Backend& be, const config::LayerConfig& l, const config::Shape& in, int batch)
+        : be_(be), rows_(static_cast<std::size_t>(batch)), width_(in.size()) {
+        if (l.type == LayerType::Reshape && !l.channels_last_order) return;  // a view: copy
+        std::vector<std::uint32_t> map(width_);
+        const auto& out = l.out_shape;
+        for (int c = 0; c < out.c; ++c)
+            for (int y = 0; y < out.h; ++y)
+                for (int x = 0; x < out.w; ++x) {
+                    const std::size_t j = (static_cast<std::size_t>(c) * out.h + y) * out.w + x;
+                    std::size_t from = 0;
+                    if (l.type == LayerType::Reshape) {
+                        // The value counted L-th channels last in the output is the L-th channels
+                        // last in the input.
+                        const std::size_t cl = (static_cast<std::size_t>(y) * out.w + x) * out.c + c;
+                        const std::size_t ic = cl % in.c, rest = cl / in.c;
+                        const std::size_t ix = rest % in.w, iy = rest / in.w;
+                        from = (ic * in.h + iy) * in.w + ix;
+                    } else {
+                        std::array<int, 3> at{};  // input (channel, row, column)
+                        const std::array<int, 3> o{c, y, x};
+                        for (std::size_t k = 0; k < 3; ++k) at[static_cast<std::size_t>(l.permute_axes[k])] = o[k];
+                        from = (static_cast<std::size_t>(at[0]) * in.h + at[1]) * in.w + at[2];
+                    }
+                    map[j] = static_cast<std::uint32_t>(from);
+                }
+        op_ = be.make_gather(map);
+    }
+    void forward(const std::vector<const float*>& xs, float* y) override {
+        if (op_) op_->forward(xs[0], y, rows_);
+        else be_.copy(y, xs[0], rows_ * width_);
+    }
+    void backward(const std::vector<const float*>&, const float*, const float* dy, const std::vector<float*>& dxs) override {
+        if (!dxs[0]) return;
+        if (op_) op_->backward(dy, dxs[0], rows_);
+        else be_.copy(dxs[0], dy, rows_ * width_);
+    }
+
+private:
+    backend::Backend& be_;
+    std::size_t rows_, width_;
+    std::unique_ptr<backend::GatherOp> op_;
+};
+
 }  // namespace
 
 std::unique_ptr<VertexStep> plan_vertex(backend::Backend& be, const config::LayerConfig& l,
@@ -136,6 +185,8 @@ std::unique_ptr<VertexStep> plan_vertex(backend::Backend& be, const config::Laye
     switch (l.type) {
         case LayerType::Concatenate: return std::make_unique<ConcatStep>(be, inputs, batch);
         case LayerType::Subset: return std::make_unique<SubsetStep>(be, l, inputs.at(0), batch);
+        case LayerType::Reshape:
+        case LayerType::Permute: return std::make_unique<RearrangeStep>(be, l, inputs.at(0), batch);
         default:
             return std::make_unique<ElementwiseStep>(be, l.type, static_cast<std::size_t>(batch) * l.out_shape.size());
     }

@@ -22,11 +22,12 @@ QStringList layer_types() {
     return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output", "prelu", "activation",
             "zero_padding", "cropping", "upsampling", "depthwise_convolution", "separable_convolution", "transposed_convolution",
             // Graph vertices (no parameters): they read the layers their "inputs" name.
-            "add", "subtract", "multiply", "average", "maximum", "concatenate", "subset"};
+            "add", "subtract", "multiply", "average", "maximum", "concatenate", "subset", "reshape", "permute"};
 }
 
 bool is_vertex_type(const QString& type) {
-    static const QStringList vertices{"add", "subtract", "multiply", "average", "maximum", "concatenate", "subset"};
+    static const QStringList vertices{"add", "subtract", "multiply", "average", "maximum", "concatenate", "subset",
+                                      "reshape", "permute"};
     return vertices.contains(type);
 }
 
@@ -75,6 +76,10 @@ QList<FieldSpec> layer_fields(const QString& type) {
     }
     if (type == "subset")
         return {{"channels", "Channels", Kind::Pair, {}, 0, "first and last channel kept (0-based, both kept)"}};
+    // reshape's "shape" and permute's "axes" have no form field: the JSON tab edits them.
+    if (type == "reshape")
+        return {{"order", "Order", Kind::Choice, {"channels_first", "channels_last"}, "channels_first",
+                 "how values are counted: channels_last moves them as Keras's Reshape does"}};
     if (type == "transposed_convolution")
         return {{"filters", "Filters", Kind::Int, {}, QJsonValue(), "output channels"},
                 {"kernel", "Kernel", Kind::Pair, {}, QJsonValue(), "height × width"},
@@ -103,6 +108,8 @@ QJsonObject default_layer(const QString& type) {
     if (type == "cropping") return {{"type", type}, {"cropping", QJsonArray{1, 1}}};
     if (type == "upsampling") return {{"type", type}, {"size", QJsonArray{2, 2}}};
     if (type == "subset") return {{"type", type}, {"channels", QJsonArray{0, 0}}};
+    if (type == "reshape") return {{"type", type}, {"shape", QJsonObject{{"size", 1}}}};
+    if (type == "permute") return {{"type", type}, {"axes", QJsonArray{"channels", "width", "height"}}};
     if (type == "output") return {{"type", type}, {"units", 10}, {"activation", "softmax"}, {"loss", "mcxent"}};
     if (type == "depthwise_convolution")
         return {{"type", type}, {"depth_multiplier", 1}, {"kernel", QJsonArray{3, 3}}, {"mode", "same"}, {"activation", "relu"}};

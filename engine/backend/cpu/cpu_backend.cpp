@@ -70,6 +70,7 @@ public:
     }
     std::unique_ptr<ConvOp> make_conv(const ConvDesc& d) override { return make_conv_op(ctx_, d); }
     std::unique_ptr<PoolOp> make_pool(const PoolDesc& d) override { return make_pool_op(ctx_, d); }
+    std::unique_ptr<GatherOp> make_gather(const std::vector<std::uint32_t>& map) override { return make_gather_op(map); }
     std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc& d) override {
         return make_batch_norm_op(ctx_, d);
     }

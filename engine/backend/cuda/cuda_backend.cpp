@@ -199,6 +199,10 @@ std::unique_ptr<PoolOp> CudaBackend::make_pool(const PoolDesc& d) {
     activate();
     return make_pool_op(*this, d);
 }
+std::unique_ptr<GatherOp> CudaBackend::make_gather(const std::vector<std::uint32_t>& map) {
+    activate();
+    return make_gather_op(*this, map);
+}
 std::unique_ptr<BatchNormOp> CudaBackend::make_batch_norm(const BatchNormDesc& d) {
     activate();
     return make_batch_norm_op(*this, d);

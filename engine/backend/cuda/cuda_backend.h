@@ -40,6 +40,7 @@ public:
     std::unique_ptr<ConvOp> make_conv(const ConvDesc&) override;
     std::unique_ptr<PoolOp> make_pool(const PoolDesc&) override;
     std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc&) override;
+    std::unique_ptr<GatherOp> make_gather(const std::vector<std::uint32_t>& map) override;
 
     void activation_forward(ActivationSpec, const float* x, float* y, int rows, int cols) override;
     void activation_backward(ActivationSpec, const float* y, const float* dy, float* dz, int rows,

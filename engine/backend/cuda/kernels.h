@@ -49,6 +49,9 @@ void crop(cudaStream_t, const float* padded, float* x, std::size_t planes, int h
           int pad_l, int hp, int wp);
 
 // --- upsampling (resize_kernels.cu) ---------------------------------------------------------------
+// Per-sample gather through a device index map (GatherOp): y[r][j] = x[r][map[j]], and its scatter.
+void gather_forward(cudaStream_t, const std::uint32_t* map, std::size_t width, std::size_t rows, const float* x, float* y);
+void gather_backward(cudaStream_t, const std::uint32_t* map, std::size_t width, std::size_t rows, const float* dy, float* dx);
 void upsample_forward(cudaStream_t, const UpsampleDesc&, const float* x, float* y);
 void upsample_backward(cudaStream_t, const UpsampleDesc&, const float* dy, float* dx);
 

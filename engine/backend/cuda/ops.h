@@ -14,5 +14,6 @@ std::unique_ptr<DenseOp> make_dense_op(CudaBackend&, const DenseDesc&);
 std::unique_ptr<ConvOp> make_conv_op(CudaBackend&, const ConvDesc&);
 std::unique_ptr<PoolOp> make_pool_op(CudaBackend&, const PoolDesc&);
 std::unique_ptr<BatchNormOp> make_batch_norm_op(CudaBackend&, const BatchNormDesc&);
+std::unique_ptr<GatherOp> make_gather_op(CudaBackend&, const std::vector<std::uint32_t>& map);
 
 }  // namespace thresher::backend::cuda

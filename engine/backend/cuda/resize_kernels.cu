@@ -1,7 +1,8 @@
 // Nearest-neighbour upsampling of NCHW image planes, mirroring engine/backend/cpu/resize.cpp: one
 // thread per output element forward; backward one thread per input element, summing its sh x sw
 // block of dy rows first, then columns, as the CPU loop does (so the sums round the same way).
-// Zero padding and cropping reuse elementwise.cu's pad and crop kernels.
+// Zero padding and cropping reuse elementwise.cu's pad and crop kernels. The gather kernels
+// (reshape in channels-last order, permute) move each value once through an index map.
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_util.cuh"
 #include "backend/cuda/kernels.h"
@@ -36,7 +37,35 @@ __global__ void upsample_backward_kernel(const float* dy, float* dx, std::size_t
     }
 }
 
+__global__ void gather_forward_kernel(const std::uint32_t* map, std::size_t width, std::size_t rows, const float* x, float* y) {
+    THRESHER_GRID_STRIDE(i, width * rows) {
+        const std::size_t r = i / width;
+        y[i] = x[r * width + map[i % width]];
+    }
+}
+
+__global__ void gather_backward_kernel(const std::uint32_t* map, std::size_t width, std::size_t rows, const float* dy, float* dx) {
+    THRESHER_GRID_STRIDE(i, width * rows) {
+        const std::size_t r = i / width;
+        dx[r * width + map[i % width]] = dy[i];
+    }
+}
+
 }  // namespace
+
+void gather_forward(cudaStream_t s, const std::uint32_t* map, std::size_t width, std::size_t rows, const float* x, float* y) {
+    const std::size_t n = width * rows;
+    if (n == 0) return;
+    gather_forward_kernel<<<blocks_for(n), kThreads, 0, s>>>(map, width, rows, x, y);
+    THRESHER_CUDA_LAUNCHED(gather_forward_kernel);
+}
+
+void gather_backward(cudaStream_t s, const std::uint32_t* map, std::size_t width, std::size_t rows, const float* dy, float* dx) {
+    const std::size_t n = width * rows;
+    if (n == 0) return;
+    gather_backward_kernel<<<blocks_for(n), kThreads, 0, s>>>(map, width, rows, dy, dx);
+    THRESHER_CUDA_LAUNCHED(gather_backward_kernel);
+}
 
 void upsample_forward(cudaStream_t s, const UpsampleDesc& d, const float* x, float* y) {
     const std::size_t n = static_cast<std::size_t>(d.planes) * d.h * d.sh * d.w * d.sw;

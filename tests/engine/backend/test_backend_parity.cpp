@@ -294,6 +294,22 @@ void TestBackendParity::elementwise() {
     float* pc = on.zeros(n);
     be->copy_rows(pc + 5, 111, pa, 37, 37, 7);
     EXPECT_CLOSE("copy_rows", on.get(pc, n), rows, 0.0);
+    // Reshape/permute's gather through an index map (a reversal with a stride, 7 rows of 111),
+    // and its scatter back: the round trip restores the input.
+    std::vector<std::uint32_t> map(111);
+    for (std::uint32_t j = 0; j < 111; ++j) map[j] = (j * 22 + 5) % 111;  // gcd(22, 111) = 1: a permutation
+    Vec gathered(n, 0.f);
+    for (std::size_t r = 0; r < 7; ++r)
+        for (std::size_t j = 0; j < 111; ++j) gathered[r * 111 + j] = a[r * 111 + map[j]];
+    auto op = be->make_gather(map);
+    float* pg = on.zeros(n);
+    op->forward(pa, pg, 7);
+    EXPECT_CLOSE("gather", on.get(pg, n), gathered, 0.0);
+    float* ps = on.zeros(n);
+    op->backward(pg, ps, 7);
+    Vec back(n, 0.f);
+    std::copy_n(a.begin(), 7 * 111, back.begin());
+    EXPECT_CLOSE("gather backward", on.get(ps, n), back, 0.0);
 }
 
 void TestBackendParity::dropout() {

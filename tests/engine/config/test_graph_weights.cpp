@@ -69,6 +69,7 @@ private Q_SLOTS:
     void keras_depthwise_separable_h5();
     void keras_conv_transpose_h5();
     void keras_two_inputs_two_outputs_h5();
+    void keras_reshape_permute_h5();
     void dl4j_graph_zip();
     void dl4j_depthwise_separable_zip();
     void dl4j_conv_transpose_zip();
@@ -100,6 +101,21 @@ void TestGraphWeights::keras_two_inputs_two_outputs_h5() {
     QCOMPARE(r.model.extra_inputs[0].shape, (config::Shape{4, 1, 1}));
     QCOMPARE(r.model.outputs, (std::vector<std::string>{"main", "aux"}));
     check_against_reference(r, "keras2_two_inputs_two_outputs.expected.json");
+}
+
+// Keras's Reshape counts values channels last and Permute swaps axes of a channels-last tensor:
+// both become index maps here, checked against PyTorch walking Keras's own tensors.
+void TestGraphWeights::keras_reshape_permute_h5() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("keras2_reshape_permute.h5"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(r.model.layers[1].type, config::LayerType::Reshape);
+    QCOMPARE(r.model.layers[3].type, config::LayerType::Permute);
+    QCOMPARE(r.model.layers[5].type, config::LayerType::Permute);
+    check_against_reference(r, "keras2_reshape_permute.expected.json");
 }
 
 // Keras's depthwise kernels [kh, kw, in, multiplier] and pointwise kernels [1, 1, in*m, filters]

@@ -405,6 +405,21 @@ void TestGradientCheck::gradients_data() {
                       {"type":"output","name":"o1","inputs":"h","units":3,"activation":"sigmoid","loss":"negativeloglikelihood"},
                       {"type":"output","name":"o2","inputs":"h","units":2,"activation":"softplus","loss":"mcxent"}]})")
         << true;
+    // Reshape and permute (issue 22): values moved through an index map; a wrong map or a
+    // backward that does not invert it shows in every parameter before them.
+    QTest::newRow("reshape dense to image, channels last, then conv")
+        << model(flat, "{\"type\":\"dense\",\"units\":12,\"activation\":\"tanh\"},"
+                       "{\"type\":\"reshape\",\"shape\":{\"channels\":3,\"height\":2,\"width\":2},\"order\":\"channels_last\"},"
+                       "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,1],\"activation\":\"tanh\"}", softmax) << true;
+    QTest::newRow("reshape image to features, channels first, and back")
+        << model(image, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[3,3],\"activation\":\"tanh\"},"
+                        "{\"type\":\"reshape\",\"shape\":{\"size\":40}},"
+                        "{\"type\":\"reshape\",\"shape\":{\"channels\":4,\"height\":5,\"width\":2},\"order\":\"channels_last\"},"
+                        "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"sigmoid\"}", softmax) << true;
+    QTest::newRow("permute width, channels, height between convolutions")
+        << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,3],\"activation\":\"tanh\"},"
+                        "{\"type\":\"permute\",\"axes\":[\"width\",\"channels\",\"height\"]},"
+                        "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"tanh\"}", softmax) << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",

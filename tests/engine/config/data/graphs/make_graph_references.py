@@ -18,6 +18,8 @@ its predictions with PyTorch's (float64) within 1e-4.
                                         (valid, stride 2; same, strides 2x1)
   keras2_two_inputs_two_outputs.h5      a Keras 2 functional model with an image and a flat input and
                                         two outputs (softmax and sigmoid heads)
+  keras2_reshape_permute.h5             a Keras 2 Sequential model: Dense, Reshape to an image,
+                                        Conv2D, Permute, Conv2D, Permute, Flatten, Dense
   *.expected.json                       inputs (C x H x W per sample; several inputs side by side) and
                                         PyTorch's outputs (several outputs side by side)
 """
@@ -306,8 +308,51 @@ def write_keras_two_inputs_two_outputs():
         json.dump({"inputs": rows.tolist(), "outputs": torch.cat([main, aux], dim=1).numpy().tolist()}, fh)
 
 
+def write_keras_reshape_permute():
+    """A Keras 2 Sequential model: Dense -> Reshape (3, 4, 2) -> Conv2D -> Permute (2, 1, 3) ->
+    Conv2D 1x1 -> Permute (3, 1, 2) -> Flatten -> Dense. Every permuted axis is longer than 1, so a
+    wrong axis moves values. PyTorch follows Keras's channels-last tensors step by step."""
+    f = 5
+    d_w, d_b = arr(24, f), arr(24, scale=0.1)
+    c1_w, c1_b = arr(3, 2, 2, 2), arr(3, scale=0.1)   # out, in, kh, kw
+    c2_w, c2_b = arr(2, 3, 1, 1), arr(2, scale=0.1)
+    o_w, o_b = arr(3, 12), arr(3, scale=0.1)
+    conv = lambda name, filters, k, act: {"class_name": "Conv2D", "config": {
+        "name": name, "filters": filters, "kernel_size": [k, k], "strides": [1, 1], "padding": "valid",
+        "data_format": "channels_last", "dilation_rate": [1, 1], "activation": act, "use_bias": True}}
+    layers = [
+        {"class_name": "Dense", "config": {"name": "d", "units": 24, "activation": "tanh", "use_bias": True,
+                                           "batch_input_shape": [None, f]}},
+        {"class_name": "Reshape", "config": {"name": "r", "target_shape": [3, 4, 2]}},
+        conv("c1", 3, 2, "relu"),
+        {"class_name": "Permute", "config": {"name": "p1", "dims": [2, 1, 3]}},
+        conv("c2", 2, 1, "tanh"),
+        {"class_name": "Permute", "config": {"name": "p2", "dims": [3, 1, 2]}},
+        {"class_name": "Flatten", "config": {"name": "flat", "data_format": "channels_last"}},
+        {"class_name": "Dense", "config": {"name": "out", "units": 3, "activation": "softmax", "use_bias": True}},
+    ]
+    model = {"class_name": "Sequential", "config": {"name": "reshape_permute", "layers": layers}, "keras_version": "2.4.0"}
+    hwio = lambda a: np.transpose(a, (2, 3, 1, 0))
+    weights = {"d": [("kernel:0", d_w.T), ("bias:0", d_b)], "c1": [("kernel:0", hwio(c1_w)), ("bias:0", c1_b)],
+               "c2": [("kernel:0", hwio(c2_w)), ("bias:0", c2_b)], "out": [("kernel:0", o_w.T), ("bias:0", o_b)]}
+    write_keras2_h5("keras2_reshape_permute.h5", model, [l["config"]["name"] for l in layers], weights)
+    x = arr(N, f, scale=1.0)
+    t = lambda a: torch.tensor(np.asarray(a, dtype=np.float64))
+    nchw = lambda a: a.permute(0, 3, 1, 2)
+    nhwc = lambda a: a.permute(0, 2, 3, 1)
+    h = torch.tanh(t(x) @ t(d_w).T + t(d_b)).reshape(N, 3, 4, 2)             # N, H, W, C (Keras)
+    h = nhwc(F.relu(F.conv2d(nchw(h), t(c1_w), t(c1_b))))                     # N, 2, 3, 3
+    h = h.permute(0, 2, 1, 3)                                                 # Permute (2, 1, 3): N, 3, 2, 3
+    h = nhwc(torch.tanh(F.conv2d(nchw(h), t(c2_w), t(c2_b))))                # N, 3, 2, 2
+    h = h.permute(0, 3, 1, 2)                                                 # Permute (3, 1, 2): N, 2, 3, 2
+    y = F.softmax(h.reshape(N, -1) @ t(o_w).T + t(o_b), dim=1)
+    with open(os.path.join(HERE, "keras2_reshape_permute.expected.json"), "w") as fh:
+        json.dump({"inputs": x.tolist(), "outputs": y.numpy().tolist()}, fh)
+
+
 write_keras()
 write_dl4j()
 write_keras_separable()
 write_keras_transposed()
 write_keras_two_inputs_two_outputs()
+write_keras_reshape_permute()
