@@ -33,7 +33,8 @@ std::string keras3_weights(const KerasModel& k, const std::string& what) {
         h5.group(vars);
         return vars;
     };
-    if (k.functional) vars_of("InputLayer");  // a Functional model's layers start with it
+    if (k.functional)  // a Functional model's layers start with its InputLayers
+        for (std::size_t i = 0; i <= k.extra_inputs.size(); ++i) vars_of("InputLayer");
     for (const auto& l : k.layers) {
         const auto vars = vars_of(l.class_name);
         for (std::size_t i = 0; i < l.weights.size(); ++i) h5.floats(vars + "/" + std::to_string(i), l.weights[i].dims, l.weights[i].values);

@@ -3,7 +3,8 @@
 //     "layers": [{"class_name", "config": {"name", "trainable", "dtype": "float32", ...}}]}},
 //     the InputLayer with "batch_input_shape"; a graph {"class_name": "Functional", "config":
 //     {"name", "layers": [{..., "name", "inbound_nodes": [[["conv", 0, 0, {}]]]}], "input_layers":
-//     [["input", 0, 0]], "output_layers": [["out", 0, 0]]}}; training_config {"loss", "metrics",
+//     [["input", 0, 0]], "output_layers": [["out", 0, 0]]}} (one entry per model input and
+//     output, main output first); training_config {"loss" (several outputs: {"out": "loss", ...}), "metrics",
 //     "weighted_metrics", "loss_weights", "optimizer_config"} (Keras 2 reads every one of them).
 //   Keras 3 (config.json of a .keras): every object {"module", "class_name", "config",
 //     "registered_name"}, dtype a DTypePolicy object, the InputLayer with "batch_shape", each
@@ -53,6 +54,33 @@ nlohmann::json inbound_node(const KerasLayer& l) {
     return {{"args", args}, {"kwargs", nlohmann::json::object()}};
 }
 
+// The model's input_layers and output_layers: [["name", 0, 0], ...]; Keras 3 writes one of
+// them unnested, ["name", 0, 0], when the model was built on one tensor.
+nlohmann::json endpoints(const std::vector<std::string>& names, bool keras3) {
+    if (keras3 && names.size() == 1) return {names[0], 0, 0};
+    auto j = nlohmann::json::array();
+    for (const auto& n : names) j.push_back({n, 0, 0});
+    return j;
+}
+
+std::vector<std::string> input_names(const KerasModel& k) {
+    std::vector<std::string> names{k.input_name};
+    for (const auto& in : k.extra_inputs) names.push_back(in.name);
+    return names;
+}
+
+std::vector<std::string> output_names(const KerasModel& k) {
+    return k.output_names.empty() ? std::vector<std::string>{k.output_name} : k.output_names;
+}
+
+// One output: the loss's name; several: {"output layer": "loss", ...} (compile(loss={...})).
+nlohmann::json loss_of(const KerasModel& k) {
+    if (k.output_names.size() <= 1) return k.loss;
+    auto j = nlohmann::json::object();
+    for (std::size_t i = 0; i < k.output_names.size(); ++i) j[k.output_names[i]] = k.losses[i];
+    return j;
+}
+
 }  // namespace
 
 nlohmann::json keras_object(KerasDialect d, std::string_view module, std::string_view class_name, nlohmann::json config) {
@@ -77,6 +105,16 @@ nlohmann::json keras2_model_config(const KerasModel& k) {
     // [[["source", node 0, tensor 0, {call kwargs}], ...]]; the InputLayer's call is none.
     layers[0]["name"] = k.input_name;
     layers[0]["inbound_nodes"] = nlohmann::json::array();
+    for (const auto& in : k.extra_inputs)
+        layers.push_back({{"class_name", "InputLayer"},
+                          {"config",
+                           {{"batch_input_shape", batch_shape(in.shape)},
+                            {"dtype", "float32"},
+                            {"sparse", false},
+                            {"ragged", false},
+                            {"name", in.name}}},
+                          {"name", in.name},
+                          {"inbound_nodes", nlohmann::json::array()}});
     for (const auto& l : k.layers) {
         auto call = nlohmann::json::array();
         for (const auto& in : l.inbound) call.push_back({in, 0, 0, nlohmann::json::object()});
@@ -89,14 +127,14 @@ nlohmann::json keras2_model_config(const KerasModel& k) {
             {"config",
              {{"name", k.name},
               {"layers", std::move(layers)},
-              {"input_layers", {{k.input_name, 0, 0}}},
-              {"output_layers", {{k.output_name, 0, 0}}}}}};
+              {"input_layers", endpoints(input_names(k), false)},
+              {"output_layers", endpoints(output_names(k), false)}}}};
 }
 
 nlohmann::json keras2_training_config(const KerasModel& k) {
     auto optimizer = k.optimizer;
     optimizer["config"]["is_legacy_optimizer"] = false;  // Keras 2.11+'s optimizers
-    return {{"loss", k.loss},
+    return {{"loss", loss_of(k)},
             {"metrics", nullptr},
             {"weighted_metrics", nullptr},
             {"loss_weights", nullptr},
@@ -114,6 +152,13 @@ nlohmann::json keras3_config(const KerasModel& k) {
     if (k.functional) {
         layers[0]["name"] = k.input_name;
         layers[0]["inbound_nodes"] = nlohmann::json::array();
+        for (const auto& in : k.extra_inputs) {
+            auto o = keras_object(d, "keras.layers", "InputLayer",
+                                  {{"batch_shape", batch_shape(in.shape)}, {"dtype", "float32"}, {"sparse", false}, {"name", in.name}});
+            o["name"] = in.name;
+            o["inbound_nodes"] = nlohmann::json::array();
+            layers.push_back(std::move(o));
+        }
     }
     for (const auto& l : k.layers) {
         auto o = keras_object(d, "keras.layers", l.class_name, layer_config(d, l));
@@ -133,13 +178,13 @@ nlohmann::json keras3_config(const KerasModel& k) {
     nlohmann::json model;
     if (k.functional) {
         // Functional.get_config: a model built as keras.Model(inputs, outputs) on one tensor each
-        // names them unnested, ["input_layer", 0, 0].
+        // names them unnested, ["input_layer", 0, 0]; on lists, [["a", 0, 0], ["b", 0, 0]].
         model = keras_object(d, "keras.src.models.functional", "Functional",
                              {{"name", k.name},
                               {"trainable", true},
                               {"layers", std::move(layers)},
-                              {"input_layers", {k.input_name, 0, 0}},
-                              {"output_layers", {k.output_name, 0, 0}}});
+                              {"input_layers", endpoints(input_names(k), true)},
+                              {"output_layers", endpoints(output_names(k), true)}});
         model["registered_name"] = "Functional";  // not a public keras.* class: saved by its own name
     } else {
         model = keras_object(d, "keras", "Sequential",
@@ -151,7 +196,7 @@ nlohmann::json keras3_config(const KerasModel& k) {
         model["build_config"] = {{"input_shape", batch_shape(k.input_shape)}};
     }
     model["compile_config"] = {{"optimizer", k.optimizer},
-                               {"loss", k.loss},
+                               {"loss", loss_of(k)},
                                {"loss_weights", nullptr},
                                {"metrics", nullptr},
                                {"weighted_metrics", nullptr},

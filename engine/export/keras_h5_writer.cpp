@@ -65,7 +65,10 @@ KerasBytes keras_h5_bytes(const ExportableModel& m) {
     // A Functional model's model.layers start with its InputLayer (a Sequential's do not): its
     // group is there, without weights.
     std::vector<std::string> layer_names;
-    if (k.functional) layer_names.push_back(k.input_name);
+    if (k.functional) {
+        layer_names.push_back(k.input_name);
+        for (const auto& in : k.extra_inputs) layer_names.push_back(in.name);
+    }
     for (const auto& l : k.layers) layer_names.push_back(l.name);
     keras_list_attribute(h5, "model_weights", "layer_names", layer_names);
     h5.string_attribute("model_weights", "backend", "tensorflow");
@@ -73,6 +76,10 @@ KerasBytes keras_h5_bytes(const ExportableModel& m) {
     if (k.functional) {
         h5.group("model_weights/" + k.input_name);
         keras_list_attribute(h5, "model_weights/" + k.input_name, "weight_names", {});
+        for (const auto& in : k.extra_inputs) {
+            h5.group("model_weights/" + in.name);
+            keras_list_attribute(h5, "model_weights/" + in.name, "weight_names", {});
+        }
     }
     for (const auto& l : k.layers) {
         const std::string group = "model_weights/" + l.name;

@@ -207,22 +207,35 @@ public:
             throw KerasRefusal{"the model " + m_.normalization.kind +
                                "s its inputs, and a Keras export does not write that normalisation (a Keras "
                                "Normalization layer) yet: export to ONNX, whose graph applies it"};
-        out_.functional = c.is_graph();
+        // Several inputs or outputs need a Functional model (input_layers, output_layers).
+        out_.functional = c.is_graph() || c.input_count() > 1 || c.output_layers.size() > 1;
         out_.name = KerasNames::usable(c.name) ? c.name
                     : out_.functional       ? (d_ == KerasDialect::Keras2 ? "model" : "functional")
                                             : "sequential";
         // A graph's layers name the model's input: the InputLayer keeps that name where it can.
-        if (out_.functional && KerasNames::usable(c.input_name)) names_.reserve(c.input_name);
+        if (out_.functional)
+            for (std::size_t k = 0; k < c.input_count(); ++k)
+                if (KerasNames::usable(c.input_name_of(k))) names_.reserve(c.input_name_of(k));
         out_.input_name = out_.functional ? names_.keep_or_fresh(c.input_name, "InputLayer") : names_.fresh("InputLayer");
         input_image_ = !c.input.flat();
         out_.input_shape = keras_shape(c.input, input_image_);
+        for (std::size_t k = 1; k < c.input_count(); ++k) {
+            const auto& shape = c.input_shape(k);
+            out_.extra_inputs.push_back({names_.keep_or_fresh(c.input_name_of(k), "InputLayer"), keras_shape(shape, !shape.flat())});
+        }
         tensor_.resize(c.layers.size());
         for (std::size_t i = 0; i < c.layers.size(); ++i) {
             layer(i);
             tensor_[i] = {current_, current_shape_, image_};
         }
-        out_.output_name = tensor_.back().name;
-        check_loss();
+        // The outputs in Thresher's output_layers order (main first), each with its loss.
+        const auto outputs = c.output_layers.empty() ? std::vector<std::size_t>{c.layers.size() - 1} : c.output_layers;
+        for (const auto j : outputs) {
+            out_.output_names.push_back(tensor_[j].name);
+            out_.losses.push_back(check_loss(j));
+        }
+        out_.output_name = out_.output_names.front();
+        out_.loss = out_.losses.front();
         for (std::size_t i = 0; i < c.layers.size(); ++i)
             if (c.layers[i].updater && !same_updater(*c.layers[i].updater, c.updater))
                 refuse(i, "it has an updater of its own (" + std::string(config::to_string(c.layers[i].updater->kind)) +
@@ -259,12 +272,17 @@ private:
     // The Keras tensor a Thresher layer's output (or the model's input) is.
     Tensor source(int index) const {
         if (index == config::LayerConfig::kModelInput) return {out_.input_name, out_.input_shape, input_image_};
+        if (index < 0) {
+            const auto& in = out_.extra_inputs.at(config::LayerConfig::input_index(index) - 1);
+            return {in.name, in.shape, in.shape.size() == 3};
+        }
         return tensor_[static_cast<std::size_t>(index)];
     }
 
     // A Thresher input in the user's terms: "layers[3] (convolution \"conv\")", or the model's input.
     std::string input_label(int index) const {
         if (index == config::LayerConfig::kModelInput) return "the model's input";
+        if (index < 0) return "the model's input \"" + m_.config.input_name_of(config::LayerConfig::input_index(index)) + "\"";
         return m_.config.layers[static_cast<std::size_t>(index)].label(static_cast<std::size_t>(index));
     }
 
@@ -526,6 +544,32 @@ private:
                 add("UpSampling2D", l.name, {{"size", pair(l.scale)}, {"data_format", "channels_last"}, {"interpolation", "nearest"}},
                     keras_shape(l.in_shape, true), keras_shape(l.out_shape, true));
                 return;
+            case LayerType::Reshape: {
+                // Keras's Reshape counts values channels last: Thresher's channels_last order. The
+                // channels_first order (the same values, a new shape) is that only where neither
+                // side has both several channels and several pixels.
+                const auto mixed = [](const Shape& s) { return s.c > 1 && s.h * s.w > 1; };
+                if (!l.channels_last_order && (mixed(l.in_shape) || mixed(l.out_shape)))
+                    refuse(i, "a reshape in channels_first order from " + l.in_shape.str() + " to " + l.out_shape.str() +
+                                  " keeps Thresher's channels-first value order, and Keras's Reshape counts values channels "
+                                  "last (give the reshape \"order\": \"channels_last\", or Permute around it)");
+                const bool to_image = l.out_shape.h * l.out_shape.w > 1;
+                const auto target = keras_shape(l.out_shape, to_image);
+                add("Reshape", l.name, {{"target_shape", target}}, same_shape, target);
+                image_ = to_image;
+                return;
+            }
+            case LayerType::Permute: {
+                need_image(i);
+                // Output axis k (channels, height, width) is input axis permute_axes[k]; Keras's dims
+                // name, for each output axis (height, width, channels), the input axis 1-based:
+                // height 1, width 2, channels 3.
+                static constexpr int kKerasAxis[] = {3, 1, 2};
+                const auto& a = l.permute_axes;
+                add("Permute", l.name, {{"dims", {kKerasAxis[a[1]], kKerasAxis[a[2]], kKerasAxis[a[0]]}}}, same_shape,
+                    keras_shape(l.out_shape, true));
+                return;
+            }
             case LayerType::Subset:
                 refuse(i, "a subset vertex keeps channels " + std::to_string(l.subset[0]) + " to " + std::to_string(l.subset[1]) +
                               ", and Keras has no layer that slices channels (only a Lambda, which is Python code a "
@@ -536,26 +580,22 @@ private:
     }
 
     // Keras's cross-entropies read probabilities: softmax for the categorical one, sigmoid for the binary.
-    void check_loss() {
-        const auto& layers = m_.config.layers;
-        const std::size_t i = layers.size() - 1;
-        const auto& out = layers[i];
+    std::string check_loss(std::size_t i) const {
+        const auto& out = m_.config.layers[i];
         switch (out.loss) {
             case LossKind::MultiClassCrossEntropy:
             case LossKind::NegativeLogLikelihood:
                 if (out.activation.kind != Activation::Softmax)
                     refuse(i, std::string(config::to_string(out.loss)) + " on a " + std::string(config::to_string(out.activation.kind)) +
                                   " output: Keras's categorical_crossentropy reads softmax probabilities");
-                out_.loss = "categorical_crossentropy";
-                return;
+                return "categorical_crossentropy";
             case LossKind::BinaryCrossEntropy:
                 if (out.activation.kind != Activation::Sigmoid)
                     refuse(i, "xent on a " + std::string(config::to_string(out.activation.kind)) +
                                   " output: Keras's binary_crossentropy reads sigmoid probabilities");
-                out_.loss = "binary_crossentropy";
-                return;
-            case LossKind::MSE: out_.loss = "mean_squared_error"; return;
-            case LossKind::MAE: out_.loss = "mean_absolute_error"; return;
+                return "binary_crossentropy";
+            case LossKind::MSE: return "mean_squared_error";
+            case LossKind::MAE: return "mean_absolute_error";
         }
         refuse(i, "loss " + std::string(config::to_string(out.loss)) + " has no Keras form");
     }

@@ -56,10 +56,19 @@ struct KerasModel {
     // A graph (some layer reads other than the layer before it) is a Functional model, whose
     // model.layers start with the InputLayer; a layer stack a Sequential, whose do not.
     bool functional = false;
-    std::string output_name;         // the Keras layer whose output is the model's
+    std::string output_name;         // the Keras layer whose output is the model's (the main one)
+    // Several outputs (main first, Thresher's output_layers order): each Keras layer and its loss.
+    std::vector<std::string> output_names;
+    std::vector<std::string> losses;
     std::string name;                // the model's, valid as a Keras name
     std::string input_name;          // the InputLayer's
     std::vector<int> input_shape;    // without the batch
+    // Further model inputs (a Functional model's further InputLayers, in input_layers order).
+    struct Input {
+        std::string name;
+        std::vector<int> shape;
+    };
+    std::vector<Input> extra_inputs;
     std::vector<KerasLayer> layers;  // without the InputLayer (Keras's model.layers)
     nlohmann::json optimizer;        // a serialised Keras optimizer (dialect's form)
     std::string loss;                // "categorical_crossentropy", ...

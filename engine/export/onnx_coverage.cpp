@@ -78,7 +78,9 @@ std::optional<std::string> onnx_refusal(const config::ModelConfig& model) {
             case LayerType::Average:
             case LayerType::Maximum:
             case LayerType::Concatenate:
-            case LayerType::Subset: break;
+            case LayerType::Subset:
+            case LayerType::Reshape:
+            case LayerType::Permute: break;
             case LayerType::Subsampling:
                 // ONNX (and ONNX Runtime) require each pooling pad to be smaller than the window;
                 // Thresher's own pooling accepts more (windows wholly in the padding).

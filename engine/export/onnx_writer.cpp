@@ -14,6 +14,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -40,8 +41,17 @@ constexpr std::int64_t kIrVersion = 7;  // the IR version that introduced opset 
 
 // Node names: the model's layer names, unique; layers without one (or with a name taken, or one
 // of the graph's own tensor names) get "<kind>_<index>".
+// The graph's input tensors: "input" for a model with one input, each input's own name for several.
+std::vector<std::string> input_tensor_names(const config::ModelConfig& model) {
+    if (model.input_count() == 1) return {"input"};
+    std::vector<std::string> names;
+    for (std::size_t k = 0; k < model.input_count(); ++k) names.push_back(model.input_name_of(k));
+    return names;
+}
+
 std::vector<std::string> node_names(const config::ModelConfig& model) {
     std::set<std::string> taken{"input", "output", "normalization"};
+    for (const auto& n : input_tensor_names(model)) taken.insert(n);
     std::vector<std::string> names;
     for (std::size_t i = 0; i < model.layers.size(); ++i) {
         const auto& l = model.layers[i];
@@ -360,6 +370,39 @@ void layer(GraphBuilder& b, const ExportableModel& m, const LayerConfig& l, cons
 // layer's [N, C] are one Thresher shape, and ONNX would broadcast them into [N, C, N, C].
 void vertex(GraphBuilder& b, const LayerConfig& l, const std::string& name, std::vector<std::string> xs,
             const std::vector<bool>& images, const std::string& out, bool& image) {
+    if (l.type == LayerType::Reshape || l.type == LayerType::Permute) {
+        // Reshape and Transpose on [batch, C, H, W] (0 in a Reshape's shape keeps the batch).
+        const auto& in = l.in_shape;
+        const auto& o = l.out_shape;
+        std::string x = xs[0];
+        const auto as_image = [&](const std::string& t) {  // a flat input as [batch, C, H, W]
+            b.node("Reshape", name + "/to_image", {t, b.ints(name + ".in_shape", {0, in.c, in.h, in.w})}, name + "/image");
+            return name + "/image";
+        };
+        if (l.type == LayerType::Permute) {
+            if (!images[0]) x = as_image(x);
+            const auto& a = l.permute_axes;
+            GraphBuilder::attr(b.node("Transpose", name, {x}, out), "perm", std::vector<std::int64_t>{0, a[0] + 1, a[1] + 1, a[2] + 1});
+            image = true;
+            return;
+        }
+        image = !o.flat();
+        const std::vector<std::int64_t> to = image ? std::vector<std::int64_t>{0, o.c, o.h, o.w} : std::vector<std::int64_t>{0, o.c};
+        if (!l.channels_last_order) {  // the same values, a new shape
+            b.node("Reshape", name, {x, b.ints(name + ".shape", to)}, out);
+            return;
+        }
+        // Values counted channels last: to NHWC, reshape there, back to NCHW.
+        if (!images[0]) x = as_image(x);
+        GraphBuilder::attr(b.node("Transpose", name + "/to_nhwc", {x}, name + "/nhwc"), "perm", std::vector<std::int64_t>{0, 2, 3, 1});
+        if (!image) {
+            b.node("Reshape", name, {name + "/nhwc", b.ints(name + ".shape", to)}, out);
+            return;
+        }
+        b.node("Reshape", name + "/reshape", {name + "/nhwc", b.ints(name + ".shape", {0, o.h, o.w, o.c})}, name + "/reshaped");
+        GraphBuilder::attr(b.node("Transpose", name, {name + "/reshaped"}, out), "perm", std::vector<std::int64_t>{0, 3, 1, 2});
+        return;
+    }
     image = !l.out_shape.flat() || (l.type == LayerType::Subset && images[0]);
     if (l.type != LayerType::Subset && l.out_shape.flat()) {
         image = false;
@@ -416,6 +459,19 @@ OnnxBytes onnx_model_bytes(const ExportableModel& m) {
         p->set_value(value);
     };
     meta("thresher.input_shape", cfg.input.str());
+    const auto input_names = input_tensor_names(cfg);
+    const auto names = node_names(cfg);
+    const bool several_outputs = cfg.output_layers.size() > 1;
+    if (cfg.input_count() > 1) {  // each input's tensor and shape, in the order a sample row holds them
+        auto inputs = nlohmann::json::array();
+        for (std::size_t k = 0; k < cfg.input_count(); ++k) inputs.push_back({{"name", input_names[k]}, {"shape", cfg.input_shape(k).str()}});
+        meta("thresher.inputs", inputs.dump());
+    }
+    if (several_outputs) {  // each output's tensor and width, in the order predictions hold them
+        auto outputs = nlohmann::json::array();
+        for (const auto j : cfg.output_layers) outputs.push_back({{"name", names[j]}, {"size", cfg.layers[j].out_shape.size()}});
+        meta("thresher.outputs", outputs.dump());
+    }
     if (m.normalization.active()) meta("thresher.normalization", m.normalization.kind);
     meta("thresher.output", cfg.is_classifier() ? "probabilities" : "outputs");
     if (!m.class_names.empty()) meta("class_names", nlohmann::json(m.class_names).dump());
@@ -424,9 +480,18 @@ OnnxBytes onnx_model_bytes(const ExportableModel& m) {
     g.set_name(cfg.name);
     GraphBuilder b(g);
     bool image = !cfg.input.flat();
-    GraphBuilder::batch_tensor(*g.add_input(), "input", dims_of(cfg.input, image));
+    std::vector<std::string> xs_in;
+    std::vector<bool> input_images;
+    for (std::size_t k = 0; k < cfg.input_count(); ++k) {
+        const auto& shape = cfg.input_shape(k);
+        GraphBuilder::batch_tensor(*g.add_input(), input_names[k], dims_of(shape, !shape.flat()));
+        xs_in.push_back(input_names[k]);
+        input_images.push_back(!shape.flat());
+    }
 
     std::string x = "input";
+    if (m.normalization.active() && cfg.input_count() > 1)
+        throw ExportError(m.source + ": ONNX export of a normalised model with several inputs is not written yet; nothing was written");
     if (m.normalization.active()) {  // x' = (x - shift) * scale, per input feature
         const auto dims = dims_of(cfg.input, image);
         b.node("Sub", "normalization/shift", {x, b.weights("normalization.shift", dims, m.normalization.shift.data())},
@@ -435,30 +500,36 @@ OnnxBytes onnx_model_bytes(const ExportableModel& m) {
                "normalization");
         x = "normalization";
     }
-    const auto names = node_names(cfg);
+    xs_in[0] = cfg.input_count() == 1 ? x : xs_in[0];
     // Each layer's output tensor and whether it is rank 4 (a graph's layers read any of them).
     std::vector<std::string> tensors(cfg.layers.size());
     std::vector<bool> images(cfg.layers.size());
     const bool input_image = image;
+    // The graph's outputs in the order predictions hold them (main first).
+    const auto outputs = cfg.output_layers.empty() ? std::vector<std::size_t>{cfg.layers.size() - 1} : cfg.output_layers;
     for (std::size_t i = 0; i < cfg.layers.size(); ++i) {
         const auto& l = cfg.layers[i];
-        const bool last = i + 1 == cfg.layers.size();
+        // One output: its tensor is "output"; several: each named after its layer.
+        const bool graph_output = std::ranges::find(outputs, i) != outputs.end();
+        const bool last = graph_output && !several_outputs;
         const std::string out = last ? "output" : names[i];
         std::vector<std::string> xs;
         std::vector<bool> ranks;
         for (int s : l.sources) {
-            const bool model_input = s == LayerConfig::kModelInput;
-            xs.push_back(model_input ? x : tensors[static_cast<std::size_t>(s)]);
-            ranks.push_back(model_input ? input_image : images[static_cast<std::size_t>(s)]);
+            const bool model_input = s < 0;
+            const auto k = model_input ? LayerConfig::input_index(s) : 0;
+            xs.push_back(model_input ? xs_in[k] : tensors[static_cast<std::size_t>(s)]);
+            ranks.push_back(model_input ? (k == 0 ? input_image : static_cast<bool>(input_images[k])) : images[static_cast<std::size_t>(s)]);
         }
         image = ranks[0];
         if (config::is_vertex(l.type)) vertex(b, l, names[i], xs, ranks, out, image);
         else layer(b, m, l, names[i], xs[0], out, image);
         // Thresher's shape for the tensor, for ONNX's shape inference to agree with.
-        GraphBuilder::batch_tensor(last ? *g.add_output() : *g.add_value_info(), out, dims_of(l.out_shape, image));
+        if (!graph_output) GraphBuilder::batch_tensor(*g.add_value_info(), out, dims_of(l.out_shape, image));
         tensors[i] = out;
         images[i] = image;
     }
+    for (const auto j : outputs) GraphBuilder::batch_tensor(*g.add_output(), tensors[j], dims_of(cfg.layers[j].out_shape, images[j]));
 
     try {
         onnx::checker::check_model(model);

@@ -42,6 +42,11 @@ QString onnx_runtime_missing() {
 
 OnnxRuntimeRun run_onnx_runtime(const QString& model, const std::vector<float>& inputs, const QList<int>& sample_dims,
                                 const QString& work_dir) {
+    return run_onnx_runtime(model, inputs, QList<QList<int>>{sample_dims}, work_dir);
+}
+
+OnnxRuntimeRun run_onnx_runtime(const QString& model, const std::vector<float>& inputs, const QList<QList<int>>& input_dims,
+                                const QString& work_dir) {
     OnnxRuntimeRun r;
     const QString in_path = work_dir + "/ort_input.f32", out_path = work_dir + "/ort_output.f32";
     QFile in(in_path);
@@ -52,12 +57,16 @@ OnnxRuntimeRun run_onnx_runtime(const QString& model, const std::vector<float>& 
         return r;
     }
     in.close();
-    QStringList dims;
-    for (int d : sample_dims) dims << QString::number(d);
+    QStringList shapes;
+    for (const auto& sample_dims : input_dims) {
+        QStringList dims;
+        for (int d : sample_dims) dims << QString::number(d);
+        shapes << dims.join(',');
+    }
     QFile::remove(out_path);
 
     QProcess node;
-    node.start("node", {tool_dir() + "/run_onnx.js", model, in_path, dims.join(','), out_path});
+    node.start("node", {tool_dir() + "/run_onnx.js", model, in_path, shapes.join(';'), out_path});
     if (!node.waitForFinished(120000) || node.exitStatus() != QProcess::NormalExit || node.exitCode() != 0) {
         r.error = QString("node run_onnx.js exited %1: %2").arg(node.exitCode()).arg(QString::fromUtf8(node.readAllStandardError()));
         return r;

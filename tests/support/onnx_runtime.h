@@ -28,6 +28,10 @@ struct OnnxRuntimeRun {
 // Runs `model` on `inputs` (a batch of samples of shape `sample_dims`), files in `work_dir`.
 OnnxRuntimeRun run_onnx_runtime(const QString& model, const std::vector<float>& inputs, const QList<int>& sample_dims,
                                 const QString& work_dir);
+// A model with several inputs: each sample row holds the inputs' features side by side, of the
+// shapes `input_dims` in the model's input order; several outputs come back side by side per sample.
+OnnxRuntimeRun run_onnx_runtime(const QString& model, const std::vector<float>& inputs, const QList<QList<int>>& input_dims,
+                                const QString& work_dir);
 
 // Empty when Debian's python3 can import onnx; else what is missing and how to install it.
 QString onnx_checker_missing();

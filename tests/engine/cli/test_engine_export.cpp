@@ -5,7 +5,8 @@
 // .keras) of a trained model read back by inspect and predict give predict's very probabilities,
 // as do Keras exports of graphs (Functional models: the ResNet template, every merge vertex) and
 // of depthwise, separable and transposed convolutions; a model trained with normalised inputs is
-// refused for Keras; DL4J zips of a trained graph (the ResNet template) and of depthwise,
+// refused for Keras; the two-input template exported to ONNX gives in ONNX Runtime (its rows
+// split between the two inputs) predict's values for both outputs; DL4J zips of a trained graph (the ResNet template) and of depthwise,
 // separable and transposed convolutions predict the .thr's lines; an unknown format
 // lists the formats this build writes; --out may not be the model itself.
 #include <QDir>
@@ -58,6 +59,7 @@ private Q_SLOTS:
     void initTestCase();
     void onnx_matches_predict_data();
     void onnx_matches_predict();
+    void onnx_two_inputs_match_predict();
     void refused_layer_named_and_nothing_written();
     void keras_and_dl4j_exports_predict_as_the_model();
     void keras_graph_and_new_layer_exports_predict_as_the_model_data();
@@ -130,6 +132,46 @@ void TestEngineExport::onnx_matches_predict() {
     }
     qInfo("%s: max |predict - %s| = %.3g over %d probabilities", qPrintable(model), qPrintable(got.runtime), max_diff,
           kRows * kClasses);
+    QVERIFY2(max_diff <= 1e-5, qPrintable(QString("max |diff| %1").arg(max_diff)));
+}
+
+void TestEngineExport::onnx_two_inputs_match_predict() {
+    // The two-input template (two 1x14x28 halves of each 784-feature row; two outputs): ONNX
+    // Runtime fed each row split between the graph's two inputs gives, side by side, the values
+    // predict prints for each output (output_values, main output first). Written, not trained.
+    nn::ModelFile file;
+    file.config = config::ModelConfig::load((source_dir() + "/resources/models/two_input.json").toStdString());
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(file.config, *be);
+    net.init_params(3);
+    file.params = net.get_params();
+    const QString thr = path("two_input.thr"), onnx = path("two_input.onnx");
+    nn::save_model_file(thr.toStdString(), file);
+
+    const auto predicted = run_engine({"predict", "--model-file", thr, "--data", path("rows.csv"), "--threads", "1"});
+    QVERIFY2(predicted.exit_code == 0, qPrintable(predicted.summary()));
+    QCOMPARE(predicted.events.size(), kRows);
+    const auto exported = run_engine({"export-model", thr, "--format", "onnx", "--out", onnx});
+    QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
+
+    const auto got = test_support::run_onnx_runtime(onnx, features_, QList<QList<int>>{{1, 14, 28}, {1, 14, 28}}, dir_.path());
+    QVERIFY2(got.ok, qPrintable(got.error));
+    QCOMPARE(got.input_name, QString("top,bottom"));
+    QCOMPARE(got.output_name, QString("predictions,top_guess"));
+    QCOMPARE(got.output_dims, (QList<qint64>{kRows, 2 * kClasses}));
+    double max_diff = 0.0;
+    for (int r = 0; r < kRows; ++r) {
+        const auto values = predicted.events[r]["output_values"].toObject();
+        QJsonArray row;
+        for (const char* name : {"predictions", "top_guess"})
+            for (const auto& v : values[name].toArray()) row.append(v);
+        QCOMPARE(row.size(), 2 * kClasses);
+        for (int k = 0; k < 2 * kClasses; ++k) {
+            const double d = std::fabs(row[k].toDouble() - got.outputs[static_cast<std::size_t>(r * 2 * kClasses + k)]);
+            if (!(d <= max_diff)) max_diff = std::isnan(d) ? INFINITY : d;
+        }
+    }
+    qInfo("two_input: max |predict - %s| = %.3g over %d values", qPrintable(got.runtime), max_diff, kRows * 2 * kClasses);
     QVERIFY2(max_diff <= 1e-5, qPrintable(QString("max |diff| %1").arg(max_diff)));
 }
 

@@ -71,13 +71,20 @@ nlohmann::json architecture(const config::ModelConfig& c) {
     auto j = c.to_json();
     j.erase("name");
     j.erase("seed");
-    if (j.contains("input")) j["input"].erase("name");
+    // One input's name is the exporter's to choose (a Sequential's InputLayer gets Keras's);
+    // several inputs keep theirs (the layers read them by name).
+    if (j.contains("input") && j["input"].is_object()) j["input"].erase("name");
     for (std::size_t i = 0; i < j["layers"].size(); ++i) {
         auto& l = j["layers"][i];
         l.erase("name");
         l.erase("inputs");
         l["reads"] = resolved.layers[i].sources;
         if (l.value("loss", "") == "negativeloglikelihood") l["loss"] = "mcxent";
+        // A reshape where neither side has several channels and several pixels moves no value in
+        // either order (Keras's Reshape reads back as channels_last).
+        const auto& rl = resolved.layers[i];
+        const auto mixed = [](const config::Shape& sh) { return sh.c > 1 && sh.h * sh.w > 1; };
+        if (rl.type == config::LayerType::Reshape && !mixed(rl.in_shape) && !mixed(rl.out_shape)) l.erase("order");
     }
     return j;
 }
@@ -197,6 +204,19 @@ std::string resnet_without_schedule() {
     return j.dump();
 }
 
+// Reshape (to an image and to features, channels-last order; a channels-first one that moves no
+// value) and Permute (every Keras dims order but the identity shows in the round trip).
+const char* kReshapePermute = R"({"name":"rearrange","input":{"size":6},
+    "layers":[{"type":"dense","name":"d","units":24,"activation":"tanh"},
+              {"type":"reshape","name":"to_image","shape":{"channels":2,"height":3,"width":4},"order":"channels_last"},
+              {"type":"convolution","name":"conv","filters":3,"kernel":[2,2],"activation":"relu"},
+              {"type":"permute","name":"whc","axes":["width","height","channels"]},
+              {"type":"permute","name":"hcw","axes":["height","channels","width"]},
+              {"type":"reshape","name":"to_flat","shape":{"size":18},"order":"channels_last"},
+              {"type":"dense","name":"d2","units":8,"activation":"relu"},
+              {"type":"reshape","name":"column","shape":{"channels":1,"height":8,"width":1}},
+              {"type":"convolution","name":"conv2","filters":2,"kernel":[3,1],"activation":"tanh"},
+              {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})";
 }  // namespace
 
 class TestKerasExport : public QObject {
@@ -235,9 +255,10 @@ void TestKerasExport::round_trip_data() {
     QTest::addColumn<QString>("path");  // a model file, or a Thresher config's JSON text after "json:"
     QTest::addColumn<int>("format");
     const QString root = test_support::source_dir();
-    // Every layer-stack template Thresher ships (resnet.json is a graph: refused below).
+    // Every template Thresher ships but resnet.json (a graph whose epoch schedule is refused
+    // below), two_input.json's two inputs and two outputs included.
     for (const auto& name : QDir(root + "/resources/models").entryList({"*.json"}))
-        if (name != "resnet.json" && name != "two_input.json") add_round_trip_rows("resources/models/" + name, root + "/resources/models/" + name);
+        if (name != "resnet.json") add_round_trip_rows("resources/models/" + name, root + "/resources/models/" + name);
     // Real Keras and DL4J configs in the test data that a Keras Sequential can express (the rest:
     // LSTMs and embeddings, which Thresher does not import, and a conv that does not fit).
     for (const char* name : {"keras1_mnist_cnn.json", "keras1_mnist_mlp_l2.json", "keras21_mlp.json", "keras2_lenet.json",
@@ -262,7 +283,10 @@ void TestKerasExport::round_trip_data() {
     for (const auto& [tag, json] : graphs) add_round_trip_rows(tag, QString("json:") + json);
     // Real Keras files with weights: a ResNet-style functional model (conv, bn, add, relu, concat),
     // and Sequential models of the new convolutions, their own parameters going round.
-    for (const char* name : {"keras2_residual_concat.h5", "keras2_depthwise_separable.h5", "keras2_conv_transpose.h5"})
+    // And a model with two inputs and two outputs, and one of Reshape and Permute layers.
+    add_round_trip_rows("reshape and permute", QString("json:") + kReshapePermute);
+    for (const char* name : {"keras2_residual_concat.h5", "keras2_depthwise_separable.h5", "keras2_conv_transpose.h5",
+                             "keras2_two_inputs_two_outputs.h5", "keras2_reshape_permute.h5"})
         add_round_trip_rows(name, root + "/tests/engine/config/data/graphs/" + name);
 }
 
@@ -367,6 +391,18 @@ void TestKerasExport::h5py_reads_the_files_data() {
         << QString(kSeparable)
         << QStringList{"DepthwiseConv2D", "SeparableConv2D", "DepthwiseConv2D", "LeakyReLU", "SeparableConv2D", "Flatten", "Dense"}
         << QStringList{"dw", "sep", "dw_strided", "leaky_re_lu", "sep_same", "flatten", "out"} << QStringList{} << QStringList{};
+    // Two inputs and two outputs: both InputLayers first, output_layers main output first.
+    QTest::newRow("two inputs, two outputs") << QString::fromStdString(read_text(root + "/resources/models/two_input.json"))
+        << QStringList{"Conv2D", "MaxPooling2D", "Conv2D", "MaxPooling2D", "Flatten", "Dense", "Concatenate", "Flatten", "Dense", "Dense"}
+        << QStringList{"top_conv", "top_pool", "bottom_conv", "bottom_pool", "flatten", "top_guess", "both", "flatten_1", "fc",
+                       "predictions"}
+        << QStringList{}
+        << QStringList{"top", "top_conv", "bottom", "bottom_conv", "top_pool", "flatten", "top_pool,bottom_pool", "both",
+                       "flatten_1", "fc"};
+    QTest::newRow("reshape and permute") << QString(kReshapePermute)
+        << QStringList{"Dense", "Reshape", "Conv2D", "Permute", "Permute", "Reshape", "Dense", "Reshape", "Conv2D", "Flatten", "Dense"}
+        << QStringList{"d", "to_image", "conv", "whc", "hcw", "to_flat", "d2", "column", "conv2", "flatten", "out"} << QStringList{}
+        << QStringList{};
     QTest::newRow("transposed") << QString(kTransposed)
                                 << QStringList{"Conv2DTranspose", "Conv2DTranspose", "Conv2DTranspose", "Flatten", "Dense"}
                                 << QStringList{"up", "same", "dilated", "flatten", "out"} << QStringList{} << QStringList{};
@@ -389,6 +425,10 @@ void TestKerasExport::h5py_reads_the_files() {
         for (const auto& n : names) expect["keras_names"].push_back(n.toStdString());
     if (!m.class_names.empty()) expect["class_names"] = m.class_names;
     expect["functional"] = m.config.is_graph();
+    if (m.config.input_count() > 1)
+        for (std::size_t k = 0; k < m.config.input_count(); ++k) expect["input_names"].push_back(m.config.input_name_of(k));
+    if (m.config.output_layers.size() > 1)
+        for (const auto j : m.config.output_layers) expect["output_names"].push_back(m.config.layers[j].name);
     for (const auto& reads : inbound) {
         auto names_read = nlohmann::json::array();
         for (const auto& n : reads.split(',')) names_read.push_back(n.toStdString());
@@ -495,14 +535,18 @@ void TestKerasExport::refused_layer_named_and_nothing_written_data() {
                   {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
     QTest::newRow("strided dilated transposed convolution") << transposed << false << int(ExportFormat::Keras)
         << R"(tdil.thr: layers[0] (transposed_convolution "up"): Keras cannot express this layer: strides above 1 together with a dilation above 1 (Keras's Conv2DTranspose allows one or the other); nothing was written)";
-    // Several inputs and outputs (the two-input template) train, but no exporter writes them yet.
+    // Several inputs and outputs (the two-input template): Keras and ONNX write them (round_trip,
+    // test_onnx_export), DL4J not yet.
     const QString two = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/two_input.json"));
-    const std::pair<ExportFormat, const char*> formats[] = {
-        {ExportFormat::KerasH5, "h5"}, {ExportFormat::Keras, "keras"}, {ExportFormat::Dl4j, "dl4j"}, {ExportFormat::Onnx, "onnx"}};
-    for (const auto& [format, tag] : formats)
-        QTest::newRow(qPrintable(QString("two inputs, two outputs, ") + tag)) << two << false << int(format)
-            << "two_input.thr: the model has 2 inputs and 2 outputs; export writes models with one input and one output so far; "
-               "nothing was written";
+    QTest::newRow("two inputs, two outputs, dl4j") << two << false << int(ExportFormat::Dl4j)
+        << "two_input.thr: the model has 2 inputs and 2 outputs; export writes models with one input and one output so far; "
+           "nothing was written";
+    // A channels-first reshape that moves values (Keras's Reshape counts channels last).
+    const QString cf = R"({"name":"cfirst","input":{"channels":2,"height":3,"width":4},
+        "layers":[{"type":"reshape","name":"r","shape":{"channels":4,"height":3,"width":2}},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
+    QTest::newRow("channels-first reshape") << cf << false << int(ExportFormat::KerasH5)
+        << R"(cfirst.thr: layers[0] (reshape "r"): Keras cannot express this layer: a reshape in channels_first order from 2x3x4 to 4x3x2 keeps Thresher's channels-first value order, and Keras's Reshape counts values channels last (give the reshape "order": "channels_last", or Permute around it); nothing was written)";
     const QString mlp = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/mlp.json"));
     QTest::newRow("normalisation") << mlp << true << int(ExportFormat::Keras)
                                    << "mlp.thr: the model standardizes its inputs, and a Keras export does not write that normalisation "

@@ -118,7 +118,7 @@ void compare_with_onnx_runtime(const model_export::ExportableModel& m, const QSt
     constexpr int kBatch = 7;
     std::mt19937 rng(99);
     std::uniform_real_distribution<float> u(lo, lo < 0 ? -lo : 1.f);
-    std::vector<float> x(kBatch * m.config.input.size());
+    std::vector<float> x(kBatch * m.config.input_size());  // several inputs: side by side in a row
     for (auto& v : x) v = u(rng);
     const auto want = thresher_outputs(m, x, kBatch);
     QVERIFY2(std::ranges::all_of(want, [](float v) { return std::isfinite(v); }), "Thresher's own outputs are not finite");
@@ -127,7 +127,9 @@ void compare_with_onnx_runtime(const model_export::ExportableModel& m, const QSt
     const QString checker = test_support::onnx_checker_errors(path);
     QVERIFY2(checker.isEmpty(), qPrintable("python3-onnx's checker refuses " + path + ": " + checker));
 
-    const auto got = test_support::run_onnx_runtime(path, x, sample_dims(m.config.input), work_dir);
+    QList<QList<int>> input_dims;
+    for (std::size_t k = 0; k < m.config.input_count(); ++k) input_dims << sample_dims(m.config.input_shape(k));
+    const auto got = test_support::run_onnx_runtime(path, x, input_dims, work_dir);
     QVERIFY2(got.ok, qPrintable(got.error));
     QCOMPARE(got.output_dims, (QList<qint64>{kBatch, m.config.output_size()}));
     QCOMPARE(got.outputs.size(), want.size());
@@ -165,6 +167,7 @@ private Q_SLOTS:
     void matches_onnx_runtime();
     void file_keeps_names_shapes_and_metadata();
     void imported_model_keeps_file_names();
+    void several_inputs_and_outputs_named();
     void refused_layer_named_and_nothing_written();
     void too_large_for_one_file_refused();
     void class_names_checked_before_writing();
@@ -191,6 +194,23 @@ void TestOnnxExport::matches_onnx_runtime_data() {
     const QString lenet = resource_model("lenet.json"), mlp = resource_model("mlp.json");
     QVERIFY2(!lenet.isEmpty() && !mlp.isEmpty(), "resources/models/lenet.json and mlp.json not found");
     QTest::newRow("lenet") << lenet << false << 0.f;
+    // Two inputs (a sample row split between them) and two outputs (side by side, main first).
+    QTest::newRow("two inputs, two outputs") << resource_model("two_input.json") << false << 0.f;
+    // Reshape (channels last: NHWC transposes around it; channels first: a plain Reshape) and
+    // permute (Transpose), to images and to features.
+    QTest::newRow("reshape and permute") << QString(R"({"name":"rearrange","input":{"size":6},
+        "layers":[{"type":"dense","name":"d","units":24,"activation":"tanh"},
+                  {"type":"reshape","name":"to_image","shape":{"channels":2,"height":3,"width":4},"order":"channels_last"},
+                  {"type":"convolution","name":"conv","filters":3,"kernel":[2,2],"activation":"relu"},
+                  {"type":"permute","name":"whc","axes":["width","height","channels"]},
+                  {"type":"permute","name":"hcw","axes":["height","channels","width"]},
+                  {"type":"reshape","name":"to_flat","shape":{"size":18},"order":"channels_last"},
+                  {"type":"dense","name":"d2","units":8,"activation":"relu"},
+                  {"type":"reshape","name":"cf","shape":{"channels":2,"height":2,"width":2}},
+                  {"type":"reshape","name":"cl","shape":{"channels":4,"height":1,"width":2},"order":"channels_last"},
+                  {"type":"convolution","name":"conv2","filters":2,"kernel":[1,2],"activation":"tanh"},
+                  {"type":"reshape","name":"cf_flat","shape":{"size":2}},
+                  {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})") << false << -1.f;
     QTest::newRow("lenet, standardized input") << lenet << true << 0.f;
     QTest::newRow("mlp, standardized input") << mlp << true << 0.f;
     // Same padding (uneven: the extra row and column at the end), strides, dilation, explicit
@@ -380,6 +400,23 @@ void TestOnnxExport::file_keeps_names_shapes_and_metadata() {
     QCOMPARE(metadata(model, "thresher.input_shape"), QString("1x28x28"));
     QCOMPARE(metadata(model, "thresher.normalization"), QString("standardize"));
     QCOMPARE(metadata(model, "thresher.output"), QString("probabilities"));
+}
+
+void TestOnnxExport::several_inputs_and_outputs_named() {
+    // One graph input per model input (its own name), one output per model output (its layer's
+    // name, main first), and metadata listing both.
+    const auto m = make_model(resource_model("two_input.json"), "two_input.thr", 5, false);
+    const QString path = dir_.filePath("two_input_names.onnx");
+    model_export::export_model(m, model_export::ExportFormat::Onnx, path.toStdString());
+    const auto model = read_onnx(path);
+    QCOMPARE(model.graph().input_size(), 2);
+    QCOMPARE(model.graph().input(0).name(), std::string("top"));
+    QCOMPARE(model.graph().input(1).name(), std::string("bottom"));
+    QCOMPARE(model.graph().output_size(), 2);
+    QCOMPARE(model.graph().output(0).name(), std::string("predictions"));
+    QCOMPARE(model.graph().output(1).name(), std::string("top_guess"));
+    QCOMPARE(metadata(model, "thresher.inputs"), QString(R"([{"name":"top","shape":"1x14x28"},{"name":"bottom","shape":"1x14x28"}])"));
+    QCOMPARE(metadata(model, "thresher.outputs"), QString(R"([{"name":"predictions","size":10},{"name":"top_guess","size":10}])"));
 }
 
 void TestOnnxExport::imported_model_keeps_file_names() {

@@ -22,6 +22,10 @@ input_layers / output_layers [["name", 0, 0]]; Keras 3's [{"args": [...], "kwarg
 input a serialised KerasTensor ({"class_name": "__keras_tensor__", "config": {"shape", "dtype",
 "keras_history": ["name", 0, 0]}}, a merge layer's inputs in one list argument); the InputLayer
 is then in model.layers (its weight group in the .h5, layers/input_layer/vars in the .keras).
+Several inputs ("input_names", in order) are that many InputLayers first, each in input_layers;
+several outputs ("output_names", main first) are output_layers in that order, and the loss
+(training_config's, compile_config's) a dict with one entry per output name. Keras 3 writes one
+input or output unnested, ["name", 0, 0].
 
 Prints one line per finding and a summary; exits 1 on any finding.
 """
@@ -191,23 +195,32 @@ def check_layers(model_config, keras3, expect, weights_of):
         problem(f"class_name {model_config.get('class_name')}, expected "
                 f"{'Functional' if expect.get('functional') else 'Sequential'}")
     classes = [l["class_name"] for l in keras_layers]
-    if classes[:1] != ["InputLayer"]:
-        problem(f"the first layer is {classes[:1]}, expected InputLayer")
-    input_config = keras_layers[0]["config"]
-    input_name = input_config["name"]
-    rank = len(input_config.get("batch_shape", input_config.get("batch_input_shape", [])))
+    n_inputs = len(expect.get("input_names", [None]))
+    if classes[:n_inputs] != ["InputLayer"] * n_inputs:
+        problem(f"the first layers are {classes[:n_inputs]}, expected {n_inputs} InputLayer(s)")
+    input_names = [l["config"]["name"] for l in keras_layers[:n_inputs]]
+    if "input_names" in expect and input_names != expect["input_names"]:
+        problem(f"inputs {input_names}, expected {expect['input_names']}")
+    input_name = input_names[0]
+    ranks = {l["config"]["name"]: len(l["config"].get("batch_shape", l["config"].get("batch_input_shape", [])))
+             for l in keras_layers[:n_inputs]}
     # What each layer reads: its inbound node in a graph, the layer before in a Sequential.
     reads = []
     if functional:
         cfg = model_config["config"]
-        if keras_layers[0].get("name") != input_name or keras_layers[0].get("inbound_nodes") != []:
-            problem("the InputLayer has no name or has inbound nodes")
+        for l in keras_layers[:n_inputs]:
+            if l.get("name") != l["config"]["name"] or l.get("inbound_nodes") != []:
+                problem("an InputLayer has no name or has inbound nodes")
         for l in keras_layers:
             if l.get("name") != l["config"]["name"]:
                 problem(f"layer name {l.get('name')!r} differs from its config's {l['config']['name']!r}")
-        reads = [inbound_names(l, keras3) for l in keras_layers[1:]]
-        want_in = [input_name, 0, 0] if keras3 else [[input_name, 0, 0]]
-        want_out = [keras_layers[-1]["name"], 0, 0] if keras3 else [[keras_layers[-1]["name"], 0, 0]]
+        reads = [inbound_names(l, keras3) for l in keras_layers[n_inputs:]]
+        outputs = expect.get("output_names", [keras_layers[-1]["name"]])
+
+        def endpoints(names):
+            return [names[0], 0, 0] if keras3 and len(names) == 1 else [[n, 0, 0] for n in names]
+        want_in = endpoints(input_names)
+        want_out = endpoints(outputs)
         if cfg.get("input_layers") != want_in or cfg.get("output_layers") != want_out:
             problem(f"input_layers {cfg.get('input_layers')}, output_layers {cfg.get('output_layers')}: expected "
                     f"{want_in}, {want_out}")
@@ -216,26 +229,30 @@ def check_layers(model_config, keras3, expect, weights_of):
         for l in keras_layers[1:]:
             reads.append([previous])
             previous = l["config"]["name"]
-    keras_layers = keras_layers[1:]
-    classes = classes[1:]
+    keras_layers = keras_layers[n_inputs:]
+    classes = classes[n_inputs:]
     if classes != expect["keras_classes"]:
         problem(f"layer classes {classes}, expected {expect['keras_classes']}")
     names = [l["config"]["name"] for l in keras_layers]
-    if len(set(names + [input_name])) != len(names) + 1:
+    if len(set(names + input_names)) != len(names) + n_inputs:
         problem(f"layer names are not unique: {names}")
     if "keras_names" in expect and names != expect["keras_names"]:
         problem(f"layer names {names}, expected {expect['keras_names']}")
     if "keras_inbound" in expect and reads != expect["keras_inbound"]:
         problem(f"inbound layers {reads}, expected {expect['keras_inbound']}")
     # Whether each tensor is an image: from a 4-D input until a Flatten or a global pooling.
-    image_of = {input_name: rank == 4}
-    class_of = {input_name: "InputLayer"}
+    image_of = {name: rank == 4 for name, rank in ranks.items()}
+    class_of = {name: "InputLayer" for name in input_names}
     position = {}
     for i, l in enumerate(keras_layers):
         sources = [s for s in reads[i] if s in image_of]
         if len(sources) != len(reads[i]) or not sources:
             problem(f"{names[i]} reads {reads[i]}: not all of them come before it")
             image_of[names[i]] = False
+        elif l["class_name"] == "Reshape":  # to [h, w, c] or [n]
+            image_of[names[i]] = len(l["config"]["target_shape"]) == 3
+        elif l["class_name"] == "Permute":
+            image_of[names[i]] = True
         else:
             image_of[names[i]] = image_of[sources[0]] and l["class_name"] not in (
                 "Flatten", "GlobalAveragePooling2D", "GlobalMaxPooling2D")
@@ -266,6 +283,14 @@ def check_layers(model_config, keras3, expect, weights_of):
     return len(keras_layers), arrays, values
 
 
+def check_loss(loss, expect, where):
+    outputs = expect.get("output_names", [])
+    if len(outputs) > 1 and (not isinstance(loss, dict) or list(loss) != outputs):
+        problem(f"{where}: {loss!r}, expected one loss per output {outputs}")
+    if len(outputs) <= 1 and not isinstance(loss, str):
+        problem(f"{where}: {loss!r}, expected the name of one loss")
+
+
 def check_h5(path, expect):
     f = h5py.File(path, "r")
     if not text(f.attrs.get("keras_version", b"")).startswith("2."):
@@ -283,6 +308,7 @@ def check_h5(path, expect):
     for key in ("loss", "optimizer_config", "loss_weights", "metrics"):
         if key not in training:
             problem(f"training_config has no {key}")
+    check_loss(training.get("loss"), expect, "training_config.loss")
     if "class_names" in expect and json.loads(text(f.attrs["class_names"])) != expect["class_names"]:
         problem("class_names differ")
     weights = f["model_weights"]
@@ -293,13 +319,15 @@ def check_h5(path, expect):
     layer_names = text_list(weights.attrs, "layer_names")
     if layer_names != [l["config"]["name"] for l in layers[0 if functional else 1:]]:
         problem(f"layer_names {layer_names} differ from model_config's layers")
+    n_inputs = len(expect.get("input_names", [None]))
     if functional:
-        input_name = layers[0]["config"]["name"]
-        if input_name not in weights or text_list(weights[input_name].attrs, "weight_names"):
-            problem(f"model_weights/{input_name}: the InputLayer's group is missing or holds weights")
+        for layer in layers[:n_inputs]:
+            input_name = layer["config"]["name"]
+            if input_name not in weights or text_list(weights[input_name].attrs, "weight_names"):
+                problem(f"model_weights/{input_name}: the InputLayer's group is missing or holds weights")
 
     def weights_of(i):
-        layer = layers[i + 1]
+        layer = layers[i + n_inputs]
         name = layer["config"]["name"]
         group = weights[name]
         names = text_list(group.attrs, "weight_names")
@@ -331,6 +359,7 @@ def check_keras(path, expect):
         problem("config.json is not a Keras 3 serialised Sequential or Functional model")
     if "compile_config" not in config or "optimizer" not in config["compile_config"]:
         problem("config.json has no compile_config with an optimizer")
+    check_loss(config.get("compile_config", {}).get("loss"), expect, "compile_config.loss")
     layers = config["config"]["layers"]
     for layer in layers:
         if not {"module", "class_name", "config", "registered_name"} <= set(layer):
@@ -344,11 +373,14 @@ def check_keras(path, expect):
     paths = []
     # saving_lib's container state over model.layers (a Functional model's InputLayer first):
     # snake_case class, numbered per class.
+    n_inputs = len(expect.get("input_names", [None]))
     if functional:
-        used["input_layer"] = 0
-        if "layers/input_layer/vars" not in h5 or len(h5["layers/input_layer/vars"]):
-            problem("layers/input_layer/vars is missing or holds weights")
-    for layer in layers[1:]:
+        for k in range(n_inputs):
+            used["input_layer"] = k
+            group = "layers/input_layer" + (f"_{k}" if k else "") + "/vars"
+            if group not in h5 or len(h5[group]):
+                problem(f"{group} is missing or holds weights")
+    for layer in layers[n_inputs:]:
         base = snake_case(layer["class_name"])
         used[base] = used.get(base, -1) + 1
         paths.append("layers/" + (f"{base}_{used[base]}" if used[base] else base) + "/vars")
