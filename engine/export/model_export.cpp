@@ -70,9 +70,10 @@ std::vector<std::string> built_export_formats() {
 
 ExportSummary export_model(const ExportableModel& m, ExportFormat format, const std::string& out_path) {
     check_request(m);
-    // Models with several inputs or outputs (issue 22) train and predict; the writers each
-    // assume one input and one output, so they are refused here until they learn them.
-    if (!m.config.extra_inputs.empty() || m.config.output_layers.size() > 1)
+    // Models with several inputs or outputs (issue 22) train and predict; the Keras and ONNX
+    // writers assume one input and one output, so they are refused here until they learn them
+    // (DL4J's ComputationGraph export writes them).
+    if (format != ExportFormat::Dl4j && (!m.config.extra_inputs.empty() || m.config.output_layers.size() > 1))
         throw ExportError(m.source + ": the model has " + std::to_string(m.config.input_count()) + " inputs and " +
                           std::to_string(m.config.output_layers.size()) +
                           " outputs; export writes models with one input and one output so far; nothing was written");
