@@ -565,7 +565,8 @@ std::optional<Shape> input_type_shape(Place& root, const nlohmann::json& t) {
 
 std::string kUnsupportedVertex(const std::string& cls) {
     return "vertex type " + cls + " is not supported (Thresher imports LayerVertex, ElementWiseVertex (Add, Subtract, "
-           "Product, Average, Max), MergeVertex, SubsetVertex and PreprocessorVertex with CnnToFeedForwardPreProcessor)";
+           "Product, Average, Max), MergeVertex, SubsetVertex, ReshapeVertex ('c' order) and PreprocessorVertex with "
+           "CnnToFeedForwardPreProcessor)";
 }
 
 // Walks the vertices in DL4J's order, each LayerVertex through `read_conf` (the MultiLayer path),
@@ -635,7 +636,7 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
             const auto l = layer_of(c);
             if (!kind_of(l.cls)) layer_place(c, l, scratch).fail(kUnsupportedLayer(l.cls));
         } else if (g.cls != "ElementWiseVertex" && g.cls != "MergeVertex" && g.cls != "SubsetVertex" &&
-                   g.cls != "PreprocessorVertex") {
+                   g.cls != "ReshapeVertex" && g.cls != "PreprocessorVertex") {
             p.fail(kUnsupportedVertex(g.cls));
         }
     }
@@ -737,6 +738,25 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
             if (!from || !to) p.fail("needs \"from\" and \"to\"");
             l.type = LayerType::Subset;
             l.subset = {*from, *to};
+        } else if (g.cls == "ReshapeVertex") {
+            // newShape counts the minibatch first: [mb, n] (flat) or [mb, c, h, w] (NCHW). 'c' order
+            // on NCHW activations is Thresher's channels_first reshape (the same values, a new shape).
+            const auto order = p.string({"reshapeOrder"}).value_or("c");
+            if (order != "c") p.fail("reshapeOrder", "'" + order + "' is not supported (only 'c', counting the values channels first)");
+            const auto* shape = p.array({"newShape"});
+            if (!shape || (shape->size() != 2 && shape->size() != 4))
+                p.fail("newShape", "must be [minibatch, size] or [minibatch, channels, height, width]");
+            std::vector<int> dims;
+            for (std::size_t k = 1; k < shape->size(); ++k) {
+                const auto& d = (*shape)[k];
+                if (!d.is_number_integer() || d.get<long long>() < 1 || d.get<long long>() > (1 << 24))
+                    p.fail("newShape", "every size after the minibatch must be a positive integer, got " + json_summary(d));
+                dims.push_back(d.get<int>());
+            }
+            p.ignore({"maskShape"});
+            l.type = LayerType::Reshape;
+            l.reshape_to = dims.size() == 1 ? Shape{dims[0], 1, 1} : Shape{dims[0], dims[1], dims[2]};
+            l.channels_last_order = false;
         } else {  // PreprocessorVertex
             const auto* pre = p.object({"preProcessor"});
             const auto t = pre ? import::typed(*pre) : std::nullopt;
@@ -812,6 +832,12 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
         m.input = *input.shape;
     } else if (!checks.empty() && checks.front().layer == 0 && (m.layers[0].type == LayerType::Dense || m.layers[0].type == LayerType::Output)) {
         m.input = Shape{checks.front().n_in, 1, 1};
+    } else if (const auto c = std::find_if(checks.begin(), checks.end(), [&](const InputCheck& c) {
+                   const auto& l = m.layers[c.layer];
+                   return l.inputs.size() == 1 && l.inputs[0] == m.input_name && (l.type == LayerType::Dense || l.type == LayerType::Output);
+               });
+               !m.extra_inputs.empty() && c != checks.end()) {
+        m.input = Shape{c->n_in, 1, 1};  // several inputs: a dense layer that reads the first
     } else {
         root.fail("cannot tell the input shape: no networkInputTypes (DL4J writes them for setInputTypes(...)), no "
                   "FeedForwardToCnn preprocessor on the input, and the first layer is not a dense layer with an nIn");

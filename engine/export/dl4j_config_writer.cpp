@@ -437,6 +437,7 @@ struct Plan {
     std::vector<std::string> topological;
     std::vector<int> topological_index;
     std::vector<std::size_t> layer_order;  // Thresher layers in DL4J's flattening order
+    std::vector<std::string> network_inputs, network_outputs;  // a graph's, in the model's order
 };
 
 // A layer stack as a MultiLayerConfiguration, or a Dl4jRefusal naming the first layer DL4J
@@ -462,20 +463,31 @@ Plan plan_stack(const ExportableModel& em) {
 }
 
 // A graph as a ComputationGraphConfiguration: one vertex per layer, in the model's order (a
-// LayerVertex, or ElementWiseVertex / MergeVertex / SubsetVertex), named as the model names its
-// layers ("layer<i>" for an unnamed one). The input is fed as DL4J's convolutionalFlat input
-// type feeds it: flat rows, a FeedForwardToCnnPreProcessor on each layer that reads it as an
-// image (a dense layer reads the C·H·W features as they are) and a PreprocessorVertex
-// "<input>_image" in front of the vertices that read it. DL4J flattens the parameters in its
-// topological order of these vertices (dl4j_graph.h, the importer's emulation of
+// LayerVertex, or ElementWiseVertex / MergeVertex / SubsetVertex / ReshapeVertex), named as the
+// model names its layers ("layer<i>" for an unnamed one). Each image input is fed as DL4J's
+// convolutionalFlat input type feeds it: flat rows, a FeedForwardToCnnPreProcessor on each layer
+// that reads it as an image (a dense layer reads the C·H·W features as they are) and a
+// PreprocessorVertex "<input>_image" in front of the vertices that read it. networkInputs are the
+// model's inputs in order (DL4J numbers them 0.. before the vertices), networkOutputs its outputs
+// in output_layers order. DL4J flattens the parameters in its topological order of these vertices
+// from all the inputs (dl4j_graph.h, the importer's emulation of
 // ComputationGraph.calculateIndices), written down as topologicalOrder(Str) as DL4J caches it.
+// Worked example, the two-input template: networkInputs [top, bottom], vertices top_conv 2 ...
+// predictions 9, networkOutputs [predictions, top_guess] (its "outputs" order), each OutputLayer
+// with its own lossFn.
 Plan plan_graph(const ExportableModel& em) {
     const auto& m = em.config;
     Plan out;
     out.graph = true;
     const std::size_t n = m.layers.size();
-    const std::string input = m.input_name.empty() ? "input" : m.input_name;
-    std::set<std::string> taken{input};
+    const std::size_t n_inputs = m.input_count();
+    // networkInputs: the model's inputs in order (input 0 first).
+    std::vector<std::string> net_inputs(n_inputs);
+    for (std::size_t k = 0; k < n_inputs; ++k) {
+        net_inputs[k] = m.input_name_of(k);
+        if (net_inputs[k].empty()) net_inputs[k] = k == 0 ? "input" : "input" + std::to_string(k);
+    }
+    std::set<std::string> taken(net_inputs.begin(), net_inputs.end());
     std::vector<std::string> names(n);
     for (std::size_t i = 0; i < n; ++i) taken.insert(m.layers[i].name);
     for (std::size_t i = 0; i < n; ++i) {
@@ -486,19 +498,35 @@ Plan plan_graph(const ExportableModel& em) {
             taken.insert(names[i]);
         }
     }
-    const bool input_image = !m.input.flat();
-    std::string image_input;  // the PreprocessorVertex's name, when a vertex reads the image input
+    // Each image input is fed flat (convolutionalFlat); the vertices that read it read a
+    // PreprocessorVertex "<input>_image" in front of them (one per image input read by a vertex).
+    std::vector<bool> input_image(n_inputs);
+    for (std::size_t k = 0; k < n_inputs; ++k) input_image[k] = !m.input_shape(k).flat();
+    std::vector<std::string> image_input(n_inputs);
+    std::vector<bool> input_read(n_inputs, false), input_shape_kept(n_inputs, false);
     for (std::size_t i = 0; i < n; ++i)
-        if (input_image && config::is_vertex(m.layers[i].type))
-            for (int s : m.layers[i].sources)
-                if (s == LayerConfig::kModelInput && image_input.empty()) {
-                    image_input = input + "_image";
-                    while (taken.count(image_input)) image_input += "_";
-                    out.vertex_names.push_back(image_input);
-                    out.vertices[image_input] = {{"@class", "org.deeplearning4j.nn.conf.graph.PreprocessorVertex"},
-                                                 {"preProcessor", feed_forward_to_cnn(m.input)}};
-                    out.vertex_inputs[image_input] = json::array({input});
-                }
+        for (int s : m.layers[i].sources) {
+            if (s >= 0) continue;
+            const std::size_t k = LayerConfig::input_index(s);
+            input_read[k] = true;
+            if (!config::is_vertex(m.layers[i].type)) input_shape_kept[k] = true;  // a preprocessor or a dense nIn states it
+            if (!input_image[k] || !config::is_vertex(m.layers[i].type) || !image_input[k].empty()) continue;
+            image_input[k] = net_inputs[k] + "_image";
+            while (taken.count(image_input[k])) image_input[k] += "_";
+            taken.insert(image_input[k]);
+            out.vertex_names.push_back(image_input[k]);
+            out.vertices[image_input[k]] = {{"@class", "org.deeplearning4j.nn.conf.graph.PreprocessorVertex"},
+                                            {"preProcessor", feed_forward_to_cnn(m.input_shape(k))}};
+            out.vertex_inputs[image_input[k]] = json::array({net_inputs[k]});
+            input_shape_kept[k] = true;
+        }
+    // The importer finds a further input's shape in a preprocessor or a dense layer's nIn; a flat
+    // input only vertices read keeps none in DL4J's configuration.
+    for (std::size_t k = 0; k < n_inputs; ++k)
+        if (!input_read[k] || !input_shape_kept[k])
+            throw Dl4jRefusal{"input \"" + net_inputs[k] + "\": " +
+                              (input_read[k] ? std::string("only vertices read these flat features, and DL4J's configuration would keep no size for it")
+                                             : std::string("no layer reads it"))};
     std::vector<bool> image(n, false);
     const std::string pg = "org.deeplearning4j.nn.conf.graph.";
     for (std::size_t i = 0; i < n; ++i) {
@@ -506,18 +534,23 @@ Plan plan_graph(const ExportableModel& em) {
         json inputs = json::array();
         std::vector<bool> ranks;
         for (int s : l.sources) {
-            const bool model_input = s == LayerConfig::kModelInput;
-            if (model_input && config::is_vertex(l.type) && input_image) inputs.push_back(image_input);
-            else inputs.push_back(model_input ? input : names[static_cast<std::size_t>(s)]);
-            ranks.push_back(model_input ? (input_image && config::is_vertex(l.type)) : image[static_cast<std::size_t>(s)]);
+            if (s >= 0) {
+                inputs.push_back(names[static_cast<std::size_t>(s)]);
+                ranks.push_back(image[static_cast<std::size_t>(s)]);
+                continue;
+            }
+            const std::size_t k = LayerConfig::input_index(s);
+            const bool as_image = input_image[k] && config::is_vertex(l.type);
+            inputs.push_back(as_image ? image_input[k] : net_inputs[k]);
+            ranks.push_back(as_image);
         }
         out.vertex_names.push_back(names[i]);
         out.vertex_inputs[names[i]] = inputs;
         if (!config::is_vertex(l.type)) {
             bool img = ranks.empty() ? false : ranks[0];
             json pre = nullptr;
-            if (l.sources.size() == 1 && l.sources[0] == LayerConfig::kModelInput && input_image && !is_dense(l)) {
-                pre = feed_forward_to_cnn(m.input);  // setInputTypes(convolutionalFlat(h, w, c))
+            if (l.sources.size() == 1 && l.sources[0] < 0 && input_image[LayerConfig::input_index(l.sources[0])] && !is_dense(l)) {
+                pre = feed_forward_to_cnn(m.input_shape(LayerConfig::input_index(l.sources[0])));  // convolutionalFlat(h, w, c)
                 img = true;
             }
             auto d = layer_conf(em, i, img, names[i]);
@@ -541,16 +574,36 @@ Plan plan_graph(const ExportableModel& em) {
             case LayerType::Maximum: v = {{"@class", pg + "ElementWiseVertex"}, {"op", "Max"}}; break;
             case LayerType::Concatenate: v = {{"@class", pg + "MergeVertex"}}; break;  // along dimension 1
             case LayerType::Subset: v = {{"@class", pg + "SubsetVertex"}, {"from", l.subset[0]}, {"to", l.subset[1]}}; break;
+            case LayerType::Reshape: {
+                // ReshapeVertex reshapes the NCHW activations in 'c' order: Thresher's channels_first
+                // (the same values, a new shape). newShape counts the minibatch first.
+                if (l.channels_last_order)
+                    throw Dl4jRefusal{layer_label(m, i) + ": DL4J cannot express this layer: reshape with order channels_last "
+                                      "(DL4J's ReshapeVertex counts the values channels first)"};
+                const auto& t = l.reshape_to;
+                v = {{"@class", pg + "ReshapeVertex"}, {"maskShape", nullptr}, {"reshapeOrder", "c"},
+                     {"newShape", t.flat() ? json::array({-1, t.c}) : json::array({-1, t.c, t.h, t.w})}};
+                image[i] = !t.flat();
+                break;
+            }
+            case LayerType::Permute:
+                throw Dl4jRefusal{layer_label(m, i) + ": DL4J cannot express this layer: DL4J has no vertex that permutes "
+                                  "channels, height and width"};
             default: throw Dl4jRefusal{layer_label(m, i) + ": DL4J cannot express this layer: it has no DL4J vertex"};
         }
         out.vertices[names[i]] = v;
     }
-    // DL4J's numbering: the network input, then the vertices in the order written.
+    // networkOutputs in the model's output order (the main output first).
+    out.network_inputs = net_inputs;
+    for (std::size_t o : m.output_layers) out.network_outputs.push_back(names[o]);
+    if (out.network_outputs.empty()) out.network_outputs.push_back(names.back());
+    // DL4J's numbering: the network inputs, then the vertices in the order written.
     std::vector<std::pair<std::string, std::vector<std::string>>> listed;
     for (const auto& name : out.vertex_names) listed.emplace_back(name, out.vertex_inputs[name].get<std::vector<std::string>>());
-    out.topological = config::dl4j_topological_order({input}, listed);
-    std::map<std::string, int> index{{input, 0}};
-    for (std::size_t k = 0; k < out.vertex_names.size(); ++k) index[out.vertex_names[k]] = static_cast<int>(k + 1);
+    out.topological = config::dl4j_topological_order(net_inputs, listed);
+    std::map<std::string, int> index;
+    for (std::size_t k = 0; k < n_inputs; ++k) index[net_inputs[k]] = static_cast<int>(k);
+    for (std::size_t k = 0; k < out.vertex_names.size(); ++k) index[out.vertex_names[k]] = static_cast<int>(n_inputs + k);
     std::map<std::string, std::size_t> layer_of;
     for (std::size_t i = 0; i < n; ++i) layer_of[names[i]] = i;
     for (const auto& name : out.topological) {
@@ -616,9 +669,8 @@ nlohmann::json dl4j_configuration(const ExportableModel& m) {
                                       {"iterationCount", m.iterations}, {"layer", nullptr}, {"maxNumLineSearchIterations", 5},
                                       {"miniBatch", true}, {"minimize", true}, {"optimizationAlgo", "STOCHASTIC_GRADIENT_DESCENT"},
                                       {"seed", cfg.seed}, {"stepFunction", nullptr}, {"variables", json::array()}};
-    const std::string input = cfg.input_name.empty() ? "input" : cfg.input_name;
-    common["networkInputs"] = json::array({input});
-    common["networkOutputs"] = json::array({p.vertex_names.back()});
+    common["networkInputs"] = p.network_inputs;
+    common["networkOutputs"] = p.network_outputs;
     common["topologicalOrder"] = p.topological_index;
     common["topologicalOrderStr"] = p.topological;
     common["vertexInputs"] = std::move(p.vertex_inputs);

@@ -70,12 +70,6 @@ std::vector<std::string> built_export_formats() {
 
 ExportSummary export_model(const ExportableModel& m, ExportFormat format, const std::string& out_path) {
     check_request(m);
-    // Models with several inputs or outputs (issue 22) train and predict; the Keras and ONNX
-    // writers write them, the DL4J writer is refused here until it learns them.
-    if (format == ExportFormat::Dl4j && (!m.config.extra_inputs.empty() || m.config.output_layers.size() > 1))
-        throw ExportError(m.source + ": the model has " + std::to_string(m.config.input_count()) + " inputs and " +
-                          std::to_string(m.config.output_layers.size()) +
-                          " outputs; export writes models with one input and one output so far; nothing was written");
     switch (format) {
         case ExportFormat::Onnx: {
             if (auto why = onnx_refusal(m.config)) throw ExportError(m.source + ": " + *why + "; nothing was written");

@@ -374,6 +374,8 @@ void TestEngineExport::dl4j_carries_normalised_inputs() {
 void TestEngineExport::dl4j_graph_and_convolutions_predict_as_the_model_data() {
     QTest::addColumn<QString>("model");  // a template name, or a Thresher config's JSON text after "json:"
     QTest::newRow("resnet (a ComputationGraph)") << "resnet";
+    // Two image inputs, two outputs: predict prints the main output and output_values for both.
+    QTest::newRow("two_input (two inputs, two outputs)") << "two_input";
     QTest::newRow("every vertex on images") << R"(json:{"name":"vertices","input":{"channels":1,"height":28,"width":28},
         "layers":[{"type":"convolution","name":"a","filters":4,"kernel":[3,3],"mode":"same","activation":"tanh"},
                   {"type":"convolution","name":"b","inputs":"input","filters":4,"kernel":[1,1],"activation":"sigmoid"},
@@ -432,6 +434,8 @@ void TestEngineExport::dl4j_graph_and_convolutions_predict_as_the_model() {
     QCOMPARE(got.events.size(), want.events.size());
     QCOMPARE(got.events.size(), kRows);
     for (qsizetype r = 0; r < want.events.size(); ++r) QCOMPARE(got.events[r], want.events[r]);
+    if (model == "two_input")  // every output by name, in the model's order, from the zip too
+        QCOMPARE(got.events[0]["output_values"].toObject().keys(), (QStringList{"predictions", "top_guess"}));
     qInfo("%s: %lld bytes, predict prints the same %d lines from the zip", qPrintable(tag),
           static_cast<long long>(QFileInfo(out).size()), kRows);
 }

@@ -535,12 +535,6 @@ void TestKerasExport::refused_layer_named_and_nothing_written_data() {
                   {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
     QTest::newRow("strided dilated transposed convolution") << transposed << false << int(ExportFormat::Keras)
         << R"(tdil.thr: layers[0] (transposed_convolution "up"): Keras cannot express this layer: strides above 1 together with a dilation above 1 (Keras's Conv2DTranspose allows one or the other); nothing was written)";
-    // Several inputs and outputs (the two-input template): Keras and ONNX write them (round_trip,
-    // test_onnx_export), DL4J not yet.
-    const QString two = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/two_input.json"));
-    QTest::newRow("two inputs, two outputs, dl4j") << two << false << int(ExportFormat::Dl4j)
-        << "two_input.thr: the model has 2 inputs and 2 outputs; export writes models with one input and one output so far; "
-           "nothing was written";
     // A channels-first reshape that moves values (Keras's Reshape counts channels last).
     const QString cf = R"({"name":"cfirst","input":{"channels":2,"height":3,"width":4},
         "layers":[{"type":"reshape","name":"r","shape":{"channels":4,"height":3,"width":2}},
