@@ -27,14 +27,25 @@ public:
                           float* grads) = 0;
 };
 
+// The layouts of a layer's input and output images: Native only where the network chose the
+// backend's own layout (Network::choose_layouts); convolution, pooling and batch norm pass them to
+// the backend, element-wise layers need not know.
+struct ImageLayouts {
+    backend::ImageLayout in = backend::ImageLayout::Plain, out = backend::ImageLayout::Plain;
+};
+
 // `index` is the layer's position (for seeds); the last layer's backward receives dL/dz of its
 // pre-activation (the loss folds the activation in), other layers receive dL/dy.
-std::unique_ptr<LayerStep> plan_layer(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch);
+std::unique_ptr<LayerStep> plan_layer(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch,
+                                      ImageLayouts = {});
 
 std::unique_ptr<LayerStep> plan_dense(backend::Backend&, const config::LayerConfig&, int batch);
-std::unique_ptr<LayerStep> plan_convolution(backend::Backend&, const config::LayerConfig&, int batch);
-std::unique_ptr<LayerStep> plan_subsampling(backend::Backend&, const config::LayerConfig&, int batch);
-std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend&, const config::LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_convolution(backend::Backend&, const config::LayerConfig&, int batch,
+                                            ImageLayouts = {});
+std::unique_ptr<LayerStep> plan_subsampling(backend::Backend&, const config::LayerConfig&, int batch,
+                                            ImageLayouts = {});
+std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend&, const config::LayerConfig&, int batch,
+                                            ImageLayouts = {});
 std::unique_ptr<LayerStep> plan_prelu(backend::Backend&, const config::LayerConfig&, int batch);
 std::unique_ptr<LayerStep> plan_activation(backend::Backend&, const config::LayerConfig&, int batch);
 // Zero padding, cropping and upsampling layers.

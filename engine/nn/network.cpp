@@ -36,6 +36,7 @@ Network::Network(config::ModelConfig config, backend::Backend& backend)
     state_ = backend::Buffer(backend_, state);
     schedule_backward();
     schedule_inference();
+    choose_layouts();
     init_params(config_.seed);
 }
 
@@ -92,6 +93,65 @@ void Network::schedule_inference() {
                 std::find(free.begin(), free.end(), infer_slot_[static_cast<std::size_t>(s)]) == free.end())
                 free.push_back(infer_slot_[static_cast<std::size_t>(s)]);
     }
+}
+
+void Network::choose_layouts() {
+    // Convolutions, batch norm and pooling can read and write the backend's native layout; the
+    // element-wise layers and vertices (and batch norm, per channel) keep their input's layout,
+    // so a tensor and everything joined to it element-wise form one group that is native or not
+    // as a whole. A group is native when every tensor in it comes from and goes only to such
+    // layers, has a channel count the backend takes, and is neither the model's input nor its
+    // output. A ResNet's conv/bn/relu/add chain goes native; the flattening into a dense layer,
+    // concatenation, padding and the like keep NCHW, so their code never sees another layout.
+    using config::LayerType;
+    const auto& layers = config_.layers;
+    const std::size_t n = layers.size();
+    native_.assign(n, false);
+    auto keeps_layout = [](const config::LayerConfig& l) {
+        switch (l.type) {
+            case LayerType::Activation: return l.activation.kind != backend::Activation::Softmax;  // softmax is per row
+            case LayerType::BatchNorm:
+            case LayerType::Add:
+            case LayerType::Subtract:
+            case LayerType::Multiply:
+            case LayerType::Average:
+            case LayerType::Maximum: return true;
+            default: return false;
+        }
+    };
+    auto handles_native = [&](const config::LayerConfig& l) {
+        return keeps_layout(l) || l.type == LayerType::Convolution || l.type == LayerType::Subsampling;
+    };
+    std::vector<std::size_t> group(n);
+    for (std::size_t i = 0; i < n; ++i) group[i] = i;
+    auto find = [&](std::size_t i) {
+        while (group[i] != i) i = group[i] = group[group[i]];
+        return i;
+    };
+    std::vector<bool> ok(n, true);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& l = layers[i];
+        const auto& s = l.out_shape;
+        if (!handles_native(l) || i + 1 == n || !backend_.native_image_layout(s.c)) ok[i] = false;
+        for (int src : l.sources) {
+            if (src == config::LayerConfig::kModelInput) {
+                if (keeps_layout(l)) ok[i] = false;
+                continue;
+            }
+            const auto k = static_cast<std::size_t>(src);
+            if (!handles_native(l)) ok[k] = false;  // a reader that wants NCHW
+            if (keeps_layout(l)) group[find(k)] = find(i);
+        }
+    }
+    std::vector<bool> group_ok(n, true);
+    for (std::size_t i = 0; i < n; ++i)
+        if (!ok[i]) group_ok[find(i)] = false;
+    for (std::size_t i = 0; i < n; ++i) native_[i] = group_ok[find(i)];
+}
+
+backend::ImageLayout Network::layout_of(int source) const {
+    return source >= 0 && native_[static_cast<std::size_t>(source)] ? backend::ImageLayout::Native
+                                                                     : backend::ImageLayout::Plain;
 }
 
 float* Network::output_of(std::size_t layer, backend::Mode mode) {
@@ -180,7 +240,8 @@ Network::Plan& Network::plan(int batch, backend::Mode mode) {
             p.layers.push_back(nullptr);
             p.vertices.push_back(plan_vertex(backend_, l, in, batch));
         } else {
-            p.layers.push_back(plan_layer(backend_, l, i, batch));
+            p.layers.push_back(plan_layer(backend_, l, i, batch,
+                                          {layout_of(l.sources[0]), layout_of(static_cast<int>(i))}));
             p.vertices.push_back(nullptr);
         }
     }

@@ -92,6 +92,9 @@ private:
     };
     void schedule_backward();
     void schedule_inference();
+    // Which layer outputs live in the backend's native image layout (backend.h ImageLayout).
+    void choose_layouts();
+    backend::ImageLayout layout_of(int source) const;
     // The steps for `batch`, with the buffers `mode` needs sized for it.
     Plan& plan(int batch, backend::Mode mode);
     // Where layer `layer`'s output lives in `mode` (training: its own buffer; inference: a pooled one).
@@ -120,6 +123,7 @@ private:
     std::vector<int> infer_slot_;
     int infer_slot_count_ = 0, infer_capacity_ = 0;
     std::vector<backend::Buffer> infer_;
+    std::vector<bool> native_;               // layer i's output (and its gradient) in the native layout
     const float* input_ = nullptr;           // staged features of the current batch
     std::vector<float> host_out_, host_delta_;
 };

@@ -15,7 +15,7 @@ using dnnl::prop_kind;
 class CpuBatchNormOp final : public BatchNormOp {
 public:
     CpuBatchNormOp(DnnlContext& ctx, const BatchNormDesc& d) : ctx_(ctx) {
-        const auto data = f32_desc({d.batch, d.c, d.h, d.w}, tag::nchw);
+        const auto data = image_desc(d.batch, d.c, d.h, d.w, d.layout);
         const auto chan = f32_desc({d.c}, tag::x);
         const auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
         dnnl_call("planning batch normalization", [&] {
