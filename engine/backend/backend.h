@@ -80,6 +80,8 @@ struct BatchNormDesc {
     int batch = 0, c = 0, h = 1, w = 1;  // per-channel statistics over N*H*W
     float eps = 1e-5f;
     ImageLayout layout = ImageLayout::Plain;  // of x, y and their gradients
+    // y = max(0, bn(x)), and backward takes dL/dy of that (Backend::has_batch_norm_relu).
+    bool relu = false;
 };
 
 // A PReLU over an NCHW tensor: y = x for x > 0, alpha·x otherwise, with one alpha per
@@ -187,6 +189,11 @@ public:
     virtual void multiply(const float* a, const float* b, float* out, std::size_t count) = 0;
     // y += alpha * x
     virtual void axpy(float alpha, const float* x, float* y, std::size_t count) = 0;
+    // y = a + b; y may be a but not b.
+    virtual void add(const float* a, const float* b, float* y, std::size_t count) {
+        copy(y, a, count);
+        axpy(1.f, b, y, count);
+    }
     // Graph vertices. Strided copy: `rows` runs of `width` floats, read `src_pitch` apart and
     // written `dst_pitch` apart (concatenating or taking a subset of NCHW channels: one run per
     // sample). Regions must not overlap.
@@ -206,6 +213,8 @@ public:
     // Whether this backend takes ImageLayout::Native for images of `channels` channels in
     // ConvDesc (non-transposed), BatchNormDesc and PoolDesc.
     virtual bool native_image_layout(int channels) const { return false; }
+    // Whether make_batch_norm() plans BatchNormDesc::relu.
+    virtual bool has_batch_norm_relu() const { return false; }
     // Whether make_conv() plans transposed convolutions (ConvDesc::transposed).
     virtual bool has_transposed_conv() const { return false; }
     virtual void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* y);

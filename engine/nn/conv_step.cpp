@@ -9,7 +9,7 @@ namespace {
 
 class ConvStep final : public LayerStep {
 public:
-    ConvStep(backend::Backend& be, const config::LayerConfig& l, int batch, ImageLayouts io)
+    ConvStep(backend::Backend& be, const config::LayerConfig& l, int batch, StepPlan io)
         : be_(be), act_(l.activation), batch_(batch), out_size_(static_cast<int>(l.out_shape.size())),
           bias_offset_(l.blocks[1].offset) {
         backend::ConvDesc d;
@@ -114,7 +114,7 @@ private:
 
 class PoolStep final : public LayerStep {
 public:
-    PoolStep(backend::Backend& be, const config::LayerConfig& l, int batch, ImageLayouts io) {
+    PoolStep(backend::Backend& be, const config::LayerConfig& l, int batch, StepPlan io) {
         backend::PoolDesc d;
         d.batch = batch;
         d.c = l.in_shape.c, d.in_h = l.in_shape.h, d.in_w = l.in_shape.w;
@@ -139,7 +139,7 @@ private:
 }  // namespace
 
 std::unique_ptr<LayerStep> plan_convolution(backend::Backend& be, const config::LayerConfig& l, int batch,
-                                            ImageLayouts io) {
+                                            StepPlan io) {
     // The separable convolution's two steps stay plain (Network::choose_layouts never picks Native
     // around it).
     if (l.type == config::LayerType::SeparableConvolution) return std::make_unique<SeparableConvStep>(be, l, batch);
@@ -147,7 +147,7 @@ std::unique_ptr<LayerStep> plan_convolution(backend::Backend& be, const config::
 }
 
 std::unique_ptr<LayerStep> plan_subsampling(backend::Backend& be, const config::LayerConfig& l, int batch,
-                                            ImageLayouts io) {
+                                            StepPlan io) {
     return std::make_unique<PoolStep>(be, l, batch, io);
 }
 

@@ -37,6 +37,7 @@ Network::Network(config::ModelConfig config, backend::Backend& backend)
     schedule_backward();
     schedule_inference();
     choose_layouts();
+    choose_fusions();
     init_params(config_.seed);
 }
 
@@ -149,13 +150,37 @@ void Network::choose_layouts() {
     for (std::size_t i = 0; i < n; ++i) native_[i] = group_ok[find(i)];
 }
 
+void Network::choose_fusions() {
+    // A batch norm whose only reader is a ReLU layer applies the ReLU itself (one pass instead of
+    // two, and a mask instead of the ReLU's backward pass); the ReLU layer then shares its
+    // output in training (inference keeps separate buffers: a pooled slot may be reused).
+    const auto& layers = config_.layers;
+    const std::size_t n = layers.size();
+    shares_output_.assign(n, -1);
+    if (!backend_.has_batch_norm_relu()) return;
+    std::vector<int> readers(n, 0);
+    for (const auto& l : layers)
+        for (int s : l.sources)
+            if (s >= 0) ++readers[static_cast<std::size_t>(s)];
+    for (std::size_t j = 0; j + 1 < n; ++j) {
+        const auto& l = layers[j];
+        if (l.type != config::LayerType::Activation || l.activation.kind != backend::Activation::Relu ||
+            l.sources.size() != 1 || l.sources[0] < 0)
+            continue;
+        const auto i = static_cast<std::size_t>(l.sources[0]);
+        if (layers[i].type == config::LayerType::BatchNorm && readers[i] == 1 && shares_output_[i] < 0)
+            shares_output_[j] = static_cast<int>(i);
+    }
+}
+
 backend::ImageLayout Network::layout_of(int source) const {
     return source >= 0 && native_[static_cast<std::size_t>(source)] ? backend::ImageLayout::Native
                                                                      : backend::ImageLayout::Plain;
 }
 
 float* Network::output_of(std::size_t layer, backend::Mode mode) {
-    if (mode == backend::Mode::Training) return acts_[layer].data();
+    if (mode == backend::Mode::Training)
+        return acts_[shares_output_[layer] < 0 ? layer : static_cast<std::size_t>(shares_output_[layer])].data();
     return infer_[static_cast<std::size_t>(infer_slot_[layer])].data();
 }
 
@@ -214,8 +239,10 @@ Network::Plan& Network::plan(int batch, backend::Mode mode) {
     // the outputs still to be read, so evaluating in large batches stays small.
     if (mode == backend::Mode::Training && batch > capacity_) {
         acts_.clear();
-        for (const auto& l : config_.layers)
-            acts_.emplace_back(backend_, static_cast<std::size_t>(batch) * l.out_shape.size());
+        for (std::size_t i = 0; i < config_.layers.size(); ++i)
+            acts_.emplace_back(backend_, shares_output_[i] < 0
+                                             ? static_cast<std::size_t>(batch) * config_.layers[i].out_shape.size()
+                                             : 0);
         deltas_.clear();
         scratch_.clear();
         for (int s = 0; s < slot_count_; ++s) deltas_.emplace_back(backend_, size);
@@ -240,8 +267,11 @@ Network::Plan& Network::plan(int batch, backend::Mode mode) {
             p.layers.push_back(nullptr);
             p.vertices.push_back(plan_vertex(backend_, l, in, batch));
         } else {
-            p.layers.push_back(plan_layer(backend_, l, i, batch,
-                                          {layout_of(l.sources[0]), layout_of(static_cast<int>(i))}));
+            StepPlan sp{layout_of(l.sources[0]), layout_of(static_cast<int>(i))};
+            sp.relu_done = shares_output_[i] >= 0;
+            sp.fuse_relu = std::find(shares_output_.begin(), shares_output_.end(), static_cast<int>(i)) !=
+                           shares_output_.end();
+            p.layers.push_back(plan_layer(backend_, l, i, batch, sp));
             p.vertices.push_back(nullptr);
         }
     }
@@ -304,8 +334,9 @@ double Network::compute_gradients(const float* features, const float* targets, i
             else if (t.scratch >= 0) dxs.push_back(scratch_[static_cast<std::size_t>(t.scratch)].data());
             else dxs.push_back(deltas_[static_cast<std::size_t>(delta_slot_[static_cast<std::size_t>(s)])].data());
         }
-        if (p.vertices[i]) p.vertices[i]->backward(xs, acts_[i].data(), dy, dxs);
-        else p.layers[i]->backward(params_.data() + l.param_offset, xs[0], acts_[i].data(), dy, dxs[0],
+        float* y = output_of(i, backend::Mode::Training);
+        if (p.vertices[i]) p.vertices[i]->backward(xs, y, dy, dxs);
+        else p.layers[i]->backward(params_.data() + l.param_offset, xs[0], y, dy, dxs[0],
                                    grads_.data() + l.param_offset);
         // A tensor read by several layers: its gradient is the sum of what each reader sends.
         for (std::size_t k = 0; k < l.sources.size(); ++k) {

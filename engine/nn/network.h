@@ -94,6 +94,8 @@ private:
     void schedule_inference();
     // Which layer outputs live in the backend's native image layout (backend.h ImageLayout).
     void choose_layouts();
+    // Which batch norms apply the ReLU layer after them (StepPlan::fuse_relu).
+    void choose_fusions();
     backend::ImageLayout layout_of(int source) const;
     // The steps for `batch`, with the buffers `mode` needs sized for it.
     Plan& plan(int batch, backend::Mode mode);
@@ -124,6 +126,9 @@ private:
     int infer_slot_count_ = 0, infer_capacity_ = 0;
     std::vector<backend::Buffer> infer_;
     std::vector<bool> native_;               // layer i's output (and its gradient) in the native layout
+    // Training: layer i's output is layer shares_output_[i]'s (a ReLU fused into the batch norm
+    // before it), or its own (-1).
+    std::vector<int> shares_output_;
     const float* input_ = nullptr;           // staged features of the current batch
     std::vector<float> host_out_, host_delta_;
 };

@@ -98,6 +98,7 @@ public:
     }
     bool has_prelu() const override { return true; }
     bool has_transposed_conv() const override { return true; }
+    bool has_batch_norm_relu() const override { return true; }
     bool native_image_layout(int channels) const override { return native_layout_for(channels); }
     void prelu_forward(const PReluDesc& d, const float* x, const float* alpha, float* y) override {
         cpu::prelu_forward(d, x, alpha, y);
@@ -117,6 +118,10 @@ public:
     void axpy(float alpha, const float* x, float* y, std::size_t n) override {
 #pragma omp parallel for simd if (n > (1u << 15))
         for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+    }
+    void add(const float* a, const float* b, float* y, std::size_t n) override {
+#pragma omp parallel for simd if (n > (1u << 15))
+        for (std::size_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
     }
     void copy_rows(float* dst, std::size_t dst_pitch, const float* src, std::size_t src_pitch, std::size_t width,
                    std::size_t rows) override {

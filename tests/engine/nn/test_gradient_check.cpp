@@ -257,6 +257,16 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("batch norm on dense")
         << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"identity\"},{\"type\":\"batch_norm\"},"
                        "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}", softmax) << true;
+    // A ReLU layer that alone reads a batch norm: the CPU backend applies it inside the batch norm
+    // (fuse_norm_relu) and passes the gradient through the ReLU layer.
+    QTest::newRow("batch norm then relu layer (fused)")
+        << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[3,3],\"activation\":\"identity\"},"
+                        "{\"type\":\"batch_norm\"},{\"type\":\"activation\",\"activation\":\"relu\"},"
+                        "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}", softmax) << true;
+    QTest::newRow("batch norm then relu on dense (fused)")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"identity\"},{\"type\":\"batch_norm\"},"
+                       "{\"type\":\"activation\",\"activation\":\"relu\"},"
+                       "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}", softmax) << true;
     QTest::newRow("dropout")
         << model(flat, "{\"type\":\"dense\",\"units\":8,\"activation\":\"tanh\"},{\"type\":\"dropout\",\"retain\":0.6}", softmax) << true;
     // PReLU: the alpha gradients (one per unit, per channel, per position) as well as the input's.
