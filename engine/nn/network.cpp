@@ -153,7 +153,9 @@ void Network::choose_layouts() {
 void Network::choose_fusions() {
     // A batch norm whose only reader is a ReLU layer applies the ReLU itself (one pass instead of
     // two, and a mask instead of the ReLU's backward pass); the ReLU layer then shares its
-    // output in training (inference keeps separate buffers: a pooled slot may be reused).
+    // output in training (inference keeps separate buffers: a pooled slot may be reused). Only
+    // in the native layout: on NCHW, oneDNN's fused batch norm is slower than the two passes
+    // (bench/README.md).
     const auto& layers = config_.layers;
     const std::size_t n = layers.size();
     shares_output_.assign(n, -1);
@@ -168,7 +170,7 @@ void Network::choose_fusions() {
             l.sources.size() != 1 || l.sources[0] < 0)
             continue;
         const auto i = static_cast<std::size_t>(l.sources[0]);
-        if (layers[i].type == config::LayerType::BatchNorm && readers[i] == 1 && shares_output_[i] < 0)
+        if (layers[i].type == config::LayerType::BatchNorm && readers[i] == 1 && native_[i])
             shares_output_[j] = static_cast<int>(i);
     }
 }

@@ -257,13 +257,14 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("batch norm on dense")
         << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"identity\"},{\"type\":\"batch_norm\"},"
                        "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}", softmax) << true;
-    // A ReLU layer that alone reads a batch norm: the CPU backend applies it inside the batch norm
-    // (fuse_norm_relu) and passes the gradient through the ReLU layer.
-    QTest::newRow("batch norm then relu layer (fused)")
-        << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[3,3],\"activation\":\"identity\"},"
+    // A ReLU layer that alone reads a batch norm in the native layout (16 channels): the CPU backend
+    // applies it inside the batch norm (fuse_norm_relu) and passes the gradient through the ReLU
+    // layer. On dense features (NCHW) the two stay apart.
+    QTest::newRow("batch norm then relu layer, 16 channels (fused)")
+        << model(image, "{\"type\":\"convolution\",\"filters\":16,\"kernel\":[3,3],\"activation\":\"identity\"},"
                         "{\"type\":\"batch_norm\"},{\"type\":\"activation\",\"activation\":\"relu\"},"
-                        "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}", softmax) << true;
-    QTest::newRow("batch norm then relu on dense (fused)")
+                        "{\"type\":\"subsampling\",\"pooling\":\"avg\",\"global\":true}", softmax) << true;
+    QTest::newRow("batch norm then relu on dense")
         << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"identity\"},{\"type\":\"batch_norm\"},"
                        "{\"type\":\"activation\",\"activation\":\"relu\"},"
                        "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}", softmax) << true;
