@@ -15,6 +15,9 @@
 // (evaluate, predict) an output's buffer is reused once its last reader has run, so evaluating in
 // batches of 256 costs a few layers' activations, not all of them. Both schedules (which buffer
 // each tensor lives in, which gradients must be summed) are made once per model.
+// Also once per model: which tensors stay in the backend's native image layout (a chain of
+// convolutions, batch norm, pooling and element-wise layers; choose_layouts) and which batch
+// norms apply the ReLU layer after them (choose_fusions). Parameters are always NCHW/OIHW.
 #pragma once
 
 #include <cstdint>
