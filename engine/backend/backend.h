@@ -8,6 +8,8 @@
 //                 so flattening from convolution to dense costs nothing.
 //   dense weights [in x out] row-major; conv weights [out_c x in_c x kh x kw] (OIHW).
 // Ops overwrite their outputs (gradients are not accumulated across calls).
+// Exception, chosen by the network: an image tensor that only convolutions, batch norm, pooling
+// and element-wise layers write and read may live in the backend's native layout (ImageLayout).
 #pragma once
 
 #include <cstddef>
@@ -38,6 +40,13 @@ using vocab::UpdaterKind;
 using vocab::UpdaterSpec;
 using vocab::updater_state_per_param;
 
+// How an image tensor [batch x c x h x w] (and its gradient) is laid out between layers. Plain:
+// NCHW, the convention above. Native: the layout the backend computes convolutions in (CPU:
+// oneDNN's channel-blocked nChw16c, or nChw8c below AVX-512), the same number of floats, so
+// element-wise ops run on it unchanged. Only backends whose native_image_layout(c) says so are
+// handed Native (the network decides, Network::choose_layouts); parameters are always plain.
+enum class ImageLayout { Plain, Native };
+
 struct DenseDesc {
     int batch = 0, in = 0, out = 0;
     ActivationSpec act;  // fused into forward where the backend can
@@ -56,6 +65,7 @@ struct ConvDesc {
     // [in_c x out_c x kh x kw] (PyTorch's ConvTranspose2d). Backends say has_transposed_conv().
     bool transposed = false;
     ActivationSpec act;  // element-wise only (no softmax)
+    ImageLayout src_layout = ImageLayout::Plain, dst_layout = ImageLayout::Plain;  // x/dx, y/dz
 };
 
 struct PoolDesc {
@@ -63,11 +73,15 @@ struct PoolDesc {
     int kh = 2, kw = 2, sh = 2, sw = 2;
     int pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
     bool max = true;  // false: average (padding excluded from the divisor)
+    ImageLayout src_layout = ImageLayout::Plain, dst_layout = ImageLayout::Plain;
 };
 
 struct BatchNormDesc {
     int batch = 0, c = 0, h = 1, w = 1;  // per-channel statistics over N*H*W
     float eps = 1e-5f;
+    ImageLayout layout = ImageLayout::Plain;  // of x, y and their gradients
+    // y = max(0, bn(x)), and backward takes dL/dy of that (Backend::has_batch_norm_relu).
+    bool relu = false;
 };
 
 // A PReLU over an NCHW tensor: y = x for x > 0, alpha·x otherwise, with one alpha per
@@ -186,6 +200,11 @@ public:
     virtual void multiply(const float* a, const float* b, float* out, std::size_t count) = 0;
     // y += alpha * x
     virtual void axpy(float alpha, const float* x, float* y, std::size_t count) = 0;
+    // y = a + b; y may be a but not b.
+    virtual void add(const float* a, const float* b, float* y, std::size_t count) {
+        copy(y, a, count);
+        axpy(1.f, b, y, count);
+    }
     // Graph vertices. Strided copy: `rows` runs of `width` floats, read `src_pitch` apart and
     // written `dst_pitch` apart (concatenating or taking a subset of NCHW channels: one run per
     // sample). Regions must not overlap.
@@ -202,6 +221,11 @@ public:
     // the shared axes of dy·x where x <= 0. Backends without these kernels say so in has_prelu()
     // and throw here, so a model with a PReLU layer is refused when the network is planned.
     virtual bool has_prelu() const { return false; }
+    // Whether this backend takes ImageLayout::Native for images of `channels` channels in
+    // ConvDesc (non-transposed), BatchNormDesc and PoolDesc.
+    virtual bool native_image_layout(int channels) const { return false; }
+    // Whether make_batch_norm() plans BatchNormDesc::relu.
+    virtual bool has_batch_norm_relu() const { return false; }
     // Whether make_conv() plans transposed convolutions (ConvDesc::transposed).
     virtual bool has_transposed_conv() const { return false; }
     virtual void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* y);

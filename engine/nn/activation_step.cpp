@@ -12,15 +12,16 @@ namespace {
 
 class ActivationStep final : public LayerStep {
 public:
-    ActivationStep(backend::Backend& be, const config::LayerConfig& l, int batch)
+    ActivationStep(backend::Backend& be, const config::LayerConfig& l, int batch, bool relu_done)
         : be_(be), act_(l.activation), rows_(batch), cols_(static_cast<int>(l.in_shape.size())),
-          is_output_(l.is_output) {}
+          is_output_(l.is_output), relu_done_(relu_done) {}
     void forward(float*, const float* x, float* y, const StepContext&) override {
+        if (relu_done_ && x == y) return;  // training: the batch norm before wrote y (StepPlan)
         be_.activation_forward(act_, x, y, rows_, cols_);
     }
     void backward(const float*, const float* x, const float* y, float* dy, float* dx, float*) override {
         if (!dx) return;
-        if (is_output_) return be_.copy(dx, dy, static_cast<std::size_t>(rows_) * cols_);
+        if (is_output_ || relu_done_) return be_.copy(dx, dy, static_cast<std::size_t>(rows_) * cols_);
         be_.activation_backward(act_, backend::derivative_from_input(act_.kind) ? x : y, dy, dx, rows_, cols_);
     }
 
@@ -29,12 +30,14 @@ private:
     backend::ActivationSpec act_;
     int rows_, cols_;  // softmax normalises each row: [batch x features]
     bool is_output_;
+    bool relu_done_;
 };
 
 }  // namespace
 
-std::unique_ptr<LayerStep> plan_activation(backend::Backend& be, const config::LayerConfig& l, int batch) {
-    return std::make_unique<ActivationStep>(be, l, batch);
+std::unique_ptr<LayerStep> plan_activation(backend::Backend& be, const config::LayerConfig& l, int batch,
+                                           StepPlan plan) {
+    return std::make_unique<ActivationStep>(be, l, batch, plan.relu_done);
 }
 
 }  // namespace thresher::nn

@@ -9,7 +9,7 @@ namespace {
 
 class ConvStep final : public LayerStep {
 public:
-    ConvStep(backend::Backend& be, const config::LayerConfig& l, int batch)
+    ConvStep(backend::Backend& be, const config::LayerConfig& l, int batch, StepPlan io)
         : be_(be), act_(l.activation), batch_(batch), out_size_(static_cast<int>(l.out_shape.size())),
           bias_offset_(l.blocks[1].offset) {
         backend::ConvDesc d;
@@ -28,6 +28,7 @@ public:
             d.transposed = true;
         }
         d.act = l.activation;
+        d.src_layout = io.in, d.dst_layout = io.out;
         if (backend::derivative_from_input(act_.kind)) {
             d.act = {};
             z_ = backend::Buffer(be, static_cast<std::size_t>(batch) * out_size_);
@@ -113,7 +114,7 @@ private:
 
 class PoolStep final : public LayerStep {
 public:
-    PoolStep(backend::Backend& be, const config::LayerConfig& l, int batch) {
+    PoolStep(backend::Backend& be, const config::LayerConfig& l, int batch, StepPlan io) {
         backend::PoolDesc d;
         d.batch = batch;
         d.c = l.in_shape.c, d.in_h = l.in_shape.h, d.in_w = l.in_shape.w;
@@ -121,6 +122,7 @@ public:
         d.kh = l.kernel[0], d.kw = l.kernel[1], d.sh = l.stride[0], d.sw = l.stride[1];
         d.pad_t = l.pads[0], d.pad_l = l.pads[1], d.pad_b = l.pads[2], d.pad_r = l.pads[3];
         d.max = l.max_pool;
+        d.src_layout = io.in, d.dst_layout = io.out;
         op_ = be.make_pool(d);
     }
     void forward(float*, const float* x, float* y, const StepContext& ctx) override {
@@ -136,13 +138,17 @@ private:
 
 }  // namespace
 
-std::unique_ptr<LayerStep> plan_convolution(backend::Backend& be, const config::LayerConfig& l, int batch) {
+std::unique_ptr<LayerStep> plan_convolution(backend::Backend& be, const config::LayerConfig& l, int batch,
+                                            StepPlan io) {
+    // The separable convolution's two steps stay plain (Network::choose_layouts never picks Native
+    // around it).
     if (l.type == config::LayerType::SeparableConvolution) return std::make_unique<SeparableConvStep>(be, l, batch);
-    return std::make_unique<ConvStep>(be, l, batch);
+    return std::make_unique<ConvStep>(be, l, batch, io);
 }
 
-std::unique_ptr<LayerStep> plan_subsampling(backend::Backend& be, const config::LayerConfig& l, int batch) {
-    return std::make_unique<PoolStep>(be, l, batch);
+std::unique_ptr<LayerStep> plan_subsampling(backend::Backend& be, const config::LayerConfig& l, int batch,
+                                            StepPlan io) {
+    return std::make_unique<PoolStep>(be, l, batch, io);
 }
 
 }  // namespace thresher::nn

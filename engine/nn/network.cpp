@@ -36,6 +36,8 @@ Network::Network(config::ModelConfig config, backend::Backend& backend)
     state_ = backend::Buffer(backend_, state);
     schedule_backward();
     schedule_inference();
+    choose_layouts();
+    choose_fusions();
     init_params(config_.seed);
 }
 
@@ -94,8 +96,93 @@ void Network::schedule_inference() {
     }
 }
 
+void Network::choose_layouts() {
+    // Convolutions, batch norm and pooling can read and write the backend's native layout; the
+    // element-wise layers and vertices (and batch norm, per channel) keep their input's layout,
+    // so a tensor and everything joined to it element-wise form one group that is native or not
+    // as a whole. A group is native when every tensor in it comes from and goes only to such
+    // layers, has a channel count the backend takes, and is neither the model's input nor its
+    // output. A ResNet's conv/bn/relu/add chain goes native; the flattening into a dense layer,
+    // concatenation, padding and the like keep NCHW, so their code never sees another layout.
+    using config::LayerType;
+    const auto& layers = config_.layers;
+    const std::size_t n = layers.size();
+    native_.assign(n, false);
+    auto keeps_layout = [](const config::LayerConfig& l) {
+        switch (l.type) {
+            case LayerType::Activation: return l.activation.kind != backend::Activation::Softmax;  // softmax is per row
+            case LayerType::BatchNorm:
+            case LayerType::Add:
+            case LayerType::Subtract:
+            case LayerType::Multiply:
+            case LayerType::Average:
+            case LayerType::Maximum: return true;
+            default: return false;
+        }
+    };
+    auto handles_native = [&](const config::LayerConfig& l) {
+        return keeps_layout(l) || l.type == LayerType::Convolution || l.type == LayerType::Subsampling;
+    };
+    std::vector<std::size_t> group(n);
+    for (std::size_t i = 0; i < n; ++i) group[i] = i;
+    auto find = [&](std::size_t i) {
+        while (group[i] != i) i = group[i] = group[group[i]];
+        return i;
+    };
+    std::vector<bool> ok(n, true);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& l = layers[i];
+        const auto& s = l.out_shape;
+        if (!handles_native(l) || l.is_output || !backend_.native_image_layout(s.c)) ok[i] = false;
+        for (int src : l.sources) {
+            if (src < 0) {
+                if (keeps_layout(l)) ok[i] = false;
+                continue;
+            }
+            const auto k = static_cast<std::size_t>(src);
+            if (!handles_native(l)) ok[k] = false;  // a reader that wants NCHW
+            if (keeps_layout(l)) group[find(k)] = find(i);
+        }
+    }
+    std::vector<bool> group_ok(n, true);
+    for (std::size_t i = 0; i < n; ++i)
+        if (!ok[i]) group_ok[find(i)] = false;
+    for (std::size_t i = 0; i < n; ++i) native_[i] = group_ok[find(i)];
+}
+
+void Network::choose_fusions() {
+    // A batch norm whose only reader is a ReLU layer applies the ReLU itself (one pass instead of
+    // two, and a mask instead of the ReLU's backward pass); the ReLU layer then shares its
+    // output in training (inference keeps separate buffers: a pooled slot may be reused). Only
+    // in the native layout: on NCHW, oneDNN's fused batch norm is slower than the two passes
+    // (bench/README.md).
+    const auto& layers = config_.layers;
+    const std::size_t n = layers.size();
+    shares_output_.assign(n, -1);
+    if (!backend_.has_batch_norm_relu()) return;
+    std::vector<int> readers(n, 0);
+    for (const auto& l : layers)
+        for (int s : l.sources)
+            if (s >= 0) ++readers[static_cast<std::size_t>(s)];
+    for (std::size_t j = 0; j + 1 < n; ++j) {
+        const auto& l = layers[j];
+        if (l.is_output || l.type != config::LayerType::Activation || l.activation.kind != backend::Activation::Relu ||
+            l.sources.size() != 1 || l.sources[0] < 0)
+            continue;
+        const auto i = static_cast<std::size_t>(l.sources[0]);
+        if (layers[i].type == config::LayerType::BatchNorm && readers[i] == 1 && native_[i])
+            shares_output_[j] = static_cast<int>(i);
+    }
+}
+
+backend::ImageLayout Network::layout_of(int source) const {
+    return source >= 0 && native_[static_cast<std::size_t>(source)] ? backend::ImageLayout::Native
+                                                                     : backend::ImageLayout::Plain;
+}
+
 float* Network::output_of(std::size_t layer, backend::Mode mode) {
-    if (mode == backend::Mode::Training) return acts_[layer].data();
+    if (mode == backend::Mode::Training)
+        return acts_[shares_output_[layer] < 0 ? layer : static_cast<std::size_t>(shares_output_[layer])].data();
     return infer_[static_cast<std::size_t>(infer_slot_[layer])].data();
 }
 
@@ -154,8 +241,10 @@ Network::Plan& Network::plan(int batch, backend::Mode mode) {
     // the outputs still to be read, so evaluating in large batches stays small.
     if (mode == backend::Mode::Training && batch > capacity_) {
         acts_.clear();
-        for (const auto& l : config_.layers)
-            acts_.emplace_back(backend_, static_cast<std::size_t>(batch) * l.out_shape.size());
+        for (std::size_t i = 0; i < config_.layers.size(); ++i)
+            acts_.emplace_back(backend_, shares_output_[i] < 0
+                                             ? static_cast<std::size_t>(batch) * config_.layers[i].out_shape.size()
+                                             : 0);
         deltas_.clear();
         scratch_.clear();
         for (int s = 0; s < slot_count_; ++s) deltas_.emplace_back(backend_, size);
@@ -178,7 +267,11 @@ Network::Plan& Network::plan(int batch, backend::Mode mode) {
             p.layers.push_back(nullptr);
             p.vertices.push_back(plan_vertex(backend_, l, in, batch));
         } else {
-            p.layers.push_back(plan_layer(backend_, l, i, batch));
+            StepPlan sp{layout_of(l.sources[0]), layout_of(static_cast<int>(i))};
+            sp.relu_done = shares_output_[i] >= 0;
+            sp.fuse_relu = std::find(shares_output_.begin(), shares_output_.end(), static_cast<int>(i)) !=
+                           shares_output_.end();
+            p.layers.push_back(plan_layer(backend_, l, i, batch, sp));
             p.vertices.push_back(nullptr);
         }
     }
@@ -281,8 +374,9 @@ double Network::compute_gradients(const float* features, const float* targets, i
             else if (t.scratch >= 0) dxs.push_back(scratch_[static_cast<std::size_t>(t.scratch)].data());
             else dxs.push_back(deltas_[static_cast<std::size_t>(delta_slot_[static_cast<std::size_t>(s)])].data());
         }
-        if (p.vertices[i]) p.vertices[i]->backward(xs, acts_[i].data(), dy, dxs);
-        else p.layers[i]->backward(params_.data() + l.param_offset, xs[0], acts_[i].data(), dy, dxs[0],
+        float* y = output_of(i, backend::Mode::Training);
+        if (p.vertices[i]) p.vertices[i]->backward(xs, y, dy, dxs);
+        else p.layers[i]->backward(params_.data() + l.param_offset, xs[0], y, dy, dxs[0],
                                    grads_.data() + l.param_offset);
         // A tensor read by several layers: its gradient is the sum of what each reader sends.
         for (std::size_t k = 0; k < l.sources.size(); ++k) {

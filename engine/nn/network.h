@@ -17,6 +17,9 @@
 // reads one feature row per sample (the inputs side by side) and splits it; several outputs each
 // take their columns of the target row, and the loss is the sum of their losses. Both schedules (which buffer
 // each tensor lives in, which gradients must be summed) are made once per model.
+// Also once per model: which tensors stay in the backend's native image layout (a chain of
+// convolutions, batch norm, pooling and element-wise layers; choose_layouts) and which batch
+// norms apply the ReLU layer after them (choose_fusions). Parameters are always NCHW/OIHW.
 #pragma once
 
 #include <cstdint>
@@ -94,6 +97,11 @@ private:
     };
     void schedule_backward();
     void schedule_inference();
+    // Which layer outputs live in the backend's native image layout (backend.h ImageLayout).
+    void choose_layouts();
+    // Which batch norms apply the ReLU layer after them (StepPlan::fuse_relu).
+    void choose_fusions();
+    backend::ImageLayout layout_of(int source) const;
     // The steps for `batch`, with the buffers `mode` needs sized for it.
     Plan& plan(int batch, backend::Mode mode);
     // Where layer `layer`'s output lives in `mode` (training: its own buffer; inference: a pooled one).
@@ -124,6 +132,10 @@ private:
     std::vector<int> infer_slot_;
     int infer_slot_count_ = 0, infer_capacity_ = 0;
     std::vector<backend::Buffer> infer_;
+    std::vector<bool> native_;               // layer i's output (and its gradient) in the native layout
+    // Training: layer i's output is layer shares_output_[i]'s (a ReLU fused into the batch norm
+    // before it), or its own (-1).
+    std::vector<int> shares_output_;
     // The current batch's model inputs: the staged features, or with several inputs each input's
     // columns copied out of them (split_, one buffer per input).
     std::vector<const float*> input_;

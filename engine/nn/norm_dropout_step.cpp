@@ -10,11 +10,11 @@ namespace {
 
 class BatchNormStep final : public LayerStep {
 public:
-    BatchNormStep(backend::Backend& be, const config::LayerConfig& l, int batch)
+    BatchNormStep(backend::Backend& be, const config::LayerConfig& l, int batch, StepPlan plan)
         : be_(be), c_(static_cast<std::size_t>(l.in_shape.c)), decay_(l.bn_decay),
           size_(static_cast<std::size_t>(batch) * l.in_shape.size()),
           batch_mean_(be, c_), batch_var_(be, c_) {
-        op_ = be.make_batch_norm({batch, l.in_shape.c, l.in_shape.h, l.in_shape.w, l.bn_eps});
+        op_ = be.make_batch_norm({batch, l.in_shape.c, l.in_shape.h, l.in_shape.w, l.bn_eps, plan.in, plan.fuse_relu});
     }
     // Slice layout (shape_inference.cpp): gamma, beta, running mean, running var.
     void forward(float* p, const float* x, float* y, const StepContext& ctx) override {
@@ -80,8 +80,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend& be, const config::LayerConfig& l, int batch) {
-    return std::make_unique<BatchNormStep>(be, l, batch);
+std::unique_ptr<LayerStep> plan_batch_norm(backend::Backend& be, const config::LayerConfig& l, int batch,
+                                           StepPlan io) {
+    return std::make_unique<BatchNormStep>(be, l, batch, io);
 }
 
 std::unique_ptr<LayerStep> plan_dropout(backend::Backend& be, const config::LayerConfig& l, std::size_t index,
@@ -90,19 +91,19 @@ std::unique_ptr<LayerStep> plan_dropout(backend::Backend& be, const config::Laye
 }
 
 std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const config::LayerConfig& l, std::size_t index,
-                                      int batch) {
+                                      int batch, StepPlan io) {
     switch (l.type) {
         case config::LayerType::Dense:
         case config::LayerType::Output: return plan_dense(be, l, batch);
         case config::LayerType::Convolution:
         case config::LayerType::DepthwiseConvolution:
         case config::LayerType::SeparableConvolution:
-        case config::LayerType::TransposedConvolution: return plan_convolution(be, l, batch);
-        case config::LayerType::Subsampling: return plan_subsampling(be, l, batch);
-        case config::LayerType::BatchNorm: return plan_batch_norm(be, l, batch);
+        case config::LayerType::TransposedConvolution: return plan_convolution(be, l, batch, io);
+        case config::LayerType::Subsampling: return plan_subsampling(be, l, batch, io);
+        case config::LayerType::BatchNorm: return plan_batch_norm(be, l, batch, io);
         case config::LayerType::Dropout: return plan_dropout(be, l, index, batch);
         case config::LayerType::PRelu: return plan_prelu(be, l, batch);
-        case config::LayerType::Activation: return plan_activation(be, l, batch);
+        case config::LayerType::Activation: return plan_activation(be, l, batch, io);
         case config::LayerType::ZeroPadding:
         case config::LayerType::Cropping:
         case config::LayerType::Upsampling: return plan_resize(be, l, batch);

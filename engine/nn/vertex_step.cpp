@@ -21,6 +21,10 @@ public:
         const std::size_t k = xs.size();
         switch (type_) {
             case LayerType::Add:
+                if (k == 1) be_.copy(y, xs[0], n_);
+                else be_.add(xs[0], xs[1], y, n_);  // one pass for the common two inputs
+                for (std::size_t i = 2; i < k; ++i) be_.axpy(1.f, xs[i], y, n_);
+                break;
             case LayerType::Subtract:
                 be_.copy(y, xs[0], n_);
                 for (std::size_t i = 1; i < k; ++i) be_.axpy(type_ == LayerType::Subtract ? -1.f : 1.f, xs[i], y, n_);

@@ -15,9 +15,12 @@ using dnnl::prop_kind;
 class CpuBatchNormOp final : public BatchNormOp {
 public:
     CpuBatchNormOp(DnnlContext& ctx, const BatchNormDesc& d) : ctx_(ctx) {
-        const auto data = f32_desc({d.batch, d.c, d.h, d.w}, tag::nchw);
+        const auto data = image_desc(d.batch, d.c, d.h, d.w, d.layout);
         const auto chan = f32_desc({d.c}, tag::x);
-        const auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
+        // With relu, oneDNN applies it in the same pass and keeps where it cut (the workspace)
+        // for backward, which masks dL/dy by it.
+        auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
+        if (d.relu) flags = flags | normalization_flags::fuse_norm_relu;
         dnnl_call("planning batch normalization", [&] {
             auto train_pd = dnnl::batch_normalization_forward::primitive_desc(
                 dnnl::batch_normalization_forward::desc(prop_kind::forward_training, data, d.eps,
@@ -35,6 +38,7 @@ public:
             train_ = dnnl::batch_normalization_forward(train_pd);
             infer_ = dnnl::batch_normalization_forward(infer_pd);
             bwd_ = dnnl::batch_normalization_backward(bwd_pd);
+            if (d.relu) workspace_ = dnnl::memory(train_pd.workspace_desc(), ctx.engine);
             return 0;
         });
         for (auto* m : {&src_, &dst_, &diff_dst_, &diff_src_})
@@ -51,12 +55,11 @@ public:
         bind(dst_, y);
         bind(mean_, batch_mean);
         bind(var_, batch_var);
-        train_.execute(ctx_.stream, {{DNNL_ARG_SRC, src_},
-                                     {DNNL_ARG_SCALE, scale_},
-                                     {DNNL_ARG_SHIFT, shift_},
-                                     {DNNL_ARG_DST, dst_},
-                                     {DNNL_ARG_MEAN, mean_},
-                                     {DNNL_ARG_VARIANCE, var_}});
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src_},   {DNNL_ARG_SCALE, scale_},
+                                                   {DNNL_ARG_SHIFT, shift_}, {DNNL_ARG_DST, dst_},
+                                                   {DNNL_ARG_MEAN, mean_},   {DNNL_ARG_VARIANCE, var_}};
+        if (workspace_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+        train_.execute(ctx_.stream, args);
         ctx_.stream.wait();
     }
 
@@ -89,15 +92,17 @@ public:
         bind(diff_src_, dx);
         bind(diff_scale_, dgamma);
         bind(diff_shift_, dbeta);
-        bwd_.execute(ctx_.stream, {{DNNL_ARG_SRC, src_},
-                                   {DNNL_ARG_DIFF_DST, diff_dst_},
-                                   {DNNL_ARG_SCALE, scale_},
-                                   {DNNL_ARG_SHIFT, shift_},
-                                   {DNNL_ARG_MEAN, mean_},
-                                   {DNNL_ARG_VARIANCE, var_},
-                                   {DNNL_ARG_DIFF_SRC, diff_src_},
-                                   {DNNL_ARG_DIFF_SCALE, diff_scale_},
-                                   {DNNL_ARG_DIFF_SHIFT, diff_shift_}});
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src_},
+                                                   {DNNL_ARG_DIFF_DST, diff_dst_},
+                                                   {DNNL_ARG_SCALE, scale_},
+                                                   {DNNL_ARG_SHIFT, shift_},
+                                                   {DNNL_ARG_MEAN, mean_},
+                                                   {DNNL_ARG_VARIANCE, var_},
+                                                   {DNNL_ARG_DIFF_SRC, diff_src_},
+                                                   {DNNL_ARG_DIFF_SCALE, diff_scale_},
+                                                   {DNNL_ARG_DIFF_SHIFT, diff_shift_}};
+        if (workspace_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+        bwd_.execute(ctx_.stream, args);
         ctx_.stream.wait();
     }
 
@@ -109,6 +114,7 @@ private:
     dnnl::batch_normalization_backward bwd_;
     dnnl::memory src_, dst_, diff_dst_, diff_src_, scale_, shift_, mean_, var_, diff_scale_,
         diff_shift_;
+    dnnl::memory workspace_;  // fused ReLU: where forward_training cut, for backward
 };
 
 }  // namespace

@@ -32,10 +32,14 @@ public:
         const dims pad_l{d.pad_t, d.pad_l};
         const dims pad_r{d.pad_b, d.pad_r};
         auto any = [](const dims& x) { return f32_desc(x, tag::any); };
-        const auto user_src = f32_desc(src, tag::nchw);
+        // A native (blocked) tensor is the layout oneDNN would pick: planned as given, it is
+        // never reordered. Plain ones are left to oneDNN ("any") and reordered by the Ports.
+        const auto user_src = image_desc(d.batch, d.in_c, d.in_h, d.in_w, d.src_layout);
         const auto user_wei = f32_desc(wei, wei_tag);
-        const auto user_dst = f32_desc(dst, tag::nchw);
+        const auto user_dst = image_desc(d.batch, d.out_c, d.out_h, d.out_w, d.dst_layout);
         const auto bias_md = f32_desc({d.out_c}, tag::x);
+        const auto src_md = d.src_layout == ImageLayout::Native ? user_src : any(src);
+        const auto dst_md = d.dst_layout == ImageLayout::Native ? user_dst : any(dst);
 
         dnnl::post_ops po;
         dnnl::primitive_attr attr;
@@ -49,14 +53,14 @@ public:
                 using BwdData = typename decltype(bwd_data_tag)::type;
                 using BwdW = typename decltype(bwd_w_tag)::type;
                 auto fwd_pd = typename Fwd::primitive_desc(
-                    typename Fwd::desc(prop_kind::forward_training, alg, any(src), any(wei), bias_md, any(dst), strides,
+                    typename Fwd::desc(prop_kind::forward_training, alg, src_md, any(wei), bias_md, dst_md, strides,
                                        dilates, pad_l, pad_r),
                     attr, ctx.engine);
                 auto bwd_data_pd = typename BwdData::primitive_desc(
-                    typename BwdData::desc(alg, any(src), any(wei), any(dst), strides, dilates, pad_l, pad_r), ctx.engine,
+                    typename BwdData::desc(alg, src_md, any(wei), dst_md, strides, dilates, pad_l, pad_r), ctx.engine,
                     fwd_pd);
                 auto bwd_w_pd = typename BwdW::primitive_desc(
-                    typename BwdW::desc(alg, any(src), any(wei), bias_md, any(dst), strides, dilates, pad_l, pad_r),
+                    typename BwdW::desc(alg, src_md, any(wei), bias_md, dst_md, strides, dilates, pad_l, pad_r),
                     ctx.engine, fwd_pd);
                 fwd_ = Fwd(fwd_pd);
                 bwd_data_ = BwdData(bwd_data_pd);

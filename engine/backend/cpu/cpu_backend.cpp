@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 #include <thread>
 
 #include "backend/cpu/ops.h"
@@ -98,6 +99,8 @@ public:
     }
     bool has_prelu() const override { return true; }
     bool has_transposed_conv() const override { return true; }
+    bool has_batch_norm_relu() const override { return true; }
+    bool native_image_layout(int channels) const override { return native_layout_for(channels); }
     void prelu_forward(const PReluDesc& d, const float* x, const float* alpha, float* y) override {
         cpu::prelu_forward(d, x, alpha, y);
     }
@@ -116,6 +119,10 @@ public:
     void axpy(float alpha, const float* x, float* y, std::size_t n) override {
 #pragma omp parallel for simd if (n > (1u << 15))
         for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+    }
+    void add(const float* a, const float* b, float* y, std::size_t n) override {
+#pragma omp parallel for simd if (n > (1u << 15))
+        for (std::size_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
     }
     void copy_rows(float* dst, std::size_t dst_pitch, const float* src, std::size_t src_pitch, std::size_t width,
                    std::size_t rows) override {
@@ -146,6 +153,29 @@ private:
 };
 
 }  // namespace
+
+int native_channel_block() {
+    switch (dnnl::get_effective_cpu_isa()) {
+        case dnnl::cpu_isa::avx512_core_amx:
+        case dnnl::cpu_isa::avx512_core_bf16:
+        case dnnl::cpu_isa::avx512_core_vnni:
+        case dnnl::cpu_isa::avx512_core: return 16;
+        default: return 8;
+    }
+}
+
+bool native_layout_for(int channels) {
+    static const bool off = [] {
+        const char* v = std::getenv("THRESHER_CPU_LAYOUT");
+        return v && std::string(v) == "plain";
+    }();
+    return !off && channels > 0 && channels % native_channel_block() == 0;
+}
+
+dnnl::memory::desc image_desc(int n, int c, int h, int w, ImageLayout layout) {
+    const tag t = layout == ImageLayout::Plain ? tag::nchw : native_channel_block() == 16 ? tag::aBcd16b : tag::aBcd8b;
+    return f32_desc({n, c, h, w}, t);
+}
 
 }  // namespace thresher::backend::cpu
 

@@ -8,6 +8,15 @@
 
 namespace thresher::backend::cpu {
 
+// The native image layout (backend.h ImageLayout): oneDNN's channel-blocked nChw16c where the
+// convolutions run on AVX-512, nChw8c below; channel counts that are not a multiple of the block
+// stay plain (a blocked tensor would be padded, larger than NCHW). THRESHER_CPU_LAYOUT=plain
+// turns it off (for comparing).
+int native_channel_block();
+bool native_layout_for(int channels);
+// [n x c x h x w] in `layout`.
+dnnl::memory::desc image_desc(int n, int c, int h, int w, ImageLayout layout);
+
 std::unique_ptr<DenseOp> make_dense_op(DnnlContext&, const DenseDesc&);
 std::unique_ptr<ConvOp> make_conv_op(DnnlContext&, const ConvDesc&);
 std::unique_ptr<PoolOp> make_pool_op(DnnlContext&, const PoolDesc&);

@@ -14,8 +14,11 @@ using dnnl::prop_kind;
 class CpuPoolOp final : public PoolOp {
 public:
     CpuPoolOp(DnnlContext& ctx, const PoolDesc& d) : ctx_(ctx) {
-        const auto src = f32_desc({d.batch, d.c, d.in_h, d.in_w}, tag::nchw);
-        const auto dst = f32_desc({d.batch, d.c, d.out_h, d.out_w}, tag::nchw);
+        // A 1x1 output is the same memory in either layout; naming it as the input's keeps
+        // oneDNN on its fast path (global pooling from a native tensor into a dense layer).
+        const auto dst_layout = d.out_h * d.out_w == 1 ? d.src_layout : d.dst_layout;
+        const auto src = image_desc(d.batch, d.c, d.in_h, d.in_w, d.src_layout);
+        const auto dst = image_desc(d.batch, d.c, d.out_h, d.out_w, dst_layout);
         const dims strides{d.sh, d.sw}, kernel{d.kh, d.kw}, pl{d.pad_t, d.pad_l},
             pr{d.pad_b, d.pad_r};
         const auto alg = d.max ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;

@@ -265,6 +265,17 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("batch norm on dense")
         << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"identity\"},{\"type\":\"batch_norm\"},"
                        "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}", softmax) << true;
+    // A ReLU layer that alone reads a batch norm in the native layout (16 channels): the CPU backend
+    // applies it inside the batch norm (fuse_norm_relu) and passes the gradient through the ReLU
+    // layer. On dense features (NCHW) the two stay apart.
+    QTest::newRow("batch norm then relu layer, 16 channels (fused)")
+        << model(image, "{\"type\":\"convolution\",\"filters\":16,\"kernel\":[3,3],\"activation\":\"identity\"},"
+                        "{\"type\":\"batch_norm\"},{\"type\":\"activation\",\"activation\":\"relu\"},"
+                        "{\"type\":\"subsampling\",\"pooling\":\"avg\",\"global\":true}", softmax) << true;
+    QTest::newRow("batch norm then relu on dense")
+        << model(flat, "{\"type\":\"dense\",\"units\":5,\"activation\":\"identity\"},{\"type\":\"batch_norm\"},"
+                       "{\"type\":\"activation\",\"activation\":\"relu\"},"
+                       "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}", softmax) << true;
     QTest::newRow("dropout")
         << model(flat, "{\"type\":\"dense\",\"units\":8,\"activation\":\"tanh\"},{\"type\":\"dropout\",\"retain\":0.6}", softmax) << true;
     // PReLU: the alpha gradients (one per unit, per channel, per position) as well as the input's.
@@ -335,6 +346,21 @@ void TestGradientCheck::gradients_data() {
                         "{\"type\":\"convolution\",\"name\":\"c2\",\"filters\":3,\"kernel\":[3,3],\"mode\":\"same\",\"activation\":\"tanh\"},"
                         "{\"type\":\"add\",\"name\":\"sum\",\"inputs\":[\"c1\",\"c2\"]},"
                         "{\"type\":\"batch_norm\",\"inputs\":\"sum\"}", softmax) << true;
+    // 16 channels: on the CPU backend (AVX-512 or AVX2) this chain lives in oneDNN's blocked
+    // layout end to end (backend.h ImageLayout::Native): conv, batch norm, activation layers, max
+    // pool, the residual add and the global pool, converted from NCHW at the stem and back into the
+    // dense. Tanh rather than ReLU and pooling windows that do not overlap: with 16 channels
+    // through batch norm, ReLU kinks and pooling ties would be too many to excuse.
+    QTest::newRow("graph residual block, 16 channels (native layout)")
+        << model(image, "{\"type\":\"convolution\",\"name\":\"stem\",\"filters\":16,\"kernel\":[3,3],\"mode\":\"same\",\"activation\":\"identity\"},"
+                        "{\"type\":\"batch_norm\",\"name\":\"bn1\"},"
+                        "{\"type\":\"activation\",\"name\":\"r1\",\"activation\":\"tanh\"},"
+                        "{\"type\":\"subsampling\",\"name\":\"mp\",\"pooling\":\"max\",\"kernel\":[2,2],\"stride\":[2,2]},"
+                        "{\"type\":\"convolution\",\"name\":\"c2\",\"filters\":16,\"kernel\":[3,3],\"mode\":\"same\",\"activation\":\"tanh\"},"
+                        "{\"type\":\"batch_norm\",\"name\":\"bn2\"},"
+                        "{\"type\":\"add\",\"name\":\"sum\",\"inputs\":[\"bn2\",\"mp\"]},"
+                        "{\"type\":\"activation\",\"name\":\"r2\",\"activation\":\"tanh\"},"
+                        "{\"type\":\"subsampling\",\"pooling\":\"avg\",\"global\":true}", softmax) << true;
     QTest::newRow("graph concatenate two branches of one conv")
         << model(image, "{\"type\":\"convolution\",\"name\":\"stem\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"tanh\"},"
                         "{\"type\":\"convolution\",\"name\":\"a\",\"inputs\":\"stem\",\"filters\":2,\"kernel\":[1,1],\"activation\":\"sigmoid\"},"
