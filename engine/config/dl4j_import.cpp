@@ -660,6 +660,19 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
         for (auto it = alias.find(n); it != alias.end(); it = alias.find(n)) n = it->second;
         return n;
     };
+    // A FeedForwardToCnn preprocessor on a network input (fed flat, convolutionalFlat): that
+    // input is the image it describes.
+    auto input_image = [&](const nlohmann::json& body, const std::string& where, const std::string& name) {
+        Place b(body, root.source(), where + ".preProcessor", root.notes());
+        const auto h = b.integer({"inputHeight"}, 1), w = b.integer({"inputWidth"}, 1), c = b.integer({"numChannels"}, 1);
+        if (!h || !w || !c) b.fail("needs \"inputHeight\", \"inputWidth\" and \"numChannels\"");
+        if (name != inputs[0]) {
+            input.others[name] = Shape{*c, *h, *w};
+        } else {
+            input.shape = Shape{*c, *h, *w};
+            input.where = where + ".preProcessor";
+        }
+    };
     bool first_layer = true;
     for (const auto& name : order) {
         if (is_input(name)) continue;
@@ -679,15 +692,7 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
                 const bool flatten = kind == "CnnToFeedForwardPreProcessor" || kind == "cnnToFeedForward";
                 const bool unflatten = kind == "FeedForwardToCnnPreProcessor" || kind == "feedForwardToCnn";
                 if (unflatten && ins.size() == 1 && is_input(ins[0])) {
-                    Place b(*t->body, root.source(), where + ".preProcessor", root.notes());
-                    const auto h = b.integer({"inputHeight"}, 1), w = b.integer({"inputWidth"}, 1), c = b.integer({"numChannels"}, 1);
-                    if (!h || !w || !c) b.fail("needs \"inputHeight\", \"inputWidth\" and \"numChannels\"");
-                    if (ins[0] != inputs[0]) {
-                        input.others[ins[0]] = Shape{*c, *h, *w};
-                    } else {
-                        input.shape = Shape{*c, *h, *w};
-                        input.where = where + ".preProcessor";
-                    }
+                    input_image(*t->body, where, ins[0]);
                 } else if (!flatten) {
                     p.fail("preProcessor", "preprocessor " + (kind.empty() ? json_summary(*pre) : kind) +
                                                " is not supported here (CnnToFeedForward anywhere, FeedForwardToCnn on the network input)");
@@ -765,15 +770,7 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
             if (unflatten && ins.size() == 1 && is_input(ins[0])) {
                 // The network input fed flat (convolutionalFlat) and made an image for the
                 // vertices that read it: Thresher's input is the image itself.
-                Place b(*t->body, root.source(), where + ".preProcessor", root.notes());
-                const auto h = b.integer({"inputHeight"}, 1), w = b.integer({"inputWidth"}, 1), c = b.integer({"numChannels"}, 1);
-                if (!h || !w || !c) b.fail("needs \"inputHeight\", \"inputWidth\" and \"numChannels\"");
-                if (ins[0] != inputs[0]) {
-                    input.others[ins[0]] = Shape{*c, *h, *w};
-                } else {
-                    input.shape = Shape{*c, *h, *w};
-                    input.where = where + ".preProcessor";
-                }
+                input_image(*t->body, where, ins[0]);
             } else if (kind != "CnnToFeedForwardPreProcessor" && kind != "cnnToFeedForward") {
                 p.fail("preProcessor", "preprocessor " + (kind.empty() ? std::string("(none)") : kind) +
                                            " is not supported (CnnToFeedForwardPreProcessor, or FeedForwardToCnnPreProcessor on "

@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
+#include <QTemporaryDir>
 
 #include "engine_process.h"
 
@@ -25,6 +26,7 @@ private Q_SLOTS:
     void schedule_shown_and_trained();
     void swish_gelu_prelu_shown_data();
     void swish_gelu_prelu_shown();
+    void trained_model_file();
 };
 
 void TestEngineInspect::table() {
@@ -117,6 +119,22 @@ void TestEngineInspect::schedule_shown_and_trained() {
     QCOMPARE(its.size(), 4);
     const double want[] = {0.1, 0.1, 0.05, 0.05};
     for (int k = 0; k < 4; ++k) QCOMPARE(its[k]["lr"].toDouble(), want[k]);
+}
+
+// A trained .thr (the two-input template): inspect shows both inputs, and the weights it holds.
+// (It used to read the binary file as JSON.)
+void TestEngineInspect::trained_model_file() {
+    QTemporaryDir dir;
+    const QString thr = dir.filePath("two_input.thr");
+    const auto r = run_engine({"train", "--model", source_dir() + "/resources/models/two_input.json", "--data", "fashion-mnist",
+                               "--limit", "128", "--epochs", "1", "--batch", "64", "--threads", "2", "--save", thr});
+    check_finished_ok(r, 0);
+    if (QTest::currentTestFailed()) return;
+    const auto i = run_engine({"inspect", "--json", thr});
+    QVERIFY2(i.exit_code == 0, qPrintable(i.summary()));
+    QCOMPARE(i.events[0]["input"].toString(), QString("top 1x14x28, bottom 1x14x28"));
+    QCOMPARE(i.events[0]["params"].toInteger(), 418836);
+    QVERIFY(i.events[0]["weights"].toBool());
 }
 
 QTEST_GUILESS_MAIN(TestEngineInspect)
