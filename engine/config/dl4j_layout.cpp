@@ -115,4 +115,16 @@ void dl4j_walk_updater_state(const ModelConfig& m, const std::vector<Dl4jChunk>&
     }
 }
 
+ThresherStateLayout thresher_state_layout(const ModelConfig& m) {
+    ThresherStateLayout out;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const int k = vocab::updater_state_per_param(m.effective_updater(i).kind);
+        for (const auto& b : m.layers[i].blocks) {
+            out.offset[{i, b.role}] = out.total;
+            if (b.trainable()) out.total += b.size * static_cast<std::size_t>(k);
+        }
+    }
+    return out;
+}
+
 }  // namespace thresher::config

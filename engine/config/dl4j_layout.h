@@ -28,6 +28,8 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "config/model_config.h"
@@ -56,6 +58,14 @@ std::size_t dl4j_to_thresher_index(const LayerConfig& l, ParamRole role, std::si
 // Copies one chunk (n values) between DL4J's layout and Thresher's block.
 void dl4j_chunk_to_thresher(const LayerConfig& l, const Dl4jChunk& c, const float* dl4j, float* ours);
 void thresher_chunk_to_dl4j(const LayerConfig& l, const Dl4jChunk& c, const float* ours, float* dl4j);
+
+// Thresher's updater-state layout (nn/network.cpp): layer after layer, block after block, each
+// trainable block with updater_state_per_param values per parameter ([m..., v...] for Adam).
+struct ThresherStateLayout {
+    std::map<std::pair<std::size_t, ParamRole>, std::size_t> offset;  // (layer, role) -> first value
+    std::size_t total = 0;
+};
+ThresherStateLayout thresher_state_layout(const ModelConfig& m);
 
 // DL4J 1.0's UpdaterUtils.updaterConfigurationsEquals on the two layers' effective updaters.
 bool dl4j_same_updater(const ModelConfig& m, std::size_t a, std::size_t b);

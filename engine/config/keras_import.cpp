@@ -540,7 +540,8 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                     flat = dims.size() == 1;
                 } else {
                     if (flat) p.fail("Permute needs an image-shaped input [h, w, c]");
-                    if (dims.size() != 3 || std::is_permutation(dims.begin(), dims.end(), std::vector<int>{1, 2, 3}.begin()) == false)
+                    static constexpr std::array<int, 3> kKerasAxes{1, 2, 3};
+                    if (dims.size() != 3 || !std::is_permutation(dims.begin(), dims.end(), kKerasAxes.begin()))
                         p.fail(key, "must be a permutation of [1, 2, 3] (height, width, channels), got " + json_summary(*v));
                     // Keras axis k of (height, width, channels) as Thresher's (channels, height, width) axis.
                     static constexpr int kThresherAxis[] = {1, 2, 0};

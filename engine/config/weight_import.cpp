@@ -156,17 +156,9 @@ void map_dl4j_layer(const ModelConfig& m, std::size_t i, const nlohmann::json* b
 // "" when the state was loaded.
 std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& config, const Nd4jArray& st,
                                    std::vector<float>& state) {
-    // Thresher's layout (nn/network.cpp): layer after layer, block after block, trainable blocks
-    // with updater_state_per_param values per parameter ([m..., v...] per block for Adam).
-    std::map<std::pair<std::size_t, ParamRole>, std::size_t> ours;
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < m.layers.size(); ++i) {
-        const int k = vocab::updater_state_per_param(m.effective_updater(i).kind);
-        for (const auto& b : m.layers[i].blocks) {
-            ours[{i, b.role}] = total;
-            if (b.trainable()) total += b.size * static_cast<std::size_t>(k);
-        }
-    }
+    const auto layout = thresher_state_layout(m);
+    const auto& ours = layout.offset;
+    const std::size_t total = layout.total;
     // DL4J's parameters in its flattened order.
     std::vector<Dl4jChunk> chunks;
     for (std::size_t i = 0; i < m.layers.size(); ++i) {

@@ -47,17 +47,9 @@ std::vector<float> dl4j_updater_state(const ExportableModel& em, std::string& wh
     const auto& m = em.config;
     why.clear();
     if (em.updater_state.empty()) return {};
-    // Thresher's layout (nn/network.cpp): layer after layer, block after block, each trainable
-    // block with updater_state_per_param components of its size ([m..., v...] for Adam).
-    std::map<std::pair<std::size_t, ParamRole>, std::size_t> ours;
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < m.layers.size(); ++i) {
-        const int k = vocab::updater_state_per_param(m.effective_updater(i).kind);
-        for (const auto& b : m.layers[i].blocks) {
-            ours[{i, b.role}] = total;
-            if (b.trainable()) total += b.size * static_cast<std::size_t>(k);
-        }
-    }
+    const auto layout = config::thresher_state_layout(m);
+    const auto& ours = layout.offset;
+    const std::size_t total = layout.total;
     if (em.updater_state.size() != total) {
         why = "updaterState.bin: not written (the model holds " + std::to_string(em.updater_state.size()) +
               " values of updater state, its updaters keep " + std::to_string(total) + ")";
