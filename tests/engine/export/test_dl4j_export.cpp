@@ -294,6 +294,27 @@ model_export::ExportableModel model_from_path(const QString& path, const std::st
     return with_random_params(std::move(r.model), QFileInfo(path).completeBaseName().toStdString() + ".thr", 7);
 }
 
+// The .thr a run saves after 3 steps (one epoch), read back as export-model reads it.
+model_export::ExportableModel saved_after_three_steps(const config::ModelConfig& cfg, nn::Network& net,
+                                                      const std::string& thr, const std::string& source) {
+    nn::ModelFile saved;
+    saved.config = cfg;
+    saved.params = net.get_params();
+    saved.updater_state = net.get_updater_state();
+    saved.position.iterations = 3;
+    saved.position.epochs_done = 1;
+    nn::save_model_file(thr, saved);
+    const auto file = nn::load_model_file(thr);
+    model_export::ExportableModel m;
+    m.source = source;
+    m.config = file.config;
+    m.params = file.params;
+    m.updater_state = file.updater_state;
+    m.iterations = file.position.iterations;
+    m.epochs = file.position.epochs_done;
+    return m;
+}
+
 }  // namespace
 
 class TestDl4jExport : public QObject {
@@ -481,30 +502,15 @@ void TestDl4jExport::resumes_with_the_same_step() {
     for (auto& v : x) v = u(rng);
     for (long it = 0; it < 3; ++it) step(net, it);
 
-    nn::ModelFile saved;
-    saved.config = cfg;
-    saved.params = net.get_params();
-    saved.updater_state = net.get_updater_state();
-    saved.position.iterations = 3;
-    saved.position.epochs_done = 1;
-    const auto thr = dir_.filePath("small.thr").toStdString();
-    nn::save_model_file(thr, saved);
-    auto file = nn::load_model_file(thr);
-    model_export::ExportableModel m;
-    m.source = "small.thr";
-    m.config = file.config;
-    m.params = file.params;
-    m.updater_state = file.updater_state;
-    m.iterations = file.position.iterations;
-    m.epochs = file.position.epochs_done;
+    const auto m = saved_after_three_steps(cfg, net, dir_.filePath("small.thr").toStdString(), "small.thr");
     const auto zip = dir_.filePath(QString("small_%1.zip").arg(QTest::currentDataTag())).toStdString();
     const auto summary = model_export::export_model(m, ExportFormat::Dl4j, zip);
     QVERIFY2(summary.notes.empty(), summary.notes.empty() ? "" : summary.notes[0].c_str());
 
     const auto r = config::import_model_file(zip);
     QCOMPARE(r.iterations, 3L);
-    QCOMPARE(r.updater_state.size(), file.updater_state.size());
-    QVERIFY(std::memcmp(r.updater_state.data(), file.updater_state.data(), r.updater_state.size() * sizeof(float)) == 0);
+    QCOMPARE(r.updater_state.size(), m.updater_state.size());
+    QVERIFY(std::memcmp(r.updater_state.data(), m.updater_state.data(), r.updater_state.size() * sizeof(float)) == 0);
     nn::Network resumed(r.model, *be);
     resumed.set_params(r.params);
     resumed.set_updater_state(r.updater_state);
@@ -516,7 +522,7 @@ void TestDl4jExport::resumes_with_the_same_step() {
     double max_diff = 0, moved = 0;
     for (std::size_t i = 0; i < a.size(); ++i) {
         max_diff = std::max(max_diff, std::fabs(double(a[i]) - b[i]));
-        moved = std::max(moved, std::fabs(double(a[i]) - file.params[i]));
+        moved = std::max(moved, std::fabs(double(a[i]) - m.params[i]));
     }
     qInfo("%s: %zu bytes, %zu values of updater state, step 4 max |Δ| = %g (the step moved parameters by up to %g)",
           QTest::currentDataTag(), summary.bytes, r.updater_state.size(), max_diff, moved);
@@ -706,22 +712,7 @@ void TestDl4jExport::graph_resumes_with_the_same_step() {
     for (auto& v : x) v = u(rng);
     for (long it = 0; it < 3; ++it) step(net, it);
 
-    nn::ModelFile saved;
-    saved.config = cfg;
-    saved.params = net.get_params();
-    saved.updater_state = net.get_updater_state();
-    saved.position.iterations = 3;
-    saved.position.epochs_done = 1;
-    const auto thr = dir_.filePath("branches.thr").toStdString();
-    nn::save_model_file(thr, saved);
-    auto file = nn::load_model_file(thr);
-    model_export::ExportableModel m;
-    m.source = "branches.thr";
-    m.config = file.config;
-    m.params = file.params;
-    m.updater_state = file.updater_state;
-    m.iterations = file.position.iterations;
-    m.epochs = file.position.epochs_done;
+    const auto m = saved_after_three_steps(cfg, net, dir_.filePath("branches.thr").toStdString(), "branches.thr");
     const auto zip = dir_.filePath(QString("branches_%1.zip").arg(QString(QTest::currentDataTag()).replace(' ', '_').replace(',', ""))).toStdString();
     const auto summary = model_export::export_model(m, ExportFormat::Dl4j, zip);
     QVERIFY2(summary.notes.empty(), summary.notes.empty() ? "" : summary.notes[0].c_str());
@@ -729,9 +720,9 @@ void TestDl4jExport::graph_resumes_with_the_same_step() {
     const auto r = config::import_model_file(zip);
     QCOMPARE(r.iterations, 3L);
     const auto at = match_layers(export_names(cfg), r.model);
-    QCOMPARE(r.updater_state.size(), file.updater_state.size());
-    QCOMPARE(max_layer_diff(cfg, file.params, r.model, r.params, at, false), 0.0);
-    QCOMPARE(max_layer_diff(cfg, file.updater_state, r.model, r.updater_state, at, true), 0.0);
+    QCOMPARE(r.updater_state.size(), m.updater_state.size());
+    QCOMPARE(max_layer_diff(cfg, m.params, r.model, r.params, at, false), 0.0);
+    QCOMPARE(max_layer_diff(cfg, m.updater_state, r.model, r.updater_state, at, true), 0.0);
     bool reordered = false;
     for (std::size_t i = 0; i < at.size(); ++i) reordered = reordered || at[i] != i;
     QVERIFY2(reordered || !reorders, "the graph was meant to come back in DL4J's own order, not the model's");
@@ -745,7 +736,7 @@ void TestDl4jExport::graph_resumes_with_the_same_step() {
     const auto a = net.get_params(), b = resumed.get_params();
     const double max_diff = max_layer_diff(cfg, a, r.model, b, at, false);
     double moved = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) moved = std::max(moved, std::fabs(double(a[i]) - file.params[i]));
+    for (std::size_t i = 0; i < a.size(); ++i) moved = std::max(moved, std::fabs(double(a[i]) - m.params[i]));
     qInfo("%s: %zu bytes, %zu values of updater state, step 4 max |Δ| = %g (the step moved parameters by up to %g)",
           QTest::currentDataTag(), summary.bytes, r.updater_state.size(), max_diff, moved);
     QVERIFY(moved > 1e-4);
