@@ -44,7 +44,7 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
             document_->insert_layer(at, default_layer(type));
             // A vertex that joins branches starts reading the layer before it (an add of one is
             // valid); "+" in the form adds the other branches.
-            if (is_vertex_type(type) && type != "subset") document_->add_input(at, at - 1);
+            if (joins_branches(type)) document_->add_input(at, at - 1);
             select_row(at);
         });
     add->setMenu(add_menu);

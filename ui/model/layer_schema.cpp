@@ -31,6 +31,10 @@ bool is_vertex_type(const QString& type) {
     return vertices.contains(type);
 }
 
+bool joins_branches(const QString& type) {
+    return is_vertex_type(type) && type != "subset" && type != "reshape" && type != "permute";
+}
+
 QList<FieldSpec> layer_fields(const QString& type) {
     if (type == "dense")
         return {{"units", "Units", Kind::Int, {}, QJsonValue(), "outputs of the layer"}, activation("relu")};

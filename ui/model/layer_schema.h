@@ -28,6 +28,8 @@ struct FieldSpec {
 QStringList layer_types();
 // True for the graph vertex types (no parameters; they join or slice what they read).
 bool is_vertex_type(const QString& type);
+// Vertices that join several branches (not subset, reshape, permute: they read one input).
+bool joins_branches(const QString& type);
 // The fields of one type; empty for an unknown type.
 QList<FieldSpec> layer_fields(const QString& type);
 // A new layer of `type` with sensible values (what "Add layer" inserts).

@@ -445,6 +445,12 @@ QString ModelDocument::describe(const QJsonObject& l) {
     } else if (type == "subset") {
         const auto c = l.value("channels").toArray();
         parts << QString("channels %1–%2").arg(c.at(0).toInt()).arg(c.at(1).toInt());
+    } else if (type == "reshape") {
+        parts << l.value("order").toString("channels_first").replace('_', ' ') + " order";
+    } else if (type == "permute") {
+        QStringList axes;
+        for (const auto& a : l.value("axes").toArray()) axes << a.toString();
+        parts << "to " + axes.join(", ");
     }
     return parts.join(", ");
 }
