@@ -9,6 +9,13 @@
 // Padding: cuDNN pads symmetrically. DL4J's Same mode can pad one more at the bottom or right;
 // such shapes are convolved over an explicitly zero-padded copy of x with no cuDNN padding, and
 // dx is computed for the padded shape and cropped back.
+//
+// A transposed convolution (ConvDesc::transposed) is the adjoint of the ordinary convolution from
+// its output's shape to its input's, whose filter [K = in_c, C = out_c, kh, kw] is exactly the
+// transposed weights [in_c x out_c x kh x kw]: its forward is that convolution's backward-data,
+// its backward-data that convolution's forward, and its filter gradient that convolution's filter
+// gradient with the roles of x and dy swapped. So one set of descriptors serves both; "a" below
+// is the ordinary convolution's input side (x, or a transposed op's y) and "b" its output side.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -43,12 +50,21 @@ const Perf* pick(const std::vector<Perf>& results, int returned) {
 class CudaConvOp final : public ConvOp {
 public:
     CudaConvOp(CudaBackend& be, const ConvDesc& d) : be_(be), lib_(libraries()), d_(d) {
+        const int a_c = d.transposed ? d.out_c : d.in_c, a_h = d.transposed ? d.out_h : d.in_h,
+                  a_w = d.transposed ? d.out_w : d.in_w;
+        const int b_c = d.transposed ? d.in_c : d.out_c, b_h = d.transposed ? d.in_h : d.out_h,
+                  b_w = d.transposed ? d.in_w : d.out_w;
+        if (d.transposed && d.groups != 1)
+            throw BackendError("CUDA convolution " + describe() + ": a transposed convolution has one group");
+        a_c_ = a_c;
+        a_h_ = a_h;
+        a_w_ = a_w;
         symmetric_ = d.pad_t == d.pad_b && d.pad_l == d.pad_r;
-        x_h_ = symmetric_ ? d.in_h : d.in_h + d.pad_t + d.pad_b;
-        x_w_ = symmetric_ ? d.in_w : d.in_w + d.pad_l + d.pad_r;
-        x_desc_ = make_tensor_desc(d.batch, d.in_c, x_h_, x_w_);
-        w_desc_ = make_filter_desc(d.out_c, d.in_c / d.groups, d.kh, d.kw);
-        y_desc_ = make_tensor_desc(d.batch, d.out_c, d.out_h, d.out_w);
+        x_h_ = symmetric_ ? a_h : a_h + d.pad_t + d.pad_b;
+        x_w_ = symmetric_ ? a_w : a_w + d.pad_l + d.pad_r;
+        x_desc_ = make_tensor_desc(d.batch, a_c, x_h_, x_w_);
+        w_desc_ = make_filter_desc(b_c, a_c / d.groups, d.kh, d.kw);
+        y_desc_ = make_tensor_desc(d.batch, b_c, b_h, b_w);
         cudnnConvolutionDescriptor_t conv = nullptr;
         THRESHER_CUDA_CHECK(lib_.cudnnCreateConvolutionDescriptor(&conv));
         conv_.reset(conv);
@@ -61,12 +77,14 @@ public:
         int n = 0, c = 0, h = 0, w = 0;
         THRESHER_CUDA_CHECK(
             lib_.cudnnGetConvolution2dForwardOutputDim(conv, x_desc_.get(), w_desc_.get(), &n, &c, &h, &w));
-        if (n != d.batch || c != d.out_c || h != d.out_h || w != d.out_w)
-            throw BackendError("CUDA convolution " + describe() + ": cuDNN computes an output of " +
+        if (n != d.batch || c != b_c || h != b_h || w != b_w)
+            throw BackendError("CUDA convolution " + describe() + ": cuDNN computes " +
+                               std::string(d.transposed ? "an input of " : "an output of ") +
                                std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w) +
-                               " for this input, kernel, stride and padding");
+                               " for this " + (d.transposed ? "output" : "input") +
+                               ", kernel, stride and padding");
         if (!symmetric_)
-            padded_ = DeviceArray<float>(static_cast<std::size_t>(d.batch) * d.in_c * x_h_ * x_w_);
+            padded_ = DeviceArray<float>(static_cast<std::size_t>(d.batch) * a_c * x_h_ * x_w_);
         choose_algorithms();
     }
 
@@ -74,9 +92,19 @@ public:
         be_.activate();
         const float one = 1.f, zero = 0.f;
         void* ws = be_.workspace(workspace_bytes_);
-        THRESHER_CUDA_CHECK(lib_.cudnnConvolutionForward(be_.cudnn(), &one, x_desc_.get(), input(x),
-                                                    w_desc_.get(), w, conv_.get(), fwd_algo_, ws,
-                                                    workspace_bytes_, &zero, y_desc_.get(), y));
+        if (d_.transposed) {
+            // y = the ordinary convolution's backward-data of x, padded and cropped back when the
+            // padding is asymmetric.
+            float* target = symmetric_ ? y : padded_.data();
+            THRESHER_CUDA_CHECK(lib_.cudnnConvolutionBackwardData(
+                be_.cudnn(), &one, w_desc_.get(), w, y_desc_.get(), x, conv_.get(), bwd_data_algo_, ws,
+                workspace_bytes_, &zero, x_desc_.get(), target));
+            if (!symmetric_) crop_into(y);
+        } else {
+            THRESHER_CUDA_CHECK(lib_.cudnnConvolutionForward(be_.cudnn(), &one, x_desc_.get(), input(x),
+                                                        w_desc_.get(), w, conv_.get(), fwd_algo_, ws,
+                                                        workspace_bytes_, &zero, y_desc_.get(), y));
+        }
         // Softmax is not an element-wise activation; like the CPU backend's convolution, leave it out.
         ActivationSpec act = d_.act;
         if (act.kind == Activation::Softmax) act.kind = Activation::Identity;
@@ -90,11 +118,23 @@ public:
         be_.activate();
         const float one = 1.f, zero = 0.f;
         void* ws = be_.workspace(workspace_bytes_);
+        kernels::channel_sums(be_.stream(), dz, db, d_.batch, d_.out_c,
+                              static_cast<std::size_t>(d_.out_h) * d_.out_w);
+        if (d_.transposed) {
+            // dz sits on the ordinary convolution's input side and x on its output side.
+            const float* a = input(dz);
+            THRESHER_CUDA_CHECK(lib_.cudnnConvolutionBackwardFilter(
+                be_.cudnn(), &one, x_desc_.get(), a, y_desc_.get(), x, conv_.get(), bwd_filter_algo_, ws,
+                workspace_bytes_, &zero, w_desc_.get(), dw));
+            if (dx)
+                THRESHER_CUDA_CHECK(lib_.cudnnConvolutionForward(be_.cudnn(), &one, x_desc_.get(), a,
+                                                            w_desc_.get(), w, conv_.get(), fwd_algo_, ws,
+                                                            workspace_bytes_, &zero, y_desc_.get(), dx));
+            return;
+        }
         THRESHER_CUDA_CHECK(lib_.cudnnConvolutionBackwardFilter(
             be_.cudnn(), &one, x_desc_.get(), input(x), y_desc_.get(), dz, conv_.get(),
             bwd_filter_algo_, ws, workspace_bytes_, &zero, w_desc_.get(), dw));
-        kernels::channel_sums(be_.stream(), dz, db, d_.batch, d_.out_c,
-                              static_cast<std::size_t>(d_.out_h) * d_.out_w);
         if (!dx) return;
         // Asymmetric padding: dL/d(padded x) into the scratch copy (the filter gradient above was
         // enqueued first, so it has read it), then the interior back into dx.
@@ -102,19 +142,21 @@ public:
         THRESHER_CUDA_CHECK(lib_.cudnnConvolutionBackwardData(
             be_.cudnn(), &one, w_desc_.get(), w, y_desc_.get(), dz, conv_.get(), bwd_data_algo_, ws,
             workspace_bytes_, &zero, x_desc_.get(), target));
-        if (!symmetric_)
-            kernels::crop(be_.stream(), padded_.data(), dx,
-                          static_cast<std::size_t>(d_.batch) * d_.in_c, d_.in_h, d_.in_w, d_.pad_t,
-                          d_.pad_l, x_h_, x_w_);
+        if (!symmetric_) crop_into(dx);
     }
 
 private:
-    // x as cuDNN should read it: itself, or its zero-padded copy.
-    const float* input(const float* x) {
-        if (symmetric_) return x;
-        kernels::pad(be_.stream(), x, padded_.data(), static_cast<std::size_t>(d_.batch) * d_.in_c,
-                     d_.in_h, d_.in_w, d_.pad_t, d_.pad_l, x_h_, x_w_);
+    // The input side's tensor as cuDNN should read it: itself, or its zero-padded copy.
+    const float* input(const float* a) {
+        if (symmetric_) return a;
+        kernels::pad(be_.stream(), a, padded_.data(), static_cast<std::size_t>(d_.batch) * a_c_,
+                     a_h_, a_w_, d_.pad_t, d_.pad_l, x_h_, x_w_);
         return padded_.data();
+    }
+    // The interior of the padded input-side scratch into `a`.
+    void crop_into(float* a) {
+        kernels::crop(be_.stream(), padded_.data(), a, static_cast<std::size_t>(d_.batch) * a_c_, a_h_,
+                      a_w_, d_.pad_t, d_.pad_l, x_h_, x_w_);
     }
 
     void choose_algorithms() {
@@ -174,7 +216,8 @@ private:
     const CudaLibraries& lib_;
     ConvDesc d_;
     bool symmetric_ = true;
-    int x_h_ = 0, x_w_ = 0;  // the input shape cuDNN sees (padded when asymmetric)
+    int a_c_ = 0, a_h_ = 0, a_w_ = 0;  // the ordinary convolution's input side (x, or a transposed op's y)
+    int x_h_ = 0, x_w_ = 0;            // that side as cuDNN sees it (padded when asymmetric)
     TensorDesc x_desc_, y_desc_;
     FilterDesc w_desc_;
     ConvolutionDesc conv_;

@@ -280,6 +280,17 @@ void CudaBackend::max_route(const float* x, const float* y, const float* dy, flo
     kernels::max_route(stream_.get(), x, y, dy, dx, n);
 }
 
+void CudaBackend::prelu_forward(const PReluDesc& d, const float* x, const float* alpha, float* y) {
+    activate();
+    kernels::prelu_forward(stream_.get(), d, x, alpha, y);
+}
+
+void CudaBackend::prelu_backward(const PReluDesc& d, const float* x, const float* alpha, const float* dy,
+                                 float* dx, float* dalpha) {
+    activate();
+    kernels::prelu_backward(stream_.get(), d, x, alpha, dy, dx, dalpha);
+}
+
 void CudaBackend::multiply(const float* a, const float* b, float* out, std::size_t n) {
     activate();
     kernels::multiply(stream_.get(), a, b, out, n);

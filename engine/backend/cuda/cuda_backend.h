@@ -34,6 +34,11 @@ public:
     void copy(float* dst, const float* src, std::size_t count) override;
     void fill(float* dst, float value, std::size_t count) override;
     bool host_memory() const override { return false; }
+    bool has_transposed_conv() const override { return true; }
+    bool has_prelu() const override { return true; }
+    void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* y) override;
+    void prelu_backward(const PReluDesc&, const float* x, const float* alpha, const float* dy, float* dx,
+                        float* dalpha) override;
     const float* stage_input(const float* host, std::size_t count) override;
 
     std::unique_ptr<DenseOp> make_dense(const DenseDesc&) override;

@@ -189,6 +189,52 @@ __global__ void max_route_kernel(const float* x, const float* y, const float* dy
     THRESHER_GRID_STRIDE(i, n) dx[i] = x[i] == y[i] ? dy[i] : 0.f;
 }
 
+// PReLU (PReluDesc), as engine/backend/cpu/elementwise.cpp: alpha index of (c, h, w) with the
+// shared axes collapsed.
+__device__ long prelu_alpha_index(const PReluDesc& d, int c, int yy, int xx) {
+    const int ah = d.shared_h ? 1 : d.h, aw = d.shared_w ? 1 : d.w;
+    return (static_cast<long>(d.shared_c ? 0 : c) * ah + (d.shared_h ? 0 : yy)) * aw + (d.shared_w ? 0 : xx);
+}
+
+__global__ void prelu_forward_kernel(PReluDesc d, const float* x, const float* alpha, float* y) {
+    const std::size_t n = static_cast<std::size_t>(d.batch) * d.c * d.h * d.w;
+    THRESHER_GRID_STRIDE(i, n) {
+        const int xx = static_cast<int>(i % d.w), yy = static_cast<int>(i / d.w % d.h),
+                  c = static_cast<int>(i / (static_cast<std::size_t>(d.w) * d.h) % d.c);
+        y[i] = x[i] > 0.f ? x[i] : alpha[prelu_alpha_index(d, c, yy, xx)] * x[i];
+    }
+}
+
+__global__ void prelu_dx_kernel(PReluDesc d, const float* x, const float* alpha, const float* dy, float* dx) {
+    const std::size_t n = static_cast<std::size_t>(d.batch) * d.c * d.h * d.w;
+    THRESHER_GRID_STRIDE(i, n) {
+        const int xx = static_cast<int>(i % d.w), yy = static_cast<int>(i / d.w % d.h),
+                  c = static_cast<int>(i / (static_cast<std::size_t>(d.w) * d.h) % d.c);
+        dx[i] = x[i] > 0.f ? dy[i] : alpha[prelu_alpha_index(d, c, yy, xx)] * dy[i];
+    }
+}
+
+// One thread per alpha, adding its positions in the CPU loop's order (n, c, h, w), so the sums
+// are the CPU's bit for bit.
+__global__ void prelu_dalpha_kernel(PReluDesc d, const float* x, const float* dy, float* dalpha) {
+    const int ac = d.shared_c ? 1 : d.c, ah = d.shared_h ? 1 : d.h, aw = d.shared_w ? 1 : d.w;
+    const std::size_t alphas = static_cast<std::size_t>(ac) * ah * aw;
+    THRESHER_GRID_STRIDE(a, alphas) {
+        const int a_x = static_cast<int>(a % aw), a_y = static_cast<int>(a / aw % ah),
+                  a_c = static_cast<int>(a / (static_cast<std::size_t>(aw) * ah));
+        float sum = 0.f;
+        const std::size_t image = static_cast<std::size_t>(d.c) * d.h * d.w;
+        for (int n = 0; n < d.batch; ++n)
+            for (int c = d.shared_c ? 0 : a_c; c < (d.shared_c ? d.c : a_c + 1); ++c)
+                for (int yy = d.shared_h ? 0 : a_y; yy < (d.shared_h ? d.h : a_y + 1); ++yy)
+                    for (int xx = d.shared_w ? 0 : a_x; xx < (d.shared_w ? d.w : a_x + 1); ++xx) {
+                        const std::size_t i = n * image + (static_cast<std::size_t>(c) * d.h + yy) * d.w + xx;
+                        if (!(x[i] > 0.f)) sum += dy[i] * x[i];
+                    }
+        dalpha[a] = sum;
+    }
+}
+
 __global__ void blend_kernel(float* running, const float* batch, float momentum, std::size_t n) {
     THRESHER_GRID_STRIDE(i, n) running[i] = momentum * running[i] + (1.f - momentum) * batch[i];
 }
@@ -303,6 +349,26 @@ void max_route(cudaStream_t s, const float* x, const float* y, const float* dy, 
     if (n == 0) return;
     max_route_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, dy, dx, n);
     THRESHER_CUDA_LAUNCHED(max_route_kernel);
+}
+
+void prelu_forward(cudaStream_t s, const PReluDesc& d, const float* x, const float* alpha, float* y) {
+    const std::size_t n = static_cast<std::size_t>(d.batch) * d.c * d.h * d.w;
+    if (n == 0) return;
+    prelu_forward_kernel<<<blocks_for(n), kThreads, 0, s>>>(d, x, alpha, y);
+    THRESHER_CUDA_LAUNCHED(prelu_forward_kernel);
+}
+
+void prelu_backward(cudaStream_t s, const PReluDesc& d, const float* x, const float* alpha, const float* dy,
+                    float* dx, float* dalpha) {
+    const std::size_t n = static_cast<std::size_t>(d.batch) * d.c * d.h * d.w;
+    const std::size_t alphas = static_cast<std::size_t>(d.shared_c ? 1 : d.c) * (d.shared_h ? 1 : d.h) *
+                               (d.shared_w ? 1 : d.w);
+    if (n == 0 || alphas == 0) return;
+    prelu_dalpha_kernel<<<blocks_for(alphas), kThreads, 0, s>>>(d, x, dy, dalpha);
+    THRESHER_CUDA_LAUNCHED(prelu_dalpha_kernel);
+    if (!dx) return;
+    prelu_dx_kernel<<<blocks_for(n), kThreads, 0, s>>>(d, x, alpha, dy, dx);
+    THRESHER_CUDA_LAUNCHED(prelu_dx_kernel);
 }
 
 void blend(cudaStream_t s, float* running, const float* batch, float momentum, std::size_t n) {

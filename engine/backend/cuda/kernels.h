@@ -42,6 +42,10 @@ void blend(cudaStream_t, float* running, const float* batch, float momentum, std
 // Graph vertices: y = max(a, b); dx = dy where x == y, else 0 (the CPU backend's loops).
 void maximum(cudaStream_t, const float* a, const float* b, float* y, std::size_t n);
 void max_route(cudaStream_t, const float* x, const float* y, const float* dy, float* dx, std::size_t n);
+// PReLU (PReluDesc): dalpha is overwritten, each alpha's sum added in the CPU loop's order; dx may be null.
+void prelu_forward(cudaStream_t, const PReluDesc&, const float* x, const float* alpha, float* y);
+void prelu_backward(cudaStream_t, const PReluDesc&, const float* x, const float* alpha, const float* dy,
+                    float* dx, float* dalpha);
 // Copies `planes` h x w images into zero-filled hp x wp ones at offset (pad_t, pad_l), and back.
 void pad(cudaStream_t, const float* x, float* padded, std::size_t planes, int h, int w, int pad_t,
          int pad_l, int hp, int wp);

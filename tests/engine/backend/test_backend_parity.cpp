@@ -376,7 +376,7 @@ void TestBackendParity::prelu_data() {
 }
 
 // PReLU against plain loops (y, dx, and dalpha summed over the batch and the shared axes).
-// Backends without the kernels (CUDA today) must say so and refuse, not compute something else.
+// A backend without the kernels must say so and refuse, not compute something else.
 void TestBackendParity::prelu() {
     QFETCH(QString, device);
     QFETCH(int, shared);
@@ -746,6 +746,21 @@ void TestBackendParity::network_steps_data() {
           {"type":"subsampling","pooling":"avg","global":true},
           {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
     device_rows("graph", [&](QTestData& row) { row << graph; });
+    // A PReLU, transposed convolutions (valid; same with the asymmetric padding a 4x3 kernel at stride 2
+    // gives; dilated) and the gather vertices, reshape in Keras's order and permute.
+    const QByteArray transposed = R"({"input":{"channels":2,"height":9,"width":9},
+        "seed":7, "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9},
+        "layers":[
+          {"type":"convolution","filters":3,"kernel":3,"stride":2,"activation":"tanh"},
+          {"type":"prelu","shared_axes":["height","width"]},
+          {"type":"transposed_convolution","filters":3,"kernel":[3,3],"stride":2,"activation":"relu"},
+          {"type":"transposed_convolution","filters":2,"kernel":[4,3],"stride":[2,2],"mode":"same","activation":"sigmoid"},
+          {"type":"transposed_convolution","filters":2,"kernel":[3,3],"padding":1,"dilation":2,"activation":"tanh"},
+          {"type":"permute","axes":["channels","width","height"]},
+          {"type":"reshape","shape":{"channels":4,"height":10,"width":20},"order":"channels_last"},
+          {"type":"subsampling","pooling":"max","global":true},
+          {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
+    device_rows("transposed and gather", [&](QTestData& row) { row << transposed; });
 }
 
 void TestBackendParity::network_steps() {
