@@ -89,7 +89,12 @@ QWidget* LayerForm::make_inputs_row() {
     auto* menu = new QMenu(add);
     connect(menu, &QMenu::aboutToShow, this, [this, menu] {
         menu->clear();
-        menu->addAction(document_->input_name() + "  (the model's input)", this, [this] { add_input(-1); });
+        const int inputs = document_->input_count();
+        for (int k = 0; k < inputs; ++k) {
+            const QString name = document_->model_input(k).value("name").toString(k == 0 ? document_->input_name() : QString());
+            menu->addAction(inputs == 1 ? name + "  (the model's input)" : QString("%1  (model input %2)").arg(name).arg(k + 1),
+                            this, [this, k] { add_input(-1 - k); });
+        }
         for (int i = 0; i < row_; ++i) {
             const QJsonObject l = document_->layer(i);
             const QString name = l.value("name").toString();

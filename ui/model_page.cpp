@@ -1,5 +1,7 @@
 #include "model_page.h"
 
+#include <algorithm>
+
 #include <QComboBox>
 #include <QDoubleValidator>
 #include <QFormLayout>
@@ -96,19 +98,46 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     name_ = new QLineEdit;
     mform->addRow("Name", name_);
     auto* input_row = new QHBoxLayout;
+    // Several inputs: pick the one the row edits; its name is what layers' "inputs" call it.
+    input_pick_ = new QComboBox;
+    input_pick_->setObjectName("input_pick");
+    input_pick_->setToolTip("The model input this row edits");
+    input_name_ = new QLineEdit;
+    input_name_->setObjectName("input_name");
+    input_name_->setPlaceholderText("input");
+    input_name_->setToolTip("What layers' Inputs call this input");
+    add_input_ = new QToolButton;
+    add_input_->setObjectName("add_model_input");
+    add_input_->setText("+");
+    add_input_->setToolTip("Add another model input (a model with several inputs reads them side by side in each data row)");
+    remove_input_ = new QToolButton;
+    remove_input_->setObjectName("remove_model_input");
+    remove_input_->setText("−");
+    remove_input_->setToolTip("Remove this model input (the layers reading it stop reading it)");
+    // Two rows: which input and its name, then its shape.
+    auto* which_row = new QHBoxLayout;
+    which_row->addWidget(input_pick_, 1);
+    which_row->addWidget(input_name_, 1);
     input_kind_ = new QComboBox;
-    input_kind_->addItems({"image (C×H×W)", "flat features"});
+    input_kind_->addItems({"image", "features"});
+    input_kind_->setToolTip("image: channels × height × width; features: a flat vector");
+    input_kind_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    input_kind_->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Fixed);  // the spin boxes give way, not the words
     channels_ = new QSpinBox;
     height_ = new QSpinBox;
     width_ = new QSpinBox;
     size_ = new QSpinBox;
     for (auto* s : {channels_, height_, width_, size_}) s->setRange(1, 1 << 24);
+    for (auto* s : {channels_, height_, width_}) s->setMaximumWidth(50);  // room for the kind's words
     input_row->addWidget(input_kind_);
     input_row->addWidget(channels_);
     input_row->addWidget(height_);
     input_row->addWidget(width_);
     input_row->addWidget(size_);
-    mform->addRow("Input", input_row);
+    which_row->addWidget(add_input_);
+    which_row->addWidget(remove_input_);
+    mform->addRow("Input", which_row);
+    mform->addRow("Input shape", input_row);
     init_ = new QComboBox;
     init_->addItems({"xavier", "xavier_uniform", "relu", "normal", "uniform", "zero"});
     mform->addRow("Weight init", init_);
@@ -231,19 +260,27 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
         const bool image = input_kind_->currentIndex() == 0;
         QJsonObject in = image ? QJsonObject{{"channels", channels_->value()}, {"height", height_->value()}, {"width", width_->value()}}
                                : QJsonObject{{"size", size_->value()}};
-        // The input's name (what layers' "inputs" call it) stays. With several inputs (a list)
-        // the row edits the first; the others keep what the file says.
-        const QJsonValue old = document_->model().value("input");
-        const QJsonObject first = old.isArray() ? old.toArray().at(0).toObject() : old.toObject();
-        if (const QJsonValue name = first.value("name"); name.isString()) in["name"] = name;
-        if (old.isArray()) {
-            QJsonArray all = old.toArray();
-            all[0] = in;
-            document_->set_field("input", all);
-        } else {
-            document_->set_field("input", in);
-        }
+        // The name stays as the file has it unless the user edits it (a one-input model need not
+        // name its input: layers call it "input").
+        const QString name = input_name_->text().trimmed();
+        if (!name.isEmpty() && (input_at_ > 0 || name != "input" || document_->model_input(0).contains("name")))
+            in["name"] = name;
+        document_->set_model_input(input_at_, in);
     };
+    connect(input_name_, &QLineEdit::editingFinished, this, write_input);
+    connect(input_pick_, &QComboBox::activated, this, [this](int k) {
+        input_at_ = k;
+        refresh_model_fields();
+    });
+    connect(add_input_, &QToolButton::clicked, this, [this] {
+        input_at_ = document_->add_model_input();
+        refresh_model_fields();
+    });
+    connect(remove_input_, &QToolButton::clicked, this, [this] {
+        document_->remove_model_input(input_at_);
+        input_at_ = std::max(0, std::min(input_at_, document_->input_count() - 1));
+        refresh_model_fields();
+    });
     connect(input_kind_, &QComboBox::currentIndexChanged, this, write_input);
     for (auto* s : {channels_, height_, width_, size_}) connect(s, &QSpinBox::valueChanged, this, write_input);
     connect(init_, &QComboBox::currentTextChanged, this, [this](const QString& t) {
@@ -291,8 +328,16 @@ void ModelPage::refresh_model_fields() {
     syncing_ = true;
     const QJsonObject m = document_->model();
     if (!name_->hasFocus()) name_->setText(m.value("name").toString());
-    const QJsonValue input = m.value("input");
-    const QJsonObject in = input.isArray() ? input.toArray().at(0).toObject() : input.toObject();
+    const int inputs = document_->input_count();
+    input_at_ = std::clamp(input_at_, 0, inputs - 1);
+    input_pick_->clear();
+    for (int k = 0; k < inputs; ++k)
+        input_pick_->addItem(document_->model_input(k).value("name").toString(k == 0 ? document_->input_name() : QString()));
+    input_pick_->setCurrentIndex(input_at_);
+    input_pick_->setVisible(inputs > 1);
+    remove_input_->setEnabled(inputs > 1);
+    const QJsonObject in = document_->model_input(input_at_);
+    if (!input_name_->hasFocus()) input_name_->setText(in.value("name").toString(input_at_ == 0 ? "input" : ""));
     const bool flat = in.contains("size");
     input_kind_->setCurrentIndex(flat ? 1 : 0);
     channels_->setValue(in.value("channels").toInt(1));

@@ -52,6 +52,11 @@ private:
     LayerForm* form_ = nullptr;
     QLabel* status_ = nullptr;
     QLineEdit* name_ = nullptr;
+    // The Input row edits one model input: the one input_pick_ selects (shown with several).
+    QComboBox* input_pick_ = nullptr;
+    QLineEdit* input_name_ = nullptr;
+    QToolButton *add_input_ = nullptr, *remove_input_ = nullptr;
+    int input_at_ = 0;
     QComboBox* input_kind_ = nullptr;
     QSpinBox *channels_ = nullptr, *height_ = nullptr, *width_ = nullptr, *size_ = nullptr;
     QComboBox* init_ = nullptr;

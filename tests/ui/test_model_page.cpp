@@ -8,6 +8,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QSpinBox>
+#include <QToolButton>
 
 #include <QJsonArray>
 #include "model_document.h"
@@ -28,6 +30,7 @@ private Q_SLOTS:
     void schedule_form_reads_and_writes();
     void l1_and_import_notes();
     void inputs_edited_in_the_table();
+    void several_model_inputs();
 };
 
 void TestModelPage::schedule_form_reads_and_writes() {
@@ -124,6 +127,75 @@ void TestModelPage::inputs_edited_in_the_table() {
     QVERIFY2(doc.valid(), qPrintable(doc.error()));
     QVERIFY(doc.setData(doc.index(1, ModelDocument::ColInputs), QString(""), Qt::EditRole));
     QVERIFY(!doc.layer(1).contains("inputs"));
+}
+
+// A model with several inputs: the Input row edits the one picked (not only the first), renaming
+// an input renames it in the layers that read it, and inputs are added and removed there. A
+// layer's "+" offers every model input.
+void TestModelPage::several_model_inputs() {
+    ModelDocument doc;
+    ModelPage page(&doc);
+    doc.load(qEnvironmentVariable("THRESHER_SOURCE_DIR", QStringLiteral(THRESHER_SOURCE_DIR_DEFAULT)) + "/resources/models/two_input.json");
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+    auto* pick = page.findChild<QComboBox*>("input_pick");
+    auto* name = page.findChild<QLineEdit*>("input_name");
+    QVERIFY(pick && name);
+    QVERIFY(!pick->isHidden());
+    QCOMPARE(pick->count(), 2);
+    QCOMPARE(pick->itemText(1), QString("bottom"));
+
+    // The second input, picked, gets a new height: the first keeps its own.
+    pick->setCurrentIndex(1);
+    Q_EMIT pick->activated(1);
+    QCOMPARE(name->text(), QString("bottom"));
+    QSpinBox* height = nullptr;
+    for (auto* s : page.findChildren<QSpinBox*>())
+        if (s->value() == 14 && !height) height = s;
+    QVERIFY(height);
+    height->setValue(12);
+    const auto inputs = doc.model()["input"].toArray();
+    QCOMPARE(inputs[1].toObject()["height"].toInt(), 12);
+    QCOMPARE(inputs[1].toObject()["name"].toString(), QString("bottom"));
+    QCOMPARE(inputs[0].toObject()["height"].toInt(), 14);
+    height->setValue(14);
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+
+    // Renamed: the layer that read "bottom" reads "lower" and the model stays valid.
+    name->setText("lower");
+    Q_EMIT name->editingFinished();
+    QCOMPARE(doc.model()["input"].toArray()[1].toObject()["name"].toString(), QString("lower"));
+    int reader = -1;
+    for (int r = 0; r < doc.layer_count(); ++r)
+        if (doc.inputs(r).contains("lower")) reader = r;
+    QVERIFY(reader >= 0);
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+
+    // "+" on a layer offers input 2 by index; added to a plain layer it replaces what it read.
+    doc.add_input(reader, -2);
+    QCOMPARE(doc.inputs(reader), QStringList{"lower"});
+    doc.add_input(reader, -1);
+    QCOMPARE(doc.inputs(reader), QStringList{"top"});
+    doc.add_input(reader, -2);
+
+    // A third input, then removed again: the model is what it was.
+    const QJsonObject before = doc.model();
+    page.findChild<QToolButton*>("add_model_input")->click();
+    QCOMPARE(doc.input_count(), 3);
+    QCOMPARE(pick->count(), 3);
+    QCOMPARE(doc.model_input(2)["name"].toString(), QString("input_3"));
+    QCOMPARE(pick->currentIndex(), 2);
+    page.findChild<QToolButton*>("remove_model_input")->click();
+    QCOMPARE(doc.input_count(), 2);
+    QCOMPARE(doc.model(), before);
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+
+    // Down to one input: "input" is an object again and the picker hides.
+    pick->setCurrentIndex(1);
+    Q_EMIT pick->activated(1);
+    page.findChild<QToolButton*>("remove_model_input")->click();
+    QCOMPARE(doc.input_count(), 1);
+    QVERIFY(doc.model()["input"].isObject());
+    QVERIFY(pick->isHidden());
 }
 
 QTEST_MAIN(TestModelPage)

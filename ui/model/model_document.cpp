@@ -299,7 +299,11 @@ QString ModelDocument::name_for(int row) {
 
 void ModelDocument::add_input(int row, int source_row) {
     if (row < 0 || row >= layer_count() || source_row >= row) return;
-    const QString name = source_row < 0 ? input_name() : name_for(source_row);
+    const int k = -1 - source_row;  // a model input, for source_row < 0
+    if (source_row < 0 && k >= input_count()) return;
+    const QString name = source_row < 0 ? model_input(k).value("name").toString(k == 0 ? input_name() : QString())
+                                        : name_for(source_row);
+    if (name.isEmpty()) return;
     QStringList names = inputs(row);
     if (joins_inputs(layer(row).value("type").toString())) names << name;
     else names = {name};  // a plain layer (or a subset) reads one tensor

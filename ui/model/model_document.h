@@ -54,7 +54,7 @@ public:
     // Writes a layer's inputs (an empty list removes the field: the layer before); the engine's
     // error names an unknown input.
     void set_inputs(int row, const QStringList& inputs);
-    // Appends `source_row`'s layer (-1: the model's input) to a vertex's inputs, or makes it a
+    // Appends `source_row`'s layer (-1 - k: model input k) to a vertex's inputs, or makes it a
     // plain layer's only input, naming that layer first if it has no name (name_for()).
     void add_input(int row, int source_row);
     // The name by which later layers refer to a layer: its own, or a fresh "<type>_<row>" it is
@@ -69,6 +69,16 @@ public:
     // node of input k (0: the first, drawn first; the others after the layers).
     QStringList extra_input_names() const;
     int input_node(int k) const;
+    // The model's inputs one by one (model_inputs.cpp): how many, input k's JSON object
+    // ({"name", "channels"/"height"/"width" or "size"}), and edits of them. A model with one input
+    // keeps "input" an object; adding a second makes it a list. Renaming an input makes the
+    // layers that read it follow (as rename_layer does); removing one drops it from its readers'
+    // inputs, leaving the engine to say what no longer reads anything.
+    int input_count() const;
+    QJsonObject model_input(int k) const;
+    void set_model_input(int k, const QJsonObject& input);
+    int add_model_input();  // returns the new input's index
+    void remove_model_input(int k);
     // Nodes (the input, then each row) and edges with their shapes, for the graph view.
     const ModelGraph& graph() const { return graph_; }
 
