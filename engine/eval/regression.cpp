@@ -153,6 +153,40 @@ nlohmann::json RegressionEvaluator::to_json() const {
     };
 }
 
+nlohmann::json RegressionEvaluator::state() const {
+    nlohmann::json sums = nlohmann::json::array();
+    for (const Column& c : columns_)
+        sums.push_back({c.sum_target, c.sum_target_sq, c.sum_sq_error, c.sum_abs_error, c.min_target, c.max_target});
+    return {{"count", count_}, {"sums", std::move(sums)}};
+}
+
+RegressionEvaluator RegressionEvaluator::from_state(const nlohmann::json& j) {
+    const std::string where = "RegressionEvaluator::from_state: ";
+    if (!j.is_object() || !j.contains("count") || !j.contains("sums"))
+        throw Error(where + "expected an object with \"count\" and \"sums\"");
+    const auto& count = j.at("count");
+    if (!count.is_number_integer() || count.get<std::int64_t>() < 0) throw Error(where + "count: expected a non-negative integer");
+    const auto& sums = j.at("sums");
+    if (!sums.is_array() || sums.empty()) throw Error(where + "sums: expected a non-empty array (one entry per column)");
+    RegressionEvaluator r(sums.size());
+    r.count_ = count.get<std::int64_t>();
+    for (std::size_t c = 0; c < sums.size(); ++c) {
+        const auto& row = sums[c];
+        if (!row.is_array() || row.size() != 6)
+            throw Error(where + "sums[" + std::to_string(c) + "]: expected 6 numbers");
+        for (const auto& v : row)
+            if (!v.is_number()) throw Error(where + "sums[" + std::to_string(c) + "]: expected 6 numbers");
+        Column& col = r.columns_[c];
+        col.sum_target = row[0].get<double>();
+        col.sum_target_sq = row[1].get<double>();
+        col.sum_sq_error = row[2].get<double>();
+        col.sum_abs_error = row[3].get<double>();
+        col.min_target = row[4].get<float>();
+        col.max_target = row[5].get<float>();
+    }
+    return r;
+}
+
 std::string RegressionEvaluator::summary() const {
     std::ostringstream out;
     out << "Regression evaluation: " << columns_.size() << " columns, " << count_ << " samples\n";

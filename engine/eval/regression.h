@@ -49,6 +49,12 @@ public:
     nlohmann::json to_json() const;
     // One line per column and the averages, for a human on stderr.
     std::string summary() const;
+    // The sums themselves, for a sharded evaluation's merge (a model's regression output beside a
+    // classifier's: the data set is sharded, so its parts must add up):
+    // {"count", "sums": [[sum_t, sum_t², sse, sae, min_t, max_t], ...]}. from_state checks every
+    // field (the parts come from other nodes) and throws thresher::Error naming the first bad one.
+    nlohmann::json state() const;
+    static RegressionEvaluator from_state(const nlohmann::json& j);
 
 private:
     struct Column {

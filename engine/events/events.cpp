@@ -161,6 +161,15 @@ nlohmann::json to_json(const EpochEnd& e) {
     j["eval_start_s"] = e.eval_start_s;
     j["eval_ms"] = e.eval_ms;
     put(j, "nodes_evaluated", e.nodes_evaluated);
+    if (!e.outputs.empty()) {
+        auto& list = j["outputs"] = nlohmann::json::array();
+        for (const auto& o : e.outputs) {
+            nlohmann::json one{{"name", o.name}};
+            if (o.classification) put_classification(one, *o.classification);
+            if (o.regression) put_regression(one, *o.regression);
+            list.push_back(std::move(one));
+        }
+    }
     return j;
 }
 

@@ -103,6 +103,13 @@ struct RegressionFields {
     double average_mse = 0, average_mae = 0, average_r2 = 0;
 };
 
+// One output's evaluation in a model with several (its name from the model).
+struct OutputFields {
+    std::string name;
+    std::optional<ClassificationFields> classification;
+    std::optional<RegressionFields> regression;
+};
+
 struct EpochEnd {
     static constexpr std::string_view kName = "epoch_end";
     int epoch = 0;
@@ -114,6 +121,9 @@ struct EpochEnd {
     std::optional<std::size_t> nodes_evaluated;  // a sharded evaluation's parts
     std::optional<ClassificationFields> classification;
     std::optional<RegressionFields> regression;
+    // A model with several outputs: each one's metrics ("outputs": [{"name", ...}, ...]); the
+    // fields above stay the main output's.
+    std::vector<OutputFields> outputs;
 };
 
 struct NodeJoined {

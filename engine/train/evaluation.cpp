@@ -17,7 +17,19 @@ void add_binary_fields(nlohmann::json& j, const eval::ClassificationEvaluator& c
     j["task"] = "binary";
 }
 
-nlohmann::json EvaluationResult::to_json() const {
+nlohmann::json OutputEvaluation::to_json(bool state) const {
+    nlohmann::json j = classification ? classification->to_json()
+                                      : regression ? regression->to_json() : nlohmann::json::object();
+    if (binary) {
+        add_binary_fields(j, *classification, *binary);
+        if (state) j["auc_hist"] = binary->to_json();
+    }
+    if (regression && state) j["state"] = regression->state();
+    j["name"] = name;
+    return j;
+}
+
+nlohmann::json EvaluationResult::to_json(bool state) const {
     nlohmann::json j = classification ? classification->to_json()
                                       : regression ? regression->to_json() : nlohmann::json::object();
     if (binary) {
@@ -25,6 +37,10 @@ nlohmann::json EvaluationResult::to_json() const {
         j["auc_hist"] = binary->to_json();
     }
     j["loss"] = loss;
+    if (!outputs.empty()) {
+        auto& list = j["outputs"] = nlohmann::json::array();
+        for (const auto& o : outputs) list.push_back(o.to_json(state));
+    }
     return j;
 }
 
@@ -79,9 +95,90 @@ void report_skipped_images(const data::DataSplit& split, events::EventWriter& ev
     log << text << "\n";
 }
 
+namespace {
+
+// The evaluators of each output of a model with several, and how a batch feeds them.
+class OutputEvaluators {
+public:
+    OutputEvaluators(const config::ModelConfig& m, const data::Dataset& ds, int top_k) : m_(m) {
+        // Several outputs read the targets side by side (train/task.cpp shares one target among
+        // them first); anything else has no per-output columns to score.
+        if (m.output_layers.size() < 2 || ds.target_size != static_cast<std::size_t>(m.output_size())) return;
+        int offset = 0;
+        for (std::size_t o : m.output_layers) {
+            const auto& l = m.layers[o];
+            OutputEvaluation e;
+            e.name = l.name.empty() ? "layers[" + std::to_string(o) + "]" : l.name;
+            const bool cross_entropy = l.loss == config::LossKind::MultiClassCrossEntropy ||
+                                       l.loss == config::LossKind::NegativeLogLikelihood;
+            if (cross_entropy && l.units >= 2) {
+                e.classification.emplace(l.units, top_k > 0 && top_k < l.units ? top_k : 0);
+            } else if (l.loss == config::LossKind::BinaryCrossEntropy && l.units == 1) {
+                e.classification.emplace(2);
+                e.binary.emplace();
+            } else {
+                e.regression.emplace(static_cast<std::size_t>(l.units));
+            }
+            offsets_.push_back(offset);
+            offset += l.units;
+            outputs_.push_back(std::move(e));
+        }
+    }
+
+    // `out` and `targets`: [count x output_size], the outputs side by side.
+    void add(const float* out, const float* targets, int count) {
+        if (outputs_.empty()) return;
+        const auto width = static_cast<std::size_t>(m_.output_size());
+        for (std::size_t k = 0; k < outputs_.size(); ++k) {
+            auto& e = outputs_[k];
+            const auto units = static_cast<std::size_t>(m_.layers[m_.output_layers[k]].units);
+            y_.resize(static_cast<std::size_t>(count) * units);
+            t_.resize(y_.size());
+            for (int j = 0; j < count; ++j) {
+                const std::size_t row = static_cast<std::size_t>(j) * width + static_cast<std::size_t>(offsets_[k]);
+                std::copy_n(out + row, units, y_.data() + static_cast<std::size_t>(j) * units);
+                std::copy_n(targets + row, units, t_.data() + static_cast<std::size_t>(j) * units);
+            }
+            if (e.regression) {
+                e.regression->add(y_.data(), t_.data(), static_cast<std::size_t>(count));
+                continue;
+            }
+            labels_.resize(static_cast<std::size_t>(count));
+            if (e.binary) {
+                predicted_.resize(static_cast<std::size_t>(count));
+                for (int j = 0; j < count; ++j) {
+                    labels_[static_cast<std::size_t>(j)] = t_[static_cast<std::size_t>(j)] >= 0.5f ? 1 : 0;
+                    predicted_[static_cast<std::size_t>(j)] = y_[static_cast<std::size_t>(j)] >= 0.5f ? 1 : 0;
+                }
+                e.classification->add_predictions(predicted_.data(), labels_.data(), count);
+                e.binary->add(y_.data(), labels_.data(), count);
+                continue;
+            }
+            // Labels: where the one-hot target row has its 1 (its largest value).
+            for (int j = 0; j < count; ++j) {
+                const float* t = t_.data() + static_cast<std::size_t>(j) * units;
+                labels_[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(std::max_element(t, t + units) - t);
+            }
+            e.classification->add(y_.data(), labels_.data(), count);
+        }
+    }
+
+    std::vector<OutputEvaluation> take() { return std::move(outputs_); }
+
+private:
+    const config::ModelConfig& m_;
+    std::vector<OutputEvaluation> outputs_;
+    std::vector<int> offsets_;
+    std::vector<float> y_, t_;
+    std::vector<std::int32_t> labels_, predicted_;
+};
+
+}  // namespace
+
 EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, std::size_t limit, int shard,
                           int shards, int top_k) {
     EvaluationResult r;
+    OutputEvaluators per_output(net.config(), ds, top_k);
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = net.config().output_size();
     // Scores are the main output's (the first of several: its columns come first in each row).
@@ -121,6 +218,7 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         out.resize(static_cast<std::size_t>(count) * k);
         loss_sum += net.loss(xs, ts, count, 0, backend::Mode::Inference, out.data()) * count;
         evaluated += static_cast<std::size_t>(count);
+        per_output.add(out.data(), ts, count);  // before the main output's columns are moved down
         if (main_k != k && r.classification)
             for (int j = 0; j < count; ++j)
                 std::copy_n(out.data() + static_cast<std::size_t>(j) * k, main_k, out.data() + static_cast<std::size_t>(j) * main_k);
@@ -134,6 +232,7 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         else
             r.regression->add(out.data(), ts, count);
     }
+    r.outputs = per_output.take();
     r.loss_sum = loss_sum;
     r.count = evaluated;
     r.loss = evaluated ? loss_sum / static_cast<double>(evaluated) : 0.0;
@@ -160,6 +259,56 @@ std::size_t count_of(const nlohmann::json& part, std::size_t i, std::size_t n) {
     if (it == part.end()) return 0;
     if (!it->is_number_unsigned()) bad_part(i, n, "\"count\" must be a non-negative integer, got " + it->dump());
     return it->get<std::size_t>();
+}
+
+// Each output's evaluation of a model with several (OutputEvaluation::to_json(true) in every
+// part): confusion matrices, score histograms and regression sums added up, output by output.
+void merge_outputs(const std::vector<nlohmann::json>& parts, EvaluationResult& merged) {
+    const std::size_t n = parts.size();
+    const auto first = parts.front().find("outputs");
+    if (first == parts.front().end()) return;
+    if (!first->is_array()) bad_part(0, n, "\"outputs\" must be an array");
+    const std::size_t outputs = first->size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto it = parts[i].find("outputs");
+        if (it == parts[i].end() || !it->is_array() || it->size() != outputs)
+            bad_part(i, n, "\"outputs\" must list the " + std::to_string(outputs) + " outputs the first part lists");
+    }
+    for (std::size_t k = 0; k < outputs; ++k) {
+        OutputEvaluation total;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto& o = parts[i]["outputs"][k];
+            const std::string where = "outputs[" + std::to_string(k) + "]: ";
+            if (!o.is_object()) bad_part(i, n, where + "expected an object");
+            try {
+                if (i == 0 && o.contains("name") && o["name"].is_string()) total.name = o["name"].get<std::string>();
+                if (o.contains("confusion")) {
+                    auto c = eval::ClassificationEvaluator::from_json(o);
+                    if (i == 0) total.classification.emplace(std::move(c));
+                    else if (total.classification) total.classification->merge(c);
+                    else bad_part(i, n, where + "a classification where the first part has none");
+                    if (o.contains("auc_hist")) {
+                        auto b = eval::BinaryScores::from_json(o["auc_hist"]);
+                        if (i == 0) total.binary.emplace(std::move(b));
+                        else if (total.binary) total.binary->merge(b);
+                    } else if (total.binary) {
+                        bad_part(i, n, where + "no \"auc_hist\" (a binary output's score histogram)");
+                    }
+                } else if (o.contains("state")) {
+                    auto g = eval::RegressionEvaluator::from_state(o["state"]);
+                    if (i == 0) total.regression.emplace(std::move(g));
+                    else if (total.regression) total.regression->merge(g);
+                    else bad_part(i, n, where + "a regression where the first part has none");
+                } else {
+                    bad_part(i, n, where + "neither a \"confusion\" matrix nor a regression \"state\"");
+                }
+            } catch (const Error& e) {
+                if (std::string(e.what()).rfind("evaluation part", 0) == 0) throw;
+                bad_part(i, n, where + e.what());
+            }
+        }
+        merged.outputs.push_back(std::move(total));
+    }
 }
 
 }  // namespace
@@ -192,6 +341,7 @@ std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlo
             }
         }
     }
+    merge_outputs(parts, merged);
     merged.loss = merged.count ? merged.loss_sum / static_cast<double>(merged.count) : 0.0;
     return merged;
 }

@@ -18,18 +18,34 @@
 
 namespace thresher::train {
 
+// One output of a model with several: its own metrics, by the kind its loss says (a
+// cross-entropy over classes: classification, its labels the argmax of its target columns; one
+// sigmoid with binary cross-entropy: binary; otherwise regression over its columns).
+struct OutputEvaluation {
+    std::string name;
+    std::optional<eval::ClassificationEvaluator> classification;
+    std::optional<eval::RegressionEvaluator> regression;
+    std::optional<eval::BinaryScores> binary;
+    // {"name", the metrics as EvaluationResult writes them}; with `state` also what a sharded
+    // merge adds up ("auc_hist", a regression's "state").
+    nlohmann::json to_json(bool state = false) const;
+};
+
 struct EvaluationResult {
     std::optional<eval::ClassificationEvaluator> classification;
     std::optional<eval::RegressionEvaluator> regression;
     // A binary classifier (one sigmoid output): the threshold-0.5 predictions go into
     // `classification` (2 classes), the scores into this for the AUC.
     std::optional<eval::BinaryScores> binary;
+    // A model with several outputs: each output's own evaluation, in the model's output order
+    // (the main output first; the fields above are the main output's, as with one output).
+    std::vector<OutputEvaluation> outputs;
     double loss = 0.0;      // mean over samples
     double loss_sum = 0.0;  // and what it came from, for merging shards
     std::size_t count = 0;
     // accuracy/precision/recall/f1/confusion (+ auc and the "auc_hist" counts for binary) or
-    // mse/mae/r2, + loss.
-    nlohmann::json to_json() const;
+    // mse/mae/r2, + loss; with several outputs "outputs": [OutputEvaluation::to_json(state)...].
+    nlohmann::json to_json(bool state = false) const;
 };
 
 // A binary classifier's fields: precision, recall and F1 of class 1 (DL4J's binary evaluation,

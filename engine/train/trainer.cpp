@@ -85,36 +85,49 @@ void record_failure(Run& run) {
 }
 
 // The evaluation's metrics in an epoch_end event (the evaluators' own accessors, not their JSON).
+events::ClassificationFields classification_fields(const eval::ClassificationEvaluator& c, const eval::BinaryScores* binary) {
+    events::ClassificationFields f;
+    f.accuracy = c.accuracy();
+    // A binary classifier reports class 1 (DL4J's binary evaluation), others macro averages.
+    f.precision = binary ? c.precision(1) : c.macro_precision();
+    f.recall = binary ? c.recall(1) : c.macro_recall();
+    f.f1 = binary ? c.f1(1) : c.macro_f1();
+    for (int a = 0; a < c.num_classes(); ++a) {
+        auto& row = f.confusion.emplace_back();
+        for (int p = 0; p < c.num_classes(); ++p) row.push_back(c.confusion(a, p));
+    }
+    if (binary) f.auc = binary->auc();
+    if (c.top_k() > 0) {
+        f.top_k = c.top_k();
+        f.top_k_accuracy = c.top_k_accuracy();
+    }
+    return f;
+}
+
+events::RegressionFields regression_fields(const eval::RegressionEvaluator& g) {
+    events::RegressionFields f;
+    f.columns = g.columns();
+    for (std::size_t c = 0; c < g.columns(); ++c) {
+        f.mse.push_back(g.mse(c));
+        f.mae.push_back(g.mae(c));
+        f.r2.push_back(g.r2(c));
+    }
+    f.average_mse = g.average_mse();
+    f.average_mae = g.average_mae();
+    f.average_r2 = g.average_r2();
+    return f;
+}
+
 void put_metrics(events::EpochEnd& e, const EvaluationResult& r) {
-    if (r.classification) {
-        const auto& c = *r.classification;
-        auto& f = e.classification.emplace();
-        f.accuracy = c.accuracy();
-        // A binary classifier reports class 1 (DL4J's binary evaluation), others macro averages.
-        f.precision = r.binary ? c.precision(1) : c.macro_precision();
-        f.recall = r.binary ? c.recall(1) : c.macro_recall();
-        f.f1 = r.binary ? c.f1(1) : c.macro_f1();
-        for (int a = 0; a < c.num_classes(); ++a) {
-            auto& row = f.confusion.emplace_back();
-            for (int p = 0; p < c.num_classes(); ++p) row.push_back(c.confusion(a, p));
-        }
-        if (r.binary) f.auc = r.binary->auc();
-        if (c.top_k() > 0) {
-            f.top_k = c.top_k();
-            f.top_k_accuracy = c.top_k_accuracy();
-        }
-    } else if (r.regression) {
-        const auto& g = *r.regression;
-        auto& f = e.regression.emplace();
-        f.columns = g.columns();
-        for (std::size_t c = 0; c < g.columns(); ++c) {
-            f.mse.push_back(g.mse(c));
-            f.mae.push_back(g.mae(c));
-            f.r2.push_back(g.r2(c));
-        }
-        f.average_mse = g.average_mse();
-        f.average_mae = g.average_mae();
-        f.average_r2 = g.average_r2();
+    if (r.classification)
+        e.classification = classification_fields(*r.classification, r.binary ? &*r.binary : nullptr);
+    else if (r.regression)
+        e.regression = regression_fields(*r.regression);
+    for (const auto& o : r.outputs) {
+        auto& f = e.outputs.emplace_back();
+        f.name = o.name;
+        if (o.classification) f.classification = classification_fields(*o.classification, o.binary ? &*o.binary : nullptr);
+        if (o.regression) f.regression = regression_fields(*o.regression);
     }
     e.eval_loss = r.loss;
     e.count = r.count;
@@ -135,7 +148,7 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
     events::EpochEnd e;
     std::optional<EvaluationResult> merged;
     if (merger.gather) {
-        nlohmann::json part = result.to_json();  // what the nodes exchange (evaluation_payload.h)
+        nlohmann::json part = result.to_json(true);  // what the nodes exchange (evaluation_payload.h)
         part["loss_sum"] = result.loss_sum;
         part["count"] = result.count;
         auto parts = merger.gather(epoch, part);
@@ -157,6 +170,13 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
                 << "\n";
     else if (result.regression)
         run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << result.regression->summary() << "\n";
+    for (const auto& o : reported.outputs) {
+        run.log << "  output " << o.name << ": ";
+        if (o.classification)
+            run.log << "accuracy " << o.classification->accuracy() << ", f1 " << o.classification->macro_f1() << "\n";
+        else if (o.regression)
+            run.log << "mse " << o.regression->average_mse() << ", mae " << o.regression->average_mae() << "\n";
+    }
 }
 
 // One worker's training on its replica, from the start position to the end of the run (or a
