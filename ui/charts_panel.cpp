@@ -268,6 +268,13 @@ void ChartsPanel::redraw() {
     auto* acc = graph(accuracy_, "accuracy", "test accuracy", color_at(2));
     acc->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
     acc->setData(m.accuracy().x, m.accuracy().y, true);
+    // Further outputs of a model with several: each its own line, named by its output.
+    int head = 5;
+    for (const auto& [name, series] : m.output_accuracy()) {
+        auto* a = graph(accuracy_, "output:" + name, "output " + name, color_at(head++));
+        a->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangle, 6));
+        a->setData(series.x, series.y, true);
+    }
 
     int o = 3;
     for (const auto& [label, run] : overlays_) {

@@ -1,5 +1,7 @@
 #include "run_metrics.h"
 
+#include <QJsonArray>
+
 #include <algorithm>
 #include <cmath>
 
@@ -15,6 +17,12 @@ void RunMetrics::add(const QJsonObject& e) {
     } else if (kind == "epoch_end") {
         const double epoch = e.value("epoch").toDouble() + 1;
         if (e.contains("accuracy")) accuracy_.add(epoch, e.value("accuracy").toDouble());
+        const QJsonArray outputs = e.value("outputs").toArray();
+        for (qsizetype k = 1; k < outputs.size(); ++k) {  // the first is the main output: accuracy_
+            const QJsonObject o = outputs[k].toObject();
+            if (o.contains("accuracy"))
+                output_accuracy_[o.value("name").toString()].add(epoch, o.value("accuracy").toDouble());
+        }
         if (e.contains("loss")) epoch_loss_.add(epoch, e.value("loss").toDouble());
     } else if (kind == "run_finished") {
         // summary_ keeps the status and wall time.

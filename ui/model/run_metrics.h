@@ -58,6 +58,9 @@ public:
     const std::map<int, Series>& wait_ms() const { return wait_; }
     // Per epoch (1-based): test accuracy and the epoch's mean training loss.
     const Series& accuracy() const { return accuracy_; }
+    // A model with several outputs: each classifier output's test accuracy per epoch, by name
+    // (epoch_end's "outputs"; the main output's is accuracy()).
+    const std::map<QString, Series>& output_accuracy() const { return output_accuracy_; }
     const Series& epoch_loss() const { return epoch_loss_; }
 
     // Summary figures for history and the sweeps (launcher/sweep/run_summary.h computes them).
@@ -84,6 +87,7 @@ private:
     quint64 revision_ = 0;
     std::map<qint64, std::pair<double, int>> loss_by_iter_;  // iter → (sum of losses, workers)
     Series accuracy_, epoch_loss_;
+    std::map<QString, Series> output_accuracy_;
     std::map<int, Series> iter_ms_, tx_rate_, rx_rate_, threshold_, density_, lag_, wait_;
     std::map<int, RateState> rate_state_;
     launcher::sweep::RunSummary summary_;

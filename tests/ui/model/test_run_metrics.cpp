@@ -4,6 +4,8 @@
 // status of all nodes, and the revision counter the charts use to skip redraws.
 #include <QtTest>
 
+#include <QJsonArray>
+
 #include <QJsonObject>
 
 #include "run_metrics.h"
@@ -110,6 +112,17 @@ void TestRunMetrics::status_is_the_worst() {
     m.add({{"event", "epoch_end"}, {"node", 0}, {"epoch", 1}, {"loss", 0.4}, {"accuracy", 0.85}});
     QCOMPARE(*m.final_accuracy(), 0.85);
     QCOMPARE(m.accuracy().x[1], 2.0);  // epochs are shown 1-based
+
+    // Several outputs: the further classifier outputs each get a series by name; the main
+    // output's stays accuracy(), a regression output (no accuracy) gets none.
+    const QJsonArray outputs{QJsonObject{{"name", "main"}, {"accuracy", 0.9}},
+                             QJsonObject{{"name", "aux"}, {"accuracy", 0.7}},
+                             QJsonObject{{"name", "size"}, {"mse", QJsonArray{0.1}}}};
+    m.add({{"event", "epoch_end"}, {"node", 0}, {"epoch", 2}, {"loss", 0.3}, {"accuracy", 0.9}, {"outputs", outputs}});
+    QCOMPARE(m.output_accuracy().size(), std::size_t{1});
+    QCOMPARE(m.output_accuracy().at("aux").y[0], 0.7);
+    QCOMPARE(m.output_accuracy().at("aux").x[0], 3.0);
+    QCOMPARE(*m.final_accuracy(), 0.9);
 }
 
 void TestRunMetrics::revision_moves_only_on_data() {
