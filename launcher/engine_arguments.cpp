@@ -53,6 +53,9 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
                   "--batch", QString::number(training.batch)};
     if (training.seed) a << "--seed" << QString::number(*training.seed);
     if (training.limit) a << "--limit" << QString::number(*training.limit);
+    if (training.augment.active()) a << "--augment" << QString::fromStdString(training.augment.text());
+    if (training.normalize != "none") a << "--normalize" << training.normalize;
+    if (training.top_k) a << "--top-k" << QString::number(*training.top_k);
     a << "--threads" << QString::number(threads) << "--workers-per-node" << QString::number(workers_per_node());
     if (training.device != DeviceList{}) a << "--device" << QString::fromStdString(training.device.text());
     a << "--strategy" << training.strategy;

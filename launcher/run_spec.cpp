@@ -36,6 +36,7 @@ constexpr IntRule kSeed{0, qint64(kMaxExactInteger), "a non-negative integer bel
 constexpr IntRule kLimit{1, qint64(kMaxExactInteger), "a positive integer"};
 constexpr IntRule kStaleness{0, 1000, "a whole number from 0 to 1000, or \"off\""};
 constexpr IntRule kThreads{0, 4096, "a non-negative integer (0: automatic)"};
+constexpr IntRule kTopK{0, 1 << 20, "a non-negative integer (0: off)"};
 constexpr IntRule kPort{1, 65535, "an integer in 1..65535"};
 constexpr IntRule kUpTo1024{1, 1024, "an integer in 1..1024"};
 constexpr IntRule kGpus{0, 1024, "an integer in 0..1024"};
@@ -51,6 +52,7 @@ constexpr NumberRule kDelay{0, 10000, false, "milliseconds in 0..10000"};
 constexpr NumberRule kLoss{0, 1, true, "a probability in [0, 1)"};
 const QStringList kStrategies{"gradient-sharing", "parameter-averaging", "single"};
 const QStringList kOverlaps{"off", "send", "encode"};
+const QStringList kNormalizations{"none", "standardize", "minmax"};
 const QStringList kTopologies{"auto", "mesh", "relay", "tree"};
 const QString kTimeSyntax = "must be a positive Slurm time limit (minutes, \"MM:SS\", \"HH:MM:SS\", \"D-HH\", "
                             "\"D-HH:MM\" or \"D-HH:MM:SS\"), got ";
@@ -213,6 +215,16 @@ TrainingSettings read_training(const Reader& t, const QString& source) {
     s.save_updater = t.boolean("save_updater", s.save_updater);
     s.limit = t.optional_integer("limit", kLimit);
     s.threads = int(t.integer("threads", s.threads, kThreads));
+    if (t.has("augment")) {
+        const QString text = t.string("augment", {});
+        try {
+            s.augment = spec::Augmentation::parse(text.toStdString());
+        } catch (const ConfigError& e) {
+            t.fail("augment", QString::fromUtf8(e.what()));
+        }
+    }
+    s.normalize = t.one_of("normalize", s.normalize, kNormalizations);
+    if (t.has("top_k")) s.top_k = int(t.integer("top_k", 0, kTopK));
     if (t.has("device")) {
         const QString text = t.string("device", {});
         try {
@@ -417,6 +429,8 @@ void validate_training(const Checker& c, const TrainingSettings& t) {
     c.integer("training.averaging_frequency", t.averaging_frequency, kPositive);
     if (t.limit) c.integer("training.limit", *t.limit, kLimit);
     c.integer("training.threads", t.threads, kThreads);
+    c.one_of("training.normalize", t.normalize, kNormalizations);
+    if (t.top_k) c.integer("training.top_k", *t.top_k, kTopK);
 }
 
 void validate_slurm(const Checker& c, const SlurmSettings& s) {
@@ -585,7 +599,7 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
     if (r.has("training"))
         spec.training = read_training(r.object("training", {"strategy", "epochs", "batch", "seed", "threshold",
                                                             "threshold_algorithm", "residual", "max_staleness", "overlap_comm", "averaging_frequency",
-                                                            "save_updater", "limit", "threads", "device"}),
+                                                            "save_updater", "limit", "threads", "device", "augment", "normalize", "top_k"}),
                                       spec.source);
     if (r.has("cluster"))
         spec.cluster = read_cluster(r.object("cluster", QStringList{"kind", "nodes", "workers_per_node", "hosts", "hostfile",
@@ -642,6 +656,9 @@ QJsonObject RunSpec::to_json() const {
     if (training.overlap_comm != "off") t["overlap_comm"] = training.overlap_comm;
     if (training.limit) t["limit"] = double(*training.limit);
     if (training.device != DeviceList{}) t["device"] = QString::fromStdString(training.device.text());
+    if (training.augment.active()) t["augment"] = QString::fromStdString(training.augment.text());
+    if (training.normalize != "none") t["normalize"] = training.normalize;
+    if (training.top_k) t["top_k"] = *training.top_k;
 
     QJsonObject c{{"kind", to_string(cluster.kind)}};
     if (cluster.topology != "auto") c["topology"] = cluster.topology;

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "codec/threshold_spec.h"
+#include "spec/augmentation.h"
 #include "core/device_list.h"
 
 namespace thresher::launcher {
@@ -50,6 +51,12 @@ struct TrainingSettings {
     // The engine's --device: one for every worker of a node ("cpu", "cuda", "cuda:1") or one per
     // worker ("cuda:0,cuda:1"). JSON: that text; absent means "cpu".
     DeviceList device;
+    // The data as the engine reads it for this run (issue 24): training-time augmentation of
+    // images ("crop:4,flip", typed by the engine's spec library), feature normalisation fitted on
+    // the training set, and the k of top-k accuracy (unset: 5 with 20 classes or more).
+    spec::Augmentation augment;
+    QString normalize = "none";  // none | standardize | minmax
+    std::optional<int> top_k;
 
     bool operator==(const TrainingSettings&) const = default;
 };

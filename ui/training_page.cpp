@@ -136,9 +136,11 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     auto* data_box = new QGroupBox("Data");
     auto* dform = new QFormLayout(data_box);
     data_kind_ = new QComboBox;
+    data_kind_->setObjectName("data_kind");
     data_kind_->addItem("Fashion-MNIST (/usr/share/datasets/fashion-mnist)", "fashion-mnist");
     data_kind_->addItem("Folder of IDX files", "idx");
     data_kind_->addItem("CSV file (label first)", "csv");
+    data_kind_->addItem("Folder of images (a folder per class)", "images");
     dform->addRow("Data set", data_kind_);
     auto* path_row = new QHBoxLayout;
     data_path_ = new QLineEdit;
@@ -146,6 +148,26 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     path_row->addWidget(data_path_);
     path_row->addWidget(data_browse_);
     dform->addRow("Path", path_row);
+    // How the engine prepares it (thresher-engine --augment, --normalize, --top-k).
+    augment_ = new QLineEdit;
+    augment_->setObjectName("augment");
+    augment_->setPlaceholderText("none (e.g. crop:4,flip)");
+    augment_->setToolTip("Training images only: crop:P takes a random crop after padding P pixels of zeros on every side; "
+                         "flip mirrors left-right half the time. Seeded by the run seed, epoch and sample.");
+    dform->addRow("Augment", augment_);
+    normalize_ = new QComboBox;
+    normalize_->setObjectName("normalize");
+    normalize_->addItem("none", "none");
+    normalize_->addItem("standardize (mean 0, std 1 per feature)", "standardize");
+    normalize_->addItem("min-max to [0, 1] per feature", "minmax");
+    normalize_->setToolTip("Fitted on the training set and saved with the model");
+    dform->addRow("Normalize", normalize_);
+    top_k_ = new QSpinBox;
+    top_k_->setObjectName("top_k");
+    top_k_->setRange(-1, 1000);
+    top_k_->setSpecialValueText("automatic (5 with 20 classes or more)");
+    top_k_->setToolTip("Top-k accuracy in the evaluation: k, 0 off");
+    dform->addRow("Top-k accuracy", top_k_);
     right->addWidget(data_box);
 
     // Cluster.
@@ -304,12 +326,12 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
         update_visibility();
         Q_EMIT changed();
     };
-    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_, topology_, stage_, device_})
+    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_, topology_, stage_, device_, normalize_})
         connect(c, &QComboBox::currentIndexChanged, this, notify);
-    for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, nodes_, workers_, udp_port_, fanout_,
+    for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, top_k_, nodes_, workers_, udp_port_, fanout_,
                     max_staleness_, slurm_nodes_, tasks_per_node_, cpus_per_task_, gpus_per_node_, slurm_workers_})
         connect(s, &QSpinBox::valueChanged, this, notify);
-    for (auto* e : {threshold_, data_path_, partition_, time_limit_, account_, qos_, constraint_, sbatch_args_, network_mask_})
+    for (auto* e : {threshold_, data_path_, augment_, partition_, time_limit_, account_, qos_, constraint_, sbatch_args_, network_mask_})
         connect(e, &QLineEdit::textEdited, this, notify);
     connect(save_updater_, &QCheckBox::toggled, this, notify);
     connect(hosts_, &QTableWidget::itemChanged, this, notify);
@@ -324,8 +346,10 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     connect(check_, &QPushButton::clicked, this, &TrainingPage::checkHostsRequested);
     connect(data_browse_, &QPushButton::clicked, this, [this] {
         const bool csv = data_kind_->currentData() == "csv";
+        const bool images = data_kind_->currentData() == "images";
         const QString path = csv ? QFileDialog::getOpenFileName(this, "CSV data", {}, "CSV files (*.csv);;All files (*)")
-                                 : QFileDialog::getExistingDirectory(this, "Folder of IDX files");
+                                 : QFileDialog::getExistingDirectory(this, images ? "Folder of images (train/ and test/, or one folder per class)"
+                                                                                  : "Folder of IDX files");
         if (path.isEmpty()) return;
         data_path_->setText(path);
         Q_EMIT changed();
@@ -374,6 +398,19 @@ void TrainingPage::update_visibility() {
     const bool fmnist = data_kind_->currentData() == "fashion-mnist";
     data_path_->setEnabled(!fmnist);
     data_browse_->setEnabled(!fmnist);
+    // An augmentation the engine would refuse is marked with its reason.
+    QString augment_error;
+    if (const QString a = augment_->text().trimmed(); !a.isEmpty()) {
+        try {
+            (void)spec::Augmentation::parse(a.toStdString());
+        } catch (const std::exception& e) {
+            augment_error = QString::fromUtf8(e.what());
+        }
+    }
+    augment_->setStyleSheet(augment_error.isEmpty() ? QString() : "color: #b00020");
+    augment_->setToolTip(augment_error.isEmpty() ? "Training images only: crop:P takes a random crop after padding P pixels of "
+                                                   "zeros on every side; flip mirrors left-right half the time."
+                                                 : augment_error);
     cluster_stack_->setCurrentIndex(std::max(0, cluster_kind_->currentIndex()));
     // A time limit Slurm would not read is marked, and not written to the spec.
     const bool time_ok = time_limit_->text().trimmed().isEmpty() || launcher::parse_slurm_time(time_limit_->text()).has_value();
@@ -452,9 +489,15 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
         data_kind_->setCurrentIndex(0);
         data_path_->clear();
     } else {
-        data_kind_->setCurrentIndex(spec.data.endsWith(".csv", Qt::CaseInsensitive) ? 2 : 1);
+        // A folder holding IDX files is one; another folder is taken for images in class folders.
+        const QDir dir(spec.resolve(spec.data));
+        const bool idx = !dir.entryList({"*idx3*"}, QDir::Files).isEmpty();
+        data_kind_->setCurrentIndex(spec.data.endsWith(".csv", Qt::CaseInsensitive) ? 2 : idx || !dir.exists() ? 1 : 3);
         data_path_->setText(spec.data);
     }
+    augment_->setText(t.augment.active() ? QString::fromStdString(t.augment.text()) : QString());
+    normalize_->setCurrentIndex(std::max(0, normalize_->findData(t.normalize)));
+    top_k_->setValue(t.top_k.value_or(-1));
     cluster_kind_->setCurrentIndex(std::max(0, cluster_kind_->findData(launcher::to_string(spec.cluster.kind))));
     const auto& sl = spec.cluster.slurm;
     partition_->setText(sl.partition);
@@ -505,6 +548,16 @@ void TrainingPage::apply_to(launcher::RunSpec& spec) const {
     t.limit = limit_->value() > 0 ? std::optional<qint64>(limit_->value()) : std::nullopt;
     const QString kind = data_kind_->currentData().toString();
     spec.data = kind == "fashion-mnist" ? QString("fashion-mnist") : data_path_->text().trimmed();
+    // The augmentation as the engine types it; text it refuses stops the run with its reason
+    // (marked in the form already), never a run without the augmentation asked for.
+    const QString augment = augment_->text().trimmed();
+    try {
+        t.augment = augment.isEmpty() ? spec::Augmentation{} : spec::Augmentation::parse(augment.toStdString());
+    } catch (const std::exception& e) {
+        throw launcher::SpecError(("training.augment: " + QString::fromUtf8(e.what())).toStdString());
+    }
+    t.normalize = normalize_->currentData().toString();
+    t.top_k = top_k_->value() >= 0 ? std::optional<int>(top_k_->value()) : std::nullopt;
     const QString where = cluster_kind_->currentData().toString();
     spec.cluster.kind = where == "ssh"     ? launcher::ClusterSettings::Kind::Ssh
                         : where == "slurm" ? launcher::ClusterSettings::Kind::Slurm

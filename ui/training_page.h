@@ -77,6 +77,9 @@ private:
     QComboBox* data_kind_ = nullptr;
     QLineEdit* data_path_ = nullptr;
     QPushButton* data_browse_ = nullptr;
+    QLineEdit* augment_ = nullptr;     // spec::Augmentation text; empty: none
+    QComboBox* normalize_ = nullptr;   // none | standardize | minmax
+    QSpinBox* top_k_ = nullptr;        // -1: automatic (5 with 20 classes or more), 0: off
     // Cluster.
     QComboBox* cluster_kind_ = nullptr;
     QStackedWidget* cluster_stack_ = nullptr;

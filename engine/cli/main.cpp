@@ -49,6 +49,17 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--test-limit", t.test_limit, "Evaluate on only the first N test samples");
     train_cmd->add_option("--normalize", t.normalize, "Feature normalisation fitted on the training set: none, standardize, minmax (saved with the model)")
         ->capture_default_str()->check(CLI::IsMember({"none", "standardize", "minmax"}));
+    // Typed here, once (spec/augmentation.h).
+    train_cmd->add_option("--augment")
+        ->description("Augment training images: none, or crop:P (random crop after zero padding P pixels) and/or flip "
+                      "(mirror left-right half the time), e.g. crop:4,flip; seeded by the run seed, epoch and sample")
+        ->each([&t](const std::string& text) {
+            try {
+                t.augment = spec::Augmentation::parse(text);
+            } catch (const ConfigError& e) {
+                throw CLI::ValidationError(e.what());
+            }
+        });
     // Image folders (data/image_folder.h): typed here, once. The same options for train, evaluate
     // and predict, so evaluating a model on a split folder takes the test images it was tested on.
     data::ImageFolderOptions images;

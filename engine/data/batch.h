@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "spec/augmentation.h"
+
 namespace thresher::data {
 
 // Rows copied out of a Dataset, in the same layouts (see dataset.h). The vectors are refilled
@@ -27,6 +29,9 @@ struct BatchPlan {
     int rank = 0;
     int world = 1;
     std::size_t limit = 0;  // 0: all samples; else only the first `limit` samples (tests)
+    // Training batches of images: each sample augmented as it is copied (data/augment.h), with
+    // draws from (seed, epoch, sample index).
+    spec::Augmentation augment;
 };
 
 }  // namespace thresher::data

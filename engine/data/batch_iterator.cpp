@@ -1,6 +1,8 @@
 // Deterministic shuffling and strided sharding (the arithmetic is laid out in the header).
 #include "data/batch_iterator.h"
 
+#include "data/augment.h"
+
 #include "core/error.h"
 #include "core/rng.h"
 
@@ -80,6 +82,8 @@ bool BatchIterator::next(Batch& out) {
             std::memcpy(out.targets.data() + i * tsize, ds.targets.data() + s * tsize,
                         tsize * sizeof(float));
         if (with_labels) out.labels[i] = ds.labels[s];
+        if (plan_.augment.active() && fsize)
+            augment_sample(out.features.data() + i * fsize, ds.shape, plan_.augment, plan_.seed, plan_.epoch, s, scratch_);
     }
     return true;
 }

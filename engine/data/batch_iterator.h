@@ -54,6 +54,7 @@ private:
     std::vector<std::size_t> shard_;  // this rank's positions, already mapped to sample indices
     std::size_t batches_ = 0;
     std::size_t done_ = 0;
+    std::vector<float> scratch_;  // augmentation's copy of one sample
 };
 
 }  // namespace thresher::data

@@ -118,6 +118,22 @@ events::RegressionFields regression_fields(const eval::RegressionEvaluator& g) {
     return f;
 }
 
+// Augmentation crops and mirrors images: refused on other data, and a padding that leaves no
+// image in the crop.
+void check_augmentation(const spec::Augmentation& a, const config::ModelConfig& m, const data::Dataset& ds) {
+    if (!a.active()) return;
+    if (m.input_count() > 1)
+        throw ConfigError("--augment " + a.text() + ": model \"" + m.name + "\" has " + std::to_string(m.input_count()) +
+                          " inputs side by side in each sample; augmentation takes models with one image input");
+    if (m.input.flat() || ds.shape.height == 1)
+        throw ConfigError("--augment " + a.text() + ": data " + ds.name + " holds " + std::to_string(ds.shape.size()) +
+                          " features per sample, not images (augmentation crops and mirrors images)");
+    if (a.crop_padding >= std::min(ds.shape.height, ds.shape.width))
+        throw ConfigError("--augment " + a.text() + ": a padding of " + std::to_string(a.crop_padding) +
+                          " pixels is not smaller than the " + std::to_string(ds.shape.height) + "x" +
+                          std::to_string(ds.shape.width) + " images of " + ds.name);
+}
+
 void put_metrics(events::EpochEnd& e, const EvaluationResult& r) {
     if (r.classification)
         e.classification = classification_fields(*r.classification, r.binary ? &*r.binary : nullptr);
@@ -213,6 +229,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
         plan.limit = run.o.train_limit;
         plan.rank = worker;
         plan.world = cluster.total_workers();
+        plan.augment = run.o.augment;
         data::PrefetchIterator batches(run.data.train, plan);
         data::Batch batch;
         net.set_epoch(epoch);  // for learning-rate schedules by epoch
@@ -377,6 +394,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         run.transform = data::fit_transform(o.normalize, run.data.train);
     }
     check_compatible(run.config, run.data.train);
+    check_augmentation(run.o.augment, run.config, run.data.train);
     run.transform.apply(run.data.train);
     if (run.data.has_test) run.transform.apply(run.data.test);
     if (run.data.has_test) check_compatible(run.config, run.data.test);

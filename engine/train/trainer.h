@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "core/device_list.h"
 #include "data/image_folder.h"
+#include "spec/augmentation.h"
 #include "events/event_writer.h"
 #include "train/training_master.h"
 
@@ -34,6 +35,8 @@ struct TrainOptions {
     std::size_t test_limit = 0;
     int eval_batch = 256;
     std::string normalize = "none";  // none | standardize | minmax, fitted on the training set
+    // Training-time augmentation of image samples (random crop with padding, horizontal flip).
+    spec::Augmentation augment;
     data::ImageFolderOptions images;  // how an image folder is read (its shape: the model's input)
     // Top-k accuracy in the evaluation: k > 0, 0 off, nullopt: 5 for 20 classes or more, else off.
     std::optional<int> top_k;

@@ -265,6 +265,10 @@ void TestRunSpec::bad_specs_data() {
                                                << ": training.overlap_comm: \"encode\" needs max_staleness 1 or more";
     QTest::newRow("overlap unknown") << patched("training", R"({"overlap_comm":true})")
                                      << ": training.overlap_comm: must be a non-empty string";
+    QTest::newRow("augment unknown") << patched("training", R"({"augment":"rotate:5"})")
+                                     << ": training.augment: augmentation \"rotate:5\": unknown part \"rotate:5\"";
+    QTest::newRow("normalize unknown") << patched("training", R"({"normalize":"zscore"})") << ": training.normalize:";
+    QTest::newRow("top_k negative") << patched("training", R"({"top_k":-1})") << ": training.top_k:";
     QTest::newRow("link loss 1") << patched("cluster.link", R"({"loss":1})")
                                  << ": cluster.link.loss: must be a probability in [0, 1), got 1";
     QTest::newRow("link rate text") << patched("cluster.link", R"({"rate_mbit":"1gbit"})")
@@ -350,6 +354,7 @@ void TestRunSpec::round_trip_data() {
     QTest::newRow("one GPU") << patched("training.device", "\"cuda:1\"");
     QTest::newRow("threshold object") << patched("training.threshold_algorithm", R"({"algorithm":"adaptive","max_density":0.05})");
     QTest::newRow("threshold object, decay only") << patched("training.threshold_algorithm", R"({"algorithm":"target","decay":0.9})");
+    QTest::newRow("data options") << patched("training", R"({"augment":"flip, crop:4","normalize":"standardize","top_k":3})");
 }
 
 void TestRunSpec::round_trip() {
@@ -526,6 +531,10 @@ void TestRunSpec::engine_arguments_strategies_data() {
         << patched("training", R"({"strategy":"gradient-sharing","max_staleness":0,"overlap_comm":"send"})")
         << QStringList{"--max-staleness 0", "--overlap-comm send"} << QStringList{};
     QTest::newRow("no emulated link") << QByteArray(kLocal) << QStringList{} << QStringList{"--link-rate", "--link-delay", "--link-loss"};
+    QTest::newRow("data options")
+        << patched("training", R"({"augment":"flip,crop:4","normalize":"minmax","top_k":5})")
+        << QStringList{"--augment crop:4,flip", "--normalize minmax", "--top-k 5"} << QStringList{};
+    QTest::newRow("no data options") << QByteArray(kLocal) << QStringList{} << QStringList{"--augment", "--normalize", "--top-k"};
     QTest::newRow("automatic topology: the engine's default")
         << QByteArray(kLocal) << QStringList{} << QStringList{"--topology", "--fanout"};
 }

@@ -7,6 +7,8 @@
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QStackedWidget>
+#include <QTemporaryDir>
+#include <QDir>
 
 #include "model_document.h"
 #include "run_spec.h"
@@ -21,6 +23,7 @@ private Q_SLOTS:
     void slurm_fields_round_trip();
     void choosing_slurm_shows_its_fields();
     void threshold_algorithm_is_typed();
+    void data_options_round_trip();
     void device_row_data();
     void device_row();
 };
@@ -108,6 +111,57 @@ void TestTrainingPage::threshold_algorithm_is_typed() {
     page.apply_to(out);
     QVERIFY(out.training.threshold_algorithm == thresher::dist::ThresholdSpec{thresher::dist::ThresholdKind::Target});
     out.validate();  // target with its defaults is complete
+}
+
+// The data rows (issue 24): augmentation, normalisation and top-k go from a spec to the form and
+// back unchanged; an image folder is offered as such; augmentation text the engine would refuse
+// is marked and stops apply_to() with the engine's reason instead of running without it.
+void TestTrainingPage::data_options_round_trip() {
+    thresher::ui::ModelDocument doc;
+    thresher::ui::TrainingPage page(&doc);
+    auto* augment = page.findChild<QLineEdit*>("augment");
+    auto* normalize = page.findChild<QComboBox*>("normalize");
+    auto* top_k = page.findChild<QSpinBox*>("top_k");
+    QVERIFY(augment && normalize && top_k);
+
+    RunSpec spec = slurm_spec();
+    spec.cluster = {};
+    spec.training.augment = thresher::spec::Augmentation::parse("flip,crop:3");
+    spec.training.normalize = "standardize";
+    spec.training.top_k = 3;
+    const QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath("cats") && QDir(dir.path()).mkpath("dogs"));
+    spec.data = dir.path();
+    page.set_spec(spec);
+    QCOMPARE(augment->text(), QString("crop:3,flip"));
+    QCOMPARE(normalize->currentData().toString(), QString("standardize"));
+    QCOMPARE(top_k->value(), 3);
+    QCOMPARE(page.findChild<QComboBox*>("data_kind")->currentData().toString(), QString("images"));
+    RunSpec out = spec;
+    out.training = {};
+    page.apply_to(out);
+    QVERIFY(out.training.augment == spec.training.augment);
+    QCOMPARE(out.training.normalize, QString("standardize"));
+    QCOMPARE(out.training.top_k, std::optional<int>(3));
+    QCOMPARE(out.data, spec.data);
+
+    // Automatic top-k and no augmentation: nothing written.
+    top_k->setValue(-1);
+    augment->clear();
+    page.apply_to(out);
+    QVERIFY(!out.training.top_k && !out.training.augment.active());
+
+    // A typo: marked, and apply_to refuses with the engine's words.
+    augment->setText("crop:4,rotate");
+    Q_EMIT augment->textEdited(augment->text());
+    QVERIFY(augment->styleSheet().contains("#b00020"));
+    QVERIFY2(augment->toolTip().contains("unknown part \"rotate\""), qPrintable(augment->toolTip()));
+    try {
+        page.apply_to(out);
+        QFAIL("applied an augmentation the engine refuses");
+    } catch (const thresher::launcher::SpecError& e) {
+        QVERIFY2(QString(e.what()).startsWith("training.augment: "), e.what());
+    }
 }
 
 // The Device row: CPU, GPU 0 for every worker, or one GPU per worker (cuda:0,cuda:1,… for the
