@@ -1,5 +1,6 @@
 #include "training_page.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -20,6 +21,7 @@
 #include <QThread>
 #include <QVBoxLayout>
 
+#include "data_preview.h"
 #include "layer_schema.h"
 #include "link_row.h"
 #include "model_document.h"
@@ -168,6 +170,14 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     top_k_->setSpecialValueText("automatic (5 with 20 classes or more)");
     top_k_->setToolTip("Top-k accuracy in the evaluation: k, 0 off");
     dform->addRow("Top-k accuracy", top_k_);
+    // A look at the samples as the engine will read them, before anything is launched.
+    preview_button_ = new QPushButton("Show samples");
+    preview_button_->setObjectName("show_samples");
+    preview_button_->setToolTip("Decode a few training samples with the model's input shape and show them with their labels");
+    dform->addRow("", preview_button_);
+    preview_ = new DataPreview;
+    preview_->setObjectName("data_preview");
+    dform->addRow(preview_);
     right->addWidget(data_box);
 
     // Cluster.
@@ -354,6 +364,7 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
         data_path_->setText(path);
         Q_EMIT changed();
     });
+    connect(preview_button_, &QPushButton::clicked, this, [this] { show_samples(); });
     connect(updater_, &QComboBox::currentTextChanged, this, [this] {
         if (syncing_) return;
         write_updater();
@@ -469,8 +480,23 @@ void TrainingPage::add_host_row(const launcher::SshHost& h) {
     hosts_->setItem(row, 4, new QTableWidgetItem(QString::number(h.workers)));
 }
 
+void TrainingPage::show_samples() {
+    const QString kind = data_kind_->currentData().toString();
+    QString data = kind == "fashion-mnist" ? QString("fashion-mnist") : data_path_->text().trimmed();
+    if (data.isEmpty()) {
+        preview_->clear();
+        return;
+    }
+    if (kind != "fashion-mnist" && QDir::isRelativePath(data) && !base_dir_.isEmpty()) data = QDir(base_dir_).filePath(data);
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    preview_->show_samples(data, document_->model());
+    QApplication::restoreOverrideCursor();
+}
+
 void TrainingPage::set_spec(const launcher::RunSpec& spec) {
     syncing_ = true;
+    base_dir_ = spec.base_dir;
+    preview_->clear();
     const auto& t = spec.training;
     strategy_->setCurrentIndex(strategy_->findData(t.strategy));
     const QString algo = dist::to_string(t.threshold_algorithm.kind);

@@ -33,6 +33,8 @@ public:
 
     void set_spec(const launcher::RunSpec& spec);
     void apply_to(launcher::RunSpec& spec) const;
+    // Decodes a few training samples of the data set chosen, as the engine will, and shows them.
+    void show_samples();
 
     // Shows pre-flight verdicts: one row per host, one line per check.
     void show_verdicts(const QStringList& hosts, const QList<QStringList>& lines, const QList<bool>& failed);
@@ -80,6 +82,9 @@ private:
     QLineEdit* augment_ = nullptr;     // spec::Augmentation text; empty: none
     QComboBox* normalize_ = nullptr;   // none | standardize | minmax
     QSpinBox* top_k_ = nullptr;        // -1: automatic (5 with 20 classes or more), 0: off
+    QPushButton* preview_button_ = nullptr;
+    class DataPreview* preview_ = nullptr;
+    QString base_dir_;  // the spec's folder: a relative data path is read from there
     // Cluster.
     QComboBox* cluster_kind_ = nullptr;
     QStackedWidget* cluster_stack_ = nullptr;

@@ -152,7 +152,10 @@ bool is_image_folder(const std::string& dir) {
     return !has_idx_file(dir) && !class_folders(dir).empty();
 }
 
-DataSplit load_image_folder(const std::string& dir, const ImageFolderOptions& o) {
+namespace {
+
+// What both the loader and the preview check first; returns the folder train images come from.
+fs::path check_folder(const std::string& dir, const ImageFolderOptions& o, DataSplit& split) {
     const SampleShape& s = o.shape;
     if (s.height == 1 && s.width == 1)
         throw ConfigError(dir + ": image folders need a model whose input is an image (channels, height, width); this "
@@ -163,13 +166,40 @@ DataSplit load_image_folder(const std::string& dir, const ImageFolderOptions& o)
                           std::to_string(s.channels));
     const fs::path root(dir);
     std::error_code ec;
-    const bool has_train = fs::is_directory(root / "train", ec);
-    const fs::path train_dir = has_train ? root / "train" : root;
-    DataSplit split;
+    const fs::path train_dir = fs::is_directory(root / "train", ec) ? root / "train" : root;
     split.class_names = class_folders(train_dir);
     if (split.class_names.size() < 2)
         throw DataError(train_dir.string() + ": " + std::to_string(split.class_names.size()) +
                         " class folder(s); a classifier needs at least 2 (one sub-folder per class)");
+    return train_dir;
+}
+
+}  // namespace
+
+DataSplit preview_image_folder(const std::string& dir, const ImageFolderOptions& o, int per_class, int max_classes) {
+    DataSplit split;
+    const fs::path train_dir = check_folder(dir, o, split);
+    const int classes = static_cast<int>(split.class_names.size());
+    Listing some;
+    for (int c = 0; c < std::min(classes, max_classes); ++c) {
+        Listing one;
+        list_class(train_dir / split.class_names[static_cast<std::size_t>(c)], c, one);
+        sort_samples(one.entries);
+        const auto take = std::min<std::size_t>(one.entries.size(), static_cast<std::size_t>(std::max(0, per_class)));
+        some.entries.insert(some.entries.end(), one.entries.begin(), one.entries.begin() + static_cast<std::ptrdiff_t>(take));
+    }
+    ImageFolderOptions lenient = o;
+    lenient.skip_bad = true;
+    split.train = decode(some, train_dir.string(), classes, lenient, split);
+    return split;
+}
+
+DataSplit load_image_folder(const std::string& dir, const ImageFolderOptions& o) {
+    DataSplit split;
+    const fs::path root(dir);
+    std::error_code ec;
+    const bool has_train = fs::is_directory(root / "train", ec);
+    const fs::path train_dir = check_folder(dir, o, split);
     const int classes = static_cast<int>(split.class_names.size());
 
     Listing train, test;

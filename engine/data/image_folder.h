@@ -47,4 +47,11 @@ bool is_image_folder(const std::string& dir);
 // input that is not an image. The split's class_names and skipped_images are filled.
 DataSplit load_image_folder(const std::string& dir, const ImageFolderOptions& options);
 
+// A look at a folder before a run (the app's data preview): the first `per_class` training images
+// (in sample order) of each of the first `max_classes` classes, decoded as load_image_folder
+// decodes them, in `train`; `class_names` lists every class. Images that cannot be decoded are
+// skipped and reported in skipped_images/skipped_examples, so the preview shows what is wrong.
+// Throws as load_image_folder does for the folder itself (no classes, a flat model input).
+DataSplit preview_image_folder(const std::string& dir, const ImageFolderOptions& options, int per_class, int max_classes);
+
 }  // namespace thresher::data

@@ -4,6 +4,8 @@
 #include <QtTest>
 
 #include <QComboBox>
+#include <QJsonDocument>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QStackedWidget>
@@ -13,6 +15,8 @@
 #include "model_document.h"
 #include "run_spec.h"
 #include "training_page.h"
+#include "data_preview.h"
+#include "image_files.h"
 
 using thresher::launcher::ClusterSettings;
 using thresher::launcher::RunSpec;
@@ -24,6 +28,7 @@ private Q_SLOTS:
     void choosing_slurm_shows_its_fields();
     void threshold_algorithm_is_typed();
     void data_options_round_trip();
+    void samples_shown_before_launch();
     void device_row_data();
     void device_row();
 };
@@ -162,6 +167,78 @@ void TestTrainingPage::data_options_round_trip() {
     } catch (const thresher::launcher::SpecError& e) {
         QVERIFY2(QString(e.what()).startsWith("training.augment: "), e.what());
     }
+}
+
+// "Show samples" (issue 24): an image folder's first images of each class, decoded at the model's
+// input shape, with the class names; a corrupt image is named; Fashion-MNIST's first sample of each
+// class; a folder the engine refuses shows the engine's reason; a flat model has nothing to show.
+void TestTrainingPage::samples_shown_before_launch() {
+    thresher::ui::ModelDocument doc;
+    doc.set_model(QJsonDocument::fromJson(R"({"input":{"channels":3,"height":12,"width":10},
+        "layers":[{"type":"convolution","filters":2,"kernel":3,"activation":"relu"},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})").object());
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+    thresher::ui::TrainingPage page(&doc);
+    auto* preview = page.findChild<thresher::ui::DataPreview*>("data_preview");
+    QVERIFY(preview);
+    const QTemporaryDir dir;
+    const QString root = dir.path() + "/photos";
+    int seed = 1;
+    for (const char* c : {"ant", "bee", "cat"}) {
+        QVERIFY(QDir().mkpath(root + "/" + c));
+        for (int i = 0; i < 3; ++i)
+            test_support::write_png((root + "/" + c + "/" + QString::number(i) + ".png").toStdString(),
+                                    test_support::pattern(20, 16, 3, seed++));
+    }
+    RunSpec spec = slurm_spec();
+    spec.cluster = {};
+    spec.data = root;
+    page.set_spec(spec);
+    page.show_samples();
+    QCOMPARE(preview->sample_count(), 6);  // two of each class
+    QVERIFY2(preview->caption().startsWith("3 classes: ant, bee, cat; as the model reads them, 3×12×10"),
+             qPrintable(preview->caption()));
+    // THRESHER_SCREENSHOTS=DIR: the page as a user sees it, for a look.
+    if (const QString shots = qEnvironmentVariable("THRESHER_SCREENSHOTS"); !shots.isEmpty()) {
+        page.resize(1200, 800);
+        page.grab().save(shots + "/training_page_samples.png");
+    }
+    const auto names = preview->findChildren<QLabel*>();
+    int cats = 0;
+    for (auto* l : names) cats += l->text() == "cat";
+    QCOMPARE(cats, 2);
+
+    // A corrupt image among them: shown by name, the others still are.
+    test_support::write_bytes((root + "/ant/0.png").toStdString(), std::vector<std::uint8_t>{0x89, 'P', 'N', 'G', 1, 2, 3});
+    page.show_samples();
+    QCOMPARE(preview->sample_count(), 5);
+    QVERIFY2(preview->caption().contains("1 image(s) could not be decoded") && preview->caption().contains("ant/0.png"),
+             qPrintable(preview->caption()));
+
+    // One class folder only: the engine's refusal.
+    QVERIFY(QDir().mkpath(dir.path() + "/one/bee"));
+    QVERIFY(QFile::copy(root + "/bee/1.png", dir.path() + "/one/bee/1.png"));
+    spec.data = dir.path() + "/one";
+    page.set_spec(spec);
+    page.show_samples();
+    QCOMPARE(preview->sample_count(), 0);
+    QVERIFY2(preview->caption().contains("a classifier needs at least 2"), qPrintable(preview->caption()));
+
+    // Fashion-MNIST with a 1×28×28 model: the first sample of 8 classes, named by number.
+    doc.set_model(QJsonDocument::fromJson(R"({"input":{"channels":1,"height":28,"width":28},
+        "layers":[{"type":"output","units":10,"activation":"softmax","loss":"mcxent"}]})").object());
+    spec.data = "fashion-mnist";
+    page.set_spec(spec);
+    page.show_samples();
+    QCOMPARE(preview->sample_count(), 8);
+    QVERIFY2(preview->caption().contains("60000 training samples of 1×28×28, 10 classes"), qPrintable(preview->caption()));
+
+    // A flat model: nothing to show, said so.
+    doc.set_model(QJsonDocument::fromJson(R"({"input":{"size":784},
+        "layers":[{"type":"output","units":10,"activation":"softmax","loss":"mcxent"}]})").object());
+    page.show_samples();
+    QCOMPARE(preview->sample_count(), 0);
+    QVERIFY2(preview->caption().contains("no images to show"), qPrintable(preview->caption()));
 }
 
 // The Device row: CPU, GPU 0 for every worker, or one GPU per worker (cuda:0,cuda:1,… for the
