@@ -52,7 +52,7 @@ start = next(e for e in events if e.get("event") == "run_started")
 end = [e for e in events if e.get("event") == "epoch_end"][-1]
 etl = sum(e.get("etl_ms", 0.0) for e in its)
 total = sum(e["iter_ms"] for e in its)
-samples = sum(e.get("samples", 0) for e in its)
+samples = its[-1]["samples"] - its[0]["samples"] + its[0]["samples"] / its[0]["iter"]  # "samples" counts up
 top = f'{end["top_k_accuracy"]:.3f}' if "top_k" in end else "-"
 print(f'{name:15s} decode {start["t"]:6.1f} s   data wait {100 * etl / total:5.2f}% of {total / len(its):7.1f} ms/step   '
       f'{1000 * samples / total:8.0f} samples/s   acc {end["accuracy"]:.3f}   top-5 {top}')
