@@ -8,6 +8,11 @@ namespace thresher::launcher {
 
 void Progress::add(const QJsonObject& e) {
     const QString kind = e.value("event").toString();
+    if (kind == "data_progress") {
+        const qint64 total = std::max<qint64>(0, e.value("total").toInteger());
+        data_[e.value("node").toInt()] = {e.value("what").toString(), std::clamp<qint64>(e.value("done").toInteger(), 0, total), total};
+        return;
+    }
     if (kind == "run_started") {
         if (started()) return;  // every node announces the same run
         const qint64 samples = qint64(e.value("train_samples").toDouble());
@@ -66,7 +71,24 @@ QString Progress::format_duration(double seconds) {
     return QString("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QChar('0'));
 }
 
+std::optional<Progress::DataReading> Progress::data_reading() const {
+    if (started()) return std::nullopt;
+    // The node furthest behind says when training can start.
+    std::optional<DataReading> slowest;
+    for (const auto& [node, r] : data_)
+        if (r.total > 0 && (!slowest || double(r.done) / double(r.total) < double(slowest->done) / double(slowest->total)))
+            slowest = r;
+    return slowest;
+}
+
 QString Progress::line() const {
+    if (const auto r = data_reading()) {
+        return QString("reading the data: %1 %2/%3 (%4%)")
+            .arg(r->what)
+            .arg(r->done)
+            .arg(r->total)
+            .arg(int(std::floor(100.0 * double(r->done) / double(r->total))));
+    }
     if (!started()) return "waiting for the engines to start";
     constexpr int kCells = 10;
     const double f = fraction();

@@ -16,6 +16,7 @@
 #include <QJsonObject>
 #include <QString>
 #include <deque>
+#include <map>
 #include <optional>
 
 namespace thresher::launcher {
@@ -27,6 +28,13 @@ public:
     void add(const QJsonObject& event);
 
     bool started() const { return per_epoch_ > 0; }
+    // Before the first step: how far reading the data is (data_progress events), e.g. "images",
+    // 4800 of 12000; nullopt once training started or when the engine sent none.
+    struct DataReading {
+        QString what;
+        qint64 done = 0, total = 0;
+    };
+    std::optional<DataReading> data_reading() const;
     qint64 iterations_per_epoch() const { return per_epoch_; }
     qint64 total() const { return total_; }    // iterations per worker this run
     qint64 current() const { return current_; }  // iterations done this run (highest worker)
@@ -53,6 +61,7 @@ private:
     int epoch_ = 0, epochs_ = 0, start_epoch_ = 0;
     std::optional<double> loss_, accuracy_;
     std::deque<std::pair<double, qint64>> samples_;  // (t, current) as current grew
+    std::map<int, DataReading> data_;  // by node: nodes read their data side by side
 };
 
 }  // namespace thresher::launcher

@@ -106,10 +106,15 @@ void RunPage::add_event(const QJsonObject& e) {
                               (e.contains("topology") ? ", topology " + e.value("topology").toString() : QString()));
     }
     charts_->schedule_redraw();
-    if (kind == "iteration" || kind == "epoch_end" || kind == "run_started") refresh_progress();
+    if (kind == "iteration" || kind == "epoch_end" || kind == "run_started" || kind == "data_progress") refresh_progress();
 }
 
 void RunPage::refresh_progress() {
+    if (const auto reading = progress_.data_reading(); reading && reading->total > 0) {
+        bar_->setValue(static_cast<int>(1000 * reading->done / reading->total));
+        bar_->setFormat(QString("%p% · reading the data: %1 %2/%3").arg(reading->what).arg(reading->done).arg(reading->total));
+        return;
+    }
     if (!progress_.started()) return;
     bar_->setValue(static_cast<int>(progress_.fraction() * 1000));
     QString text = QString("%p% · epoch %1/%2 · iteration %3/%4")

@@ -97,8 +97,9 @@ void split_listing(const Listing& all, int classes, double fraction, std::uint64
     sort_samples(test.entries);
 }
 
+// `done` and `total` count images across the calls of one load, for ImageFolderOptions::progress.
 Dataset decode(const Listing& l, const std::string& name, int classes, const ImageFolderOptions& o,
-               DataSplit& report) {
+               DataSplit& report, std::size_t done = 0, std::size_t total = 0) {
     const std::size_t width = o.shape.size();
     const std::uint64_t n = l.entries.size();
     check_memory_budget(name, std::to_string(n) + " images decoded to " + std::to_string(o.shape.channels) + "x" +
@@ -122,8 +123,10 @@ Dataset decode(const Listing& l, const std::string& name, int classes, const Ima
             if (!o.skip_bad) throw;
             ++report.skipped_images;
             if (report.skipped_examples.size() < kSkippedExamples) report.skipped_examples.push_back(err.what());
+            if (o.progress) o.progress(++done, total);
             continue;
         }
+        if (o.progress) o.progress(++done, total);
         ds.labels.push_back(e.label);
         ++kept;
     }
@@ -234,10 +237,11 @@ DataSplit load_image_folder(const std::string& dir, const ImageFolderOptions& o)
     if (train.entries.empty())
         throw DataError(train_dir.string() + ": no image files (.jpg .jpeg .png .webp .bmp) in its class folders");
     const std::string train_name = has_train ? train_dir.string() : dir + " (train split)";
-    split.train = decode(train, train_name, classes, o, split);
+    const std::size_t total = train.entries.size() + (split.has_test ? test.entries.size() : 0);
+    split.train = decode(train, train_name, classes, o, split, 0, total);
     if (split.has_test) {
         const std::string test_name = has_train ? (root / "test").string() : dir + " (test split)";
-        split.test = decode(test, test_name, classes, o, split);
+        split.test = decode(test, test_name, classes, o, split, train.entries.size(), total);
         if (split.test.count == 0) split.has_test = false;
     }
     if (split.train.count == 0)

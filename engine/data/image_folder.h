@@ -21,7 +21,9 @@
 // image is decoded.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "data/dataset.h"
@@ -37,6 +39,9 @@ struct ImageFolderOptions {
     std::uint64_t split_seed = 0;    // and the seed of that split
     bool skip_bad = false;           // a corrupt image is skipped and counted instead of an error
     ImageLimits limits;
+    // Called after each image is decoded with (images done, images in the folder's train and
+    // test sets together); on the decoding thread. Empty: no reports.
+    std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 // True when `dir` has the DIR/train/ layout, or holds sub-folders and no IDX files.

@@ -108,6 +108,8 @@ nlohmann::json to_json(const MasterPhases& p) {
     return j;
 }
 
+nlohmann::json to_json(const DataProgress& e) { return {{"what", e.what}, {"done", e.done}, {"total", e.total}}; }
+
 nlohmann::json to_json(const RunStarted& e) {
     nlohmann::json j{{"run", e.run},
                      {"nodes", e.nodes},

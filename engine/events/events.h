@@ -58,6 +58,14 @@ struct MasterPhases {
     MasterPhases& update(const MasterPhases& later);
 };
 
+// Reading the data before the first step (image folders: decoding), as it goes: `done` of
+// `total` items of `what` ("images"). Emitted every 5% and at the end, before run_started.
+struct DataProgress {
+    static constexpr std::string_view kName = "data_progress";
+    std::string what;
+    std::size_t done = 0, total = 0;
+};
+
 struct RunStarted {
     static constexpr std::string_view kName = "run_started";
     std::string run, model;
@@ -167,6 +175,7 @@ struct RunFinished {
 // The fields of each event (without "event", "t", "node"): the one place they are named.
 nlohmann::json to_json(const Traffic&);
 nlohmann::json to_json(const MasterPhases&);
+nlohmann::json to_json(const DataProgress&);
 nlohmann::json to_json(const RunStarted&);
 nlohmann::json to_json(const Iteration&);
 nlohmann::json to_json(const EpochEnd&);

@@ -375,7 +375,16 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         if (!run.imported_state.empty()) run.start.iterations = imported.iterations;  // DL4J's step count
         run.start.seed = o.seed.value_or(run.config.seed);
     }
-    run.data = load_data_for(o.data_spec, run.config, o.images);  // a CSV read for the model's task
+    data::ImageFolderOptions images = o.images;
+    // Decoding a large folder takes a while: say how far it is, every 5% (events and the log).
+    std::size_t next_report = 0;
+    images.progress = [&](std::size_t done, std::size_t total) {
+        if (done < next_report && done != total) return;
+        next_report = done + std::max<std::size_t>(1, total / 20);
+        ev.emit(events::DataProgress{"images", done, total});
+        log << "decoding images: " << done << "/" << total << "\n";
+    };
+    run.data = load_data_for(o.data_spec, run.config, images);  // a CSV read for the model's task
     report_skipped_images(run.data, ev, log);
     if (run.resume && !run.resume->class_names.empty() && !run.data.class_names.empty())
         check_same_classes(run.resume->class_names, o.resume_path, run.data.class_names, o.data_spec);

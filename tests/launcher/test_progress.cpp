@@ -141,7 +141,15 @@ void TestProgress::line() {
 void TestProgress::line_before_start() {
     Progress p;
     QCOMPARE(p.line(), QString("waiting for the engines to start"));
+    // Nodes decoding their folders: the one furthest behind is shown, until training starts.
+    p.add(QJsonObject{{"event", "data_progress"}, {"node", 0}, {"what", "images"}, {"done", 600}, {"total", 1200}});
+    QCOMPARE(p.line(), QString("reading the data: images 600/1200 (50%)"));
+    p.add(QJsonObject{{"event", "data_progress"}, {"node", 1}, {"what", "images"}, {"done", 60}, {"total", 1200}});
+    QCOMPARE(p.data_reading()->done, 60);
+    p.add(QJsonObject{{"event", "data_progress"}, {"node", 1}, {"what", "images"}, {"done", 1200}, {"total", 1200}});
+    QCOMPARE(p.line(), QString("reading the data: images 600/1200 (50%)"));
     p.add(started(30080, 64, 2, 2));
+    QVERIFY(!p.data_reading());
     QCOMPARE(p.line(), QString("[..........] 0% epoch 1/2 iter 0/470"));
 }
 

@@ -194,7 +194,12 @@ void TestImageFolder::skipped_images_are_counted() {
     std::ofstream((root / "train" / "b" / "notes.txt").string()) << "not an image: ignored, not skipped";
     ImageFolderOptions o = grey4();
     o.skip_bad = true;
+    // Progress counts every image, skipped ones too, up to the folder's total.
+    std::vector<std::pair<std::size_t, std::size_t>> reports;
+    o.progress = [&](std::size_t done, std::size_t total) { reports.emplace_back(done, total); };
     const DataSplit s = load_image_folder(root.string(), o);
+    QCOMPARE(reports.size(), std::size_t(8));
+    for (std::size_t i = 0; i < reports.size(); ++i) QCOMPARE(reports[i], std::make_pair(i + 1, std::size_t(8)));
     QCOMPARE(s.skipped_images, std::size_t(2));
     QCOMPARE(s.skipped_examples.size(), std::size_t(2));
     QVERIFY(QString::fromStdString(s.skipped_examples[0]).contains("bad1.jpg: JPEG: "));

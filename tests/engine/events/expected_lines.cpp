@@ -7,6 +7,7 @@
 namespace events_fixture {
 
 std::string expected_fields(const std::string& event) {
+    if (event == "data_progress") return R"({"done":4800,"total":12000,"what":"images"})";
     if (event == "run_started")
         return R"({
             "backend":"cpu","backend_detail":"2 threads","batch":64,"devices":["cpu","cpu"],"epochs":3,
@@ -26,8 +27,9 @@ std::string expected_fields(const std::string& event) {
         return R"({
             "accuracy":0.75,"auc":0.875,"average_mae":0.25,"average_mse":0.5,"average_r2":0.9,"columns":1,
             "confusion":[[1,1],[0,2]],"count":4,"epoch":1,"eval_loss":0.35,"eval_ms":250.0,"eval_set":"test",
-            "eval_start_s":10.5,"f1":0.74,"loss":0.3,"mae":[0.25],"mse":[0.5],"nodes_evaluated":2,"precision":0.7,
-            "r2":[null],"recall":0.8,"task":"binary","top_k":1,"top_k_accuracy":0.75})";
+            "eval_start_s":10.5,"f1":0.74,"loss":0.3,"mae":[0.25],"mse":[0.5],"nodes_evaluated":2,
+            "outputs":[{"accuracy":0.5,"confusion":[[1,1],[1,1]],"f1":0.5,"name":"aux","precision":0.5,"recall":0.5}],
+            "precision":0.7,"r2":[null],"recall":0.8,"task":"binary","top_k":1,"top_k_accuracy":0.75})";
     if (event == "node_joined")
         return R"({
             "epoch":2,"iter":938,"joined_node":1,

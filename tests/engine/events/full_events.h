@@ -98,8 +98,14 @@ inline ev::EpochEnd full_epoch_end() {
     e.nodes_evaluated = 2;
     e.classification = ev::ClassificationFields{0.75, 0.7, 0.8, 0.74, {{1, 1}, {0, 2}}, 0.875, 1, 0.75};
     e.regression = ev::RegressionFields{1, {0.5}, {0.25}, {std::numeric_limits<double>::quiet_NaN()}, 0.5, 0.25, 0.9};
+    ev::OutputFields aux;
+    aux.name = "aux";
+    aux.classification = ev::ClassificationFields{0.5, 0.5, 0.5, 0.5, {{1, 1}, {1, 1}}, std::nullopt, std::nullopt, 0};
+    e.outputs = {aux};
     return e;
 }
+
+inline ev::DataProgress full_data_progress() { return {"images", 4800, 12000}; }
 
 inline ev::NodeJoined full_node_joined() {
     return {1, 2, 938, true, "node 1 rejoined at epoch 2 iteration 938, parameters from the controller"};
@@ -118,7 +124,8 @@ inline ev::RunFinished full_run_finished() {
 
 // Every event, full, as (name, fields): the documentation tests look names up here.
 inline std::vector<std::pair<std::string, nlohmann::json>> all_full() {
-    return {{std::string(ev::RunStarted::kName), ev::to_json(full_run_started())},
+    return {{std::string(ev::DataProgress::kName), ev::to_json(full_data_progress())},
+            {std::string(ev::RunStarted::kName), ev::to_json(full_run_started())},
             {std::string(ev::Iteration::kName), ev::to_json(full_iteration())},
             {std::string(ev::EpochEnd::kName), ev::to_json(full_epoch_end())},
             {std::string(ev::NodeJoined::kName), ev::to_json(full_node_joined())},

@@ -167,8 +167,18 @@ private Q_SLOTS:
             expect_fields(table[r][0], table[r][1], path.toStdString() + " row " + std::to_string(r));
             for (const auto& e : code_spans(table[r][0])) documented.insert(e);
         }
+        // An event beyond the contract (readers that do not know it skip it) must say so in
+        // engine/events/README.md's table of structs.
+        std::set<std::string> beyond;
+        for (const auto& table : markdown_tables((test_support::source_dir() + "/engine/events/README.md").toStdString()))
+            if (table.at(0).at(0) == "event")
+                for (std::size_t r = 1; r < table.size(); ++r)
+                    for (const auto& cell : table[r])
+                        if (cell.find("beyond the contract") != std::string::npos)
+                            for (const auto& e : code_spans(table[r][0])) beyond.insert(e);
         for (const auto& [name, j] : all_full())
-            QVERIFY2(documented.count(name), qPrintable(QString::fromStdString("event " + name + " is not in the contract")));
+            QVERIFY2(documented.count(name) || beyond.count(name),
+                     qPrintable(QString::fromStdString("event " + name + " is not in the contract")));
     }
 
     // engine/events/README.md: the phase table's fields are iteration fields, and the table of
