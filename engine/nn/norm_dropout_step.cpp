@@ -3,6 +3,7 @@
 // running statistics change only through the update vector (see BatchNormStep::backward).
 #include "core/rng.h"
 #include "nn/layer_step.h"
+#include "nn/sequence_step.h"
 
 namespace thresher::nn {
 
@@ -116,6 +117,12 @@ std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const config::LayerC
         case config::LayerType::Subset:
         case config::LayerType::Reshape:
         case config::LayerType::Permute: return nullptr;  // vertices: plan_vertex (nn/vertex_step.h)
+        case config::LayerType::Lstm:
+        case config::LayerType::Gru:
+        case config::LayerType::SimpleRnn:
+        case config::LayerType::Embedding:
+        case config::LayerType::Convolution1d:
+        case config::LayerType::RepeatVector: return plan_sequence_layer(be, l, batch);  // nn/sequence_step.h
     }
     return nullptr;
 }
