@@ -268,6 +268,8 @@ void ModelConfig::infer_shapes(const std::string& source) {
                     const int rest = static_cast<int>(shape.size() / known);
                     (t.c == 0 ? t.c : t.h == 0 ? t.h : t.w) = rest;
                 }
+                if (l.channels_last_order && (shape.sequence() || t.sequence()))
+                    fail(i, "order channels_last does not apply to sequences: their values are already in Keras's order (time-major)");
                 if (l.reshape_to.size() != shape.size() || unknown > 1)
                     fail(i, "reshapes " + shape.str() + " (" + std::to_string(shape.size()) + " values) to " + l.reshape_to.str() +
                                 " (" + std::to_string(l.reshape_to.size()) + " values): the counts must agree");

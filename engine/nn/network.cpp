@@ -355,7 +355,7 @@ void Network::read_lengths(const float* features, int batch) {
         column += shape.size();
     }
     // A layer's output has the lengths of its first sequence input; repeat_vector makes full
-    // sequences; convolution1d changes the steps (pooling along time with a window: not run yet).
+    // sequences; convolution1d and pooling along time change the steps.
     const auto& layers = config_.layers;
     lengths_.assign(layers.size(), {});
     for (std::size_t i = 0; i < layers.size(); ++i) {
@@ -372,6 +372,14 @@ void Network::read_lengths(const float* features, int batch) {
             break;
         }
         if (lengths_[i].empty()) lengths_[i].assign(rows, l.out_shape.t);
+        if (l.type == config::LayerType::Subsampling) {
+            // Windows along time: same gives ceil(L / stride), truncate floor((L - k) / stride) + 1.
+            for (auto& len : lengths_[i]) {
+                long long out = l.mode == config::ConvMode::Truncate ? (len - l.kernel[0]) / l.stride[0] + 1
+                                                                     : (len + l.stride[0] - 1) / l.stride[0];
+                len = static_cast<int>(std::clamp<long long>(out, 1, l.out_shape.t));
+            }
+        }
         if (l.type == config::LayerType::Convolution1d) {
             // The output steps whose window starts inside the sample: same and causal give
             // ceil(L / stride), truncate floor((L - span) / stride) + 1 (at least 1).

@@ -81,6 +81,12 @@ public:
     // The model-wide learning rate compute_update(iteration) uses (the model updater's).
     double learning_rate(long iteration) const;
 
+    // The sequence lengths of layer `layer`'s output in the last forward pass (one per sample),
+    // empty when it is not a sequence.
+    const std::vector<int>& lengths_of(std::size_t layer) const {
+        static const std::vector<int> none;
+        return layer < lengths_.size() ? lengths_[layer] : none;
+    }
     // Inference: outputs (probabilities for classifiers) into `out`, [batch x outputs], host
     // (outputs = ModelConfig::target_size(): a per-step output gives all its steps).
     void predict(const float* features, int batch, float* out);

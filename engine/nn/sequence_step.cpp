@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -185,6 +186,73 @@ private:
     const int* lengths_ = nullptr;
 };
 
+// Pooling along time with a window (kernel k, stride s, the padding shape inference chose): each
+// output step pools the input steps of its window that are valid (inside 0..L-1), so neither the
+// padding nor a sample's padded steps count (an average divides by the valid steps it saw).
+class TimeWindowPoolStep final : public LayerStep {
+public:
+    TimeWindowPoolStep(const config::LayerConfig& l, int batch)
+        : batch_(batch), t_in_(l.in_shape.t), t_out_(l.out_shape.t), c_(l.in_shape.c), k_(l.kernel[0]), s_(l.stride[0]),
+          pad_(l.pads[0]), max_(l.max_pool), argmax_(static_cast<std::size_t>(batch) * l.out_shape.t * l.in_shape.c, -1) {}
+    void forward(float*, const float* x, float* y, const StepContext& ctx) override {
+        lengths_ = ctx.lengths;
+        const auto c = static_cast<std::size_t>(c_);
+        for (int n = 0; n < batch_; ++n) {
+            const float* xs = x + static_cast<std::size_t>(n) * t_in_ * c;
+            for (int o = 0; o < t_out_; ++o) {
+                const auto [from, to] = window(n, o);
+                float* out = y + (static_cast<std::size_t>(n) * t_out_ + o) * c;
+                int* arg = argmax_.data() + (static_cast<std::size_t>(n) * t_out_ + o) * c;
+                for (std::size_t j = 0; j < c; ++j) {
+                    if (from >= to) {
+                        out[j] = 0.f, arg[j] = -1;
+                    } else if (max_) {
+                        int best = from;
+                        for (int t = from + 1; t < to; ++t)
+                            if (xs[t * c + j] > xs[best * c + j]) best = t;
+                        out[j] = xs[best * c + j], arg[j] = best;
+                    } else {
+                        double sum = 0.0;
+                        for (int t = from; t < to; ++t) sum += xs[t * c + j];
+                        out[j] = static_cast<float>(sum / (to - from));
+                    }
+                }
+            }
+        }
+    }
+    void backward(const float*, const float*, const float*, float* dy, float* dx, float*) override {
+        if (!dx) return;
+        const auto c = static_cast<std::size_t>(c_);
+        std::fill(dx, dx + static_cast<std::size_t>(batch_) * t_in_ * c, 0.f);
+        for (int n = 0; n < batch_; ++n) {
+            float* d = dx + static_cast<std::size_t>(n) * t_in_ * c;
+            for (int o = 0; o < t_out_; ++o) {
+                const auto [from, to] = window(n, o);
+                const float* g = dy + (static_cast<std::size_t>(n) * t_out_ + o) * c;
+                const int* arg = argmax_.data() + (static_cast<std::size_t>(n) * t_out_ + o) * c;
+                for (std::size_t j = 0; j < c; ++j) {
+                    if (from >= to) continue;
+                    if (max_) d[arg[j] * c + j] += g[j];
+                    else
+                        for (int t = from; t < to; ++t) d[t * c + j] += g[j] / static_cast<float>(to - from);
+                }
+            }
+        }
+    }
+
+private:
+    // Output step o's input steps [from, to), cut to the sample's valid steps.
+    std::pair<int, int> window(int n, int o) const {
+        const int start = o * s_ - pad_;
+        return {std::max(start, 0), std::min(start + k_, lengths_[n])};
+    }
+
+    int batch_, t_in_, t_out_, c_, k_, s_, pad_;
+    bool max_;
+    std::vector<int> argmax_;
+    const int* lengths_ = nullptr;
+};
+
 // convolution1d on the backend's ConvOp: [N, T, C] is transposed to NCHW [N, C, 1, T] (a host
 // gather), convolved with kh = 1 (W [filters x C x k] is OIHW with H = 1), and the result
 // [N, F, 1, T'] transposed back to [N, T', F]. Causal mode pads (k - 1) * dilation steps on the
@@ -261,12 +329,10 @@ std::unique_ptr<LayerStep> plan_sequence_layer(backend::Backend& be, const confi
         case LayerType::Convolution1d: return std::make_unique<Convolution1dStep>(be, l, batch);
         case LayerType::Subsampling:
             if (l.global) return std::make_unique<TimePoolStep>(l, batch);
-            break;
+            return std::make_unique<TimeWindowPoolStep>(l, batch);
         default: break;
     }
-    throw ConfigError(label + ": " + std::string(config::to_string(l.type)) +
-                      (l.type == LayerType::Subsampling ? " along time with a window (not global)" : "") +
-                      " cannot run yet (sequence layers, issue 23)");
+    throw ConfigError(label + ": " + std::string(config::to_string(l.type)) + " cannot run on a sequence");
 }
 
 }  // namespace thresher::nn

@@ -34,7 +34,8 @@ void fill_weights(config::WeightInit init, float* w, std::size_t n, double fan_i
 void init_layer(const config::LayerConfig& l, config::WeightInit init, std::uint64_t model_seed,
                 std::size_t layer_index, float* slice) {
     Rng rng(derive_seed(model_seed, 0x494e4954 /* "INIT" */, layer_index));
-    double fan_in = static_cast<double>(l.in_shape.size());
+    // A dense layer on a sequence sees one step's features (the same dense at every step).
+    double fan_in = static_cast<double>(l.in_shape.sequence() ? l.in_shape.c : l.in_shape.size());
     double fan_out = l.units;
     const double k = static_cast<double>(l.kernel[0]) * l.kernel[1];
     if (l.type == config::LayerType::Convolution || l.type == config::LayerType::TransposedConvolution) {

@@ -84,9 +84,19 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
                           int shards, int top_k) {
     EvaluationResult r;
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
-    const int k = net.config().output_size();
+    const int k = static_cast<int>(net.config().target_size());
     // Scores are the main output's (the first of several: its columns come first in each row).
     const int main_k = net.config().main_output().units;
+    // A per-step classifier (seq_spec.md): every valid step is scored as one prediction, its
+    // label the target's largest value. One output only, and not a binary sigmoid.
+    const auto& main = net.config().main_output();
+    const bool per_step = main.out_shape.sequence();
+    if (per_step && (net.config().output_layers.size() > 1 || !ds.is_classification() || main_k < 2))
+        throw ConfigError("model \"" + net.config().name + "\": evaluating a per-step output is supported for a single "
+                          "softmax classifier only (this one: " + std::to_string(net.config().output_layers.size()) +
+                          " outputs, " + std::to_string(main_k) + " units per step)");
+    std::vector<float> step_scores;
+    std::vector<std::int32_t> step_labels;
     const bool binary = ds.is_classification() && ds.num_classes == 2 && main_k == 1;
     std::vector<std::int32_t> predicted;
     if (binary) r.binary.emplace();
@@ -122,6 +132,22 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         out.resize(static_cast<std::size_t>(count) * k);
         loss_sum += net.loss(xs, ts, count, 0, backend::Mode::Inference, out.data()) * count;
         evaluated += static_cast<std::size_t>(count);
+        if (per_step) {
+            const auto& lengths = net.lengths_of(net.config().output_layers.front());
+            const auto kk = static_cast<std::size_t>(main_k);
+            step_scores.clear();
+            step_labels.clear();
+            for (int j = 0; j < count; ++j)
+                for (int s = 0; s < lengths.at(static_cast<std::size_t>(j)); ++s) {
+                    const std::size_t at = static_cast<std::size_t>(j) * static_cast<std::size_t>(k) + static_cast<std::size_t>(s) * kk;
+                    step_scores.insert(step_scores.end(), out.begin() + static_cast<std::ptrdiff_t>(at),
+                                       out.begin() + static_cast<std::ptrdiff_t>(at + kk));
+                    const float* target = ts + at;
+                    step_labels.push_back(static_cast<std::int32_t>(std::max_element(target, target + kk) - target));
+                }
+            r.classification->add(step_scores.data(), step_labels.data(), step_labels.size());
+            continue;
+        }
         if (main_k != k && r.classification)
             for (int j = 0; j < count; ++j)
                 std::copy_n(out.data() + static_cast<std::size_t>(j) * k, main_k, out.data() + static_cast<std::size_t>(j) * main_k);

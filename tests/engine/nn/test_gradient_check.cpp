@@ -523,6 +523,12 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("convolution1d same stride 2 swish, then gru")
         << model(seq, "{\"type\":\"convolution1d\",\"filters\":2,\"kernel\":3,\"stride\":2,\"mode\":\"same\",\"activation\":\"swish\"},"
                       "{\"type\":\"gru\",\"units\":3}", softmax) << true;
+    QTest::newRow("per-step dense, avg pool along time k2 same, lstm")
+        << model(seq, "{\"type\":\"dense\",\"units\":3,\"activation\":\"tanh\"},{\"type\":\"subsampling\",\"pooling\":\"avg\",\"kernel\":2,\"mode\":\"same\"},"
+                      "{\"type\":\"lstm\",\"units\":3}", softmax) << true;
+    QTest::newRow("per-step dense, max pool along time k2 stride 1, per-step softmax")
+        << model(seq, "{\"type\":\"dense\",\"units\":3,\"activation\":\"tanh\"},{\"type\":\"subsampling\",\"pooling\":\"max\",\"kernel\":2,\"stride\":1}",
+                 softmax) << true;
     QTest::newRow("repeat_vector then simple_rnn every step, per-step softmax")
         << model(flat, "{\"type\":\"dense\",\"units\":3,\"activation\":\"tanh\"},{\"type\":\"repeat_vector\",\"times\":3},"
                        "{\"type\":\"simple_rnn\",\"units\":4,\"return_sequences\":true}", softmax) << true;
