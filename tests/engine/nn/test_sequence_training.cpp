@@ -9,6 +9,7 @@
 
 #include "backend/registry.h"
 #include "nn/network.h"
+#include "train/evaluation.h"
 
 using namespace thresher;
 
@@ -17,6 +18,7 @@ class TestSequenceTraining : public QObject {
 private Q_SLOTS:
     void which_comes_first_data();
     void which_comes_first();
+    void per_step_seen_so_far();
 };
 
 namespace {
@@ -90,6 +92,63 @@ void TestSequenceTraining::which_comes_first() {
     qInfo("%s: accuracy %.3f on 1000 unseen samples after %d iterations (last loss %.4f)", QTest::currentDataTag(), accuracy,
           iterations, loss);
     QVERIFY2(accuracy >= 0.95, qPrintable(QString("accuracy %1").arg(accuracy)));
+}
+
+// A per-step classifier (seq_spec.md): at every step, has a 1 appeared so far? Targets are one
+// per step (padded steps zero); evaluation scores the valid steps only, each as one prediction.
+void TestSequenceTraining::per_step_seen_so_far() {
+    const auto config = config::ModelConfig::parse(
+        R"({"seed":5,"input":{"steps":12,"features":1},"updater":{"type":"adam","learning_rate":0.01},"layers":[
+            {"type":"embedding","vocabulary":3,"units":8},{"type":"lstm","units":16,"return_sequences":true},
+            {"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})",
+        "seen.json");
+    QCOMPARE(config.target_size(), std::size_t{12 * 2});
+    auto make_steps = [](int count, unsigned seed, std::size_t& valid_steps) {
+        std::mt19937 rng(seed);
+        data::Dataset d;
+        d.name = "seen so far";
+        d.shape = {1 + kSteps, 1, 1};
+        d.count = static_cast<std::size_t>(count);
+        d.num_classes = 2;
+        d.target_size = kSteps * 2;
+        d.features.assign(d.count * (1 + kSteps), 0.f);
+        d.targets.assign(d.count * kSteps * 2, 0.f);
+        d.labels.assign(d.count, 0);
+        valid_steps = 0;
+        for (std::size_t i = 0; i < d.count; ++i) {
+            float* x = d.features.data() + i * (1 + kSteps);
+            const int len = 1 + static_cast<int>(rng() % kSteps);
+            x[0] = static_cast<float>(len);
+            bool seen = false;
+            for (int t = 0; t < len; ++t) {
+                x[1 + t] = static_cast<float>(rng() % 8 == 0 ? 1 : rng() % 3 == 0 ? 2 : 0);
+                seen = seen || x[1 + t] == 1.f;
+                d.targets[(i * kSteps + static_cast<std::size_t>(t)) * 2 + (seen ? 1 : 0)] = 1.f;
+            }
+            // Padding that would flip every answer if it were read: 1s.
+            for (int t = len; t < kSteps; ++t) x[1 + t] = 1.f;
+            valid_steps += static_cast<std::size_t>(len);
+        }
+        return d;
+    };
+    std::size_t train_steps = 0, test_steps = 0;
+    const auto train = make_steps(32 * 40, 1, train_steps);
+    const auto test = make_steps(500, 2, test_steps);
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(config, *be);
+    const int batch = 32;
+    for (int it = 0; it < 400; ++it) {
+        const std::size_t at = static_cast<std::size_t>(it % 40) * batch;
+        net.compute_gradients(train.features.data() + at * (1 + kSteps), train.targets.data() + at * kSteps * 2, batch,
+                              static_cast<std::uint64_t>(it));
+        net.compute_update(it);
+        net.apply_update();
+    }
+    const auto r = train::evaluate(net, test, 64);
+    QVERIFY(r.classification.has_value());
+    QCOMPARE(static_cast<std::size_t>(r.classification->count()), test_steps);
+    qInfo("per-step accuracy %.3f over %zu valid steps of 500 unseen samples", r.classification->accuracy(), test_steps);
+    QVERIFY2(r.classification->accuracy() >= 0.95, qPrintable(QString("accuracy %1").arg(r.classification->accuracy())));
 }
 
 QTEST_APPLESS_MAIN(TestSequenceTraining)
