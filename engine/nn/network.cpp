@@ -346,7 +346,7 @@ void Network::read_lengths(const float* features, int batch) {
                 const float v = features[r * row + column];
                 if (!(v >= 1.f && v <= static_cast<float>(shape.t)) || v != static_cast<float>(static_cast<int>(v)))
                     throw DataError("input \"" + config_.input_name_of(k) + "\": sample " + std::to_string(r) +
-                                    " of the batch has sequence length " + std::to_string(v) + ", not an integer from 1 to " +
+                                    " of the batch has sequence length " + nlohmann::json(config::decimal(v)).dump() + ", not an integer from 1 to " +
                                     std::to_string(shape.t) + " (the first value of its part of the row)");
                 lengths[r] = static_cast<int>(v);
             }

@@ -102,7 +102,7 @@ public:
 private:
     std::size_t checked_id(float v, int n, int t) const {
         if (!(v >= 0.f) || v >= static_cast<float>(vocabulary_) || std::floor(v) != v)
-            throw DataError(label_ + ": token id " + std::to_string(v) + " at step " + std::to_string(t) + " of sample " +
+            throw DataError(label_ + ": token id " + nlohmann::json(config::decimal(v)).dump() + " at step " + std::to_string(t) + " of sample " +
                             std::to_string(n) + " of the batch is not an integer in [0, " + std::to_string(vocabulary_) + ")");
         return static_cast<std::size_t>(v);
     }

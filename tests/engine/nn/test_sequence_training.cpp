@@ -8,6 +8,7 @@
 #include <random>
 
 #include "backend/registry.h"
+#include "core/error.h"
 #include "nn/network.h"
 #include "train/evaluation.h"
 
@@ -19,6 +20,8 @@ private Q_SLOTS:
     void which_comes_first_data();
     void which_comes_first();
     void per_step_seen_so_far();
+    void bad_lengths_and_ids_data();
+    void bad_lengths_and_ids();
 };
 
 namespace {
@@ -149,6 +152,42 @@ void TestSequenceTraining::per_step_seen_so_far() {
     QCOMPARE(static_cast<std::size_t>(r.classification->count()), test_steps);
     qInfo("per-step accuracy %.3f over %zu valid steps of 500 unseen samples", r.classification->accuracy(), test_steps);
     QVERIFY2(r.classification->accuracy() >= 0.95, qPrintable(QString("accuracy %1").arg(r.classification->accuracy())));
+}
+
+// A length outside 1..T (or not an integer) is a DataError naming the input and the sample; an
+// id outside the vocabulary at a valid step names the layer, the value and the sample. Ids at
+// padded steps are not read.
+void TestSequenceTraining::bad_lengths_and_ids_data() {
+    QTest::addColumn<float>("length");
+    QTest::addColumn<float>("id");
+    QTest::addColumn<QStringList>("expected");
+    QTest::newRow("length 0") << 0.f << 1.f << QStringList{"input \"tokens\"", "sample 1", "length 0", "1 to 4"};
+    QTest::newRow("length beyond the steps") << 5.f << 1.f << QStringList{"input \"tokens\"", "sample 1", "length 5"};
+    QTest::newRow("length 2.5") << 2.5f << 1.f << QStringList{"sample 1", "length 2.5"};
+    QTest::newRow("id beyond the vocabulary") << 3.f << 3.f << QStringList{"layers[0] (embedding)", "token id 3", "sample 1", "[0, 3)"};
+    QTest::newRow("id not an integer") << 3.f << 0.5f << QStringList{"layers[0] (embedding)", "token id 0.5", "step 2 of sample 1"};
+    QTest::newRow("negative id") << 3.f << -1.f << QStringList{"token id -1", "sample 1"};
+    QTest::newRow("a bad id at a padded step is not read") << 2.f << 7.f << QStringList{};
+}
+
+void TestSequenceTraining::bad_lengths_and_ids() {
+    QFETCH(float, length);
+    QFETCH(float, id);
+    QFETCH(QStringList, expected);
+    const auto config = config::ModelConfig::parse(R"({"input":{"name":"tokens","steps":4,"features":1},"layers":[
+        {"type":"embedding","vocabulary":3,"units":2},{"type":"gru","units":2},{"type":"output","units":2}]})", "bad.json");
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(config, *be);
+    // Two samples: the first fine, the second with the length and (at step 2) the id under test.
+    std::vector<float> x{4, 0, 1, 2, 1, length, 1, 0, id, 0}, t{1, 0, 0, 1};
+    try {
+        net.compute_gradients(x.data(), t.data(), 2, 0);
+        QVERIFY2(expected.isEmpty(), "no error");
+    } catch (const DataError& e) {
+        const QString msg = QString::fromUtf8(e.what());
+        QVERIFY2(!expected.isEmpty(), qPrintable("unexpected: " + msg));
+        for (const auto& fragment : expected) QVERIFY2(msg.contains(fragment), qPrintable("\"" + fragment + "\" not in: " + msg));
+    }
 }
 
 QTEST_APPLESS_MAIN(TestSequenceTraining)
