@@ -304,6 +304,10 @@ void Network::forward(const float* features, int batch, const StepContext& ctx) 
             const std::size_t width = config_.input_shape(k).size();
             if (config_.input_shape(k).sequence()) ++column;
             backend_.copy_rows(split_[k].data(), width, staged + column, row, width, static_cast<std::size_t>(batch));
+            // The data should hold zeros at padded steps; make sure (a same-mode convolution1d
+            // would read them).
+            if (config_.input_shape(k).sequence())
+                zero_steps(config_.input_shape(k), input_lengths_[k], split_[k].data(), batch);
             input_.push_back(split_[k].data());
             column += width;
         }
@@ -395,10 +399,13 @@ void Network::read_lengths(const float* features, int batch) {
 
 void Network::zero_padded(std::size_t layer, float* values, int batch) {
     if (layer >= lengths_.size() || lengths_[layer].empty()) return;
-    const auto& shape = config_.layers[layer].out_shape;
+    zero_steps(config_.layers[layer].out_shape, lengths_[layer], values, batch);
+}
+
+void Network::zero_steps(const config::Shape& shape, const std::vector<int>& lengths, float* values, int batch) {
     const auto c = static_cast<std::size_t>(shape.c), t = static_cast<std::size_t>(shape.t);
     for (int n = 0; n < batch; ++n) {
-        const auto len = static_cast<std::size_t>(lengths_[layer][static_cast<std::size_t>(n)]);
+        const auto len = static_cast<std::size_t>(lengths[static_cast<std::size_t>(n)]);
         if (len < t) backend_.fill(values + (static_cast<std::size_t>(n) * t + len) * c, 0.f, (t - len) * c);
     }
 }

@@ -121,6 +121,8 @@ private:
     void read_lengths(const float* features, int batch);
     // Zeroes a sequence tensor of layer `layer`'s output shape at each sample's padded steps.
     void zero_padded(std::size_t layer, float* values, int batch);
+    // The same for any sequence tensor of `shape` with these lengths.
+    void zero_steps(const config::Shape& shape, const std::vector<int>& lengths, float* values, int batch);
     // The sum of the outputs' losses (host_out_ holds their values side by side); with keep_delta
     // each output's dL/d(pre-activation) lands in its delta slot.
     double output_loss(const float* targets, int batch, bool keep_delta, backend::Mode mode);

@@ -567,6 +567,7 @@ void TestGradientCheck::gradients() {
 
     const bool verbose = qEnvironmentVariableIsSet("GC_VERBOSE");
     int checked = 0, kinks = 0, failed = 0;
+    double worst_block = 0;  // the largest block's relative error, reported per row
     QStringList problems;
     for (const auto& block : blocks_of(net.config())) {
         int block_failed = 0;
@@ -599,6 +600,7 @@ void TestGradientCheck::gradients() {
         // Over the whole block: a gradient scaled by 1 + δ misses by δ/(1 + δ) here whatever the
         // size of its entries, so small entries (where the absolute tolerance dominates) count too.
         const double norm_err = std::sqrt(diff2) / std::max({std::sqrt(an2), std::sqrt(fd2), 1e-30});
+        worst_block = std::max(worst_block, norm_err);
         const bool norm_bad = norm_err > kRtol && std::sqrt(diff2) > noise / kSteps[0] * std::sqrt(double(block.size));
         if (block_failed || norm_bad) {
             failed += block_failed;
@@ -608,6 +610,7 @@ void TestGradientCheck::gradients() {
         }
     }
     net.set_params(params);
+    qInfo("%d parameters, %d at a kink; largest relative error of a block %.2g", checked, kinks, worst_block);
     QVERIFY2(checked > 0, "no trainable parameters were checked");
     QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
     // A kink excuses a parameter only where one is shown; when many are, the row tests little.
@@ -619,6 +622,7 @@ void TestGradientCheck::gradients() {
 // loss and every gradient are the same, and an embedding row only padded steps name gets none.
 void TestGradientCheck::padded_steps_change_nothing() {
     const auto values = config::ModelConfig::parse(R"({"input":{"steps":5,"features":3},"layers":[
+        {"type":"convolution1d","filters":3,"kernel":3,"mode":"same","activation":"tanh"},
         {"type":"gru","units":3,"return_sequences":true,"bidirectional":"sum"},
         {"type":"lstm","units":3,"return_sequences":true,"bidirectional":"concat"},
         {"type":"dense","units":4,"activation":"sigmoid"},
