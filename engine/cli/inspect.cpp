@@ -84,6 +84,21 @@ std::string describe(const config::LayerConfig& l) {
         case config::LayerType::Average:
         case config::LayerType::Maximum:
         case config::LayerType::Concatenate: break;
+        case config::LayerType::Lstm:
+        case config::LayerType::Gru:
+        case config::LayerType::SimpleRnn:
+            s << " " << l.units << (l.return_sequences ? " every step" : " last step");
+            if (l.bidirectional != config::BiMode::None) s << " bidirectional " << config::to_string(l.bidirectional);
+            if (l.type == config::LayerType::Lstm && l.peepholes) s << " peepholes";
+            if (l.type == config::LayerType::Gru) s << (l.reset_after ? " reset after" : " reset before");
+            if (l.type == config::LayerType::SimpleRnn) s << " " << config::to_string(l.activation.kind);
+            break;
+        case config::LayerType::Embedding: s << " " << l.vocabulary << " ids x " << l.units; break;
+        case config::LayerType::Convolution1d:
+            s << " " << l.units << " kernel " << l.kernel[0] << " stride " << l.stride[0] << " dilation " << l.dilation[0] << " "
+              << config::to_string(l.mode) << " " << config::to_string(l.activation.kind);
+            break;
+        case config::LayerType::RepeatVector: s << " " << l.repeat << " times"; break;
     }
     if (l.activation.kind == config::Activation::LeakyRelu) s << " alpha " << config::decimal(l.activation.alpha);
     return s.str();

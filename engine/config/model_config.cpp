@@ -20,7 +20,10 @@ const std::vector<std::string> kLayerTypes{"dense", "convolution", "subsampling"
                                            "zero_padding", "cropping", "upsampling",
                                            "add", "subtract", "multiply", "average", "maximum",
                                            "concatenate", "subset", "depthwise_convolution",
-                                           "separable_convolution", "transposed_convolution", "reshape", "permute"};
+                                           "separable_convolution", "transposed_convolution", "reshape", "permute",
+                                           "lstm", "gru", "simple_rnn", "embedding", "convolution1d", "repeat_vector"};
+const std::vector<std::string> kBiModes{"none", "concat", "sum", "mul", "average"};
+const std::vector<std::string> kConvModes{"truncate", "same", "causal"};
 const std::vector<std::string> kPReluAxes{"channels", "height", "width"};  // also permute's axes
 // reshape's "order": how the values are counted, before and after (channels_last: Keras's).
 const std::vector<std::string> kOrders{"channels_first", "channels_last"};
@@ -154,7 +157,8 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
     if (!type)
         f.fail("type", "is required (one of dense, convolution, subsampling, batch_norm, dropout, output, prelu, activation, "
                        "zero_padding, cropping, upsampling, add, subtract, multiply, average, maximum, concatenate, subset, "
-                       "depthwise_convolution, separable_convolution, transposed_convolution, reshape, permute)");
+                       "depthwise_convolution, separable_convolution, transposed_convolution, reshape, permute, "
+                       "lstm, gru, simple_rnn, embedding, convolution1d, repeat_vector)");
     l.type = static_cast<LayerType>(*type);
     if (auto n = f.string("name")) l.name = *n;
     JsonFields g(j, source, l.label(index));  // messages from here on name the layer type
@@ -283,6 +287,10 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
                 auto n = t.integer("size", 1, 1 << 28);
                 if (!n) t.fail("size", "must be a positive integer");
                 l.reshape_to = Shape{*n, 1, 1};
+            } else if (t.has("steps")) {
+                auto steps = t.integer("steps", 1, 1 << 20), c = t.integer("features", 1, 1 << 24);
+                if (!steps || !c) t.fail("needs \"steps\" and \"features\" (positive integers)");
+                l.reshape_to = sequence_shape(*steps, *c);
             } else {
                 auto c = t.integer("channels", 1, 1 << 16), h = t.integer("height", 1, 1 << 16), w = t.integer("width", 1, 1 << 16);
                 if (!c || !h || !w) t.fail("needs \"size\", or \"channels\", \"height\" and \"width\"");
@@ -307,6 +315,59 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
             }
             break;
         }
+        case LayerType::Lstm:
+        case LayerType::Gru:
+        case LayerType::SimpleRnn: {
+            auto units = g.integer("units", 1, 1 << 16);
+            if (!units) g.fail("units", "is required (a positive integer: the hidden state's size)");
+            l.units = *units;
+            l.return_sequences = g.boolean("return_sequences").value_or(false);
+            if (auto b = g.choice("bidirectional", kBiModes)) l.bidirectional = static_cast<BiMode>(*b);
+            if (l.type == LayerType::Lstm) {
+                l.peepholes = g.boolean("peepholes").value_or(false);
+                if (auto v = g.number("forget_bias", -100.0, 100.0)) l.forget_bias = static_cast<float>(*v);
+            }
+            if (l.type == LayerType::Gru) l.reset_after = g.boolean("reset_after").value_or(true);
+            if (l.type == LayerType::SimpleRnn) {
+                l.activation = parse_activation(g, Activation::Tanh);
+                const auto a = l.activation.kind;
+                if (a != Activation::Tanh && a != Activation::Relu && a != Activation::Sigmoid)
+                    g.fail("activation", "simple_rnn supports tanh, relu and sigmoid, got " + std::string(to_string(a)));
+            } else {
+                l.activation = ActivationSpec{Activation::Tanh, 0.01f};  // fixed: tanh cell, sigmoid gates
+            }
+            break;
+        }
+        case LayerType::Embedding: {
+            auto v = g.integer("vocabulary", 1, 1 << 26);
+            if (!v) g.fail("vocabulary", "is required (a positive integer: ids run from 0 to vocabulary - 1)");
+            auto e = g.integer("units", 1, 1 << 16);
+            if (!e) g.fail("units", "is required (a positive integer: the features of one id's vector)");
+            l.vocabulary = *v;
+            l.units = *e;
+            break;
+        }
+        case LayerType::Convolution1d: {
+            auto filters = g.integer("filters", 1, 1 << 20);
+            if (!filters) g.fail("filters", "is required (a positive integer)");
+            l.units = *filters;
+            auto k = g.integer("kernel", 1, 1 << 16);
+            if (!k) g.fail("kernel", "is required: the steps one filter spans (an integer)");
+            l.kernel = {*k, 1};
+            if (auto s = g.integer("stride", 1, 1 << 16)) l.stride = {*s, 1};
+            if (auto d = g.integer("dilation", 1, 1 << 16)) l.dilation = {*d, 1};
+            if (auto m = g.choice("mode", kConvModes)) l.mode = static_cast<ConvMode>(*m);
+            l.activation = parse_activation(g, Activation::Identity);
+            if (l.activation.kind == Activation::Softmax)
+                g.fail("activation", "softmax is not supported on convolution layers");
+            break;
+        }
+        case LayerType::RepeatVector: {
+            auto n = g.integer("times", 1, 1 << 20);
+            if (!n) g.fail("times", "is required: the steps of the sequence it makes (a positive integer)");
+            l.repeat = *n;
+            break;
+        }
         case LayerType::Subset: {
             // DL4J's SubsetVertex: channels from..to, both kept.
             auto c = g.pair("channels", 0);
@@ -318,7 +379,8 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
     }
     const bool has_params = l.type == LayerType::Dense || l.type == LayerType::Output ||
                             is_convolution(l.type) || l.type == LayerType::BatchNorm ||
-                            l.type == LayerType::PRelu;
+                            l.type == LayerType::PRelu || is_recurrent(l.type) ||
+                            l.type == LayerType::Embedding || l.type == LayerType::Convolution1d;
     if (has_params) {
         if (l.type != LayerType::PRelu)
             if (auto w = g.choice("weight_init", kInits)) l.weight_init = static_cast<WeightInit>(*w);
@@ -335,6 +397,7 @@ nlohmann::json pair_json(const std::array<int, 2>& p) { return nlohmann::json::a
 }  // namespace
 
 std::string Shape::str() const {
+    if (t > 0) return std::to_string(t) + " steps x " + std::to_string(c);
     if (flat()) return std::to_string(c);
     return std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w);
 }
@@ -358,6 +421,10 @@ double decimal(float v) {
 }
 
 std::string_view to_string(LayerType t) { return kLayerTypes[static_cast<int>(t)]; }
+std::string_view to_string(BiMode b) { return kBiModes[static_cast<int>(b)]; }
+std::string_view to_string(ConvMode m) { return kConvModes[static_cast<int>(m)]; }
+
+bool is_recurrent(LayerType t) { return t == LayerType::Lstm || t == LayerType::Gru || t == LayerType::SimpleRnn; }
 std::string_view to_string(Activation a) { return kActivations[static_cast<int>(a)]; }
 std::string_view to_string(LossKind l) { return kLosses[static_cast<int>(l)]; }
 std::string_view to_string(WeightInit w) { return kInits[static_cast<int>(w)]; }
@@ -370,8 +437,19 @@ std::size_t ModelConfig::param_count() const {
 }
 
 std::size_t ModelConfig::input_size() const {
-    std::size_t n = input.size();
-    for (const auto& e : extra_inputs) n += e.shape.size();
+    std::size_t n = input.size() + (input.sequence() ? 1 : 0);
+    for (const auto& e : extra_inputs) n += e.shape.size() + (e.shape.sequence() ? 1 : 0);
+    return n;
+}
+
+std::size_t ModelConfig::target_size() const {
+    if (layers.empty()) return 0;
+    auto one = [](const LayerConfig& l) {
+        return static_cast<std::size_t>(l.units) * static_cast<std::size_t>(l.out_shape.sequence() ? l.out_shape.t : 1);
+    };
+    if (output_layers.empty()) return one(layers.back());
+    std::size_t n = 0;
+    for (auto o : output_layers) n += one(layers[o]);
     return n;
 }
 
@@ -435,7 +513,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& s
     for (std::size_t k = 0; k < input_count; ++k) {
         const auto& one = several ? (*input_value)[k] : *input_value;
         const std::string at = several ? "input[" + std::to_string(k) + "]" : "input";
-        if (!one.is_object()) f.fail(at, "must be an object: {\"name\", \"channels\", \"height\", \"width\"} or {\"name\", \"size\"}");
+        if (!one.is_object()) f.fail(at, "must be an object: {\"name\", \"channels\", \"height\", \"width\"}, {\"name\", \"size\"} or {\"name\", \"steps\", \"features\"}");
         JsonFields in(one, source, at);
         std::string name = "input";
         if (auto n = in.string("name")) {
@@ -449,7 +527,13 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& s
             if (e.name == name) in.fail("name", "\"" + name + "\" names two inputs");
         if (k > 0 && name == m.input_name) in.fail("name", "\"" + name + "\" names two inputs");
         Shape shape;
-        if (in.has("size")) {
+        if (in.has("steps")) {  // a sequence: its length travels first in the row (seq_spec.md)
+            auto steps = in.integer("steps", 1, 1 << 20);
+            if (!steps) in.fail("steps", "must be a positive integer (the longest sequence's steps)");
+            auto c = in.integer("features", 1, 1 << 24);
+            if (!c) in.fail("features", "is required with \"steps\": the values of one step (1 for token ids)");
+            shape = sequence_shape(*steps, *c);
+        } else if (in.has("size")) {
             auto size = in.integer("size", 1, 1 << 28);
             if (!size) in.fail("size", "must be a positive integer");
             shape = Shape{*size, 1, 1};
@@ -497,8 +581,9 @@ ModelConfig ModelConfig::load(const std::string& path) { return import_model_fil
 nlohmann::json ModelConfig::to_json() const {
     nlohmann::json j{{"format", "thresher-model"}, {"version", 1}, {"name", name}, {"seed", seed}};
     auto input_json = [](const Shape& shape, const std::string& input_name, bool always_named) {
-        auto o = shape.flat() ? nlohmann::json{{"size", shape.c}}
-                              : nlohmann::json{{"channels", shape.c}, {"height", shape.h}, {"width", shape.w}};
+        auto o = shape.sequence() ? nlohmann::json{{"steps", shape.t}, {"features", shape.c}}
+                 : shape.flat()   ? nlohmann::json{{"size", shape.c}}
+                                  : nlohmann::json{{"channels", shape.c}, {"height", shape.h}, {"width", shape.w}};
         if (always_named || input_name != "input") o["name"] = input_name;
         return o;
     };
@@ -580,8 +665,35 @@ nlohmann::json ModelConfig::to_json() const {
             case LayerType::Maximum:
             case LayerType::Concatenate: break;
             case LayerType::Subset: o["channels"] = pair_json(l.subset); break;
+            case LayerType::Lstm:
+            case LayerType::Gru:
+            case LayerType::SimpleRnn:
+                o["units"] = l.units;
+                o["return_sequences"] = l.return_sequences;
+                o["bidirectional"] = to_string(l.bidirectional);
+                if (l.type == LayerType::Lstm) {
+                    o["peepholes"] = l.peepholes;
+                    o["forget_bias"] = decimal(l.forget_bias);
+                }
+                if (l.type == LayerType::Gru) o["reset_after"] = l.reset_after;
+                if (l.type == LayerType::SimpleRnn) o["activation"] = to_string(l.activation.kind);
+                break;
+            case LayerType::Embedding:
+                o["vocabulary"] = l.vocabulary;
+                o["units"] = l.units;
+                break;
+            case LayerType::Convolution1d:
+                o["filters"] = l.units;
+                o["kernel"] = l.kernel[0];
+                o["stride"] = l.stride[0];
+                o["dilation"] = l.dilation[0];
+                o["mode"] = to_string(l.mode);
+                o["activation"] = to_string(l.activation.kind);
+                break;
+            case LayerType::RepeatVector: o["times"] = l.repeat; break;
             case LayerType::Reshape:
-                o["shape"] = l.reshape_to.flat() ? nlohmann::json{{"size", l.reshape_to.c}}
+                o["shape"] = l.reshape_to.sequence() ? nlohmann::json{{"steps", l.reshape_to.t}, {"features", l.reshape_to.c}}
+                             : l.reshape_to.flat() ? nlohmann::json{{"size", l.reshape_to.c}}
                                                  : nlohmann::json{{"channels", l.reshape_to.c}, {"height", l.reshape_to.h},
                                                                   {"width", l.reshape_to.w}};
                 o["order"] = kOrders[l.channels_last_order ? 1 : 0];

@@ -27,14 +27,20 @@ using vocab::ActivationSpec;
 using vocab::UpdaterKind;
 using vocab::UpdaterSpec;
 
-// C x H x W; flat features are {n, 1, 1}.
+// C x H x W; flat features are {n, 1, 1}. A sequence (seq_spec.md) has h = w = 1, c features per
+// step and t > 0 steps, laid out time-major with features contiguous: (step s, feature f) at
+// s * c + f. t = 0 means "not a sequence".
 struct Shape {
     int c = 0, h = 1, w = 1;
-    std::size_t size() const { return static_cast<std::size_t>(c) * h * w; }
-    bool flat() const { return h == 1 && w == 1; }
+    int t = 0;
+    std::size_t size() const { return static_cast<std::size_t>(c) * h * w * (t > 0 ? t : 1); }
+    bool flat() const { return h == 1 && w == 1 && t == 0; }
+    bool sequence() const { return t > 0; }
     bool operator==(const Shape&) const = default;
-    std::string str() const;  // "1x28x28" or "500"
+    std::string str() const;  // "1x28x28", "500" or "100 steps x 64"
 };
+// A sequence of `steps` x `features`.
+inline Shape sequence_shape(int steps, int features) { return Shape{features, 1, 1, steps}; }
 
 // PRelu: a learned leaky ReLU (Keras PReLU, DL4J PReLULayer), one alpha per input position except
 // along its shared axes. Activation: an activation on its own, without parameters (Keras
@@ -59,18 +65,26 @@ struct Shape {
 enum class LayerType { Dense, Convolution, Subsampling, BatchNorm, Dropout, Output, PRelu, Activation,
                        ZeroPadding, Cropping, Upsampling,
                        Add, Subtract, Multiply, Average, Maximum, Concatenate, Subset,
-                       DepthwiseConvolution, SeparableConvolution, TransposedConvolution, Reshape, Permute };
+                       DepthwiseConvolution, SeparableConvolution, TransposedConvolution, Reshape, Permute,
+                       Lstm, Gru, SimpleRnn, Embedding, Convolution1d, RepeatVector };
+// Recurrent layers (lstm, gru, simple_rnn): one oneDNN RNN primitive over all steps.
+bool is_recurrent(LayerType);
+// How a bidirectional recurrent layer joins its two directions' outputs (Keras's merge_mode).
+enum class BiMode { None, Concat, Sum, Mul, Average };
 // Convolution and its depthwise and separable forms (a window over the image with a kernel).
 bool is_convolution(LayerType);
 // True for the vertex types (several inputs or a channel subset, no parameters).
 bool is_vertex(LayerType);
-enum class ConvMode { Truncate, Same };
+// Causal: convolution1d only, padding (k - 1) * dilation before the first step (Keras "causal").
+enum class ConvMode { Truncate, Same, Causal };
 enum class LossKind { MultiClassCrossEntropy, NegativeLogLikelihood, BinaryCrossEntropy, MSE, MAE };
 enum class WeightInit { Xavier, XavierUniform, Relu, Normal, Uniform, Zero };
 
 // Where a parameter block sits inside a layer's slice of the flat parameter buffer.
 // Depthwise: a separable convolution's per-channel kernels (its Weight is the 1x1 pointwise one).
-enum class ParamRole { Weight, Bias, Gamma, Beta, RunningMean, RunningVar, Alpha, Depthwise };
+// Recurrent: a recurrent layer's R (hidden to gates); Peephole: an lstm's P [3 x H]. A
+// bidirectional layer has its forward direction's blocks first, then the backward ones'.
+enum class ParamRole { Weight, Bias, Gamma, Beta, RunningMean, RunningVar, Alpha, Depthwise, Recurrent, Peephole };
 struct ParamBlock {
     ParamRole role;
     std::size_t offset = 0;  // within the layer's slice
@@ -113,6 +127,17 @@ struct LayerConfig {
     // permute: output axis k (channels, height, width) is input axis permute_axes[k] (0 channels,
     // 1 height, 2 width).
     std::array<int, 3> permute_axes{0, 1, 2};
+    // Sequences (seq_spec.md). lstm/gru/simple_rnn: `units` H; whether every step's output is
+    // kept (else the last valid step's); how two directions join. lstm: peepholes (DL4J
+    // GravesLSTM) and the forget gate's initial bias. gru: reset after the recurrent matmul
+    // (oneDNN's linear-before-reset; Keras >= 2.3's default). simple_rnn: `activation`.
+    bool return_sequences = false;
+    BiMode bidirectional = BiMode::None;
+    bool peepholes = false;
+    float forget_bias = 1.f;
+    bool reset_after = true;
+    int vocabulary = 0;  // embedding: ids 0..V-1 (`units` E per id)
+    int repeat = 0;      // repeat_vector: the steps it makes of one vector
 
     // The graph: the names of the layers (or the model's input) this one reads, in order. Empty
     // means the layer before it (the model's input for the first layer): a layer stack names none.
@@ -178,13 +203,17 @@ struct ModelConfig {
     std::size_t input_count() const { return 1 + extra_inputs.size(); }
     const Shape& input_shape(std::size_t k) const { return k == 0 ? input : extra_inputs.at(k - 1).shape; }
     const std::string& input_name_of(std::size_t k) const { return k == 0 ? input_name : extra_inputs.at(k - 1).name; }
+    // A sequence input's part of the row is 1 + T*C floats: its length first (seq_spec.md).
     std::size_t input_size() const;
     // The shape a source (LayerConfig::sources) carries: a layer's output or a model input's.
     const Shape& shape_of(int source) const;
     // The main output (the first of output_layers): what evaluation scores and the task follows.
     const LayerConfig& main_output() const;
-    // All outputs' values side by side (one output: its units).
+    // All outputs' values side by side (one output: its units). A per-step output counts its
+    // units once (the classes of one step); target_size() counts its T * units.
     int output_size() const;
+    // The targets one sample carries: each output's units, times its steps for a per-step one.
+    std::size_t target_size() const;
     bool is_classifier() const;  // the main output has a cross-entropy loss
     // True when some layer reads other than the layer before it (a graph, not a stack).
     bool is_graph() const;
@@ -219,6 +248,8 @@ struct ModelConfig {
 double decimal(float v);
 
 std::string_view to_string(LayerType);
+std::string_view to_string(BiMode);
+std::string_view to_string(ConvMode);
 std::string_view to_string(Activation);
 std::string_view to_string(LossKind);
 std::string_view to_string(WeightInit);

@@ -38,6 +38,26 @@ Window window(int in, int kernel, int stride, int dilation, int padding, ConvMod
     return {static_cast<int>(span / stride + 1), padding, padding};
 }
 
+bool shape_is_image(const Shape& s) { return !s.flat() && !s.sequence(); }
+
+// "100 flat features", "a 1x28x28 image", "a sequence of 100 steps x 64 features".
+std::string describe(const Shape& s) {
+    if (s.sequence()) return "a sequence of " + std::to_string(s.t) + " steps x " + std::to_string(s.c) + " features";
+    if (s.flat()) return std::to_string(s.c) + " flat features";
+    return "a " + s.str() + " image";
+}
+
+// A sequence's steps after a window along time (subsampling, convolution1d); causal pads
+// (k - 1) * dilation before the first step, so out = ceil(T / stride) as with same.
+Window time_window(int steps, int kernel, int stride, int dilation, ConvMode mode) {
+    if (mode == ConvMode::Causal) {
+        const long long pad = static_cast<long long>(kernel - 1) * dilation;
+        if (pad > (1 << 24)) return {0, 0, 0};
+        return {static_cast<int>((static_cast<long long>(steps) + stride - 1) / stride), static_cast<int>(pad), 0};
+    }
+    return window(steps, kernel, stride, dilation, 0, mode);
+}
+
 }  // namespace
 
 void ModelConfig::infer_shapes(const std::string& source) {
@@ -68,16 +88,16 @@ void ModelConfig::infer_shapes(const std::string& source) {
         switch (l.type) {
             case LayerType::Dense:
             case LayerType::Output: {
-                const std::size_t in = shape.size();
-                l.out_shape = Shape{l.units, 1, 1};
+                // On a sequence: the same dense at every step (one dense over N * T rows); an
+                // output there has a loss per step (seq_spec.md).
+                const std::size_t in = shape.sequence() ? static_cast<std::size_t>(shape.c) : shape.size();
+                l.out_shape = shape.sequence() ? sequence_shape(shape.t, l.units) : Shape{l.units, 1, 1};
                 l.blocks.push_back({ParamRole::Weight, 0, in * l.units});
                 l.blocks.push_back({ParamRole::Bias, in * l.units, static_cast<std::size_t>(l.units)});
                 break;
             }
             case LayerType::TransposedConvolution: {
-                if (shape.flat())
-                    fail(i, "needs image input (channels x height x width), but its input is " +
-                                std::to_string(shape.size()) + " flat features");
+                if (!shape_is_image(shape)) fail(i, "needs image input (channels x height x width), but its input is " + describe(shape));
                 // The adjoint of a convolution with these settings: out = (in - 1) * stride -
                 // pads + span of the kernel; "same" gives in * stride, the padding split as a
                 // convolution's (any odd one after).
@@ -113,9 +133,22 @@ void ModelConfig::infer_shapes(const std::string& source) {
             case LayerType::SeparableConvolution:
             case LayerType::Subsampling: {
                 const bool conv = l.type != LayerType::Subsampling;
-                if (shape.flat())
-                    fail(i, "needs image input (channels x height x width), but its input is " +
-                                std::to_string(shape.size()) + " flat features");
+                if (!conv && shape.sequence()) {
+                    // Along time: global pools the valid steps (masked) into flat features.
+                    if (l.global) {
+                        l.out_shape = Shape{shape.c, 1, 1};
+                        break;
+                    }
+                    if (l.mode == ConvMode::Causal) fail(i, "causal mode is for convolution1d only");
+                    l.kernel[1] = 1, l.stride[1] = 1, l.padding = {0, 0};
+                    const auto wt = time_window(shape.t, l.kernel[0], l.stride[0], 1, l.mode);
+                    if (wt.out < 1)
+                        fail(i, "kernel " + std::to_string(l.kernel[0]) + " does not fit its input, " + describe(shape));
+                    l.pads = {wt.pad_before, 0, wt.pad_after, 0};
+                    l.out_shape = sequence_shape(wt.out, shape.c);
+                    break;
+                }
+                if (!shape_is_image(shape)) fail(i, "needs image input (channels x height x width), but its input is " + describe(shape));
                 if (l.global) {  // one window over the whole image: C x 1 x 1
                     l.kernel = {shape.h, shape.w};
                     l.stride = l.kernel;
@@ -159,6 +192,7 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 break;
             }
             case LayerType::BatchNorm: {
+                if (shape.sequence()) fail(i, "batch_norm on a sequence is not supported yet (its input is " + describe(shape) + ")");
                 // Per channel for images, per feature for flat input.
                 const auto c = static_cast<std::size_t>(shape.c);
                 l.out_shape = shape;
@@ -172,19 +206,19 @@ void ModelConfig::infer_shapes(const std::string& source) {
             case LayerType::Activation:
                 // Softmax normalises one row of features; over an image that would mix the
                 // channels of every position, which no importer means.
-                if (l.activation.kind == Activation::Softmax && !shape.flat())
+                // On a sequence softmax normalises each step's features, and as the output the
+                // loss is per step (seq_spec.md).
+                if (l.activation.kind == Activation::Softmax && !shape.flat() && !shape.sequence())
                     fail(i, "softmax needs flat features, but its input is a " + shape.str() + " image");
-                if (last && !shape.flat())
+                if (last && !shape.flat() && !shape.sequence())
                     fail(i, "as the last layer (the output) it needs flat features, but its input is a " + shape.str() + " image");
                 l.out_shape = shape;
-                l.units = last ? shape.c : 0;  // as the output: the values the loss compares with the targets
+                l.units = last ? shape.c : 0;  // as the output: the values the loss compares with the targets (per step on a sequence)
                 break;
             case LayerType::ZeroPadding:
             case LayerType::Cropping:
             case LayerType::Upsampling: {
-                if (shape.flat())
-                    fail(i, "needs image input (channels x height x width), but its input is " +
-                                std::to_string(shape.size()) + " flat features");
+                if (!shape_is_image(shape)) fail(i, "needs image input (channels x height x width), but its input is " + describe(shape));
                 const auto& m = l.margins;
                 long long h = shape.h, w = shape.w;
                 if (l.type == LayerType::ZeroPadding) h += m[0] + m[1], w += m[2] + m[3];
@@ -214,6 +248,8 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 long long c = 0;
                 for (int s : l.sources) {
                     const Shape in = shape_of(s);
+                    if (in.sequence())
+                        fail(i, "concatenating sequences is not supported yet (input " + name_of(s) + " is " + describe(in) + ")");
                     if (in.h != shape.h || in.w != shape.w)
                         fail(i, "concatenates along channels, so its inputs must have one height and width: input " +
                                     name_of(s) + " is " + in.str() + " but input " + name_of(l.sources[0]) + " is " + shape.str());
@@ -232,6 +268,8 @@ void ModelConfig::infer_shapes(const std::string& source) {
                     const int rest = static_cast<int>(shape.size() / known);
                     (t.c == 0 ? t.c : t.h == 0 ? t.h : t.w) = rest;
                 }
+                if (l.channels_last_order && (shape.sequence() || t.sequence()))
+                    fail(i, "order channels_last does not apply to sequences: their values are already in Keras's order (time-major)");
                 if (l.reshape_to.size() != shape.size() || unknown > 1)
                     fail(i, "reshapes " + shape.str() + " (" + std::to_string(shape.size()) + " values) to " + l.reshape_to.str() +
                                 " (" + std::to_string(l.reshape_to.size()) + " values): the counts must agree");
@@ -239,20 +277,77 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 break;
             }
             case LayerType::Permute: {
-                if (shape.flat()) fail(i, "needs image input (channels x height x width), but its input is " + shape.str() + " flat features");
+                if (!shape_is_image(shape)) fail(i, "needs image input (channels x height x width), but its input is " + describe(shape));
                 const std::array<int, 3> dims{shape.c, shape.h, shape.w};
                 l.out_shape = Shape{dims[static_cast<std::size_t>(l.permute_axes[0])], dims[static_cast<std::size_t>(l.permute_axes[1])],
                                     dims[static_cast<std::size_t>(l.permute_axes[2])]};
                 break;
             }
             case LayerType::Subset:
+                if (shape.sequence()) fail(i, "subset of a sequence is not supported yet (its input is " + describe(shape) + ")");
                 if (l.subset[0] < 0 || l.subset[1] < l.subset[0] || l.subset[1] >= shape.c)
                     fail(i, "keeps channels " + std::to_string(l.subset[0]) + " to " + std::to_string(l.subset[1]) +
                                 " but its input " + name_of(l.sources[0]) + " has " + std::to_string(shape.c) +
                                 (shape.flat() ? " features" : " channels") + " (0 to " + std::to_string(shape.c - 1) + ")");
                 l.out_shape = Shape{l.subset[1] - l.subset[0] + 1, shape.h, shape.w};
                 break;
+            case LayerType::Lstm:
+            case LayerType::Gru:
+            case LayerType::SimpleRnn: {
+                if (!shape.sequence())
+                    fail(i, "needs a sequence input (steps x features), but its input is " + describe(shape));
+                // Per direction (forward first): W [in x G*H], R [H x G*H], b [G*H] (GRU with
+                // reset_after: [4H], the recurrent candidate bias last), lstm peepholes P [3 x H].
+                // Columns gate-major in oneDNN's order (config/README.md "Sequences").
+                const std::size_t in = static_cast<std::size_t>(shape.c), h = static_cast<std::size_t>(l.units);
+                const std::size_t gates = l.type == LayerType::Lstm ? 4 : l.type == LayerType::Gru ? 3 : 1;
+                const std::size_t biases = l.type == LayerType::Gru && l.reset_after ? 4 : gates;
+                const int directions = l.bidirectional == BiMode::None ? 1 : 2;
+                std::size_t at = 0;
+                for (int d = 0; d < directions; ++d) {
+                    l.blocks.push_back({ParamRole::Weight, at, in * gates * h});
+                    at += in * gates * h;
+                    l.blocks.push_back({ParamRole::Recurrent, at, h * gates * h});
+                    at += h * gates * h;
+                    l.blocks.push_back({ParamRole::Bias, at, biases * h});
+                    at += biases * h;
+                    if (l.type == LayerType::Lstm && l.peepholes) {
+                        l.blocks.push_back({ParamRole::Peephole, at, 3 * h});
+                        at += 3 * h;
+                    }
+                }
+                const int features = l.bidirectional == BiMode::Concat ? 2 * l.units : l.units;
+                l.out_shape = l.return_sequences ? sequence_shape(shape.t, features) : Shape{features, 1, 1};
+                break;
+            }
+            case LayerType::Embedding: {
+                if (!shape.sequence() || shape.c != 1)
+                    fail(i, "needs a sequence of token ids ({\"steps\": T, \"features\": 1}), but its input is " + describe(shape));
+                l.out_shape = sequence_shape(shape.t, l.units);
+                l.blocks.push_back({ParamRole::Weight, 0, static_cast<std::size_t>(l.vocabulary) * l.units});
+                break;
+            }
+            case LayerType::Convolution1d: {
+                if (!shape.sequence())
+                    fail(i, "needs a sequence input (steps x features), but its input is " + describe(shape));
+                const auto wt = time_window(shape.t, l.kernel[0], l.stride[0], l.dilation[0], l.mode);
+                if (wt.out < 1)
+                    fail(i, "kernel " + std::to_string(l.kernel[0]) + " (dilation " + std::to_string(l.dilation[0]) +
+                                ") does not fit its input, " + describe(shape));
+                l.pads = {wt.pad_before, 0, wt.pad_after, 0};
+                l.out_shape = sequence_shape(wt.out, l.units);
+                // W [filters x in x k], b [filters].
+                const std::size_t w = static_cast<std::size_t>(l.units) * shape.c * l.kernel[0];
+                l.blocks.push_back({ParamRole::Weight, 0, w});
+                l.blocks.push_back({ParamRole::Bias, w, static_cast<std::size_t>(l.units)});
+                break;
+            }
+            case LayerType::RepeatVector:
+                if (!shape.flat()) fail(i, "needs flat features (it repeats one vector), but its input is " + describe(shape));
+                l.out_shape = sequence_shape(l.repeat, shape.c);
+                break;
             case LayerType::PRelu: {
+                if (shape.sequence()) fail(i, "prelu on a sequence is not supported yet (its input is " + describe(shape) + ")");
                 l.out_shape = shape;
                 const std::size_t n = static_cast<std::size_t>(l.prelu_shared[0] ? 1 : shape.c) *
                                       (l.prelu_shared[1] ? 1 : shape.h) * (l.prelu_shared[2] ? 1 : shape.w);
@@ -265,7 +360,7 @@ void ModelConfig::infer_shapes(const std::string& source) {
         // Sizes are products of user numbers: refuse what no machine could hold before it
         // overflows anything downstream (2^33 floats = 32 GiB).
         constexpr double kMaxValues = 8589934592.0;
-        if (static_cast<double>(l.out_shape.c) * l.out_shape.h * l.out_shape.w > kMaxValues ||
+        if (static_cast<double>(l.out_shape.size()) > kMaxValues || static_cast<double>(l.param_count) > kMaxValues ||
             static_cast<double>(l.units) * l.in_shape.c * l.kernel[0] * l.kernel[1] > kMaxValues ||
             static_cast<double>(l.units) * static_cast<double>(l.in_shape.size()) > kMaxValues)
             fail(i, "too large: more than 2^33 values in one layer");
@@ -289,12 +384,17 @@ void ModelConfig::infer_shapes(const std::string& source) {
 
 std::string ModelConfig::summary() const {
     std::ostringstream s;
-    s << "model \"" << name << "\": input " << input.str() << ", " << param_count() << " parameters\n";
+    s << "model \"" << name << "\": input " << input.str();
+    for (const auto& e : extra_inputs) s << ", " << e.name << " " << e.shape.str();
+    s << ", " << param_count() << " parameters\n";
     for (std::size_t i = 0; i < layers.size(); ++i) {
         const auto& l = layers[i];
         s << "  " << i << "  " << to_string(l.type);
         for (std::size_t pad = to_string(l.type).size(); pad < 12; ++pad) s << ' ';
         s << l.in_shape.str() << " -> " << l.out_shape.str() << "  (" << l.param_count << " params)";
+        if (is_recurrent(l.type))
+            s << "  " << l.units << " units" << (l.return_sequences ? ", every step" : ", last step")
+              << (l.bidirectional == BiMode::None ? "" : ", bidirectional " + std::string(to_string(l.bidirectional)));
         if (!l.inputs.empty()) {  // a graph: what it reads
             s << "  <-";
             for (const auto& in : l.inputs) s << " " << in;

@@ -263,6 +263,8 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
         json layer{{"layerName", name}, {"idropout", nullptr},
                    {"constraints", nullptr}, {"gradientNormalization", "None"}, {"gradientNormalizationThreshold", 1.0}};
         json variables = json::array();
+        if (l.in_shape.sequence() || l.out_shape.sequence())
+            throw Dl4jRefusal{"sequence models (steps x features) have no export yet (issue 23)"};
         const bool global = l.type == LayerType::Subsampling && l.global;
         if ((reads_image(l) || global) && !image)
             throw Dl4jRefusal{"an image layer after the features were flattened (DL4J's layer stack cannot rebuild the image)"};

@@ -405,6 +405,7 @@ private:
 
     void layer(std::size_t i) {
         const auto& l = m_.config.layers[i];
+        if (l.in_shape.sequence() || l.out_shape.sequence()) refuse(i, "sequence models (steps x features) have no export yet (issue 23)");
         if (config::joins_inputs(l.type)) {
             merge(i);
             return;

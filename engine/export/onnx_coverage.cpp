@@ -58,6 +58,7 @@ std::optional<std::string> onnx_refusal(const config::ModelConfig& model) {
         const auto refuse = [&](const std::string& why) {
             return l.label(i) + ": ONNX cannot express this layer: " + why;
         };
+        if (l.in_shape.sequence() || l.out_shape.sequence()) return refuse("sequence models (steps x features) have no export yet (issue 23)");
         switch (l.type) {
             case LayerType::Dense:
             case LayerType::Output:

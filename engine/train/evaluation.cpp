@@ -53,7 +53,8 @@ void check_compatible(const config::ModelConfig& model, const data::Dataset& ds)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.shape.size()) +
                           " features per sample, model \"" + model.name + "\" expects " +
                           (expects == std::to_string(in) ? expects : expects + " = " + std::to_string(in)));
-    const auto out = static_cast<std::size_t>(model.output_size());
+    // A per-step output (seq_spec.md) takes steps x units targets per sample.
+    const auto out = model.target_size();
     if (ds.target_size != out)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
                           (ds.is_classification() ? " classes" : " target columns") + ", model \"" +
@@ -180,9 +181,19 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
     EvaluationResult r;
     OutputEvaluators per_output(net.config(), ds, top_k);
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
-    const int k = net.config().output_size();
+    const int k = static_cast<int>(net.config().target_size());
     // Scores are the main output's (the first of several: its columns come first in each row).
     const int main_k = net.config().main_output().units;
+    // A per-step classifier (seq_spec.md): every valid step is scored as one prediction, its
+    // label the target's largest value. One output only, and not a binary sigmoid.
+    const auto& main = net.config().main_output();
+    const bool per_step = main.out_shape.sequence();
+    if (per_step && (net.config().output_layers.size() > 1 || !ds.is_classification() || main_k < 2))
+        throw ConfigError("model \"" + net.config().name + "\": evaluating a per-step output is supported for a single "
+                          "softmax classifier only (this one: " + std::to_string(net.config().output_layers.size()) +
+                          " outputs, " + std::to_string(main_k) + " units per step)");
+    std::vector<float> step_scores;
+    std::vector<std::int32_t> step_labels;
     const bool binary = ds.is_classification() && ds.num_classes == 2 && main_k == 1;
     std::vector<std::int32_t> predicted;
     if (binary) r.binary.emplace();
@@ -219,6 +230,22 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         loss_sum += net.loss(xs, ts, count, 0, backend::Mode::Inference, out.data()) * count;
         evaluated += static_cast<std::size_t>(count);
         per_output.add(out.data(), ts, count);  // before the main output's columns are moved down
+        if (per_step) {
+            const auto& lengths = net.lengths_of(net.config().output_layers.front());
+            const auto kk = static_cast<std::size_t>(main_k);
+            step_scores.clear();
+            step_labels.clear();
+            for (int j = 0; j < count; ++j)
+                for (int s = 0; s < lengths.at(static_cast<std::size_t>(j)); ++s) {
+                    const std::size_t at = static_cast<std::size_t>(j) * static_cast<std::size_t>(k) + static_cast<std::size_t>(s) * kk;
+                    step_scores.insert(step_scores.end(), out.begin() + static_cast<std::ptrdiff_t>(at),
+                                       out.begin() + static_cast<std::ptrdiff_t>(at + kk));
+                    const float* target = ts + at;
+                    step_labels.push_back(static_cast<std::int32_t>(std::max_element(target, target + kk) - target));
+                }
+            r.classification->add(step_scores.data(), step_labels.data(), step_labels.size());
+            continue;
+        }
         if (main_k != k && r.classification)
             for (int j = 0; j < count; ++j)
                 std::copy_n(out.data() + static_cast<std::size_t>(j) * k, main_k, out.data() + static_cast<std::size_t>(j) * main_k);

@@ -152,6 +152,8 @@ private Q_SLOTS:
     void prelu();
     void network_steps_data();
     void network_steps();
+    void sequences_data() { device_rows(); }
+    void sequences();
 
 private:
     // One row per device of every registered backend: "cpu", "cuda:0", ...; `suffix` names the
@@ -798,6 +800,62 @@ void TestBackendParity::network_steps() {
                  qPrintable(QString("loss at step %1: %2, cpu %3").arg(step).arg(got.losses[step]).arg(want.losses[step])));
     EXPECT_CLOSE("parameters", got.params, want.params);
     EXPECT_CLOSE("predictions", got.out, want.out);
+}
+
+// Sequences (issue 23): per-step dense layers and a per-step loss over variable lengths (the
+// network's masking: lengths split off the row, padded steps zeroed, the masked mean) run on
+// every backend and agree with the CPU; a recurrent layer on a backend without RNN ops
+// (has_rnn() false: CUDA today) is refused when the network is planned, naming the layer.
+void TestBackendParity::sequences() {
+    QFETCH(QString, device);
+    OPEN_OR_SKIP(be, device);
+    const auto per_step = config::ModelConfig::parse(R"({"input":{"steps":6,"features":3},"seed":7,
+        "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9},
+        "layers":[{"type":"dense","units":5,"activation":"tanh"},{"type":"dropout","retain":0.8},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})", "parity");
+    const int batch = 4;
+    const std::size_t row = per_step.input_size();
+    Vec x = random_vec(std::size_t(batch) * row, 31);
+    Vec t(std::size_t(batch) * per_step.target_size(), 0.f);
+    for (int i = 0; i < batch; ++i) {
+        const int len = 6 - i;
+        x[std::size_t(i) * row] = static_cast<float>(len);
+        for (int s = 0; s < 6; ++s) t[(std::size_t(i) * 6 + s) * 3 + (i + s) % 3] = s < len ? 1.f : 0.f;
+    }
+    auto run = [&](Backend& be_) {
+        nn::Network net(per_step, be_);
+        std::vector<double> losses;
+        for (int step = 0; step < 3; ++step) {
+            losses.push_back(net.compute_gradients(x.data(), t.data(), batch, 1000 + step));
+            net.compute_update(step);
+            net.apply_update();
+        }
+        Vec out(t.size());
+        net.predict(x.data(), batch, out.data());
+        return std::make_pair(losses, out);
+    };
+    const auto got = run(*be);
+    const auto want = run(*cpu_);
+    for (int step = 0; step < 3; ++step)
+        QVERIFY2(std::abs(got.first[step] - want.first[step]) <= kTolerance * std::abs(want.first[step]),
+                 qPrintable(QString("loss at step %1: %2, cpu %3").arg(step).arg(got.first[step]).arg(want.first[step])));
+    EXPECT_CLOSE("predictions", got.second, want.second);
+
+    const auto recurrent = config::ModelConfig::parse(R"({"input":{"steps":6,"features":3},
+        "layers":[{"type":"lstm","units":4},{"type":"output","units":3}]})", "parity");
+    nn::Network net(recurrent, *be);
+    Vec tl(std::size_t(batch) * 3, 0.f);
+    if (be->has_rnn()) {
+        QVERIFY(std::isfinite(net.compute_gradients(x.data(), tl.data(), batch, 1)));
+        return;
+    }
+    try {
+        net.compute_gradients(x.data(), tl.data(), batch, 1);
+        QFAIL("a backend without recurrent layers ran an lstm");
+    } catch (const ConfigError& e) {
+        const QString msg = e.what();
+        QVERIFY2(msg.contains("layers[0] (lstm)") && msg.contains("no recurrent layers"), qPrintable(msg));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestBackendParity)

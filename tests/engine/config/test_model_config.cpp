@@ -27,6 +27,8 @@ private Q_SLOTS:
     void resize_layers();
     void same_mode_padding();
     void missing_file();
+    void sequence_layers();
+    void sequence_round_trip();
 };
 
 void TestModelConfig::lenet_shapes() {
@@ -91,6 +93,39 @@ void TestModelConfig::errors_data() {
     const QByteArray in = R"("input":{"channels":1,"height":8,"width":8})";
     const QByteArray out = R"({"type":"output","units":2})";
     auto with = [&](const QByteArray& layers) { return "{" + in + R"(,"layers":[)" + layers + "]}"; };
+    const QByteArray seq = R"("input":{"steps":10,"features":3})";
+    auto with_seq = [&](const QByteArray& layers) { return "{" + seq + R"(,"layers":[)" + layers + "]}"; };
+
+    QTest::newRow("lstm on an image names the layer and the shape")
+        << with(R"({"type":"lstm","units":4},)" + out) << QStringList{"layers[0] (lstm)", "needs a sequence input", "1x8x8 image"};
+    QTest::newRow("gru on flat features")
+        << QByteArray(R"({"input":{"size":5},"layers":[{"type":"gru","units":4},{"type":"output","units":2}]})")
+        << QStringList{"layers[0] (gru)", "needs a sequence input", "5 flat features"};
+    QTest::newRow("embedding on several features per step")
+        << with_seq(R"({"type":"embedding","vocabulary":20,"units":4},)" + out)
+        << QStringList{"layers[0] (embedding)", "token ids", "10 steps x 3 features"};
+    QTest::newRow("embedding without vocabulary")
+        << with_seq(R"({"type":"embedding","units":4},)" + out) << QStringList{"layers[0] (embedding)", "\"vocabulary\"", "required"};
+    QTest::newRow("lstm without units") << with_seq(R"({"type":"lstm"},)" + out) << QStringList{"layers[0] (lstm)", "\"units\""};
+    QTest::newRow("bad bidirectional mode")
+        << with_seq(R"({"type":"lstm","units":4,"bidirectional":"both"},)" + out) << QStringList{"layers[0] (lstm)", "\"bidirectional\""};
+    QTest::newRow("simple_rnn with softmax")
+        << with_seq(R"({"type":"simple_rnn","units":4,"activation":"softmax"},)" + out)
+        << QStringList{"layers[0] (simple_rnn)", "tanh, relu and sigmoid"};
+    QTest::newRow("peepholes on a gru (unknown field)")
+        << with_seq(R"({"type":"gru","units":4,"peepholes":true},)" + out) << QStringList{"layers[0] (gru)", "peepholes"};
+    QTest::newRow("convolution1d kernel longer than the sequence")
+        << with_seq(R"({"type":"convolution1d","filters":2,"kernel":11},)" + out)
+        << QStringList{"layers[0] (convolution1d)", "kernel 11", "10 steps x 3 features"};
+    QTest::newRow("convolution on a sequence")
+        << with_seq(R"({"type":"convolution","filters":2,"kernel":[1,1]},)" + out)
+        << QStringList{"layers[0] (convolution)", "needs image input", "a sequence of 10 steps x 3 features"};
+    QTest::newRow("repeat_vector of a sequence")
+        << with_seq(R"({"type":"repeat_vector","times":3},)" + out) << QStringList{"layers[0] (repeat_vector)", "needs flat features"};
+    QTest::newRow("sequence input without features")
+        << QByteArray(R"({"input":{"steps":10},"layers":[{"type":"output","units":2}]})") << QStringList{"input", "\"features\""};
+    QTest::newRow("causal pooling")
+        << with_seq(R"({"type":"subsampling","kernel":2,"mode":"causal"},)" + out) << QStringList{"layers[0] (subsampling)", "mode"};
 
     QTest::newRow("bad JSON names line and column")
         << QByteArray("{\n  \"input\": {\"size\": 3},\n  \"layers\": [,]\n}")
@@ -118,7 +153,7 @@ void TestModelConfig::errors_data() {
         << QByteArray(R"({"input":{"size":3},"outputs":["o2"],"layers":[{"type":"output","name":"o1","units":2},{"type":"output","name":"o2","inputs":"input","units":2}]})")
         << QStringList{"layers[0] (output \"o1\")", "\"outputs\" does not list it"};
     QTest::newRow("unknown layer type")
-        << with(R"({"type":"lstm","units":3},)" + out) << QStringList{"layers[0]", "\"type\"", "lstm", "expected one of"};
+        << with(R"({"type":"lstm2d","units":3},)" + out) << QStringList{"layers[0]", "\"type\"", "lstm2d", "expected one of"};
     QTest::newRow("non-positive units")
         << with(R"({"type":"dense","units":0},)" + out) << QStringList{"layers[0] (dense)", "\"units\"", "got 0"};
     QTest::newRow("kernel with a zero")
@@ -311,6 +346,94 @@ void TestModelConfig::same_mode_padding() {
 
 void TestModelConfig::missing_file() {
     QVERIFY_THROWS_EXCEPTION(ConfigError, config::ModelConfig::load("/nonexistent/model.json"));
+}
+
+// Sequence inputs and layers (seq_spec.md): shapes, the parameter blocks' layout and counts,
+// the row's length float, per-step outputs' targets.
+void TestModelConfig::sequence_layers() {
+    const auto m = config::ModelConfig::parse(R"({"input":[{"name":"ids","steps":12,"features":1},{"name":"extra","steps":5,"features":2},{"name":"flat","size":3}],
+        "layers":[
+        {"name":"emb","type":"embedding","vocabulary":50,"units":8,"inputs":"ids"},
+        {"name":"conv","type":"convolution1d","filters":6,"kernel":3,"dilation":2,"mode":"causal"},
+        {"name":"lstm","type":"lstm","units":5,"return_sequences":true,"bidirectional":"concat","peepholes":true},
+        {"name":"gru","type":"gru","units":4,"return_sequences":true},
+        {"name":"gru2","type":"gru","units":4,"reset_after":false,"bidirectional":"sum"},
+        {"name":"rep","type":"repeat_vector","times":7},
+        {"name":"rnn","type":"simple_rnn","units":3,"activation":"relu","return_sequences":true},
+        {"name":"pool","type":"subsampling","kernel":2,"pooling":"avg"},
+        {"name":"steps","type":"output","units":2,"activation":"softmax","loss":"mcxent"},
+        {"name":"s2","type":"simple_rnn","units":2,"inputs":"extra"},
+        {"name":"f","type":"dense","units":2,"inputs":"flat"},
+        {"name":"sum","type":"add","inputs":["s2","f"]},
+        {"name":"last","type":"output","units":3,"activation":"softmax"}],
+        "outputs":["last","steps"]})",
+                                              "seq.json");
+    QCOMPARE(m.input.t, 12);
+    QCOMPARE(m.input.str(), std::string("12 steps x 1"));
+    QVERIFY(!m.input.flat() && m.input.sequence());
+    // 1 + 12 (ids) + 1 + 10 (extra) + 3 (flat).
+    QCOMPARE(m.input_size(), std::size_t{1 + 12 + 1 + 10 + 3});
+    QCOMPARE(m.layers[0].out_shape, config::sequence_shape(12, 8));
+    QCOMPARE(m.layers[0].param_count, std::size_t{50 * 8});
+    // Causal: ceil(12 / 1) steps, (3 - 1) * 2 padded before.
+    QCOMPARE(m.layers[1].out_shape, config::sequence_shape(12, 6));
+    QCOMPARE(m.layers[1].pads[0], 4);
+    QCOMPARE(m.layers[1].param_count, std::size_t{6 * 8 * 3 + 6});
+    // lstm: per direction W 6x20, R 5x20, b 20, P 3x5.
+    const auto& lstm = m.layers[2];
+    QCOMPARE(lstm.out_shape, config::sequence_shape(12, 10));
+    QCOMPARE(lstm.param_count, std::size_t{2 * (6 * 20 + 5 * 20 + 20 + 15)});
+    QCOMPARE(lstm.blocks.size(), std::size_t{8});
+    QCOMPARE(lstm.blocks[1].role, config::ParamRole::Recurrent);
+    QCOMPARE(lstm.blocks[1].offset, std::size_t{6 * 20});
+    QCOMPARE(lstm.blocks[4].role, config::ParamRole::Weight);
+    QCOMPARE(lstm.blocks[4].offset, std::size_t{6 * 20 + 5 * 20 + 20 + 15});
+    // gru, reset after: b [4H]; reset before: b [3H]; sum keeps H features, the last step only.
+    QCOMPARE(m.layers[3].param_count, std::size_t{10 * 12 + 4 * 12 + 16});
+    QCOMPARE(m.layers[4].param_count, std::size_t{2 * (4 * 12 + 4 * 12 + 12)});
+    QCOMPARE(m.layers[4].out_shape, (config::Shape{4, 1, 1}));
+    QCOMPARE(m.layers[5].out_shape, config::sequence_shape(7, 4));
+    QCOMPARE(m.layers[6].param_count, std::size_t{4 * 3 + 3 * 3 + 3});
+    QCOMPARE(m.layers[7].out_shape, config::sequence_shape(3, 3));  // floor((7 - 2) / 2) + 1
+    // A per-step output: dense per step, targets T * K.
+    QCOMPARE(m.layers[8].out_shape, config::sequence_shape(3, 2));
+    QCOMPARE(m.layers[8].param_count, std::size_t{3 * 2 + 2});
+    QCOMPARE(m.layers[9].out_shape, (config::Shape{2, 1, 1}));
+    QCOMPARE(m.target_size(), std::size_t{3 + 3 * 2});
+    QCOMPARE(m.output_size(), 5);
+    const auto text = QString::fromStdString(m.summary());
+    QVERIFY2(text.contains("12 steps x 1 -> 12 steps x 8"), qPrintable(text));
+    QVERIFY2(text.contains("bidirectional concat"), qPrintable(text));
+
+    // Global pooling over time gives flat features; reshape flattens a sequence (Keras Flatten).
+    const auto g = config::ModelConfig::parse(R"({"input":{"steps":6,"features":4},"layers":[
+        {"type":"subsampling","global":true,"pooling":"max"},{"type":"repeat_vector","times":6},
+        {"type":"reshape","shape":{"size":24}},{"type":"output","units":2}]})", "g.json");
+    QCOMPARE(g.layers[0].out_shape, (config::Shape{4, 1, 1}));
+    QCOMPARE(g.layers[2].out_shape, (config::Shape{24, 1, 1}));
+    QCOMPARE(g.input_size(), std::size_t{25});
+}
+
+void TestModelConfig::sequence_round_trip() {
+    const auto a = config::ModelConfig::parse(R"({"input":[{"name":"x","steps":9,"features":2},{"name":"y","steps":4,"features":1}],"layers":[
+        {"name":"l","type":"lstm","units":3,"return_sequences":true,"bidirectional":"average","forget_bias":0.5,"inputs":"x"},
+        {"name":"g","type":"gru","units":2,"reset_after":false,"return_sequences":true},
+        {"name":"c","type":"convolution1d","filters":2,"kernel":2,"stride":2,"mode":"same","activation":"relu"},
+        {"name":"r","type":"simple_rnn","units":2,"activation":"sigmoid"},
+        {"name":"o1","type":"output","units":2},
+        {"name":"e","type":"embedding","vocabulary":7,"units":3,"inputs":"y"},
+        {"name":"rs","type":"reshape","shape":{"steps":2,"features":6}},
+        {"name":"o2","type":"output","units":1,"activation":"sigmoid","loss":"xent"}]})", "rt.json");
+    const auto b = config::ModelConfig::from_json(a.to_json(), "round trip");
+    QCOMPARE(QString::fromStdString(b.to_json().dump()), QString::fromStdString(a.to_json().dump()));
+    QCOMPARE(b.param_count(), a.param_count());
+    QCOMPARE(b.layers[0].bidirectional, config::BiMode::Average);
+    QCOMPARE(b.layers[0].forget_bias, 0.5f);
+    QVERIFY(!b.layers[1].reset_after);
+    QCOMPARE(b.layers[2].mode, config::ConvMode::Same);
+    QCOMPARE(b.layers[2].out_shape, config::sequence_shape(5, 2));
+    QCOMPARE(b.layers[6].out_shape, config::sequence_shape(2, 6));
+    QCOMPARE(b.input_shape(1), config::sequence_shape(4, 1));
 }
 
 QTEST_APPLESS_MAIN(TestModelConfig)

@@ -54,7 +54,9 @@ model_export::ExportableModel make_model(config::ModelConfig cfg, const QString&
             float* p = m.params.data() + l.param_offset + b.offset;
             for (std::size_t i = 0; i < b.size; ++i) switch (b.role) {
                     case config::ParamRole::Weight:
-                    case config::ParamRole::Depthwise: break;
+                    case config::ParamRole::Depthwise:
+                    case config::ParamRole::Recurrent:  // sequence layers: not exported (refused)
+                    case config::ParamRole::Peephole: break;
                     case config::ParamRole::Bias: p[i] = 0.4f * u(rng) - 0.2f; break;
                     case config::ParamRole::Gamma: p[i] = 0.5f + u(rng); break;
                     case config::ParamRole::Beta: p[i] = 0.6f * u(rng) - 0.3f; break;
