@@ -63,7 +63,7 @@ Loaded load(const std::string& model_file, int threads, const std::string& devic
 // The data for a loaded model; an image folder's classes must be the ones the model learned.
 data::DataSplit load_for_model(const Loaded& l, const std::string& model_file, const std::string& data_spec,
                                const data::ImageFolderOptions& images) {
-    auto split = train::load_data_for(data_spec, l.net->config(), images);  // a CSV read for the model's task
+    auto split = train::load_data_for(data_spec, l.net->config(), images, l.file.vocabulary);  // a CSV read for the model's task
     if (!l.file.class_names.empty() && !split.class_names.empty())
         train::check_same_classes(l.file.class_names, model_file, split.class_names, data_spec);
     if (split.skipped_images > 0) {
