@@ -34,6 +34,14 @@ struct IdxFiles {
 // of the test pair exists, or when a pattern matches two different files.
 IdxFiles find_idx_files(const std::string& folder);
 
+// What the user chooses for sequence sources (thresher-engine --sequence-align, --truncate-sequences,
+// --text-stride); steps, features and label mode come from the model (train/task.h).
+struct SequenceReadOptions {
+    SequenceAlign align = SequenceAlign::start;
+    bool truncate = false;
+    int text_stride = 0;  // 0: the window length
+};
+
 // How each kind of source is read; a source uses only its own part.
 struct DataOptions {
     CsvOptions csv;

@@ -30,7 +30,7 @@ struct Dataset {
     std::vector<float> features;  // count * shape.size()
     std::vector<float> targets;   // count * target_size
     std::vector<std::int32_t> labels;  // count, classification only (count * target_steps per step)
-    // Sequences (/work/seq_spec.md): steps > 0. A row is 1 + steps * step_features floats, the
+    // Sequences (seq_spec.md, issue 23): steps > 0. A row is 1 + steps * step_features floats, the
     // sample's length L (1 <= L <= steps) first, then the values time-major, zeros from step L;
     // `shape` is {1, 1, 1 + steps * step_features} so batching treats the row as flat.
     int steps = 0;

@@ -39,7 +39,7 @@ struct ModelFile {
     std::vector<std::string> class_names;
     // A character model's vocabulary (data/text_corpus.h): character id k is vocabulary[k]
     // (UTF-8, one code point), so evaluate/predict/resume read text with the same ids.
-    std::vector<std::string> vocabulary;
+    std::vector<std::string> vocabulary = {};  // "= {}": aggregate initialisers written before it stay warning-free
 };
 
 // Writes durably (core/durable_file.h: unique temporary, fsync, rename, fsync of the folder), so

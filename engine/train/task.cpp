@@ -50,12 +50,17 @@ int embedding_vocabulary(const config::ModelConfig& m) {
 
 // The model's input decides T (padding) and one-hot vs ids; its main output decides whether
 // labels are per step.
-void set_sequence_options(data::DataOptions& o, const config::ModelConfig& m, Task task, std::vector<std::string> vocabulary) {
+void set_sequence_options(data::DataOptions& o, const config::ModelConfig& m, Task task, std::vector<std::string> vocabulary,
+                          const data::SequenceReadOptions& user) {
     const int T = m.input.t, C = m.input.c;
     const bool per_step = m.main_output().out_shape.sequence();
     const bool classification = task != Task::Regression;
     const int classes = task == Task::Binary ? 2 : 0;
     o.sequences.max_steps = T;
+    o.sequences.align = user.align;
+    o.sequences.truncate = user.truncate;
+    o.tokens.truncate = user.truncate;
+    o.text.stride = user.text_stride;
     o.sequences.labels = per_step ? data::SequenceLabels::per_step : data::SequenceLabels::per_sequence;
     o.sequences.classification = classification;
     o.sequences.num_classes = classes;
@@ -127,13 +132,13 @@ data::CsvOptions csv_options_for(Task t) {
 }
 
 data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig& m, data::ImageFolderOptions images,
-                              std::vector<std::string> vocabulary) {
+                              std::vector<std::string> vocabulary, const data::SequenceReadOptions& sequences) {
     const Task task = task_of(m);
     data::DataOptions options;
     options.csv = csv_options_for(task);
     options.images = std::move(images);
     options.images.shape = {m.input.c, m.input.h, m.input.w};
-    if (m.input.sequence()) set_sequence_options(options, m, task, std::move(vocabulary));
+    if (m.input.sequence()) set_sequence_options(options, m, task, std::move(vocabulary), sequences);
     auto split = data::load_data(spec, options);
     if (task == Task::Binary) {
         fold_binary(split.train);

@@ -32,6 +32,7 @@ data::CsvOptions csv_options_for(Task);
 // one feature. `vocabulary` is a saved model's character vocabulary (evaluate, predict, resume):
 // the text is read with it instead of its own.
 data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig&,
-                              data::ImageFolderOptions images = {}, std::vector<std::string> vocabulary = {});
+                              data::ImageFolderOptions images = {}, std::vector<std::string> vocabulary = {},
+                              const data::SequenceReadOptions& sequences = {});
 
 }  // namespace thresher::train

@@ -339,7 +339,8 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         run.start.seed = o.seed.value_or(run.config.seed);
     }
     // A resumed character model reads its text with the vocabulary it was trained on.
-    run.data = load_data_for(o.data_spec, run.config, o.images, run.resume ? run.resume->vocabulary : std::vector<std::string>{});
+    run.data = load_data_for(o.data_spec, run.config, o.images, run.resume ? run.resume->vocabulary : std::vector<std::string>{},
+                             o.sequences);
     report_skipped_images(run.data, ev, log);
     if (run.resume && !run.resume->class_names.empty() && !run.data.class_names.empty())
         check_same_classes(run.resume->class_names, o.resume_path, run.data.class_names, o.data_spec);

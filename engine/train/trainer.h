@@ -35,6 +35,7 @@ struct TrainOptions {
     int eval_batch = 256;
     std::string normalize = "none";  // none | standardize | minmax, fitted on the training set
     data::ImageFolderOptions images;  // how an image folder is read (its shape: the model's input)
+    data::SequenceReadOptions sequences;  // sequence CSVs and text corpora: alignment, truncation, stride
     // Top-k accuracy in the evaluation: k > 0, 0 off, nullopt: 5 for 20 classes or more, else off.
     std::optional<int> top_k;
     ClusterShape cluster;     // nodes, this node's rank, workers per node
