@@ -107,6 +107,37 @@ struct UpsampleDesc {
 
 enum class Mode { Training, Inference };
 
+// A recurrent layer over all its steps (seq_spec.md). The cell's gates, in oneDNN's order:
+// lstm i, f, g (cell candidate), o; gru u (update), r (reset), o (candidate); vanilla one gate.
+// GruResetAfter applies the reset after the recurrent matmul (oneDNN's linear-before-reset,
+// Keras reset_after, PyTorch's GRU) and has a 4th bias, the recurrent candidate's.
+enum class RnnCell { Lstm, Gru, GruResetAfter, Vanilla };
+// How two directions join (Keras's merge_mode); None: left to right only.
+enum class RnnMerge { None, Concat, Sum, Mul, Average };
+struct RnnDesc {
+    RnnCell cell = RnnCell::Lstm;
+    int batch = 0, steps = 0, in = 0, hidden = 0;
+    Activation act = Activation::Tanh;  // Vanilla: tanh, relu or sigmoid
+    bool peepholes = false;             // Lstm: P [3 x H] for i, f, o
+    RnnMerge merge = RnnMerge::None;
+    bool return_sequences = true;       // else the last valid step's output, [batch x out]
+};
+// Parameters, per direction (the forward one first): W [in x G*H], R [H x G*H] (gate-major
+// columns: oneDNN's ldigo for one layer and direction), b [G*H] ([4H] for GruResetAfter), then
+// P [3H] with peepholes. x is [batch x steps x in] (time-major per sample, oneDNN's ntc); y is
+// [batch x steps x out] with zeros at padded steps, or [batch x out]; out = 2H for Concat, else H.
+// `lengths` (host, one per sample, 1..steps) mask each sample: steps from its length on change
+// nothing, and the reverse direction reads each sample backwards within its length.
+class RnnOp {
+public:
+    virtual ~RnnOp() = default;
+    virtual void forward(const float* x, const int* lengths, const float* params, float* y, Mode mode) = 0;
+    // After a Training forward of the same x and lengths. dx may be null; grads (the layer's
+    // parameter slice) is overwritten; dy is only read.
+    virtual void backward(const float* x, const int* lengths, const float* params, const float* dy, float* dx,
+                          float* grads) = 0;
+};
+
 class DenseOp {
 public:
     virtual ~DenseOp() = default;
@@ -186,6 +217,12 @@ public:
     virtual std::unique_ptr<PoolOp> make_pool(const PoolDesc&) = 0;
     virtual std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc&) = 0;
     virtual std::unique_ptr<GatherOp> make_gather(const std::vector<std::uint32_t>& map) = 0;
+    // Recurrent layers; backends without them say so in has_rnn() and throw here, so a model
+    // with one is refused when the network is planned.
+    virtual bool has_rnn() const { return false; }
+    virtual std::unique_ptr<RnnOp> make_rnn(const RnnDesc&) {
+        throw std::runtime_error("the " + info().name + " backend has no recurrent layers yet (use the CPU backend)");
+    }
 
     // Element-wise work. rows x cols matters only for softmax (row-wise).
     virtual void activation_forward(ActivationSpec, const float* x, float* y, int rows,

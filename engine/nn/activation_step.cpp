@@ -4,6 +4,8 @@
 // from x for the activations that need the pre-activation (swish, gelu) -- x is this layer's
 // input, so nothing is kept. As the last layer (the output, DL4J's LossLayer) the loss has folded
 // the activation into dL/dx already, and backward passes it on.
+#include <algorithm>
+
 #include "nn/layer_step.h"
 
 namespace thresher::nn {
@@ -13,7 +15,10 @@ namespace {
 class ActivationStep final : public LayerStep {
 public:
     ActivationStep(backend::Backend& be, const config::LayerConfig& l, int batch, bool relu_done)
-        : be_(be), act_(l.activation), rows_(batch), cols_(static_cast<int>(l.in_shape.size())),
+        : be_(be), act_(l.activation),
+          // A sequence: softmax normalises each step's features ([N*T x C]).
+          rows_(batch * std::max(l.in_shape.t, 1)),
+          cols_(l.in_shape.sequence() ? l.in_shape.c : static_cast<int>(l.in_shape.size())),
           is_output_(l.is_output), relu_done_(relu_done) {}
     void forward(float*, const float* x, float* y, const StepContext&) override {
         if (relu_done_ && x == y) return;  // training: the batch norm before wrote y (StepPlan)

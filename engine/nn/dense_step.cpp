@@ -1,6 +1,8 @@
 // Dense and output layers: y = act(x W + b). The output layer's loss already folds its activation
 // into dz, so only hidden dense layers apply the activation's derivative here. Activations whose
 // derivative needs the pre-activation (swish, gelu) run as a pass of their own over a kept copy.
+#include <algorithm>
+
 #include "nn/layer_step.h"
 
 namespace thresher::nn {
@@ -9,12 +11,15 @@ namespace {
 
 class DenseStep final : public LayerStep {
 public:
+    // On a sequence the same dense runs at every step: one dense over batch * steps rows
+    // ([N, T, C] is [N*T, C]); padded steps are the network's to zero.
     DenseStep(backend::Backend& be, const config::LayerConfig& l, int batch)
-        : be_(be), act_(l.activation), batch_(batch), out_(l.units),
+        : be_(be), act_(l.activation), batch_(batch * std::max(l.in_shape.t, 1)), out_(l.units),
           is_output_(l.type == config::LayerType::Output), bias_offset_(l.blocks[1].offset) {
         const bool keep = backend::derivative_from_input(act_.kind);
-        if (keep) z_ = backend::Buffer(be, static_cast<std::size_t>(batch) * l.units);
-        op_ = be.make_dense({batch, static_cast<int>(l.in_shape.size()), l.units,
+        if (keep) z_ = backend::Buffer(be, static_cast<std::size_t>(batch_) * l.units);
+        const int in = l.in_shape.sequence() ? l.in_shape.c : static_cast<int>(l.in_shape.size());
+        op_ = be.make_dense({batch_, in, l.units,
                              keep ? backend::ActivationSpec{} : l.activation});
     }
     void forward(float* params, const float* x, float* y, const StepContext&) override {

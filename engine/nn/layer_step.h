@@ -14,6 +14,9 @@ namespace thresher::nn {
 struct StepContext {
     backend::Mode mode = backend::Mode::Training;
     std::uint64_t seed = 0;  // per iteration; dropout derives its mask from it and the layer index
+    // The lengths of the layer's sequence input (host, one per sample; seq_spec.md), null when
+    // it reads no sequence. Valid until the next forward, so backward may use them too.
+    const int* lengths = nullptr;
 };
 
 class LayerStep {

@@ -31,6 +31,10 @@ Network::Network(config::ModelConfig config, backend::Backend& backend)
             segments_.push_back(s);
         }
     }
+    for (std::size_t k = 0; k < config_.input_count(); ++k)
+        if (config_.input_shape(k).sequence()) any_sequence_input_ = any_sequence_ = true;
+    for (const auto& l : config_.layers)
+        if (l.out_shape.sequence()) any_sequence_ = true;
     params_ = backend::Buffer(backend_, p);
     grads_ = backend::Buffer(backend_, p);
     state_ = backend::Buffer(backend_, state);
@@ -133,7 +137,8 @@ void Network::choose_layouts() {
     for (std::size_t i = 0; i < n; ++i) {
         const auto& l = layers[i];
         const auto& s = l.out_shape;
-        if (!handles_native(l) || l.is_output || !backend_.native_image_layout(s.c)) ok[i] = false;
+        if (!handles_native(l) || l.is_output || !backend_.native_image_layout(s.c) || s.sequence() || l.in_shape.sequence())
+            ok[i] = false;
         for (int src : l.sources) {
             if (src < 0) {
                 if (keeps_layout(l)) ok[i] = false;
@@ -283,8 +288,10 @@ void Network::forward(const float* features, int batch, const StepContext& ctx) 
     const std::size_t row = config_.input_size();
     const float* staged = backend_.stage_input(features, static_cast<std::size_t>(batch) * row);
     input_.assign(1, staged);
-    if (!config_.extra_inputs.empty()) {
-        // Several inputs: each takes its columns of the feature row.
+    if (any_sequence_) read_lengths(features, batch);
+    if (!config_.extra_inputs.empty() || any_sequence_input_) {
+        // Several inputs: each takes its columns of the feature row; a sequence input's first
+        // column is its length (read above), not a value.
         if (batch > split_capacity_) {
             split_.clear();
             for (std::size_t k = 0; k < config_.input_count(); ++k)
@@ -295,6 +302,7 @@ void Network::forward(const float* features, int batch, const StepContext& ctx) 
         std::size_t column = 0;
         for (std::size_t k = 0; k < config_.input_count(); ++k) {
             const std::size_t width = config_.input_shape(k).size();
+            if (config_.input_shape(k).sequence()) ++column;
             backend_.copy_rows(split_[k].data(), width, staged + column, row, width, static_cast<std::size_t>(batch));
             input_.push_back(split_[k].data());
             column += width;
@@ -309,46 +317,151 @@ void Network::forward(const float* features, int batch, const StepContext& ctx) 
             for (int s : l.sources) xs.push_back(input_of(s, ctx.mode));
             p.vertices[i]->forward(xs, y);
         } else {
-            p.layers[i]->forward(params_.data() + l.param_offset, input_of(l.sources[0], ctx.mode), y, ctx);
+            StepContext layer_ctx = ctx;
+            const int first = l.sources[0];
+            if (any_sequence_) {
+                const auto& in_lengths = first < 0 ? input_lengths_[config::LayerConfig::input_index(first)]
+                                                   : lengths_[static_cast<std::size_t>(first)];
+                if (!in_lengths.empty()) layer_ctx.lengths = in_lengths.data();
+            }
+            p.layers[i]->forward(params_.data() + l.param_offset, input_of(first, ctx.mode), y, layer_ctx);
         }
+        // A padded step changes nothing: whatever a layer computed there (sigmoid(0), a bias) is
+        // zeroed before anyone reads it.
+        zero_padded(i, y, batch);
+    }
+}
+
+void Network::read_lengths(const float* features, int batch) {
+    const std::size_t row = config_.input_size();
+    const auto rows = static_cast<std::size_t>(batch);
+    input_lengths_.assign(config_.input_count(), {});
+    std::size_t column = 0;
+    for (std::size_t k = 0; k < config_.input_count(); ++k) {
+        const auto& shape = config_.input_shape(k);
+        if (shape.sequence()) {
+            auto& lengths = input_lengths_[k];
+            lengths.resize(rows);
+            for (std::size_t r = 0; r < rows; ++r) {
+                const float v = features[r * row + column];
+                if (!(v >= 1.f && v <= static_cast<float>(shape.t)) || v != static_cast<float>(static_cast<int>(v)))
+                    throw DataError("input \"" + config_.input_name_of(k) + "\": sample " + std::to_string(r) +
+                                    " of the batch has sequence length " + std::to_string(v) + ", not an integer from 1 to " +
+                                    std::to_string(shape.t) + " (the first value of its part of the row)");
+                lengths[r] = static_cast<int>(v);
+            }
+            ++column;
+        }
+        column += shape.size();
+    }
+    // A layer's output has the lengths of its first sequence input; repeat_vector makes full
+    // sequences; convolution1d changes the steps (pooling along time with a window: not run yet).
+    const auto& layers = config_.layers;
+    lengths_.assign(layers.size(), {});
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const auto& l = layers[i];
+        if (!l.out_shape.sequence()) continue;
+        if (l.type == config::LayerType::RepeatVector) {
+            lengths_[i].assign(rows, l.out_shape.t);
+            continue;
+        }
+        for (int s : l.sources) {
+            const auto& from = s < 0 ? input_lengths_[config::LayerConfig::input_index(s)] : lengths_[static_cast<std::size_t>(s)];
+            if (from.empty()) continue;
+            lengths_[i] = from;
+            break;
+        }
+        if (lengths_[i].empty()) lengths_[i].assign(rows, l.out_shape.t);
+        if (l.type == config::LayerType::Convolution1d) {
+            // The output steps whose window starts inside the sample: same and causal give
+            // ceil(L / stride), truncate floor((L - span) / stride) + 1 (at least 1).
+            const long long span = static_cast<long long>(l.kernel[0] - 1) * l.dilation[0] + 1;
+            for (auto& len : lengths_[i]) {
+                long long out = l.mode == config::ConvMode::Truncate ? (len - span) / l.stride[0] + 1
+                                                                     : (len + l.stride[0] - 1) / l.stride[0];
+                len = static_cast<int>(std::clamp<long long>(out, 1, l.out_shape.t));
+            }
+        }
+    }
+}
+
+void Network::zero_padded(std::size_t layer, float* values, int batch) {
+    if (layer >= lengths_.size() || lengths_[layer].empty()) return;
+    const auto& shape = config_.layers[layer].out_shape;
+    const auto c = static_cast<std::size_t>(shape.c), t = static_cast<std::size_t>(shape.t);
+    for (int n = 0; n < batch; ++n) {
+        const auto len = static_cast<std::size_t>(lengths_[layer][static_cast<std::size_t>(n)]);
+        if (len < t) backend_.fill(values + (static_cast<std::size_t>(n) * t + len) * c, 0.f, (t - len) * c);
     }
 }
 
 double Network::output_loss(const float* targets, int batch, bool keep_delta, backend::Mode mode) {
     const auto rows = static_cast<std::size_t>(batch);
-    const auto width = static_cast<std::size_t>(config_.output_size());
+    const auto width = config_.target_size();
     host_out_.resize(rows * width);
     double loss = 0.0;
     std::size_t column = 0;
     for (auto o : config_.output_layers) {
         const auto& out_layer = config_.layers[o];
+        // A per-step output (seq_spec.md): T steps of K values per sample, the loss the mean
+        // over the batch's valid steps only, zero gradient at padded steps.
+        const bool per_step = out_layer.out_shape.sequence();
+        const auto steps = static_cast<std::size_t>(per_step ? out_layer.out_shape.t : 1);
         const auto k = static_cast<std::size_t>(out_layer.units);
+        const auto one = k * steps;  // this output's values per sample
         const float* output = output_of(o, mode);
-        const bool alone = k == width;
-        host_one_.resize(rows * k);
-        host_delta_.resize(rows * k);
+        const bool alone = one == width;
+        host_one_.resize(rows * one);
+        host_delta_.resize(rows * one);
         float* values = alone ? host_out_.data() : host_one_.data();
-        backend_.download(values, output, rows * k);
+        backend_.download(values, output, rows * one);
         const float* t = targets;
         if (!alone) {
             // This output's columns of the sample rows (outputs and targets side by side).
-            host_targets_.resize(rows * k);
+            host_targets_.resize(rows * one);
             for (std::size_t r = 0; r < rows; ++r) {
-                std::copy_n(values + r * k, k, host_out_.data() + r * width + column);
-                std::copy_n(targets + r * width + column, k, host_targets_.data() + r * k);
+                std::copy_n(values + r * one, one, host_out_.data() + r * width + column);
+                std::copy_n(targets + r * width + column, one, host_targets_.data() + r * one);
             }
             t = host_targets_.data();
         }
-        const auto r = compute_loss(out_layer.loss, values, t, host_delta_.data(), batch, static_cast<int>(k),
-                                    out_layer.activation.kind == config::Activation::Softmax);
+        const bool softmax = out_layer.activation.kind == config::Activation::Softmax;
+        LossResult r;
+        if (!per_step) {
+            r = compute_loss(out_layer.loss, values, t, host_delta_.data(), batch, static_cast<int>(k), softmax);
+        } else {
+            const auto& lengths = lengths_.at(o);
+            host_valid_.clear();
+            host_valid_targets_.clear();
+            for (std::size_t n = 0; n < rows; ++n) {
+                const auto len = static_cast<std::size_t>(lengths[n]);
+                host_valid_.insert(host_valid_.end(), values + n * one, values + n * one + len * k);
+                host_valid_targets_.insert(host_valid_targets_.end(), t + n * one, t + n * one + len * k);
+            }
+            const auto valid = host_valid_.size() / k;
+            host_valid_delta_.resize(valid * k);
+            r = compute_loss(out_layer.loss, host_valid_.data(), host_valid_targets_.data(), host_valid_delta_.data(),
+                             static_cast<int>(valid), static_cast<int>(k), softmax);
+            std::fill(host_delta_.begin(), host_delta_.end(), 0.f);
+            std::size_t at = 0;
+            for (std::size_t n = 0; n < rows; ++n) {
+                const auto len = static_cast<std::size_t>(lengths[n]) * k;
+                std::copy_n(host_valid_delta_.data() + at, len, host_delta_.data() + n * one);
+                at += len;
+            }
+        }
         loss += r.loss;
         if (keep_delta) {
             float* delta = deltas_[static_cast<std::size_t>(delta_slot_[o])].data();
-            backend_.upload(delta, host_delta_.data(), rows * k);
+            backend_.upload(delta, host_delta_.data(), rows * one);
             if (!r.wrt_preactivation)
-                backend_.activation_backward(out_layer.activation, output, delta, delta, batch, static_cast<int>(k));
+                backend_.activation_backward(out_layer.activation, output, delta, delta, static_cast<int>(rows * steps),
+                                             static_cast<int>(k));
+            // Padded steps' outputs were zeroed, so an activation's derivative there is not 0
+            // by itself: drop it.
+            if (per_step) zero_padded(o, delta, batch);
         }
-        column += k;
+        column += one;
     }
     return loss;
 }
@@ -364,6 +477,7 @@ double Network::compute_gradients(const float* features, const float* targets, i
     for (std::size_t i = config_.layers.size(); i-- > 0;) {
         const auto& l = config_.layers[i];
         float* dy = deltas_[static_cast<std::size_t>(delta_slot_[i])].data();
+        zero_padded(i, dy, batch);  // padded steps pass no gradient back
         xs.clear();
         dxs.clear();
         for (std::size_t k = 0; k < l.sources.size(); ++k) {
@@ -429,10 +543,12 @@ void Network::apply_update() { backend_.axpy(-1.f, grads_.data(), params_.data()
 void Network::predict(const float* features, int batch, float* out) {
     forward(features, batch, {backend::Mode::Inference, 0});
     const auto rows = static_cast<std::size_t>(batch);
-    const auto width = static_cast<std::size_t>(config_.output_size());
+    const auto width = config_.target_size();
     std::size_t column = 0;
     for (auto o : config_.output_layers) {
-        const auto k = static_cast<std::size_t>(config_.layers[o].units);
+        // A per-step output: all its steps' values (padded steps zero).
+        const auto& shape = config_.layers[o].out_shape;
+        const auto k = static_cast<std::size_t>(config_.layers[o].units) * static_cast<std::size_t>(shape.sequence() ? shape.t : 1);
         if (k == width) {
             backend_.download(out, output_of(o, backend::Mode::Inference), rows * k);
         } else {

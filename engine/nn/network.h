@@ -81,7 +81,8 @@ public:
     // The model-wide learning rate compute_update(iteration) uses (the model updater's).
     double learning_rate(long iteration) const;
 
-    // Inference: outputs (probabilities for classifiers) into `out`, [batch x outputs], host.
+    // Inference: outputs (probabilities for classifiers) into `out`, [batch x outputs], host
+    // (outputs = ModelConfig::target_size(): a per-step output gives all its steps).
     void predict(const float* features, int batch, float* out);
 
 private:
@@ -109,6 +110,11 @@ private:
     const float* input_of(int source, backend::Mode mode);
     // Runs the forward pass; the outputs are then in output_of(o) for each of output_layers.
     void forward(const float* features, int batch, const StepContext& ctx);
+    // Reads each sequence input's lengths from the feature rows and validates them (DataError
+    // naming the input and the sample), then propagates them to every layer (lengths_).
+    void read_lengths(const float* features, int batch);
+    // Zeroes a sequence tensor of layer `layer`'s output shape at each sample's padded steps.
+    void zero_padded(std::size_t layer, float* values, int batch);
     // The sum of the outputs' losses (host_out_ holds their values side by side); with keep_delta
     // each output's dL/d(pre-activation) lands in its delta slot.
     double output_loss(const float* targets, int batch, bool keep_delta, backend::Mode mode);
@@ -144,6 +150,12 @@ private:
     // Host copies for the loss: all outputs side by side ([batch x output_size]), one output's
     // values, targets and delta.
     std::vector<float> host_out_, host_one_, host_targets_, host_delta_;
+    // Sequences (seq_spec.md): each model input's lengths, then each layer output's (empty when
+    // not a sequence), host, one per sample of the current batch; and for a per-step loss the
+    // valid steps' values, targets and deltas packed together.
+    std::vector<std::vector<int>> input_lengths_, lengths_;
+    std::vector<float> host_valid_, host_valid_targets_, host_valid_delta_;
+    bool any_sequence_input_ = false, any_sequence_ = false;  // a sequence input; any sequence tensor
 };
 
 }  // namespace thresher::nn

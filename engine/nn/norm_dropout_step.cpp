@@ -100,7 +100,9 @@ std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const config::LayerC
         case config::LayerType::DepthwiseConvolution:
         case config::LayerType::SeparableConvolution:
         case config::LayerType::TransposedConvolution: return plan_convolution(be, l, batch, io);
-        case config::LayerType::Subsampling: return plan_subsampling(be, l, batch, io);
+        case config::LayerType::Subsampling:
+            if (l.in_shape.sequence()) return plan_sequence_layer(be, l, index, batch);  // along time
+            return plan_subsampling(be, l, batch, io);
         case config::LayerType::BatchNorm: return plan_batch_norm(be, l, batch, io);
         case config::LayerType::Dropout: return plan_dropout(be, l, index, batch);
         case config::LayerType::PRelu: return plan_prelu(be, l, batch);
@@ -122,7 +124,7 @@ std::unique_ptr<LayerStep> plan_layer(backend::Backend& be, const config::LayerC
         case config::LayerType::SimpleRnn:
         case config::LayerType::Embedding:
         case config::LayerType::Convolution1d:
-        case config::LayerType::RepeatVector: return plan_sequence_layer(be, l, batch);  // nn/sequence_step.h
+        case config::LayerType::RepeatVector: return plan_sequence_layer(be, l, index, batch);  // nn/sequence_step.h
     }
     return nullptr;
 }

@@ -8,6 +8,8 @@
 
 namespace thresher::nn {
 
-std::unique_ptr<LayerStep> plan_sequence_layer(backend::Backend&, const config::LayerConfig&, int batch);
+// `index`: the layer's position, for messages. Refuses (ConfigError naming the layer) what the
+// backend cannot run.
+std::unique_ptr<LayerStep> plan_sequence_layer(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch);
 
 }  // namespace thresher::nn

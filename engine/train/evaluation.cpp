@@ -37,7 +37,8 @@ void check_compatible(const config::ModelConfig& model, const data::Dataset& ds)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.shape.size()) +
                           " features per sample, model \"" + model.name + "\" expects " +
                           (expects == std::to_string(in) ? expects : expects + " = " + std::to_string(in)));
-    const auto out = static_cast<std::size_t>(model.output_size());
+    // A per-step output (seq_spec.md) takes steps x units targets per sample.
+    const auto out = model.target_size();
     if (ds.target_size != out)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
                           (ds.is_classification() ? " classes" : " target columns") + ", model \"" +

@@ -23,7 +23,7 @@ void fold_binary(data::Dataset& ds) {
 // (GoogLeNet's, Inception's) learn the main output's classes.
 void share_targets(data::Dataset& ds, const config::ModelConfig& m) {
     if (m.output_layers.size() < 2) return;
-    const auto width = static_cast<std::size_t>(m.output_size());
+    const auto width = m.target_size();
     if (ds.target_size == width) return;
     for (auto o : m.output_layers)
         if (static_cast<std::size_t>(m.layers[o].units) != ds.target_size)

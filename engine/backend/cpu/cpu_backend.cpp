@@ -72,6 +72,8 @@ public:
     std::unique_ptr<ConvOp> make_conv(const ConvDesc& d) override { return make_conv_op(ctx_, d); }
     std::unique_ptr<PoolOp> make_pool(const PoolDesc& d) override { return make_pool_op(ctx_, d); }
     std::unique_ptr<GatherOp> make_gather(const std::vector<std::uint32_t>& map) override { return make_gather_op(map); }
+    bool has_rnn() const override { return true; }
+    std::unique_ptr<RnnOp> make_rnn(const RnnDesc& d) override { return make_rnn_op(ctx_, d); }
     std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc& d) override {
         return make_batch_norm_op(ctx_, d);
     }

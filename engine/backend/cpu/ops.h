@@ -22,6 +22,7 @@ std::unique_ptr<ConvOp> make_conv_op(DnnlContext&, const ConvDesc&);
 std::unique_ptr<PoolOp> make_pool_op(DnnlContext&, const PoolDesc&);
 std::unique_ptr<BatchNormOp> make_batch_norm_op(DnnlContext&, const BatchNormDesc&);
 std::unique_ptr<GatherOp> make_gather_op(const std::vector<std::uint32_t>& map);
+std::unique_ptr<RnnOp> make_rnn_op(DnnlContext&, const RnnDesc&);
 
 // Element-wise kernels (elementwise.cpp), OpenMP-parallel over large arrays.
 void activation_forward(ActivationSpec, const float* x, float* y, int rows, int cols);

@@ -153,7 +153,7 @@ void TestModelConfig::errors_data() {
         << QByteArray(R"({"input":{"size":3},"outputs":["o2"],"layers":[{"type":"output","name":"o1","units":2},{"type":"output","name":"o2","inputs":"input","units":2}]})")
         << QStringList{"layers[0] (output \"o1\")", "\"outputs\" does not list it"};
     QTest::newRow("unknown layer type")
-        << with(R"({"type":"lstm","units":3},)" + out) << QStringList{"layers[0]", "\"type\"", "lstm", "expected one of"};
+        << with(R"({"type":"lstm2d","units":3},)" + out) << QStringList{"layers[0]", "\"type\"", "lstm2d", "expected one of"};
     QTest::newRow("non-positive units")
         << with(R"({"type":"dense","units":0},)" + out) << QStringList{"layers[0] (dense)", "\"units\"", "got 0"};
     QTest::newRow("kernel with a zero")

@@ -41,28 +41,57 @@ struct Batch {
     std::vector<float> x, t;
 };
 
+// Sequence inputs (seq_spec.md) get lengths T, T-1, ... (at least 1) in their first column and
+// zeros at padded steps; an input an embedding reads gets integer ids. A per-step output takes
+// a target per step.
 Batch make_batch(const config::ModelConfig& c, int n, bool one_hot, std::uint64_t seed) {
     std::mt19937 rng(static_cast<unsigned>(seed));
     std::normal_distribution<float> normal(0.f, 1.f);
     std::uniform_real_distribution<float> unit(0.05f, 0.95f);
     Batch b;
-    b.x.resize(static_cast<std::size_t>(n) * c.input_size());
+    const std::size_t row = c.input_size();
+    b.x.resize(static_cast<std::size_t>(n) * row);
     for (auto& v : b.x) v = normal(rng);
+    std::size_t column = 0;
+    for (std::size_t k = 0; k < c.input_count(); ++k) {
+        const auto& shape = c.input_shape(k);
+        if (shape.sequence()) {
+            int vocabulary = 0;
+            for (const auto& l : c.layers)
+                if (l.type == config::LayerType::Embedding && l.sources[0] == config::LayerConfig::model_input(k)) vocabulary = l.vocabulary;
+            for (int i = 0; i < n; ++i) {
+                float* x = b.x.data() + static_cast<std::size_t>(i) * row + column;
+                const int len = std::max(1, shape.t - i);
+                x[0] = static_cast<float>(len);
+                for (int t = 0; t < shape.t; ++t)
+                    for (int f = 0; f < shape.c; ++f) {
+                        float& v = x[1 + static_cast<std::size_t>(t) * shape.c + f];
+                        if (t >= len) v = 0.f;
+                        else if (vocabulary) v = static_cast<float>(rng() % static_cast<unsigned>(vocabulary));
+                    }
+            }
+            ++column;
+        }
+        column += shape.size();
+    }
     // Each output takes its columns of the target row: a one-hot row of its own for a softmax
     // (cross-entropy's (p - t) gradient holds for targets summing to 1), values in (0, 1) else.
-    const int k = c.output_size();
+    const auto k = c.target_size();
     b.t.assign(static_cast<std::size_t>(n) * k, 0.f);
     for (int i = 0; i < n; ++i) {
-        int column = 0;
+        std::size_t at = 0;
         for (auto o : c.output_layers) {
             const int units = c.layers[o].units;
-            float* row = b.t.data() + static_cast<std::size_t>(i) * k + column;
-            if (one_hot) {  // also 0/1 labels for xent on sigmoid outputs
-                row[rng() % units] = 1.f;
-            } else {
-                for (int j = 0; j < units; ++j) row[j] = unit(rng);
+            const int steps = std::max(1, c.layers[o].out_shape.t);
+            for (int t = 0; t < steps; ++t) {
+                float* row_t = b.t.data() + static_cast<std::size_t>(i) * k + at;
+                if (one_hot) {  // also 0/1 labels for xent on sigmoid outputs
+                    row_t[rng() % units] = 1.f;
+                } else {
+                    for (int j = 0; j < units; ++j) row_t[j] = unit(rng);
+                }
+                at += static_cast<std::size_t>(units);
             }
-            column += units;
         }
     }
     return b;
@@ -147,6 +176,8 @@ const char* role_name(config::ParamRole r) {
         case config::ParamRole::Depthwise: return "depthwise weight";
         case config::ParamRole::RunningMean: return "running mean";
         case config::ParamRole::RunningVar: return "running variance";
+        case config::ParamRole::Recurrent: return "recurrent weight";
+        case config::ParamRole::Peephole: return "peephole";
     }
     return "?";
 }
@@ -170,6 +201,7 @@ class TestGradientCheck : public QObject {
 private Q_SLOTS:
     void gradients_data();
     void gradients();
+    void padded_steps_change_nothing();
 };
 
 void TestGradientCheck::gradients_data() {
@@ -446,6 +478,54 @@ void TestGradientCheck::gradients_data() {
         << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,3],\"activation\":\"tanh\"},"
                         "{\"type\":\"permute\",\"axes\":[\"width\",\"channels\",\"height\"]},"
                         "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"tanh\"}", softmax) << true;
+    // Sequences (issue 23): inputs of 5 steps, lengths 5, 4, 3, 2 in the batch of 4 (make_batch),
+    // so every row also checks that padded steps neither add to the loss nor take gradient.
+    const char* seq = "{\"steps\":5,\"features\":3}";
+    QTest::newRow("lstm, last step")
+        << model(seq, "{\"type\":\"lstm\",\"units\":4}", softmax) << true;
+    QTest::newRow("lstm every step, peepholes, then lstm last step")
+        << model(seq, "{\"type\":\"lstm\",\"units\":3,\"return_sequences\":true,\"peepholes\":true},{\"type\":\"lstm\",\"units\":3}", softmax)
+        << true;
+    QTest::newRow("gru reset after (lbr), last step")
+        << model(seq, "{\"type\":\"gru\",\"units\":4}", softmax) << true;
+    QTest::newRow("gru reset before, last step")
+        << model(seq, "{\"type\":\"gru\",\"units\":4,\"reset_after\":false}", softmax) << true;
+    for (const char* act : {"tanh", "sigmoid", "relu"}) {
+        const QByteArray layer = QByteArray("{\"type\":\"simple_rnn\",\"units\":4,\"activation\":\"") + act + "\"}";
+        QTest::newRow(QByteArray("simple_rnn ") + act) << model(seq, layer.constData(), softmax) << true;
+    }
+    for (const char* merge : {"concat", "sum", "mul", "average"}) {
+        const QByteArray layer = QByteArray("{\"type\":\"gru\",\"units\":3,\"bidirectional\":\"") + merge + "\"}";
+        QTest::newRow(QByteArray("bidirectional gru, ") + merge + ", last step") << model(seq, layer.constData(), softmax) << true;
+    }
+    QTest::newRow("bidirectional lstm concat every step, per-step softmax output")
+        << model(seq, "{\"type\":\"lstm\",\"units\":3,\"return_sequences\":true,\"bidirectional\":\"concat\"}", softmax) << true;
+    QTest::newRow("per-step dense tanh, per-step mse output")
+        << model(seq, "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"}",
+                 "{\"type\":\"output\",\"units\":2,\"activation\":\"sigmoid\",\"loss\":\"mse\"}") << false;
+    QTest::newRow("simple_rnn every step, per-step xent output")
+        << model(seq, "{\"type\":\"simple_rnn\",\"units\":4,\"return_sequences\":true}",
+                 "{\"type\":\"output\",\"units\":2,\"activation\":\"sigmoid\",\"loss\":\"xent\"}") << false;
+    QTest::newRow("embedding then gru")
+        << model("{\"steps\":5,\"features\":1}", "{\"type\":\"embedding\",\"vocabulary\":6,\"units\":3},{\"type\":\"gru\",\"units\":3}",
+                 softmax) << true;
+    QTest::newRow("lstm every step, global avg pool over time")
+        << model(seq, "{\"type\":\"lstm\",\"units\":4,\"return_sequences\":true},{\"type\":\"subsampling\",\"pooling\":\"avg\",\"global\":true}",
+                 softmax) << true;
+    QTest::newRow("per-step dense, global max pool over time")
+        << model(seq, "{\"type\":\"dense\",\"units\":4,\"activation\":\"tanh\"},{\"type\":\"subsampling\",\"pooling\":\"max\",\"global\":true}",
+                 softmax) << true;
+    QTest::newRow("convolution1d truncate k3, then lstm")
+        << model(seq, "{\"type\":\"convolution1d\",\"filters\":3,\"kernel\":3,\"activation\":\"tanh\"},{\"type\":\"lstm\",\"units\":3}", softmax) << true;
+    QTest::newRow("convolution1d causal k2 dilation 2, per-step softmax")
+        << model(seq, "{\"type\":\"convolution1d\",\"filters\":3,\"kernel\":2,\"dilation\":2,\"mode\":\"causal\",\"activation\":\"sigmoid\"}",
+                 softmax) << true;
+    QTest::newRow("convolution1d same stride 2 swish, then gru")
+        << model(seq, "{\"type\":\"convolution1d\",\"filters\":2,\"kernel\":3,\"stride\":2,\"mode\":\"same\",\"activation\":\"swish\"},"
+                      "{\"type\":\"gru\",\"units\":3}", softmax) << true;
+    QTest::newRow("repeat_vector then simple_rnn every step, per-step softmax")
+        << model(flat, "{\"type\":\"dense\",\"units\":3,\"activation\":\"tanh\"},{\"type\":\"repeat_vector\",\"times\":3},"
+                       "{\"type\":\"simple_rnn\",\"units\":4,\"return_sequences\":true}", softmax) << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",
@@ -527,6 +607,60 @@ void TestGradientCheck::gradients() {
     // A kink excuses a parameter only where one is shown; when many are, the row tests little.
     QVERIFY2(kinks * 10 <= checked,
              qPrintable(QString("%1 of %2 parameters sit at a kink: choose inputs away from them").arg(kinks).arg(checked)));
+}
+
+// seq_spec.md's masking rule: whatever sits at a padded step (input values, ids, targets), the
+// loss and every gradient are the same, and an embedding row only padded steps name gets none.
+void TestGradientCheck::padded_steps_change_nothing() {
+    const auto values = config::ModelConfig::parse(R"({"input":{"steps":5,"features":3},"layers":[
+        {"type":"gru","units":3,"return_sequences":true,"bidirectional":"sum"},
+        {"type":"lstm","units":3,"return_sequences":true,"bidirectional":"concat"},
+        {"type":"dense","units":4,"activation":"sigmoid"},
+        {"type":"output","units":2,"activation":"softmax"}]})", "values");
+    const auto ids = config::ModelConfig::parse(R"({"input":{"steps":5,"features":1},"layers":[
+        {"type":"embedding","vocabulary":7,"units":3},
+        {"type":"simple_rnn","units":3,"return_sequences":true,"bidirectional":"mul"},
+        {"type":"subsampling","pooling":"avg","global":true},
+        {"type":"output","units":2,"activation":"softmax"}]})", "ids");
+    for (const auto* config : {&values, &ids}) {
+        auto backend = backend::create_backend("cpu", {1});
+        nn::Network net(*config, *backend);
+        const int batch = 4;
+        auto b = make_batch(net.config(), batch, true, 3);
+        if (config == &ids)  // id 6 is for padded steps only
+            for (auto& v : b.x)
+                if (v == 6.f) v = 0.f;
+        const double loss = net.compute_gradients(b.x.data(), b.t.data(), batch, 1);
+        const auto grads = net.get_gradients();
+        // Sample 2 has length 3 (make_batch): change its steps 3 and 4 (ids: to the unused id 6),
+        // and its per-step targets there.
+        const auto& shape = net.config().input;
+        const std::size_t row = net.config().input_size();
+        QCOMPARE(b.x[2 * row], 3.f);
+        for (int t = 3; t < shape.t; ++t)
+            for (int f = 0; f < shape.c; ++f) b.x[2 * row + 1 + static_cast<std::size_t>(t) * shape.c + f] = config == &ids ? 6.f : 7.5f + t - f;
+        const auto& out = net.config().main_output();
+        if (out.out_shape.sequence()) {
+            const auto k = static_cast<std::size_t>(out.units);
+            for (std::size_t j = 3 * k; j < 5 * k; ++j) b.t[2 * net.config().target_size() + j] = 0.5f;
+        }
+        const double changed = net.compute_gradients(b.x.data(), b.t.data(), batch, 1);
+        QCOMPARE(changed, loss);
+        const auto changed_grads = net.get_gradients();
+        QVERIFY2(changed_grads == grads, config->layers[0].label(0).c_str());
+        if (config == &ids) {
+            const auto& e = net.config().layers[0];
+            for (std::size_t j = 0; j < 3; ++j) QCOMPARE(changed_grads[e.param_offset + 6 * 3 + j], 0.f);
+            // Row 6 is read nowhere valid; rows that are read get gradient.
+            double read = 0;
+            for (std::size_t j = 0; j < 6 * 3; ++j) read += std::abs(changed_grads[e.param_offset + j]);
+            QVERIFY(read > 0);
+        }
+        // And a valid step does matter (the test could not pass by ignoring the input).
+        b.x[2 * row + 1] = config == &ids ? 4.f : b.x[2 * row + 1] + 1.f;
+        b.x[2 * row + 1 + 1] = config == &ids ? 4.f : b.x[2 * row + 2] + 1.f;
+        QVERIFY(net.compute_gradients(b.x.data(), b.t.data(), batch, 1) != loss);
+    }
 }
 
 QTEST_APPLESS_MAIN(TestGradientCheck)
