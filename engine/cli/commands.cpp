@@ -112,6 +112,11 @@ void predict_command(const std::string& model_file, const std::string& data_spec
     l.file.normalization.apply(ds);
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = l.net->config().output_size();
+    // A per-step output writes T x units per sample; printing (and sampling text from) it is not
+    // done yet, so refuse rather than read rows of the wrong width.
+    if (l.net->config().target_size() != static_cast<std::size_t>(k))
+        throw ConfigError("predict: model " + model_file + " has a per-step output; predict prints per-sample outputs "
+                          "only (evaluate scores per-step models)");
     const bool classifier = l.net->config().is_classifier();
     dist::Transport* transport = cluster ? cluster->transport() : nullptr;
     const int nodes = transport ? transport->world() : 1;

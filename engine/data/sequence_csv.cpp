@@ -77,7 +77,14 @@ void plan_sequences(const std::vector<Sequence>& seqs, const SequenceCsvOptions&
         const std::size_t len = s.features.rows();
         if (o.max_steps <= 0) p.steps = std::max(p.steps, len);
         if (!s.labels) {
-            if (!o.classification) continue;
+            if (!o.classification) {
+                // A label column is one target per step; labels files beside it must agree.
+                if (p.classes == 0) p.classes = 1;
+                if (p.classes != 1)
+                    throw DataError(csv::place(s.features.name, s.features.lines.front(), s.label_col + 1) +
+                                    "one target column, but the labels files before it have " + std::to_string(p.classes));
+                continue;
+            }
             for (std::size_t r = 0; r < len; ++r) max_label = std::max(max_label, class_label(s.features, r, s.label_col, o));
             continue;
         }

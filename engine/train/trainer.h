@@ -14,6 +14,7 @@
 
 #include "core/clock.h"
 #include "core/device_list.h"
+#include "data/data_source.h"
 #include "data/image_folder.h"
 #include "events/event_writer.h"
 #include "train/training_master.h"

@@ -147,6 +147,11 @@ void TestSequenceCsv::regressionTargets() {
     QVERIFY(ds.labels.empty());
     QCOMPARE(ds.target_size, std::size_t{4});  // 2 steps x 2 values
     QCOMPARE(ds.targets, (std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f}));
+    // Two target columns from a labels file, one from a label column: refused, not read past a row.
+    QCOMPARE(data_error([&] {
+                 parse_sequences({seq("f/0.csv", "1\n", "l/0.csv", "0.5,1.5\n"), seq("s/1.csv", "2,0.5\n")}, o);
+             }),
+             QString("s/1.csv: line 1, column 2: one target column, but the labels files before it have 2"));
 }
 
 void TestSequenceCsv::folderOrderAndTrainTest() {
