@@ -109,16 +109,14 @@ void plan_sequences(const std::vector<Sequence>& seqs, const SequenceCsvOptions&
     }
 }
 
-}  // namespace
-
 // Per step when asked, when the label is a column (DL4J's one-reader form), or when a labels
 // file has more than one row.
-static bool decide_per_step(const std::vector<Sequence>& seqs, SequenceLabels mode) {
+bool decide_per_step(const std::vector<Sequence>& seqs, SequenceLabels mode) {
     if (mode != SequenceLabels::automatic) return mode == SequenceLabels::per_step;
     return std::any_of(seqs.begin(), seqs.end(), [](const Sequence& s) { return !s.labels || s.labels->rows() > 1; });
 }
 
-static Dataset pack(const std::vector<Sequence>& seqs, const Plan& p, const SequenceCsvOptions& o, std::string name) {
+Dataset pack(const std::vector<Sequence>& seqs, const Plan& p, const SequenceCsvOptions& o, std::string name) {
     const std::size_t n = seqs.size(), T = p.steps, C = p.features, K = p.classes;
     std::uint64_t input_bytes = 0;
     for (const auto& s : seqs) input_bytes += s.features.text_bytes + (s.labels ? s.labels->text_bytes : 0);
@@ -169,6 +167,8 @@ static Dataset pack(const std::vector<Sequence>& seqs, const Plan& p, const Sequ
     }
     return rows.finish();
 }
+
+}  // namespace
 
 Dataset parse_sequences(const std::vector<SequenceText>& texts, const SequenceCsvOptions& o) {
     if (texts.empty()) throw DataError("no sequences: a sequence data set needs at least one file");
