@@ -55,7 +55,9 @@ void set_sequence_options(data::DataOptions& o, const config::ModelConfig& m, Ta
     const int T = m.input.t, C = m.input.c;
     const bool per_step = m.main_output().out_shape.sequence();
     const bool classification = task != Task::Regression;
-    const int classes = task == Task::Binary ? 2 : 0;
+    // The output's units are the classes: a label past them is refused by file and line, and
+    // train and test agree on the one-hot width even when the data never uses the last class.
+    const int classes = task == Task::Binary ? 2 : task == Task::Classification ? m.main_output().units : 0;
     o.sequences.max_steps = T;
     o.sequences.align = user.align;
     o.sequences.truncate = user.truncate;

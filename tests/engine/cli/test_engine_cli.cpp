@@ -380,6 +380,15 @@ void TestEngineCli::sequence_folder_trains() {
     const auto cut = run_engine({"train", "--model", path("seq4.json"), "--data", path("seqs"), "--epochs", "1",
                                  "--truncate-sequences", "--sequence-align", "end"});
     QVERIFY2(cut.exit_code == 0, qPrintable(cut.summary()));
+    // The model's 2 outputs are the classes: a label 2 is refused where it is.
+    QDir().mkpath(path("seqs3/features"));
+    QDir().mkpath(path("seqs3/labels"));
+    write(path("seqs3/features/0.csv"), "1,2\n3,4\n");
+    write(path("seqs3/labels/0.csv"), "2\n");
+    const auto label = run_engine({"train", "--model", path("seq.json"), "--data", path("seqs3"), "--epochs", "1"});
+    QCOMPARE(label.exit_code, 1);
+    QVERIFY2(label.stderr_text.contains("seqs3/labels/0.csv: line 1, column 1: class label 2 is out of range for 2 classes"),
+             qPrintable(label.summary()));
 }
 
 // A .txt corpus: windows of the model's steps, per-step targets; the vocabulary is saved with the
