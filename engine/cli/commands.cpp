@@ -62,8 +62,8 @@ Loaded load(const std::string& model_file, int threads, const std::string& devic
 
 // The data for a loaded model; an image folder's classes must be the ones the model learned.
 data::DataSplit load_for_model(const Loaded& l, const std::string& model_file, const std::string& data_spec,
-                               const data::ImageFolderOptions& images) {
-    auto split = train::load_data_for(data_spec, l.net->config(), images);  // a CSV read for the model's task
+                               const data::ImageFolderOptions& images, const data::SequenceReadOptions& sequences) {
+    auto split = train::load_data_for(data_spec, l.net->config(), images, l.file.vocabulary, sequences);  // a CSV read for the model's task
     if (!l.file.class_names.empty() && !split.class_names.empty())
         train::check_same_classes(l.file.class_names, model_file, split.class_names, data_spec);
     if (split.skipped_images > 0) {
@@ -81,9 +81,9 @@ data::Dataset& pick(data::DataSplit& split) { return split.has_test ? split.test
 
 void evaluate_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
                       int threads, const std::string& device, const data::ImageFolderOptions& images,
-                      std::optional<int> top_k) {
+                      std::optional<int> top_k, const data::SequenceReadOptions& sequences) {
     auto l = load(model_file, threads, device);
-    auto split = load_for_model(l, model_file, data_spec, images);
+    auto split = load_for_model(l, model_file, data_spec, images, sequences);
     auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
     l.file.normalization.apply(ds);  // the inputs the model was trained on
@@ -104,14 +104,19 @@ void evaluate_command(const std::string& model_file, const std::string& data_spe
 
 void predict_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
                      int threads, const std::string& device, const data::ImageFolderOptions& images,
-                     ClusterSession* cluster) {
+                     ClusterSession* cluster, const data::SequenceReadOptions& sequences) {
     auto l = load(model_file, threads, device);
-    auto split = load_for_model(l, model_file, data_spec, images);
+    auto split = load_for_model(l, model_file, data_spec, images, sequences);
     auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
     l.file.normalization.apply(ds);
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = l.net->config().output_size();
+    // A per-step output writes T x units per sample; printing (and sampling text from) it is not
+    // done yet, so refuse rather than read rows of the wrong width.
+    if (l.net->config().target_size() != static_cast<std::size_t>(k))
+        throw ConfigError("predict: model " + model_file + " has a per-step output; predict prints per-sample outputs "
+                          "only (evaluate scores per-step models)");
     const bool classifier = l.net->config().is_classifier();
     dist::Transport* transport = cluster ? cluster->transport() : nullptr;
     const int nodes = transport ? transport->world() : 1;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/cluster.h"
+#include "data/data_source.h"
 #include "data/image_folder.h"
 #include "nn/model_file.h"
 
@@ -20,14 +21,14 @@ nn::ModelFile model_file_any(const std::string& path);
 // mse/mae/r2, "loss", "count"}. `images` reads an image folder (its shape: the model's input).
 void evaluate_command(const std::string& model_file, const std::string& data, std::size_t limit, int threads,
                       const std::string& device, const data::ImageFolderOptions& images = {},
-                      std::optional<int> top_k = std::nullopt);
+                      std::optional<int> top_k = std::nullopt, const data::SequenceReadOptions& sequences = {});
 // One line per input: {"index", "class", "probabilities"} (or "outputs" for regression), and
 // "class_name" when the model file names its classes. With
 // a cluster, node r predicts inputs i ≡ r (mod nodes) and node 0 prints every line in input
 // order (DL4J's feedForwardWithKey); the other nodes print nothing on stdout.
 void predict_command(const std::string& model_file, const std::string& data, std::size_t limit, int threads,
                      const std::string& device, const data::ImageFolderOptions& images = {},
-                     ClusterSession* cluster = nullptr);
+                     ClusterSession* cluster = nullptr, const data::SequenceReadOptions& sequences = {});
 // {"max_abs_diff", "params"}; returns false when above `tolerance` (exit 1 for scripts).
 bool compare_command(const std::string& a, const std::string& b, double tolerance);
 void devices_command();

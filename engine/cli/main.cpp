@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
     auto* train_cmd = app.add_subcommand("train", "Train a model on one node");
     train_cmd->add_option("--model", t.model_path, "Model config (Thresher JSON)")->check(CLI::ExistingFile);
     train_cmd->add_option("--data", t.data_spec, "fashion-mnist, a folder of IDX files, a folder of images in class folders "
-                                                 "(train/<class>/ and test/<class>/, or <class>/), or a CSV file")
+                                                 "(train/<class>/ and test/<class>/, or <class>/), a folder of sequence CSVs "
+                                                 "(features/ + labels/), a CSV file, or a .txt character corpus")
         ->capture_default_str();
     train_cmd->add_option("--epochs", t.epochs, "Total epochs")->capture_default_str()->check(CLI::PositiveNumber);
     train_cmd->add_option("--batch", t.batch, "Minibatch size")->capture_default_str()->check(CLI::PositiveNumber);
@@ -92,12 +93,29 @@ int main(int argc, char** argv) {
         sub->add_flag("--skip-bad-images", images.skip_bad,
                       "Skip images that cannot be decoded (counted in a warning) instead of stopping with an error");
     };
+    // Sequence sources (data/sequence_csv.h, token_csv.h, text_corpus.h); T, features and the label
+    // mode come from the model.
+    data::SequenceReadOptions sequences;
+    auto add_sequence_options = [&sequences](CLI::App* sub) {
+        sub->add_option("--sequence-align", "Sequence CSVs: where a shorter label sequence sits and which steps "
+                                            "truncation keeps: start (default) or end (DL4J's ALIGN_END)")
+            ->check(CLI::IsMember({"start", "end"}))
+            ->each([&sequences](const std::string& v) {
+                sequences.align = v == "end" ? data::SequenceAlign::end : data::SequenceAlign::start;
+            });
+        sub->add_flag("--truncate-sequences", sequences.truncate,
+                      "Cut sequences longer than the model's input steps instead of refusing them");
+        sub->add_option("--text-stride", sequences.text_stride,
+                        "Text corpus: characters between window starts (default: the model's input steps)")
+            ->check(CLI::NonNegativeNumber);
+    };
     std::optional<int> top_k;
     auto add_top_k = [&top_k](CLI::App* sub) {
         sub->add_option("--top-k", top_k, "Report top-k accuracy for this k (0: off; default 5 with 20 classes or more)")
             ->check(CLI::Range(0, 1000000));
     };
     add_image_options(train_cmd);
+    add_sequence_options(train_cmd);
     add_top_k(train_cmd);
     cli::StrategyOptions strategy;
     train_cmd->add_option("--workers-per-node", t.cluster.workers_per_node, "Workers on this node (threads share --threads)")
@@ -200,9 +218,10 @@ int main(int argc, char** argv) {
     for (auto* sub : {eval_cmd, predict_cmd}) {
         sub->add_option("--model-file", model_file, "Saved model (from train --save)")->required()->check(CLI::ExistingFile);
         sub->add_option("--data", data_spec, "fashion-mnist, a folder of IDX files, a folder of images in class folders, "
-                                             "or a CSV file")->capture_default_str();
+                                             "a folder of sequence CSVs (features/, labels/), a CSV file or a .txt corpus")->capture_default_str();
         sub->add_option("--limit", limit, "Only the first N samples");
         add_image_options(sub);
+        add_sequence_options(sub);
         sub->add_option("--threads", threads, "CPU threads")->check(CLI::NonNegativeNumber);
         sub->add_option("--device", device, "Backend device");
     }
@@ -260,6 +279,7 @@ int main(int argc, char** argv) {
         if (train_cmd->parsed()) {
             if (*seed_opt) t.seed = seed;
             t.images = images;
+            t.sequences = sequences;
             t.top_k = top_k;
             t.threads = threads;
             t.device = DeviceList::parse(device);
@@ -296,10 +316,10 @@ int main(int argc, char** argv) {
                 throw;
             }
         } else if (eval_cmd->parsed()) {
-            cli::evaluate_command(model_file, data_spec, limit, threads, device, images, top_k);
+            cli::evaluate_command(model_file, data_spec, limit, threads, device, images, top_k, sequences);
         } else if (predict_cmd->parsed()) {
             cli::ClusterSession session(cluster, t.cluster, events, /*bulk=*/false);
-            cli::predict_command(model_file, data_spec, limit, threads, device, images, &session);
+            cli::predict_command(model_file, data_spec, limit, threads, device, images, &session, sequences);
         } else if (compare_cmd->parsed()) {
             return cli::compare_command(a, b, tolerance) ? 0 : 1;
         } else if (devices_cmd->parsed()) {

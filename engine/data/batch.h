@@ -15,7 +15,7 @@ struct Batch {
     std::size_t count = 0;
     std::vector<float> features;       // count * shape.size()
     std::vector<float> targets;        // count * target_size
-    std::vector<std::int32_t> labels;  // count (classification only)
+    std::vector<std::int32_t> labels;  // count (classification only); count * steps for per-step targets
     std::vector<std::size_t> indices;  // the samples' indices in the Dataset
 };
 

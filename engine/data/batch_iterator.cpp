@@ -68,12 +68,14 @@ bool BatchIterator::next(Batch& out) {
     const std::size_t fsize = ds.shape.size();
     const std::size_t tsize = ds.target_size;
     const bool with_labels = !ds.labels.empty();
+    // Per-step targets carry one label per step (dataset.h).
+    const std::size_t lsize = ds.target_steps > 0 ? static_cast<std::size_t>(ds.target_steps) : 1;
     out.count = end - begin;
     out.indices.assign(shard_.begin() + static_cast<std::ptrdiff_t>(begin),
                        shard_.begin() + static_cast<std::ptrdiff_t>(end));
     out.features.resize(out.count * fsize);
     out.targets.resize(out.count * tsize);
-    out.labels.resize(with_labels ? out.count : 0);
+    out.labels.resize(with_labels ? out.count * lsize : 0);
     for (std::size_t i = 0; i < out.count; ++i) {
         const std::size_t s = out.indices[i];
         if (fsize)
@@ -81,7 +83,7 @@ bool BatchIterator::next(Batch& out) {
         if (tsize)
             std::memcpy(out.targets.data() + i * tsize, ds.targets.data() + s * tsize,
                         tsize * sizeof(float));
-        if (with_labels) out.labels[i] = ds.labels[s];
+        if (with_labels) std::copy_n(ds.labels.data() + s * lsize, lsize, out.labels.data() + i * lsize);
         if (plan_.augment.active() && fsize)
             augment_sample(out.features.data() + i * fsize, ds.shape, plan_.augment, plan_.seed, plan_.epoch, s, scratch_);
     }

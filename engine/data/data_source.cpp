@@ -112,7 +112,8 @@ DataSplit load_idx_folder(const std::string& folder) {
 
 const char* kExpected =
     "expected \"fashion-mnist\", a folder holding train-images*idx3* and train-labels*idx1* files "
-    "(plain or .gz), a folder of images in class folders, or a .csv file";
+    "(plain or .gz), a folder of images in class folders, a folder of sequence CSVs (features/ and labels/), a .csv "
+    "file, or a .txt file (a character corpus)";
 
 }  // namespace
 
@@ -164,13 +165,15 @@ DataSplit load_data(const std::string& spec, const DataOptions& options) {
         }
         return load_idx_folder(folder);
     }
+    if (fs::is_directory(spec, ec) && is_sequence_folder(spec)) return load_sequence_folder(spec, options.sequences);
     if (fs::is_directory(spec, ec))
         return is_image_folder(spec) ? load_image_folder(spec, options.images) : load_idx_folder(spec);
     if (ends_with(lower(spec), ".csv")) {
         DataSplit split;
-        split.train = read_csv(spec, csv);
+        split.train = options.csv_as_tokens ? read_token_csv(spec, options.tokens) : read_csv(spec, csv);
         return split;
     }
+    if (ends_with(lower(spec), ".txt")) return read_text_corpus(spec, options.text);
     if (!fs::exists(spec, ec)) throw DataError(spec + ": no such file or folder; " + kExpected);
     throw DataError(spec + ": not a data source; " + kExpected);
 }

@@ -29,7 +29,16 @@ struct Dataset {
     std::size_t target_size = 0;  // num_classes for classification
     std::vector<float> features;  // count * shape.size()
     std::vector<float> targets;   // count * target_size
-    std::vector<std::int32_t> labels;  // count, classification only
+    std::vector<std::int32_t> labels;  // count, classification only (count * target_steps per step)
+    // Sequences (seq_spec.md, issue 23): steps > 0. A row is 1 + steps * step_features floats, the
+    // sample's length L (1 <= L <= steps) first, then the values time-major, zeros from step L;
+    // `shape` is {1, 1, 1 + steps * step_features} so batching treats the row as flat.
+    int steps = 0;
+    int step_features = 0;
+    // Per-step targets: target_steps = steps, target_size = steps * K (K per step, zeros at
+    // padded steps) and `labels` holds count * steps classes, -1 where a step has no label.
+    // 0: one target row per sample.
+    int target_steps = 0;
 
     bool is_classification() const { return num_classes > 0; }
     const float* sample(std::size_t i) const { return features.data() + i * shape.size(); }
@@ -42,6 +51,8 @@ struct DataSplit {
     Dataset test;
     // Where the source names its classes (image folders): one per class index, else empty.
     std::vector<std::string> class_names;
+    // A text corpus's characters (UTF-8, one code point each), id order; saved with the model.
+    std::vector<std::string> vocabulary;
     // Images left out because they could not be decoded (only when asked to skip them), and the
     // first few reasons, each naming its file.
     std::size_t skipped_images = 0;

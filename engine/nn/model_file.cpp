@@ -91,6 +91,7 @@ void save_model_file(const std::string& path, const ModelFile& m) {
                             {"shift", m.normalization.shift},
                             {"scale", m.normalization.scale}}}};
     if (!m.class_names.empty()) header["class_names"] = m.class_names;
+    if (!m.vocabulary.empty()) header["vocabulary"] = m.vocabulary;
     const std::string h = header.dump();
     std::string out(kMagic, sizeof(kMagic));
     put(out, kVersion);
@@ -168,6 +169,7 @@ ModelFile load_model_file(const std::string& path) {
                 throw ModelFileError(path + ": class_names has " + std::to_string(m.class_names.size()) +
                                      " names, the model has " + std::to_string(classes) + " classes");
         }
+        if (header.contains("vocabulary")) m.vocabulary = header.at("vocabulary").get<std::vector<std::string>>();
     } catch (const nlohmann::json::exception& e) {
         throw ModelFileError(path + ": bad header: " + e.what());
     } catch (const ConfigError& e) {

@@ -7,7 +7,8 @@
 //   u64      header length H;  H bytes of JSON: {"config": {...}, "params": P, "updater_state": S,
 //            "training": {"epoch": e, "iteration": i, "seed": s},
 //            "normalization": {"kind", "shift": [...], "scale": [...]},
-//            "class_names": ["cat", "dog", ...]}   (optional: a classifier trained on named classes)
+//            "class_names": ["cat", "dog", ...],   (optional: a classifier trained on named classes)
+//            "vocabulary": ["\n", " ", "a", ...]}  (optional: a character model's characters, id order)
 //   P floats parameters, S floats updater state
 //   u32      CRC-32 (zlib) of everything before it, however large
 #pragma once
@@ -36,6 +37,9 @@ struct ModelFile {
     // One per class index when the training data named its classes (image folders), else empty.
     // Files written before class names existed load with none.
     std::vector<std::string> class_names;
+    // A character model's vocabulary (data/text_corpus.h): character id k is vocabulary[k]
+    // (UTF-8, one code point), so evaluate/predict/resume read text with the same ids.
+    std::vector<std::string> vocabulary = {};  // "= {}": aggregate initialisers written before it stay warning-free
 };
 
 // Writes durably (core/durable_file.h: unique temporary, fsync, rename, fsync of the folder), so

@@ -203,6 +203,11 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         r.regression.emplace(ds.target_size);
     std::vector<float> out, x, t;
     std::vector<std::int32_t> labels;
+    // The network writes every output's targets' worth per sample: T x units for a per-step one.
+    const std::size_t out_width = net.config().target_size();
+    // A per-step classifier (data with per-step labels, seq_spec.md) scores each labelled valid
+    // step as one prediction; padded steps and steps without a label (-1) are not counted.
+    const auto label_steps = static_cast<std::size_t>(std::max(0, ds.target_steps));
     double loss_sum = 0.0;
     std::size_t evaluated = 0;
     const std::size_t width = ds.shape.size();
@@ -226,11 +231,31 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
             }
             xs = x.data(), ts = t.data(), ls = labels.data();
         }
-        out.resize(static_cast<std::size_t>(count) * k);
+        out.resize(static_cast<std::size_t>(count) * out_width);
         loss_sum += net.loss(xs, ts, count, 0, backend::Mode::Inference, out.data()) * count;
         evaluated += static_cast<std::size_t>(count);
         per_output.add(out.data(), ts, count);  // before the main output's columns are moved down
+        if (per_step && label_steps > 0 && r.classification && !binary &&
+            out_width >= label_steps * static_cast<std::size_t>(main_k)) {
+            // The data's own per-step labels: padded steps and steps without a label are -1.
+            step_scores.clear();
+            step_labels.clear();
+            for (int j = 0; j < count; ++j) {
+                const std::size_t i = static_cast<std::size_t>(shard) + (start + static_cast<std::size_t>(j)) * step;
+                for (std::size_t s = 0; s < label_steps; ++s) {
+                    const std::int32_t label = ds.labels[i * label_steps + s];
+                    if (label < 0) continue;
+                    const float* row = out.data() + static_cast<std::size_t>(j) * out_width + s * static_cast<std::size_t>(main_k);
+                    step_scores.insert(step_scores.end(), row, row + main_k);
+                    step_labels.push_back(label);
+                }
+            }
+            r.classification->add(step_scores.data(), step_labels.data(), step_labels.size());
+            continue;
+        }
         if (per_step) {
+            // No per-step labels (a data set built in code): the valid steps, labelled where
+            // their one-hot target has its 1.
             const auto& lengths = net.lengths_of(net.config().output_layers.front());
             const auto kk = static_cast<std::size_t>(main_k);
             step_scores.clear();

@@ -41,6 +41,72 @@ void share_targets(data::Dataset& ds, const config::ModelConfig& m) {
     ds.target_size = width;
 }
 
+// The model's first embedding layer's vocabulary (the ids a token CSV may hold), or 0.
+int embedding_vocabulary(const config::ModelConfig& m) {
+    for (const auto& l : m.layers)
+        if (l.vocabulary > 0) return l.vocabulary;
+    return 0;
+}
+
+// The model's input decides T (padding) and one-hot vs ids; its main output decides whether
+// labels are per step.
+void set_sequence_options(data::DataOptions& o, const config::ModelConfig& m, Task task, std::vector<std::string> vocabulary,
+                          const data::SequenceReadOptions& user) {
+    const int T = m.input.t, C = m.input.c;
+    const bool per_step = m.main_output().out_shape.sequence();
+    const bool classification = task != Task::Regression;
+    // The output's units are the classes: a label past them is refused by file and line, and
+    // train and test agree on the one-hot width even when the data never uses the last class.
+    const int classes = task == Task::Binary ? 2 : task == Task::Classification ? m.main_output().units : 0;
+    o.sequences.max_steps = T;
+    o.sequences.align = user.align;
+    o.sequences.truncate = user.truncate;
+    o.tokens.truncate = user.truncate;
+    o.text.stride = user.text_stride;
+    o.sequences.labels = per_step ? data::SequenceLabels::per_step : data::SequenceLabels::per_sequence;
+    o.sequences.classification = classification;
+    o.sequences.num_classes = classes;
+    o.text.steps = T;
+    o.text.one_hot = C != 1;
+    o.text.vocabulary = std::move(vocabulary);
+    o.csv_as_tokens = C == 1;
+    o.tokens.max_steps = T;
+    o.tokens.vocabulary = embedding_vocabulary(m);
+    o.tokens.classification = classification;
+    o.tokens.num_classes = classes;
+}
+
+// Sequence data must meet a sequence input of its steps and features, and the other way round;
+// the messages say which number to change.
+void check_sequences(const data::Dataset& ds, const config::ModelConfig& m) {
+    if (ds.steps == 0) {
+        if (m.input.sequence())
+            throw ConfigError("data " + ds.name + " is not a sequence, but model \"" + m.name + "\" takes a sequence (" +
+                              m.input.str() + "): use sequence CSVs, a token CSV or a .txt corpus");
+        return;
+    }
+    if (!m.input.sequence())
+        throw ConfigError("data " + ds.name + " holds sequences (" + std::to_string(ds.step_features) +
+                          " features per step); model \"" + m.name + "\" takes " + m.input.str() +
+                          ": declare \"input\": {\"steps\": " + std::to_string(ds.steps) + ", \"features\": " +
+                          std::to_string(ds.step_features) + "}");
+    if (ds.step_features != m.input.c)
+        throw ConfigError("data " + ds.name + " has " + std::to_string(ds.step_features) +
+                          " features per step (a character corpus: its vocabulary size, or 1 for ids); model \"" + m.name +
+                          "\" takes " + std::to_string(m.input.c));
+    const bool per_step = m.main_output().out_shape.sequence();
+    if (per_step && ds.target_steps == 0)
+        throw ConfigError("data " + ds.name + " has one label per sequence; model \"" + m.name +
+                          "\"'s output is per step: give per-step labels or an output after return_sequences false");
+    if (ds.target_size != m.target_size() && m.output_layers.size() < 2)
+        throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) + " targets per sample (" +
+                          (ds.target_steps > 0 ? std::to_string(ds.target_steps) + " steps x " +
+                                                     std::to_string(ds.target_size / static_cast<std::size_t>(ds.target_steps))
+                                               : std::to_string(ds.target_size)) +
+                          (ds.is_classification() ? " classes" : " values") + "); model \"" + m.name + "\"'s output takes " +
+                          std::to_string(m.target_size()));
+}
+
 }  // namespace
 
 Task task_of(const config::ModelConfig& m) {
@@ -67,12 +133,14 @@ data::CsvOptions csv_options_for(Task t) {
     return o;
 }
 
-data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig& m, data::ImageFolderOptions images) {
+data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig& m, data::ImageFolderOptions images,
+                              std::vector<std::string> vocabulary, const data::SequenceReadOptions& sequences) {
     const Task task = task_of(m);
     data::DataOptions options;
     options.csv = csv_options_for(task);
     options.images = std::move(images);
     options.images.shape = {m.input.c, m.input.h, m.input.w};
+    if (m.input.sequence()) set_sequence_options(options, m, task, std::move(vocabulary), sequences);
     auto split = data::load_data(spec, options);
     if (task == Task::Binary) {
         fold_binary(split.train);
@@ -80,6 +148,8 @@ data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig
     }
     share_targets(split.train, m);
     if (split.has_test) share_targets(split.test, m);
+    check_sequences(split.train, m);
+    if (split.has_test) check_sequences(split.test, m);
     return split;
 }
 

@@ -6,7 +6,9 @@
 // for it (a binary set keeps its 0/1 labels, with one target column holding the label).
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/model_config.h"
 #include "data/csv_reader.h"
@@ -24,7 +26,14 @@ data::CsvOptions csv_options_for(Task);
 // Loads `spec` for the model's task: load_data with csv_options_for, image folders decoded to the
 // model's input shape (images.shape is set from the model), and a binary set's one-hot targets
 // folded into its one 0/1 column.
+// Sequence models (an input with steps): sequence CSV folders are padded to the input's steps
+// (classes: the main output's units, so a label past them is refused by file and line),
+// labels per step when the main output is per step; a .txt corpus gives windows of those steps,
+// one-hot characters or ids (input features 1); a .csv is read as token ids when the input has
+// one feature. `vocabulary` is a saved model's character vocabulary (evaluate, predict, resume):
+// the text is read with it instead of its own.
 data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig&,
-                              data::ImageFolderOptions images = {});
+                              data::ImageFolderOptions images = {}, std::vector<std::string> vocabulary = {},
+                              const data::SequenceReadOptions& sequences = {});
 
 }  // namespace thresher::train

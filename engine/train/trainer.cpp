@@ -160,7 +160,7 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
                                  sharded ? merger.shards : 1, resolve_top_k(run.o.top_k, eval_set.num_classes));
     if (!run.o.save_path.empty())
         nn::save_model_file(run.o.save_path,
-                            {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform, run.data.class_names});
+                            {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform, run.data.class_names, run.data.vocabulary});
     events::EpochEnd e;
     std::optional<EvaluationResult> merged;
     if (merger.gather) {
@@ -314,7 +314,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
     master.finish(local);
     if (local == 0 && !run.o.save_path.empty())
         nn::save_model_file(run.o.save_path,
-                            {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform, run.data.class_names});
+                            {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform, run.data.class_names, run.data.vocabulary});
 }
 
 // The device of each local worker, in order (for run_started).
@@ -384,7 +384,9 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         ev.emit(events::DataProgress{"images", done, total});
         log << "decoding images: " << done << "/" << total << "\n";
     };
-    run.data = load_data_for(o.data_spec, run.config, images);  // a CSV read for the model's task
+    // A resumed character model reads its text with the vocabulary it was trained on.
+    run.data = load_data_for(o.data_spec, run.config, images, run.resume ? run.resume->vocabulary : std::vector<std::string>{},
+                             o.sequences);
     report_skipped_images(run.data, ev, log);
     if (run.resume && !run.resume->class_names.empty() && !run.data.class_names.empty())
         check_same_classes(run.resume->class_names, o.resume_path, run.data.class_names, o.data_spec);
@@ -400,6 +402,10 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
                        " is applied");
         run.transform = {imported_normalization.kind, imported_normalization.shift, imported_normalization.scale};
     } else {
+        // A sequence row starts with its length (seq_spec.md): scaling it would corrupt the mask.
+        if (run.data.train.steps > 0 && o.normalize != "none")
+            throw ConfigError("--normalize " + o.normalize + ": sequence data (" + o.data_spec +
+                              ") is not normalised here; its rows start with their lengths");
         run.transform = data::fit_transform(o.normalize, run.data.train);
     }
     check_compatible(run.config, run.data.train);

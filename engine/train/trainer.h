@@ -14,6 +14,7 @@
 
 #include "core/clock.h"
 #include "core/device_list.h"
+#include "data/data_source.h"
 #include "data/image_folder.h"
 #include "spec/augmentation.h"
 #include "events/event_writer.h"
@@ -38,6 +39,7 @@ struct TrainOptions {
     // Training-time augmentation of image samples (random crop with padding, horizontal flip).
     spec::Augmentation augment;
     data::ImageFolderOptions images;  // how an image folder is read (its shape: the model's input)
+    data::SequenceReadOptions sequences;  // sequence CSVs and text corpora: alignment, truncation, stride
     // Top-k accuracy in the evaluation: k > 0, 0 off, nullopt: 5 for 20 classes or more, else off.
     std::optional<int> top_k;
     ClusterShape cluster;     // nodes, this node's rank, workers per node

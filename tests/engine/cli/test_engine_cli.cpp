@@ -52,6 +52,8 @@ private Q_SLOTS:
     void a_device_per_worker();
     void imported_model_trains_data();
     void imported_model_trains();
+    void sequence_folder_trains();
+    void text_corpus_trains_with_its_vocabulary();
 
 private:
     QString path(const QString& name) const { return dir_.filePath(name); }
@@ -338,6 +340,89 @@ void TestEngineCli::imported_model_trains() {
     QVERIFY(!r.of("iteration").isEmpty());
     QCOMPARE(r.of("epoch_end").size(), 1);
     QCOMPARE(r.of("run_finished").first().value("status").toString(), QString("ok"));
+}
+
+// A folder of sequence CSVs (features/ + labels/, train/ and test/): lengths 3 to 8 of two
+// features, the class whether the first feature rises or falls; an LSTM learns it.
+void TestEngineCli::sequence_folder_trains() {
+    for (const char* part : {"train", "test"}) {
+        QDir().mkpath(path(QString("seqs/%1/features").arg(part)));
+        QDir().mkpath(path(QString("seqs/%1/labels").arg(part)));
+        const int n = part == QString("train") ? 120 : 40;
+        for (int i = 0; i < n; ++i) {
+            const int len = 3 + (i * 7) % 6, label = (i / 2) % 2;
+            QByteArray f;
+            for (int t = 0; t < len; ++t) {
+                const double v = label ? double(t) / len : 1.0 - double(t) / len;
+                f += QByteArray::number(v, 'f', 3) + "," + QByteArray::number(((i * 13 + t * 7) % 10) / 10.0) + "\n";
+            }
+            write(path(QString("seqs/%1/features/%2.csv").arg(part).arg(i)), f);
+            write(path(QString("seqs/%1/labels/%2.csv").arg(part).arg(i)), QByteArray::number(label) + "\n");
+        }
+    }
+    write(path("seq.json"), R"({"name":"seq","input":{"steps":8,"features":2},"updater":{"type":"adam","learning_rate":0.02},
+      "layers":[{"type":"lstm","units":12},{"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})");
+    const auto r = run_engine({"train", "--model", path("seq.json"), "--data", path("seqs"), "--epochs", "8", "--batch", "16",
+                               "--seed", "3", "--threads", "1", "--save", path("seq.thr")});
+    check_finished_ok(r, 0);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(r.of("epoch_end").last().value("accuracy").toDouble() > 0.9, qPrintable(r.summary()));
+    const auto ev = run_engine({"evaluate", "--model-file", path("seq.thr"), "--data", path("seqs")});
+    QVERIFY2(ev.exit_code == 0, qPrintable(ev.summary()));
+    QCOMPARE(ev.events.first().value("count").toInt(), 40);
+    // A model of 4 steps refuses the 8-step sequences, naming the file and line, unless asked to cut them.
+    write(path("seq4.json"), R"({"name":"seq4","input":{"steps":4,"features":2},
+      "layers":[{"type":"lstm","units":4},{"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})");
+    const auto refused = run_engine({"train", "--model", path("seq4.json"), "--data", path("seqs"), "--epochs", "1"});
+    QCOMPARE(refused.exit_code, 1);
+    QVERIFY2(refused.stderr_text.contains("seqs/train/features/2.csv: line 5, column 1: the sequence has 5 steps, more than the 4"),
+             qPrintable(refused.summary()));
+    const auto cut = run_engine({"train", "--model", path("seq4.json"), "--data", path("seqs"), "--epochs", "1",
+                                 "--truncate-sequences", "--sequence-align", "end"});
+    QVERIFY2(cut.exit_code == 0, qPrintable(cut.summary()));
+    // The model's 2 outputs are the classes: a label 2 is refused where it is.
+    QDir().mkpath(path("seqs3/features"));
+    QDir().mkpath(path("seqs3/labels"));
+    write(path("seqs3/features/0.csv"), "1,2\n3,4\n");
+    write(path("seqs3/labels/0.csv"), "2\n");
+    const auto label = run_engine({"train", "--model", path("seq.json"), "--data", path("seqs3"), "--epochs", "1"});
+    QCOMPARE(label.exit_code, 1);
+    QVERIFY2(label.stderr_text.contains("seqs3/labels/0.csv: line 1, column 1: class label 2 is out of range for 2 classes"),
+             qPrintable(label.summary()));
+}
+
+// A .txt corpus: windows of the model's steps, per-step targets; the vocabulary is saved with the
+// model, evaluate scores every labelled step of the test tail, a character the model never saw is
+// refused by line and column, and predict refuses per-step outputs.
+void TestEngineCli::text_corpus_trains_with_its_vocabulary() {
+    QByteArray text;
+    for (int i = 0; i < 60; ++i) text += "abcd\n";  // 300 characters, V = 5
+    write(path("abcd.txt"), text);
+    write(path("chars.json"), R"({"name":"chars","input":{"steps":10,"features":5},"updater":{"type":"adam","learning_rate":0.05},
+      "layers":[{"type":"lstm","units":16,"return_sequences":true},{"type":"output","units":5,"activation":"softmax","loss":"mcxent"}]})");
+    const auto r = run_engine({"train", "--model", path("chars.json"), "--data", path("abcd.txt"), "--epochs", "15", "--batch", "8",
+                               "--seed", "1", "--threads", "1", "--save", path("chars.thr")});
+    check_finished_ok(r, 0);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(r.of("epoch_end").last().value("accuracy").toDouble() > 0.95, qPrintable(r.summary()));
+    QFile f(path("chars.thr"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll().contains(R"("vocabulary":["\n","a","b","c","d"])"));
+    const auto ev = run_engine({"evaluate", "--model-file", path("chars.thr"), "--data", path("abcd.txt")});
+    QVERIFY2(ev.exit_code == 0, qPrintable(ev.summary()));
+    QCOMPARE(ev.events.first().value("count").toInt(), 3);  // windows of the 30 test characters: 10, 10, 9 steps
+    int steps = 0;  // the confusion table counts steps: the 29 test characters with a next one
+    for (const auto row : ev.events.first().value("confusion").toArray())
+        for (const auto cell : row.toArray()) steps += cell.toInt();
+    QCOMPARE(steps, 29);
+    write(path("other.txt"), "abcd\nabxd\n");
+    const auto bad = run_engine({"evaluate", "--model-file", path("chars.thr"), "--data", path("other.txt")});
+    QCOMPARE(bad.exit_code, 1);
+    QVERIFY2(bad.stderr_text.contains("other.txt: line 2, column 3: character \"x\" (U+0078) is not in the model's vocabulary of 5"),
+             qPrintable(bad.summary()));
+    const auto pr = run_engine({"predict", "--model-file", path("chars.thr"), "--data", path("abcd.txt")});
+    QCOMPARE(pr.exit_code, 1);
+    QVERIFY2(pr.stderr_text.contains("per-step output"), qPrintable(pr.summary()));
 }
 
 QTEST_GUILESS_MAIN(TestEngineCli)

@@ -195,7 +195,7 @@ void TestDataSource::badSpecs() {
     std::string spec = dir.path().toStdString();
     if (setup == "none") spec += "/missing";
     if (setup == "text file") {
-        spec += "/notes.txt";
+        spec += "/notes.md";  // a .txt would be a character corpus (text_corpus.h)
         std::ofstream(spec) << "hello\n";
     }
     if (setup == "no labels") write_idx(spec + "/train-images-idx3-ubyte", {1, 1, 1}, {0});

@@ -37,6 +37,7 @@ private Q_SLOTS:
     void initTestCase();
     void round_trip_predicts_the_same();
     void class_names_round_trip();
+    void vocabulary_round_trip();
     void damaged_files_data();
     void damaged_files();
     void every_flipped_byte_is_refused();
@@ -102,6 +103,18 @@ void TestModelFile::class_names_round_trip() {
     } catch (const ModelFileError& e) {
         QVERIFY2(QString(e.what()).contains("class_names has 2 names, the model has 3 classes"), e.what());
     }
+}
+
+// A character model's vocabulary (data/text_corpus.h) comes back in its id order, multi-byte
+// characters and the newline included; files without one load with none.
+void TestModelFile::vocabulary_round_trip() {
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(config::ModelConfig::parse(kModel, "mf"), *be);
+    const std::string path = dir_.filePath("chars.thr").toStdString();
+    const std::vector<std::string> vocabulary{"\n", " ", "a", "\xC3\xA9", "\xF0\x9D\x84\x9E"};
+    nn::save_model_file(path, {net.config(), net.get_params(), {}, {}, {}, {}, vocabulary});
+    QCOMPARE(nn::load_model_file(path).vocabulary, vocabulary);
+    QVERIFY(nn::load_model_file(saved_.toStdString()).vocabulary.empty());
 }
 
 void TestModelFile::damaged_files_data() {
