@@ -322,7 +322,7 @@ double Network::output_loss(const float* targets, int batch, bool keep_delta, ba
     std::size_t column = 0;
     for (auto o : config_.output_layers) {
         const auto& out_layer = config_.layers[o];
-        const auto k = static_cast<std::size_t>(out_layer.units);
+        const auto k = static_cast<std::size_t>(out_layer.output_width());
         const float* output = output_of(o, mode);
         const bool alone = k == width;
         host_one_.resize(rows * k);
@@ -339,7 +339,11 @@ double Network::output_loss(const float* targets, int batch, bool keep_delta, ba
             }
             t = host_targets_.data();
         }
-        const auto r = compute_loss(out_layer.loss, values, t, host_delta_.data(), batch, static_cast<int>(k),
+        // An image output: every pixel is an example of C values (the loss averages over pixels
+        // and samples, loss.h). The losses are element-wise given their normaliser (a channel
+        // softmax's p - t included), so the NCHW order of the values needs no transposing.
+        const int pixels = out_layer.out_shape.h * out_layer.out_shape.w;
+        const auto r = compute_loss(out_layer.loss, values, t, host_delta_.data(), batch * pixels, out_layer.out_shape.c,
                                     out_layer.activation.kind == config::Activation::Softmax);
         loss += r.loss;
         if (keep_delta) {
@@ -432,7 +436,7 @@ void Network::predict(const float* features, int batch, float* out) {
     const auto width = static_cast<std::size_t>(config_.output_size());
     std::size_t column = 0;
     for (auto o : config_.output_layers) {
-        const auto k = static_cast<std::size_t>(config_.layers[o].units);
+        const auto k = static_cast<std::size_t>(config_.layers[o].output_width());
         if (k == width) {
             backend_.download(out, output_of(o, backend::Mode::Inference), rows * k);
         } else {

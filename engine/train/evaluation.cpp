@@ -79,17 +79,72 @@ void report_skipped_images(const data::DataSplit& split, events::EventWriter& ev
     log << text << "\n";
 }
 
+namespace {
+
+// Per-pixel classification of an image output: each pixel of each sample is one example, so the
+// confusion matrix counts pixels and its accuracy is the pixel accuracy. mcxent (a softmax over
+// the channels): the predicted class is the argmax channel, the label the target's argmax (its
+// one-hot channel). xent: every value is a binary decision at 0.5, against its 0/1 target.
+class PixelClassification {
+public:
+    explicit PixelClassification(const config::LayerConfig& out)
+        : channels_(out.out_shape.c), pixels_(static_cast<std::size_t>(out.out_shape.h) * out.out_shape.w),
+          binary_(out.loss == config::LossKind::BinaryCrossEntropy) {}
+    int classes() const { return binary_ ? 2 : channels_; }
+    // `out` and `targets`: `count` rows of `pitch` values whose first C x H x W are this output's.
+    void add(eval::ClassificationEvaluator& e, const float* out, std::size_t out_pitch, const float* targets,
+             std::size_t target_pitch, int count) {
+        const auto c = static_cast<std::size_t>(channels_);
+        predicted_.clear();
+        labels_.clear();
+        for (std::size_t j = 0; j < static_cast<std::size_t>(count); ++j) {
+            const float* o = out + j * out_pitch;
+            const float* t = targets + j * target_pitch;
+            if (binary_) {
+                for (std::size_t i = 0; i < c * pixels_; ++i) {
+                    predicted_.push_back(o[i] >= 0.5f ? 1 : 0);
+                    labels_.push_back(t[i] >= 0.5f ? 1 : 0);
+                }
+                continue;
+            }
+            for (std::size_t p = 0; p < pixels_; ++p) {
+                std::size_t best = 0, label = 0;
+                for (std::size_t ch = 1; ch < c; ++ch) {
+                    if (o[ch * pixels_ + p] > o[best * pixels_ + p]) best = ch;
+                    if (t[ch * pixels_ + p] > t[label * pixels_ + p]) label = ch;
+                }
+                predicted_.push_back(static_cast<std::int32_t>(best));
+                labels_.push_back(static_cast<std::int32_t>(label));
+            }
+        }
+        e.add_predictions(predicted_.data(), labels_.data(), predicted_.size());
+    }
+
+private:
+    int channels_;
+    std::size_t pixels_;
+    bool binary_;
+    std::vector<std::int32_t> predicted_, labels_;
+};
+
+}  // namespace
+
 EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, std::size_t limit, int shard,
                           int shards, int top_k) {
     EvaluationResult r;
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = net.config().output_size();
     // Scores are the main output's (the first of several: its columns come first in each row).
-    const int main_k = net.config().main_output().units;
-    const bool binary = ds.is_classification() && ds.num_classes == 2 && main_k == 1;
+    const auto& main = net.config().main_output();
+    const int main_k = main.output_width();
+    std::optional<PixelClassification> pixels;
+    if (main.image_output() && ds.is_classification()) pixels.emplace(main);
+    const bool binary = !pixels && ds.is_classification() && ds.num_classes == 2 && main_k == 1;
     std::vector<std::int32_t> predicted;
     if (binary) r.binary.emplace();
-    if (ds.is_classification())
+    if (pixels)
+        r.classification.emplace(pixels->classes());
+    else if (ds.is_classification())
         r.classification.emplace(ds.num_classes, binary ? 0 : top_k);
     else
         r.regression.emplace(ds.target_size);
@@ -104,7 +159,7 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         const int count = static_cast<int>(std::min<std::size_t>(batch, mine - start));
         const float* xs = ds.features.data() + start * width;
         const float* ts = ds.targets.data() + start * ds.target_size;
-        const std::int32_t* ls = r.classification ? ds.labels.data() + start : nullptr;
+        const std::int32_t* ls = r.classification && !pixels ? ds.labels.data() + start : nullptr;
         if (step > 1) {
             // Gather this shard's rows (sample shard + j*shards) into one contiguous batch.
             x.resize(static_cast<std::size_t>(count) * width);
@@ -114,13 +169,17 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
                 const std::size_t i = static_cast<std::size_t>(shard) + (start + static_cast<std::size_t>(j)) * step;
                 std::copy_n(ds.sample(i), width, x.data() + static_cast<std::size_t>(j) * width);
                 std::copy_n(ds.targets.data() + i * ds.target_size, ds.target_size, t.data() + static_cast<std::size_t>(j) * ds.target_size);
-                if (r.classification) labels[static_cast<std::size_t>(j)] = ds.labels[i];
+                if (r.classification && !pixels) labels[static_cast<std::size_t>(j)] = ds.labels[i];
             }
             xs = x.data(), ts = t.data(), ls = labels.data();
         }
         out.resize(static_cast<std::size_t>(count) * k);
         loss_sum += net.loss(xs, ts, count, 0, backend::Mode::Inference, out.data()) * count;
         evaluated += static_cast<std::size_t>(count);
+        if (pixels) {
+            pixels->add(*r.classification, out.data(), static_cast<std::size_t>(k), ts, ds.target_size, count);
+            continue;
+        }
         if (main_k != k && r.classification)
             for (int j = 0; j < count; ++j)
                 std::copy_n(out.data() + static_cast<std::size_t>(j) * k, main_k, out.data() + static_cast<std::size_t>(j) * main_k);

@@ -26,7 +26,7 @@ void share_targets(data::Dataset& ds, const config::ModelConfig& m) {
     const auto width = static_cast<std::size_t>(m.output_size());
     if (ds.target_size == width) return;
     for (auto o : m.output_layers)
-        if (static_cast<std::size_t>(m.layers[o].units) != ds.target_size)
+        if (static_cast<std::size_t>(m.layers[o].output_width()) != ds.target_size)
             throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
                               (ds.is_classification() ? " classes" : " target columns") + " per sample; model \"" + m.name +
                               "\" has " + std::to_string(m.output_layers.size()) + " outputs of " + std::to_string(width) +
@@ -46,7 +46,7 @@ void share_targets(data::Dataset& ds, const config::ModelConfig& m) {
 Task task_of(const config::ModelConfig& m) {
     if (m.layers.empty()) return Task::Classification;
     const auto& out = m.main_output();
-    if (out.loss == config::LossKind::BinaryCrossEntropy && out.units == 1) return Task::Binary;
+    if (out.loss == config::LossKind::BinaryCrossEntropy && out.output_width() == 1) return Task::Binary;
     if (m.is_classifier()) return Task::Classification;
     return Task::Regression;
 }

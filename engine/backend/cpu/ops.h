@@ -27,6 +27,8 @@ std::unique_ptr<GatherOp> make_gather_op(const std::vector<std::uint32_t>& map);
 void activation_forward(ActivationSpec, const float* x, float* y, int rows, int cols);
 void activation_backward(ActivationSpec, const float* y, const float* dy, float* dz, int rows,
                          int cols);
+// Softmax over channels at each pixel of NCHW [batch x channels x pixels] (backend.h).
+void softmax_channels(const float* x, float* y, int batch, int channels, int pixels);
 void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* y);
 void prelu_backward(const PReluDesc&, const float* x, const float* alpha, const float* dy, float* dx,
                     float* dalpha);
