@@ -81,49 +81,65 @@ void report_skipped_images(const data::DataSplit& split, events::EventWriter& ev
 
 namespace {
 
-// Per-pixel classification of an image output: each pixel of each sample is one example, so the
-// confusion matrix counts pixels and its accuracy is the pixel accuracy. mcxent (a softmax over
-// the channels): the predicted class is the argmax channel, the label the target's argmax (its
-// one-hot channel). xent: every value is a binary decision at 0.5, against its 0/1 target.
-class PixelClassification {
+// An image output is scored pixel by pixel, as DL4J's evaluations reshape a CNN output to
+// [batch x height x width, channels] rows: each pixel of each sample is one example.
+//   regression (mse, mae):  C columns (one per channel) over all pixels
+//   mcxent (a softmax over the channels): the argmax channel against the target's one-hot
+//     channel, so the confusion matrix counts pixels and its accuracy is the pixel accuracy
+//   xent (sigmoid):  every value a binary decision at 0.5 against its 0/1 target (2 classes)
+class PixelRows {
 public:
-    explicit PixelClassification(const config::LayerConfig& out)
-        : channels_(out.out_shape.c), pixels_(static_cast<std::size_t>(out.out_shape.h) * out.out_shape.w),
+    explicit PixelRows(const config::LayerConfig& out)
+        : channels_(static_cast<std::size_t>(out.out_shape.c)),
+          pixels_(static_cast<std::size_t>(out.out_shape.h) * static_cast<std::size_t>(out.out_shape.w)),
           binary_(out.loss == config::LossKind::BinaryCrossEntropy) {}
-    int classes() const { return binary_ ? 2 : channels_; }
-    // `out` and `targets`: `count` rows of `pitch` values whose first C x H x W are this output's.
+    int classes() const { return binary_ ? 2 : static_cast<int>(channels_); }
+    int columns() const { return static_cast<int>(channels_); }
+    // `out` and `targets`: `count` rows, `out_pitch` and `target_pitch` apart, whose first
+    // C x H x W values (NCHW) are this output's.
     void add(eval::ClassificationEvaluator& e, const float* out, std::size_t out_pitch, const float* targets,
              std::size_t target_pitch, int count) {
-        const auto c = static_cast<std::size_t>(channels_);
-        predicted_.clear();
+        transpose(out, out_pitch, targets, target_pitch, count);
+        const std::size_t rows = static_cast<std::size_t>(count) * pixels_;
         labels_.clear();
-        for (std::size_t j = 0; j < static_cast<std::size_t>(count); ++j) {
-            const float* o = out + j * out_pitch;
-            const float* t = targets + j * target_pitch;
-            if (binary_) {
-                for (std::size_t i = 0; i < c * pixels_; ++i) {
-                    predicted_.push_back(o[i] >= 0.5f ? 1 : 0);
-                    labels_.push_back(t[i] >= 0.5f ? 1 : 0);
-                }
-                continue;
+        if (binary_) {
+            predicted_.clear();
+            for (std::size_t i = 0; i < rows * channels_; ++i) {
+                predicted_.push_back(out_rows_[i] >= 0.5f ? 1 : 0);
+                labels_.push_back(target_rows_[i] >= 0.5f ? 1 : 0);
             }
-            for (std::size_t p = 0; p < pixels_; ++p) {
-                std::size_t best = 0, label = 0;
-                for (std::size_t ch = 1; ch < c; ++ch) {
-                    if (o[ch * pixels_ + p] > o[best * pixels_ + p]) best = ch;
-                    if (t[ch * pixels_ + p] > t[label * pixels_ + p]) label = ch;
-                }
-                predicted_.push_back(static_cast<std::int32_t>(best));
-                labels_.push_back(static_cast<std::int32_t>(label));
-            }
+            return e.add_predictions(predicted_.data(), labels_.data(), predicted_.size());
         }
-        e.add_predictions(predicted_.data(), labels_.data(), predicted_.size());
+        for (std::size_t r = 0; r < rows; ++r) {
+            const float* t = target_rows_.data() + r * channels_;
+            labels_.push_back(static_cast<std::int32_t>(std::max_element(t, t + channels_) - t));
+        }
+        e.add(out_rows_.data(), labels_.data(), rows);
+    }
+    void add(eval::RegressionEvaluator& e, const float* out, std::size_t out_pitch, const float* targets,
+             std::size_t target_pitch, int count) {
+        transpose(out, out_pitch, targets, target_pitch, count);
+        e.add(out_rows_.data(), target_rows_.data(), static_cast<std::size_t>(count) * pixels_);
     }
 
 private:
-    int channels_;
-    std::size_t pixels_;
+    // NCHW samples into [sample x pixel, channel] rows.
+    void transpose(const float* out, std::size_t out_pitch, const float* targets, std::size_t target_pitch, int count) {
+        const std::size_t n = static_cast<std::size_t>(count) * pixels_ * channels_;
+        out_rows_.resize(n);
+        target_rows_.resize(n);
+        for (std::size_t j = 0; j < static_cast<std::size_t>(count); ++j)
+            for (std::size_t c = 0; c < channels_; ++c)
+                for (std::size_t p = 0; p < pixels_; ++p) {
+                    const std::size_t row = (j * pixels_ + p) * channels_ + c;
+                    out_rows_[row] = out[j * out_pitch + c * pixels_ + p];
+                    target_rows_[row] = targets[j * target_pitch + c * pixels_ + p];
+                }
+    }
+
+    std::size_t channels_, pixels_;
     bool binary_;
+    std::vector<float> out_rows_, target_rows_;
     std::vector<std::int32_t> predicted_, labels_;
 };
 
@@ -137,17 +153,17 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
     // Scores are the main output's (the first of several: its columns come first in each row).
     const auto& main = net.config().main_output();
     const int main_k = main.output_width();
-    std::optional<PixelClassification> pixels;
-    if (main.image_output() && ds.is_classification()) pixels.emplace(main);
+    std::optional<PixelRows> pixels;
+    if (main.image_output()) pixels.emplace(main);
     const bool binary = !pixels && ds.is_classification() && ds.num_classes == 2 && main_k == 1;
     std::vector<std::int32_t> predicted;
     if (binary) r.binary.emplace();
-    if (pixels)
+    if (pixels && ds.is_classification())
         r.classification.emplace(pixels->classes());
     else if (ds.is_classification())
         r.classification.emplace(ds.num_classes, binary ? 0 : top_k);
     else
-        r.regression.emplace(ds.target_size);
+        r.regression.emplace(pixels ? static_cast<std::size_t>(pixels->columns()) : ds.target_size);
     std::vector<float> out, x, t;
     std::vector<std::int32_t> labels;
     double loss_sum = 0.0;
@@ -177,7 +193,8 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         loss_sum += net.loss(xs, ts, count, 0, backend::Mode::Inference, out.data()) * count;
         evaluated += static_cast<std::size_t>(count);
         if (pixels) {
-            pixels->add(*r.classification, out.data(), static_cast<std::size_t>(k), ts, ds.target_size, count);
+            if (r.classification) pixels->add(*r.classification, out.data(), static_cast<std::size_t>(k), ts, ds.target_size, count);
+            else pixels->add(*r.regression, out.data(), static_cast<std::size_t>(k), ts, ds.target_size, count);
             continue;
         }
         if (main_k != k && r.classification)
