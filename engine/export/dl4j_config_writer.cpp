@@ -264,6 +264,12 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
                    {"constraints", nullptr}, {"gradientNormalization", "None"}, {"gradientNormalizationThreshold", 1.0}};
         json variables = json::array();
         const bool global = l.type == LayerType::Subsampling && l.global;
+        // DL4J's outputs are output layers: an image output other than an activation layer (a
+        // convolution with the loss) would be that layer and a CnnLossLayer, another architecture.
+        if (l.image_output() && l.type != LayerType::Activation)
+            throw Dl4jRefusal{"an image output that is a " + std::string(config::to_string(l.type)) +
+                              " layer has no DL4J form (DL4J ends with a CnnLossLayer): give the " + std::string(config::to_string(l.type)) +
+                              " no activation and follow it with an activation layer carrying the activation and the loss"};
         if ((reads_image(l) || global) && !image)
             throw Dl4jRefusal{"an image layer after the features were flattened (DL4J's layer stack cannot rebuild the image)"};
         // ConvolutionLayer's fields, which its depthwise, separable and transposed forms share.
@@ -360,8 +366,9 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
                 layer["nin"] = l.in_shape.size();
                 layer["nout"] = l.in_shape.size();
                 // DL4J's Dropout(p): p is the probability of keeping an activation, as retain.
-                layer["idropout"] = {{"@class", "org.deeplearning4j.nn.conf.dropout.Dropout"}, {"p", num(l.retain)},
-                                     {"pSchedule", nullptr}};
+                // SpatialDropout: the same p, whole channels (DL4J's spatial dropout on CNN activations).
+                layer["idropout"] = {{"@class", std::string("org.deeplearning4j.nn.conf.dropout.") + (l.spatial ? "SpatialDropout" : "Dropout")},
+                                     {"p", num(l.retain)}, {"pSchedule", nullptr}};
                 break;
             case LayerType::PRelu: {
                 layer["@class"] = pl + "PReLULayer";
@@ -379,7 +386,9 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
             }
             case LayerType::Activation:
                 if (l.is_output) {  // DL4J's LossLayer: activation and loss, no parameters
-                    layer["@class"] = pl + "LossLayer";
+                    // On an image: CnnLossLayer, each pixel an example (a softmax over its channels).
+                    layer["@class"] = pl + (image ? "CnnLossLayer" : "LossLayer");
+                    if (image) layer["format"] = "NCHW";
                     layer["lossFn"] = loss(l.loss);
                 } else {
                     layer["@class"] = pl + "ActivationLayer";

@@ -818,6 +818,11 @@ void TestDl4jExport::refused_layer_named_and_nothing_written_data() {
                   {"type":"output","units":2,"loss":"mcxent"}]})";
     QTest::newRow("reshape channels_last") << last << false
                                            << R"(last.thr: layers[0] (reshape "r"): DL4J cannot express this layer: reshape with order channels_last (DL4J's ReshapeVertex counts the values channels first); nothing was written)";
+    // An image output that is a convolution (a Keras segmentation head): DL4J ends with a CnnLossLayer.
+    const QString head = R"({"name":"head","input":{"channels":2,"height":5,"width":5},
+        "layers":[{"type":"convolution","name":"seg","filters":3,"kernel":[1,1],"activation":"softmax","loss":"mcxent"}]})";
+    QTest::newRow("convolution image output") << head << false
+        << R"(head.thr: layers[0] (convolution "seg"): DL4J cannot express this layer: an image output that is a convolution layer has no DL4J form (DL4J ends with a CnnLossLayer): give the convolution no activation and follow it with an activation layer carrying the activation and the loss; nothing was written)";
     const QString mlp = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/mlp.json"));
     QTest::newRow("a spread DL4J rounds up") << mlp << true
                                              << "mlp.thr: input normalisation (standardize): feature 0 has scale 200000.000000, which "
