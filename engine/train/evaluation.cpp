@@ -38,6 +38,14 @@ void check_compatible(const config::ModelConfig& model, const data::Dataset& ds)
                           " features per sample, model \"" + model.name + "\" expects " +
                           (expects == std::to_string(in) ? expects : expects + " = " + std::to_string(in)));
     const auto out = static_cast<std::size_t>(model.output_size());
+    const auto& main = model.main_output();
+    if (ds.target_size != out && main.image_output())
+        throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
+                          (ds.is_classification() ? " classes" : " target columns") + " per sample, but model \"" + model.name +
+                          "\" has an image output (" + main.out_shape.str() + " = " + std::to_string(main.out_shape.size()) +
+                          " values per sample" + (model.output_layers.size() > 1 ? ", " + std::to_string(out) + " with the other outputs" : "") +
+                          "): its targets are that many values per sample (one-hot over the channels at each pixel for "
+                          "segmentation), which the CSV, IDX and image-folder readers do not provide yet");
     if (ds.target_size != out)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
                           (ds.is_classification() ? " classes" : " target columns") + ", model \"" +

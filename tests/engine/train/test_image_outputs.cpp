@@ -8,6 +8,7 @@
 #include <random>
 
 #include "backend/registry.h"
+#include "core/error.h"
 #include "train/evaluation.h"
 
 using namespace thresher;
@@ -75,6 +76,7 @@ private Q_SLOTS:
     void initTestCase() { be_ = backend::create_backend("cpu", {2}); }
     void segmentation_trains_to_pixel_accuracy();
     void autoencoder_trains_with_regression_per_channel();
+    void data_without_image_targets_refused();
 
 private:
     std::unique_ptr<backend::Backend> be_;
@@ -136,6 +138,23 @@ void TestImageOutputs::autoencoder_trains_with_regression_per_channel() {
     // mse over all values is the loss (mse's sample loss is its values' mean).
     QVERIFY2(std::abs(j["average_mse"].get<double>() - r.loss) < 1e-6 * std::max(1.0, r.loss),
              qPrintable(QString("%1 vs %2").arg(j["average_mse"].get<double>()).arg(r.loss)));
+}
+
+void TestImageOutputs::data_without_image_targets_refused() {
+    // A data set with one label per sample cannot train a segmentation output: the refusal says
+    // what the output needs (its shape and value count), not only that the widths differ.
+    auto ds = squares(4, true, 3);
+    ds.target_size = 2;
+    ds.targets.assign(8, 0.f);
+    const auto m = model(R"({"type":"convolution","filters":2,"kernel":[1,1],"activation":"softmax","loss":"mcxent"})");
+    try {
+        train::check_compatible(m, ds);
+        QFAIL("accepted");
+    } catch (const ConfigError& e) {
+        const QString what = e.what();
+        QVERIFY2(what.contains("image output (2x12x12 = 288 values per sample)") && what.contains("one-hot over the channels"),
+                 e.what());
+    }
 }
 
 QTEST_APPLESS_MAIN(TestImageOutputs)
