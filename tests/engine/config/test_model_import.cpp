@@ -430,6 +430,10 @@ void TestModelImport::image_outputs_data() {
         << compiled(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":3,"kernel_size":3)"),
                            keras_layer("Activation", R"("name":"sm","activation":"softmax")")}), compile_ce)
         << "convolution,activation" << "identity,softmax" << "3x6x6" << "mcxent";
+    QTest::newRow("keras Conv2D then Softmax layer (axis -1: the channels)")
+        << compiled(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":3,"kernel_size":3)"),
+                           keras_layer("Softmax", R"("name":"sm","axis":-1)")}), compile_ce)
+        << "convolution,activation" << "identity,softmax" << "3x6x6" << "mcxent";
     QTest::newRow("keras Conv2DTranspose sigmoid (autoencoder), no loss saved: mse")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":2,"strides":2,"activation":"relu")"),
                   keras_layer("Conv2DTranspose", R"("name":"up","filters":1,"kernel_size":2,"strides":2,"activation":"sigmoid")")})
@@ -588,6 +592,14 @@ void TestModelImport::refused_data() {
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"activation":"relu")"),
                   keras_layer("Activation", R"("name":"a","activation":"softmax")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut})
         << QStringList{"config.layers[2] (Activation \"a\"", "softmax over a 2x6x6 image", "only on a model output with loss mcxent"};
+    QTest::newRow("keras Softmax over an image's rows")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
+                  keras_layer("Softmax", R"("name":"sm","axis":1)")})
+        << QStringList{"config.layers[2] (Softmax \"sm\")", "\"axis\"", "over its channels only"};
+    QTest::newRow("keras pooling as the output")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
+                  keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])")})
+        << QStringList{"cfg.json: model:", "got MaxPooling2D \"p\" (subsampling)"};
     QTest::newRow("dl4j 0.x NaN l2 with useRegularization true (read, so refused)")
         << dl4j({R"({"useRegularization":true,"layer":{"dense":{"layerName":"d","nin":4,"nout":3,"l1":0.0,"l2":"NaN",
                      "activationFn":{"ReLU":{}},"iupdater":{"@class":"org.nd4j.linalg.learning.config.Sgd","learningRate":0.1}}}})",
