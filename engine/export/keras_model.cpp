@@ -502,7 +502,10 @@ private:
                 // Keras gives the drop probability; rounded to a float first so 0.7 reads "rate": 0.3.
                 nlohmann::json cfg{{"rate", config::decimal(static_cast<float>(1.0 - config::decimal(l.retain)))}, {"noise_shape", nullptr},
                                    {"seed", nullptr}};
-                if (l.spatial) cfg["data_format"] = "channels_last";  // whole channels, as Thresher's spatial dropout
+                if (l.spatial) {  // whole channels, as Thresher's spatial dropout
+                    cfg["data_format"] = "channels_last";
+                    if (d_ == KerasDialect::Keras3) cfg.erase("noise_shape");  // Keras 3's SpatialDropout2D has none
+                }
                 add(l.spatial ? "SpatialDropout2D" : "Dropout", l.name, std::move(cfg), same_shape, same_shape);
                 return;
             }
