@@ -45,7 +45,8 @@ void check_compatible(const config::ModelConfig& model, const data::Dataset& ds)
                           "\" has an image output (" + main.out_shape.str() + " = " + std::to_string(main.out_shape.size()) +
                           " values per sample" + (model.output_layers.size() > 1 ? ", " + std::to_string(out) + " with the other outputs" : "") +
                           "): its targets are that many values per sample (one-hot over the channels at each pixel for "
-                          "segmentation), which the CSV, IDX and image-folder readers do not provide yet");
+                          "segmentation): a CSV's last columns give them (a class index per pixel for mcxent, the values otherwise), "
+                          "IDX files and image folders do not");
     if (ds.target_size != out)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
                           (ds.is_classification() ? " classes" : " target columns") + ", model \"" +

@@ -67,10 +67,36 @@ data::CsvOptions csv_options_for(Task t) {
     return o;
 }
 
+namespace {
+
+// A model with one image output reads a CSV's last columns as its targets (CsvOptions::
+// target_columns): a class index per pixel for mcxent, the C x H x W values otherwise (xent: 0/1
+// values, a per-pixel classification with 2 classes).
+void image_targets(data::CsvOptions& csv, const config::ModelConfig& m) {
+    const auto& out = m.main_output();
+    if (!out.image_output() || m.output_layers.size() != 1) return;
+    const auto pixels = static_cast<std::size_t>(out.out_shape.h) * static_cast<std::size_t>(out.out_shape.w);
+    const bool classes = out.loss == config::LossKind::MultiClassCrossEntropy || out.loss == config::LossKind::NegativeLogLikelihood;
+    csv.classification = classes;
+    csv.num_classes = classes ? out.out_shape.c : 0;
+    csv.target_columns = classes ? pixels : out.out_shape.size();
+    csv.label_column = -1;
+}
+
+void mark_binary_pixels(data::Dataset& ds, const config::ModelConfig& m) {
+    const auto& out = m.main_output();
+    if (out.image_output() && out.loss == config::LossKind::BinaryCrossEntropy && !ds.is_classification() &&
+        ds.target_size == out.out_shape.size())
+        ds.num_classes = 2;  // each value a binary decision (train/evaluation.cpp PixelRows)
+}
+
+}  // namespace
+
 data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig& m, data::ImageFolderOptions images) {
     const Task task = task_of(m);
     data::DataOptions options;
     options.csv = csv_options_for(task);
+    image_targets(options.csv, m);
     options.images = std::move(images);
     options.images.shape = {m.input.c, m.input.h, m.input.w};
     auto split = data::load_data(spec, options);
@@ -78,6 +104,8 @@ data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig
         fold_binary(split.train);
         if (split.has_test) fold_binary(split.test);
     }
+    mark_binary_pixels(split.train, m);
+    if (split.has_test) mark_binary_pixels(split.test, m);
     share_targets(split.train, m);
     if (split.has_test) share_targets(split.test, m);
     return split;

@@ -10,6 +10,7 @@
 #include "backend/registry.h"
 #include "core/error.h"
 #include "train/evaluation.h"
+#include "train/task.h"
 
 using namespace thresher;
 
@@ -77,6 +78,7 @@ private Q_SLOTS:
     void segmentation_trains_to_pixel_accuracy();
     void autoencoder_trains_with_regression_per_channel();
     void data_without_image_targets_refused();
+    void csv_with_pixel_targets_trains();
 
 private:
     std::unique_ptr<backend::Backend> be_;
@@ -152,9 +154,51 @@ void TestImageOutputs::data_without_image_targets_refused() {
         QFAIL("accepted");
     } catch (const ConfigError& e) {
         const QString what = e.what();
-        QVERIFY2(what.contains("image output (2x12x12 = 288 values per sample)") && what.contains("one-hot over the channels"),
+        QVERIFY2(what.contains("image output (2x12x12 = 288 values per sample)") && what.contains("one-hot over the channels") && what.contains("a CSV's last columns"),
                  e.what());
     }
+}
+
+void TestImageOutputs::csv_with_pixel_targets_trains() {
+    // A CSV row: the 144 pixels, then the 144 pixels' classes (0 background, 1 rectangle) for the
+    // segmentation model, or the 144 clean values for the autoencoder (CsvOptions::target_columns).
+    QTemporaryDir dir;
+    const auto seg = squares(32, true, 4), clean = squares(32, false, 4);
+    const std::size_t pixels = kSide * kSide;
+    QString seg_csv, ae_csv;
+    for (std::size_t i = 0; i < seg.count; ++i) {
+        QStringList a, b;
+        for (std::size_t p = 0; p < pixels; ++p) a << QString::number(seg.features[i * pixels + p]);
+        b = a;
+        for (std::size_t p = 0; p < pixels; ++p) a << QString::number(seg.targets[i * 2 * pixels + pixels + p] > 0.5f ? 1 : 0);
+        for (std::size_t p = 0; p < pixels; ++p) b << QString::number(clean.targets[i * pixels + p]);
+        seg_csv += a.join(',') + "\n";
+        ae_csv += b.join(',') + "\n";
+    }
+    auto write = [&](const QString& name, const QString& text) {
+        QFile f(dir.filePath(name));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(text.toUtf8());
+    };
+    write("seg.csv", seg_csv);
+    write("ae.csv", ae_csv);
+
+    const auto m = model(R"({"type":"convolution","filters":6,"kernel":[3,3],"mode":"same","activation":"relu"},
+        {"type":"convolution","filters":2,"kernel":[1,1],"activation":"softmax","loss":"mcxent"})");
+    auto split = train::load_data_for(dir.filePath("seg.csv").toStdString(), m);
+    train::check_compatible(m, split.train);
+    QCOMPARE(split.train.target_size, 2 * pixels);
+    QCOMPARE(split.train.targets, seg.targets);  // one-hot over the channels, NCHW, as built in memory
+    nn::Network net(m, *be_);
+    const auto [before, after] = train_steps(net, split.train, 40);
+    QVERIFY2(after < before / 2, qPrintable(QString("loss %1 -> %2").arg(before).arg(after)));
+    QCOMPARE(train::evaluate(net, split.train).classification->count(), std::int64_t(32 * pixels));
+
+    const auto ae = model(R"({"type":"convolution","filters":1,"kernel":[3,3],"mode":"same","activation":"sigmoid","loss":"xent"})");
+    auto values = train::load_data_for(dir.filePath("ae.csv").toStdString(), ae);
+    QCOMPARE(values.train.target_size, pixels);
+    QCOMPARE(values.train.num_classes, 2);  // xent: each value a binary decision
+    QCOMPARE(values.train.targets, clean.targets);
 }
 
 QTEST_APPLESS_MAIN(TestImageOutputs)
