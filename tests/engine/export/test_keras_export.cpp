@@ -417,6 +417,8 @@ void TestKerasExport::h5py_reads_the_files_data() {
         << QStringList{"Dense", "Reshape", "Conv2D", "Permute", "Permute", "Reshape", "Dense", "Reshape", "Conv2D", "Flatten", "Dense"}
         << QStringList{"d", "to_image", "conv", "whc", "hcw", "to_flat", "d2", "column", "conv2", "flatten", "out"} << QStringList{}
         << QStringList{};
+    QTest::newRow("segmentation head") << QString(kSegmentationHead) << QStringList{"Conv2D", "SpatialDropout2D", "Conv2D"}
+                                       << QStringList{"c", "sd", "seg"} << QStringList{} << QStringList{};
     QTest::newRow("transposed") << QString(kTransposed)
                                 << QStringList{"Conv2DTranspose", "Conv2DTranspose", "Conv2DTranspose", "Flatten", "Dense"}
                                 << QStringList{"up", "same", "dilated", "flatten", "out"} << QStringList{} << QStringList{};
