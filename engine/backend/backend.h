@@ -231,9 +231,15 @@ public:
     // derivative_from_input() holds, the first argument is the pre-activation x instead.
     virtual void activation_backward(ActivationSpec, const float* y, const float* dy, float* dz,
                                      int rows, int cols) = 0;
-    // Inverted dropout: mask[i] = (u < retain) / retain with u from (seed); y = x * mask.
+    // Softmax over the channels of each pixel of an NCHW [batch x channels x pixels] tensor (a
+    // segmentation output: one class distribution per pixel); pixels = 1 is the row softmax. y
+    // may be x.
+    virtual void softmax_channels(const float* x, float* y, int batch, int channels, int pixels) = 0;
+    // Inverted dropout: mask[i] = (u < retain) / retain with u from (seed); y = x * mask. With
+    // group > 1 the elements i of one group (i / group: a channel of a sample for spatial
+    // dropout, group = height x width) share one draw, the one element i / group would get.
     virtual void dropout_forward(const float* x, float* y, float* mask, std::size_t count,
-                                 float retain, std::uint64_t seed) = 0;
+                                 float retain, std::uint64_t seed, std::size_t group = 1) = 0;
     virtual void multiply(const float* a, const float* b, float* out, std::size_t count) = 0;
     // y += alpha * x
     virtual void axpy(float alpha, const float* x, float* y, std::size_t count) = 0;

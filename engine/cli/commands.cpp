@@ -167,12 +167,12 @@ void predict_command(const std::string& model_file, const std::string& data_spec
     if (rows.size() != n)
         throw Error("predict: " + std::to_string(n - rows.size()) + " of " + std::to_string(n) + " predictions are missing");
     const auto& cfg = l.net->config();
-    const auto main_k = static_cast<std::size_t>(cfg.main_output().units);
+    const auto main_k = static_cast<std::size_t>(cfg.main_output().output_width());
     for (const auto& [i, all] : rows) {
         nlohmann::json j{{"index", i}};
         // Several outputs: the main one (the first) as for any model, and each by name.
         const std::vector<float> v(all.begin(), all.begin() + static_cast<long>(main_k));
-        if (classifier) {
+        if (classifier && !cfg.main_output().image_output()) {
             // One sigmoid output: P(class 1); else the most probable class.
             const auto c = main_k == 1 ? (v[0] >= 0.5f ? 1 : 0) : std::max_element(v.begin(), v.end()) - v.begin();
             j["class"] = c;
@@ -186,7 +186,7 @@ void predict_command(const std::string& model_file, const std::string& data_spec
             std::size_t column = 0;
             for (std::size_t o = 0; o < cfg.output_layers.size(); ++o) {
                 const auto& out = cfg.layers[cfg.output_layers[o]];
-                const auto units = static_cast<std::size_t>(out.units);
+                const auto units = static_cast<std::size_t>(out.output_width());
                 by_name[out.name.empty() ? "output" + std::to_string(o) : out.name] =
                     std::vector<float>(all.begin() + static_cast<long>(column), all.begin() + static_cast<long>(column + units));
                 column += units;

@@ -15,7 +15,10 @@ namespace {
 
 std::string task_of(const config::ModelConfig& m) {
     const auto& out = m.main_output();
-    if (out.loss == config::LossKind::BinaryCrossEntropy) return out.units == 1 ? "binary classification" : "multi-label classification";
+    // An image output: the loss at every pixel (engine/config/README.md, image outputs).
+    if (out.image_output())
+        return (m.is_classifier() ? "per-pixel classification (segmentation), " : "image regression, ") + out.out_shape.str() + " per sample";
+    if (out.loss == config::LossKind::BinaryCrossEntropy) return out.output_width() == 1 ? "binary classification" : "multi-label classification";
     if (m.is_classifier()) return "classification";
     return "regression";
 }
@@ -56,7 +59,7 @@ std::string describe(const config::LayerConfig& l) {
               << (l.mode == config::ConvMode::Same ? " same" : "");
             break;
         case config::LayerType::BatchNorm: s << " eps " << config::decimal(l.bn_eps) << " decay " << config::decimal(l.bn_decay); break;
-        case config::LayerType::Dropout: s << " retain " << config::decimal(l.retain); break;
+        case config::LayerType::Dropout: s << " retain " << config::decimal(l.retain) << (l.spatial ? " spatial (whole channels)" : ""); break;
         case config::LayerType::PRelu:
             s << " " << l.blocks.at(0).size << (l.blocks.at(0).size == 1 ? " alpha" : " alphas");
             for (std::size_t a = 0; a < 3; ++a)
@@ -101,6 +104,9 @@ std::string describe(const config::LayerConfig& l) {
         case config::LayerType::RepeatVector: s << " " << l.repeat << " times"; break;
     }
     if (l.activation.kind == config::Activation::LeakyRelu) s << " alpha " << config::decimal(l.activation.alpha);
+    // An image output other than an activation layer (a convolution, an upsampling): its loss.
+    if (l.declares_loss && l.type != config::LayerType::Activation && l.type != config::LayerType::Output)
+        s << " loss " << config::to_string(l.loss);
     return s.str();
 }
 

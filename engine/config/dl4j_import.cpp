@@ -21,7 +21,7 @@ using import::Place;
 using import::simple_class_name;
 
 enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding, PRelu, Loss,
-                  Cropping, Upsampling, DepthwiseConvolution, SeparableConvolution, TransposedConvolution };
+                  CnnLoss, Cropping, Upsampling, DepthwiseConvolution, SeparableConvolution, TransposedConvolution };
 
 std::optional<Kind> kind_of(const std::string& name) {
     static const std::map<std::string, Kind> kinds{
@@ -36,7 +36,7 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"GlobalPoolingLayer", Kind::GlobalPooling}, {"GlobalPooling", Kind::GlobalPooling},
         {"ZeroPaddingLayer", Kind::ZeroPadding}, {"zeroPadding", Kind::ZeroPadding},
         {"PReLULayer", Kind::PRelu}, {"prelu", Kind::PRelu},
-        {"LossLayer", Kind::Loss}, {"loss", Kind::Loss},
+        {"LossLayer", Kind::Loss}, {"loss", Kind::Loss}, {"CnnLossLayer", Kind::CnnLoss},
         {"Cropping2D", Kind::Cropping}, {"Upsampling2D", Kind::Upsampling},
         {"DepthwiseConvolution2D", Kind::DepthwiseConvolution}, {"SeparableConvolution2D", Kind::SeparableConvolution},
         {"Deconvolution2D", Kind::TransposedConvolution}};
@@ -333,12 +333,15 @@ void read_regularisation(Place& p, LayerConfig& l, bool legacy_enabled) {
         p.note("bias regularisation ignored (Thresher never regularises biases)");
 }
 
-// The probability of *keeping* an input (DL4J's dropOut(p) and Dropout(p) both mean retain).
-std::optional<float> read_dropout(Place& p) {
+// The probability of *keeping* an input (DL4J's dropOut(p) and Dropout(p) both mean retain);
+// `spatial` is set for SpatialDropout (whole channels kept or dropped, the same p).
+std::optional<float> read_dropout(Place& p, bool* spatial = nullptr) {
     if (const auto* d = p.object({"idropout"})) {
         const auto t = import::typed(*d);
         const std::string cls = t ? t->name : json_summary(*d);
-        if (cls != "Dropout") p.fail("idropout", cls + " is not supported (only Dropout)");
+        if (cls != "Dropout" && cls != "SpatialDropout")
+            p.fail("idropout", cls + " is not supported (only Dropout and SpatialDropout)");
+        if (spatial) *spatial = cls == "SpatialDropout";
         std::vector<std::string> scratch;
         Place dp(*t->body, p.source(), p.where() + ".idropout", scratch);
         if (dp.has("pSchedule")) p.note("\"idropout\": dropout schedule ignored; using p");
@@ -495,7 +498,7 @@ Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& 
 std::string kUnsupportedLayer(const std::string& cls) {
     return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
            "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer, Cropping2D, Upsampling2D, BatchNormalization, DropoutLayer, "
-           "PReLULayer, ActivationLayer, LossLayer, DepthwiseConvolution2D, SeparableConvolution2D and Deconvolution2D)";
+           "PReLULayer, ActivationLayer, LossLayer, CnnLossLayer, DepthwiseConvolution2D, SeparableConvolution2D and Deconvolution2D)";
 }
 
 
@@ -923,9 +926,11 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         c.note_unread();
 
         first_of_conf.push_back(m.layers.size());
-        if (auto retain = read_dropout(p); retain && *retain < 1.f && *kind != Kind::Dropout) {
+        bool spatial_input = false;
+        if (auto retain = read_dropout(p, &spatial_input); retain && *retain < 1.f && *kind != Kind::Dropout) {
             LayerConfig d;
             d.type = LayerType::Dropout;
+            d.spatial = spatial_input;
             d.name = (name.empty() ? conf_where : name) + " input dropout";
             d.origin = conf_where;
             d.origin_what = what + (p.has("idropout") ? " \"idropout\"" : " \"dropOut\"");
@@ -1078,7 +1083,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 break;
             }
             case Kind::Dropout: {
-                auto retain = read_dropout(p);
+                auto retain = read_dropout(p, &l.spatial);
                 if (!retain || *retain >= 1.f) {
                     p.note("dropout layer without dropout: left out");
                     finish();
@@ -1105,11 +1110,18 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 break;
             }
             case Kind::Loss:
+            case Kind::CnnLoss:
                 // DL4J's LossLayer: activation and loss without parameters; it must be last.
-                if (!last) p.fail("a LossLayer must be the last layer");
+                // CnnLossLayer: the same on an image, each pixel an example (a softmax is over
+                // the channels of each pixel); Thresher averages over the pixels where DL4J sums
+                // them (engine/config/README.md, outputs). Its "format" (NCHW or NHWC) says how
+                // DL4J lays out its arrays; the softmax is over channels either way.
+                if (!last) p.fail(std::string("a ") + (*kind == Kind::Loss ? "LossLayer" : "CnnLossLayer") + " must be the last layer");
                 l.type = LayerType::Activation;
                 l.activation = read_activation(p, leaky_alpha);
                 l.loss = read_loss(p);
+                l.declares_loss = true;
+                if (*kind == Kind::CnnLoss) p.ignore({"format"});
                 break;
         }
         if (params) {

@@ -60,7 +60,12 @@ bool ModelConfig::is_graph() const {
 
 namespace {
 
-bool can_be_output(const LayerConfig& l) { return l.type == LayerType::Output || l.type == LayerType::Activation; }
+// An output layer, an activation layer (DL4J's LossLayer), or a layer that declares a "loss":
+// an image output (a convolution, transposed convolution, upsampling ... ending an autoencoder
+// or a segmentation head; shape inference checks that it is an image).
+bool can_be_output(const LayerConfig& l) {
+    return l.type == LayerType::Output || l.type == LayerType::Activation || l.declares_loss;
+}
 
 }  // namespace
 
@@ -129,7 +134,8 @@ void ModelConfig::resolve_graph(const std::string& source) {
         }
         if (i + 1 < layers.size() && !can_be_output(layers[i]))
             fail(i, "no layer reads its output, and a " + std::string(to_string(layers[i].type)) +
-                        " layer cannot be a model output (end that branch with an output layer, or feed it to another layer)");
+                        " layer cannot be a model output without a \"loss\" (end that branch with an output layer, give an image "
+                        "output its loss, or feed it to another layer)");
         if (outputs.empty()) output_layers.push_back(i);
     }
     if (!outputs.empty()) {

@@ -23,7 +23,7 @@ using import::Place;
 
 const char* kSupportedLayers =
     "InputLayer, Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, "
-    "BatchNormalization, Dropout, Flatten, ZeroPadding2D, Cropping2D, UpSampling2D (nearest), "
+    "BatchNormalization, Dropout, SpatialDropout2D, Flatten, ZeroPadding2D, Cropping2D, UpSampling2D (nearest), "
     "Activation, ReLU, LeakyReLU, ELU, ThresholdedReLU, Softmax, PReLU, and in functional models Add, Subtract, "
     "Multiply, Average, Maximum, Concatenate, DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, Reshape (to features or "
     "an image), Permute (of an image); Keras 1's Convolution2D, Deconvolution2D, "
@@ -32,7 +32,7 @@ const char* kSupportedLayers =
 bool supported_layer(const std::string& kind) {
     static const std::set<std::string> known{"InputLayer", "Dense", "Conv2D", "Convolution2D", "MaxPooling2D",
                                              "MaxPool2D", "AveragePooling2D", "AvgPool2D", "BatchNormalization",
-                                             "Dropout", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
+                                             "Dropout", "SpatialDropout2D", "Flatten", "Activation", "ReLU", "LeakyReLU", "Softmax",
                                              "ELU", "ThresholdedReLU", "GlobalAveragePooling2D", "GlobalAvgPool2D",
                                              "GlobalMaxPooling2D", "GlobalMaxPool2D", "ZeroPadding2D", "PReLU",
                                              "Cropping2D", "UpSampling2D", "Add", "Subtract", "Multiply", "Average",
@@ -636,7 +636,10 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 l.dilation = p.pair({"dilation_rate"}, 1).value_or(std::array<int, 2>{1, 1});
                 if (p.integer({"groups"}, 1).value_or(1) != 1) p.fail("groups", "grouped convolution is not supported");
                 l.activation = activation_from_name(p, "activation", c->value("activation", nlohmann::json("linear")), keras3);
-                if (l.activation.kind == Activation::Softmax) p.fail("activation", "softmax on a convolution is not supported");
+                // Keras's softmax is over the last axis: the channels of each pixel when channels
+                // last (a segmentation head; shape inference keeps it to an output with mcxent).
+                if (l.activation.kind == Activation::Softmax && channels_first)
+                    p.fail("activation", "softmax on a channels_first convolution normalises over its width, which is not supported");
                 params = true;
             } else if (kind == "MaxPooling2D" || kind == "MaxPool2D" || kind == "AveragePooling2D" || kind == "AvgPool2D") {
                 l.type = LayerType::Subsampling;
@@ -667,13 +670,16 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 if (!p.boolean({"center"}).value_or(true) || !p.boolean({"scale"}).value_or(true))
                     p.note("center/scale false: Thresher learns both beta and gamma");
                 params = true;
-            } else if (kind == "Dropout") {
-                // Keras 1 called the drop probability "p".
+            } else if (kind == "Dropout" || kind == "SpatialDropout2D") {
+                // Keras 1 called the drop probability "p". SpatialDropout2D drops whole channels.
                 const auto rate = p.hyper({"rate", "p"}, import::kUnitOpenTop).value_or(0.0);
-                if (p.has("noise_shape")) p.fail("noise_shape", "dropout with a noise shape is not supported");
+                if (p.has("noise_shape") && !p.json()["noise_shape"].is_null())
+                    p.fail("noise_shape", "dropout with a noise shape is not supported");
+                p.ignore({"noise_shape", "data_format"});
                 p.note_unread();
                 if (rate == 0.0) return;
                 l.type = LayerType::Dropout;
+                l.spatial = kind == "SpatialDropout2D";
                 l.retain = static_cast<float>(1.0 - decimal(static_cast<float>(rate)));  // Keras gives the drop probability
                 m.layers.push_back(l);
                 return;
@@ -734,9 +740,17 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 } else if (kind == "LeakyReLU") {
                     act = {Activation::LeakyRelu, static_cast<float>(p.hyper({"negative_slope", "alpha"}, import::kUnit).value_or(0.3))};
                 } else {
+                    // The last axis (Keras's default): an image's channels when channels last.
                     act = {Activation::Softmax, 0.01f};
+                    const auto& axis = c->contains("axis") ? (*c)["axis"] : nlohmann::json(-1);
+                    const bool last = axis == -1 || (axis.is_array() && axis.size() == 1 && axis[0] == -1);
+                    if (!flat && (!last || channels_first))
+                        p.fail("axis", "softmax over an image is supported over its channels only (axis -1, channels last), got " +
+                                           json_summary(axis));
                     p.ignore({"axis"});
                 }
+                if (act.kind == Activation::Softmax && !flat && channels_first)
+                    p.fail("activation", "softmax over a channels_first image normalises over its width, which is not supported");
                 p.note_unread();
                 // Linear is nothing to run; otherwise fused into the layer before it where that is
                 // exact, or a layer of its own (after a Dense that has an activation already, say).
@@ -809,15 +823,23 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         out_layers.push_back(m.layers.size() - 1);
     }
     if (m.layers.empty()) root.fail("the model has no layer Thresher computes");
+    // An image output (Conv2D, Conv2DTranspose, UpSampling2D, ZeroPadding2D, Cropping2D, or an
+    // activation over an image) takes the loss at every pixel (engine/config/README.md, outputs).
+    auto image_output = [](LayerType t) {
+        return is_convolution(t) || t == LayerType::TransposedConvolution || t == LayerType::Upsampling ||
+               t == LayerType::ZeroPadding || t == LayerType::Cropping;
+    };
     for (const auto j : out_layers) {
         auto& out = m.layers[j];
-        if (out.type != LayerType::Dense && out.type != LayerType::Activation)
-            root.fail((out_layers.size() > 1 ? "each output must be Dense or an activation (it becomes an output layer): " + out.origin +
-                                                   " (" + out.origin_what + ") is " + std::string(to_string(out.type))
-                                             : "the last layer must be Dense or an activation (it becomes the output layer), got " +
-                                                   std::string(to_string(out.type))));
+        if (out.type != LayerType::Dense && out.type != LayerType::Activation && !image_output(out.type))
+            root.fail((out_layers.size() > 1 ? "each output must be Dense, an activation or a layer producing an image (Conv2D, "
+                                               "Conv2DTranspose, UpSampling2D ...): " + out.origin + " (" + out.origin_what + ") is " +
+                                                   std::string(to_string(out.type))
+                                             : "the last layer must be Dense, an activation or a layer producing an image (Conv2D, "
+                                               "Conv2DTranspose, UpSampling2D ...), got " + out.origin_what + " (" +
+                                                   std::string(to_string(out.type)) + ")"));
         if (out.type == LayerType::Dense) out.type = LayerType::Output;
-        out.declares_loss = out.type == LayerType::Activation;
+        out.declares_loss = out.type != LayerType::Output;
     }
     if (out_layers.size() > 1)
         for (const auto j : out_layers) m.outputs.push_back(m.layers[j].name);

@@ -209,8 +209,12 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
             if (auto d = g.pair("dilation", 1)) l.dilation = *d;
             if (auto m = g.choice("mode", {"truncate", "same"})) l.mode = static_cast<ConvMode>(*m);
             l.activation = parse_activation(g, Activation::Identity);
-            if (l.activation.kind == Activation::Softmax)
-                g.fail("activation", "softmax is not supported on convolution layers");
+            // As an image output with "loss": mcxent, softmax over the channels of each pixel.
+            l.declares_loss = g.has("loss");
+            if (l.declares_loss) parse_loss(g, l);
+            if (l.activation.kind == Activation::Softmax && !l.declares_loss)
+                g.fail("activation", "softmax on a convolution is a softmax over its channels at each pixel: only on a "
+                                     "model output with \"loss\": \"mcxent\" (a segmentation head)");
             break;
         }
         case LayerType::Subsampling: {
@@ -239,6 +243,7 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
             auto r = g.number("retain", 1e-6, 1.0);
             if (!r) g.fail("retain", "is required: the probability of keeping an activation, in (0, 1]");
             l.retain = static_cast<float>(*r);
+            l.spatial = g.boolean("spatial").value_or(false);
             break;
         }
         case LayerType::PRelu: {
@@ -264,13 +269,20 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
             l.declares_loss = g.has("loss");
             if (last || l.declares_loss) parse_loss(g, l);
             break;
-        case LayerType::ZeroPadding: l.margins = parse_margins(g, "padding"); break;
-        case LayerType::Cropping: l.margins = parse_margins(g, "cropping"); break;
+        case LayerType::ZeroPadding:
+        case LayerType::Cropping:
         case LayerType::Upsampling: {
-            auto size = g.pair("size", 1);
-            if (!size) g.fail("size", "is required: n or [rows, columns] per input pixel");
-            if ((*size)[0] > 1024 || (*size)[1] > 1024) g.fail("size", "at most 1024 per axis");
-            l.scale = *size;
+            if (l.type == LayerType::ZeroPadding) l.margins = parse_margins(g, "padding");
+            if (l.type == LayerType::Cropping) l.margins = parse_margins(g, "cropping");
+            if (l.type == LayerType::Upsampling) {
+                auto size = g.pair("size", 1);
+                if (!size) g.fail("size", "is required: n or [rows, columns] per input pixel");
+                if ((*size)[0] > 1024 || (*size)[1] > 1024) g.fail("size", "at most 1024 per axis");
+                l.scale = *size;
+            }
+            // An image output (an autoencoder's last upsampling): mse or mae on its values.
+            l.declares_loss = g.has("loss");
+            if (l.declares_loss) parse_loss(g, l);
             break;
         }
         case LayerType::Add:
@@ -444,9 +456,8 @@ std::size_t ModelConfig::input_size() const {
 
 std::size_t ModelConfig::target_size() const {
     if (layers.empty()) return 0;
-    auto one = [](const LayerConfig& l) {
-        return static_cast<std::size_t>(l.units) * static_cast<std::size_t>(l.out_shape.sequence() ? l.out_shape.t : 1);
-    };
+    // Every value an output gives per sample: a per-step output's T x units, an image's C x H x W.
+    auto one = [](const LayerConfig& l) { return static_cast<std::size_t>(l.output_width()); };
     if (output_layers.empty()) return one(layers.back());
     std::size_t n = 0;
     for (auto o : output_layers) n += one(layers[o]);
@@ -462,10 +473,12 @@ const LayerConfig& ModelConfig::main_output() const {
 }
 
 int ModelConfig::output_size() const {
+    // A per-step output counts its units once (one step's classes); an image its C x H x W.
+    auto one = [](const LayerConfig& l) { return l.out_shape.sequence() ? l.units : l.output_width(); };
     if (layers.empty()) return 0;
-    if (output_layers.empty()) return layers.back().units;
+    if (output_layers.empty()) return one(layers.back());
     int n = 0;
-    for (auto o : output_layers) n += layers[o].units;
+    for (auto o : output_layers) n += one(layers[o]);
     return n;
 }
 
@@ -639,7 +652,10 @@ nlohmann::json ModelConfig::to_json() const {
                 o["eps"] = decimal(l.bn_eps);
                 o["decay"] = decimal(l.bn_decay);
                 break;
-            case LayerType::Dropout: o["retain"] = decimal(l.retain); break;
+            case LayerType::Dropout:
+                o["retain"] = decimal(l.retain);
+                if (l.spatial) o["spatial"] = true;
+                break;
             case LayerType::PRelu: {
                 auto axes = nlohmann::json::array();
                 for (std::size_t a = 0; a < 3; ++a)
@@ -703,6 +719,8 @@ nlohmann::json ModelConfig::to_json() const {
                              kPReluAxes[static_cast<std::size_t>(l.permute_axes[2])]};
                 break;
         }
+        // An image output (a convolution or resize layer with a loss).
+        if (l.declares_loss && l.type != LayerType::Activation && l.type != LayerType::Output) o["loss"] = to_string(l.loss);
         if (!l.inputs.empty()) o["inputs"] = l.inputs;
         if (has_alpha(l.activation.kind)) o["alpha"] = decimal(l.activation.alpha);
         if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];

@@ -111,6 +111,7 @@ struct LayerConfig {
     ActivationSpec activation{};
     LossKind loss = LossKind::MultiClassCrossEntropy;  // output, or an activation layer that is last
     float retain = 0.5f;                // dropout: probability of keeping an activation
+    bool spatial = false;               // dropout: one draw per channel of a sample (Keras SpatialDropout2D)
     float bn_eps = 1e-5f;
     float bn_decay = 0.9f;              // running = decay * running + (1 - decay) * batch
     // prelu: which of channels, height, width share one alpha; the value every alpha starts at.
@@ -154,7 +155,7 @@ struct LayerConfig {
     std::vector<ParamBlock> blocks;
     std::size_t param_count = 0;
     std::size_t param_offset = 0;  // of this layer's slice in the model's buffer
-    bool declares_loss = false;    // "loss" given: only an output may (an activation layer ending a branch)
+    bool declares_loss = false;    // "loss" given: only an output may (an activation layer ending a branch, an image output)
     bool is_output = false;        // a model output (no layer reads it): its loss's derivative arrives folded through its activation
     // Resolved `inputs`: the index of each input's layer, or a model input: kModelInput for the
     // first, model_input(k) for input k (negative numbers, so `source >= 0` means a layer).
@@ -162,6 +163,12 @@ struct LayerConfig {
     static constexpr int kModelInput = -1;
     static constexpr int model_input(std::size_t k) { return -1 - static_cast<int>(k); }
     static constexpr std::size_t input_index(int source) { return static_cast<std::size_t>(-1 - source); }
+
+    // The values the loss compares with the targets (an output's): units for flat features,
+    // channels x height x width for an image output.
+    int output_width() const { return static_cast<int>(out_shape.size()); }
+    // An output that is an image: its loss applies at every pixel (engine/config/README.md).
+    bool image_output() const { return is_output && !out_shape.flat() && !out_shape.sequence(); }
 
     // "layers[2] (convolution)", or for an imported layer
     // "config.layers[3] (Conv2D \"conv2d_1\"; Thresher layers[2] convolution)".

@@ -82,9 +82,10 @@ void ModelConfig::infer_shapes(const std::string& source) {
         l.pads = {0, 0, 0, 0};
         // An output: no layer reads it (resolve_graph set is_output; the last layer always is).
         const bool last = l.is_output;
-        if (i + 1 == layers.size() && l.type != LayerType::Output && l.type != LayerType::Activation)
-            fail(i, "the last layer must be an output layer (or an activation layer with the loss), got " +
-                        std::string(to_string(l.type)));
+        if (i + 1 == layers.size() && l.type != LayerType::Output && l.type != LayerType::Activation && !l.declares_loss)
+            fail(i, "the last layer must be an output layer, an activation layer with the loss, or an image output with a "
+                    "\"loss\" (a convolution, transposed convolution or upsampling layer), got " +
+                        std::string(to_string(l.type)) + " without one");
         switch (l.type) {
             case LayerType::Dense:
             case LayerType::Output: {
@@ -202,16 +203,13 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 l.blocks.push_back({ParamRole::RunningVar, 3 * c, c});
                 break;
             }
-            case LayerType::Dropout: l.out_shape = shape; break;
+            case LayerType::Dropout:
+                if (l.spatial && (shape.flat() || shape.sequence()))
+                    fail(i, "spatial dropout drops whole channels of an image, but its input is " +
+                                (shape.sequence() ? "a sequence (" + shape.str() + ")" : std::to_string(shape.size()) + " flat features"));
+                l.out_shape = shape;
+                break;
             case LayerType::Activation:
-                // Softmax normalises one row of features; over an image that would mix the
-                // channels of every position, which no importer means.
-                // On a sequence softmax normalises each step's features, and as the output the
-                // loss is per step (seq_spec.md).
-                if (l.activation.kind == Activation::Softmax && !shape.flat() && !shape.sequence())
-                    fail(i, "softmax needs flat features, but its input is a " + shape.str() + " image");
-                if (last && !shape.flat() && !shape.sequence())
-                    fail(i, "as the last layer (the output) it needs flat features, but its input is a " + shape.str() + " image");
                 l.out_shape = shape;
                 l.units = last ? shape.c : 0;  // as the output: the values the loss compares with the targets (per step on a sequence)
                 break;
@@ -367,13 +365,27 @@ void ModelConfig::infer_shapes(const std::string& source) {
         l.param_offset = offset;
         offset += l.param_count;
     }
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        // Softmax over an image is a softmax over the channels of each pixel, whose backward pass
+        // Thresher has only folded into mcxent (the segmentation output's loss).
+        const auto& l = layers[i];
+        if (l.activation.kind == Activation::Softmax && !l.out_shape.flat() && !l.out_shape.sequence() && !l.is_output)
+            fail(i, "softmax over a " + l.out_shape.str() + " image (over the channels of each pixel) is supported only on a "
+                    "model output with loss mcxent, but other layers read this one");
+        if (l.declares_loss && l.type != LayerType::Activation && l.out_shape.flat())
+            fail(i, "\"loss\": a " + std::string(to_string(l.type)) + " layer is an output only when it produces an image, "
+                    "but it produces " + std::to_string(l.out_shape.size()) + " flat features (end with an output layer)");
+    }
     for (const auto o : output_layers) {
         const auto& out = layers[o];
+        if (!out.out_shape.flat() && out.activation.kind == Activation::Softmax && out.loss != LossKind::MultiClassCrossEntropy &&
+            out.loss != LossKind::NegativeLogLikelihood)
+            fail(o, "softmax over the channels of each pixel needs loss mcxent, got " + std::string(to_string(out.loss)));
         // The loss's derivative goes through the output activation from its output alone.
         if (vocab::derivative_from_input(out.activation.kind))
             fail(o, "activation " + std::string(to_string(out.activation.kind)) +
                         " is not supported on an output layer (only on hidden layers)");
-        if (out.loss == LossKind::BinaryCrossEntropy && out.units < 1) fail(o, "xent needs at least one output");
+        if (out.loss == LossKind::BinaryCrossEntropy && out.output_width() < 1) fail(o, "xent needs at least one output");
         const bool ce = out.loss == LossKind::MultiClassCrossEntropy || out.loss == LossKind::NegativeLogLikelihood;
         if (ce && out.activation.kind != Activation::Softmax && out.activation.kind != Activation::Sigmoid &&
             out.activation.kind != Activation::Softplus)

@@ -53,6 +53,12 @@ Dataset parse_csv(std::string_view text, const std::string& name, const CsvOptio
     int max_label = -1;
     std::size_t max_label_line = 0, max_label_column = 0;  // where the largest label is
     std::vector<float> regression_targets;
+    std::vector<std::int32_t> pixel_labels;  // several target columns: each pixel's class
+    // Several target columns (an image output): the first of them; the rest follow it.
+    const std::size_t targets_per_row = std::max<std::size_t>(options.target_columns, 1);
+    if (targets_per_row > 1 && (options.label_column != -1 || (options.classification && options.num_classes < 2)))
+        throw DataError(name + ": " + std::to_string(targets_per_row) + " target columns need the last columns as targets"
+                        " (label column -1) and, for classes per pixel, the class count");
 
     std::size_t line_no = 0;
     std::size_t pos = 0;
@@ -69,10 +75,12 @@ Dataset parse_csv(std::string_view text, const std::string& name, const CsvOptio
         if (!seen_first) {
             seen_first = true;
             columns = cells.size();
-            if (columns < 2) {
+            if (columns < targets_per_row + 1) {
                 throw DataError(name + ": line " + std::to_string(line_no) + ": found " +
-                                std::to_string(columns) +
-                                " column; need at least 2 (features and a label)");
+                                std::to_string(columns) + (columns == 1 ? " column" : " columns") + "; need at least " +
+                                std::to_string(targets_per_row + 1) +
+                                (targets_per_row > 1 ? " (features and " + std::to_string(targets_per_row) + " target columns)"
+                                                     : std::string(" (features and a label)")));
             }
             const long long col = options.label_column < 0
                                       ? static_cast<long long>(columns) + options.label_column
@@ -83,8 +91,8 @@ Dataset parse_csv(std::string_view text, const std::string& name, const CsvOptio
                                 " is out of range for a table of " + std::to_string(columns) +
                                 " columns");
             }
-            label_col = static_cast<std::size_t>(col);
-            ds.shape = SampleShape{1, 1, static_cast<int>(columns - 1)};
+            label_col = static_cast<std::size_t>(col) + 1 - targets_per_row;  // the first target column
+            ds.shape = SampleShape{1, 1, static_cast<int>(columns - targets_per_row)};
             bool header = options.header == 1;
             if (options.header < 0) {
                 double v = 0;
@@ -117,7 +125,7 @@ Dataset parse_csv(std::string_view text, const std::string& name, const CsvOptio
                     throw DataError(place.at(c + 1) + "value out of range (not a finite float) " +
                                     quoted(cells[c]));
             }
-            if (c != label_col) {
+            if (c < label_col || c >= label_col + targets_per_row) {
                 ds.features.push_back(static_cast<float>(v));
                 continue;
             }
@@ -144,7 +152,8 @@ Dataset parse_csv(std::string_view text, const std::string& name, const CsvOptio
                 max_label_line = line_no;
                 max_label_column = c + 1;
             }
-            ds.labels.push_back(label);
+            if (targets_per_row > 1) pixel_labels.push_back(label);
+            else ds.labels.push_back(label);
         }
         ++ds.count;
     }
@@ -154,6 +163,27 @@ Dataset parse_csv(std::string_view text, const std::string& name, const CsvOptio
         throw DataError(name + ": line " + std::to_string(line_no) +
                         ": no data rows after the header");
 
+    if (targets_per_row > 1) {
+        // An image output's targets: the values as they are, or each pixel's class one-hot over
+        // the channels (target[c * pixels + p]); labels stay empty (evaluation counts pixels).
+        ds.labels.clear();
+        if (!options.classification) {
+            ds.target_size = targets_per_row;
+            ds.targets = std::move(regression_targets);
+            return ds;
+        }
+        const auto classes = static_cast<std::size_t>(options.num_classes);
+        ds.num_classes = options.num_classes;
+        ds.target_size = classes * targets_per_row;
+        check_memory_budget(name, "one-hot targets for " + std::to_string(ds.count) + " rows x " + std::to_string(targets_per_row) +
+                                      " pixels x " + std::to_string(classes) + " classes",
+                            std::uint64_t{ds.count} * ds.target_size * sizeof(float), text.size());
+        ds.targets.assign(ds.count * ds.target_size, 0.f);
+        for (std::size_t i = 0; i < ds.count; ++i)
+            for (std::size_t p = 0; p < targets_per_row; ++p)
+                ds.targets[i * ds.target_size + static_cast<std::size_t>(pixel_labels[i * targets_per_row + p]) * targets_per_row + p] = 1.f;
+        return ds;
+    }
     if (options.classification) {
         ds.num_classes = options.num_classes > 0 ? options.num_classes : std::max(max_label + 1, 2);
         ds.target_size = static_cast<std::size_t>(ds.num_classes);

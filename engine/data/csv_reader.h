@@ -15,6 +15,11 @@ struct CsvOptions {
     int num_classes = 0;         // classification: 0 infers max label + 1 (at least 2)
     int header = -1;             // -1: a first row with a non-numeric cell is a header; 0 no; 1 yes
     char delimiter = ',';
+    // An image output's targets (engine/config/README.md, image outputs): the last
+    // `target_columns` columns of a row (label_column must be -1). Regression: their values, C x H
+    // x W in NCHW order. Classification: one class index per pixel (H x W of them), one-hot over
+    // num_classes (required) into num_classes x H x W targets, NCHW. 1: the single label column.
+    std::size_t target_columns = 1;
 };
 
 // Features are the raw values (normalise with data/normalize.h), shape {1, 1, columns - 1}.

@@ -252,7 +252,10 @@ struct Dl4jLayer {
 
 // layers[i] for DL4J. `image` says whether its input is an image in DL4J (a 4-d array) and
 // becomes whether its output is one. A Dl4jRefusal names the layer.
-Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, const std::string& name) {
+// `loss_after`: a layer stack's image output other than an activation layer (a convolution with
+// the loss) is written without its activation, and plan_stack follows it with a CnnLossLayer
+// carrying the activation and the loss (split_image_output); a graph's is refused.
+Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, const std::string& name, bool loss_after = false) {
     const auto& m = em.config;
     const auto& l = m.layers[i];
     const std::string at = layer_label(m, i) + ": DL4J cannot express this layer: ";
@@ -266,6 +269,13 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
         if (l.in_shape.sequence() || l.out_shape.sequence())
             throw Dl4jRefusal{"sequence models (steps x features) have no export yet (issue 23)"};
         const bool global = l.type == LayerType::Subsampling && l.global;
+        // DL4J's outputs are output layers: an image output other than an activation layer (a
+        // convolution with the loss) would be that layer and a CnnLossLayer, another architecture.
+        if (l.image_output() && l.type != LayerType::Activation && !loss_after)
+            throw Dl4jRefusal{"an image output that is a " + std::string(config::to_string(l.type)) +
+                              " layer has no DL4J form in a graph (DL4J ends with a CnnLossLayer): give the " + std::string(config::to_string(l.type)) +
+                              " no activation and follow it with an activation layer carrying the activation and the loss"};
+        const config::ActivationSpec own_activation = loss_after ? config::ActivationSpec{Activation::Identity, 0.01f} : l.activation;
         if ((reads_image(l) || global) && !image)
             throw Dl4jRefusal{"an image layer after the features were flattened (DL4J's layer stack cannot rebuild the image)"};
         // ConvolutionLayer's fields, which its depthwise, separable and transposed forms share.
@@ -273,7 +283,7 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
             layer["@class"] = pl + cls;
             layer["nin"] = l.in_shape.c;
             layer["nout"] = n_out;
-            layer["activationFn"] = activation(l.activation);
+            layer["activationFn"] = activation(own_activation);
             layer["cnn2dDataFormat"] = "NCHW";
             layer["convolutionMode"] = l.mode == config::ConvMode::Same ? "Same" : "Truncate";
             layer["cudnnAlgoMode"] = "PREFER_FASTEST";
@@ -362,8 +372,9 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
                 layer["nin"] = l.in_shape.size();
                 layer["nout"] = l.in_shape.size();
                 // DL4J's Dropout(p): p is the probability of keeping an activation, as retain.
-                layer["idropout"] = {{"@class", "org.deeplearning4j.nn.conf.dropout.Dropout"}, {"p", num(l.retain)},
-                                     {"pSchedule", nullptr}};
+                // SpatialDropout: the same p, whole channels (DL4J's spatial dropout on CNN activations).
+                layer["idropout"] = {{"@class", std::string("org.deeplearning4j.nn.conf.dropout.") + (l.spatial ? "SpatialDropout" : "Dropout")},
+                                     {"p", num(l.retain)}, {"pSchedule", nullptr}};
                 break;
             case LayerType::PRelu: {
                 layer["@class"] = pl + "PReLULayer";
@@ -381,7 +392,9 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
             }
             case LayerType::Activation:
                 if (l.is_output) {  // DL4J's LossLayer: activation and loss, no parameters
-                    layer["@class"] = pl + "LossLayer";
+                    // On an image: CnnLossLayer, each pixel an example (a softmax over its channels).
+                    layer["@class"] = pl + (image ? "CnnLossLayer" : "LossLayer");
+                    if (image) layer["format"] = "NCHW";
                     layer["lossFn"] = loss(l.loss);
                 } else {
                     layer["@class"] = pl + "ActivationLayer";
@@ -456,10 +469,25 @@ Plan plan_stack(const ExportableModel& em) {
         image = false;
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         const auto& l = m.layers[i];
-        auto d = layer_conf(em, i, image, l.name.empty() ? "layer" + std::to_string(i) : l.name);
+        const std::string name = l.name.empty() ? "layer" + std::to_string(i) : l.name;
+        const bool split = l.image_output() && l.type != LayerType::Activation;
+        auto d = layer_conf(em, i, image, name, split);
         if (!d.preprocessor.is_null()) out.preprocessors[std::to_string(i)] = d.preprocessor;
-        out.confs.push_back(std::move(d.conf));
         out.layer_order.push_back(i);
+        if (!split) {
+            out.confs.push_back(std::move(d.conf));
+            continue;
+        }
+        // DL4J's CnnLossLayer after it: the activation and the loss, no parameters (so the
+        // flattened parameters are unchanged). Read back, it is an activation layer with the loss.
+        json loss_conf = d.conf;
+        out.confs.push_back(std::move(d.conf));
+        auto& layer = loss_conf["layer"];
+        layer = {{"@class", "org.deeplearning4j.nn.conf.layers.CnnLossLayer"}, {"layerName", name + "_loss"}, {"idropout", nullptr},
+                 {"constraints", nullptr}, {"gradientNormalization", "None"}, {"gradientNormalizationThreshold", 1.0},
+                 {"activationFn", activation(l.activation)}, {"lossFn", loss(l.loss)}, {"format", "NCHW"}};
+        loss_conf["variables"] = json::array();
+        out.confs.push_back(std::move(loss_conf));
     }
     return out;
 }

@@ -417,9 +417,8 @@ private:
             current_shape_ = t.shape;
             image_ = t.image;
         }
-        if (l.activation.kind == Activation::Softmax && l.type != LayerType::Dense && l.type != LayerType::Output &&
-            !(l.type == LayerType::Activation && !image_))
-            refuse(i, "softmax on an image: Keras's softmax normalises each pixel's channels, Thresher's the whole sample");
+        // Softmax on an image (only on an image output, config/README.md) is over the channels of
+        // each pixel in Thresher as in Keras's channels-last tensors: the same computation.
         const auto same_shape = keras_shape(l.in_shape, image_);
         switch (l.type) {
             case LayerType::Dense:
@@ -500,11 +499,17 @@ private:
                 add("BatchNormalization", l.name, std::move(cfg), same_shape, same_shape).params_of = i;
                 return;
             }
-            case LayerType::Dropout:
+            case LayerType::Dropout: {
                 // Keras gives the drop probability; rounded to a float first so 0.7 reads "rate": 0.3.
-                add("Dropout", l.name, {{"rate", config::decimal(static_cast<float>(1.0 - config::decimal(l.retain)))}, {"noise_shape", nullptr}, {"seed", nullptr}},
-                    same_shape, same_shape);
+                nlohmann::json cfg{{"rate", config::decimal(static_cast<float>(1.0 - config::decimal(l.retain)))}, {"noise_shape", nullptr},
+                                   {"seed", nullptr}};
+                if (l.spatial) {  // whole channels, as Thresher's spatial dropout
+                    cfg["data_format"] = "channels_last";
+                    if (d_ == KerasDialect::Keras3) cfg.erase("noise_shape");  // Keras 3's SpatialDropout2D has none
+                }
+                add(l.spatial ? "SpatialDropout2D" : "Dropout", l.name, std::move(cfg), same_shape, same_shape);
                 return;
+            }
             case LayerType::PRelu: {
                 // Keras's shared axes count its channels-last axes: 1 height, 2 width, 3 channels (1: the features).
                 auto axes = nlohmann::json::array();

@@ -31,12 +31,9 @@ std::optional<std::string> activation_refusal(const LayerConfig& l) {
         case Activation::GeluTanh:
         case Activation::GeluSigmoid: return std::nullopt;
         case Activation::Softmax:
-            // Thresher's softmax runs over each sample's whole output; ONNX's Softmax over one
-            // axis, which is the same only for [batch, features] (config refuses it elsewhere).
-            if (l.type == LayerType::Dense || l.type == LayerType::Output ||
-                (l.type == LayerType::Activation && l.in_shape.flat()))
-                return std::nullopt;
-            return "softmax on a " + std::string(config::to_string(l.type)) + " layer has no ONNX form";
+            // Thresher's softmax runs over the features of [batch, features] and over the channels
+            // of each pixel of an image output: ONNX's Softmax over axis 1 either way.
+            return std::nullopt;
         default: break;
     }
     return "activation " + std::string(config::to_string(l.activation.kind)) + " has no ONNX form in this exporter";

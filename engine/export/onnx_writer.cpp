@@ -152,7 +152,8 @@ void activation(GraphBuilder& b, const config::ActivationSpec& act, const std::s
         case Activation::LeakyRelu: GraphBuilder::attr(b.node("LeakyRelu", p + "leakyrelu", {x}, y), "alpha", act.alpha); return;
         case Activation::Tanh: b.node("Tanh", p + "tanh", {x}, y); return;
         case Activation::Sigmoid: b.node("Sigmoid", p + "sigmoid", {x}, y); return;
-        case Activation::Softmax: GraphBuilder::attr(b.node("Softmax", p + "softmax", {x}, y), "axis", std::int64_t{-1}); return;
+        // Axis 1: the features of [batch, F], the channels of each pixel of an image output [batch, C, H, W].
+        case Activation::Softmax: GraphBuilder::attr(b.node("Softmax", p + "softmax", {x}, y), "axis", std::int64_t{1}); return;
         case Activation::Elu: GraphBuilder::attr(b.node("Elu", p + "elu", {x}, y), "alpha", act.alpha); return;
         case Activation::Selu: {
             auto& n = b.node("Selu", p + "selu", {x}, y);

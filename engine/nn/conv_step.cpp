@@ -1,5 +1,8 @@
 // Convolution layers; the activation is fused into the backend's forward op, except swish/gelu,
 // whose derivative needs the pre-activation: it runs as a pass of its own over a kept copy.
+// As an image output (a "loss" on the layer) the loss has folded the activation into dL/dz, so
+// backward skips it; softmax there is over the channels of each pixel (a segmentation head),
+// run in place after the convolution.
 #include "core/error.h"
 #include "nn/layer_step.h"
 
@@ -11,6 +14,7 @@ class ConvStep final : public LayerStep {
 public:
     ConvStep(backend::Backend& be, const config::LayerConfig& l, int batch, StepPlan io)
         : be_(be), act_(l.activation), batch_(batch), out_size_(static_cast<int>(l.out_shape.size())),
+          channels_(l.out_shape.c), pixels_(l.out_shape.h * l.out_shape.w), is_output_(l.is_output),
           bias_offset_(l.blocks[1].offset) {
         backend::ConvDesc d;
         d.batch = batch;
@@ -27,7 +31,7 @@ public:
                                             l.label(0).substr(l.label(0).find('(')) + "): train on the CPU backend");
             d.transposed = true;
         }
-        d.act = l.activation;
+        d.act = act_.kind == backend::Activation::Softmax ? backend::ActivationSpec{} : l.activation;
         d.src_layout = io.in, d.dst_layout = io.out;
         if (backend::derivative_from_input(act_.kind)) {
             d.act = {};
@@ -36,20 +40,25 @@ public:
         op_ = be.make_conv(d);
     }
     void forward(float* params, const float* x, float* y, const StepContext&) override {
+        if (act_.kind == backend::Activation::Softmax) {
+            op_->forward(x, params, params + bias_offset_, y);
+            return be_.softmax_channels(y, y, batch_, channels_, pixels_);
+        }
         if (!z_.data()) return op_->forward(x, params, params + bias_offset_, y);
         op_->forward(x, params, params + bias_offset_, z_.data());
         be_.activation_forward(act_, z_.data(), y, batch_, out_size_);
     }
     void backward(const float* params, const float* x, const float* y, float* dy, float* dx,
                   float* grads) override {
-        be_.activation_backward(act_, z_.data() ? z_.data() : y, dy, dy, batch_, out_size_);
+        if (!is_output_) be_.activation_backward(act_, z_.data() ? z_.data() : y, dy, dy, batch_, out_size_);
         op_->backward(x, params, dy, dx, grads, grads + bias_offset_);
     }
 
 private:
     backend::Backend& be_;
     backend::ActivationSpec act_;
-    int batch_, out_size_;
+    int batch_, out_size_, channels_, pixels_;
+    bool is_output_;
     std::size_t bias_offset_;
     backend::Buffer z_;  // the pre-activation, for swish/gelu only
     std::unique_ptr<backend::ConvOp> op_;
@@ -62,6 +71,7 @@ class SeparableConvStep final : public LayerStep {
 public:
     SeparableConvStep(backend::Backend& be, const config::LayerConfig& l, int batch)
         : be_(be), act_(l.activation), batch_(batch), out_size_(static_cast<int>(l.out_shape.size())),
+          channels_(l.out_shape.c), pixels_(l.out_shape.h * l.out_shape.w), is_output_(l.is_output),
           depthwise_offset_(l.blocks[0].offset), pointwise_offset_(l.blocks[1].offset), bias_offset_(l.blocks[2].offset) {
         const int mid_c = l.in_shape.c * l.depth_multiplier;
         backend::ConvDesc dw;
@@ -76,7 +86,7 @@ public:
         pw.batch = batch;
         pw.in_c = mid_c, pw.in_h = l.out_shape.h, pw.in_w = l.out_shape.w;
         pw.out_c = l.out_shape.c, pw.out_h = l.out_shape.h, pw.out_w = l.out_shape.w;
-        pw.act = l.activation;
+        pw.act = act_.kind == backend::Activation::Softmax ? backend::ActivationSpec{} : l.activation;
         if (backend::derivative_from_input(act_.kind)) {
             pw.act = {};
             z_ = backend::Buffer(be, static_cast<std::size_t>(batch) * out_size_);
@@ -91,12 +101,16 @@ public:
     }
     void forward(float* params, const float* x, float* y, const StepContext&) override {
         depthwise_->forward(x, params + depthwise_offset_, zero_bias_.data(), mid_.data());
+        if (act_.kind == backend::Activation::Softmax) {
+            pointwise_->forward(mid_.data(), params + pointwise_offset_, params + bias_offset_, y);
+            return be_.softmax_channels(y, y, batch_, channels_, pixels_);
+        }
         if (!z_.data()) return pointwise_->forward(mid_.data(), params + pointwise_offset_, params + bias_offset_, y);
         pointwise_->forward(mid_.data(), params + pointwise_offset_, params + bias_offset_, z_.data());
         be_.activation_forward(act_, z_.data(), y, batch_, out_size_);
     }
     void backward(const float* params, const float* x, const float* y, float* dy, float* dx, float* grads) override {
-        be_.activation_backward(act_, z_.data() ? z_.data() : y, dy, dy, batch_, out_size_);
+        if (!is_output_) be_.activation_backward(act_, z_.data() ? z_.data() : y, dy, dy, batch_, out_size_);
         pointwise_->backward(mid_.data(), params + pointwise_offset_, dy, dmid_.data(), grads + pointwise_offset_,
                              grads + bias_offset_);
         depthwise_->backward(x, params + depthwise_offset_, dmid_.data(), dx, grads + depthwise_offset_,
@@ -106,7 +120,8 @@ public:
 private:
     backend::Backend& be_;
     backend::ActivationSpec act_;
-    int batch_, out_size_;
+    int batch_, out_size_, channels_, pixels_;
+    bool is_output_;
     std::size_t depthwise_offset_, pointwise_offset_, bias_offset_;
     backend::Buffer z_, mid_, dmid_, zero_bias_, dbias_scratch_;
     std::unique_ptr<backend::ConvOp> depthwise_, pointwise_;

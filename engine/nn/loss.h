@@ -6,6 +6,12 @@
 //   xent (sigmoid):   L = -1/B sum [t log p + (1-t) log(1-p)],                  dL/dz = (p - t)/B
 //   mse (any element-wise activation):  L = 1/B sum_rows mean_cols (p - t)^2,  dL/dp = 2(p-t)/(B K)
 //   mae (any element-wise activation):  L = 1/B sum_rows mean_cols |p - t|,    dL/dp = sign(p-t)/(B K)
+// An image output (C x H x W) passes B x H x W rows of C values: each pixel is an example, as in
+// DL4J's CnnLossLayer, but the sum over pixels is averaged (DL4J sums them), so a sample's loss is
+// its pixels' mean and matches Keras for mse, mae and categorical cross-entropy (mcxent on a
+// softmax over the channels of each pixel: dL/dz = (p - t)/(B H W)). Binary cross-entropy sums
+// over channels like the flat case (Keras means over them: the same for one channel). The values
+// arrive in NCHW order, not pixel by pixel: every formula is element-wise given its normaliser.
 #pragma once
 
 #include "config/model_config.h"

@@ -419,10 +419,11 @@ double Network::output_loss(const float* targets, int batch, bool keep_delta, ba
     for (auto o : config_.output_layers) {
         const auto& out_layer = config_.layers[o];
         // A per-step output (seq_spec.md): T steps of K values per sample, the loss the mean
-        // over the batch's valid steps only, zero gradient at padded steps.
+        // over the batch's valid steps only, zero gradient at padded steps. Otherwise one sample's
+        // values: K features, or an image's C x H x W.
         const bool per_step = out_layer.out_shape.sequence();
         const auto steps = static_cast<std::size_t>(per_step ? out_layer.out_shape.t : 1);
-        const auto k = static_cast<std::size_t>(out_layer.units);
+        const auto k = static_cast<std::size_t>(per_step ? out_layer.units : out_layer.output_width());
         const auto one = k * steps;  // this output's values per sample
         const float* output = output_of(o, mode);
         const bool alone = one == width;
@@ -443,7 +444,12 @@ double Network::output_loss(const float* targets, int batch, bool keep_delta, ba
         const bool softmax = out_layer.activation.kind == config::Activation::Softmax;
         LossResult r;
         if (!per_step) {
-            r = compute_loss(out_layer.loss, values, t, host_delta_.data(), batch, static_cast<int>(k), softmax);
+            // An image output: every pixel is an example of C values (the loss averages over
+            // pixels and samples, loss.h). The losses are element-wise given their normaliser (a
+            // channel softmax's p - t included), so the NCHW order of the values needs no
+            // transposing. Flat features: one pixel of K values.
+            const int pixels = out_layer.out_shape.h * out_layer.out_shape.w;
+            r = compute_loss(out_layer.loss, values, t, host_delta_.data(), batch * pixels, out_layer.out_shape.c, softmax);
         } else {
             const auto& lengths = lengths_.at(o);
             host_valid_.clear();
@@ -561,9 +567,7 @@ void Network::predict(const float* features, int batch, float* out) {
     const auto width = config_.target_size();
     std::size_t column = 0;
     for (auto o : config_.output_layers) {
-        // A per-step output: all its steps' values (padded steps zero).
-        const auto& shape = config_.layers[o].out_shape;
-        const auto k = static_cast<std::size_t>(config_.layers[o].units) * static_cast<std::size_t>(shape.sequence() ? shape.t : 1);
+        const auto k = static_cast<std::size_t>(config_.layers[o].output_width());
         if (k == width) {
             backend_.download(out, output_of(o, backend::Mode::Inference), rows * k);
         } else {

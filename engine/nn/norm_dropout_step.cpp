@@ -58,10 +58,14 @@ class DropoutStep final : public LayerStep {
 public:
     DropoutStep(backend::Backend& be, const config::LayerConfig& l, std::size_t index, int batch)
         : be_(be), retain_(l.retain), index_(index),
-          size_(static_cast<std::size_t>(batch) * l.in_shape.size()), mask_(be, size_) {}
+          size_(static_cast<std::size_t>(batch) * l.in_shape.size()),
+          group_(l.spatial ? static_cast<std::size_t>(l.in_shape.h) * l.in_shape.w : 1), mask_(be, size_) {}
     void forward(float*, const float* x, float* y, const StepContext& ctx) override {
         if (ctx.mode == backend::Mode::Training && retain_ < 1.f) {
-            be_.dropout_forward(x, y, mask_.data(), size_, retain_, derive_seed(ctx.seed, index_));
+            // Spatial dropout: a sample's channel is one run of h x w values in NCHW, all kept or
+            // all dropped (neighbouring pixels are correlated, so dropping single ones barely
+            // regularises a convolution); the mask is still per value, so backward is unchanged.
+            be_.dropout_forward(x, y, mask_.data(), size_, retain_, derive_seed(ctx.seed, index_), group_);
         } else {
             be_.copy(y, x, size_);
             be_.fill(mask_.data(), 1.f, size_);
@@ -75,7 +79,7 @@ private:
     backend::Backend& be_;
     float retain_;
     std::size_t index_;
-    std::size_t size_;
+    std::size_t size_, group_;
     backend::Buffer mask_;
 };
 

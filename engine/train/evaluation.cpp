@@ -53,8 +53,18 @@ void check_compatible(const config::ModelConfig& model, const data::Dataset& ds)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.shape.size()) +
                           " features per sample, model \"" + model.name + "\" expects " +
                           (expects == std::to_string(in) ? expects : expects + " = " + std::to_string(in)));
-    // A per-step output (seq_spec.md) takes steps x units targets per sample.
+    // A per-step output (seq_spec.md) takes steps x units targets per sample, an image output
+    // C x H x W.
     const auto out = model.target_size();
+    const auto& main = model.main_output();
+    if (ds.target_size != out && main.image_output())
+        throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
+                          (ds.is_classification() ? " classes" : " target columns") + " per sample, but model \"" + model.name +
+                          "\" has an image output (" + main.out_shape.str() + " = " + std::to_string(main.out_shape.size()) +
+                          " values per sample" + (model.output_layers.size() > 1 ? ", " + std::to_string(out) + " with the other outputs" : "") +
+                          "): its targets are that many values per sample (one-hot over the channels at each pixel for "
+                          "segmentation): a CSV's last columns give them (a class index per pixel for mcxent, the values otherwise), "
+                          "IDX files and image folders do not");
     if (ds.target_size != out)
         throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
                           (ds.is_classification() ? " classes" : " target columns") + ", model \"" +
@@ -98,13 +108,78 @@ void report_skipped_images(const data::DataSplit& split, events::EventWriter& ev
 
 namespace {
 
+// An image output is scored pixel by pixel, as DL4J's evaluations reshape a CNN output to
+// [batch x height x width, channels] rows: each pixel of each sample is one example.
+//   regression (mse, mae):  C columns (one per channel) over all pixels
+//   mcxent (a softmax over the channels): the argmax channel against the target's one-hot
+//     channel, so the confusion matrix counts pixels and its accuracy is the pixel accuracy
+//   xent (sigmoid):  every value a binary decision at 0.5 against its 0/1 target (2 classes)
+class PixelRows {
+public:
+    explicit PixelRows(const config::LayerConfig& out)
+        : channels_(static_cast<std::size_t>(out.out_shape.c)),
+          pixels_(static_cast<std::size_t>(out.out_shape.h) * static_cast<std::size_t>(out.out_shape.w)),
+          binary_(out.loss == config::LossKind::BinaryCrossEntropy) {}
+    int classes() const { return binary_ ? 2 : static_cast<int>(channels_); }
+    int columns() const { return static_cast<int>(channels_); }
+    // `out` and `targets`: `count` rows, `out_pitch` and `target_pitch` apart, whose first
+    // C x H x W values (NCHW) are this output's.
+    void add(eval::ClassificationEvaluator& e, const float* out, std::size_t out_pitch, const float* targets,
+             std::size_t target_pitch, int count) {
+        transpose(out, out_pitch, targets, target_pitch, count);
+        const std::size_t rows = static_cast<std::size_t>(count) * pixels_;
+        labels_.clear();
+        if (binary_) {
+            predicted_.clear();
+            for (std::size_t i = 0; i < rows * channels_; ++i) {
+                predicted_.push_back(out_rows_[i] >= 0.5f ? 1 : 0);
+                labels_.push_back(target_rows_[i] >= 0.5f ? 1 : 0);
+            }
+            return e.add_predictions(predicted_.data(), labels_.data(), predicted_.size());
+        }
+        for (std::size_t r = 0; r < rows; ++r) {
+            const float* t = target_rows_.data() + r * channels_;
+            labels_.push_back(static_cast<std::int32_t>(std::max_element(t, t + channels_) - t));
+        }
+        e.add(out_rows_.data(), labels_.data(), rows);
+    }
+    void add(eval::RegressionEvaluator& e, const float* out, std::size_t out_pitch, const float* targets,
+             std::size_t target_pitch, int count) {
+        transpose(out, out_pitch, targets, target_pitch, count);
+        e.add(out_rows_.data(), target_rows_.data(), static_cast<std::size_t>(count) * pixels_);
+    }
+
+private:
+    // NCHW samples into [sample x pixel, channel] rows.
+    void transpose(const float* out, std::size_t out_pitch, const float* targets, std::size_t target_pitch, int count) {
+        const std::size_t n = static_cast<std::size_t>(count) * pixels_ * channels_;
+        out_rows_.resize(n);
+        target_rows_.resize(n);
+        for (std::size_t j = 0; j < static_cast<std::size_t>(count); ++j)
+            for (std::size_t c = 0; c < channels_; ++c)
+                for (std::size_t p = 0; p < pixels_; ++p) {
+                    const std::size_t row = (j * pixels_ + p) * channels_ + c;
+                    out_rows_[row] = out[j * out_pitch + c * pixels_ + p];
+                    target_rows_[row] = targets[j * target_pitch + c * pixels_ + p];
+                }
+    }
+
+    std::size_t channels_, pixels_;
+    bool binary_;
+    std::vector<float> out_rows_, target_rows_;
+    std::vector<std::int32_t> predicted_, labels_;
+};
+
 // The evaluators of each output of a model with several, and how a batch feeds them.
 class OutputEvaluators {
 public:
     OutputEvaluators(const config::ModelConfig& m, const data::Dataset& ds, int top_k) : m_(m) {
         // Several outputs read the targets side by side (train/task.cpp shares one target among
-        // them first); anything else has no per-output columns to score.
-        if (m.output_layers.size() < 2 || ds.target_size != static_cast<std::size_t>(m.output_size())) return;
+        // them first); anything else has no per-output columns to score. Per-step outputs are
+        // scored only as the single output.
+        if (m.output_layers.size() < 2 || ds.target_size != m.target_size()) return;
+        for (std::size_t o : m.output_layers)
+            if (m.layers[o].out_shape.sequence()) return;
         int offset = 0;
         for (std::size_t o : m.output_layers) {
             const auto& l = m.layers[o];
@@ -112,7 +187,13 @@ public:
             e.name = l.name.empty() ? "layers[" + std::to_string(o) + "]" : l.name;
             const bool cross_entropy = l.loss == config::LossKind::MultiClassCrossEntropy ||
                                        l.loss == config::LossKind::NegativeLogLikelihood;
-            if (cross_entropy && l.units >= 2) {
+            pixels_.emplace_back();
+            if (l.image_output()) {
+                // Pixel by pixel, as the main output's evaluation (PixelRows).
+                auto& px = pixels_.back().emplace(l);
+                if (cross_entropy || l.loss == config::LossKind::BinaryCrossEntropy) e.classification.emplace(px.classes());
+                else e.regression.emplace(static_cast<std::size_t>(px.columns()));
+            } else if (cross_entropy && l.units >= 2) {
                 e.classification.emplace(l.units, top_k > 0 && top_k < l.units ? top_k : 0);
             } else if (l.loss == config::LossKind::BinaryCrossEntropy && l.units == 1) {
                 e.classification.emplace(2);
@@ -121,7 +202,7 @@ public:
                 e.regression.emplace(static_cast<std::size_t>(l.units));
             }
             offsets_.push_back(offset);
-            offset += l.units;
+            offset += l.output_width();
             outputs_.push_back(std::move(e));
         }
     }
@@ -129,10 +210,16 @@ public:
     // `out` and `targets`: [count x output_size], the outputs side by side.
     void add(const float* out, const float* targets, int count) {
         if (outputs_.empty()) return;
-        const auto width = static_cast<std::size_t>(m_.output_size());
+        const auto width = m_.target_size();
         for (std::size_t k = 0; k < outputs_.size(); ++k) {
             auto& e = outputs_[k];
-            const auto units = static_cast<std::size_t>(m_.layers[m_.output_layers[k]].units);
+            if (auto& px = pixels_[k]) {
+                const auto at = static_cast<std::size_t>(offsets_[k]);
+                if (e.classification) px->add(*e.classification, out + at, width, targets + at, width, count);
+                else px->add(*e.regression, out + at, width, targets + at, width, count);
+                continue;
+            }
+            const auto units = static_cast<std::size_t>(m_.layers[m_.output_layers[k]].output_width());
             y_.resize(static_cast<std::size_t>(count) * units);
             t_.resize(y_.size());
             for (int j = 0; j < count; ++j) {
@@ -170,6 +257,7 @@ private:
     const config::ModelConfig& m_;
     std::vector<OutputEvaluation> outputs_;
     std::vector<int> offsets_;
+    std::vector<std::optional<PixelRows>> pixels_;  // an image output's pixel rows
     std::vector<float> y_, t_;
     std::vector<std::int32_t> labels_, predicted_;
 };
@@ -183,10 +271,11 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = static_cast<int>(net.config().target_size());
     // Scores are the main output's (the first of several: its columns come first in each row).
-    const int main_k = net.config().main_output().units;
+    const auto& main = net.config().main_output();
+    // A per-step output's units are one step's classes; otherwise every value of a sample.
+    const int main_k = main.out_shape.sequence() ? main.units : main.output_width();
     // A per-step classifier (seq_spec.md): every valid step is scored as one prediction, its
     // label the target's largest value. One output only, and not a binary sigmoid.
-    const auto& main = net.config().main_output();
     const bool per_step = main.out_shape.sequence();
     if (per_step && (net.config().output_layers.size() > 1 || !ds.is_classification() || main_k < 2))
         throw ConfigError("model \"" + net.config().name + "\": evaluating a per-step output is supported for a single "
@@ -194,13 +283,17 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
                           " outputs, " + std::to_string(main_k) + " units per step)");
     std::vector<float> step_scores;
     std::vector<std::int32_t> step_labels;
-    const bool binary = ds.is_classification() && ds.num_classes == 2 && main_k == 1;
+    std::optional<PixelRows> pixels;
+    if (main.image_output()) pixels.emplace(main);
+    const bool binary = !pixels && ds.is_classification() && ds.num_classes == 2 && main_k == 1;
     std::vector<std::int32_t> predicted;
     if (binary) r.binary.emplace();
-    if (ds.is_classification())
+    if (pixels && ds.is_classification())
+        r.classification.emplace(pixels->classes());
+    else if (ds.is_classification())
         r.classification.emplace(ds.num_classes, binary ? 0 : top_k);
     else
-        r.regression.emplace(ds.target_size);
+        r.regression.emplace(pixels ? static_cast<std::size_t>(pixels->columns()) : ds.target_size);
     std::vector<float> out, x, t;
     std::vector<std::int32_t> labels;
     // The network writes every output's targets' worth per sample: T x units for a per-step one.
@@ -217,7 +310,7 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         const int count = static_cast<int>(std::min<std::size_t>(batch, mine - start));
         const float* xs = ds.features.data() + start * width;
         const float* ts = ds.targets.data() + start * ds.target_size;
-        const std::int32_t* ls = r.classification ? ds.labels.data() + start : nullptr;
+        const std::int32_t* ls = r.classification && !pixels ? ds.labels.data() + start : nullptr;
         if (step > 1) {
             // Gather this shard's rows (sample shard + j*shards) into one contiguous batch.
             x.resize(static_cast<std::size_t>(count) * width);
@@ -227,7 +320,7 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
                 const std::size_t i = static_cast<std::size_t>(shard) + (start + static_cast<std::size_t>(j)) * step;
                 std::copy_n(ds.sample(i), width, x.data() + static_cast<std::size_t>(j) * width);
                 std::copy_n(ds.targets.data() + i * ds.target_size, ds.target_size, t.data() + static_cast<std::size_t>(j) * ds.target_size);
-                if (r.classification) labels[static_cast<std::size_t>(j)] = ds.labels[i];
+                if (r.classification && !pixels) labels[static_cast<std::size_t>(j)] = ds.labels[i];
             }
             xs = x.data(), ts = t.data(), ls = labels.data();
         }
@@ -269,6 +362,11 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
                     step_labels.push_back(static_cast<std::int32_t>(std::max_element(target, target + kk) - target));
                 }
             r.classification->add(step_scores.data(), step_labels.data(), step_labels.size());
+            continue;
+        }
+        if (pixels) {
+            if (r.classification) pixels->add(*r.classification, out.data(), static_cast<std::size_t>(k), ts, ds.target_size, count);
+            else pixels->add(*r.regression, out.data(), static_cast<std::size_t>(k), ts, ds.target_size, count);
             continue;
         }
         if (main_k != k && r.classification)

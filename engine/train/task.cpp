@@ -26,7 +26,7 @@ void share_targets(data::Dataset& ds, const config::ModelConfig& m) {
     const auto width = m.target_size();
     if (ds.target_size == width) return;
     for (auto o : m.output_layers)
-        if (static_cast<std::size_t>(m.layers[o].units) != ds.target_size)
+        if (static_cast<std::size_t>(m.layers[o].output_width()) != ds.target_size)
             throw ConfigError("data " + ds.name + " has " + std::to_string(ds.target_size) +
                               (ds.is_classification() ? " classes" : " target columns") + " per sample; model \"" + m.name +
                               "\" has " + std::to_string(m.output_layers.size()) + " outputs of " + std::to_string(width) +
@@ -112,7 +112,7 @@ void check_sequences(const data::Dataset& ds, const config::ModelConfig& m) {
 Task task_of(const config::ModelConfig& m) {
     if (m.layers.empty()) return Task::Classification;
     const auto& out = m.main_output();
-    if (out.loss == config::LossKind::BinaryCrossEntropy && out.units == 1) return Task::Binary;
+    if (out.loss == config::LossKind::BinaryCrossEntropy && out.output_width() == 1) return Task::Binary;
     if (m.is_classifier()) return Task::Classification;
     return Task::Regression;
 }
@@ -133,11 +133,37 @@ data::CsvOptions csv_options_for(Task t) {
     return o;
 }
 
+namespace {
+
+// A model with one image output reads a CSV's last columns as its targets (CsvOptions::
+// target_columns): a class index per pixel for mcxent, the C x H x W values otherwise (xent: 0/1
+// values, a per-pixel classification with 2 classes).
+void image_targets(data::CsvOptions& csv, const config::ModelConfig& m) {
+    const auto& out = m.main_output();
+    if (!out.image_output() || m.output_layers.size() != 1) return;
+    const auto pixels = static_cast<std::size_t>(out.out_shape.h) * static_cast<std::size_t>(out.out_shape.w);
+    const bool classes = out.loss == config::LossKind::MultiClassCrossEntropy || out.loss == config::LossKind::NegativeLogLikelihood;
+    csv.classification = classes;
+    csv.num_classes = classes ? out.out_shape.c : 0;
+    csv.target_columns = classes ? pixels : out.out_shape.size();
+    csv.label_column = -1;
+}
+
+void mark_binary_pixels(data::Dataset& ds, const config::ModelConfig& m) {
+    const auto& out = m.main_output();
+    if (out.image_output() && out.loss == config::LossKind::BinaryCrossEntropy && !ds.is_classification() &&
+        ds.target_size == out.out_shape.size())
+        ds.num_classes = 2;  // each value a binary decision (train/evaluation.cpp PixelRows)
+}
+
+}  // namespace
+
 data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig& m, data::ImageFolderOptions images,
                               std::vector<std::string> vocabulary, const data::SequenceReadOptions& sequences) {
     const Task task = task_of(m);
     data::DataOptions options;
     options.csv = csv_options_for(task);
+    image_targets(options.csv, m);
     options.images = std::move(images);
     options.images.shape = {m.input.c, m.input.h, m.input.w};
     if (m.input.sequence()) set_sequence_options(options, m, task, std::move(vocabulary), sequences);
@@ -146,6 +172,8 @@ data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig
         fold_binary(split.train);
         if (split.has_test) fold_binary(split.test);
     }
+    mark_binary_pixels(split.train, m);
+    if (split.has_test) mark_binary_pixels(split.test, m);
     share_targets(split.train, m);
     if (split.has_test) share_targets(split.test, m);
     check_sequences(split.train, m);

@@ -3,7 +3,9 @@
 //   binary          one sigmoid output with xent (binary cross-entropy); labels 0/1
 //   regression      mse or mae on any element-wise activation; the label column is a real target
 // The data is read for that task (a CSV's last column as classes or as a real number) and shaped
-// for it (a binary set keeps its 0/1 labels, with one target column holding the label).
+// for it (a binary set keeps its 0/1 labels, with one target column holding the label). A model
+// with one image output reads a CSV's last columns as its targets: a class per pixel (mcxent) or
+// the C x H x W values (engine/config/README.md, image outputs).
 #pragma once
 
 #include <string>

@@ -87,14 +87,18 @@ public:
         cpu::activation_backward(a, y, dy, dz, rows, cols);
     }
 
+    void softmax_channels(const float* x, float* y, int batch, int channels, int pixels) override {
+        cpu::softmax_channels(x, y, batch, channels, pixels);
+    }
     void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float retain,
-                         std::uint64_t seed) override {
-        // Counter-based: element i's draw depends only on (seed, i), whatever the thread split.
+                         std::uint64_t seed, std::size_t group) override {
+        // Counter-based: element i's draw depends only on (seed, i / group), whatever the thread split.
         const float scale = 1.f / retain;
         const std::uint64_t key = derive_seed(seed, 0x44524f50 /* "DROP" */);
+        const std::size_t g = std::max<std::size_t>(group, 1);
 #pragma omp parallel for if (n > (1u << 15))
         for (std::size_t i = 0; i < n; ++i) {
-            const double u = static_cast<double>(derive_seed(key, i) >> 11) * 0x1.0p-53;
+            const double u = static_cast<double>(derive_seed(key, i / g) >> 11) * 0x1.0p-53;
             mask[i] = u < retain ? scale : 0.f;
             y[i] = x[i] * mask[i];
         }

@@ -143,6 +143,25 @@ void activation_forward(ActivationSpec act, const float* x, float* y, int rows, 
     }
 }
 
+void softmax_channels(const float* x, float* y, int batch, int channels, int pixels) {
+    // The channels of one pixel lie `pixels` apart. Shifted by their maximum so exp() cannot
+    // overflow; y may be x (each value is read before it is written).
+    const long planes = pixels;
+    const long total = static_cast<long>(batch) * pixels;
+#pragma omp parallel for if (total * channels > kParallelThreshold)
+    for (long q = 0; q < total; ++q) {
+        const long n = q / planes, p = q % planes;
+        const float* xp = x + n * channels * planes + p;
+        float* yp = y + n * channels * planes + p;
+        float m = xp[0];
+        for (int c = 1; c < channels; ++c) m = std::max(m, xp[c * planes]);
+        float sum = 0.f;
+        for (int c = 0; c < channels; ++c) sum += (yp[c * planes] = std::exp(xp[c * planes] - m));
+        const float inv = 1.f / sum;
+        for (int c = 0; c < channels; ++c) yp[c * planes] *= inv;
+    }
+}
+
 void activation_backward(ActivationSpec act, const float* y, const float* dy, float* dz, int rows,
                          int cols) {
     const long n = static_cast<long>(rows) * cols;

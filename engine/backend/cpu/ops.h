@@ -28,6 +28,8 @@ std::unique_ptr<RnnOp> make_rnn_op(DnnlContext&, const RnnDesc&);
 void activation_forward(ActivationSpec, const float* x, float* y, int rows, int cols);
 void activation_backward(ActivationSpec, const float* y, const float* dy, float* dz, int rows,
                          int cols);
+// Softmax over channels at each pixel of NCHW [batch x channels x pixels] (backend.h).
+void softmax_channels(const float* x, float* y, int batch, int channels, int pixels);
 void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* y);
 void prelu_backward(const PReluDesc&, const float* x, const float* alpha, const float* dy, float* dx,
                     float* dalpha);

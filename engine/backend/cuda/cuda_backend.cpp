@@ -233,11 +233,16 @@ void CudaBackend::activation_backward(ActivationSpec a, const float* y, const fl
     }
 }
 
+void CudaBackend::softmax_channels(const float* x, float* y, int batch, int channels, int pixels) {
+    activate();
+    kernels::softmax_channels(stream_.get(), x, y, batch, channels, pixels);
+}
+
 void CudaBackend::dropout_forward(const float* x, float* y, float* mask, std::size_t n, float retain,
-                                  std::uint64_t seed) {
+                                  std::uint64_t seed, std::size_t group) {
     activate();
     kernels::dropout(stream_.get(), x, y, mask, n, retain, 1.f / retain,
-                     derive_seed(seed, 0x44524f50 /* "DROP", as the CPU backend */));
+                     derive_seed(seed, 0x44524f50 /* "DROP", as the CPU backend */), group < 1 ? 1 : group);
 }
 
 void CudaBackend::pad_planes(const PadDesc& d, const float* small, float* large) {

@@ -50,8 +50,9 @@ public:
     void activation_forward(ActivationSpec, const float* x, float* y, int rows, int cols) override;
     void activation_backward(ActivationSpec, const float* y, const float* dy, float* dz, int rows,
                              int cols) override;
+    void softmax_channels(const float* x, float* y, int batch, int channels, int pixels) override;
     void dropout_forward(const float* x, float* y, float* mask, std::size_t count, float retain,
-                         std::uint64_t seed) override;
+                         std::uint64_t seed, std::size_t group) override;
     void pad_planes(const PadDesc&, const float* small, float* large) override;
     void crop_planes(const PadDesc&, const float* large, float* small) override;
     void upsample_forward(const UpsampleDesc&, const float* x, float* y) override;

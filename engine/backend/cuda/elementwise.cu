@@ -121,6 +121,27 @@ __global__ void softmax_backward_kernel(const float* y, const float* dy, float* 
     for (int c = lane; c < cols; c += 32) dz[o + c] = y[o + c] * (dy[o + c] - dot);
 }
 
+// One thread per pixel of a sample, walking its channels `pixels` apart: the CPU loop's order.
+__global__ void softmax_channels_kernel(const float* x, float* y, int batch, int channels, int pixels) {
+    const long total = static_cast<long>(batch) * pixels;
+    for (long q = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x; q < total;
+         q += static_cast<long>(gridDim.x) * blockDim.x) {
+        const long n = q / pixels, p = q % pixels;
+        const float* xp = x + n * channels * pixels + p;
+        float* yp = y + n * channels * pixels + p;
+        float m = xp[0];
+        for (int c = 1; c < channels; ++c) m = fmaxf(m, xp[static_cast<long>(c) * pixels]);
+        float sum = 0.f;
+        for (int c = 0; c < channels; ++c) {
+            const float e = expf(xp[static_cast<long>(c) * pixels] - m);
+            yp[static_cast<long>(c) * pixels] = e;
+            sum += e;
+        }
+        const float inv = 1.f / sum;
+        for (int c = 0; c < channels; ++c) yp[static_cast<long>(c) * pixels] *= inv;
+    }
+}
+
 __global__ void bias_activation_kernel(float* y, const float* bias, std::size_t n, int channels,
                                        std::size_t inner, Activation kind, float alpha) {
     THRESHER_GRID_STRIDE(i, n) {
@@ -162,10 +183,10 @@ __device__ std::uint64_t splitmix(std::uint64_t x) {
 // (engine/core/rng.cpp); u is its top 53 bits as a double in [0, 1), compared in double as on the
 // CPU, so both backends draw the same mask bit for bit.
 __global__ void dropout_kernel(const float* x, float* y, float* mask, std::size_t n, float retain,
-                               float scale, std::uint64_t key) {
+                               float scale, std::uint64_t key, std::size_t group) {
     const std::uint64_t mixed = splitmix(key);
     THRESHER_GRID_STRIDE(i, n) {
-        const std::uint64_t h = splitmix(splitmix(mixed ^ static_cast<std::uint64_t>(i)) ^ 0u);
+        const std::uint64_t h = splitmix(splitmix(mixed ^ static_cast<std::uint64_t>(i / group)) ^ 0u);
         const double u = static_cast<double>(h >> 11) * 0x1.0p-53;
         const float m = u < static_cast<double>(retain) ? scale : 0.f;
         mask[i] = m;
@@ -292,6 +313,13 @@ void softmax_forward(cudaStream_t s, const float* x, float* y, int rows, int col
     THRESHER_CUDA_LAUNCHED(softmax_forward_kernel);
 }
 
+void softmax_channels(cudaStream_t s, const float* x, float* y, int batch, int channels, int pixels) {
+    const std::size_t total = static_cast<std::size_t>(batch) * static_cast<std::size_t>(pixels);
+    if (total == 0 || channels <= 0) return;
+    softmax_channels_kernel<<<blocks_for(total), kThreads, 0, s>>>(x, y, batch, channels, pixels);
+    THRESHER_CUDA_LAUNCHED(softmax_channels_kernel);
+}
+
 void softmax_backward(cudaStream_t s, const float* y, const float* dy, float* dz, int rows, int cols) {
     if (rows <= 0 || cols <= 0) return;
     const unsigned blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
@@ -321,9 +349,9 @@ void channel_sums(cudaStream_t s, const float* m, float* out, int n, int c, std:
 }
 
 void dropout(cudaStream_t s, const float* x, float* y, float* mask, std::size_t n, float retain,
-             float scale, std::uint64_t key) {
+             float scale, std::uint64_t key, std::size_t group) {
     if (n == 0) return;
-    dropout_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, mask, n, retain, scale, key);
+    dropout_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, mask, n, retain, scale, key, group);
     THRESHER_CUDA_LAUNCHED(dropout_kernel);
 }
 

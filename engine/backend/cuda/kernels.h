@@ -24,6 +24,8 @@ void activation_backward(cudaStream_t, ActivationSpec, const float* y, const flo
                          std::size_t n);
 void softmax_forward(cudaStream_t, const float* x, float* y, int rows, int cols);
 void softmax_backward(cudaStream_t, const float* y, const float* dy, float* dz, int rows, int cols);
+// Softmax over the channels of each pixel of NCHW [batch x channels x pixels]; y may be x.
+void softmax_channels(cudaStream_t, const float* x, float* y, int batch, int channels, int pixels);
 // y[i] = act(y[i] + bias[c]) for an NCHW-shaped y where c = (i / inner) % channels. Dense layers
 // pass inner = 1 (channels = outputs); softmax is not applied here.
 void bias_activation(cudaStream_t, float* y, const float* bias, std::size_t n, int channels,
@@ -32,10 +34,11 @@ void bias_activation(cudaStream_t, float* y, const float* bias, std::size_t n, i
 void column_sums(cudaStream_t, const float* m, float* out, int rows, int cols);
 // out[c] = sum over n and hw of an NCHW tensor.
 void channel_sums(cudaStream_t, const float* m, float* out, int n, int c, std::size_t hw);
-// The CPU backend's counter-based inverted dropout: element i draws derive_seed(key, i), with
-// key = derive_seed(seed, "DROP") from the host; scale = 1 / retain.
+// The CPU backend's counter-based inverted dropout: element i draws derive_seed(key, i / group),
+// with key = derive_seed(seed, "DROP") from the host; scale = 1 / retain; group > 1 for spatial
+// dropout (one draw per channel of a sample).
 void dropout(cudaStream_t, const float* x, float* y, float* mask, std::size_t n, float retain,
-             float scale, std::uint64_t key);
+             float scale, std::uint64_t key, std::size_t group = 1);
 void multiply(cudaStream_t, const float* a, const float* b, float* out, std::size_t n);
 void axpy(cudaStream_t, float alpha, const float* x, float* y, std::size_t n);
 void blend(cudaStream_t, float* running, const float* batch, float momentum, std::size_t n);

@@ -136,6 +136,10 @@ private Q_SLOTS:
     void elementwise();
     void dropout_data() { device_rows(); }
     void dropout();
+    void spatial_dropout_data() { device_rows(); }
+    void spatial_dropout();
+    void softmax_channels_data() { device_rows(); }
+    void softmax_channels();
     void activations_data();
     void activations();
     void dense_data();
@@ -332,6 +336,49 @@ void TestBackendParity::dropout() {
     QCOMPARE(on.get(y, n), yw);
     const auto kept = std::count_if(want.begin(), want.end(), [](float m) { return m != 0.f; });
     QVERIFY2(std::abs(double(kept) / n - retain) < 0.03, "the mask keeps the wrong fraction");
+}
+
+void TestBackendParity::spatial_dropout() {
+    // Spatial dropout: one draw per group (a channel of a sample), the draw element i / group
+    // would get, so every backend keeps or drops the same channels.
+    QFETCH(QString, device);
+    OPEN_OR_SKIP(be, device);
+    On on(*be);
+    const std::size_t groups = 300, group = 20, n = groups * group;
+    const float retain = 0.6f;
+    const Vec x = random_vec(n, 6);
+    float* y = on.zeros(n);
+    float* mask = on.zeros(n);
+    be->dropout_forward(on.put(x), y, mask, n, retain, 43, group);
+    const Vec draws = reference::dropout_mask(groups, retain, 43);
+    Vec want(n), yw(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = draws[i / group], yw[i] = x[i] * want[i];
+    QCOMPARE(on.get(mask, n), want);
+    QCOMPARE(on.get(y, n), yw);
+}
+
+void TestBackendParity::softmax_channels() {
+    // A softmax over the channels of each pixel of [3 x 5 x 7x6] (a segmentation output), large
+    // logits included (the maximum is subtracted first), in place as the convolution runs it.
+    QFETCH(QString, device);
+    OPEN_OR_SKIP(be, device);
+    On on(*be);
+    const int batch = 3, channels = 5, pixels = 42;
+    const std::size_t n = std::size_t(batch) * channels * pixels;
+    Vec x = random_vec(n, 8);
+    for (std::size_t i = 0; i < n; i += 17) x[i] *= 200.f;
+    Vec want(n);
+    for (int b = 0; b < batch; ++b)
+        for (int p = 0; p < pixels; ++p) {
+            auto at = [&](int c) { return std::size_t(b) * channels * pixels + std::size_t(c) * pixels + std::size_t(p); };
+            double m = x[at(0)], sum = 0;
+            for (int c = 1; c < channels; ++c) m = std::max<double>(m, x[at(c)]);
+            for (int c = 0; c < channels; ++c) sum += std::exp(x[at(c)] - m);
+            for (int c = 0; c < channels; ++c) want[at(c)] = float(std::exp(x[at(c)] - m) / sum);
+        }
+    float* y = on.put(x);
+    be->softmax_channels(y, y, batch, channels, pixels);
+    EXPECT_CLOSE("softmax over channels", on.get(y, n), want, 1e-6);
 }
 
 void TestBackendParity::activations_data() {
@@ -763,6 +810,16 @@ void TestBackendParity::network_steps_data() {
           {"type":"subsampling","pooling":"max","global":true},
           {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
     device_rows("transposed and gather", [&](QTestData& row) { row << transposed; });
+    // An image output (issue 22): spatial dropout, a transposed convolution and a convolution
+    // whose softmax is over the channels of each pixel, with mcxent at every pixel.
+    const QByteArray segmentation = R"({"input":{"channels":2,"height":9,"width":9},
+        "seed":7, "updater":{"type":"nesterovs","learning_rate":0.05,"momentum":0.9},
+        "layers":[
+          {"type":"convolution","filters":4,"kernel":3,"stride":2,"activation":"relu"},
+          {"type":"dropout","retain":0.7,"spatial":true},
+          {"type":"transposed_convolution","filters":4,"kernel":[3,3],"stride":2,"activation":"tanh"},
+          {"type":"convolution","filters":3,"kernel":1,"activation":"softmax","loss":"mcxent"}]})";
+    device_rows("segmentation output", [&](QTestData& row) { row << segmentation; });
 }
 
 void TestBackendParity::network_steps() {
@@ -774,8 +831,12 @@ void TestBackendParity::network_steps() {
     const auto config = config::ModelConfig::parse(json.toStdString(), "parity");
     const int batch = 6;
     const Vec x = random_vec(std::size_t(batch) * 2 * 9 * 9, 30);
-    Vec t(std::size_t(batch) * 3, 0.f);
-    for (int i = 0; i < batch; ++i) t[std::size_t(i) * 3 + i % 3] = 1.f;
+    // One-hot rows over the outputs (an image output: over its channels at each pixel).
+    const auto& out = config.main_output();
+    const std::size_t k = std::size_t(config.output_size()), pixels = std::size_t(out.out_shape.h) * out.out_shape.w;
+    Vec t(std::size_t(batch) * k, 0.f);
+    for (int i = 0; i < batch; ++i)
+        for (std::size_t p = 0; p < pixels; ++p) t[std::size_t(i) * k + std::size_t((i + p) % std::size_t(out.out_shape.c)) * pixels + p] = 1.f;
     struct Run {
         std::vector<double> losses;
         Vec params, out;

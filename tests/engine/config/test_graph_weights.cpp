@@ -70,6 +70,7 @@ private Q_SLOTS:
     void keras_conv_transpose_h5();
     void keras_two_inputs_two_outputs_h5();
     void keras_reshape_permute_h5();
+    void keras_unet_image_outputs_h5();
     void dl4j_graph_zip();
     void dl4j_depthwise_separable_zip();
     void dl4j_conv_transpose_zip();
@@ -145,6 +146,28 @@ void TestGraphWeights::keras_conv_transpose_h5() {
     QCOMPARE(r.model.layers[0].out_shape, (config::Shape{3, 11, 13}));
     QCOMPARE(r.model.layers[1].out_shape, (config::Shape{2, 22, 13}));
     check_against_reference(r, "keras2_conv_transpose.expected.json");
+}
+
+// Image outputs (issue 22), written by data/graphs/make_image_output_references.py: a small U-Net
+// whose two outputs are 1x1 Conv2Ds, a softmax over each pixel's channels (categorical
+// cross-entropy) and a sigmoid reconstruction (binary cross-entropy), side by side in NCHW order.
+void TestGraphWeights::keras_unet_image_outputs_h5() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("keras2_unet_two_image_outputs.h5"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(r.model.output_layers.size(), std::size_t{2});
+    const auto& seg = r.model.layers[r.model.output_layers[0]];
+    const auto& recon = r.model.layers[r.model.output_layers[1]];
+    QCOMPARE(seg.out_shape, (config::Shape{3, 6, 6}));
+    QCOMPARE(seg.activation.kind, config::Activation::Softmax);
+    QCOMPARE(seg.loss, config::LossKind::MultiClassCrossEntropy);
+    QCOMPARE(recon.out_shape, (config::Shape{1, 6, 6}));
+    QCOMPARE(recon.loss, config::LossKind::BinaryCrossEntropy);
+    QVERIFY(std::any_of(r.model.layers.begin(), r.model.layers.end(), [](const auto& l) { return l.spatial; }));
+    check_against_reference(r, "keras2_unet_two_image_outputs.expected.json");
 }
 
 void TestGraphWeights::dl4j_graph_zip() {

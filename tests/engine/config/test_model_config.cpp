@@ -60,6 +60,7 @@ void TestModelConfig::round_trip_data() {
     QTest::newRow("mlp") << "mlp.json";
     QTest::newRow("resnet (a graph)") << "resnet.json";
     QTest::newRow("two_input (two inputs, two outputs)") << "two_input.json";
+    QTest::newRow("segmentation (an image output, spatial dropout)") << "segmentation.json";
 }
 
 void TestModelConfig::round_trip() {
@@ -193,10 +194,26 @@ void TestModelConfig::errors_data() {
         << QStringList{"layers[0] (activation)", "\"loss\"", "only an output"};
     QTest::newRow("softmax activation layer on an image")
         << with(R"({"type":"activation","activation":"softmax"},)" + out)
-        << QStringList{"layers[0] (activation)", "softmax needs flat features", "1x8x8"};
-    QTest::newRow("last activation layer on an image")
-        << with(R"({"type":"activation","activation":"sigmoid","loss":"xent"})")
-        << QStringList{"layers[0] (activation)", "last layer (the output)", "1x8x8"};
+        << QStringList{"layers[0] (activation)", "softmax over a 1x8x8 image", "only on a model output with loss mcxent"};
+    // Image outputs: a layer producing an image with a "loss" (engine/config/README.md, outputs).
+    QTest::newRow("last convolution without a loss")
+        << with(R"({"type":"convolution","filters":2,"kernel":[3,3]})")
+        << QStringList{"layers[0] (convolution)", "the last layer must be", "got convolution without one"};
+    QTest::newRow("convolution softmax without a loss")
+        << with(R"({"type":"convolution","filters":2,"kernel":[3,3],"activation":"softmax"},)" + out)
+        << QStringList{"layers[0] (convolution)", "\"activation\"", "softmax over its channels at each pixel"};
+    QTest::newRow("image loss on a layer others read")
+        << with(R"({"type":"convolution","filters":2,"kernel":[3,3],"loss":"mse"},)" + out)
+        << QStringList{"layers[0] (convolution)", "\"loss\"", "only an output"};
+    QTest::newRow("image output: upsampling with mcxent and no softmax")
+        << with(R"({"type":"upsampling","size":2,"loss":"mcxent"})")
+        << QStringList{"layers[0] (upsampling)", "\"loss\"", "needs activation softmax"};
+    QTest::newRow("image output: a convolution down to flat features")
+        << with(R"({"type":"convolution","filters":2,"kernel":[8,8],"loss":"mse"})")
+        << QStringList{"layers[0] (convolution)", "only when it produces an image", "2 flat features"};
+    QTest::newRow("spatial dropout on flat features")
+        << with(R"({"type":"dense","units":4},{"type":"dropout","retain":0.5,"spatial":true},)" + out)
+        << QStringList{"layers[1] (dropout)", "spatial dropout drops whole channels", "4 flat features"};
     QTest::newRow("last activation layer: loss and activation disagree")
         << with(R"({"type":"dense","units":3},{"type":"activation","activation":"relu","loss":"mcxent"})")
         << QStringList{"layers[1] (activation)", "\"loss\"", "needs activation softmax"};

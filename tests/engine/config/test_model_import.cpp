@@ -94,6 +94,8 @@ private Q_SLOTS:
     void nan_where_unused();
     void activation_layers_data();
     void activation_layers();
+    void image_outputs_data();
+    void image_outputs();
     void activations_of_imported_files_data();
     void activations_of_imported_files();
 };
@@ -407,6 +409,78 @@ void TestModelImport::activation_layers_data() {
         << "dense,activation" << "relu,softmax" << 3;
 }
 
+// Image outputs (issue 22): a Keras model ending in a Conv2D, Conv2DTranspose, UpSampling2D or an
+// activation over an image, and DL4J's CnnLossLayer after a ConvolutionLayer or Deconvolution2D,
+// become outputs whose loss applies at every pixel; Keras's SpatialDropout2D and DL4J's
+// SpatialDropout become dropout of whole channels.
+void TestModelImport::image_outputs_data() {
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("layers");
+    QTest::addColumn<QString>("activations");
+    QTest::addColumn<QString>("output_shape");
+    QTest::addColumn<QString>("loss");
+    const QByteArray compile_ce = R"("training_config":{"loss":"categorical_crossentropy","optimizer_config":{"class_name":"Adam","config":{"learning_rate":0.001}}})";
+    auto compiled = [&](const QByteArray& model, const QByteArray& training) { return model.left(model.size() - 1) + "," + training + "}"; };
+    QTest::newRow("keras Conv2D softmax last (segmentation head)")
+        << compiled(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":4,"kernel_size":3,"padding":"same","activation":"relu")"),
+                           keras_layer("SpatialDropout2D", R"("name":"sd","rate":0.25)"),
+                           keras_layer("Conv2D", R"("name":"seg","filters":3,"kernel_size":1,"activation":"softmax")")}), compile_ce)
+        << "convolution,dropout,convolution" << "relu,identity,softmax" << "3x8x8" << "mcxent";
+    QTest::newRow("keras Conv2D then Activation softmax")
+        << compiled(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":3,"kernel_size":3)"),
+                           keras_layer("Activation", R"("name":"sm","activation":"softmax")")}), compile_ce)
+        << "convolution,activation" << "identity,softmax" << "3x6x6" << "mcxent";
+    QTest::newRow("keras Conv2D then Softmax layer (axis -1: the channels)")
+        << compiled(keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":3,"kernel_size":3)"),
+                           keras_layer("Softmax", R"("name":"sm","axis":-1)")}), compile_ce)
+        << "convolution,activation" << "identity,softmax" << "3x6x6" << "mcxent";
+    QTest::newRow("keras Conv2DTranspose sigmoid (autoencoder), no loss saved: mse")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":2,"strides":2,"activation":"relu")"),
+                  keras_layer("Conv2DTranspose", R"("name":"up","filters":1,"kernel_size":2,"strides":2,"activation":"sigmoid")")})
+        << "convolution,transposed_convolution" << "relu,sigmoid" << "1x8x8" << "mse";
+    QTest::newRow("keras UpSampling2D last")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":2,"strides":2,"activation":"sigmoid")"),
+                  keras_layer("UpSampling2D", R"("name":"u","size":[2,2])")})
+        << "convolution,upsampling" << "sigmoid,identity" << "2x8x8" << "mse";
+    const QByteArray pre = R"("inputPreProcessors":{"0":{"@class":"org.deeplearning4j.nn.conf.preprocessor.FeedForwardToCnnPreProcessor",
+        "inputHeight":6,"inputWidth":6,"numChannels":1}})";
+    const QByteArray conv = dl4j_layer("ConvolutionLayer", R"("layerName":"c","nin":1,"nout":3,"kernelSize":[3,3],"stride":[1,1],"padding":[1,1],
+        "convolutionMode":"Truncate","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationIdentity"},
+        "idropout":{"@class":"org.deeplearning4j.nn.conf.dropout.SpatialDropout","p":0.8})");
+    QTest::newRow("dl4j ConvolutionLayer, CnnLossLayer softmax mcxent")
+        << dl4j({conv, dl4j_layer("CnnLossLayer", R"("layerName":"loss","format":"NCHW","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+                     "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"})")}, pre)
+        << "dropout,convolution,activation" << "identity,identity,softmax" << "3x6x6" << "mcxent";
+    QTest::newRow("dl4j Deconvolution2D, CnnLossLayer sigmoid xent")
+        << dl4j({dl4j_layer("Deconvolution2D", R"("layerName":"d","nin":1,"nout":2,"kernelSize":[2,2],"stride":[2,2],"padding":[0,0],
+                     "convolutionMode":"Truncate","activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationIdentity"})"),
+                 dl4j_layer("CnnLossLayer", R"("activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSigmoid"},
+                     "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossBinaryXENT"})")}, pre)
+        << "transposed_convolution,activation" << "identity,sigmoid" << "2x12x12" << "xent";
+}
+
+void TestModelImport::image_outputs() {
+    QFETCH(QByteArray, json);
+    QFETCH(QString, layers);
+    QFETCH(QString, activations);
+    QFETCH(QString, output_shape);
+    QFETCH(QString, loss);
+    const auto r = config::import_model_text(json.toStdString(), "cfg.json");
+    QCOMPARE(types(r.model), layers);
+    QStringList acts;
+    for (const auto& l : r.model.layers) acts << QString::fromUtf8(config::to_string(l.activation.kind).data());
+    QCOMPARE(acts.join(','), activations);
+    const auto& out = r.model.main_output();
+    QVERIFY(out.image_output());
+    QCOMPARE(QString::fromStdString(out.out_shape.str()), output_shape);
+    QCOMPARE(QString::fromUtf8(config::to_string(out.loss).data()), loss);
+    QCOMPARE(r.model.output_size(), int(out.out_shape.size()));
+    for (const auto& l : r.model.layers)
+        if (l.type == config::LayerType::Dropout) QVERIFY2(l.spatial, "SpatialDropout2D / SpatialDropout drop whole channels");
+    const auto again = config::ModelConfig::from_json(r.model.to_json(), "again.json");
+    QCOMPARE(again.to_json().dump(), r.model.to_json().dump());
+}
+
 void TestModelImport::activation_layers() {
     QFETCH(QByteArray, json);
     QFETCH(QString, layers);
@@ -517,7 +591,15 @@ void TestModelImport::refused_data() {
     QTest::newRow("keras softmax over an image")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3,"activation":"relu")"),
                   keras_layer("Activation", R"("name":"a","activation":"softmax")"), keras_layer("Flatten", R"("name":"f")"), kKerasOut})
-        << QStringList{"config.layers[2] (Activation \"a\"", "softmax needs flat features", "2x6x6"};
+        << QStringList{"config.layers[2] (Activation \"a\"", "softmax over a 2x6x6 image", "only on a model output with loss mcxent"};
+    QTest::newRow("keras Softmax over an image's rows")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
+                  keras_layer("Softmax", R"("name":"sm","axis":1)")})
+        << QStringList{"config.layers[2] (Softmax \"sm\")", "\"axis\"", "over its channels only"};
+    QTest::newRow("keras pooling as the output")
+        << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":2,"kernel_size":3)"),
+                  keras_layer("MaxPooling2D", R"("name":"p","pool_size":[2,2])")})
+        << QStringList{"cfg.json: model:", "got MaxPooling2D \"p\" (subsampling)"};
     QTest::newRow("dl4j 0.x NaN l2 with useRegularization true (read, so refused)")
         << dl4j({R"({"useRegularization":true,"layer":{"dense":{"layerName":"d","nin":4,"nout":3,"l1":0.0,"l2":"NaN",
                      "activationFn":{"ReLU":{}},"iupdater":{"@class":"org.nd4j.linalg.learning.config.Sgd","learningRate":0.1}}}})",

@@ -34,6 +34,7 @@ private Q_SLOTS:
     void labelColumn_data();
     void labelColumn();
     void regression();
+    void imageTargetColumns();
     void crlfAndBlankLines();
     void spacesQuotesAndDelimiter();
     void givenClassCount();
@@ -124,6 +125,37 @@ void TestCsvReader::regression() {
     QVERIFY(ds.labels.empty());
     QCOMPARE(ds.targets, (std::vector<float>{1.5f, -2.25f}));
     QCOMPARE(ds.features, (std::vector<float>{80, 3, 120, 4}));
+}
+
+// An image output's targets (CsvOptions::target_columns): the last columns of a row. Values as
+// they are for regression; for classes, one class index per pixel, one-hot into classes x pixels
+// in NCHW order (target[c * pixels + p]).
+void TestCsvReader::imageTargetColumns() {
+    CsvOptions values;
+    values.classification = false;
+    values.target_columns = 3;
+    const Dataset r = parse_csv("f1,f2,t1,t2,t3\n1,2,0.5,0.25,1\n3,4,0,1,0.75\n", "v.csv", values);
+    QCOMPARE(r.shape.size(), std::size_t{2});
+    QCOMPARE(r.features, (std::vector<float>{1, 2, 3, 4}));
+    QCOMPARE(r.target_size, std::size_t{3});
+    QCOMPARE(r.targets, (std::vector<float>{0.5f, 0.25f, 1, 0, 1, 0.75f}));
+    QVERIFY(!r.is_classification());
+
+    CsvOptions classes;
+    classes.num_classes = 3;
+    classes.target_columns = 2;  // two pixels
+    const Dataset c = parse_csv("7,2,0\n8,1,1\n", "c.csv", classes);
+    QCOMPARE(c.features, (std::vector<float>{7, 8}));
+    QCOMPARE(c.target_size, std::size_t{6});
+    // Sample 0: pixel 0 is class 2, pixel 1 class 0; sample 1: classes 1 and 1.
+    QCOMPARE(c.targets, (std::vector<float>{0, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0}));
+    QVERIFY(c.labels.empty());
+    QCOMPARE(c.num_classes, 3);
+    // A pixel's class beyond the count is refused where it is; so is a class count left out.
+    QVERIFY(data_error([&] { parse_csv("7,2,3\n", "big.csv", classes); }).contains("big.csv: line 1, column 3"));
+    classes.num_classes = 0;
+    QVERIFY(data_error([&] { parse_csv("7,2,0\n", "n.csv", classes); }).contains("the class count"));
+    QVERIFY(data_error([&] { parse_csv("1,2\n", "few.csv", values); }).contains("need at least 4 (features and 3 target columns)"));
 }
 
 void TestCsvReader::crlfAndBlankLines() {

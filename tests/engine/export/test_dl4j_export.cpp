@@ -337,6 +337,7 @@ private Q_SLOTS:
     void normalizer_round_trip();
     void refused_layer_named_and_nothing_written_data();
     void refused_layer_named_and_nothing_written();
+    void image_output_gets_a_cnn_loss_layer();
 
 private:
     QTemporaryDir dir_;
@@ -402,6 +403,38 @@ void TestDl4jExport::round_trip() {
     QVERIFY2(std::memcmp(back.params.data(), m.params.data(), m.params.size() * sizeof(float)) == 0,
              qPrintable(QString("parameters differ (max |diff| %1)").arg(max_diff)));
     QVERIFY(back.updater_state.empty());  // none given, none written
+}
+
+// A layer stack ending in a convolution with the loss (a Keras segmentation head): DL4J's outputs
+// are output layers, so the file holds the convolution without its activation and a CnnLossLayer
+// with the activation and the loss. Read back: the same parameters, one activation layer more,
+// and the same predictions (a softmax over each pixel's channels either way).
+void TestDl4jExport::image_output_gets_a_cnn_loss_layer() {
+    const auto m = with_random_params(config::ModelConfig::parse(R"({"name":"seghead","input":{"channels":2,"height":5,"width":4},
+        "layers":[{"type":"convolution","name":"body","filters":4,"kernel":[3,3],"mode":"same","activation":"relu"},
+                  {"type":"dropout","retain":0.8,"spatial":true},
+                  {"type":"convolution","name":"seg","filters":3,"kernel":[1,1],"activation":"softmax","loss":"mcxent"}]})", "seghead"),
+                                      "seghead.thr", 9);
+    const QString out = dir_.filePath("seghead.zip");
+    model_export::export_model(m, ExportFormat::Dl4j, out.toStdString());
+    const auto back = config::import_model_file(out.toStdString());
+    QCOMPARE(back.model.layers.size(), std::size_t{4});
+    QCOMPARE(back.model.layers[2].activation.kind, config::Activation::Identity);
+    QCOMPARE(back.model.layers[3].type, config::LayerType::Activation);
+    QCOMPARE(back.model.layers[3].activation.kind, config::Activation::Softmax);
+    QCOMPARE(back.model.layers[3].loss, config::LossKind::MultiClassCrossEntropy);
+    QCOMPARE(back.model.layers[3].out_shape, (config::Shape{3, 5, 4}));
+    QVERIFY(back.model.layers[1].spatial);
+    QVERIFY(std::memcmp(back.params.data(), m.params.data(), m.params.size() * sizeof(float)) == 0);
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network a(m.config, *be), b(back.model, *be);
+    a.set_params(m.params);
+    b.set_params(back.params);
+    std::vector<float> x(3 * 40), ya(3 * 60), yb(3 * 60);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * float(i));
+    a.predict(x.data(), 3, ya.data());
+    b.predict(x.data(), 3, yb.data());
+    QCOMPARE(yb, ya);
 }
 
 // The header DL4J 1.0 writes (config/nd4j_array.h's worked example, with libnd4j's ARRAY_FLOAT
@@ -818,6 +851,14 @@ void TestDl4jExport::refused_layer_named_and_nothing_written_data() {
                   {"type":"output","units":2,"loss":"mcxent"}]})";
     QTest::newRow("reshape channels_last") << last << false
                                            << R"(last.thr: layers[0] (reshape "r"): DL4J cannot express this layer: reshape with order channels_last (DL4J's ReshapeVertex counts the values channels first); nothing was written)";
+    // A graph's image output that is a convolution (two heads): DL4J's graph would need a
+    // CnnLossLayer vertex after each (a layer stack gets one: image_output_gets_a_cnn_loss_layer).
+    const QString heads = R"({"name":"heads","input":{"channels":2,"height":5,"width":5},
+        "layers":[{"type":"convolution","name":"body","filters":3,"kernel":[3,3],"mode":"same","activation":"relu"},
+                  {"type":"convolution","name":"seg","filters":3,"kernel":[1,1],"activation":"softmax","loss":"mcxent"},
+                  {"type":"convolution","name":"recon","inputs":"body","filters":2,"kernel":[1,1],"activation":"sigmoid","loss":"mse"}]})";
+    QTest::newRow("convolution image outputs of a graph") << heads << false
+        << R"(heads.thr: layers[1] (convolution "seg"): DL4J cannot express this layer: an image output that is a convolution layer has no DL4J form in a graph (DL4J ends with a CnnLossLayer): give the convolution no activation and follow it with an activation layer carrying the activation and the loss; nothing was written)";
     const QString mlp = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/mlp.json"));
     QTest::newRow("a spread DL4J rounds up") << mlp << true
                                              << "mlp.thr: input normalisation (standardize): feature 0 has scale 200000.000000, which "

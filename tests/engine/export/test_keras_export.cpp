@@ -196,6 +196,16 @@ const char* kTransposed = R"({"name":"transposed","input":{"channels":2,"height"
               {"type":"transposed_convolution","name":"dilated","filters":2,"kernel":[2,2],"dilation":[2,1],"activation":"sigmoid"},
               {"type":"output","name":"out","units":3,"activation":"softmax","loss":"mcxent"}]})";
 
+// Image outputs (issue 22): the loss at every pixel; Keras's softmax over the last axis of a
+// channels-last Conv2D is Thresher's softmax over each pixel's channels.
+const char* kSegmentationHead = R"({"name":"segmentation_head","input":{"channels":1,"height":6,"width":6},
+    "layers":[{"type":"convolution","name":"c","filters":4,"kernel":[3,3],"mode":"same","activation":"relu"},
+              {"type":"dropout","name":"sd","retain":0.75,"spatial":true},
+              {"type":"convolution","name":"seg","filters":3,"kernel":[1,1],"activation":"softmax","loss":"mcxent"}]})";
+const char* kAutoencoder = R"({"name":"autoencoder","input":{"channels":1,"height":8,"width":8},
+    "layers":[{"type":"convolution","name":"down","filters":2,"kernel":[2,2],"stride":[2,2],"activation":"relu"},
+              {"type":"transposed_convolution","name":"up","filters":1,"kernel":[2,2],"stride":[2,2],"activation":"sigmoid","loss":"xent"}]})";
+
 // The ResNet template without its learning-rate schedule: the schedule counts epochs, which a Keras
 // file cannot (refused below, naming it); the graph itself is what goes round here.
 std::string resnet_without_schedule() {
@@ -281,6 +291,10 @@ void TestKerasExport::round_trip_data() {
                                                           {"depthwise and separable", kSeparable},
                                                           {"transposed", kTransposed}};
     for (const auto& [tag, json] : graphs) add_round_trip_rows(tag, QString("json:") + json);
+    // Image outputs: a Conv2D whose softmax is over each pixel's channels (channels last in Keras),
+    // after spatial dropout; an autoencoder ending in a sigmoid Conv2DTranspose.
+    add_round_trip_rows("segmentation head", QString("json:") + kSegmentationHead);
+    add_round_trip_rows("autoencoder", QString("json:") + kAutoencoder);
     // Real Keras files with weights: a ResNet-style functional model (conv, bn, add, relu, concat),
     // and Sequential models of the new convolutions, their own parameters going round.
     // And a model with two inputs and two outputs, and one of Reshape and Permute layers.
@@ -403,6 +417,8 @@ void TestKerasExport::h5py_reads_the_files_data() {
         << QStringList{"Dense", "Reshape", "Conv2D", "Permute", "Permute", "Reshape", "Dense", "Reshape", "Conv2D", "Flatten", "Dense"}
         << QStringList{"d", "to_image", "conv", "whc", "hcw", "to_flat", "d2", "column", "conv2", "flatten", "out"} << QStringList{}
         << QStringList{};
+    QTest::newRow("segmentation head") << QString(kSegmentationHead) << QStringList{"Conv2D", "SpatialDropout2D", "Conv2D"}
+                                       << QStringList{"c", "sd", "seg"} << QStringList{} << QStringList{};
     QTest::newRow("transposed") << QString(kTransposed)
                                 << QStringList{"Conv2DTranspose", "Conv2DTranspose", "Conv2DTranspose", "Flatten", "Dense"}
                                 << QStringList{"up", "same", "dilated", "flatten", "out"} << QStringList{} << QStringList{};

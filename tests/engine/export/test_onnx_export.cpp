@@ -133,7 +133,12 @@ void compare_with_onnx_runtime(const model_export::ExportableModel& m, const QSt
     for (std::size_t k = 0; k < m.config.input_count(); ++k) input_dims << sample_dims(m.config.input_shape(k));
     const auto got = test_support::run_onnx_runtime(path, x, input_dims, work_dir);
     QVERIFY2(got.ok, qPrintable(got.error));
-    QCOMPARE(got.output_dims, (QList<qint64>{kBatch, m.config.output_size()}));
+    // One image output stays an image, [batch, C, H, W] (its values in Thresher's NCHW order).
+    const auto& main = m.config.main_output();
+    if (m.config.output_layers.size() == 1 && main.image_output())
+        QCOMPARE(got.output_dims, (QList<qint64>{kBatch, main.out_shape.c, main.out_shape.h, main.out_shape.w}));
+    else
+        QCOMPARE(got.output_dims, (QList<qint64>{kBatch, m.config.output_size()}));
     QCOMPARE(got.outputs.size(), want.size());
     double max_diff = 0.0, max_abs = 0.0;
     std::size_t worst = 0;
@@ -340,6 +345,24 @@ void TestOnnxExport::matches_onnx_runtime_data() {
     QTest::newRow("binary") << QString(R"({"name":"binary","input":{"size":6},
         "layers":[{"type":"dense","units":8,"activation":"relu"},{"type":"output","units":1,"activation":"sigmoid","loss":"xent"}]})")
                             << false << -2.f;
+    // Image outputs (issue 22): a softmax over the channels of each pixel (Softmax axis 1 on
+    // [batch, C, H, W]), after spatial dropout (the identity at inference); an autoencoder's
+    // sigmoid transposed convolution; a resize layer as an output.
+    QTest::newRow("segmentation: conv softmax over channels") << QString(R"({"name":"segmentation","input":{"channels":2,"height":6,"width":5},
+        "layers":[{"type":"convolution","filters":4,"kernel":[3,3],"mode":"same","activation":"relu"},
+                  {"type":"dropout","retain":0.8,"spatial":true},
+                  {"type":"convolution","filters":3,"kernel":[1,1],"activation":"softmax","loss":"mcxent"}]})")
+                                                              << false << -2.f;
+    QTest::newRow("segmentation: activation layer softmax") << QString(R"({"name":"cnnloss","input":{"channels":2,"height":6,"width":5},
+        "layers":[{"type":"convolution","filters":3,"kernel":[3,3],"activation":"identity"},
+                  {"type":"activation","activation":"softmax","loss":"mcxent"}]})")
+                                                            << false << -2.f;
+    QTest::newRow("autoencoder: transposed conv, upsampling outputs") << QString(R"({"name":"autoencoder","input":{"channels":1,"height":6,"width":6},
+        "outputs":["up","coarse"],
+        "layers":[{"type":"convolution","name":"down","filters":2,"kernel":[2,2],"stride":[2,2],"activation":"relu"},
+                  {"type":"transposed_convolution","name":"up","filters":1,"kernel":[2,2],"stride":[2,2],"activation":"sigmoid","loss":"xent"},
+                  {"type":"upsampling","name":"coarse","inputs":"down","size":2,"loss":"mse"}]})")
+                                                                     << false << -2.f;
 }
 
 void TestOnnxExport::matches_onnx_runtime() {

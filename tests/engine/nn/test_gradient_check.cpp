@@ -81,8 +81,21 @@ Batch make_batch(const config::ModelConfig& c, int n, bool one_hot, std::uint64_
     for (int i = 0; i < n; ++i) {
         std::size_t at = 0;
         for (auto o : c.output_layers) {
+            const auto& shape = c.layers[o].out_shape;
+            if (c.layers[o].image_output()) {
+                // An image output: C x H x W values, one-hot over the channels of each pixel.
+                const int units = c.layers[o].output_width(), pixels = shape.h * shape.w;
+                float* row = b.t.data() + static_cast<std::size_t>(i) * k + at;
+                if (one_hot) {  // also 0/1 labels for xent on sigmoid outputs
+                    for (int p = 0; p < pixels; ++p) row[static_cast<int>(rng() % static_cast<unsigned>(shape.c)) * pixels + p] = 1.f;
+                } else {
+                    for (int j = 0; j < units; ++j) row[j] = unit(rng);
+                }
+                at += static_cast<std::size_t>(units);
+                continue;
+            }
             const int units = c.layers[o].units;
-            const int steps = std::max(1, c.layers[o].out_shape.t);
+            const int steps = std::max(1, shape.t);
             for (int t = 0; t < steps; ++t) {
                 float* row_t = b.t.data() + static_cast<std::size_t>(i) * k + at;
                 if (one_hot) {  // also 0/1 labels for xent on sigmoid outputs
@@ -532,6 +545,31 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("repeat_vector then simple_rnn every step, per-step softmax")
         << model(flat, "{\"type\":\"dense\",\"units\":3,\"activation\":\"tanh\"},{\"type\":\"repeat_vector\",\"times\":3},"
                        "{\"type\":\"simple_rnn\",\"units\":4,\"return_sequences\":true}", softmax) << true;
+    // Image outputs (autoencoders, segmentation heads): the loss at every pixel, averaged over
+    // pixels; a softmax over the channels of each pixel with mcxent.
+    const char* conv_in = "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"tanh\"}";
+    QTest::newRow("image output: conv sigmoid mse")
+        << model(image, conv_in, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"sigmoid\",\"loss\":\"mse\"}")
+        << false;
+    QTest::newRow("image output: conv sigmoid xent")
+        << model(image, conv_in, "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"sigmoid\",\"loss\":\"xent\"}")
+        << true;
+    QTest::newRow("image output: conv channel softmax mcxent")
+        << model(image, conv_in, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"softmax\",\"loss\":\"mcxent\"}")
+        << true;
+    QTest::newRow("image output: activation layer softmax over channels (CnnLossLayer)")
+        << model(image, "{\"type\":\"convolution\",\"filters\":3,\"kernel\":[2,2],\"activation\":\"identity\"}",
+                 "{\"type\":\"activation\",\"activation\":\"softmax\",\"loss\":\"mcxent\"}")
+        << true;
+    QTest::newRow("image output: transposed conv identity mae")
+        << model(image, conv_in, "{\"type\":\"transposed_convolution\",\"filters\":1,\"kernel\":[2,2],\"stride\":[2,2],\"loss\":\"mae\"}")
+        << false;
+    QTest::newRow("image output: upsampling after a conv, mse")
+        << model(image, conv_in, "{\"type\":\"upsampling\",\"size\":[2,2],\"loss\":\"mse\"}") << false;
+    QTest::newRow("spatial dropout between convolutions")
+        << model(image, "{\"type\":\"convolution\",\"filters\":4,\"kernel\":[2,2],\"activation\":\"tanh\"},"
+                        "{\"type\":\"dropout\",\"retain\":0.5,\"spatial\":true},"
+                        "{\"type\":\"convolution\",\"filters\":2,\"kernel\":[2,2],\"activation\":\"tanh\"}", softmax) << true;
     if (qEnvironmentVariableIsSet("GC_JSON")) QTest::newRow("env") << qgetenv("GC_JSON") << true;
     QTest::newRow("lenet-like stack")
         << model("{\"channels\":1,\"height\":9,\"width\":9}",

@@ -20,6 +20,7 @@ private Q_SLOTS:
     void inference_independent_of_batch();
     void batch_norm_statistics_move_only_in_training();
     void dropout_seeded();
+    void spatial_dropout_drops_whole_channels();
     void init_reproducible_from_seed();
 
 private:
@@ -135,6 +136,27 @@ void TestNetwork::dropout_seeded() {
     QCOMPARE(a, b);
     QVERIFY(a != c);
     QCOMPARE(i1, i2);
+}
+
+void TestNetwork::spatial_dropout_drops_whole_channels() {
+    // 2 samples x 40 channels of 3x4 ones through spatial dropout (retain 0.5) and an identity
+    // upsampling that is the image output: every channel comes out all 0 or all 2 (1 / retain),
+    // some of each; inference passes the input through.
+    nn::Network net(config::ModelConfig::parse(R"({"input":{"channels":40,"height":3,"width":4},
+        "layers":[{"type":"dropout","retain":0.5,"spatial":true},{"type":"upsampling","size":1,"loss":"mse"}]})", "sd"), *be_);
+    const int n = 2 * 40 * 12;
+    std::vector<float> x(n, 1.f), t(n, 0.f), y(n);
+    net.loss(x.data(), t.data(), 2, 7, backend::Mode::Training, y.data());
+    int kept = 0;
+    for (int ch = 0; ch < 80; ++ch) {
+        const float first = y[static_cast<std::size_t>(ch) * 12];
+        QVERIFY2(first == 0.f || first == 2.f, qPrintable(QString::number(first)));
+        for (int p = 1; p < 12; ++p) QCOMPARE(y[static_cast<std::size_t>(ch) * 12 + p], first);
+        kept += first != 0.f;
+    }
+    QVERIFY2(kept > 20 && kept < 60, qPrintable(QString("%1 of 80 channels kept").arg(kept)));
+    net.loss(x.data(), t.data(), 2, 7, backend::Mode::Inference, y.data());
+    QCOMPARE(y, x);
 }
 
 void TestNetwork::init_reproducible_from_seed() {
