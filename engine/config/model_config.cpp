@@ -172,6 +172,11 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
         }
         if (l.inputs.size() > 4096) g.fail("inputs", "at most 4096 inputs");
     }
+    // "shares": another call of an earlier layer, using its parameters (resolve_graph checks it).
+    if (auto s = g.string("shares")) {
+        if (s->empty()) g.fail("shares", "must name the layer whose parameters this one uses");
+        l.shares = *s;
+    }
 
     switch (l.type) {
         case LayerType::Dense:
@@ -592,6 +597,7 @@ nlohmann::json ModelConfig::to_json() const {
                 break;
         }
         if (!l.inputs.empty()) o["inputs"] = l.inputs;
+        if (!l.shares.empty()) o["shares"] = l.shares;
         if (has_alpha(l.activation.kind)) o["alpha"] = decimal(l.activation.alpha);
         if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];
         if (l.updater) o["updater"] = updater_json(*l.updater);
