@@ -11,6 +11,7 @@
 
 #include "config/import_support.h"
 #include "config/json_fields.h"
+#include "config/keras_calls.h"
 #include "config/keras_training.h"
 #include "core/error.h"
 #include "config/model_config.h"
@@ -233,8 +234,8 @@ bool fold_activation(std::vector<LayerConfig>& layers, ActivationSpec act) {
 // The layers a functional model's layer reads, by name, from its "inbound_nodes":
 //   Keras 1/2, TF.js  [[["conv_1", 0, 0, {}], ["conv_2", 0, 0, {}]]]   (one node: one call)
 //   Keras 3           [{"args": [[{"class_name": "__keras_tensor__", "config": {"keras_history": ["conv_1", 0, 0]}}, ...]], "kwargs": {}}]
-// A layer called more than once (a shared layer) has several nodes; Thresher gives every call its
-// own parameters, so it refuses that rather than train something else.
+// Shared layers and nested models arrive here already split into one call per layer
+// (keras_calls.h), so a second node or a reference to call 1 means a file this reader misread.
 std::vector<std::string> inbound_names(Place& p, const nlohmann::json& layer) {
     std::vector<std::string> names;
     if (!layer.contains("inbound_nodes") || !layer["inbound_nodes"].is_array()) return names;
@@ -326,7 +327,9 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
 
     // Keras 2.2 on: {"name", "layers": [...]}; Keras 1 and 2.0/2.1: the list itself.
     if (!root.has("config")) root.fail("config", "is required");
-    const auto& cfg = model["config"];
+    // Shared layers and nested models: one call per layer from here on (keras_calls.h).
+    const std::optional<KerasCalls> calls = functional ? keras_calls(model, source, prefix) : std::nullopt;
+    const auto& cfg = calls ? calls->model["config"] : model["config"];
     const nlohmann::json* list = &cfg;
     ModelConfig m;
     std::vector<std::string> scratch;
@@ -345,7 +348,13 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     }
     if (m.name == "model") m.name = std::filesystem::path(source).stem().string();
     if (list->empty()) root.fail("config", "has no layers");
-    auto layer_path = [&](std::size_t i) { return list_path + "[" + std::to_string(i) + "]"; };
+    auto layer_path = [&](std::size_t i) {
+        if (calls) {
+            const auto it = calls->paths.find(import::text_or((*list)[i]["config"], "name", ""));
+            if (it != calls->paths.end()) return it->second;
+        }
+        return list_path + "[" + std::to_string(i) + "]";
+    };
 
     // Every layer's type first: an unsupported layer is what the user hears about, never a shape
     // complaint that follows from it.
@@ -783,6 +792,12 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             auto& l = m.layers.back();
             if (l.inputs.empty()) l.inputs = ins;
             if (l.name != keras_name) alias[keras_name] = l.name;
+            // A later call of a shared layer: the first call's parameters, where that call became
+            // a layer of its own (an activation folded into the layer before it shares nothing).
+            if (calls && l.name == keras_name)
+                if (const auto it = calls->shares.find(keras_name); it != calls->shares.end())
+                    for (const auto& owner : m.layers)
+                        if (owner.name == it->second) l.shares = owner.name;
         } else if (!ins.empty()) {
             alias[keras_name] = ins[0];  // passed its input on
         } else if (keras_name != m.input_name && !is_model_input(keras_name)) {
