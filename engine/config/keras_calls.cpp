@@ -129,14 +129,16 @@ public:
                                        fail(at + ".inbound_nodes[" + std::to_string(k) + "]", what);
                                    })});
         }
-        // Earliest listed call whose inputs are ready, one at a time: a file already in order
-        // keeps its order.
+        // One call at a time: of the calls whose inputs are ready, the first calls before later
+        // ones, then the earliest listed. A file already in order keeps its order, and the calls
+        // of a shared layer follow the first calls of the layers listed after it, as Thresher's
+        // Keras export lists them (so a Thresher -> Keras -> Thresher round trip keeps the order).
         while (!pending.empty()) {
             auto ready = pending.end();
-            for (auto it = pending.begin(); it != pending.end() && ready == pending.end(); ++it) {
+            for (auto it = pending.begin(); it != pending.end(); ++it) {
                 bool ok = true;
                 for (const auto& r : it->refs) ok = ok && tensors.count({r.layer, r.node});
-                if (ok) ready = it;
+                if (ok && (ready == pending.end() || it->node < ready->node)) ready = it;
             }
             if (ready == pending.end()) {
                 const auto& c = pending.front();

@@ -79,6 +79,9 @@ nlohmann::json architecture(const config::ModelConfig& c) {
         l.erase("name");
         l.erase("inputs");
         l["reads"] = resolved.layers[i].sources;
+        // Shared layers: the layer whose parameters it uses, by position (names may change).
+        l.erase("shares");
+        if (resolved.layers[i].shares_index >= 0) l["shares"] = resolved.layers[i].shares_index;
         if (l.value("loss", "") == "negativeloglikelihood") l["loss"] = "mcxent";
         // A reshape where neither side has several channels and several pixels moves no value in
         // either order (Keras's Reshape reads back as channels_last).
@@ -286,7 +289,10 @@ void TestKerasExport::round_trip_data() {
     // And a model with two inputs and two outputs, and one of Reshape and Permute layers.
     add_round_trip_rows("reshape and permute", QString("json:") + kReshapePermute);
     for (const char* name : {"keras2_residual_concat.h5", "keras2_depthwise_separable.h5", "keras2_conv_transpose.h5",
-                             "keras2_two_inputs_two_outputs.h5", "keras2_reshape_permute.h5"})
+                             "keras2_two_inputs_two_outputs.h5", "keras2_reshape_permute.h5",
+                             // Shared layers (one Keras layer with two inbound nodes) and nested
+                             // models (written flattened).
+                             "keras2_siamese_shared.h5", "keras2_nested_models.h5"})
         add_round_trip_rows(name, root + "/tests/engine/config/data/graphs/" + name);
 }
 
