@@ -83,6 +83,8 @@ std::vector<Ref> endpoints(const json& cfg, const char* key) {
     return out;
 }
 
+constexpr std::size_t kMaxLayers = 1 << 16;
+
 class Inliner {
 public:
     explicit Inliner(const std::string& source) : source_(source) {}
@@ -133,15 +135,21 @@ public:
         // ones, then the earliest listed. A file already in order keeps its order, and the calls
         // of a shared layer follow the first calls of the layers listed after it, as Thresher's
         // Keras export lists them (so a Thresher -> Keras -> Thresher round trip keeps the order).
-        while (!pending.empty()) {
-            auto ready = pending.end();
-            for (auto it = pending.begin(); it != pending.end(); ++it) {
+        // A file in order finds its next call at the front: linear, however many layers.
+        std::vector<bool> done(pending.size(), false);
+        std::size_t first = 0;
+        for (std::size_t left = pending.size(); left > 0; --left) {
+            while (done[first]) ++first;
+            std::size_t ready = pending.size();
+            for (std::size_t j = first; j < pending.size(); ++j) {
+                if (done[j]) continue;
                 bool ok = true;
-                for (const auto& r : it->refs) ok = ok && tensors.count({r.layer, r.node});
-                if (ok && (ready == pending.end() || it->node < ready->node)) ready = it;
+                for (const auto& r : pending[j].refs) ok = ok && tensors.count({r.layer, r.node});
+                if (ok && (ready == pending.size() || pending[j].node < pending[ready].node)) ready = j;
+                if (ok && pending[j].node == 0) break;  // nothing later comes before it
             }
-            if (ready == pending.end()) {
-                const auto& c = pending.front();
+            if (ready == pending.size()) {
+                const auto& c = pending[first];
                 std::string missing;
                 for (const auto& r : c.refs)
                     if (!tensors.count({r.layer, r.node}))
@@ -149,8 +157,8 @@ public:
                 fail(list_path + "[" + std::to_string(c.entry) + "]",
                      "reads " + missing + ", which no layer of the model makes (or the calls form a cycle)");
             }
-            const Call c = *ready;
-            pending.erase(ready);
+            done[ready] = true;
+            const Call& c = pending[ready];
             const auto& layer = layers[c.entry];
             const std::string at = list_path + "[" + std::to_string(c.entry) + "]";
             const std::string name = name_of(layer);
@@ -220,6 +228,9 @@ private:
 
     void emit(const json& layer, const std::string& where, const std::string& flat, const std::string& owner,
               const std::vector<std::string>& reads) {
+        // Nested models called several times multiply their layers: bound what a file can ask for.
+        if (out.paths.size() >= kMaxLayers)
+            fail(where, "more than " + std::to_string(kMaxLayers) + " layers once nested models and shared calls are inlined");
         if (!out.paths.emplace(flat, where).second)
             fail(where, "two layers are named \"" + flat + "\" once nested models are inlined (" + out.paths[flat] + ")");
         json copy = layer;

@@ -159,6 +159,10 @@ QString describe(const config::ModelConfig& m) {
 
 }  // namespace
 
+// Further below (the shared and nested rows).
+json siamese(Form f);
+json call_node(Form f, const std::vector<std::tuple<std::string, int, int>>& refs);
+
 class TestGraphImport : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -245,6 +249,10 @@ void TestGraphImport::keras_refusals_data() {
     // after the output (first calls come first).
     QTest::newRow("shared layer, a call no one reads")
         << QByteArray("shared") << QStringList{"output_layers", "\"out\" must be the last layer"};
+    QTest::newRow("nested model called with two tensors")
+        << QByteArray("nested_inputs") << QStringList{"config.layers[6]", "takes 1 input(s), but its call passes 2"};
+    QTest::newRow("output 1 of a nested model with one")
+        << QByteArray("nested_output") << QStringList{"config.layers[7]", "reads output 1 of call 1 of \"head\"", "has 1 output(s)"};
     QTest::newRow("reads call 1 of a layer called once")
         << QByteArray("missing_call") << QStringList{"config.layers[3]", "call 1 of \"c1\"", "no layer of the model makes"};
     // Several inputs import (test_graph_weights); one whose InputLayer gives no shape is refused.
@@ -262,6 +270,8 @@ void TestGraphImport::keras_refusals() {
     auto& layers = m["config"]["layers"];
     if (change == "shared") layers[2]["inbound_nodes"].push_back(json::array({json{"c1", 0, 0, json::object()}}));
     if (change == "missing_call") layers[3]["inbound_nodes"][0][1][1] = 1;
+    if (change == "nested_inputs") m = siamese(Form::Keras2), m["config"]["layers"][6]["inbound_nodes"][0] = call_node(Form::Keras2, {{"gap", 0, 0}, {"gap_a", 0, 0}});
+    if (change == "nested_output") m = siamese(Form::Keras2), m["config"]["layers"][7]["inbound_nodes"][0][1][2] = 1;
     if (change == "two_inputs") m["config"]["input_layers"].push_back(json{"input_2", 0, 0});
     if (change == "lambda") layers[2]["class_name"] = "Lambda", layers[2]["config"]["function"] = "lambda x: x";
     if (change == "concat_h") layers[3]["class_name"] = "Concatenate", layers[3]["config"]["axis"] = 1;
