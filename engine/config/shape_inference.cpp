@@ -330,6 +330,7 @@ std::string ModelConfig::summary() const {
             s << "  <-";
             for (const auto& in : l.inputs) s << " " << in;
         }
+        if (!l.shares.empty()) s << "  shares " << l.shares;  // its parameters are that layer's
         if (!l.origin.empty()) s << "  from " << l.origin << " " << l.origin_what;  // an imported layer
         s << "\n";
     }

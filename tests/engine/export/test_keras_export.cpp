@@ -230,12 +230,15 @@ private Q_SLOTS:
     void round_trip();
     void h5py_reads_the_files_data();
     void h5py_reads_the_files();
+    void h5py_reads_shared_layers();
     void names_kept_and_made_unique();
     void refused_layer_named_and_nothing_written_data();
     void refused_layer_named_and_nothing_written();
 
 private:
     void add_round_trip_rows(const QString& tag, const QString& path);
+    void check_with_h5py(const std::string& tag, const QString& json, const QStringList& classes, const QStringList& names,
+                         const QStringList& class_names, const QStringList& inbound, const nlohmann::json& extra);
     QTemporaryDir dir_;
 };
 
@@ -420,7 +423,25 @@ void TestKerasExport::h5py_reads_the_files() {
     QFETCH(QStringList, names);
     QFETCH(QStringList, class_names);
     QFETCH(QStringList, inbound);
-    const std::string tag = QTest::currentDataTag();
+    check_with_h5py(QTest::currentDataTag(), json, classes, names, class_names, inbound, nlohmann::json::object());
+}
+
+// A shared layer is one Keras layer with an inbound node per call; its readers name the node.
+void TestKerasExport::h5py_reads_shared_layers() {
+    const QString siamese = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/siamese.json"));
+    const nlohmann::json calls{{"conv", {{"top"}, {"bottom"}}},
+                               {"pool", {{"conv"}, {"conv@1"}}},
+                               {"flatten", {{"pool"}}},
+                               {"embed", {{"flatten"}, {"flatten_1"}}},
+                               {"flatten_1", {{"pool@1"}}},
+                               {"both", nlohmann::json::array({nlohmann::json::array({"embed", "embed@1"})})}};
+    check_with_h5py("siamese", siamese, {"Conv2D", "MaxPooling2D", "Flatten", "Dense", "Flatten", "Concatenate", "Dense"},
+                    {"conv", "pool", "flatten", "embed", "flatten_1", "both", "predictions"}, {},
+                    {"top", "conv", "pool", "flatten", "pool", "embed,embed", "both"}, {{"keras_calls", calls}});
+}
+
+void TestKerasExport::check_with_h5py(const std::string& tag, const QString& json, const QStringList& classes, const QStringList& names,
+                                      const QStringList& class_names, const QStringList& inbound, const nlohmann::json& extra) {
     auto m = with_random_params(config::ModelConfig::parse(json.toStdString(), tag), tag + ".thr", 11);
     for (const auto& c : class_names) m.class_names.push_back(c.toStdString());
 
@@ -440,6 +461,7 @@ void TestKerasExport::h5py_reads_the_files() {
         for (const auto& n : reads.split(',')) names_read.push_back(n.toStdString());
         expect["keras_inbound"].push_back(names_read);
     }
+    for (const auto& [key, value] : extra.items()) expect[key] = value;
     for (const auto& l : m.config.layers) {
         if (l.param_count == 0) continue;
         nlohmann::json layer{{"type", config::to_string(l.type)},
