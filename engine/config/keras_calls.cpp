@@ -1,5 +1,6 @@
 #include "config/keras_calls.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <vector>
@@ -192,7 +193,7 @@ public:
                                         const std::string& suffix, const std::vector<std::string>& inputs, int depth) {
         if (inputs.size() != 1) fail(path, "a Sequential model takes one input, but its call passes " + std::to_string(inputs.size()));
         const json* list = nullptr;
-        std::string list_path = path + ".config";
+        std::string list_path = (path.empty() ? "" : path + ".") + "config";
         if (model.contains("config") && model["config"].is_array()) list = &model["config"];
         else if (model.contains("config") && model["config"].is_object() && model["config"].contains("layers") &&
                  model["config"]["layers"].is_array()) {
@@ -257,7 +258,74 @@ public:
 
 bool is_keras_model_class(const std::string& c) { return c == "Model" || c == "Functional" || c == "Sequential"; }
 
+namespace {
+
+// The batch shape a Sequential model's first layer says its input has: its InputLayer's, its
+// first layer's batch_input_shape (Keras 2), the model's build_input_shape, or the first layer
+// of a model nested first.
+std::optional<json> sequential_input_shape(const json& model, const json& layers) {
+    for (int depth = 0; depth < 16; ++depth) {
+        for (const auto& key : {"batch_shape", "batch_input_shape"})
+            if (!layers.empty() && layers[0].contains("config") && layers[0]["config"].is_object() && layers[0]["config"].contains(key) &&
+                layers[0]["config"][key].is_array())
+                return layers[0]["config"][key];
+        if (model.contains("config") && model["config"].is_object() && model["config"].contains("build_input_shape") &&
+            model["config"]["build_input_shape"].is_array())
+            return model["config"]["build_input_shape"];
+        if (layers.empty() || !is_keras_model_class(class_of(layers[0]))) return std::nullopt;
+        const auto& inner = layers[0];
+        if (!inner.contains("config")) return std::nullopt;
+        const json* list = inner["config"].is_array() ? &inner["config"]
+                           : inner["config"].is_object() && inner["config"].contains("layers") ? &inner["config"]["layers"]
+                                                                                                : nullptr;
+        if (!list || !list->is_array()) return std::nullopt;
+        return sequential_input_shape(inner, *list);
+    }
+    return std::nullopt;
+}
+
+// A Sequential model holding a model as a layer (a pretrained base, then a classifier) as the
+// functional model it is: an InputLayer, then the chain.
+std::optional<KerasCalls> sequential_calls(const nlohmann::json& model, const std::string& source, const std::string& prefix) {
+    const json* list = model["config"].is_array() ? &model["config"]
+                       : model["config"].is_object() && model["config"].contains("layers") ? &model["config"]["layers"]
+                                                                                              : nullptr;
+    if (!list || !list->is_array() || list->empty()) return std::nullopt;
+    if (std::none_of(list->begin(), list->end(), [](const json& l) { return is_keras_model_class(class_of(l)); })) return std::nullopt;
+    const std::string path = prefix.empty() ? "" : prefix.substr(0, prefix.size() - 1);
+    json input;
+    if (class_of((*list)[0]) == "InputLayer") {
+        input = (*list)[0];
+    } else {
+        const auto shape = sequential_input_shape(model, *list);
+        if (!shape)
+            throw ConfigError(source + ": " + (path.empty() ? std::string("model") : path) +
+                              ": cannot tell the input shape of a Sequential model whose first layer is a model (no InputLayer, "
+                              "batch_input_shape or build_input_shape)");
+        input = {{"class_name", "InputLayer"}, {"config", {{"name", "input"}, {"batch_input_shape", *shape}}}};
+    }
+    const std::string input_name = name_of(input).empty() ? "input" : name_of(input);
+    input["config"]["name"] = input_name;
+    input["name"] = input_name;
+    input["inbound_nodes"] = json::array();
+    Inliner in(source);
+    in.out.paths[input_name] = (path.empty() ? "" : path + ".") + "config";
+    in.layers_.push_back(input);
+    const auto outs = in.sequential(model, path, "", "", {input_name}, 0);
+    KerasCalls calls = std::move(in.out);
+    calls.model = {{"class_name", "Functional"},
+                   {"config", {{"name", model["config"].is_object() ? model["config"].value("name", "sequential") : "sequential"},
+                               {"layers", std::move(in.layers_)},
+                               {"input_layers", json::array({json::array({input_name, 0, 0})})},
+                               {"output_layers", json::array({json::array({outs.at(0), 0, 0})})}}}};
+    if (model.contains("module")) calls.model["module"] = model["module"];
+    return calls;
+}
+
+}  // namespace
+
 std::optional<KerasCalls> keras_calls(const nlohmann::json& model, const std::string& source, const std::string& prefix) {
+    if (class_of(model) == "Sequential" && model.contains("config")) return sequential_calls(model, source, prefix);
     if (!model.contains("config") || !model["config"].is_object() || !model["config"].contains("layers") ||
         !model["config"]["layers"].is_array())
         return std::nullopt;

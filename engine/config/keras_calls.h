@@ -29,7 +29,9 @@ struct KerasCalls {
     std::map<std::string, std::string> paths;    // each layer's name -> its place in the file
 };
 
-// `model` is a functional model's {"class_name", "config"} object; `prefix` the path of that
+// A Sequential model holding a model as a layer becomes the functional model it is (an
+// InputLayer named as its own, or "input", then the chain).
+// `model` is a {"class_name", "config"} object; `prefix` the path of that
 // object in the file ("" or "modelTopology.model_config."). Nothing (nullopt) when no layer is
 // called twice and no layer is a model: the importer then reads the file as it is.
 std::optional<KerasCalls> keras_calls(const nlohmann::json& model, const std::string& source, const std::string& prefix);

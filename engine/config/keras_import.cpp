@@ -321,14 +321,16 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     const auto cls = root.string({"class_name"}).value_or("");
     // A functional model (Keras 2 "Model", Keras 3 "Functional") is a graph: each layer names the
     // layers it reads ("inbound_nodes"); Thresher's layers then name their "inputs".
-    const bool functional = cls == "Model" || cls == "Functional";
+    bool functional = cls == "Model" || cls == "Functional";
     if (!functional && cls != "Sequential")
         root.fail("class_name", "expected \"Sequential\", \"Functional\" or \"Model\", got \"" + cls + "\"");
 
     // Keras 2.2 on: {"name", "layers": [...]}; Keras 1 and 2.0/2.1: the list itself.
     if (!root.has("config")) root.fail("config", "is required");
-    // Shared layers and nested models: one call per layer from here on (keras_calls.h).
-    const std::optional<KerasCalls> calls = functional ? keras_calls(model, source, prefix) : std::nullopt;
+    // Shared layers and nested models: one call per layer from here on (keras_calls.h); a
+    // Sequential holding a model becomes a functional model.
+    const std::optional<KerasCalls> calls = keras_calls(model, source, prefix);
+    functional = functional || calls.has_value();
     const auto& cfg = calls ? calls->model["config"] : model["config"];
     const nlohmann::json* list = &cfg;
     ModelConfig m;

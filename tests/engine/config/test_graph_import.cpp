@@ -174,6 +174,8 @@ private Q_SLOTS:
     void keras_refusals();
     void keras_shared_and_nested_data();
     void keras_shared_and_nested();
+    void keras_sequential_holding_a_model_data();
+    void keras_sequential_holding_a_model();
     void dl4j_graph_forms_data();
     void dl4j_graph_forms();
     void dl4j_graph_refusals_data();
@@ -376,6 +378,41 @@ void TestGraphImport::keras_shared_and_nested() {
     QCOMPARE(m.param_count(), std::size_t(112 + 30 + 21 + 35));
     const auto again = config::ModelConfig::from_json(m.to_json(), "again");
     QCOMPARE(QString::fromStdString(again.to_json().dump()), QString::fromStdString(m.to_json().dump()));
+}
+
+// Transfer learning's usual form: a Sequential whose first layer is a pretrained model (here a
+// Sequential "base" of Conv2D and pooling), then a classifier. Keras 3 starts with an InputLayer;
+// Keras 2 gives the shape as the nested model's first layer's batch_input_shape.
+void TestGraphImport::keras_sequential_holding_a_model_data() {
+    QTest::addColumn<int>("form");
+    QTest::newRow("Keras 2") << static_cast<int>(Form::Keras2);
+    QTest::newRow("Keras 3") << static_cast<int>(Form::Keras3);
+}
+
+void TestGraphImport::keras_sequential_holding_a_model() {
+    QFETCH(int, form);
+    const auto f = static_cast<Form>(form);
+    json conv_cfg = conv(f, "conv", "relu");
+    if (f == Form::Keras2) conv_cfg["batch_input_shape"] = {nullptr, 8, 8, 3};
+    json base_layers = json::array({{{"class_name", "Conv2D"}, {"config", conv_cfg}},
+                                    {{"class_name", "GlobalAveragePooling2D"}, {"config", {{"name", "gap"}, {"data_format", "channels_last"}}}}});
+    json layers = json::array();
+    if (f == Form::Keras3)
+        layers.push_back({{"class_name", "InputLayer"}, {"config", {{"name", "image"}, {"batch_shape", {nullptr, 8, 8, 3}}}}});
+    layers.push_back({{"class_name", "Sequential"}, {"config", {{"name", "base"}, {"layers", base_layers}}}});
+    layers.push_back({{"class_name", "Dense"}, {"config", {{"name", "out"}, {"units", 5}, {"activation", "softmax"}}}});
+    json model{{"class_name", "Sequential"}, {"config", {{"name", "transfer"}, {"layers", layers}}}};
+    config::ImportResult r;
+    try {
+        r = import_json(model, "transfer" + QString::number(form));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QStringList names;
+    for (const auto& l : r.model.layers) names << QString::fromStdString(l.name);
+    QCOMPARE(names.join(","), QString("base/conv,base/gap,out"));
+    QCOMPARE(r.model.input, (config::Shape{3, 8, 8}));
+    QCOMPARE(r.model.param_count(), std::size_t(3 * 4 * 9 + 4 + 4 * 5 + 5));
 }
 
 void TestGraphImport::dl4j_graph_forms_data() {
