@@ -72,6 +72,7 @@ private Q_SLOTS:
     void keras_reshape_permute_h5();
     void keras_shared_layers_h5();
     void keras_nested_models_h5();
+    void keras_nested_models_keras();
     void dl4j_graph_zip();
     void dl4j_depthwise_separable_zip();
     void dl4j_conv_transpose_zip();
@@ -153,6 +154,20 @@ void TestGraphWeights::keras_nested_models_h5() {
     for (const auto& l : r.model.layers) names << QString::fromStdString(l.name + (l.shares.empty() ? "" : "->" + l.shares));
     QCOMPARE(names.join(","), QString("encoder/conv2d,encoder/max_pooling2d,encoder/dense,encoder/conv2d@1->encoder/conv2d,"
                                       "encoder/max_pooling2d@1->encoder/max_pooling2d,encoder/dense@1->encoder/dense,both,head/h1,head/h2"));
+    check_against_reference(r, "keras2_nested_models.expected.json");
+}
+
+// The same model and weights as a Keras 3 .keras archive: the nested models' variables in their
+// own containers (layers/sequential/layers/conv2d/vars, layers/functional/layers/dense_1/vars).
+void TestGraphWeights::keras_nested_models_keras() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("keras3_nested_models.keras"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(r.model.layers.size(), std::size_t{9});
+    QCOMPARE(r.model.layers[3].shares, std::string("encoder/conv2d"));
     check_against_reference(r, "keras2_nested_models.expected.json");
 }
 

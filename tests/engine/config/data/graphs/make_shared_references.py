@@ -15,6 +15,8 @@ and compares its predictions with PyTorch's within 1e-4.
                                 nested functional model "head" (Dense, Dense). As Keras 2's
                                 model.save() writes a model used as a layer: one group
                                 model_weights/<model> whose weight_names are <layer>/<var>:0.
+  keras3_nested_models.keras    the same model and weights as a Keras 3 .keras archive (the nested
+                                models' variables in their own containers of model.weights.h5)
   *.expected.json               inputs (both images side by side, C x H x W each) and PyTorch's
                                 outputs
 """
@@ -156,6 +158,7 @@ def write_nested():
         "head": [("h1/kernel:0", h1_w.T), ("h1/bias:0", h1_b), ("h2/kernel:0", h2_w.T), ("h2/bias:0", h2_b)],
     }
     write_h5("keras2_nested_models.h5", model, [l["name"] for l in layers], weights)
+    write_keras3_nested(weights)
     a, b = arr(N, C, H, W, scale=1.0), arr(N, C, H, W, scale=1.0)
 
     def encode(x):
@@ -165,6 +168,72 @@ def write_nested():
     both = torch.cat([encode(a), encode(b)], dim=1)
     y = F.softmax(F.relu(both @ t(h1_w).T + t(h1_b)) @ t(h2_w).T + t(h2_b), dim=1)
     write_expected("keras2_nested_models", a, b, y.numpy())
+
+
+def node3(*refs):
+    """One Keras 3 inbound node: the call's arguments, each input a serialised KerasTensor."""
+    tensors = [{"class_name": "__keras_tensor__", "config": {"shape": [None], "dtype": "float32", "keras_history": [n, i, 0]}}
+               for n, i in refs]
+    return {"args": [tensors] if len(tensors) > 1 else tensors, "kwargs": {}}
+
+
+def layer3(cls, name, config, nodes):
+    return {"module": "keras.layers", "class_name": cls, "config": dict(config, name=name, trainable=True, dtype="float32"),
+            "registered_name": None, "name": name, "inbound_nodes": nodes}
+
+
+def write_keras3_nested(weights):
+    """keras3_nested_models.keras: the model of keras2_nested_models.h5, with its weights, as
+    Keras 3's saving_lib writes it: config.json, and model.weights.h5 holding each layer's
+    variables at layers/<class>/vars/<i>, a nested model's layers in its own container,
+    layers/<model class>/layers/<class>/vars (classes snake_case, numbered per container)."""
+    import zipfile
+    inputs = [layer3("InputLayer", n, {"batch_shape": [None, H, W, C], "sparse": False}, []) for n in ("left", "right")]
+    encoder = {"module": "keras", "class_name": "Sequential", "registered_name": None, "name": "encoder",
+               "config": {"name": "encoder", "layers": [
+                   {"module": "keras.layers", "class_name": "InputLayer", "registered_name": None,
+                    "config": {"name": "encoder_in", "batch_shape": [None, H, W, C]}},
+                   {"module": "keras.layers", "class_name": "Conv2D", "registered_name": None,
+                    "config": dict(conv_config(4, 3, "valid", "relu"), name="conv2d")},
+                   {"module": "keras.layers", "class_name": "MaxPooling2D", "registered_name": None,
+                    "config": {"name": "max_pooling2d", "pool_size": [2, 2], "strides": [2, 2], "padding": "valid",
+                               "data_format": "channels_last"}},
+                   {"module": "keras.layers", "class_name": "Flatten", "registered_name": None,
+                    "config": {"name": "flatten", "data_format": "channels_last"}},
+                   {"module": "keras.layers", "class_name": "Dense", "registered_name": None,
+                    "config": {"name": "dense", "units": 6, "activation": "tanh", "use_bias": True}}]},
+               "inbound_nodes": [node3(("left", 0)), node3(("right", 0))]}
+    head = {"module": "keras.src.models.functional", "class_name": "Functional", "registered_name": "Functional", "name": "head",
+            "config": {"name": "head", "layers": [
+                layer3("InputLayer", "head_in", {"batch_shape": [None, 12], "sparse": False}, []),
+                layer3("Dense", "h1", {"units": 5, "activation": "relu", "use_bias": True}, [node3(("head_in", 0))]),
+                layer3("Dense", "h2", {"units": 3, "activation": "softmax", "use_bias": True}, [node3(("h1", 0))])],
+                "input_layers": ["head_in", 0, 0], "output_layers": ["h2", 0, 0]},
+            "inbound_nodes": [node3(("both", 0))]}
+    both = layer3("Concatenate", "both", {"axis": -1}, [node3(("encoder", 0), ("encoder", 1))])
+    model = {"module": "keras.src.models.functional", "class_name": "Functional", "registered_name": "Functional",
+             "config": {"name": "nested", "layers": inputs + [encoder, both, head],
+                        "input_layers": [["left", 0, 0], ["right", 0, 0]], "output_layers": ["head", 0, 0]}}
+    path = os.path.join(HERE, "keras3_nested_models.keras")
+    h5_path = path + ".weights.h5"
+    with h5py.File(h5_path, "w") as f:
+        for n in ("input_layer", "input_layer_1", "concatenate"):
+            f.create_group(f"layers/{n}/vars")
+        groups = {"encoder": "layers/sequential/layers/", "head": "layers/functional/layers/"}
+        inner = {"conv2d": "conv2d", "dense": "dense", "h1": "dense", "h2": "dense_1"}
+        for model_name, ws in weights.items():
+            by_layer = {}
+            for name, value in ws:
+                by_layer.setdefault(name.split("/")[0], []).append(value)
+            for layer, values in by_layer.items():
+                g = f.create_group(groups[model_name] + inner[layer] + "/vars")
+                for i, v in enumerate(values):
+                    g.create_dataset(str(i), data=np.ascontiguousarray(v, dtype=np.float32))
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("metadata.json", json.dumps({"keras_version": "3.3.3"}))
+        z.writestr("config.json", json.dumps(model))
+        z.write(h5_path, "model.weights.h5")
+    os.remove(h5_path)
 
 
 if __name__ == "__main__":
