@@ -467,6 +467,9 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         m.extra_inputs.push_back({input_names[k], shape});
         flat_after[input_names[k]] = shape.flat();
     }
+    std::set<std::string> shared_owners;  // the first calls of shared layers
+    if (calls)
+        for (const auto& [later, first] : calls->shares) shared_owners.insert(first);
     auto is_model_input = [&](const std::string& n) {
         return std::find(input_names.begin(), input_names.end(), n) != input_names.end();
     };
@@ -477,8 +480,11 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         if (functional && !inbound[i].empty() && flat_after.count(inbound[i][0])) flat = flat_after[inbound[i][0]];
         // Folding into the layer before (an activation, a zero padding) is exact only when that
         // layer is this one's input and nothing else reads it.
+        // Nor into a shared layer's call: the other calls would not get it (their settings must be
+        // the first call's), so the activation stays a layer of its own.
+        const bool shared = calls && !ins.empty() && (calls->shares.count(ins[0]) || shared_owners.count(ins[0]));
         const bool sole_reader = !functional || (ins.size() == 1 && !m.layers.empty() && m.layers.back().name == ins[0] &&
-                                                 inbound[i][0] == ins[0] && readers[ins[0]] == 1);
+                                                 inbound[i][0] == ins[0] && readers[ins[0]] == 1 && !shared);
         const std::size_t count_before = m.layers.size();
         const std::string back_before = count_before ? m.layers.back().name : "";
         std::string keras_name;

@@ -378,6 +378,25 @@ void TestGraphImport::keras_shared_and_nested() {
     QCOMPARE(m.param_count(), std::size_t(112 + 30 + 21 + 35));
     const auto again = config::ModelConfig::from_json(m.to_json(), "again");
     QCOMPARE(QString::fromStdString(again.to_json().dump()), QString::fromStdString(m.to_json().dump()));
+
+    // An activation after one call of a shared linear layer stays a layer: folded into the first
+    // call, it would give that call settings the other call does not have.
+    json one_sided = siamese(static_cast<Form>(form));
+    auto& layers = one_sided["config"]["layers"];
+    layers[2]["config"]["activation"] = "linear";
+    json act = layer(static_cast<Form>(form), "Activation", {{"name", "act"}, {"activation", "tanh"}}, {"c"});
+    layers.insert(layers.begin() + 3, act);
+    layers[4]["inbound_nodes"][0] = call_node(static_cast<Form>(form), {{"act", 0, 0}, {"c", 1, 0}});  // join: act and call 1
+    layers[6]["inbound_nodes"][0] = call_node(static_cast<Form>(form), {{"act", 0, 0}});  // gap_a reads the activation
+    try {
+        r = import_json(one_sided, "one_sided" + QString::number(form));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    bool kept = false;
+    for (const auto& l : r.model.layers) kept = kept || (l.name == "act" && l.type == config::LayerType::Activation);
+    QVERIFY2(kept, "the activation after the shared layer's first call was folded into it");
+    QCOMPARE(r.model.layers[0].activation.kind, config::Activation::Identity);
 }
 
 // Transfer learning's usual form: a Sequential whose first layer is a pretrained model (here a
