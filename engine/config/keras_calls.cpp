@@ -37,9 +37,11 @@ std::vector<Ref> node_refs(const json& node, const std::function<void(const std:
     std::vector<Ref> refs;
     auto history = [&](const json& r) {
         if (!r.is_array() || r.empty() || !r[0].is_string()) fail("an input reference must be [layer name, node, tensor], got " + r.dump());
+        if ((r.size() >= 2 && !r[1].is_number_integer()) || (r.size() >= 3 && !r[2].is_number_integer()))
+            fail("an input reference must be [layer name, node, tensor] with whole numbers, got " + r.dump());
         Ref ref{r[0].get<std::string>()};
-        if (r.size() >= 2 && r[1].is_number_integer()) ref.node = r[1].get<long long>();
-        if (r.size() >= 3 && r[2].is_number_integer()) ref.tensor = r[2].get<long long>();
+        if (r.size() >= 2) ref.node = r[1].get<long long>();
+        if (r.size() >= 3) ref.tensor = r[2].get<long long>();
         if (ref.node < 0 || ref.tensor < 0) fail("an input reference has a negative node or tensor index: " + r.dump());
         refs.push_back(ref);
     };
@@ -104,6 +106,7 @@ public:
         std::map<std::pair<std::string, long long>, std::vector<std::string>> tensors;
         const auto input_refs = endpoints(*cfg, "input_layers");
         if (!top) {
+            if (input_refs.empty()) fail((path.empty() ? "" : path + ".") + "config.input_layers", "is required: the model's inputs");
             if (input_refs.size() != inputs.size())
                 fail(path, "the model takes " + std::to_string(input_refs.size()) + " input(s), but its call passes " +
                                std::to_string(inputs.size()));

@@ -253,6 +253,10 @@ void TestGraphImport::keras_refusals_data() {
         << QByteArray("shared") << QStringList{"output_layers", "\"out\" must be the last layer"};
     QTest::newRow("nested model called with two tensors")
         << QByteArray("nested_inputs") << QStringList{"config.layers[6]", "takes 1 input(s), but its call passes 2"};
+    QTest::newRow("nested model without input_layers")
+        << QByteArray("nested_no_inputs") << QStringList{"config.layers[6].config.input_layers", "is required"};
+    QTest::newRow("a call's node index not a number")
+        << QByteArray("node_not_number") << QStringList{"config.layers[2].inbound_nodes[1]", "whole numbers", "[\"b\",\"x\",0,{}]"};
     QTest::newRow("output 1 of a nested model with one")
         << QByteArray("nested_output") << QStringList{"config.layers[7]", "reads output 1 of call 1 of \"head\"", "has 1 output(s)"};
     QTest::newRow("reads call 1 of a layer called once")
@@ -273,6 +277,8 @@ void TestGraphImport::keras_refusals() {
     if (change == "shared") layers[2]["inbound_nodes"].push_back(json::array({json{"c1", 0, 0, json::object()}}));
     if (change == "missing_call") layers[3]["inbound_nodes"][0][1][1] = 1;
     if (change == "nested_inputs") m = siamese(Form::Keras2), m["config"]["layers"][6]["inbound_nodes"][0] = call_node(Form::Keras2, {{"gap", 0, 0}, {"gap_a", 0, 0}});
+    if (change == "nested_no_inputs") m = siamese(Form::Keras2), m["config"]["layers"][6]["config"].erase("input_layers");
+    if (change == "node_not_number") m = siamese(Form::Keras2), m["config"]["layers"][2]["inbound_nodes"][1][0][1] = "x";
     if (change == "nested_output") m = siamese(Form::Keras2), m["config"]["layers"][7]["inbound_nodes"][0][1][2] = 1;
     if (change == "two_inputs") m["config"]["input_layers"].push_back(json{"input_2", 0, 0});
     if (change == "lambda") layers[2]["class_name"] = "Lambda", layers[2]["config"]["function"] = "lambda x: x";
