@@ -121,6 +121,7 @@ public:
         for (std::size_t i = 0; i < layers.size(); ++i) {
             const auto& layer = layers[i];
             const std::string at = list_path + "[" + std::to_string(i) + "]";
+            if (!layer.is_object()) fail(at, "a layer must be an object, got " + layer.dump().substr(0, 80));
             if (class_of(layer) == "InputLayer") {
                 if (top) {
                     emit(layer, at, name_of(layer), "", {});
@@ -207,6 +208,7 @@ public:
         std::string previous = inputs[0];
         for (std::size_t i = 0; i < list->size(); ++i) {
             const auto& layer = (*list)[i];
+            if (!layer.is_object()) fail(list_path + "[" + std::to_string(i) + "]", "a layer must be an object, got " + layer.dump().substr(0, 80));
             if (class_of(layer) == "InputLayer") continue;
             const std::string at = list_path + "[" + std::to_string(i) + "]" + (suffix.empty() ? "" : " (call " + suffix + " of its model)");
             previous = nested(layer, at, prefix, name_of(layer), suffix, {previous}, depth).at(0);
@@ -307,6 +309,8 @@ std::optional<KerasCalls> sequential_calls(const nlohmann::json& model, const st
                               "batch_input_shape or build_input_shape)");
         input = {{"class_name", "InputLayer"}, {"config", {{"name", "input"}, {"batch_input_shape", *shape}}}};
     }
+    if (!input.contains("config") || !input["config"].is_object())
+        throw ConfigError(source + ": " + (path.empty() ? "" : path + ".") + "config.layers[0]: an InputLayer's config must be an object");
     const std::string input_name = name_of(input).empty() ? "input" : name_of(input);
     input["config"]["name"] = input_name;
     input["name"] = input_name;

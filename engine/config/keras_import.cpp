@@ -352,7 +352,11 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     if (list->empty()) root.fail("config", "has no layers");
     auto layer_path = [&](std::size_t i) {
         if (calls) {
-            const auto it = calls->paths.find(import::text_or((*list)[i]["config"], "name", ""));
+            // Checked access: a const json's operator[] on a missing key is undefined.
+            const auto& e = (*list)[i];
+            const std::string name =
+                e.is_object() && e.contains("config") && e["config"].is_object() ? import::text_or(e["config"], "name", "") : "";
+            const auto it = calls->paths.find(name);
             if (it != calls->paths.end()) return it->second;
         }
         return list_path + "[" + std::to_string(i) + "]";
