@@ -180,6 +180,7 @@ void inspect_command(const std::string& model_path, bool json, std::ostream& out
             out << "  <-";
             for (std::size_t k = 0; k < l.inputs.size(); ++k) out << (k ? ", " : " ") << l.inputs[k];
         }
+        if (!l.shares.empty()) out << "  shares " << l.shares << "'s parameters";  // 0 params of its own
         out << "\n";
     }
     if (!r.notes.empty()) out << r.notes.size() << " import note(s) on stderr: what was approximated or left out\n";

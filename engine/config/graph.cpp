@@ -119,6 +119,21 @@ void ModelConfig::resolve_graph(const std::string& source) {
             fail(i, "subtract takes exactly two inputs (the first minus the second), got " + std::to_string(l.sources.size()));
         for (int s : l.sources)
             if (s >= 0) read[static_cast<std::size_t>(s)] = true;
+        l.shares_index = -1;
+        if (!l.shares.empty()) {
+            const auto it = index.find(l.shares);
+            if (it == index.end()) fail(i, "\"shares\": " + in_quotes(l.shares) + " names no layer");
+            if (it->second == kAmbiguous) fail(i, "\"shares\": " + in_quotes(l.shares) + " names more than one layer");
+            if (it->second >= static_cast<int>(i))
+                fail(i, "\"shares\": " + in_quotes(l.shares) + (it->second == static_cast<int>(i) ? " is the layer itself" : " comes after it") +
+                            ": a layer shares the parameters of an earlier layer");
+            const auto& owner = layers[static_cast<std::size_t>(it->second)];
+            // A chain (c shares b, b shares a) is one set of parameters: a's.
+            l.shares_index = owner.shares_index >= 0 ? owner.shares_index : it->second;
+            if (owner.type != l.type)
+                fail(i, "\"shares\": " + in_quotes(l.shares) + " is a " + std::string(to_string(owner.type)) + " layer, this one a " +
+                            std::string(to_string(l.type)) + ": a shared layer has its owner's type");
+        }
     }
     // The outputs: the layers no one reads (the last one always), each an output layer or an
     // activation layer with a loss; listed in "outputs" when their order matters.

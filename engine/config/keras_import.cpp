@@ -11,6 +11,7 @@
 
 #include "config/import_support.h"
 #include "config/json_fields.h"
+#include "config/keras_calls.h"
 #include "config/keras_training.h"
 #include "core/error.h"
 #include "config/model_config.h"
@@ -233,8 +234,8 @@ bool fold_activation(std::vector<LayerConfig>& layers, ActivationSpec act) {
 // The layers a functional model's layer reads, by name, from its "inbound_nodes":
 //   Keras 1/2, TF.js  [[["conv_1", 0, 0, {}], ["conv_2", 0, 0, {}]]]   (one node: one call)
 //   Keras 3           [{"args": [[{"class_name": "__keras_tensor__", "config": {"keras_history": ["conv_1", 0, 0]}}, ...]], "kwargs": {}}]
-// A layer called more than once (a shared layer) has several nodes; Thresher gives every call its
-// own parameters, so it refuses that rather than train something else.
+// Shared layers and nested models arrive here already split into one call per layer
+// (keras_calls.h), so a second node or a reference to call 1 means a file this reader misread.
 std::vector<std::string> inbound_names(Place& p, const nlohmann::json& layer) {
     std::vector<std::string> names;
     if (!layer.contains("inbound_nodes") || !layer["inbound_nodes"].is_array()) return names;
@@ -320,13 +321,17 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     const auto cls = root.string({"class_name"}).value_or("");
     // A functional model (Keras 2 "Model", Keras 3 "Functional") is a graph: each layer names the
     // layers it reads ("inbound_nodes"); Thresher's layers then name their "inputs".
-    const bool functional = cls == "Model" || cls == "Functional";
+    bool functional = cls == "Model" || cls == "Functional";
     if (!functional && cls != "Sequential")
         root.fail("class_name", "expected \"Sequential\", \"Functional\" or \"Model\", got \"" + cls + "\"");
 
     // Keras 2.2 on: {"name", "layers": [...]}; Keras 1 and 2.0/2.1: the list itself.
     if (!root.has("config")) root.fail("config", "is required");
-    const auto& cfg = model["config"];
+    // Shared layers and nested models: one call per layer from here on (keras_calls.h); a
+    // Sequential holding a model becomes a functional model.
+    const std::optional<KerasCalls> calls = keras_calls(model, source, prefix);
+    functional = functional || calls.has_value();
+    const auto& cfg = calls ? calls->model["config"] : model["config"];
     const nlohmann::json* list = &cfg;
     ModelConfig m;
     std::vector<std::string> scratch;
@@ -345,7 +350,17 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     }
     if (m.name == "model") m.name = std::filesystem::path(source).stem().string();
     if (list->empty()) root.fail("config", "has no layers");
-    auto layer_path = [&](std::size_t i) { return list_path + "[" + std::to_string(i) + "]"; };
+    auto layer_path = [&](std::size_t i) {
+        if (calls) {
+            // Checked access: a const json's operator[] on a missing key is undefined.
+            const auto& e = (*list)[i];
+            const std::string name =
+                e.is_object() && e.contains("config") && e["config"].is_object() ? import::text_or(e["config"], "name", "") : "";
+            const auto it = calls->paths.find(name);
+            if (it != calls->paths.end()) return it->second;
+        }
+        return list_path + "[" + std::to_string(i) + "]";
+    };
 
     // Every layer's type first: an unsupported layer is what the user hears about, never a shape
     // complaint that follows from it.
@@ -456,6 +471,9 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         m.extra_inputs.push_back({input_names[k], shape});
         flat_after[input_names[k]] = shape.flat();
     }
+    std::set<std::string> shared_owners;  // the first calls of shared layers
+    if (calls)
+        for (const auto& [later, first] : calls->shares) shared_owners.insert(first);
     auto is_model_input = [&](const std::string& n) {
         return std::find(input_names.begin(), input_names.end(), n) != input_names.end();
     };
@@ -466,8 +484,11 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         if (functional && !inbound[i].empty() && flat_after.count(inbound[i][0])) flat = flat_after[inbound[i][0]];
         // Folding into the layer before (an activation, a zero padding) is exact only when that
         // layer is this one's input and nothing else reads it.
+        // Nor into a shared layer's call: the other calls would not get it (their settings must be
+        // the first call's), so the activation stays a layer of its own.
+        const bool shared = calls && !ins.empty() && (calls->shares.count(ins[0]) || shared_owners.count(ins[0]));
         const bool sole_reader = !functional || (ins.size() == 1 && !m.layers.empty() && m.layers.back().name == ins[0] &&
-                                                 inbound[i][0] == ins[0] && readers[ins[0]] == 1);
+                                                 inbound[i][0] == ins[0] && readers[ins[0]] == 1 && !shared);
         const std::size_t count_before = m.layers.size();
         const std::string back_before = count_before ? m.layers.back().name : "";
         std::string keras_name;
@@ -797,6 +818,12 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             auto& l = m.layers.back();
             if (l.inputs.empty()) l.inputs = ins;
             if (l.name != keras_name) alias[keras_name] = l.name;
+            // A later call of a shared layer: the first call's parameters, where that call became
+            // a layer of its own (an activation folded into the layer before it shares nothing).
+            if (calls && l.name == keras_name)
+                if (const auto it = calls->shares.find(keras_name); it != calls->shares.end())
+                    for (const auto& owner : m.layers)
+                        if (owner.name == it->second) l.shares = owner.name;
         } else if (!ins.empty()) {
             alias[keras_name] = ins[0];  // passed its input on
         } else if (keras_name != m.input_name && !is_model_input(keras_name)) {

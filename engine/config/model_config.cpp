@@ -176,6 +176,11 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
         }
         if (l.inputs.size() > 4096) g.fail("inputs", "at most 4096 inputs");
     }
+    // "shares": another call of an earlier layer, using its parameters (resolve_graph checks it).
+    if (auto s = g.string("shares")) {
+        if (s->empty()) g.fail("shares", "must name the layer whose parameters this one uses");
+        l.shares = *s;
+    }
 
     switch (l.type) {
         case LayerType::Dense:
@@ -722,6 +727,7 @@ nlohmann::json ModelConfig::to_json() const {
         // An image output (a convolution or resize layer with a loss).
         if (l.declares_loss && l.type != LayerType::Activation && l.type != LayerType::Output) o["loss"] = to_string(l.loss);
         if (!l.inputs.empty()) o["inputs"] = l.inputs;
+        if (!l.shares.empty()) o["shares"] = l.shares;
         if (has_alpha(l.activation.kind)) o["alpha"] = decimal(l.activation.alpha);
         if (l.weight_init) o["weight_init"] = kInits[static_cast<int>(*l.weight_init)];
         if (l.updater) o["updater"] = updater_json(*l.updater);

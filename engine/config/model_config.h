@@ -143,6 +143,11 @@ struct LayerConfig {
     // The graph: the names of the layers (or the model's input) this one reads, in order. Empty
     // means the layer before it (the model's input for the first layer): a layer stack names none.
     std::vector<std::string> inputs;
+    // A shared layer (Keras calling one layer on several tensors, a siamese network): the name of
+    // an earlier layer of the same type and settings whose parameters this one uses. It owns no
+    // slice of the flat buffer (param_count 0, param_offset the owner's), so the masters see each
+    // weight once; the network sums the gradients of every call into the owner's slice.
+    std::string shares;
 
     // Overrides of the model-wide defaults (DL4J allows these per layer).
     std::optional<WeightInit> weight_init;
@@ -160,6 +165,9 @@ struct LayerConfig {
     // Resolved `inputs`: the index of each input's layer, or a model input: kModelInput for the
     // first, model_input(k) for input k (negative numbers, so `source >= 0` means a layer).
     std::vector<int> sources;
+    // Resolved `shares`: the index of the layer that owns the parameters (never itself a sharer:
+    // a chain resolves to its first layer), or -1.
+    int shares_index = -1;
     static constexpr int kModelInput = -1;
     static constexpr int model_input(std::size_t k) { return -1 - static_cast<int>(k); }
     static constexpr std::size_t input_index(int source) { return static_cast<std::size_t>(-1 - source); }

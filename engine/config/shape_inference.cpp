@@ -58,6 +58,23 @@ Window time_window(int steps, int kernel, int stride, int dilation, ConvMode mod
     return window(steps, kernel, stride, dilation, 0, mode);
 }
 
+// The settings that come with a layer's parameters (what a sharer must repeat of its owner).
+bool same_settings(const LayerConfig& a, const LayerConfig& b) {
+    // Inferred from the input, not set: an activation's units (as the output), a depthwise
+    // convolution's, global pooling's window.
+    const bool units_set = a.type != LayerType::Activation && a.type != LayerType::DepthwiseConvolution;
+    const bool window_set = !a.global;
+    return a.type == b.type && (!units_set || a.units == b.units) &&
+           (!window_set || (a.kernel == b.kernel && a.stride == b.stride && a.padding == b.padding)) &&
+           a.dilation == b.dilation && a.mode == b.mode && a.max_pool == b.max_pool && a.global == b.global &&
+           a.activation.kind == b.activation.kind && a.activation.alpha == b.activation.alpha && a.loss == b.loss &&
+           a.retain == b.retain && a.bn_eps == b.bn_eps && a.bn_decay == b.bn_decay && a.prelu_shared == b.prelu_shared &&
+           a.margins == b.margins && a.scale == b.scale && a.subset == b.subset && a.depth_multiplier == b.depth_multiplier &&
+           a.permute_axes == b.permute_axes && a.channels_last_order == b.channels_last_order && a.spatial == b.spatial &&
+           a.return_sequences == b.return_sequences && a.bidirectional == b.bidirectional && a.peepholes == b.peepholes &&
+           a.reset_after == b.reset_after && a.vocabulary == b.vocabulary && a.repeat == b.repeat;
+}
+
 }  // namespace
 
 void ModelConfig::infer_shapes(const std::string& source) {
@@ -362,6 +379,22 @@ void ModelConfig::infer_shapes(const std::string& source) {
             static_cast<double>(l.units) * l.in_shape.c * l.kernel[0] * l.kernel[1] > kMaxValues ||
             static_cast<double>(l.units) * static_cast<double>(l.in_shape.size()) > kMaxValues)
             fail(i, "too large: more than 2^33 values in one layer");
+        if (l.shares_index >= 0) {
+            // Another call of an earlier layer: its settings and the parameters its input needs
+            // must be the owner's (a dense layer shared by inputs of different widths cannot be).
+            const auto& owner = layers[static_cast<std::size_t>(l.shares_index)];
+            const std::string what = "\"shares\": the parameters of " + name_of(l.shares_index);
+            if (!same_settings(l, owner)) fail(i, what + " come with its settings, and this layer's differ (units, kernel, stride, padding, mode, activation, ...)");
+            bool fits = l.blocks.size() == owner.blocks.size();
+            for (std::size_t b = 0; fits && b < l.blocks.size(); ++b)
+                fits = l.blocks[b].role == owner.blocks[b].role && l.blocks[b].size == owner.blocks[b].size;
+            if (!fits)
+                fail(i, what + " were made for its " + owner.in_shape.str() + " input (" + std::to_string(owner.param_count) +
+                            " parameters), but this layer reads " + shape.str() + " (" + std::to_string(l.param_count) + ")");
+            l.param_count = 0;
+            l.param_offset = owner.param_offset;
+            continue;
+        }
         l.param_offset = offset;
         offset += l.param_count;
     }
@@ -411,6 +444,7 @@ std::string ModelConfig::summary() const {
             s << "  <-";
             for (const auto& in : l.inputs) s << " " << in;
         }
+        if (!l.shares.empty()) s << "  shares " << l.shares;  // its parameters are that layer's
         if (!l.origin.empty()) s << "  from " << l.origin << " " << l.origin_what;  // an imported layer
         s << "\n";
     }

@@ -320,6 +320,23 @@ const nlohmann::json* keras_layer(const nlohmann::json& j, const std::string& na
     return nullptr;
 }
 
+// The class_name of the Keras layer (or nested model) named `name` anywhere in the model JSON.
+std::string keras_class_of(const nlohmann::json& j, const std::string& name, int depth = 0) {
+    if (depth > 16) return "";
+    if (j.is_object()) {
+        const auto c = j.find("config");
+        if (j.contains("class_name") && j["class_name"].is_string() && c != j.end() && c->is_object() && c->value("name", "") == name)
+            return j["class_name"].get<std::string>();
+        for (const auto& [k, v] : j.items())
+            if (v.is_object() || v.is_array())
+                if (auto found = keras_class_of(v, name, depth + 1); !found.empty()) return found;
+    } else if (j.is_array()) {
+        for (const auto& v : j)
+            if (auto found = keras_class_of(v, name, depth + 1); !found.empty()) return found;
+    }
+    return "";
+}
+
 bool channels_first(const nlohmann::json& j, int depth = 0) {
     if (depth > 8) return false;
     if (j.is_object()) {
@@ -346,6 +363,8 @@ public:
         check_known_blocks(source_, m, i);
         const auto& l = m.layers[i];
         const auto* cfg = keras_layer(json_, l.name);
+        // A layer of a nested model ("encoder/conv"): its config sits in the nested model's.
+        if (!cfg && l.name.find('/') != std::string::npos) cfg = keras_layer(json_, l.name.substr(l.name.rfind('/') + 1));
         auto cfg_flag = [&](const char* key) {
             if (!cfg) return true;
             const auto it = cfg->find(key);
@@ -577,17 +596,31 @@ ImportResult import_keras_h5(std::span<const std::uint8_t> bytes, const std::str
                           ": has no layer_names attribute: the file holds no Keras weights");
     KerasMapper mapper(source, r, config);
     const auto& m = r.model;
+    std::set<std::string> mapped;  // group/weight name of every weight read
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
-        if (!has_params(m.layers[i])) continue;
+        if (!has_params(m.layers[i])) continue;  // a later call of a shared layer has its first call's weights
+        // A layer of a nested model, "encoder/conv", has its weights in the nested model's group
+        // (model_weights/encoder), named <...>/conv/<var>: Keras saves a model used as a layer as
+        // one layer holding all its weights.
         const std::string& name = m.layers[i].name;
-        if (std::find(layer_names->begin(), layer_names->end(), name) == layer_names->end())
+        const auto slash = name.find('/');
+        const std::string top = name.substr(0, slash);
+        const std::string leaf = name.substr(name.rfind('/') + 1);
+        if (std::find(layer_names->begin(), layer_names->end(), top) == layer_names->end())
             refuse(source, m, i, "has no weights in the file (" + (root.empty() ? std::string("/") : root) +
-                                     " layer_names does not list \"" + name + "\")");
-        const std::string group = (root.empty() ? "" : root + "/") + name;
+                                     " layer_names does not list \"" + top + "\")");
+        const std::string group = (root.empty() ? "" : root + "/") + top;
         const auto weight_names = keras_list(f, group, "weight_names");
         if (!weight_names) refuse(source, m, i, group + " has no weight_names attribute");
         std::vector<Weight> w;
-        for (const auto& wn : *weight_names) w.push_back({wn, f.floats(group + "/" + wn)});
+        for (const auto& wn : *weight_names) {
+            if (slash != std::string::npos) {
+                const auto parent = wn.substr(0, wn.rfind('/') == std::string::npos ? 0 : wn.rfind('/'));
+                if (parent.substr(parent.rfind('/') == std::string::npos ? 0 : parent.rfind('/') + 1) != leaf) continue;
+            }
+            w.push_back({wn, f.floats(group + "/" + wn)});
+            mapped.insert(group + "/" + wn);
+        }
         mapper.map(i, std::move(w));
     }
     // A Keras layer whose weights found no place (one Thresher folds or drops) is refused: its
@@ -595,11 +628,11 @@ ImportResult import_keras_h5(std::span<const std::uint8_t> bytes, const std::str
     for (const auto& name : *layer_names) {
         const std::string group = (root.empty() ? "" : root + "/") + name;
         const auto names = keras_list(f, group, "weight_names");
-        bool used = false;
-        for (const auto& l : m.layers) used = used || (has_params(l) && l.name == name);
-        if (names && !names->empty() && !used)
-            throw ConfigError(source + ": " + group + ": the layer \"" + name + "\" has " + std::to_string(names->size()) +
-                              " weight(s) that Thresher's model has no place for");
+        if (!names) continue;
+        for (const auto& wn : *names)
+            if (!mapped.count(group + "/" + wn))
+                throw ConfigError(source + ": " + group + ": the layer \"" + name + "\" has weight " + wn +
+                                  " that Thresher's model has no place for");
     }
     mapper.finish(root.empty() ? "the file's layer groups" : "model_weights");
     return r;
@@ -635,21 +668,38 @@ ImportResult import_keras_archive(const ZipArchive& zip, const std::string& sour
     const Hdf5File f(*weights, source + ": model.weights.h5");
     KerasMapper mapper(f.source(), r, config);
     const auto& m = r.model;
-    std::map<std::string, int> seen;  // per class, for Keras 3's numbering
-    std::set<std::string> used;       // the vars groups mapped
+    std::map<std::string, std::map<std::string, int>> seen;  // per container and class, for Keras 3's numbering
+    std::map<std::string, std::string> nested_numbered;       // a nested model's name -> its numbered key
+    std::set<std::string> used;                               // the vars groups mapped
+    auto number = [&](const std::string& container, const std::string& cls) {
+        const std::string base = snake_case(cls);
+        const int n = seen[container][base]++;
+        return n ? base + "_" + std::to_string(n) : base;
+    };
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         const auto& l = m.layers[i];
-        if (!has_params(l)) continue;
+        if (!has_params(l)) continue;  // a later call of a shared layer has its first call's weights
         const std::string cls = l.origin_what.substr(0, l.origin_what.find(' '));
-        const std::string base = snake_case(cls);
-        const int n = seen[base]++;
-        const std::string numbered = n ? base + "_" + std::to_string(n) : base;
+        // A layer of a nested model ("encoder/conv"): saving_lib keeps the nested model's layers
+        // in its own container, layers/<model>/layers/<layer>/vars, numbered per class there.
+        const auto slash = l.name.find('/');
+        std::vector<std::string> containers{"layers/", "_layer_checkpoint_dependencies/"};
+        std::string numbered, by_name = l.name;
+        if (slash != std::string::npos) {
+            const std::string top = l.name.substr(0, slash), leaf = l.name.substr(l.name.rfind('/') + 1);
+            if (!nested_numbered.count(top)) nested_numbered[top] = number("", keras_class_of(config, top));
+            numbered = "layers/" + nested_numbered[top] + "/layers/" + number(top, cls);
+            by_name = "layers/" + top + "/layers/" + leaf;
+            containers = {""};
+        } else {
+            numbered = number("", cls);
+        }
         std::string vars;
-        for (const char* prefix : {"layers/", "_layer_checkpoint_dependencies/"})
-            for (const auto& key : {numbered, l.name})
+        for (const auto& prefix : containers)
+            for (const auto& key : {numbered, by_name})
                 if (vars.empty() && f.exists(prefix + key + "/vars")) vars = prefix + key + "/vars";
         if (vars.empty())
-            refuse(f.source(), m, i, "has no weights in the file (looked for layers/" + numbered + "/vars and layers/" + l.name + "/vars)");
+            refuse(f.source(), m, i, "has no weights in the file (looked for " + containers[0] + numbered + "/vars and " + containers[0] + by_name + "/vars)");
         used.insert(vars);
         auto members = f.members(vars);
         // vars/0, vars/1, ...: numeric order, not name order (vars/10 after vars/9).

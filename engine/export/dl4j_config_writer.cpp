@@ -647,6 +647,16 @@ Plan plan_graph(const ExportableModel& em) {
 Plan plan(const ExportableModel& em) {
     if (auto why = dl4j_normalizer_refusal(em.normalization)) throw Dl4jRefusal{*why};
     const auto& m = em.config;
+    // A DL4J vertex owns its parameters: a shared layer's later call would train weights of its
+    // own there. Shared layers without parameters (pooling, activations) are written as copies.
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+        const auto& l = m.layers[i];
+        if (l.shares_index < 0) continue;
+        const auto owner = static_cast<std::size_t>(l.shares_index);
+        if (m.layers[owner].param_count > 0)
+            throw Dl4jRefusal{l.label(i) + ": DL4J ComputationGraphs cannot share a layer's parameters: layer \"" + l.name +
+                              "\" uses those of " + m.layers[owner].label(owner)};
+    }
     bool graph = m.is_graph();
     for (const auto& l : m.layers) graph = graph || config::is_vertex(l.type);
     return graph ? plan_graph(em) : plan_stack(em);

@@ -42,16 +42,31 @@ nlohmann::json layer_config(KerasDialect d, const KerasLayer& l) {
 // Keras 3's serialize_node: the call's arguments with each input as a serialised KerasTensor
 // (its shape, dtype and keras_history [layer, node 0, tensor 0]); a merge layer's one argument
 // is the list of its inputs.
-nlohmann::json inbound_node(const KerasLayer& l) {
+nlohmann::json inbound_node(const KerasLayer::Call& c) {
     auto tensors = nlohmann::json::array();
-    for (std::size_t i = 0; i < l.inbound.size(); ++i)
+    for (std::size_t i = 0; i < c.inbound.size(); ++i)
         tensors.push_back({{"class_name", "__keras_tensor__"},
                            {"config",
-                            {{"shape", batch_shape(l.inbound_shapes[i])},
+                            {{"shape", batch_shape(c.inbound_shapes[i])},
                              {"dtype", "float32"},
-                             {"keras_history", {l.inbound[i], 0, 0}}}}});
-    const auto args = l.inbound.size() > 1 ? nlohmann::json::array({tensors}) : tensors;
+                             {"keras_history", {c.inbound[i], i < c.inbound_node.size() ? c.inbound_node[i] : 0, 0}}}}});
+    const auto args = c.inbound.size() > 1 ? nlohmann::json::array({tensors}) : tensors;
     return {{"args", args}, {"kwargs", nlohmann::json::object()}};
+}
+
+// Every call of a layer: the first (its inbound fields), then a shared layer's later ones.
+std::vector<KerasLayer::Call> calls_of(const KerasLayer& l) {
+    std::vector<KerasLayer::Call> calls{{l.inbound, l.inbound_node, l.inbound_shapes}};
+    calls.insert(calls.end(), l.later_calls.begin(), l.later_calls.end());
+    return calls;
+}
+
+// Keras 2's node: [["source", node, tensor 0, {call kwargs}], ...].
+nlohmann::json keras2_node(const KerasLayer::Call& c) {
+    auto call = nlohmann::json::array();
+    for (std::size_t i = 0; i < c.inbound.size(); ++i)
+        call.push_back({c.inbound[i], i < c.inbound_node.size() ? c.inbound_node[i] : 0, 0, nlohmann::json::object()});
+    return call;
 }
 
 // The model's input_layers and output_layers: [["name", 0, 0], ...]; Keras 3 writes one of
@@ -101,8 +116,8 @@ nlohmann::json keras2_model_config(const KerasModel& k) {
         for (const auto& l : k.layers) layers.push_back({{"class_name", l.class_name}, {"config", layer_config(k.dialect, l)}});
         return {{"class_name", "Sequential"}, {"config", {{"name", k.name}, {"layers", std::move(layers)}}}};
     }
-    // tf.keras's get_network_config: each layer with its name and the one call that made it,
-    // [[["source", node 0, tensor 0, {call kwargs}], ...]]; the InputLayer's call is none.
+    // tf.keras's get_network_config: each layer with its name and the calls that made it (a shared
+    // layer's several), [[["source", node, tensor 0, {call kwargs}], ...], ...]; the InputLayer's is none.
     layers[0]["name"] = k.input_name;
     layers[0]["inbound_nodes"] = nlohmann::json::array();
     for (const auto& in : k.extra_inputs)
@@ -116,12 +131,12 @@ nlohmann::json keras2_model_config(const KerasModel& k) {
                           {"name", in.name},
                           {"inbound_nodes", nlohmann::json::array()}});
     for (const auto& l : k.layers) {
-        auto call = nlohmann::json::array();
-        for (const auto& in : l.inbound) call.push_back({in, 0, 0, nlohmann::json::object()});
+        auto nodes = nlohmann::json::array();
+        for (const auto& c : calls_of(l)) nodes.push_back(keras2_node(c));
         layers.push_back({{"class_name", l.class_name},
                           {"config", layer_config(k.dialect, l)},
                           {"name", l.name},
-                          {"inbound_nodes", nlohmann::json::array({call})}});
+                          {"inbound_nodes", std::move(nodes)}});
     }
     return {{"class_name", "Functional"},
             {"config",
@@ -171,7 +186,9 @@ nlohmann::json keras3_config(const KerasModel& k) {
         }
         if (k.functional) {
             o["name"] = l.name;
-            o["inbound_nodes"] = nlohmann::json::array({inbound_node(l)});
+            auto nodes = nlohmann::json::array();
+            for (const auto& c : calls_of(l)) nodes.push_back(inbound_node(c));
+            o["inbound_nodes"] = std::move(nodes);
         }
         layers.push_back(std::move(o));
     }

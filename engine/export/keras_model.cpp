@@ -4,7 +4,9 @@
 // layers. One piece of state runs beside each tensor, as in the Keras importer: whether Keras
 // holds it as an image ([h, w, c]) or as features. Thresher's Shape cannot say it (a 1x1 image
 // and a vector look alike), and Keras needs a Flatten exactly where an image meets a Dense.
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "config/graph.h"
 #include "config/model_config.h"
@@ -190,6 +192,7 @@ struct Tensor {
     std::string name;
     std::vector<int> shape;
     bool image = false;
+    int node = 0;  // which call of the layer (a shared layer's later calls: 1, 2, ...)
 };
 
 class Planner {
@@ -208,7 +211,9 @@ public:
                                "s its inputs, and a Keras export does not write that normalisation (a Keras "
                                "Normalization layer) yet: export to ONNX, whose graph applies it"};
         // Several inputs or outputs need a Functional model (input_layers, output_layers).
-        out_.functional = c.is_graph() || c.input_count() > 1 || c.output_layers.size() > 1;
+        // Shared layers too: a Sequential calls each layer once.
+        out_.functional = c.is_graph() || c.input_count() > 1 || c.output_layers.size() > 1 ||
+                          std::any_of(c.layers.begin(), c.layers.end(), [](const auto& l) { return l.shares_index >= 0; });
         out_.name = KerasNames::usable(c.name) ? c.name
                     : out_.functional       ? (d_ == KerasDialect::Keras2 ? "model" : "functional")
                                             : "sequential";
@@ -225,12 +230,14 @@ public:
         }
         tensor_.resize(c.layers.size());
         for (std::size_t i = 0; i < c.layers.size(); ++i) {
+            layer_index_ = i;
             layer(i);
-            tensor_[i] = {current_, current_shape_, image_};
+            tensor_[i] = {current_, current_shape_, image_, current_node_};
         }
         // The outputs in Thresher's output_layers order (main first), each with its loss.
         const auto outputs = c.output_layers.empty() ? std::vector<std::size_t>{c.layers.size() - 1} : c.output_layers;
         for (const auto j : outputs) {
+            if (tensor_[j].node != 0) refuse(j, "a model output from a later call of a shared layer is not written yet");
             out_.output_names.push_back(tensor_[j].name);
             out_.losses.push_back(check_loss(j));
         }
@@ -253,18 +260,45 @@ private:
     // the current tensor, of shape `output_shape` (Keras's, without the batch).
     KerasLayer& add(std::string class_name, const std::string& wanted_name, nlohmann::json cfg, std::vector<int> input_shape,
                     std::vector<int> output_shape, std::vector<Tensor> inbound = {}) {
+        if (inbound.empty()) inbound.push_back({current_, current_shape_, image_, current_node_});
+        // The Keras layer of the Thresher layer itself (not a Flatten or activation added beside it).
+        const auto& thresher = m_.config.layers[layer_index_];
+        const bool itself = !wanted_name.empty() && wanted_name == thresher.name;
+        if (itself && thresher.shares_index >= 0) {
+            // A later call of a shared layer: one more inbound node of the owner's Keras layer.
+            const auto owner = static_cast<std::size_t>(thresher.shares_index);
+            const auto it = keras_of_.find(owner);
+            if (it == keras_of_.end() || out_.layers[it->second].class_name != class_name)
+                refuse(layer_index_, "it shares the parameters of " + m_.config.layers[owner].label(owner) +
+                                         ", which Keras writes differently (" + class_name + " here): a shared Keras layer is one layer called twice");
+            auto& k = out_.layers[it->second];
+            KerasLayer::Call call;
+            for (const auto& t : inbound) {
+                call.inbound.push_back(t.name);
+                call.inbound_node.push_back(t.node);
+                call.inbound_shapes.push_back(t.shape);
+            }
+            k.later_calls.push_back(std::move(call));
+            current_ = k.name;
+            current_node_ = static_cast<int>(k.later_calls.size());
+            current_shape_ = std::move(output_shape);
+            discard_ = KerasLayer{};  // the caller's params_of and after_flatten are the owner's already
+            return discard_;
+        }
         KerasLayer k;
         k.name = wanted_name.empty() ? names_.fresh(class_name) : names_.keep_or_fresh(wanted_name, class_name);
         k.class_name = std::move(class_name);
         k.config = std::move(cfg);
         k.input_shape = std::move(input_shape);
-        if (inbound.empty()) inbound.push_back({current_, current_shape_, image_});
         for (const auto& t : inbound) {
             k.inbound.push_back(t.name);
+            k.inbound_node.push_back(t.node);
             k.inbound_shapes.push_back(t.shape);
         }
         current_ = k.name;
+        current_node_ = 0;
         current_shape_ = std::move(output_shape);
+        if (itself) keras_of_[layer_index_] = out_.layers.size();
         out_.layers.push_back(std::move(k));
         return out_.layers.back();
     }
@@ -414,6 +448,7 @@ private:
         {
             const auto t = source(l.sources.at(0));
             current_ = t.name;
+            current_node_ = t.node;
             current_shape_ = t.shape;
             image_ = t.image;
         }
@@ -612,6 +647,12 @@ private:
     KerasNames names_;
     bool input_image_ = false;
     std::vector<Tensor> tensor_;  // per Thresher layer: the Keras tensor of its output
+    // Shared layers: the Thresher layer being planned, the Keras layer each owner became, the
+    // call the current tensor comes from, and where a later call's layer fields go.
+    std::size_t layer_index_ = 0;
+    std::map<std::size_t, std::size_t> keras_of_;
+    int current_node_ = 0;
+    KerasLayer discard_;
     // The tensor the next Keras layer reads: its layer, shape, and whether Keras holds an image
     // there ([h, w, c]) or features.
     std::string current_;

@@ -44,6 +44,16 @@ struct KerasLayer {
     // output shapes (without the batch); one for every layer but a merge.
     std::vector<std::string> inbound;
     std::vector<std::vector<int>> inbound_shapes;
+    // Which call of each inbound layer it reads (node_index; empty: all 0).
+    std::vector<int> inbound_node;
+    // A shared layer (Thresher layers with "shares"): its later calls, node 1, 2, ..., each
+    // reading its own tensors with the same weights.
+    struct Call {
+        std::vector<std::string> inbound;
+        std::vector<int> inbound_node;
+        std::vector<std::vector<int>> inbound_shapes;
+    };
+    std::vector<Call> later_calls;
     // The Thresher layer whose parameters it holds (npos: none), and whether its input is an
     // image that a Flatten before it turned into (h, w, c) features.
     std::size_t params_of = std::numeric_limits<std::size_t>::max();

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -69,8 +70,16 @@ class GraphBuilder {
 public:
     explicit GraphBuilder(onnx::GraphProto& g) : g_(g) {}
 
+    // Parameters in [begin, end): a block asked for twice (a shared layer's later call reads
+    // its owner's slice) is one initializer, named once and read by every node that uses it.
+    void parameters(const float* begin, std::size_t n) { params_ = {begin, begin + n}; }
+
     const std::string& weights(const std::string& name, std::vector<std::int64_t> dims, const float* values) {
+        const bool parameter = values >= params_.first && values < params_.second;
+        if (parameter)
+            if (const auto it = shared_.find({values, dims}); it != shared_.end()) return it->second;
         auto* t = g_.add_initializer();
+        if (parameter) shared_[{values, dims}] = name;
         t->set_name(name);
         t->set_data_type(onnx::TensorProto::FLOAT);
         std::size_t n = 1;
@@ -134,6 +143,8 @@ public:
 
 private:
     onnx::GraphProto& g_;
+    std::pair<const float*, const float*> params_{nullptr, nullptr};
+    std::map<std::pair<const float*, std::vector<std::int64_t>>, std::string> shared_;
 };
 
 // The per-sample dims of a tensor of Thresher shape `s`, as rank 4 (image) or rank 2 (flat).
@@ -480,6 +491,7 @@ OnnxBytes onnx_model_bytes(const ExportableModel& m) {
     auto& g = *model.mutable_graph();
     g.set_name(cfg.name);
     GraphBuilder b(g);
+    b.parameters(m.params.data(), m.params.size());
     bool image = !cfg.input.flat();
     std::vector<std::string> xs_in;
     std::vector<bool> input_images;

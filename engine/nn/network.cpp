@@ -17,6 +17,7 @@ Network::Network(config::ModelConfig config, backend::Backend& backend)
     std::size_t state = 0;
     for (std::size_t i = 0; i < config_.layers.size(); ++i) {
         const auto& l = config_.layers[i];
+        if (l.shares_index >= 0) continue;  // its parameters are its owner's segments
         const auto spec = config_.effective_updater(i);
         for (const auto& b : l.blocks) {
             UpdateSegment s;
@@ -39,6 +40,7 @@ Network::Network(config::ModelConfig config, backend::Backend& backend)
     grads_ = backend::Buffer(backend_, p);
     state_ = backend::Buffer(backend_, state);
     schedule_backward();
+    param_grads_ = backend::Buffer(backend_, param_scratch_size_);
     schedule_inference();
     choose_layouts();
     choose_fusions();
@@ -71,6 +73,22 @@ void Network::schedule_backward() {
         }
         scratch_count_ = std::max(scratch_count_, scratch);
         free.push_back(delta_slot_[i]);  // layer i's gradient is used up by its own backward
+    }
+    // Shared layers: every call's parameter gradient is summed into the owner's slice. Backward
+    // runs from the last layer to the first, so the last call of a group (in list order) writes
+    // the slice and the calls before it (the owner last) add theirs through a scratch buffer.
+    param_scratch_.assign(n, false);
+    std::vector<bool> written(n, false);
+    for (std::size_t i = n; i-- > 0;) {
+        const auto& l = layers[i];
+        const auto owner = static_cast<std::size_t>(l.shares_index >= 0 ? l.shares_index : static_cast<int>(i));
+        const auto count = layers[owner].param_count;
+        if (count == 0) continue;
+        if (written[owner]) {
+            param_scratch_[i] = true;
+            param_scratch_size_ = std::max(param_scratch_size_, count);
+        }
+        written[owner] = true;
     }
 }
 
@@ -199,6 +217,7 @@ void Network::init_params(std::uint64_t seed) {
     std::vector<float> host(params_.size());
     for (std::size_t i = 0; i < config_.layers.size(); ++i) {
         const auto& l = config_.layers[i];
+        if (l.shares_index >= 0) continue;  // drawn once, by its owner
         init_layer(l, config_.effective_weight_init(i), seed, i, host.data() + l.param_offset);
     }
     set_params(host);
@@ -511,8 +530,14 @@ double Network::compute_gradients(const float* features, const float* targets, i
         }
         float* y = output_of(i, backend::Mode::Training);
         if (p.vertices[i]) p.vertices[i]->backward(xs, y, dy, dxs);
-        else p.layers[i]->backward(params_.data() + l.param_offset, xs[0], y, dy, dxs[0],
-                                   grads_.data() + l.param_offset);
+        else if (!param_scratch_[i]) p.layers[i]->backward(params_.data() + l.param_offset, xs[0], y, dy, dxs[0],
+                                                           grads_.data() + l.param_offset);
+        else {
+            // A call of a shared layer whose slice a later call already wrote: add to it.
+            const auto count = config_.layers[static_cast<std::size_t>(l.shares_index >= 0 ? l.shares_index : static_cast<int>(i))].param_count;
+            p.layers[i]->backward(params_.data() + l.param_offset, xs[0], y, dy, dxs[0], param_grads_.data());
+            backend_.axpy(1.f, param_grads_.data(), grads_.data() + l.param_offset, count);
+        }
         // A tensor read by several layers: its gradient is the sum of what each reader sends.
         for (std::size_t k = 0; k < l.sources.size(); ++k) {
             const auto& t = targets_[i][k];

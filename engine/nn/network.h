@@ -17,6 +17,10 @@
 // reads one feature row per sample (the inputs side by side) and splits it; several outputs each
 // take their columns of the target row, and the loss is the sum of their losses. Both schedules (which buffer
 // each tensor lives in, which gradients must be summed) are made once per model.
+// A shared layer (LayerConfig::shares) runs with its owner's parameter slice; the parameter
+// gradients of all its calls are summed into that slice. Batch norm shared: each call moves the
+// running statistics from the same values towards its own batch's, and the moves add up (Keras
+// applies them one after the other; the two differ by (1 - decay)^2 terms).
 // Also once per model: which tensors stay in the backend's native image layout (a chain of
 // convolutions, batch norm, pooling and element-wise layers; choose_layouts) and which batch
 // norms apply the ReLU layer after them (choose_fusions). Parameters are always NCHW/OIHW.
@@ -141,6 +145,12 @@ private:
     std::vector<std::vector<GradientTarget>> targets_;
     int slot_count_ = 0, scratch_count_ = 0;
     std::vector<backend::Buffer> deltas_, scratch_;
+    // Shared layers: param_scratch_[i] says layer i's backward writes its parameter gradient into
+    // param_grads_ and adds it to its owner's slice (a later call of the same parameters wrote
+    // the slice first); param_scratch_size_ is the largest such slice.
+    std::vector<bool> param_scratch_;
+    std::size_t param_scratch_size_ = 0;
+    backend::Buffer param_grads_;
     // Inference: layer i's output in infer_[infer_slot_[i]], a buffer shared with outputs whose
     // last reader has run before layer i (ResNet: 3 buffers for 28 layers).
     std::vector<int> infer_slot_;

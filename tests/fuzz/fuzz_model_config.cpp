@@ -19,16 +19,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto r = thresher::config::import_model_text(text, "fuzz.json");
         const auto& m = r.model;
         std::size_t offset = 0;
-        for (const auto& l : m.layers) {
-            if (l.param_offset != offset || l.out_shape.size() == 0) __builtin_trap();
+        for (std::size_t i = 0; i < m.layers.size(); ++i) {
+            const auto& l = m.layers[i];
+            if (l.out_shape.size() == 0) __builtin_trap();
+            if (l.shares_index >= 0) {
+                // A shared layer: no slice of its own, its owner's offset, an earlier owner that owns.
+                const auto& owner = m.layers[static_cast<std::size_t>(l.shares_index)];
+                if (l.shares_index >= static_cast<int>(i) || owner.shares_index >= 0 || l.param_count != 0 ||
+                    l.param_offset != owner.param_offset || l.blocks.size() != owner.blocks.size())
+                    __builtin_trap();
+                continue;
+            }
+            if (l.param_offset != offset) __builtin_trap();
             offset += l.param_count;
         }
         if (offset != m.param_count()) __builtin_trap();
-        // A graph: every layer reads the model's input or layers before it (an execution order).
+        // A graph: every layer reads one of the model's inputs or layers before it (an execution order).
         for (std::size_t i = 0; i < m.layers.size(); ++i) {
             if (m.layers[i].sources.empty()) __builtin_trap();
             for (int src : m.layers[i].sources)
-                if (src < thresher::config::LayerConfig::kModelInput || src >= static_cast<int>(i)) __builtin_trap();
+                if (src < thresher::config::LayerConfig::model_input(m.input_count() - 1) || src >= static_cast<int>(i)) __builtin_trap();
         }
         auto finite_in = [](float v, float lo, float hi) { return std::isfinite(v) && v >= lo && v <= hi; };
         for (std::size_t i = 0; i < m.layers.size(); ++i) {

@@ -324,10 +324,15 @@ void ModelDocument::rename_layer(int row, const QString& name) {
         old != input_name() && name != input_name()) {
         for (int i = row + 1; i < layers.size(); ++i) {
             auto reader = layers[i].toObject();
+            // A shared layer ("shares") follows its owner's new name too.
+            const bool sharer = reader.value("shares").toString() == old;
+            if (sharer) reader["shares"] = name;
             QStringList names = inputs_of(reader);
-            if (!names.contains(old)) continue;
-            names.replaceInStrings(QRegularExpression("^" + QRegularExpression::escape(old) + "$"), name);
-            reader["inputs"] = QJsonArray::fromStringList(names);
+            if (!names.contains(old) && !sharer) continue;
+            if (names.contains(old)) {
+                names.replaceInStrings(QRegularExpression("^" + QRegularExpression::escape(old) + "$"), name);
+                reader["inputs"] = QJsonArray::fromStringList(names);
+            }
             layers[i] = reader;
         }
     }

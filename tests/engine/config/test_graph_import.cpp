@@ -1,7 +1,7 @@
 // Keras functional models (graphs) imported as Thresher graphs: the same residual block written as
 // Keras 1 ("Model" with Merge), Keras 2 ("Model", inbound_nodes as nested lists) and Keras 3
 // ("Functional", inbound_nodes as call arguments with keras_history) gives the same layers, inputs
-// and parameters; what Thresher cannot represent (a shared layer, two inputs, a Lambda) is refused
+// and parameters; shared layers and nested models become layers with "shares"; what Thresher cannot represent (a Lambda) is refused
 // naming the layer in the file's own words.
 #include <QtTest>
 
@@ -159,6 +159,10 @@ QString describe(const config::ModelConfig& m) {
 
 }  // namespace
 
+// Further below (the shared and nested rows).
+json siamese(Form f);
+json call_node(Form f, const std::vector<std::tuple<std::string, int, int>>& refs);
+
 class TestGraphImport : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -168,6 +172,10 @@ private Q_SLOTS:
     void keras_merge_layers();
     void keras_refusals_data();
     void keras_refusals();
+    void keras_shared_and_nested_data();
+    void keras_shared_and_nested();
+    void keras_sequential_holding_a_model_data();
+    void keras_sequential_holding_a_model();
     void dl4j_graph_forms_data();
     void dl4j_graph_forms();
     void dl4j_graph_refusals_data();
@@ -239,7 +247,20 @@ void TestGraphImport::keras_merge_layers() {
 void TestGraphImport::keras_refusals_data() {
     QTest::addColumn<QByteArray>("change");  // applied to the Keras 2 block: a JSON merge patch path
     QTest::addColumn<QStringList>("expected");
-    QTest::newRow("shared layer (called twice)") << QByteArray("shared") << QStringList{"\"c2\"", "called 2 times", "shared"};
+    // A second call of c2 that nothing reads: it imports as c2@1 (sharing c2), a dead branch
+    // after the output (first calls come first).
+    QTest::newRow("shared layer, a call no one reads")
+        << QByteArray("shared") << QStringList{"output_layers", "\"out\" must be the last layer"};
+    QTest::newRow("nested model called with two tensors")
+        << QByteArray("nested_inputs") << QStringList{"config.layers[6]", "takes 1 input(s), but its call passes 2"};
+    QTest::newRow("nested model without input_layers")
+        << QByteArray("nested_no_inputs") << QStringList{"config.layers[6].config.input_layers", "is required"};
+    QTest::newRow("a call's node index not a number")
+        << QByteArray("node_not_number") << QStringList{"config.layers[2].inbound_nodes[1]", "whole numbers", "[\"b\",\"x\",0,{}]"};
+    QTest::newRow("output 1 of a nested model with one")
+        << QByteArray("nested_output") << QStringList{"config.layers[7]", "reads output 1 of call 1 of \"head\"", "has 1 output(s)"};
+    QTest::newRow("reads call 1 of a layer called once")
+        << QByteArray("missing_call") << QStringList{"config.layers[3]", "call 1 of \"c1\"", "no layer of the model makes"};
     // Several inputs import (test_graph_weights); one whose InputLayer gives no shape is refused.
     QTest::newRow("second input without a shape") << QByteArray("two_inputs") << QStringList{"input_layers", "cannot tell the shape of input \"input_2\""};
     QTest::newRow("Lambda") << QByteArray("lambda") << QStringList{"Lambda", "\"c2\"", "not supported"};
@@ -254,6 +275,11 @@ void TestGraphImport::keras_refusals() {
     json m = residual_block(Form::Keras2);
     auto& layers = m["config"]["layers"];
     if (change == "shared") layers[2]["inbound_nodes"].push_back(json::array({json{"c1", 0, 0, json::object()}}));
+    if (change == "missing_call") layers[3]["inbound_nodes"][0][1][1] = 1;
+    if (change == "nested_inputs") m = siamese(Form::Keras2), m["config"]["layers"][6]["inbound_nodes"][0] = call_node(Form::Keras2, {{"gap", 0, 0}, {"gap_a", 0, 0}});
+    if (change == "nested_no_inputs") m = siamese(Form::Keras2), m["config"]["layers"][6]["config"].erase("input_layers");
+    if (change == "node_not_number") m = siamese(Form::Keras2), m["config"]["layers"][2]["inbound_nodes"][1][0][1] = "x";
+    if (change == "nested_output") m = siamese(Form::Keras2), m["config"]["layers"][7]["inbound_nodes"][0][1][2] = 1;
     if (change == "two_inputs") m["config"]["input_layers"].push_back(json{"input_2", 0, 0});
     if (change == "lambda") layers[2]["class_name"] = "Lambda", layers[2]["config"]["function"] = "lambda x: x";
     if (change == "concat_h") layers[3]["class_name"] = "Concatenate", layers[3]["config"]["axis"] = 1;
@@ -275,6 +301,144 @@ void TestGraphImport::keras_refusals() {
     }
 }
 
+// A reference to output `tensor` of call `node` of `layer`, in the form's inbound_nodes.
+json call_node(Form f, const std::vector<std::tuple<std::string, int, int>>& refs) {
+    if (f == Form::Keras3) {
+        json args = json::array();
+        for (const auto& [name, node, tensor] : refs) {
+            json t = tensor3(name);
+            t["config"]["keras_history"] = {name, node, tensor};
+            args.push_back(t);
+        }
+        return {{"args", refs.size() == 1 ? args : json::array({args})}, {"kwargs", json::object()}};
+    }
+    json node = json::array();
+    for (const auto& [name, n, tensor] : refs) node.push_back(f == Form::Keras1 ? json{name, n, tensor} : json{name, n, tensor, json::object()});
+    return node;
+}
+
+// Two inputs through one shared Conv2D (a siamese pair), added; then a nested functional model
+// "head" (Dense, Dense) called twice on the pooled sum and on the first branch's pooling, and
+// the two calls concatenated into the output Dense.
+json siamese(Form f) {
+    auto input = [&](const std::string& name) {
+        json c{{"name", name}, {"dtype", "float32"}};
+        c[f == Form::Keras3 ? "batch_shape" : "batch_input_shape"] = {nullptr, 8, 8, 3};
+        return layer(f, "InputLayer", c, {});
+    };
+    const std::string cls = f == Form::Keras3 ? "Functional" : "Model";
+    json conv_layer = layer(f, f == Form::Keras1 ? "Convolution2D" : "Conv2D", conv(f, "c", "relu"), {});
+    conv_layer["inbound_nodes"] = {call_node(f, {{"a", 0, 0}}), call_node(f, {{"b", 0, 0}})};
+    json join = layer(f, f == Form::Keras1 ? "Merge" : "Add", f == Form::Keras1 ? json{{"name", "join"}, {"mode", "sum"}} : json{{"name", "join"}}, {});
+    join["inbound_nodes"] = {call_node(f, {{"c", 0, 0}, {"c", 1, 0}})};
+    json pool = layer(f, "GlobalAveragePooling2D", {{"name", "gap"}, {"data_format", "channels_last"}}, {"join"});
+    json pool_a = layer(f, "GlobalAveragePooling2D", {{"name", "gap_a"}, {"data_format", "channels_last"}}, {});
+    pool_a["inbound_nodes"] = {call_node(f, {{"c", 0, 0}})};
+    auto dense = [&](const std::string& name, int units, const char* act, const std::vector<std::string>& reads) {
+        json d{{"name", name}, {"activation", act}};
+        d[f == Form::Keras1 ? "output_dim" : "units"] = units;
+        return layer(f, "Dense", d, reads);
+    };
+    json head_in{{"name", "head_in"}, {"dtype", "float32"}};
+    head_in[f == Form::Keras3 ? "batch_shape" : "batch_input_shape"] = {nullptr, 4};
+    json head_layers = {layer(f, "InputLayer", head_in, {}), dense("h1", 6, "tanh", {"head_in"}), dense("h2", 3, "sigmoid", {"h1"})};
+    json head{{"class_name", cls}, {"name", "head"},
+              {"config", {{"name", "head"}, {"layers", head_layers}, {"input_layers", {{"head_in", 0, 0}}}, {"output_layers", {{"h2", 0, 0}}}}}};
+    head["inbound_nodes"] = {call_node(f, {{"gap", 0, 0}}), call_node(f, {{"gap_a", 0, 0}})};
+    json both = layer(f, f == Form::Keras1 ? "Merge" : "Concatenate",
+                      f == Form::Keras1 ? json{{"name", "both"}, {"mode", "concat"}, {"concat_axis", -1}} : json{{"name", "both"}, {"axis", -1}}, {});
+    both["inbound_nodes"] = {call_node(f, {{"head", 0, 0}, {"head", 1, 0}})};
+    json layers = {input("a"), input("b"), conv_layer, join, pool, pool_a, head, both, dense("out", 5, "softmax", {"both"})};
+    json cfg{{"name", "pair"}, {"layers", layers}, {"input_layers", {{"a", 0, 0}, {"b", 0, 0}}}, {"output_layers", {{"out", 0, 0}}}};
+    json model{{"class_name", cls}, {"config", cfg}};
+    if (f == Form::Keras3) model["module"] = "keras.src.models.functional", model["registered_name"] = "Functional";
+    return model;
+}
+
+void TestGraphImport::keras_shared_and_nested_data() {
+    QTest::addColumn<int>("form");
+    QTest::newRow("Keras 1") << static_cast<int>(Form::Keras1);
+    QTest::newRow("Keras 2") << static_cast<int>(Form::Keras2);
+    QTest::newRow("Keras 3") << static_cast<int>(Form::Keras3);
+}
+
+void TestGraphImport::keras_shared_and_nested() {
+    QFETCH(int, form);
+    config::ImportResult r;
+    try {
+        r = import_json(siamese(static_cast<Form>(form)), "siamese" + QString::number(form));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    const auto& m = r.model;
+    QStringList got;
+    for (const auto& l : m.layers) {
+        QString line = QString::fromStdString(l.name) + "<";
+        for (const auto& in : l.inputs) line += QString::fromStdString(in) + ",";
+        if (!l.shares.empty()) line += " shares " + QString::fromStdString(l.shares);
+        got << line;
+    }
+    QCOMPARE(got.join(" | "), QString("c<a, | gap_a<c, | c@1<b, shares c | join<c,c@1, | gap<join, | head/h1<gap, | head/h2<head/h1, | "
+                                      "head/h1@1<gap_a, shares head/h1 | head/h2@1<head/h1@1, shares head/h2 | both<head/h2,head/h2@1, | out<both,"));
+    // Each weight once: conv 3*4*9+4, h1 4*6+6, h2 6*3+3, out 6*5+5.
+    QCOMPARE(m.param_count(), std::size_t(112 + 30 + 21 + 35));
+    const auto again = config::ModelConfig::from_json(m.to_json(), "again");
+    QCOMPARE(QString::fromStdString(again.to_json().dump()), QString::fromStdString(m.to_json().dump()));
+
+    // An activation after one call of a shared linear layer stays a layer: folded into the first
+    // call, it would give that call settings the other call does not have.
+    json one_sided = siamese(static_cast<Form>(form));
+    auto& layers = one_sided["config"]["layers"];
+    layers[2]["config"]["activation"] = "linear";
+    json act = layer(static_cast<Form>(form), "Activation", {{"name", "act"}, {"activation", "tanh"}}, {"c"});
+    layers.insert(layers.begin() + 3, act);
+    layers[4]["inbound_nodes"][0] = call_node(static_cast<Form>(form), {{"act", 0, 0}, {"c", 1, 0}});  // join: act and call 1
+    layers[6]["inbound_nodes"][0] = call_node(static_cast<Form>(form), {{"act", 0, 0}});  // gap_a reads the activation
+    try {
+        r = import_json(one_sided, "one_sided" + QString::number(form));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    bool kept = false;
+    for (const auto& l : r.model.layers) kept = kept || (l.name == "act" && l.type == config::LayerType::Activation);
+    QVERIFY2(kept, "the activation after the shared layer's first call was folded into it");
+    QCOMPARE(r.model.layers[0].activation.kind, config::Activation::Identity);
+}
+
+// Transfer learning's usual form: a Sequential whose first layer is a pretrained model (here a
+// Sequential "base" of Conv2D and pooling), then a classifier. Keras 3 starts with an InputLayer;
+// Keras 2 gives the shape as the nested model's first layer's batch_input_shape.
+void TestGraphImport::keras_sequential_holding_a_model_data() {
+    QTest::addColumn<int>("form");
+    QTest::newRow("Keras 2") << static_cast<int>(Form::Keras2);
+    QTest::newRow("Keras 3") << static_cast<int>(Form::Keras3);
+}
+
+void TestGraphImport::keras_sequential_holding_a_model() {
+    QFETCH(int, form);
+    const auto f = static_cast<Form>(form);
+    json conv_cfg = conv(f, "conv", "relu");
+    if (f == Form::Keras2) conv_cfg["batch_input_shape"] = {nullptr, 8, 8, 3};
+    json base_layers = json::array({{{"class_name", "Conv2D"}, {"config", conv_cfg}},
+                                    {{"class_name", "GlobalAveragePooling2D"}, {"config", {{"name", "gap"}, {"data_format", "channels_last"}}}}});
+    json layers = json::array();
+    if (f == Form::Keras3)
+        layers.push_back({{"class_name", "InputLayer"}, {"config", {{"name", "image"}, {"batch_shape", {nullptr, 8, 8, 3}}}}});
+    layers.push_back({{"class_name", "Sequential"}, {"config", {{"name", "base"}, {"layers", base_layers}}}});
+    layers.push_back({{"class_name", "Dense"}, {"config", {{"name", "out"}, {"units", 5}, {"activation", "softmax"}}}});
+    json model{{"class_name", "Sequential"}, {"config", {{"name", "transfer"}, {"layers", layers}}}};
+    config::ImportResult r;
+    try {
+        r = import_json(model, "transfer" + QString::number(form));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QStringList names;
+    for (const auto& l : r.model.layers) names << QString::fromStdString(l.name);
+    QCOMPARE(names.join(","), QString("base/conv,base/gap,out"));
+    QCOMPARE(r.model.input, (config::Shape{3, 8, 8}));
+    QCOMPARE(r.model.param_count(), std::size_t(3 * 4 * 9 + 4 + 4 * 5 + 5));
+}
 
 void TestGraphImport::dl4j_graph_forms_data() {
     QTest::addColumn<bool>("legacy");

@@ -71,6 +71,9 @@ private Q_SLOTS:
     void keras_two_inputs_two_outputs_h5();
     void keras_reshape_permute_h5();
     void keras_unet_image_outputs_h5();
+    void keras_shared_layers_h5();
+    void keras_nested_models_h5();
+    void keras_nested_models_keras();
     void dl4j_graph_zip();
     void dl4j_depthwise_separable_zip();
     void dl4j_conv_transpose_zip();
@@ -117,6 +120,56 @@ void TestGraphWeights::keras_reshape_permute_h5() {
     QCOMPARE(r.model.layers[3].type, config::LayerType::Permute);
     QCOMPARE(r.model.layers[5].type, config::LayerType::Permute);
     check_against_reference(r, "keras2_reshape_permute.expected.json");
+}
+
+// A siamese pair (make_shared_references.py): Conv2D, BatchNormalization, pooling and Dense each
+// called on both inputs. Each later call shares the first call's parameters, which the file holds
+// once; a call given parameters of its own (zeros) would change every output.
+void TestGraphWeights::keras_shared_layers_h5() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("keras2_siamese_shared.h5"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QStringList shared;
+    for (const auto& l : r.model.layers)
+        if (!l.shares.empty()) shared << QString::fromStdString(l.name + "->" + l.shares);
+    QCOMPARE(shared.join(","), QString("conv@1->conv,bn@1->bn,gap@1->gap,embed@1->embed"));
+    // conv 4*3*9+4, bn 4*4, embed 4*5+5, out 5*3+3: each once.
+    QCOMPARE(r.model.param_count(), std::size_t(112 + 16 + 25 + 18));
+    check_against_reference(r, "keras2_siamese_shared.expected.json");
+}
+
+// A Sequential "encoder" called on both inputs and a functional "head", nested in a functional
+// model: their layers inlined as encoder/conv2d, ..., the second call sharing the first's; the
+// weights read from the nested models' groups.
+void TestGraphWeights::keras_nested_models_h5() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("keras2_nested_models.h5"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QStringList names;
+    for (const auto& l : r.model.layers) names << QString::fromStdString(l.name + (l.shares.empty() ? "" : "->" + l.shares));
+    QCOMPARE(names.join(","), QString("encoder/conv2d,encoder/max_pooling2d,encoder/dense,encoder/conv2d@1->encoder/conv2d,"
+                                      "encoder/max_pooling2d@1->encoder/max_pooling2d,encoder/dense@1->encoder/dense,both,head/h1,head/h2"));
+    check_against_reference(r, "keras2_nested_models.expected.json");
+}
+
+// The same model and weights as a Keras 3 .keras archive: the nested models' variables in their
+// own containers (layers/sequential/layers/conv2d/vars, layers/functional/layers/dense_1/vars).
+void TestGraphWeights::keras_nested_models_keras() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("keras3_nested_models.keras"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(r.model.layers.size(), std::size_t{9});
+    QCOMPARE(r.model.layers[3].shares, std::string("encoder/conv2d"));
+    check_against_reference(r, "keras2_nested_models.expected.json");
 }
 
 // Keras's depthwise kernels [kh, kw, in, multiplier] and pointwise kernels [1, 1, in*m, filters]

@@ -61,6 +61,7 @@ void TestModelConfig::round_trip_data() {
     QTest::newRow("resnet (a graph)") << "resnet.json";
     QTest::newRow("two_input (two inputs, two outputs)") << "two_input.json";
     QTest::newRow("segmentation (an image output, spatial dropout)") << "segmentation.json";
+    QTest::newRow("siamese (shared layers)") << "siamese.json";
 }
 
 void TestModelConfig::round_trip() {
@@ -265,6 +266,23 @@ void TestModelConfig::errors_data() {
     QTest::newRow("graph: inputs not names")
         << with(R"({"type":"dense","units":3,"inputs":[1]},)" + out)
         << QStringList{"layers[0] (dense)", "\"inputs\"", "must name layers"};
+    // Shared layers: the owner is named, earlier, of the same type and settings, and the sharer's
+    // input fits the owner's weights.
+    QTest::newRow("shares: names no layer")
+        << with(R"({"type":"dense","name":"a","units":3,"shares":"b"},)" + out)
+        << QStringList{"layers[0] (dense \"a\")", "\"shares\"", "\"b\" names no layer"};
+    QTest::newRow("shares: a later layer")
+        << with(R"({"type":"dense","name":"a","units":3,"shares":"b"},{"type":"dense","name":"b","units":3},)" + out)
+        << QStringList{"layers[0] (dense \"a\")", "\"b\" comes after it"};
+    QTest::newRow("shares: another type")
+        << with(R"({"type":"convolution","name":"c","filters":2,"kernel":[3,3]},{"type":"dense","units":3,"shares":"c"},)" + out)
+        << QStringList{"layers[1] (dense)", "\"c\" is a convolution layer", "this one a dense"};
+    QTest::newRow("shares: other settings")
+        << with(R"({"type":"dense","name":"a","units":64,"inputs":"input"},{"type":"dense","name":"b","units":3,"shares":"a","inputs":"input"},{"type":"add","inputs":["a","b"]},)" + out)
+        << QStringList{"layers[1] (dense \"b\")", "parameters of \"a\"", "settings"};
+    QTest::newRow("shares: an input the weights do not fit")
+        << with(R"({"type":"dense","name":"a","units":10},{"type":"dense","name":"b","units":10,"shares":"a"},)" + out)
+        << QStringList{"layers[1] (dense \"b\")", "made for its 1x8x8 input", "650 parameters", "reads 10 (110)"};
     QTest::newRow("unknown updater")
         << QByteArray("{" + in + R"(,"updater":{"type":"lbfgs"},"layers":[)" + out + "]}")
         << QStringList{"updater", "\"type\"", "lbfgs"};

@@ -347,7 +347,7 @@ void TestDl4jExport::round_trip_data() {
     QTest::addColumn<QString>("path");  // a model file, or a Thresher config's JSON text after "json:"
     const QString root = test_support::source_dir();
     for (const auto& name : QDir(root + "/resources/models").entryList({"*.json"}))
-        if (name != "resnet.json" && name != "two_input.json") QTest::newRow(qPrintable("resources/models/" + name)) << root + "/resources/models/" + name;
+        if (name != "resnet.json" && name != "two_input.json" && name != "siamese.json") QTest::newRow(qPrintable("resources/models/" + name)) << root + "/resources/models/" + name;
     // Every DL4J configuration of the importer's test data that it imports (some are there to be
     // refused, as a NaN momentum).
     for (const auto& name : QDir(root + "/tests/engine/config/data").entryList({"dl4j_*.json"})) {
@@ -859,6 +859,9 @@ void TestDl4jExport::refused_layer_named_and_nothing_written_data() {
                   {"type":"convolution","name":"recon","inputs":"body","filters":2,"kernel":[1,1],"activation":"sigmoid","loss":"mse"}]})";
     QTest::newRow("convolution image outputs of a graph") << heads << false
         << R"(heads.thr: layers[1] (convolution "seg"): DL4J cannot express this layer: an image output that is a convolution layer has no DL4J form in a graph (DL4J ends with a CnnLossLayer): give the convolution no activation and follow it with an activation layer carrying the activation and the loss; nothing was written)";
+    const QString siamese = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/siamese.json"));
+    QTest::newRow("shared layers") << siamese << false
+                                   << R"(siamese.thr: layers[3] (convolution "conv@1"): DL4J ComputationGraphs cannot share a layer's parameters: layer "conv@1" uses those of layers[0] (convolution "conv"); nothing was written)";
     const QString mlp = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/mlp.json"));
     QTest::newRow("a spread DL4J rounds up") << mlp << true
                                              << "mlp.thr: input normalisation (standardize): feature 0 has scale 200000.000000, which "

@@ -79,6 +79,9 @@ nlohmann::json architecture(const config::ModelConfig& c) {
         l.erase("name");
         l.erase("inputs");
         l["reads"] = resolved.layers[i].sources;
+        // Shared layers: the layer whose parameters it uses, by position (names may change).
+        l.erase("shares");
+        if (resolved.layers[i].shares_index >= 0) l["shares"] = resolved.layers[i].shares_index;
         if (l.value("loss", "") == "negativeloglikelihood") l["loss"] = "mcxent";
         // A reshape where neither side has several channels and several pixels moves no value in
         // either order (Keras's Reshape reads back as channels_last).
@@ -237,12 +240,15 @@ private Q_SLOTS:
     void round_trip();
     void h5py_reads_the_files_data();
     void h5py_reads_the_files();
+    void h5py_reads_shared_layers();
     void names_kept_and_made_unique();
     void refused_layer_named_and_nothing_written_data();
     void refused_layer_named_and_nothing_written();
 
 private:
     void add_round_trip_rows(const QString& tag, const QString& path);
+    void check_with_h5py(const std::string& tag, const QString& json, const QStringList& classes, const QStringList& names,
+                         const QStringList& class_names, const QStringList& inbound, const nlohmann::json& extra);
     QTemporaryDir dir_;
 };
 
@@ -300,7 +306,10 @@ void TestKerasExport::round_trip_data() {
     // And a model with two inputs and two outputs, and one of Reshape and Permute layers.
     add_round_trip_rows("reshape and permute", QString("json:") + kReshapePermute);
     for (const char* name : {"keras2_residual_concat.h5", "keras2_depthwise_separable.h5", "keras2_conv_transpose.h5",
-                             "keras2_two_inputs_two_outputs.h5", "keras2_reshape_permute.h5"})
+                             "keras2_two_inputs_two_outputs.h5", "keras2_reshape_permute.h5",
+                             // Shared layers (one Keras layer with two inbound nodes) and nested
+                             // models (written flattened).
+                             "keras2_siamese_shared.h5", "keras2_nested_models.h5"})
         add_round_trip_rows(name, root + "/tests/engine/config/data/graphs/" + name);
 }
 
@@ -430,7 +439,25 @@ void TestKerasExport::h5py_reads_the_files() {
     QFETCH(QStringList, names);
     QFETCH(QStringList, class_names);
     QFETCH(QStringList, inbound);
-    const std::string tag = QTest::currentDataTag();
+    check_with_h5py(QTest::currentDataTag(), json, classes, names, class_names, inbound, nlohmann::json::object());
+}
+
+// A shared layer is one Keras layer with an inbound node per call; its readers name the node.
+void TestKerasExport::h5py_reads_shared_layers() {
+    const QString siamese = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/siamese.json"));
+    const nlohmann::json calls{{"conv", {{"top"}, {"bottom"}}},
+                               {"pool", {{"conv"}, {"conv@1"}}},
+                               {"flatten", {{"pool"}}},
+                               {"embed", {{"flatten"}, {"flatten_1"}}},
+                               {"flatten_1", {{"pool@1"}}},
+                               {"both", nlohmann::json::array({nlohmann::json::array({"embed", "embed@1"})})}};
+    check_with_h5py("siamese", siamese, {"Conv2D", "MaxPooling2D", "Flatten", "Dense", "Flatten", "Concatenate", "Dense"},
+                    {"conv", "pool", "flatten", "embed", "flatten_1", "both", "predictions"}, {},
+                    {"top", "conv", "pool", "flatten", "pool", "embed,embed", "both"}, {{"keras_calls", calls}});
+}
+
+void TestKerasExport::check_with_h5py(const std::string& tag, const QString& json, const QStringList& classes, const QStringList& names,
+                                      const QStringList& class_names, const QStringList& inbound, const nlohmann::json& extra) {
     auto m = with_random_params(config::ModelConfig::parse(json.toStdString(), tag), tag + ".thr", 11);
     for (const auto& c : class_names) m.class_names.push_back(c.toStdString());
 
@@ -450,6 +477,7 @@ void TestKerasExport::h5py_reads_the_files() {
         for (const auto& n : reads.split(',')) names_read.push_back(n.toStdString());
         expect["keras_inbound"].push_back(names_read);
     }
+    for (const auto& [key, value] : extra.items()) expect[key] = value;
     for (const auto& l : m.config.layers) {
         if (l.param_count == 0) continue;
         nlohmann::json layer{{"type", config::to_string(l.type)},

@@ -175,6 +175,7 @@ private Q_SLOTS:
     void file_keeps_names_shapes_and_metadata();
     void imported_model_keeps_file_names();
     void several_inputs_and_outputs_named();
+    void shared_layer_weights_written_once();
     void refused_layer_named_and_nothing_written();
     void too_large_for_one_file_refused();
     void class_names_checked_before_writing();
@@ -203,6 +204,7 @@ void TestOnnxExport::matches_onnx_runtime_data() {
     QTest::newRow("lenet") << lenet << false << 0.f;
     // Two inputs (a sample row split between them) and two outputs (side by side, main first).
     QTest::newRow("two inputs, two outputs") << resource_model("two_input.json") << false << 0.f;
+    QTest::newRow("shared layers (siamese)") << resource_model("siamese.json") << false << 0.f;
     // Reshape (channels last: NHWC transposes around it; channels first: a plain Reshape) and
     // permute (Transpose), to images and to features.
     QTest::newRow("reshape and permute") << QString(R"({"name":"rearrange","input":{"size":6},
@@ -442,6 +444,30 @@ void TestOnnxExport::several_inputs_and_outputs_named() {
     QCOMPARE(model.graph().output(1).name(), std::string("top_guess"));
     QCOMPARE(metadata(model, "thresher.inputs"), QString(R"([{"name":"top","shape":"1x14x28"},{"name":"bottom","shape":"1x14x28"}])"));
     QCOMPARE(metadata(model, "thresher.outputs"), QString(R"([{"name":"predictions","size":10},{"name":"top_guess","size":10}])"));
+}
+
+// A shared layer's calls are two nodes reading one initializer: the weights are in the file once.
+void TestOnnxExport::shared_layer_weights_written_once() {
+    const auto m = make_model(resource_model("siamese.json"), "siamese.thr", 5, false);
+    const QString path = dir_.filePath("siamese_shared.onnx");
+    model_export::export_model(m, model_export::ExportFormat::Onnx, path.toStdString());
+    const auto model = read_onnx(path);
+    QStringList weights;
+    std::size_t values = 0;
+    for (const auto& t : model.graph().initializer()) {
+        weights << QString::fromStdString(t.name());
+        if (t.data_type() == onnx::TensorProto::FLOAT) values += t.raw_data().size() / sizeof(float);
+    }
+    QCOMPARE(weights.count("conv.weight"), 1);
+    QCOMPARE(weights.count("embed.weight"), 1);
+    QVERIFY2(!weights.join(",").contains("@1"), qPrintable(weights.join(", ")));
+    QCOMPARE(values, m.params.size());  // every parameter once (no other float constants in this model)
+    QStringList readers;
+    for (const auto& n : model.graph().node())
+        for (const auto& in : n.input())
+            if (in == "conv.weight" || in == "embed.weight") readers << QString::fromStdString(n.name() + "<" + in);
+    readers.sort();
+    QCOMPARE(readers.join(","), QString("conv<conv.weight,conv@1<conv.weight,embed<embed.weight,embed@1<embed.weight"));
 }
 
 void TestOnnxExport::imported_model_keeps_file_names() {

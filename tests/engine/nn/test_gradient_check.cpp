@@ -199,6 +199,7 @@ std::vector<Block> blocks_of(const config::ModelConfig& c) {
     std::vector<Block> out;
     for (std::size_t li = 0; li < c.layers.size(); ++li) {
         const auto& l = c.layers[li];
+        if (l.shares_index >= 0) continue;  // a shared layer's parameters are its owner's blocks
         for (const auto& b : l.blocks) {
             if (!b.trainable()) continue;
             out.push_back({QString::fromStdString(l.label(li)) + " " + role_name(b.role), l.param_offset + b.offset, b.size});
@@ -430,6 +431,31 @@ void TestGradientCheck::gradients_data() {
                         "{\"type\":\"subset\",\"name\":\"s\",\"channels\":[1,2]},"
                         "{\"type\":\"convolution\",\"name\":\"d\",\"inputs\":\"s\",\"filters\":4,\"kernel\":[1,1],\"activation\":\"identity\"},"
                         "{\"type\":\"add\",\"inputs\":[\"d\",\"c\"]}", softmax) << true;
+    // Shared layers (issue 22, Keras calling one layer twice): each weight's gradient is the sum
+    // over every call; a network that overwrote instead of adding would miss the earlier calls'
+    // share and fail. Two inputs through one convolution (siamese), one dense called three times
+    // (the owner, then a sharer of a sharer), and a shared batch norm.
+    QTest::newRow("graph shared convolution and dense (siamese, two inputs)")
+        << QByteArray(R"({"input":[{"name":"left","channels":2,"height":5,"width":5},{"name":"right","channels":2,"height":5,"width":5}],
+            "layers":[{"type":"convolution","name":"conv","inputs":"left","filters":2,"kernel":[3,3],"activation":"tanh"},
+                      {"type":"convolution","name":"conv@1","inputs":"right","shares":"conv","filters":2,"kernel":[3,3],"activation":"tanh"},
+                      {"type":"dense","name":"embed","inputs":"conv","units":4,"activation":"tanh"},
+                      {"type":"dense","name":"embed@1","inputs":"conv@1","shares":"embed","units":4,"activation":"tanh"},
+                      {"type":"dense","name":"h","inputs":"embed","units":4,"activation":"sigmoid"},
+                      {"type":"dense","name":"h@1","inputs":"embed@1","shares":"h","units":4,"activation":"sigmoid"},
+                      {"type":"subtract","name":"diff","inputs":["h","h@1"]},
+                      {"type":"dense","name":"h@2","inputs":"diff","shares":"h@1","units":4,"activation":"sigmoid"},
+                      {"type":"output","inputs":"h@2","units":3,"activation":"softmax","loss":"mcxent"}]})")
+        << true;
+    QTest::newRow("graph shared batch norm and dense on one input")
+        << QByteArray(R"({"input":{"size":4},
+            "layers":[{"type":"dense","name":"d","units":4,"activation":"sigmoid"},
+                      {"type":"batch_norm","name":"bn","inputs":"d"},
+                      {"type":"dense","name":"d@1","inputs":"bn","shares":"d","units":4,"activation":"sigmoid"},
+                      {"type":"batch_norm","name":"bn@1","inputs":"d@1","shares":"bn"},
+                      {"type":"add","name":"sum","inputs":["bn","bn@1"]},
+                      {"type":"output","inputs":"sum","units":3,"activation":"softmax","loss":"mcxent"}]})")
+        << true;
     // Depthwise and separable convolutions (Keras DepthwiseConv2D / SeparableConv2D, DL4J's).
     QTest::newRow("depthwise convolution x1")
         << model(image, "{\"type\":\"depthwise_convolution\",\"kernel\":[3,3],\"activation\":\"tanh\"}", softmax) << true;

@@ -35,6 +35,7 @@ class TestModelFile : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase();
+    void round_trip_predicts_the_same_data();
     void round_trip_predicts_the_same();
     void class_names_round_trip();
     void vocabulary_round_trip();
@@ -55,9 +56,21 @@ void TestModelFile::initTestCase() {
     saved_ = dir_.filePath("model.thr");
 }
 
+void TestModelFile::round_trip_predicts_the_same_data() {
+    QTest::addColumn<QByteArray>("json");
+    QTest::newRow("conv, batch norm, dense") << QByteArray(kModel);
+    // Shared layers (issue 22): the file holds each parameter once and "shares" in the config.
+    QTest::newRow("shared dense and batch norm") << QByteArray(R"({"name":"mf","input":{"channels":1,"height":6,"width":6},
+  "updater":{"type":"adam","learning_rate":0.01},
+  "layers":[{"type":"dense","name":"d","units":36,"activation":"tanh"},{"type":"batch_norm","name":"bn"},
+            {"type":"dense","name":"d@1","shares":"d","units":36,"activation":"tanh"},{"type":"batch_norm","name":"bn@1","shares":"bn"},
+            {"type":"output","units":3}]})");
+}
+
 void TestModelFile::round_trip_predicts_the_same() {
+    QFETCH(QByteArray, json);
     auto be = backend::create_backend("cpu", {1});
-    nn::Network net(config::ModelConfig::parse(kModel, "mf"), *be);
+    nn::Network net(config::ModelConfig::parse(json.toStdString(), "mf"), *be);
     std::vector<float> x(4 * 36), t(4 * 3, 0.f);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37 % 11)) / 11.f - 0.5f;
     for (int i = 0; i < 4; ++i) t[i * 3 + i % 3] = 1.f;

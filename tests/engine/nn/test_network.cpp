@@ -49,6 +49,12 @@ void TestNetwork::training_lowers_loss_data() {
         {"layer":{"@class":"org.deeplearning4j.nn.conf.layers.LossLayer",
                   "activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
                   "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"}}}]})");
+    // A shared dense and batch norm (issue 22): each called twice, the gradients of both calls
+    // summed into the one set of parameters.
+    QTest::newRow("shared dense and batch norm") << QByteArray(R"({"input":{"size":4},
+        "layers":[{"type":"dense","name":"d","units":4,"activation":"tanh"},{"type":"batch_norm","name":"bn"},
+                  {"type":"dense","name":"d@1","shares":"d","units":4,"activation":"tanh"},
+                  {"type":"batch_norm","name":"bn@1","shares":"bn"},{"type":"output","units":2}]})");
 }
 
 void TestNetwork::training_lowers_loss() {

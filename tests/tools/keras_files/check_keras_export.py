@@ -6,7 +6,8 @@
 EXPECT_JSON (written by tests/engine/export/test_keras_export.cpp) describes the Thresher model
 the file was exported from, in Thresher's own terms: "format" ("keras-h5" or "keras"), the Keras
 layer classes expected in order ("keras_classes", the InputLayer not counted), optionally their
-names ("keras_names"), what each reads ("keras_inbound": lists of layer names, for a graph) and
+names ("keras_names"), what each reads ("keras_inbound": lists of layer names, for a graph; a
+shared layer's every call in "keras_calls": {"layer": [["input", "other@1"], ...]}, node k as @k) and
 "class_names", whether the model is a graph ("functional"), and per Thresher layer with
 parameters its "type", input shape "in" [c, h, w], "units", "kernel", "depth_multiplier",
 "prelu_shared" and its parameter blocks as Thresher lays them out ("weight", "bias", "gamma",
@@ -127,18 +128,25 @@ def expected_arrays(layer, after_flatten, image):
     return []
 
 
+CALLS = {}  # layer name -> each call's inputs, "name" (node 0) or "name@k" (node k of a shared layer)
+
+
 def inbound_names(layer, keras3):
-    """The layers a Functional model's layer reads, from its one inbound node."""
+    """The layers a Functional model's layer reads in its first call; every call's inputs go to
+    CALLS (a shared layer has an inbound node per call)."""
     nodes = layer.get("inbound_nodes")
     if not isinstance(nodes, list):
         problem(f"{layer.get('name')}: no inbound_nodes list")
         return []
     if not nodes:
         return []
-    if len(nodes) != 1:
-        problem(f"{layer.get('name')}: {len(nodes)} inbound nodes, expected one call")
-        return []
-    node = nodes[0]
+    calls = [call_refs(layer, node, keras3) for node in nodes]
+    CALLS[layer.get("name")] = [[name if index == 0 else f"{name}@{index}" for name, index in refs] for refs in calls]
+    return [name for name, _ in calls[0]]
+
+
+def call_refs(layer, node, keras3):
+    """One inbound node's inputs as (layer name, node index)."""
     names = []
     if keras3:
         if not isinstance(node, dict) or set(node) != {"args", "kwargs"} or node["kwargs"] != {}:
@@ -157,19 +165,21 @@ def inbound_names(layer, keras3):
             if cfg.get("dtype") != "float32" or not isinstance(cfg.get("shape"), list) or cfg["shape"][:1] != [None]:
                 problem(f"{layer['name']}: KerasTensor {cfg!r} lacks a batch shape or dtype float32")
             history = cfg.get("keras_history")
-            if not (isinstance(history, list) and len(history) == 3 and history[1:] == [0, 0]):
-                problem(f"{layer['name']}: keras_history {history!r} is not [name, 0, 0]")
+            if not (isinstance(history, list) and len(history) == 3 and isinstance(history[1], int) and history[1] >= 0
+                    and history[2] == 0):
+                problem(f"{layer['name']}: keras_history {history!r} is not [name, node, 0]")
                 continue
-            names.append(history[0])
+            names.append((history[0], history[1]))
     else:
         if not isinstance(node, list):
             problem(f"{layer['name']}: Keras 2 inbound node {node!r} is not a list of calls")
             return []
         for ref in node:
-            if not (isinstance(ref, list) and len(ref) == 4 and ref[1:3] == [0, 0] and ref[3] == {}):
-                problem(f"{layer['name']}: inbound reference {ref!r} is not [name, 0, 0, {{}}]")
+            if not (isinstance(ref, list) and len(ref) == 4 and isinstance(ref[1], int) and ref[1] >= 0 and ref[2] == 0
+                    and ref[3] == {}):
+                problem(f"{layer['name']}: inbound reference {ref!r} is not [name, node, 0, {{}}]")
                 continue
-            names.append(ref[0])
+            names.append((ref[0], ref[1]))
     return names
 
 
@@ -240,6 +250,13 @@ def check_layers(model_config, keras3, expect, weights_of):
         problem(f"layer names {names}, expected {expect['keras_names']}")
     if "keras_inbound" in expect and reads != expect["keras_inbound"]:
         problem(f"inbound layers {reads}, expected {expect['keras_inbound']}")
+    # Shared layers: every call of the layers named, each call's inputs ("name@k": node k).
+    for name, want in expect.get("keras_calls", {}).items():
+        if CALLS.get(name) != want:
+            problem(f"{name}: calls {CALLS.get(name)}, expected {want}")
+    for name, calls in CALLS.items():
+        if len(calls) > 1 and name not in expect.get("keras_calls", {}):
+            problem(f"{name}: {len(calls)} inbound nodes, expected one call")
     # Whether each tensor is an image: from a 4-D input until a Flatten or a global pooling.
     image_of = {name: rank == 4 for name, rank in ranks.items()}
     class_of = {name: "InputLayer" for name in input_names}

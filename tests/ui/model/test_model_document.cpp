@@ -332,6 +332,14 @@ void TestModelDocument::rename_carries_the_readers() {
     QCOMPARE(doc.inputs(add), QStringList({"b1_bn2", "stem_out"}));
     doc.set_inputs(add, {"b1_bn2", "stem_relu"});
     QVERIFY2(doc.valid(), qPrintable(doc.error()));
+
+    // A shared layer's "shares" follows its owner's new name (siamese.json: conv@1 shares conv).
+    ModelDocument siamese;
+    siamese.load(source("resources/models/siamese.json"));
+    QVERIFY2(siamese.valid(), qPrintable(siamese.error()));
+    siamese.rename_layer(row_named(siamese, "conv"), "encoder");
+    QVERIFY2(siamese.valid(), qPrintable(siamese.error()));
+    QCOMPARE(siamese.layer(row_named(siamese, "conv@1")).value("shares").toString(), QString("encoder"));
 }
 
 void TestModelDocument::add_input_names_the_layer_read() {
