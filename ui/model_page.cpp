@@ -59,7 +59,10 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     auto* tmenu = new QMenu(templates);
     // Menu text and the template's file in resources/models.
     const std::pair<QString, QString> kTemplates[] = {
-        {"LeNet", "lenet"}, {"MLP", "mlp"}, {"ResNet", "resnet"}, {"Two inputs, two outputs", "two_input"}};
+        {"LeNet", "lenet"}, {"MLP", "mlp"}, {"ResNet", "resnet"}, {"Two inputs, two outputs", "two_input"},
+        {"Siamese (shared layers)", "siamese"}, {"Segmentation (an image output)", "segmentation"},
+        {"Tiny-ImageNet CNN (64×64 RGB, 200 classes)", "tiny_imagenet_cnn"},
+        {"Character LSTM (a .txt corpus)", "char_lstm"}, {"Embedding + LSTM text classifier (token CSV)", "text_classifier"}};
     for (const auto& [text, file] : kTemplates)
         tmenu->addAction(text, this, [this, file] { Q_EMIT templateRequested(file); });
     templates->setMenu(tmenu);

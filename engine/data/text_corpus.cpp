@@ -28,10 +28,11 @@ struct Windows {
     }
 };
 
+// V characters one-hot (or ids) in, K >= V classes per step out.
 Dataset make_windows(const std::vector<int>& ids, Windows w, std::size_t T, std::size_t stride, std::size_t V,
-                     bool one_hot, const std::string& name, std::uint64_t input_bytes) {
+                     std::size_t K, bool one_hot, const std::string& name, std::uint64_t input_bytes) {
     const std::size_t n = w.count(T, stride);
-    SequenceRows rows(name, n, T, one_hot ? V : 1, true, true, V, input_bytes);
+    SequenceRows rows(name, n, T, one_hot ? V : 1, true, true, K, input_bytes);
     std::size_t i = 0;
     for (std::size_t p = w.begin; i < n; p += stride, ++i) {
         const std::size_t len = std::min(T, w.end - 1 - p);
@@ -163,11 +164,15 @@ DataSplit parse_text_corpus(std::string_view text, const std::string& name, cons
     DataSplit split;
     for (char32_t c : vocab) split.vocabulary.push_back(encode_utf8(c));
     const std::size_t V = vocab.size();
+    const std::size_t K = o.classes > 0 ? static_cast<std::size_t>(o.classes) : V;
+    if (K < V)
+        throw DataError(name + ": the text has " + std::to_string(V) + " distinct characters, but the model predicts " +
+                        std::to_string(K) + " per step (give its output at least " + std::to_string(V) + " units)");
     if (N - n_test < 2) throw DataError(name + ": the text before its test tail is shorter than 2 characters");
-    split.train = make_windows(ids, {0, N - n_test}, T, stride, V, o.one_hot, name, input_bytes);
+    split.train = make_windows(ids, {0, N - n_test}, T, stride, V, K, o.one_hot, name, input_bytes);
     if (n_test >= 2) {
         split.has_test = true;
-        split.test = make_windows(ids, {N - n_test, N}, T, stride, V, o.one_hot, name + " (test tail)", input_bytes);
+        split.test = make_windows(ids, {N - n_test, N}, T, stride, V, K, o.one_hot, name + " (test tail)", input_bytes);
     }
     return split;
 }

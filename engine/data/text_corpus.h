@@ -27,6 +27,9 @@ struct TextCorpusOptions {
     bool one_hot = true;                  // false: ids (features = 1)
     double test_fraction = 0.1;           // the text's tail held out, [0, 1)
     std::vector<std::string> vocabulary;  // given: use it (one code point each); empty: from the text
+    // Classes per step of the targets (the model's output units): at least the vocabulary's
+    // size, so a template sized for 128 characters reads any text of fewer; 0: the vocabulary's.
+    int classes = 0;
 };
 
 // Code points of UTF-8 text; DataError "<name>: line L, column C: invalid UTF-8 ..." (column in

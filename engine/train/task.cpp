@@ -68,6 +68,7 @@ void set_sequence_options(data::DataOptions& o, const config::ModelConfig& m, Ta
     o.sequences.num_classes = classes;
     o.text.steps = T;
     o.text.one_hot = C != 1;
+    o.text.classes = m.main_output().units;  // the output may predict more characters than the text has
     o.text.vocabulary = std::move(vocabulary);
     o.csv_as_tokens = C == 1;
     o.tokens.max_steps = T;

@@ -1,7 +1,8 @@
 // The table of DESIGN.md's layers. From the bottom up: core → vocab → codec → backend (cpu, cuda)
 // → nn, data, eval, events → train → dist masters and net → cli; config on core and vocab only,
 // export (models written for other runtimes) on config;
-// launcher on vocab, codec and config; ui on launcher and config; app on ui. Where the design
+// launcher on vocab, codec, config and spec; ui on launcher, config and data (the data preview);
+// app on ui. Where the design
 // names a level but not an edge inside it, the table allows what the code needs and no more:
 // nn reads data (a model file keeps its feature transform), masters use net, ui's widgets use
 // ui/model; ui/model (the widget-free library tests reach) and the two command lines are layers
@@ -16,6 +17,8 @@ const std::vector<Layer>& layers() {
     static const std::vector<Layer> table = {
         {"engine/core", {}},
         {"engine/vocab", {"engine/core"}},
+        // Settings a user writes that both the engine and the launcher parse (augmentation).
+        {"engine/spec", {"engine/core"}},
         {"engine/codec", {"engine/vocab"}},
         {"engine/backend", {"engine/codec"}},
         // The backends see the interface; neither sees the other (the registry is generated).
@@ -26,7 +29,9 @@ const std::vector<Layer>& layers() {
         {"engine/config", {"engine/vocab", "engine/hdf5_reader"}},
         // Exporters read configs and parameter vectors, like the importers: no backend.
         {"engine/export", {"engine/config"}},
-        {"engine/data", {"engine/backend"}},
+        // Data readers need no backend (the design puts them beside nn; they include core alone),
+        // so the app can show decoded samples without linking one.
+        {"engine/data", {"engine/spec"}},
         {"engine/eval", {"engine/backend"}},
         {"engine/events", {"engine/backend"}},
         {"engine/nn", {"engine/backend", "engine/config", "engine/data"}},
@@ -34,10 +39,11 @@ const std::vector<Layer>& layers() {
         {"engine/dist/net", {"engine/train"}},
         {"engine/dist/masters", {"engine/train", "engine/dist/net"}},
         {"engine/cli", {"engine/dist/masters", "engine/dist/net", "engine/export"}},
-        {"launcher", {"engine/vocab", "engine/codec", "engine/config"}},
+        {"launcher", {"engine/vocab", "engine/codec", "engine/config", "engine/spec"}},
         {"launcher/cli", {"launcher"}},
         {"ui/model", {"launcher", "engine/config"}},
-        {"ui", {"ui/model", "launcher", "engine/config"}},
+        // The data preview reads a few samples with the engine's data library (Qt-free, no backend).
+        {"ui", {"ui/model", "launcher", "engine/config", "engine/data"}},
         {"app", {"ui"}},
     };
     return table;

@@ -6,6 +6,9 @@
 // graphs go to $THRESHER_SCREENSHOT_DIR (default /tmp) as graph_ui_*.png, to be looked at.
 #include <QtTest>
 
+#include <QJsonDocument>
+#include <QJsonObject>
+
 #include <QGraphicsItem>
 #include <QLineEdit>
 #include <QMenu>
@@ -175,6 +178,18 @@ void TestGraphView::resnet_template_in_the_menu() {
     QCOMPARE(requested.count(), 1);
     QCOMPARE(requested.first().first().toString(), QString("resnet"));
     QVERIFY(QFile::exists(":/models/resnet.json"));
+    // Every template the menu offers is built in and valid for the engine.
+    for (auto* a : templates->menu()->actions()) {
+        requested.clear();
+        a->trigger();
+        QCOMPARE(requested.count(), 1);
+        const QString name = requested.first().first().toString();
+        QFile f(":/models/" + name + ".json");
+        QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(name));
+        ModelDocument one;
+        one.set_model(QJsonDocument::fromJson(f.readAll()).object());
+        QVERIFY2(one.valid(), qPrintable(name + ": " + one.error()));
+    }
 }
 
 void TestGraphView::added_vertex_reads_the_layer_before() {

@@ -46,7 +46,25 @@ private Q_SLOTS:
     void gpl3();
     void errors();
     void dataSourceTxt();
+    void moreClassesThanCharacters();
 };
+
+// A model that predicts more classes per step than the text has characters (a template sized for
+// 128) reads it: the targets are one-hot over all of them, the next character's class set; fewer
+// classes than characters is refused naming both counts.
+void TestTextCorpus::moreClassesThanCharacters() {
+    TextCorpusOptions o = windows(2);
+    o.classes = 5;
+    const DataSplit s = parse_text_corpus("abcab", "t.txt", o);
+    QCOMPARE(s.train.target_size, std::size_t(2 * 5));
+    QCOMPARE(s.train.shape.size(), std::size_t(1 + 2 * 3));  // features: still the text's 3 characters
+    // Window "ab" -> targets "bc": b is class 1, c class 2, over 5 classes per step.
+    const std::vector<float> first(s.train.targets.begin(), s.train.targets.begin() + 10);
+    QCOMPARE(first, (std::vector<float>{0, 1, 0, 0, 0, 0, 0, 1, 0, 0}));
+    o.classes = 2;
+    const QString msg = data_error([&] { parse_text_corpus("abcab", "t.txt", o); });
+    QVERIFY2(msg.contains("t.txt: the text has 3 distinct characters, but the model predicts 2 per step"), qPrintable(msg));
+}
 
 void TestTextCorpus::dataSourceTxt() {
     // --data book.txt: a .txt file is a corpus; its windows come from options.text (the model).
