@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <memory>
 
 #include "backend/registry.h"
 #include "config/model_format.h"
@@ -20,6 +21,7 @@ private Q_SLOTS:
     void inference_independent_of_batch();
     void batch_norm_statistics_move_only_in_training();
     void dropout_seeded();
+    void fused_batch_norm_relu_equals_unfused();
     void spatial_dropout_drops_whole_channels();
     void init_reproducible_from_seed();
 
@@ -127,6 +129,40 @@ void TestNetwork::batch_norm_statistics_move_only_in_training() {
     for (int c = 0; c < 3; ++c) {
         QVERIFY(std::abs(p1[6 + c] - mean[c]) < 1e-6f);
         QVERIFY(std::abs(p1[9 + c] - var[c]) < 1e-6f);
+    }
+}
+
+// A ReLU layer that alone reads a batch norm of 16 channels runs inside it (choose_fusions); a
+// dropout that keeps everything between them prevents that. Both networks compute the same
+// function, so their losses and gradients must agree to rounding, at batch sizes 4 and 6 (the
+// finite-difference check alone cannot tell a fused-backward bug from ReLU kinks).
+void TestNetwork::fused_batch_norm_relu_equals_unfused() {
+    auto make = [&](const char* between) {
+        const std::string json = std::string(R"({"input":{"channels":2,"height":6,"width":6},"seed":3,"layers":[
+            {"type":"convolution","filters":16,"kernel":[3,3],"activation":"identity"},{"type":"batch_norm"},)") +
+                                 between + R"({"type":"activation","activation":"relu"},
+            {"type":"subsampling","pooling":"avg","global":true},{"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})";
+        return std::make_unique<nn::Network>(config::ModelConfig::parse(json, "bn_relu"), *be_);
+    };
+    auto fused = make("");
+    auto apart = make(R"({"type":"dropout","retain":1.0},)");
+    QCOMPARE(fused->param_count(), apart->param_count());
+    fused->init_params(5);
+    apart->set_params(fused->get_params());
+    for (int batch : {4, 6}) {
+        std::vector<float> x(static_cast<std::size_t>(batch) * 72), t(static_cast<std::size_t>(batch) * 3, 0.f);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * float(i)) + 0.1f * float(i % 7);
+        for (int n = 0; n < batch; ++n) t[static_cast<std::size_t>(n) * 3 + static_cast<std::size_t>(n % 3)] = 1.f;
+        const double la = fused->compute_gradients(x.data(), t.data(), batch, 1);
+        const double lb = apart->compute_gradients(x.data(), t.data(), batch, 1);
+        QVERIFY2(std::abs(la - lb) < 1e-5 * std::max(1.0, std::abs(la)), qPrintable(QString("loss %1 vs %2").arg(la).arg(lb)));
+        const auto ga = fused->get_gradients(), gb = apart->get_gradients();
+        double worst = 0, scale = 0;
+        for (std::size_t i = 0; i < ga.size(); ++i) {
+            worst = std::max(worst, double(std::abs(ga[i] - gb[i])));
+            scale = std::max(scale, double(std::abs(gb[i])));
+        }
+        QVERIFY2(worst <= 1e-4 * scale, qPrintable(QString("batch %1: gradients differ by %2 (largest %3)").arg(batch).arg(worst).arg(scale)));
     }
 }
 
