@@ -46,20 +46,7 @@ std::vector<Ref> node_refs(const json& node, const std::function<void(const std:
         refs.push_back(ref);
     };
     if (node.is_object()) {
-        std::function<void(const json&, int)> walk = [&](const json& v, int depth) {
-            if (depth > 8) return;
-            if (v.is_object()) {
-                if (v.value("class_name", "") == "__keras_tensor__" && v.contains("config") && v["config"].is_object() &&
-                    v["config"].contains("keras_history")) {
-                    history(v["config"]["keras_history"]);
-                    return;
-                }
-                for (const auto& [k, x] : v.items()) walk(x, depth + 1);
-            } else if (v.is_array()) {
-                for (const auto& x : v) walk(x, depth + 1);
-            }
-        };
-        walk(node.value("args", json::array()), 0);
+        for_each_keras_history(node, history);
     } else if (node.is_array()) {
         for (const auto& r : node) history(r);
     } else {
@@ -360,6 +347,23 @@ std::optional<KerasCalls> keras_calls(const nlohmann::json& model, const std::st
     for (const auto& o : outs) out_layers.push_back(json::array({o, 0, 0}));
     calls.model["config"]["output_layers"] = out_layers;
     return calls;
+}
+
+void for_each_keras_history(const nlohmann::json& node, const std::function<void(const nlohmann::json&)>& history) {
+    std::function<void(const nlohmann::json&, int)> walk = [&](const nlohmann::json& v, int depth) {
+        if (depth > 8) return;
+        if (v.is_object()) {
+            if (v.value("class_name", "") == "__keras_tensor__" && v.contains("config") && v["config"].is_object() &&
+                v["config"].contains("keras_history")) {
+                history(v["config"]["keras_history"]);
+                return;
+            }
+            for (const auto& [k, x] : v.items()) walk(x, depth + 1);
+        } else if (v.is_array()) {
+            for (const auto& x : v) walk(x, depth + 1);
+        }
+    };
+    walk(node.value("args", nlohmann::json::array()), 0);
 }
 
 }  // namespace thresher::config

@@ -15,6 +15,7 @@
 // listed after it).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,5 +39,9 @@ std::optional<KerasCalls> keras_calls(const nlohmann::json& model, const std::st
 
 // True for the class names of a model used as a layer.
 bool is_keras_model_class(const std::string& class_name);
+
+// A Keras 3 inbound node (an object of the call's "args"/"kwargs"): calls `history` with the
+// keras_history ([layer, node, tensor]) of every tensor among its args, in order, at most 8 deep.
+void for_each_keras_history(const nlohmann::json& node, const std::function<void(const nlohmann::json&)>& history);
 
 }  // namespace thresher::config

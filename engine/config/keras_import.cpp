@@ -257,20 +257,7 @@ std::vector<std::string> inbound_names(Place& p, const nlohmann::json& layer) {
     };
     const auto& node = nodes[0];
     if (node.is_object()) {  // Keras 3: the call's arguments, tensors marked by keras_history
-        std::function<void(const nlohmann::json&, int)> walk = [&](const nlohmann::json& v, int depth) {
-            if (depth > 8) return;
-            if (v.is_object()) {
-                if (v.value("class_name", "") == "__keras_tensor__" && v.contains("config") && v["config"].is_object() &&
-                    v["config"].contains("keras_history")) {
-                    history(v["config"]["keras_history"]);
-                    return;
-                }
-                for (const auto& [k, x] : v.items()) walk(x, depth + 1);
-            } else if (v.is_array()) {
-                for (const auto& x : v) walk(x, depth + 1);
-            }
-        };
-        walk(node.value("args", nlohmann::json::array()), 0);
+        for_each_keras_history(node, history);
     } else if (node.is_array()) {
         for (const auto& ref : node) history(ref);
     } else {
