@@ -1,5 +1,6 @@
 #include "layer_form.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleValidator>
 #include <QFormLayout>
@@ -199,6 +200,13 @@ void LayerForm::rebuild() {
                 connect(a, &QSpinBox::valueChanged, this, update);
                 connect(b, &QSpinBox::valueChanged, this, update);
                 editor = box;
+                break;
+            }
+            case FieldSpec::Kind::Bool: {
+                auto* check = new QCheckBox;
+                check->setChecked(v.isBool() ? v.toBool() : f.fallback.toBool());
+                connect(check, &QCheckBox::toggled, this, [this, key = f.key](bool on) { write(key, on); });
+                editor = check;
                 break;
             }
             case FieldSpec::Kind::Choice: {

@@ -122,20 +122,26 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     which_row->addWidget(input_pick_, 1);
     which_row->addWidget(input_name_, 1);
     input_kind_ = new QComboBox;
-    input_kind_->addItems({"image", "features"});
-    input_kind_->setToolTip("image: channels × height × width; features: a flat vector");
+    input_kind_->addItems({"image", "features", "sequence"});
+    input_kind_->setToolTip("image: channels × height × width; features: a flat vector; sequence: steps × features "
+                            "(each sample also carries its length)");
     input_kind_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     input_kind_->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Fixed);  // the spin boxes give way, not the words
     channels_ = new QSpinBox;
     height_ = new QSpinBox;
     width_ = new QSpinBox;
     size_ = new QSpinBox;
-    for (auto* s : {channels_, height_, width_, size_}) s->setRange(1, 1 << 24);
+    steps_ = new QSpinBox;
+    steps_->setObjectName("input_steps");
+    steps_->setToolTip("steps of the sequence");
+    size_->setObjectName("input_size");
+    for (auto* s : {channels_, height_, width_, size_, steps_}) s->setRange(1, 1 << 24);
     for (auto* s : {channels_, height_, width_}) s->setMaximumWidth(50);  // room for the kind's words
     input_row->addWidget(input_kind_);
     input_row->addWidget(channels_);
     input_row->addWidget(height_);
     input_row->addWidget(width_);
+    input_row->addWidget(steps_);
     input_row->addWidget(size_);
     which_row->addWidget(add_input_);
     which_row->addWidget(remove_input_);
@@ -260,9 +266,10 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
     connect(name_, &QLineEdit::textEdited, this, [this](const QString& t) { document_->set_field("name", t); });
     auto write_input = [this] {
         if (syncing_) return;
-        const bool image = input_kind_->currentIndex() == 0;
-        QJsonObject in = image ? QJsonObject{{"channels", channels_->value()}, {"height", height_->value()}, {"width", width_->value()}}
-                               : QJsonObject{{"size", size_->value()}};
+        const int kind = input_kind_->currentIndex();
+        QJsonObject in = kind == 0   ? QJsonObject{{"channels", channels_->value()}, {"height", height_->value()}, {"width", width_->value()}}
+                         : kind == 1 ? QJsonObject{{"size", size_->value()}}
+                                     : QJsonObject{{"steps", steps_->value()}, {"features", size_->value()}};
         // The name stays as the file has it unless the user edits it (a one-input model need not
         // name its input: layers call it "input").
         const QString name = input_name_->text().trimmed();
@@ -285,7 +292,7 @@ ModelPage::ModelPage(ModelDocument* document, QWidget* parent) : QWidget(parent)
         refresh_model_fields();
     });
     connect(input_kind_, &QComboBox::currentIndexChanged, this, write_input);
-    for (auto* s : {channels_, height_, width_, size_}) connect(s, &QSpinBox::valueChanged, this, write_input);
+    for (auto* s : {channels_, height_, width_, size_, steps_}) connect(s, &QSpinBox::valueChanged, this, write_input);
     connect(init_, &QComboBox::currentTextChanged, this, [this](const QString& t) {
         if (!syncing_) document_->set_field("weight_init", t);
     });
@@ -341,14 +348,17 @@ void ModelPage::refresh_model_fields() {
     remove_input_->setEnabled(inputs > 1);
     const QJsonObject in = document_->model_input(input_at_);
     if (!input_name_->hasFocus()) input_name_->setText(in.value("name").toString(input_at_ == 0 ? "input" : ""));
-    const bool flat = in.contains("size");
-    input_kind_->setCurrentIndex(flat ? 1 : 0);
+    const bool flat = in.contains("size"), sequence = in.contains("steps");
+    input_kind_->setCurrentIndex(sequence ? 2 : flat ? 1 : 0);
     channels_->setValue(in.value("channels").toInt(1));
     height_->setValue(in.value("height").toInt(28));
     width_->setValue(in.value("width").toInt(28));
-    size_->setValue(in.value("size").toInt(784));
-    for (auto* s : {channels_, height_, width_}) s->setVisible(!flat);
-    size_->setVisible(flat);
+    size_->setValue(sequence ? in.value("features").toInt(1) : in.value("size").toInt(784));
+    size_->setToolTip(sequence ? "features of each step" : "features");
+    steps_->setValue(in.value("steps").toInt(50));
+    for (auto* s : {channels_, height_, width_}) s->setVisible(!flat && !sequence);
+    size_->setVisible(flat || sequence);
+    steps_->setVisible(sequence);
     init_->setCurrentText(m.value("weight_init").toString("xavier"));
     if (!l1_->hasFocus() && writing_from_ != l1_) l1_->setText(m.contains("l1") ? QString::number(m.value("l1").toDouble()) : QString());
     if (!l2_->hasFocus() && writing_from_ != l2_) l2_->setText(m.contains("l2") ? QString::number(m.value("l2").toDouble()) : QString());

@@ -59,6 +59,7 @@ private:
     int input_at_ = 0;
     QComboBox* input_kind_ = nullptr;
     QSpinBox *channels_ = nullptr, *height_ = nullptr, *width_ = nullptr, *size_ = nullptr;
+    QSpinBox* steps_ = nullptr;  // a sequence input: steps (size_ holds its features)
     QComboBox* init_ = nullptr;
     QLineEdit *l1_ = nullptr, *l2_ = nullptr;
     QComboBox *schedule_type_ = nullptr, *schedule_by_ = nullptr;

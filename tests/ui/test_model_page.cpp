@@ -3,6 +3,7 @@
 // it), L1 is written, and the import notes appear in their panel. Runs under offscreen.
 #include <QtTest>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QGroupBox>
 #include <QLabel>
@@ -31,6 +32,7 @@ private Q_SLOTS:
     void l1_and_import_notes();
     void inputs_edited_in_the_table();
     void several_model_inputs();
+    void sequence_input_and_layers();
 };
 
 void TestModelPage::schedule_form_reads_and_writes() {
@@ -196,6 +198,34 @@ void TestModelPage::several_model_inputs() {
     QCOMPARE(doc.input_count(), 1);
     QVERIFY(doc.model()["input"].isObject());
     QVERIFY(pick->isHidden());
+}
+
+// A sequence input (issue 23) shows as steps × features and is edited as such; the recurrent
+// layers' settings are described in the table and have form fields (a checkbox for booleans).
+void TestModelPage::sequence_input_and_layers() {
+    ModelDocument doc;
+    ModelPage page(&doc);
+    doc.load(qEnvironmentVariable("THRESHER_SOURCE_DIR", QStringLiteral(THRESHER_SOURCE_DIR_DEFAULT)) + "/resources/models/text_classifier.json");
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+    auto* steps = page.findChild<QSpinBox*>("input_steps");
+    auto* features = page.findChild<QSpinBox*>("input_size");
+    QVERIFY(steps && features && !steps->isHidden() && !features->isHidden());
+    QCOMPARE(steps->value(), 100);
+    QCOMPARE(features->value(), 1);
+    steps->setValue(40);
+    QCOMPARE(doc.model()["input"].toObject()["steps"].toInt(), 40);
+    QCOMPARE(doc.model()["input"].toObject()["features"].toInt(), 1);
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+    QCOMPARE(doc.output_shape(0), QString("40 steps × 64"));
+    QVERIFY2(ModelDocument::describe(doc.layer(1)).contains("64 units") &&
+                 ModelDocument::describe(doc.layer(1)).contains("bidirectional concat"),
+             qPrintable(ModelDocument::describe(doc.layer(1))));
+    page.select_row(1);
+    auto* every_step = page.findChild<QCheckBox*>("field_return_sequences");
+    QVERIFY(every_step && !every_step->isChecked());
+    every_step->setChecked(true);
+    QVERIFY(doc.layer(1)["return_sequences"].toBool());
+    QVERIFY(doc.output_shape(1).startsWith("40 steps"));
 }
 
 QTEST_MAIN(TestModelPage)

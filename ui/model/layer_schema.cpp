@@ -21,6 +21,8 @@ FieldSpec activation(const QString& fallback) {
 QStringList layer_types() {
     return {"convolution", "subsampling", "dense", "batch_norm", "dropout", "output", "prelu", "activation",
             "zero_padding", "cropping", "upsampling", "depthwise_convolution", "separable_convolution", "transposed_convolution",
+            // Sequences (a model input of steps × features).
+            "lstm", "gru", "simple_rnn", "embedding", "convolution1d", "repeat_vector",
             // Graph vertices (no parameters): they read the layers their "inputs" name.
             "add", "subtract", "multiply", "average", "maximum", "concatenate", "subset", "reshape", "permute"};
 }
@@ -91,6 +93,31 @@ QList<FieldSpec> layer_fields(const QString& type) {
                 {"padding", "Padding", Kind::Pair, {}, 0, "truncate mode only: cut from each side"},
                 {"mode", "Mode", Kind::Choice, {"truncate", "same"}, "truncate", "same: output = input × stride"},
                 activation("identity")};
+    if (type == "lstm" || type == "gru" || type == "simple_rnn") {
+        QList<FieldSpec> f{{"units", "Units", Kind::Int, {}, QJsonValue(), "hidden size of each direction"},
+                           {"return_sequences", "Every step", Kind::Bool, {}, false,
+                            "output every step (a sequence), else the last valid step's"},
+                           {"bidirectional", "Bidirectional", Kind::Choice, {"none", "concat", "sum", "mul", "average"}, "none",
+                            "also run right to left, joining the two directions so"}};
+        if (type == "lstm")
+            f << FieldSpec{"peepholes", "Peepholes", Kind::Bool, {}, false, "DL4J's GravesLSTM"}
+              << FieldSpec{"forget_bias", "Forget bias", Kind::Float, {}, 1.0, "the forget gate's initial bias"};
+        if (type == "gru")
+            f << FieldSpec{"reset_after", "Reset after", Kind::Bool, {}, true, "Keras ≥ 2.3's default (oneDNN's linear-before-reset GRU)"};
+        if (type == "simple_rnn") f << FieldSpec{"activation", "Activation", Kind::Choice, {"tanh", "relu", "sigmoid"}, "tanh", ""};
+        return f;
+    }
+    if (type == "embedding")
+        return {{"vocabulary", "Vocabulary", Kind::Int, {}, QJsonValue(), "ids 0 … V−1"},
+                {"units", "Units", Kind::Int, {}, QJsonValue(), "features per id"}};
+    if (type == "convolution1d")
+        return {{"filters", "Filters", Kind::Int, {}, QJsonValue(), "output features per step"},
+                {"kernel", "Kernel", Kind::Int, {}, QJsonValue(), "steps"},
+                {"stride", "Stride", Kind::Int, {}, 1, ""},
+                {"dilation", "Dilation", Kind::Int, {}, 1, ""},
+                {"mode", "Mode", Kind::Choice, {"truncate", "same", "causal"}, "truncate", "causal: pads before the first step"},
+                activation("identity")};
+    if (type == "repeat_vector") return {{"times", "Times", Kind::Int, {}, QJsonValue(), "steps made of one vector"}};
     if (type == "output")
         return {{"units", "Units", Kind::Int, {}, QJsonValue(), "classes (or regression targets)"},
                 activation("softmax"),
@@ -122,6 +149,11 @@ QJsonObject default_layer(const QString& type) {
     if (type == "transposed_convolution")
         return {{"type", type}, {"filters", 16}, {"kernel", QJsonArray{3, 3}}, {"stride", QJsonArray{2, 2}}, {"mode", "same"},
                 {"activation", "relu"}};
+    if (type == "lstm" || type == "gru") return {{"type", type}, {"units", 64}};
+    if (type == "simple_rnn") return {{"type", type}, {"units", 64}, {"activation", "tanh"}};
+    if (type == "embedding") return {{"type", type}, {"vocabulary", 1000}, {"units", 32}};
+    if (type == "convolution1d") return {{"type", type}, {"filters", 32}, {"kernel", 3}, {"mode", "same"}, {"activation", "relu"}};
+    if (type == "repeat_vector") return {{"type", type}, {"times", 4}};
     return {{"type", type}};
 }
 

@@ -13,7 +13,7 @@
 namespace thresher::ui {
 
 struct FieldSpec {
-    enum class Kind { Int, Float, Pair, Choice };
+    enum class Kind { Int, Float, Pair, Choice, Bool };
     QString key;      // the JSON field
     QString label;    // what the form shows
     Kind kind = Kind::Int;

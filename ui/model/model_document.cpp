@@ -421,6 +421,18 @@ QString ModelDocument::describe(const QJsonObject& l) {
         if (l.contains("padding")) parts << "pad " + pair_text(l.value("padding"));
         if (l.value("mode").toString() == "same") parts << "same";
         parts << l.value("activation").toString("identity");
+    } else if (type == "lstm" || type == "gru" || type == "simple_rnn") {
+        parts << QString("%1 units").arg(l.value("units").toInt());
+        parts << (l.value("return_sequences").toBool() ? "every step" : "last step");
+        if (const QString bi = l.value("bidirectional").toString("none"); bi != "none") parts << "bidirectional " + bi;
+        if (type == "simple_rnn") parts << l.value("activation").toString("tanh");
+    } else if (type == "embedding") {
+        parts << QString("%1 ids → %2").arg(l.value("vocabulary").toInt()).arg(l.value("units").toInt());
+    } else if (type == "convolution1d") {
+        parts << QString("%1 × %2").arg(l.value("filters").toInt()).arg(l.value("kernel").toInt())
+              << l.value("mode").toString("truncate") << l.value("activation").toString("identity");
+    } else if (type == "repeat_vector") {
+        parts << QString("× %1 steps").arg(l.value("times").toInt());
     } else if (type == "subsampling") {
         parts << l.value("pooling").toString("max") + " " + square(l.contains("kernel") ? l.value("kernel") : QJsonValue(2));
         if (l.contains("stride")) parts << "stride " + pair_text(l.value("stride"));
