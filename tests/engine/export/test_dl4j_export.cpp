@@ -347,7 +347,10 @@ void TestDl4jExport::round_trip_data() {
     QTest::addColumn<QString>("path");  // a model file, or a Thresher config's JSON text after "json:"
     const QString root = test_support::source_dir();
     for (const auto& name : QDir(root + "/resources/models").entryList({"*.json"}))
-        if (name != "resnet.json" && name != "two_input.json" && name != "siamese.json") QTest::newRow(qPrintable("resources/models/" + name)) << root + "/resources/models/" + name;
+        // Sequence templates have no export yet (test_keras_export's refusal row).
+        if (name != "resnet.json" && name != "two_input.json" && name != "siamese.json" &&
+            !nlohmann::json::parse(read_text(root + "/resources/models/" + name))["input"].contains("steps"))
+            QTest::newRow(qPrintable("resources/models/" + name)) << root + "/resources/models/" + name;
     // Every DL4J configuration of the importer's test data that it imports (some are there to be
     // refused, as a NaN momentum).
     for (const auto& name : QDir(root + "/tests/engine/config/data").entryList({"dl4j_*.json"})) {

@@ -273,8 +273,10 @@ void TestKerasExport::round_trip_data() {
     const QString root = test_support::source_dir();
     // Every template Thresher ships but resnet.json (a graph whose epoch schedule is refused
     // below), two_input.json's two inputs and two outputs included.
+    // Sequence templates (char_lstm, text_classifier) have no export yet: refused below.
     for (const auto& name : QDir(root + "/resources/models").entryList({"*.json"}))
-        if (name != "resnet.json") add_round_trip_rows("resources/models/" + name, root + "/resources/models/" + name);
+        if (name != "resnet.json" && !nlohmann::json::parse(read_text(root + "/resources/models/" + name))["input"].contains("steps"))
+            add_round_trip_rows("resources/models/" + name, root + "/resources/models/" + name);
     // Real Keras and DL4J configs in the test data that a Keras Sequential can express (the rest:
     // LSTMs and embeddings, which Thresher does not import, and a conv that does not fit).
     for (const char* name : {"keras1_mnist_cnn.json", "keras1_mnist_mlp_l2.json", "keras21_mlp.json", "keras2_lenet.json",
@@ -537,6 +539,9 @@ void TestKerasExport::refused_layer_named_and_nothing_written_data() {
         "layers":[{"type":"convolution","name":"conv","filters":2,"kernel":[3,3]},
                   {"type":"subsampling","name":"pool1","pooling":"max","kernel":[2,2],"stride":[2,2],"padding":[1,1]},
                   {"type":"output","units":2,"loss":"mcxent"}]})";
+    QTest::newRow("a sequence template") << QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/char_lstm.json"))
+        << false << int(ExportFormat::KerasH5)
+        << R"(char_lstm.thr: layers[0] (embedding "chars"): Keras cannot express this layer: sequence models (steps x features) have no export yet (issue 23); nothing was written)";
     QTest::newRow("padded pooling") << pool << false << int(ExportFormat::KerasH5)
                                     << R"(padded.thr: layers[1] (subsampling "pool1"): Keras cannot express this layer: padding 1x1: Keras pools with "valid" or "same" padding only; nothing was written)";
     const QString hard = R"({"name":"hard","input":{"size":4},
