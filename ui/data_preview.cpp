@@ -85,6 +85,10 @@ void DataPreview::show_samples(const QString& data, const QJsonObject& model) {
         say("The model is not valid, so its input shape is unknown: " + QString::fromUtf8(e.what()), true);
         return;
     }
+    if (m.input.sequence()) {
+        say("A sequence model: there are no images to show.", false);
+        return;
+    }
     if (m.input.flat() || m.input_count() > 1) {
         say("The model's input is not one image: there are no images to show.", false);
         return;

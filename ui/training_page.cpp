@@ -143,6 +143,8 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     data_kind_->addItem("Folder of IDX files", "idx");
     data_kind_->addItem("CSV file (label first)", "csv");
     data_kind_->addItem("Folder of images (a folder per class)", "images");
+    data_kind_->addItem("Folder of sequence CSVs (features/ and labels/)", "sequences");
+    data_kind_->addItem("Text file (a character corpus)", "text");
     dform->addRow("Data set", data_kind_);
     auto* path_row = new QHBoxLayout;
     data_path_ = new QLineEdit;
@@ -355,11 +357,13 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     });
     connect(check_, &QPushButton::clicked, this, &TrainingPage::checkHostsRequested);
     connect(data_browse_, &QPushButton::clicked, this, [this] {
-        const bool csv = data_kind_->currentData() == "csv";
-        const bool images = data_kind_->currentData() == "images";
-        const QString path = csv ? QFileDialog::getOpenFileName(this, "CSV data", {}, "CSV files (*.csv);;All files (*)")
-                                 : QFileDialog::getExistingDirectory(this, images ? "Folder of images (train/ and test/, or one folder per class)"
-                                                                                  : "Folder of IDX files");
+        const QString kind = data_kind_->currentData().toString();
+        const QString path = kind == "csv"    ? QFileDialog::getOpenFileName(this, "CSV data", {}, "CSV files (*.csv);;All files (*)")
+                             : kind == "text" ? QFileDialog::getOpenFileName(this, "Text corpus", {}, "Text files (*.txt);;All files (*)")
+                                              : QFileDialog::getExistingDirectory(
+                                                    this, kind == "images"      ? "Folder of images (train/ and test/, or one folder per class)"
+                                                          : kind == "sequences" ? "Folder of sequence CSVs (features/ and labels/, or train/ and test/)"
+                                                                                : "Folder of IDX files");
         if (path.isEmpty()) return;
         data_path_->setText(path);
         Q_EMIT changed();
@@ -518,7 +522,13 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
         // A folder holding IDX files is one; another folder is taken for images in class folders.
         const QDir dir(spec.resolve(spec.data));
         const bool idx = !dir.entryList({"*idx3*"}, QDir::Files).isEmpty();
-        data_kind_->setCurrentIndex(spec.data.endsWith(".csv", Qt::CaseInsensitive) ? 2 : idx || !dir.exists() ? 1 : 3);
+        const bool sequences = dir.exists("features") || dir.exists("train/features");
+        const QString kind = spec.data.endsWith(".csv", Qt::CaseInsensitive)   ? "csv"
+                             : spec.data.endsWith(".txt", Qt::CaseInsensitive) ? "text"
+                             : idx || !dir.exists()                            ? "idx"
+                             : sequences                                       ? "sequences"
+                                                                               : "images";
+        data_kind_->setCurrentIndex(data_kind_->findData(kind));
         data_path_->setText(spec.data);
     }
     augment_->setText(t.augment.active() ? QString::fromStdString(t.augment.text()) : QString());

@@ -142,6 +142,16 @@ void TestTrainingPage::data_options_round_trip() {
     QCOMPARE(normalize->currentData().toString(), QString("standardize"));
     QCOMPARE(top_k->value(), 3);
     QCOMPARE(page.findChild<QComboBox*>("data_kind")->currentData().toString(), QString("images"));
+    // A sequence folder and a text file are recognised from a spec too.
+    QVERIFY(QDir(dir.path()).mkpath("seq/features") && QDir(dir.path()).mkpath("seq/labels"));
+    RunSpec seq = spec;
+    seq.data = dir.path() + "/seq";
+    page.set_spec(seq);
+    QCOMPARE(page.findChild<QComboBox*>("data_kind")->currentData().toString(), QString("sequences"));
+    seq.data = "/usr/share/book.txt";
+    page.set_spec(seq);
+    QCOMPARE(page.findChild<QComboBox*>("data_kind")->currentData().toString(), QString("text"));
+    page.set_spec(spec);
     RunSpec out = spec;
     out.training = {};
     page.apply_to(out);
