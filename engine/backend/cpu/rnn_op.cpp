@@ -65,6 +65,17 @@ public:
             // as its hint (the workspace layout).
             dnnl::primitive_desc train, infer, back;
             const auto pt = prop_kind::forward_training, pi = prop_kind::forward_inference, pb = prop_kind::backward;
+            // GRU and its linear-before-reset form take the same descriptors.
+            auto plan_gru = [&](auto fwd, auto bwd) {
+                using F = decltype(fwd);
+                using B = decltype(bwd);
+                typename F::primitive_desc tr(typename F::desc(pt, dir, src, none, w_any, r_any, bias, dst, none), ctx_.engine);
+                typename F::primitive_desc inf(typename F::desc(pi, dir, src, none, w_any, r_any, bias, dst, none), ctx_.engine);
+                typename B::primitive_desc bk(
+                    typename B::desc(pb, dir, src, none, w_any, r_any, bias, dst, none, src, none, w_any, r_any, bias, dst, none),
+                    ctx_.engine, tr);
+                train = tr, infer = inf, back = bk;
+            };
             switch (d.cell) {
                 case RnnCell::Lstm: {
                     using F = dnnl::lstm_forward;
@@ -77,27 +88,8 @@ public:
                     train = tr, infer = inf, back = bk;
                     break;
                 }
-                case RnnCell::Gru: {
-                    using F = dnnl::gru_forward;
-                    F::primitive_desc tr(F::desc(pt, dir, src, none, w_any, r_any, bias, dst, none), ctx_.engine);
-                    F::primitive_desc inf(F::desc(pi, dir, src, none, w_any, r_any, bias, dst, none), ctx_.engine);
-                    dnnl::gru_backward::primitive_desc bk(
-                        dnnl::gru_backward::desc(pb, dir, src, none, w_any, r_any, bias, dst, none, src, none, w_any, r_any, bias, dst, none),
-                        ctx_.engine, tr);
-                    train = tr, infer = inf, back = bk;
-                    break;
-                }
-                case RnnCell::GruResetAfter: {
-                    using F = dnnl::lbr_gru_forward;
-                    F::primitive_desc tr(F::desc(pt, dir, src, none, w_any, r_any, bias, dst, none), ctx_.engine);
-                    F::primitive_desc inf(F::desc(pi, dir, src, none, w_any, r_any, bias, dst, none), ctx_.engine);
-                    dnnl::lbr_gru_backward::primitive_desc bk(
-                        dnnl::lbr_gru_backward::desc(pb, dir, src, none, w_any, r_any, bias, dst, none, src, none, w_any, r_any, bias,
-                                                     dst, none),
-                        ctx_.engine, tr);
-                    train = tr, infer = inf, back = bk;
-                    break;
-                }
+                case RnnCell::Gru: plan_gru(dnnl::gru_forward{}, dnnl::gru_backward{}); break;
+                case RnnCell::GruResetAfter: plan_gru(dnnl::lbr_gru_forward{}, dnnl::lbr_gru_backward{}); break;
                 case RnnCell::Vanilla: {
                     using F = dnnl::vanilla_rnn_forward;
                     const auto a = vanilla_algorithm(d.act);
