@@ -9,20 +9,6 @@
 
 namespace thresher::ui {
 
-namespace {
-
-QStringList names_in(const QJsonValue& inputs) {
-    if (inputs.isString()) return {inputs.toString()};
-    QStringList names;
-    for (const auto& v : inputs.toArray()) names << v.toString();
-    return names;
-}
-
-QJsonValue names_value(const QStringList& names) {
-    return names.isEmpty() ? QJsonValue() : QJsonValue(QJsonArray::fromStringList(names));
-}
-
-}  // namespace
 
 int ModelDocument::input_count() const {
     const QJsonValue input = model_.value("input");
@@ -51,10 +37,10 @@ void ModelDocument::set_model_input(int k, const QJsonObject& in) {
     if (!clash) {
         for (int i = 0; i < layers.size(); ++i) {
             QJsonObject l = layers[i].toObject();
-            QStringList names = names_in(l.value("inputs"));
+            QStringList names = inputs(i);  // the layer as it stands in model_ (not yet rewritten)
             if (!names.contains(old)) continue;
             names.replaceInStrings(QRegularExpression("^" + QRegularExpression::escape(old) + "$"), name);
-            l["inputs"] = names_value(names);
+            l["inputs"] = QJsonArray::fromStringList(names);  // a list, as the engine writes it
             layers[i] = l;
         }
         model_["layers"] = layers;
@@ -97,10 +83,10 @@ void ModelDocument::remove_model_input(int k) {
     auto layers = model_.value("layers").toArray();
     for (int i = 0; i < layers.size(); ++i) {
         QJsonObject l = layers[i].toObject();
-        QStringList names = names_in(l.value("inputs"));
+        QStringList names = inputs(i);
         if (!names.removeAll(gone)) continue;
         if (names.isEmpty()) l.remove("inputs");
-        else l["inputs"] = names_value(names);
+        else l["inputs"] = QJsonArray::fromStringList(names);
         layers[i] = l;
     }
     model_["layers"] = layers;
