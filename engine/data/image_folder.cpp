@@ -201,8 +201,8 @@ DataSplit load_image_folder(const std::string& dir, const ImageFolderOptions& o)
     DataSplit split;
     const fs::path root(dir);
     std::error_code ec;
-    const bool has_train = fs::is_directory(root / "train", ec);
     const fs::path train_dir = check_folder(dir, o, split);
+    const bool has_train = train_dir != root;  // check_folder took DIR/train/ when there is one
     const int classes = static_cast<int>(split.class_names.size());
 
     Listing train, test;

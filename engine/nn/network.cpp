@@ -497,9 +497,8 @@ double Network::output_loss(const float* targets, int batch, bool keep_delta, ba
             if (!r.wrt_preactivation)
                 backend_.activation_backward(out_layer.activation, output, delta, delta, static_cast<int>(rows * steps),
                                              static_cast<int>(k));
-            // Padded steps' outputs were zeroed, so an activation's derivative there is not 0
-            // by itself: drop it.
-            if (per_step) zero_padded(o, delta, batch);
+            // Padded steps' outputs were zeroed, but an activation's derivative there is not 0
+            // by itself: compute_gradients drops it, as it does for every layer's dL/dy.
         }
         column += one;
     }
