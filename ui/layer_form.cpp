@@ -92,7 +92,7 @@ QWidget* LayerForm::make_inputs_row() {
         menu->clear();
         const int inputs = document_->input_count();
         for (int k = 0; k < inputs; ++k) {
-            const QString name = document_->model_input(k).value("name").toString(k == 0 ? document_->input_name() : QString());
+            const QString name = document_->model_input_name(k);
             menu->addAction(inputs == 1 ? name + "  (the model's input)" : QString("%1  (model input %2)").arg(name).arg(k + 1),
                             this, [this, k] { add_input(-1 - k); });
         }

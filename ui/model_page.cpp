@@ -342,7 +342,7 @@ void ModelPage::refresh_model_fields() {
     input_at_ = std::clamp(input_at_, 0, inputs - 1);
     input_pick_->clear();
     for (int k = 0; k < inputs; ++k)
-        input_pick_->addItem(document_->model_input(k).value("name").toString(k == 0 ? document_->input_name() : QString()));
+        input_pick_->addItem(document_->model_input_name(k));
     input_pick_->setCurrentIndex(input_at_);
     input_pick_->setVisible(inputs > 1);
     remove_input_->setEnabled(inputs > 1);

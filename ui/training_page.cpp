@@ -21,6 +21,8 @@
 #include <QThread>
 #include <QVBoxLayout>
 
+#include "data/image_folder.h"
+#include "data/sequence_csv.h"
 #include "data_preview.h"
 #include "layer_schema.h"
 #include "link_row.h"
@@ -519,15 +521,13 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
         data_kind_->setCurrentIndex(0);
         data_path_->clear();
     } else {
-        // A folder holding IDX files is one; another folder is taken for images in class folders.
-        const QDir dir(spec.resolve(spec.data));
-        const bool idx = !dir.entryList({"*idx3*"}, QDir::Files).isEmpty();
-        const bool sequences = dir.exists("features") || dir.exists("train/features");
+        // A folder is told apart as the engine's data library tells it (data_source.cpp).
+        const std::string path = spec.resolve(spec.data).toStdString();
         const QString kind = spec.data.endsWith(".csv", Qt::CaseInsensitive)   ? "csv"
                              : spec.data.endsWith(".txt", Qt::CaseInsensitive) ? "text"
-                             : idx || !dir.exists()                            ? "idx"
-                             : sequences                                       ? "sequences"
-                                                                               : "images";
+                             : data::is_sequence_folder(path)                  ? "sequences"
+                             : data::is_image_folder(path)                     ? "images"
+                                                                               : "idx";
         data_kind_->setCurrentIndex(data_kind_->findData(kind));
         data_path_->setText(spec.data);
     }

@@ -11,10 +11,6 @@ namespace thresher::data {
 
 namespace {
 
-std::string at(const std::string& name, std::size_t line, std::size_t column) {
-    return name + ": line " + std::to_string(line) + ", column " + std::to_string(column) + ": ";
-}
-
 // The windows of chars[begin, end): starts every `stride`, the last one possibly shorter.
 struct Windows {
     std::size_t begin = 0, end = 0;
@@ -86,7 +82,7 @@ std::u32string decode_utf8(std::string_view text, const std::string& name) {
         auto bad = [&](const char* what) {
             char hex[8];
             std::snprintf(hex, sizeof hex, "0x%02X", b0);
-            return DataError(at(name, line, column) + "invalid UTF-8 (" + what + ") at byte " + std::to_string(i) +
+            return DataError(csv::place(name, line, column) + "invalid UTF-8 (" + what + ") at byte " + std::to_string(i) +
                              ", starting " + hex + "; a text corpus is UTF-8");
         };
         if (len == 0) throw bad("not a first byte");
@@ -149,7 +145,7 @@ DataSplit parse_text_corpus(std::string_view text, const std::string& name, cons
         if (it == sorted.end() || *it != chars[i]) {
             char cp[16];
             std::snprintf(cp, sizeof cp, "U+%04X", static_cast<unsigned>(chars[i]));
-            throw DataError(at(name, line, column) + "character \"" + encode_utf8(chars[i]) + "\" (" + cp +
+            throw DataError(csv::place(name, line, column) + "character \"" + encode_utf8(chars[i]) + "\" (" + cp +
                             ") is not in the model's vocabulary of " + std::to_string(vocab.size()));
         }
         ids[i] = index_of_sorted[static_cast<std::size_t>(it - sorted.begin())];

@@ -301,8 +301,7 @@ void ModelDocument::add_input(int row, int source_row) {
     if (row < 0 || row >= layer_count() || source_row >= row) return;
     const int k = -1 - source_row;  // a model input, for source_row < 0
     if (source_row < 0 && k >= input_count()) return;
-    const QString name = source_row < 0 ? model_input(k).value("name").toString(k == 0 ? input_name() : QString())
-                                        : name_for(source_row);
+    const QString name = source_row < 0 ? model_input_name(k) : name_for(source_row);
     if (name.isEmpty()) return;
     QStringList names = inputs(row);
     if (joins_inputs(layer(row).value("type").toString())) names << name;

@@ -76,6 +76,8 @@ public:
     // inputs, leaving the engine to say what no longer reads anything.
     int input_count() const;
     QJsonObject model_input(int k) const;
+    // What layers call model input k (input_name() for the first).
+    QString model_input_name(int k) const;
     void set_model_input(int k, const QJsonObject& input);
     int add_model_input();  // returns the new input's index
     void remove_model_input(int k);

@@ -21,9 +21,13 @@ QJsonObject ModelDocument::model_input(int k) const {
     return k == 0 ? input.toObject() : QJsonObject{};
 }
 
+QString ModelDocument::model_input_name(int k) const {
+    return k == 0 ? input_name() : model_input(k).value("name").toString();
+}
+
 void ModelDocument::set_model_input(int k, const QJsonObject& in) {
     if (k < 0 || k >= input_count()) return;
-    const QString old = k == 0 ? input_name() : extra_input_names().value(k - 1);
+    const QString old = model_input_name(k);
     const QString name = in.value("name").toString(k == 0 ? QStringLiteral("input") : QString());
     // Readers follow a rename when both names are unambiguous (no layer or other input has them).
     auto layers = model_.value("layers").toArray();
@@ -33,7 +37,7 @@ void ModelDocument::set_model_input(int k, const QJsonObject& in) {
         clash = n == old || n == name;
     }
     for (int j = 0; j < input_count() && !clash; ++j)
-        if (j != k) clash = model_input(j).value("name").toString(j == 0 ? "input" : "") == name;
+        if (j != k) clash = model_input_name(j) == name;
     if (!clash) {
         for (int i = 0; i < layers.size(); ++i) {
             QJsonObject l = layers[i].toObject();
@@ -79,7 +83,7 @@ int ModelDocument::add_model_input() {
 
 void ModelDocument::remove_model_input(int k) {
     if (input_count() < 2 || k < 0 || k >= input_count()) return;
-    const QString gone = model_input(k).value("name").toString();
+    const QString gone = model_input_name(k);
     auto layers = model_.value("layers").toArray();
     for (int i = 0; i < layers.size(); ++i) {
         QJsonObject l = layers[i].toObject();
