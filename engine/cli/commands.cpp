@@ -17,6 +17,7 @@
 #include "nn/network.h"
 #include "train/evaluation.h"
 #include "train/task.h"
+#include "train/text_sampling.h"
 
 namespace thresher::cli {
 
@@ -77,6 +78,37 @@ data::DataSplit load_for_model(const Loaded& l, const std::string& model_file, c
 // Evaluation and prediction use the test split when the source has one.
 data::Dataset& pick(data::DataSplit& split) { return split.has_test ? split.test : split.train; }
 
+// A per-step output's predictions for one sample's `steps` valid steps (`units` values each):
+// a classifier's class per step (and a character model's characters as text), else the values.
+nlohmann::json per_step_json(const float* values, std::size_t steps, std::size_t units, bool classifier,
+                             const std::vector<std::string>& class_names, const std::vector<std::string>& vocabulary) {
+    nlohmann::json j{{"steps", steps}};
+    if (!classifier) {
+        j["outputs"] = std::vector<float>(values, values + steps * units);
+        return j;
+    }
+    std::vector<std::size_t> classes;
+    std::vector<std::vector<float>> probabilities;
+    for (std::size_t s = 0; s < steps; ++s) {
+        const float* p = values + s * units;
+        classes.push_back(units == 1 ? (p[0] >= 0.5f ? 1 : 0) : static_cast<std::size_t>(std::max_element(p, p + units) - p));
+        probabilities.emplace_back(p, p + units);
+    }
+    j["classes"] = classes;
+    if (!class_names.empty()) {
+        auto& names = j["class_names"] = nlohmann::json::array();
+        for (auto c : classes) names.push_back(c < class_names.size() ? class_names[c] : std::to_string(c));
+    }
+    if (!vocabulary.empty()) {
+        // A character model predicts the next character at each step: the text it expects.
+        std::string text;
+        for (auto c : classes) text += c < vocabulary.size() ? vocabulary[c] : "?";
+        j["text"] = text;
+    }
+    j["probabilities"] = probabilities;
+    return j;
+}
+
 }  // namespace
 
 void evaluate_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
@@ -111,12 +143,8 @@ void predict_command(const std::string& model_file, const std::string& data_spec
     train::check_compatible(l.net->config(), ds);
     l.file.normalization.apply(ds);
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
-    const int k = l.net->config().output_size();
-    // A per-step output writes T x units per sample; printing (and sampling text from) it is not
-    // done yet, so refuse rather than read rows of the wrong width.
-    if (l.net->config().target_size() != static_cast<std::size_t>(k))
-        throw ConfigError("predict: model " + model_file + " has a per-step output; predict prints per-sample outputs "
-                          "only (evaluate scores per-step models)");
+    // Floats per sample: each output's units, a per-step output's for every step.
+    const auto k = static_cast<int>(l.net->config().target_size());
     const bool classifier = l.net->config().is_classifier();
     dist::Transport* transport = cluster ? cluster->transport() : nullptr;
     const int nodes = transport ? transport->world() : 1;
@@ -168,25 +196,35 @@ void predict_command(const std::string& model_file, const std::string& data_spec
         throw Error("predict: " + std::to_string(n - rows.size()) + " of " + std::to_string(n) + " predictions are missing");
     const auto& cfg = l.net->config();
     const auto main_k = static_cast<std::size_t>(cfg.main_output().output_width());
+    const bool per_step = cfg.main_output().out_shape.sequence();
     for (const auto& [i, all] : rows) {
         nlohmann::json j{{"index", i}};
-        // Several outputs: the main one (the first) as for any model, and each by name.
-        const std::vector<float> v(all.begin(), all.begin() + static_cast<long>(main_k));
-        if (classifier && !cfg.main_output().image_output()) {
-            // One sigmoid output: P(class 1); else the most probable class.
-            const auto c = main_k == 1 ? (v[0] >= 0.5f ? 1 : 0) : std::max_element(v.begin(), v.end()) - v.begin();
-            j["class"] = c;
-            if (!l.file.class_names.empty()) j["class_name"] = l.file.class_names[static_cast<std::size_t>(c)];
-            j["probabilities"] = v;
+        if (per_step) {
+            // One prediction per valid step: the sample's length is the first float of its row
+            // when the first input is a sequence (seq_spec.md); a sequence made inside the model
+            // (repeat_vector) has every step.
+            const auto steps = cfg.input_shape(0).sequence() ? static_cast<std::size_t>(ds.sample(i)[0])
+                                                             : static_cast<std::size_t>(cfg.main_output().out_shape.t);
+            j.update(per_step_json(all.data(), steps, static_cast<std::size_t>(cfg.main_output().out_shape.c), classifier, l.file.class_names, l.file.vocabulary));
         } else {
-            j["outputs"] = v;
+            const std::vector<float> v(all.begin(), all.begin() + static_cast<long>(main_k));
+            if (classifier && !cfg.main_output().image_output()) {
+                // One sigmoid output: P(class 1); else the most probable class.
+                const auto c = main_k == 1 ? (v[0] >= 0.5f ? 1 : 0) : std::max_element(v.begin(), v.end()) - v.begin();
+                j["class"] = c;
+                if (!l.file.class_names.empty()) j["class_name"] = l.file.class_names[static_cast<std::size_t>(c)];
+                j["probabilities"] = v;
+            } else {
+                j["outputs"] = v;
+            }
         }
+        // Several outputs: the main one (the first) as for any model, and each by name.
         if (cfg.output_layers.size() > 1) {
             auto& by_name = j["output_values"] = nlohmann::json::object();
             std::size_t column = 0;
             for (std::size_t o = 0; o < cfg.output_layers.size(); ++o) {
                 const auto& out = cfg.layers[cfg.output_layers[o]];
-                const auto units = static_cast<std::size_t>(out.output_width());
+                const auto units = static_cast<std::size_t>(out.output_width());  // a per-step output: all its steps
                 by_name[out.name.empty() ? "output" + std::to_string(o) : out.name] =
                     std::vector<float>(all.begin() + static_cast<long>(column), all.begin() + static_cast<long>(column + units));
                 column += units;
@@ -195,6 +233,16 @@ void predict_command(const std::string& model_file, const std::string& data_spec
         std::cout << j.dump() << '\n';
     }
     std::cout.flush();
+}
+
+void sample_text_command(const std::string& model_file, const train::TextSampleOptions& options, int threads,
+                         const std::string& device) {
+    auto l = load(model_file, threads, device);
+    const auto sample = train::sample_text(*l.net, l.file.vocabulary, options);
+    nlohmann::json j{{"event", "sample"},        {"model", model_file},         {"prime", sample.prime},
+                     {"text", sample.text},      {"length", options.length},    {"temperature", options.temperature},
+                     {"seed", options.seed}};
+    std::cout << j.dump() << std::endl;
 }
 
 bool compare_command(const std::string& a, const std::string& b, double tolerance) {

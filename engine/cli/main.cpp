@@ -19,6 +19,7 @@
 #include "cli/stdin_control.h"
 #include "cli/stop_deadline.h"
 #include "cli/stop_requests.h"
+#include "train/text_sampling.h"
 #include "core/error.h"
 #include "dist/net/run_key.h"
 #include "events/event_writer.h"
@@ -228,6 +229,20 @@ int main(int argc, char** argv) {
 
     add_top_k(eval_cmd);
     add_cluster_options(predict_cmd);
+    // Text from a character model instead of predictions over --data (train/text_sampling.h).
+    train::TextSampleOptions text_sample;
+    auto* sample_opt = predict_cmd->add_option("--sample", text_sample.length,
+                                               "Character model: draw this many characters instead of predicting --data")
+                           ->check(CLI::Range(1, train::kMaxSampleLength));
+    predict_cmd->add_option("--temperature", text_sample.temperature, "With --sample: 0 greedy, 1 the model's probabilities, higher more random")
+        ->check(CLI::Range(0.0, train::kMaxTemperature))
+        ->needs(sample_opt)
+        ->capture_default_str();
+    predict_cmd->add_option("--prime", text_sample.prime, "With --sample: the text to start from (default: one random character)")
+        ->needs(sample_opt);
+    predict_cmd->add_option("--sample-seed", text_sample.seed, "With --sample: the seed of the draws")
+        ->needs(sample_opt)
+        ->capture_default_str();
 
     std::string a, b;
     double tolerance = std::numeric_limits<double>::infinity();
@@ -317,6 +332,8 @@ int main(int argc, char** argv) {
             }
         } else if (eval_cmd->parsed()) {
             cli::evaluate_command(model_file, data_spec, limit, threads, device, images, top_k, sequences);
+        } else if (predict_cmd->parsed() && *sample_opt) {
+            cli::sample_text_command(model_file, text_sample, threads, device);
         } else if (predict_cmd->parsed()) {
             cli::ClusterSession session(cluster, t.cluster, events, /*bulk=*/false);
             cli::predict_command(model_file, data_spec, limit, threads, device, images, &session, sequences);

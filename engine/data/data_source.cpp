@@ -174,6 +174,10 @@ DataSplit load_data(const std::string& spec, const DataOptions& options) {
         return split;
     }
     if (ends_with(lower(spec), ".txt")) return read_text_corpus(spec, options.text);
+    // Plain text often has no extension (README, COPYING, /usr/share/common-licenses/GPL-3): read
+    // as a corpus when the model reads sequences (text.steps comes from its input).
+    if (options.text.steps > 0 && fs::is_regular_file(spec, ec) && fs::path(spec).extension().empty())
+        return read_text_corpus(spec, options.text);
     if (!fs::exists(spec, ec)) throw DataError(spec + ": no such file or folder; " + kExpected);
     throw DataError(spec + ": not a data source; " + kExpected);
 }

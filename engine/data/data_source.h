@@ -9,6 +9,7 @@
 //   "/data/seqs"             sequence CSVs: DIR/features/ (+ labels/), or DIR/train/features/
 //                            (+ test/) (data/sequence_csv.h); checked before image folders
 //   "/data/book.txt"         a character corpus (data/text_corpus.h); needs a sequence input
+//   "/data/COPYING"          a file without an extension, with a sequence input: the same
 //   "/data/reviews.csv"      with a sequence model input of 1 feature (token ids): a token CSV
 //                            (data/token_csv.h) instead of a table
 #pragma once

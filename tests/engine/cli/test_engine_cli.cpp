@@ -3,6 +3,8 @@
 // saves, evaluates, predicts and compares; a resumed run repeats the uninterrupted one exactly.
 #include <QtTest>
 
+#include <QJsonDocument>
+
 #include <QDataStream>
 #include <QFile>
 #include <QJsonArray>
@@ -393,7 +395,7 @@ void TestEngineCli::sequence_folder_trains() {
 
 // A .txt corpus: windows of the model's steps, per-step targets; the vocabulary is saved with the
 // model, evaluate scores every labelled step of the test tail, a character the model never saw is
-// refused by line and column, and predict refuses per-step outputs.
+// refused by line and column; predict prints each step's next character, and samples text.
 void TestEngineCli::text_corpus_trains_with_its_vocabulary() {
     QByteArray text;
     for (int i = 0; i < 60; ++i) text += "abcd\n";  // 300 characters, V = 5
@@ -420,9 +422,29 @@ void TestEngineCli::text_corpus_trains_with_its_vocabulary() {
     QCOMPARE(bad.exit_code, 1);
     QVERIFY2(bad.stderr_text.contains("other.txt: line 2, column 3: character \"x\" (U+0078) is not in the model's vocabulary of 5"),
              qPrintable(bad.summary()));
+    // predict: per valid step, the class and the character it stands for; the text is what
+    // follows each step of the window (the corpus repeats, so a trained model knows all of it).
     const auto pr = run_engine({"predict", "--model-file", path("chars.thr"), "--data", path("abcd.txt")});
-    QCOMPARE(pr.exit_code, 1);
-    QVERIFY2(pr.stderr_text.contains("per-step output"), qPrintable(pr.summary()));
+    QVERIFY2(pr.exit_code == 0, qPrintable(pr.summary()));
+    const auto lines = pr.stdout_text.trimmed().split('\n');
+    QCOMPARE(lines.size(), 3);
+    const auto first = QJsonDocument::fromJson(lines[0].toUtf8()).object();
+    QCOMPARE(first.value("steps").toInt(), 10);
+    QCOMPARE(first.value("classes").toArray().size(), 10);
+    QCOMPARE(first.value("text").toString(), QString("bcd\nabcd\na"));
+    QCOMPARE(first.value("probabilities").toArray().first().toArray().size(), 5);
+    QCOMPARE(QJsonDocument::fromJson(lines[2].toUtf8()).object().value("steps").toInt(), 9);
+    // predict --sample: text drawn from the model; greedy from "abcd" continues the pattern.
+    const auto sample = run_engine({"predict", "--model-file", path("chars.thr"), "--sample", "11", "--prime", "abcd",
+                                    "--temperature", "0"});
+    QVERIFY2(sample.exit_code == 0, qPrintable(sample.summary()));
+    const auto drawn = QJsonDocument::fromJson(sample.stdout_text.trimmed().toUtf8()).object();
+    QCOMPARE(drawn.value("event").toString(), QString("sample"));
+    QCOMPARE(drawn.value("text").toString(), QString("\nabcd\nabcd\n"));
+    const auto outside = run_engine({"predict", "--model-file", path("chars.thr"), "--sample", "5", "--prime", "abx"});
+    QCOMPARE(outside.exit_code, 1);
+    QVERIFY2(outside.stderr_text.contains("character 3 of the prime (\"x\", U+0078) is not in the model's vocabulary of 5"),
+             qPrintable(outside.summary()));
 }
 
 QTEST_GUILESS_MAIN(TestEngineCli)
