@@ -1,30 +1,8 @@
 #include "model_exporter.h"
 
 #include <QFileInfo>
-#include <QJsonDocument>
 
 namespace thresher::launcher {
-
-namespace {
-
-constexpr char kErrorPrefix[] = "thresher-engine: error: ";
-
-// The engine's own words: its "error:" lines, prefix removed; else the last line it printed.
-QString engine_error(const QByteArray& err, int exit_code) {
-    QStringList errors;
-    QString last;
-    for (const QString& raw : QString::fromUtf8(err).split('\n')) {
-        const QString line = raw.trimmed();
-        if (line.isEmpty()) continue;
-        last = line;
-        if (line.startsWith(kErrorPrefix)) errors << line.mid(int(sizeof kErrorPrefix) - 1);
-    }
-    if (!errors.isEmpty()) return errors.join('\n');
-    if (!last.isEmpty()) return last + QString(" (thresher-engine exit code %1)").arg(exit_code);
-    return QString("thresher-engine export-model failed with exit code %1 and printed nothing").arg(exit_code);
-}
-
-}  // namespace
 
 QStringList export_arguments(const ExportRequest& request) {
     QStringList args{"export-model", request.model, "--format", request.format, "--out", request.out};
@@ -32,24 +10,16 @@ QStringList export_arguments(const ExportRequest& request) {
     return args;
 }
 
-ExportResult read_export_output(int exit_code, const QByteArray& out, const QByteArray& err) {
+namespace {
+
+const EngineJob::Kind kExport{"export-model", "exported", "export record", "nothing was exported"};
+
+ExportResult from_job(const EngineJobResult& job) {
     ExportResult r;
-    if (exit_code != 0) {
-        r.error = engine_error(err, exit_code);
-        return r;
-    }
-    // The record is the last non-empty line of stdout.
-    QByteArray line;
-    for (const QByteArray& l : out.split('\n'))
-        if (!l.trimmed().isEmpty()) line = l.trimmed();
-    QJsonParseError parse{};
-    const QJsonDocument doc = QJsonDocument::fromJson(line, &parse);
-    const QJsonObject o = doc.object();
-    if (parse.error != QJsonParseError::NoError || !doc.isObject() || !o.value("exported").isString()) {
-        r.error = "thresher-engine export-model exited 0 but printed no export record: \"" + QString::fromUtf8(line.left(200)) + "\"";
-        return r;
-    }
-    r.ok = true;
+    r.ok = job.ok;
+    r.error = job.error;
+    if (!job.ok) return r;
+    const QJsonObject& o = job.record;
     r.file = o.value("exported").toString();
     r.format = o.value("format").toString();
     r.bytes = o.value("bytes").toInteger();
@@ -57,6 +27,12 @@ ExportResult read_export_output(int exit_code, const QByteArray& out, const QByt
     r.layers = o.value("layers").toInteger();
     r.params = o.value("params").toInteger();
     return r;
+}
+
+}  // namespace
+
+ExportResult read_export_output(int exit_code, const QByteArray& out, const QByteArray& err) {
+    return from_job(read_engine_record(exit_code, out, err, kExport.subcommand, kExport.record_key, kExport.record_name));
 }
 
 const QList<ExportFormatChoice>& export_format_choices() {
@@ -87,35 +63,11 @@ QString saved_model_file(const QJsonObject& history_spec) {
     return info.isAbsolute() && info.isFile() ? save : QString();
 }
 
-ModelExporter::ModelExporter(QString engine, QObject* parent) : QObject(parent), engine_(std::move(engine)) {}
-
-bool ModelExporter::start(const ExportRequest& request) {
-    if (command_) return false;
-    // An empty program fails to start, which reports it like any other failure. `done` comes
-    // from the event loop, so releasing the command there is safe.
-    command_ = std::make_unique<AsyncCommand>(engine_, export_arguments(request), static_cast<int>(deadline_.count()),
-                                              [this](const CommandResult& r) {
-                                                  const ExportResult result = result_of(r);
-                                                  command_.reset();
-                                                  Q_EMIT finished(result);
-                                              });
-    return true;
+ModelExporter::ModelExporter(QString engine, QObject* parent)
+    : QObject(parent), job_(std::move(engine), kExport, kDefaultDeadline) {
+    connect(&job_, &EngineJob::finished, this, [this](const EngineJobResult& r) { Q_EMIT finished(from_job(r)); });
 }
 
-ExportResult ModelExporter::result_of(const CommandResult& r) const {
-    ExportResult result;
-    if (!r.started) {
-        result.error = "cannot start " +
-                       (engine_.isEmpty() ? QString("thresher-engine (not found next to this program or on $PATH)") : engine_);
-    } else if (r.timed_out) {
-        result.error = QString("thresher-engine export-model did not finish within %1 s and was stopped; nothing was exported")
-                           .arg(double(deadline_.count()) / 1000.0);
-    } else if (r.crashed()) {
-        result.error = "thresher-engine export-model crashed: " + engine_error(r.err.toUtf8(), -1);
-    } else {
-        result = read_export_output(r.exit_code, r.out.toUtf8(), r.err.toUtf8());
-    }
-    return result;
-}
+bool ModelExporter::start(const ExportRequest& request) { return job_.start(export_arguments(request)); }
 
 }  // namespace thresher::launcher

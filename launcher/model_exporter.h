@@ -11,7 +11,7 @@
 //
 // read_export_output() turns what the engine printed into an ExportResult: the record's fields,
 // or the engine's error text without its "thresher-engine: error: " prefix. ModelExporter runs
-// the process as an AsyncCommand (command.h) with a deadline (120 s unless set): past it the
+// the process as an EngineJob (engine_job.h) with a deadline (120 s unless set): past it the
 // process is killed and finished() says so. Every outcome — started or not, refused, killed —
 // arrives as one finished().
 #pragma once
@@ -23,7 +23,7 @@
 #include <chrono>
 #include <memory>
 
-#include "command.h"
+#include "engine_job.h"
 
 namespace thresher::launcher {
 
@@ -77,24 +77,18 @@ public:
     ModelExporter(const ModelExporter&) = delete;
     ModelExporter& operator=(const ModelExporter&) = delete;
 
-    void set_deadline(std::chrono::milliseconds deadline) { deadline_ = deadline; }
+    void set_deadline(std::chrono::milliseconds deadline) { job_.set_deadline(deadline); }
     // Starts the export; false (nothing done) while one runs. finished() follows from the event loop.
     bool start(const ExportRequest& request);
-    bool busy() const { return command_ != nullptr; }
+    bool busy() const { return job_.busy(); }
     // The deadline now (tests: a deadline on a clock the test controls); nothing when idle.
-    void time_out() {
-        if (command_) command_->time_out();
-    }
+    void time_out() { job_.time_out(); }
 
 Q_SIGNALS:
     void finished(const thresher::launcher::ExportResult& result);
 
 private:
-    ExportResult result_of(const CommandResult& r) const;
-
-    QString engine_;
-    std::chrono::milliseconds deadline_ = kDefaultDeadline;
-    std::unique_ptr<AsyncCommand> command_;  // the export in flight
+    EngineJob job_;  // the engine process, its deadline and how its answer is read
 };
 
 }  // namespace thresher::launcher

@@ -26,6 +26,7 @@
 #include "history_page.h"
 #include "local_launcher.h"
 #include "model_exporter.h"
+#include "sample_text_dialog.h"
 #include "model_document.h"
 #include "model_page.h"
 #include "preflight.h"
@@ -208,6 +209,11 @@ void MainWindow::build_menus() {
     stop_action_->setShortcut(QKeySequence("Ctrl+."));
     stop_action_->setEnabled(false);
     run->addAction("&Check hosts", this, &MainWindow::check_hosts);
+    run->addSeparator();
+    sample_text_action_ = run->addAction("Sample &text…", this, &MainWindow::sample_text);
+    sample_text_action_->setObjectName("sample_text");
+    sample_text_action_->setStatusTip("Draw text from the run's saved character model (thresher-engine predict --sample)");
+    connect(run, &QMenu::aboutToShow, this, &MainWindow::update_export_action);
 
     auto* bar = addToolBar("Main");
     bar->setMovable(false);
@@ -341,6 +347,19 @@ QString MainWindow::exportable_model() const {
 
 void MainWindow::update_export_action() {
     if (export_action_) export_action_->setEnabled(!exporter_->busy() && !exportable_model().isEmpty());
+    if (sample_text_action_) sample_text_action_->setEnabled(!exportable_model().isEmpty());
+}
+
+SampleTextDialog* MainWindow::sample_text() {
+    const QString model = exportable_model();
+    if (model.isEmpty()) {
+        show_error("Sample text: no saved model (run a spec that saves one, or select such a run on the History tab)");
+        return nullptr;
+    }
+    auto* dialog = new SampleTextDialog(launcher::LocalLauncher::find_engine(options_.launch.engine), model, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->show();
+    return dialog;
 }
 
 bool MainWindow::export_model(const QString& out) {

@@ -39,6 +39,7 @@ class RunDocument;
 class RunHistory;
 class RunPage;
 class RunSession;
+class SampleTextDialog;
 class ScalabilityPage;
 class TrainingPage;
 
@@ -78,6 +79,10 @@ public:
     // never waited for: modelExported() follows). False, and shown why, when nothing can start.
     bool export_model(const QString& out);
     QAction* export_action() const { return export_action_; }
+    // Run ▸ Sample text…: a dialog drawing text from exportable_model() (a character model);
+    // opened non-modally and returned, or nullptr (and shown why) when there is no saved model.
+    SampleTextDialog* sample_text();
+    QAction* sample_text_action() const { return sample_text_action_; }
 
     // Renders the whole window to a PNG (for --screenshot); false when it cannot be written.
     bool save_screenshot(const QString& path);
@@ -143,6 +148,7 @@ private:
     QAction* launch_action_ = nullptr;
     QAction* stop_action_ = nullptr;
     QAction* export_action_ = nullptr;
+    QAction* sample_text_action_ = nullptr;
     launcher::ModelExporter* exporter_ = nullptr;
 };
 

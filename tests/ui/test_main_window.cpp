@@ -8,6 +8,7 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -32,6 +33,7 @@
 #include "layer_form.h"
 #include "main_window.h"
 #include "model_exporter.h"
+#include "sample_text_dialog.h"
 #include "weight_files.h"
 #include "window_fixture.h"
 #include "model_document.h"
@@ -90,6 +92,7 @@ private Q_SLOTS:
     void screenshot_cli();
     void replay_shows_a_recorded_run();
     void export_model_of_a_saved_run();
+    void sample_text_of_a_character_run();
 };
 
 void TestMainWindow::import_launch_watch_stop_history() {
@@ -518,6 +521,64 @@ void TestMainWindow::export_model_of_a_saved_run() {
     if (!shots.isEmpty()) box->grab().save(shots + "/export-model-refused.png", "PNG");
     box->accept();
     QVERIFY(w.isVisible());  // the window goes on
+}
+
+// Run ▸ Sample text… (issue 23): a run that trained a character model on a text file and saved
+// it; the dialog asks the engine (predict --sample) without the window waiting and shows the
+// start text and what the model wrote. The corpus repeats "abcd\n", so greedy text from "abcd"
+// is known. A model file that is not there comes back as the engine's words in the dialog.
+void TestMainWindow::sample_text_of_a_character_run() {
+    QTemporaryDir dir;
+    const QString data = dir.filePath("abcd.txt"), saved = dir.filePath("chars.thr"), spec = dir.filePath("run.json");
+    QByteArray text;
+    for (int i = 0; i < 60; ++i) text += "abcd\n";
+    QVERIFY(write_file(data, text));
+    const QString model = R"({"name":"chars","seed":1,"input":{"steps":10,"features":5},"updater":{"type":"adam","learning_rate":0.05},
+      "layers":[{"type":"lstm","units":16,"return_sequences":true},{"type":"output","units":5,"activation":"softmax","loss":"mcxent"}]})";
+    QVERIFY(write_file(spec, local_spec(model, data, 1, free_ports(1), R"("epochs":15,"batch":8,"threads":1)",
+                                        "\"save\":\"" + saved + "\"")));
+    MainWindow w(options(dir));
+    w.show();
+    QVERIFY(w.sample_text_action());
+    QCOMPARE(w.sample_text_action()->text(), QString("Sample &text…"));
+    QVERIFY(w.sample_text() == nullptr);  // nothing saved yet
+    QVERIFY2(w.last_error().contains("no saved model"), qPrintable(w.last_error()));
+
+    QVERIFY2(w.open_spec(spec), qPrintable(w.last_error()));
+    QSignalSpy finished(&w, &MainWindow::runFinished);
+    QVERIFY2(w.launch(), qPrintable(w.last_error()));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    QCOMPARE(finished[0][0].toInt(), 0);
+    auto* dialog = w.sample_text();
+    QVERIFY(dialog);
+    dialog->findChild<QLineEdit*>("prime")->setText("abcd");
+    dialog->findChild<QDoubleSpinBox*>("temperature")->setValue(0);
+    // 6 characters: the window (10 steps) never slides, so every context starts as the training
+    // windows did (at a multiple of 10 characters, "abcd\n"), which the model knows.
+    dialog->findChild<QSpinBox*>("length")->setValue(6);
+    QCOMPARE(dialog->request().model, saved);
+    QTest::mouseClick(dialog->findChild<QPushButton*>("sample"), Qt::LeftButton);
+    QCOMPARE(dialog->status(), QString("Sampling…"));
+    QTRY_VERIFY_WITH_TIMEOUT(!dialog->job().busy(), 60000);
+    QVERIFY2(dialog->status().isEmpty(), qPrintable(dialog->status()));
+    QCOMPARE(dialog->text(), QString("abcd\nabcd\n"));
+    // Temperature 1 with a seed: text of the asked length, the same again for the same seed.
+    dialog->findChild<QDoubleSpinBox*>("temperature")->setValue(1);
+    dialog->findChild<QSpinBox*>("length")->setValue(40);
+    dialog->sample();
+    QTRY_VERIFY_WITH_TIMEOUT(!dialog->job().busy(), 60000);
+    const QString once = dialog->text();
+    QCOMPARE(once.size(), 44);
+    dialog->sample();
+    QTRY_VERIFY_WITH_TIMEOUT(!dialog->job().busy(), 60000);
+    QCOMPARE(dialog->text(), once);
+    const QString shots = qEnvironmentVariable("THRESHER_SCREENSHOTS");
+    if (!shots.isEmpty()) dialog->grab().save(shots + "/sample-text.png", "PNG");
+
+    thresher::ui::SampleTextDialog missing(bin("thresher-engine"), dir.filePath("gone.thr"));
+    missing.sample();
+    QTRY_VERIFY_WITH_TIMEOUT(!missing.job().busy(), 60000);
+    QVERIFY2(missing.status().contains("gone.thr"), qPrintable(missing.status()));
 }
 
 QTEST_MAIN(TestMainWindow)
