@@ -109,6 +109,9 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(par
 
     // The session's runs, single or a sweep's: the Run page shows them as they go.
     connect(session_.get(), &RunSession::runStarted, run_page_, &RunPage::begin);
+    // After begin() cleared them: the names of a data set the app knows (Fashion-MNIST).
+    connect(session_.get(), &RunSession::runStarted, this,
+            [this] { run_page_->set_class_names(launcher::class_names_for_data(run_->spec().data)); });
     connect(session_.get(), &RunSession::event, run_page_, &RunPage::add_event);
     connect(session_.get(), &RunSession::logLine, run_page_, &RunPage::add_log);
     connect(session_.get(), &RunSession::finished, this, &MainWindow::run_ended);

@@ -1,15 +1,18 @@
 #include "run_page.h"
 
 #include <QHBoxLayout>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include "charts_panel.h"
+#include "confusion_view.h"
 
 namespace thresher::ui {
 
@@ -49,7 +52,12 @@ RunPage::RunPage(QWidget* parent) : QWidget(parent) {
     log_->setMaximumBlockCount(5000);
     log_->setFont(QFont("monospace"));
     log_->setPlaceholderText("Engine log (stderr of every node, prefixed with the node)");
-    split->addWidget(log_);
+    confusion_ = new ConfusionView;
+    auto* below = new QTabWidget;
+    below->setObjectName("run_details");
+    below->addTab(log_, "Log");
+    below->addTab(confusion_, "Confusion matrix");
+    split->addWidget(below);
     split->setStretchFactor(0, 4);
     split->setStretchFactor(1, 1);
     outer->addWidget(split, 1);
@@ -63,11 +71,14 @@ void RunPage::begin(const QString& title) {
     progress_ = launcher::Progress();
     charts_->set_metrics(&metrics_);
     log_->clear();
+    confusion_->clear();
     bar_->setValue(0);
     bar_->setFormat("starting…");
     status_->setText("Running " + title);
     set_running(true);
 }
+
+void RunPage::set_class_names(const QStringList& names) { confusion_->set_class_names(names); }
 
 void RunPage::set_running(bool running) {
     launch_->setEnabled(!running);
@@ -96,7 +107,13 @@ void RunPage::add_event(const QJsonObject& e) {
         }
     } else if (kind == "epoch_end") {
         log_->appendHtml(escaped_line(progress_.epoch_line(e), "#1b5e20"));
+        confusion_->show_epoch(e);
     } else if (kind == "run_started" && e.value("node").toInt() == 0) {
+        if (e.value("class_names").isArray()) {
+            QStringList names;
+            for (const auto& n : e.value("class_names").toArray()) names << n.toString();
+            confusion_->set_class_names(names);
+        }
         log_->appendPlainText(QString("run %1: %2 node(s), %3 worker(s), %4 parameters, %5, backend %6")
                                   .arg(e.value("run").toString())
                                   .arg(e.value("nodes").toInt())

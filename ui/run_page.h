@@ -1,6 +1,7 @@
 // RunPage: what a running (or finished) run looks like — Launch and Stop, a progress bar with
 // epoch, loss, accuracy and ETA (launcher/progress.h, the same line the CLI prints), the live
-// charts, and the engines' log with host prefixes, warnings in amber and errors in red.
+// charts, and below them two tabs: the engines' log with host prefixes, warnings in amber and
+// errors in red, and the last epoch's confusion matrix (confusion_view.h).
 #pragma once
 
 #include <QWidget>
@@ -16,6 +17,7 @@ class QPushButton;
 namespace thresher::ui {
 
 class ChartsPanel;
+class ConfusionView;
 
 class RunPage : public QWidget {
     Q_OBJECT
@@ -34,6 +36,10 @@ public:
     QPushButton* launch_button() const { return launch_; }
     QPushButton* stop_button() const { return stop_; }
     QPlainTextEdit* log() const { return log_; }
+    ConfusionView* confusion() const { return confusion_; }
+    // Names for the confusion matrix's classes when the run's events bring none (a data set the
+    // app knows, e.g. Fashion-MNIST); run_started's class_names replace them.
+    void set_class_names(const QStringList& names);
 
 Q_SIGNALS:
     void launchRequested();
@@ -50,6 +56,7 @@ private:
     QLabel* status_ = nullptr;
     ChartsPanel* charts_ = nullptr;
     QPlainTextEdit* log_ = nullptr;
+    ConfusionView* confusion_ = nullptr;
 };
 
 }  // namespace thresher::ui

@@ -128,6 +128,7 @@ nlohmann::json to_json(const RunStarted& e) {
                      {"batch", e.batch},
                      {"train_samples", e.train_samples}};
     put(j, "topology", e.topology);
+    if (!e.class_names.empty()) j["class_names"] = e.class_names;
     return j;
 }
 

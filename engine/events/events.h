@@ -79,6 +79,9 @@ struct RunStarted {
     int batch = 0;
     std::size_t train_samples = 0;
     std::optional<std::string> topology;  // multi-node runs (dist/topology.h's name)
+    // The data's class names, label order (image folders, or a resumed model's); absent when
+    // the data names none. Readers that predate it skip it.
+    std::vector<std::string> class_names;
 };
 
 struct Iteration {

@@ -462,6 +462,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     started.batch = o.batch;
     started.train_samples = o.train_limit ? std::min(o.train_limit, run.data.train.count) : run.data.train.count;
     started.topology = master->topology();
+    started.class_names = run.data.class_names;
     ev.emit(started);
 
     std::vector<std::thread> threads_;

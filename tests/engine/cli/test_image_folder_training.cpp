@@ -66,6 +66,10 @@ void TestImageFolderTraining::png_folder_trains_like_idx() {
     QCOMPARE(b.value("count").toInt(), kTest);
     QCOMPARE(b.value("eval_set").toString(), QString("test"));
     QCOMPARE(png.of("run_started").first().value("train_samples").toInt(), kTrain);
+    // The folder's class names travel in run_started (the app labels its confusion matrix with
+    // them); IDX files name none.
+    QCOMPARE(png.of("run_started").first().value("class_names").toArray().size(), 10);
+    QVERIFY(!idx.of("run_started").first().contains("class_names"));
     const double from_idx = a.value("accuracy").toDouble(), from_png = b.value("accuracy").toDouble();
     qInfo("LeNet, 1 epoch, batch 64, seed 1, %d train / %d test: IDX %.4f (%lld ms), PNG folder %.4f (%lld ms)", kTrain,
           kTest, from_idx, static_cast<long long>(idx_ms), from_png, static_cast<long long>(png_ms));

@@ -10,7 +10,7 @@ std::string expected_fields(const std::string& event) {
     if (event == "data_progress") return R"({"done":4800,"total":12000,"what":"images"})";
     if (event == "run_started")
         return R"({
-            "backend":"cpu","backend_detail":"2 threads","batch":64,"devices":["cpu","cpu"],"epochs":3,
+            "backend":"cpu","backend_detail":"2 threads","batch":64,"class_names":["cat","dog"],"devices":["cpu","cpu"],"epochs":3,
             "joined":true,"model":"mlp","nodes":2,"params":101770,"run":"mlp","start_epoch":1,"start_iter":469,
             "strategy":"gradient-sharing","topology":"star","train_samples":60000,"workers":4,"workers_per_node":2})";
     if (event == "iteration")

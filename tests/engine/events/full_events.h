@@ -61,6 +61,7 @@ inline ev::RunStarted full_run_started() {
     e.joined = true;
     e.batch = 64;
     e.train_samples = 60000;
+    e.class_names = {"cat", "dog"};
     e.topology = "star";
     return e;
 }
