@@ -22,6 +22,7 @@ struct FeatureTransform {
 
 // Fits `kind` ("none", "standardize": mean/stddev, "minmax": to [0, 1]) on `train`; throws
 // ConfigError for an unknown kind. A constant feature keeps scale 1 (it is only shifted).
+// Sequence data (train.steps > 0): per feature over the valid steps, the length left as it is.
 FeatureTransform fit_transform(const std::string& kind, const Dataset& train);
 
 }  // namespace thresher::data

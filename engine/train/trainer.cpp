@@ -402,10 +402,14 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
                        " is applied");
         run.transform = {imported_normalization.kind, imported_normalization.shift, imported_normalization.scale};
     } else {
-        // A sequence row starts with its length (seq_spec.md): scaling it would corrupt the mask.
-        if (run.data.train.steps > 0 && o.normalize != "none")
-            throw ConfigError("--normalize " + o.normalize + ": sequence data (" + o.data_spec +
-                              ") is not normalised here; its rows start with their lengths");
+        // Token ids are indices into an embedding, not measurements: scaling them would change
+        // which rows it reads.
+        if (o.normalize != "none")
+            for (const auto& layer : run.config.layers)
+                if (layer.type == config::LayerType::Embedding &&
+                    std::any_of(layer.sources.begin(), layer.sources.end(), [](int s) { return s < 0; }))
+                    throw ConfigError("--normalize " + o.normalize + ": the model reads token ids (embedding \"" + layer.name +
+                                      "\"); ids are not normalised");
         run.transform = data::fit_transform(o.normalize, run.data.train);
     }
     check_compatible(run.config, run.data.train);

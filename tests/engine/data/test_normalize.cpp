@@ -1,5 +1,6 @@
 // Feature scaling: statistics fitted on one set and applied unchanged to another.
 #include "core/error.h"
+#include "data/feature_transform.h"
 #include "data/normalize.h"
 
 #include <QtTest>
@@ -27,6 +28,8 @@ private Q_SLOTS:
     void standardizer();
     void minMax();
     void mismatchAndUnfitted();
+    void sequencesPerFeatureOverValidSteps_data();
+    void sequencesPerFeatureOverValidSteps();
 };
 
 void TestNormalize::standardizer() {
@@ -85,6 +88,51 @@ void TestNormalize::mismatchAndUnfitted() {
     MinMaxScaler m;
     Dataset empty = table({});
     QVERIFY_THROWS_EXCEPTION(thresher::DataError, m.fit(empty));
+}
+
+// Sequence rows (seq_spec.md): 1 + T*C floats, the length first. Statistics are per feature over
+// the valid steps only (padded steps hold 1000s here: counting them would move every statistic);
+// the length comes through unchanged; the fitted values, computed here by hand from the valid
+// steps, land at every step of the row.
+void TestNormalize::sequencesPerFeatureOverValidSteps_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("standardize") << "standardize";
+    QTest::newRow("minmax") << "minmax";
+}
+
+void TestNormalize::sequencesPerFeatureOverValidSteps() {
+    QFETCH(QString, kind);
+    const int T = 4, C = 2;
+    Dataset d;
+    d.name = "seqs";
+    d.steps = T;
+    d.step_features = C;
+    d.shape = {1 + T * C, 1, 1};
+    d.count = 2;
+    // Sample 0: length 3, feature 0 = 1, 2, 3 and feature 1 = 10, 10, 10; sample 1: length 1,
+    // feature 0 = 6, feature 1 = 10. Padding: 1000.
+    d.features = {3, 1, 10, 2, 10, 3, 10, 1000, 1000,  //
+                  1, 6, 10, 1000, 1000, 1000, 1000, 1000, 1000};
+    const auto t = fit_transform(kind.toStdString(), d);
+    QCOMPARE(t.shift.size(), std::size_t{1 + T * C});
+    QCOMPARE(t.shift[0], 0.0f);
+    QCOMPARE(t.scale[0], 1.0f);
+    // Feature 0 over its 4 valid values 1, 2, 3, 6: mean 3, population sd sqrt(3.5); min 1, max 6.
+    const float shift0 = kind == "standardize" ? 3.0f : 1.0f;
+    const float scale0 = kind == "standardize" ? static_cast<float>(1 / std::sqrt(3.5)) : 0.2f;
+    // Feature 1 is constant (10): shifted only.
+    for (int s = 0; s < T; ++s) {
+        QCOMPARE(t.shift[1 + s * C], shift0);
+        QCOMPARE(t.scale[1 + s * C], scale0);
+        QCOMPARE(t.shift[1 + s * C + 1], 10.0f);
+        QCOMPARE(t.scale[1 + s * C + 1], 1.0f);
+    }
+    auto copy = d;
+    t.apply(copy);
+    QCOMPARE(copy.features[0], 3.0f);  // lengths unchanged
+    QCOMPARE(copy.features[9], 1.0f);
+    QCOMPARE(copy.features[1], (1.0f - shift0) * scale0);
+    QCOMPARE(copy.features[2], 0.0f);
 }
 
 QTEST_APPLESS_MAIN(TestNormalize)
