@@ -17,6 +17,10 @@
 //   batch norm       gamma, beta, mean, var (BatchNormalizationParamInitializer; no updater state
 //                    for mean and var: DL4J's NoOp)
 //   prelu            alpha [c', h', w'] 'f' (a shared axis has extent 1) (PReLUParamInitializer)
+//   lstm, simple_rnn W, RW, b per direction as one run over the layer (dl4j_recurrent.h has the
+//                    gate order and GravesLSTM's peephole columns) (LSTM/GravesLSTM/SimpleRnn ParamInitializers)
+//   embedding        W [nIn, nOut] 'f' as dense, then b when hasBias (must be zero: Thresher has none)
+//   convolution1d    b, W [nOut, nIn, k, 1] 'c': Thresher's layout (Convolution1DLayer's ConvolutionParamInitializer)
 // A layer without a bias in DL4J (hasBias false) has no b chunk.
 //
 // Updater state: UpdaterBlocks, runs of consecutive chunks (across layers) whose updater

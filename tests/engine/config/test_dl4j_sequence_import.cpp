@@ -1,0 +1,194 @@
+// DL4J sequence models with their weights, against references computed from DL4J's own equations
+// on DL4J's own arrays (data/sequences/make_dl4j_sequence_references.py): LSTM with a per-step
+// RnnOutputLayer, GravesLSTM's peepholes with a LastTimeStepVertex, Bidirectional(LSTM, CONCAT)
+// into LastTimeStep(LSTM), GravesBidirectionalLSTM into LastTimeStep(SimpleRnn), an
+// EmbeddingSequenceLayer MultiLayer, and a causal dilated Convolution1DLayer with global pooling.
+// Every gate block, peephole column and direction must land where it belongs for the outputs to
+// agree within 1e-4; samples shorter than the model's steps (masked) must give the reference of
+// their first L steps. Then what is refused, and how it is said.
+#include <QtTest>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/registry.h"
+#include "config/model_format.h"
+#include "core/error.h"
+#include "nn/network.h"
+#include "source_dir.h"
+#include "weight_files.h"
+
+using namespace thresher;
+using json = nlohmann::json;
+
+namespace {
+
+std::string data(const std::string& name) {
+    return (test_support::source_dir() + "/tests/engine/config/data/sequences/").toStdString() + name;
+}
+
+json read_json(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw Error("cannot read " + path);
+    return json::parse(in);
+}
+
+std::vector<float> coefficients(const std::string& name) {
+    const auto j = read_json(data(name + ".coefficients.json"));
+    std::vector<float> flat;
+    for (const auto& v : j["coefficients"]) flat.push_back(v.get<float>());
+    return flat;
+}
+
+// A DL4J model zip of `config` and `flat` (coefficients.bin as DL4J 1.0 writes it), imported.
+config::ImportResult import_zip(const json& config, const std::vector<float>& flat) {
+    QTemporaryDir dir;
+    const std::string zip = dir.filePath("model.zip").toStdString();
+    test_support::write_zip(zip, {{"configuration.json", test_support::text_bytes(config.dump())},
+                                  {"coefficients.bin", test_support::nd4j_row(flat, false, false)}});
+    return config::import_model_file(zip);
+}
+
+config::ImportResult import_case(const std::string& name) { return import_zip(read_json(data(name + ".json")), coefficients(name)); }
+
+// Thresher's predictions for the expected file's input rows ([L, T*C values] each), compared
+// with the reference outputs (per-step outputs: T*K values, zeros at padded steps).
+void check_against_reference(const config::ImportResult& r, const std::string& name) {
+    const auto e = read_json(data(name + ".expected.json"));
+    std::vector<float> x;
+    for (const auto& row : e["inputs"])
+        for (const auto& v : row) x.push_back(v.get<float>());
+    const auto& want = e["outputs"];
+    const int batch = static_cast<int>(want.size());
+    const auto k = r.model.target_size();
+    QCOMPARE(k, want[0].size());
+    QCOMPARE(static_cast<std::size_t>(r.model.input_size()) * batch, x.size());
+    QCOMPARE(r.params.size(), r.model.param_count());
+    auto be = backend::create_backend("cpu", {1});
+    nn::Network net(r.model, *be);
+    net.set_params(r.params);
+    std::vector<float> out(static_cast<std::size_t>(batch) * k);
+    net.predict(x.data(), batch, out.data());
+    double worst = 0;
+    for (int s = 0; s < batch; ++s)
+        for (std::size_t j = 0; j < k; ++j) {
+            const double got = out[s * k + j], ref = want[s][j].get<double>();
+            worst = std::max(worst, std::abs(got - ref));
+            if (!(std::abs(got - ref) <= 1e-4))
+                QFAIL(qPrintable(QString("%1: sample %2 (length %3) output %4: Thresher %5, reference %6")
+                                     .arg(QString::fromStdString(name)).arg(s).arg(e["lengths"][s].get<int>()).arg(j).arg(got).arg(ref)));
+        }
+    qInfo("%s: max |Thresher - reference| = %.3g over %d x %zu outputs", name.c_str(), worst, batch, k);
+}
+
+// The message of the ConfigError importing `config` (with `flat`) throws; "" when it imports.
+std::string refusal(const json& config, const std::vector<float>& flat) {
+    try {
+        import_zip(config, flat);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+void expect_refusal(const std::string& got, std::initializer_list<const char*> parts) {
+    if (got.empty()) QFAIL("imported, expected a refusal");
+    for (const char* p : parts)
+        if (got.find(p) == std::string::npos) QFAIL(qPrintable(QString("\"%1\" not in: %2").arg(p).arg(QString::fromStdString(got))));
+}
+
+json& layer_of_vertex(json& config, const std::string& vertex) { return config["vertices"][vertex]["layerConf"]["layer"]; }
+
+}  // namespace
+
+class TestDl4jSequenceImport : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void matches_reference_data();
+    void matches_reference();
+    void hard_sigmoid_gates_refused();
+    void missing_steps_refused();
+    void embedding_bias_must_be_zero();
+    void last_step_of_bidirectional_refused();
+    void wrong_parameter_count_names_layers();
+};
+
+void TestDl4jSequenceImport::matches_reference_data() {
+    QTest::addColumn<QString>("name");
+    for (const char* n : {"dl4j_seq_lstm_rnnoutput", "dl4j_seq_graves_last_step", "dl4j_seq_bidirectional_concat",
+                          "dl4j_seq_graves_bidirectional_simple_rnn", "dl4j_seq_embedding_lstm", "dl4j_seq_conv1d_causal_pooling"})
+        QTest::newRow(n) << QString(n);
+}
+
+void TestDl4jSequenceImport::matches_reference() {
+    QFETCH(QString, name);
+    config::ImportResult r;
+    try {
+        r = import_case(name.toStdString());
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    check_against_reference(r, name.toStdString());
+}
+
+void TestDl4jSequenceImport::hard_sigmoid_gates_refused() {
+    auto config = read_json(data("dl4j_seq_lstm_rnnoutput.json"));
+    layer_of_vertex(config, "lstm")["gateActivationFn"] = {{"@class", "org.nd4j.linalg.activations.impl.ActivationHardSigmoid"}};
+    expect_refusal(refusal(config, coefficients("dl4j_seq_lstm_rnnoutput")),
+                   {"vertices[\"lstm\"] (LSTM \"lstm\")", "gateActivationFn", "hardsigmoid", "sigmoid gates"});
+    // The cell's activation too (the corpus's Bidirectional(LSTM) with ReLU).
+    config = read_json(data("dl4j_seq_lstm_rnnoutput.json"));
+    layer_of_vertex(config, "lstm")["activationFn"] = {{"@class", "org.nd4j.linalg.activations.impl.ActivationReLU"}};
+    expect_refusal(refusal(config, coefficients("dl4j_seq_lstm_rnnoutput")), {"(LSTM \"lstm\")", "activationFn", "relu", "tanh"});
+}
+
+void TestDl4jSequenceImport::missing_steps_refused() {
+    auto config = read_json(data("dl4j_seq_lstm_rnnoutput.json"));
+    config["networkInputTypes"][0]["timeSeriesLength"] = -1;  // InputType.recurrent(size) without a length
+    expect_refusal(refusal(config, coefficients("dl4j_seq_lstm_rnnoutput")),
+                   {"networkInputTypes", "timeSeriesLength", "InputType.recurrent(size, timeSeriesLength)"});
+    config.erase("networkInputTypes");
+    expect_refusal(refusal(config, coefficients("dl4j_seq_lstm_rnnoutput")), {"the first layer reads a sequence", "timeSeriesLength"});
+    // A MultiLayer keeps no InputType: without an EmbeddingSequenceLayer's inputLength, no steps.
+    auto multi = read_json(data("dl4j_seq_embedding_lstm.json"));
+    multi["confs"][0]["layer"].erase("inputLength");
+    expect_refusal(refusal(multi, coefficients("dl4j_seq_embedding_lstm")), {"inputLength", "number of time steps"});
+}
+
+void TestDl4jSequenceImport::embedding_bias_must_be_zero() {
+    // hasBias true: DL4J's b [1, nOut] follows W; a zero one imports, any other is refused.
+    auto config = read_json(data("dl4j_seq_embedding_lstm.json"));
+    config["confs"][0]["layer"]["hasBias"] = true;
+    auto flat = coefficients("dl4j_seq_embedding_lstm");
+    const std::size_t after_w = 7 * 3;
+    flat.insert(flat.begin() + after_w, 3, 0.f);
+    config::ImportResult r;
+    try {
+        r = import_zip(config, flat);
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    check_against_reference(r, "dl4j_seq_embedding_lstm");
+    flat[after_w + 1] = 0.25f;
+    expect_refusal(refusal(config, flat), {"confs[0] (EmbeddingSequenceLayer \"emb\"", "b[1] is 0.25", "no bias"});
+}
+
+void TestDl4jSequenceImport::last_step_of_bidirectional_refused() {
+    auto config = read_json(data("dl4j_seq_bidirectional_concat.json"));
+    // LastTimeStep(Bidirectional(LSTM)) in place of the plain Bidirectional.
+    auto& bi = config["vertices"]["bi"]["layerConf"]["layer"];
+    bi = {{"@class", "org.deeplearning4j.nn.conf.layers.recurrent.LastTimeStep"}, {"layerName", "bi"}, {"underlying", bi}};
+    expect_refusal(refusal(config, coefficients("dl4j_seq_bidirectional_concat")),
+                   {"LastTimeStep(Bidirectional(LSTM)) \"bi\"", "backward direction"});
+}
+
+void TestDl4jSequenceImport::wrong_parameter_count_names_layers() {
+    auto flat = coefficients("dl4j_seq_graves_last_step");
+    flat.pop_back();
+    expect_refusal(refusal(read_json(data("dl4j_seq_graves_last_step.json")), flat),
+                   {"coefficients.bin", "GravesLSTM \"graves\" 140", "OutputLayer \"out\" 10"});
+}
+
+QTEST_GUILESS_MAIN(TestDl4jSequenceImport)
+#include "test_dl4j_sequence_import.moc"
