@@ -19,7 +19,9 @@ using config::Dl4jChunk;
 using config::ParamRole;
 
 std::vector<Dl4jChunk> chunks_of(const ExportableModel& em) {
-    return config::dl4j_chunks(em.config, dl4j_layer_order(em), [](std::size_t) { return true; });  // hasBias true
+    // hasBias true, as the configuration says; an embedding has none (EmbeddingSequenceLayer hasBias false).
+    return config::dl4j_chunks(em.config, dl4j_layer_order(em),
+                               [&](std::size_t i) { return em.config.layers[i].type != config::LayerType::Embedding; });
 }
 
 std::size_t offset_of(const config::LayerConfig& l, ParamRole role) {
@@ -55,6 +57,14 @@ std::vector<float> dl4j_updater_state(const ExportableModel& em, std::string& wh
               " values of updater state, its updaters keep " + std::to_string(total) + ")";
         return {};
     }
+    // A recurrent layer's parameters are one DL4J run over several of Thresher's blocks, whose
+    // state Thresher keeps block by block: the two line up only for one value per parameter.
+    for (std::size_t i = 0; i < m.layers.size(); ++i)
+        if (config::is_recurrent(m.layers[i].type) && vocab::updater_state_per_param(m.effective_updater(i).kind) > 1) {
+            why = "updaterState.bin: not written (" + m.layers[i].label(i) +
+                  " is recurrent and its updater keeps several values per parameter); DL4J's updater starts fresh";
+            return {};
+        }
     std::vector<float> out;
     out.reserve(total);
     config::dl4j_walk_updater_state(m, chunks_of(em), [&](const Dl4jChunk& c, std::size_t component) {

@@ -15,6 +15,7 @@
 #include "backend/registry.h"
 #include "config/model_format.h"
 #include "core/error.h"
+#include "export/model_export.h"
 #include "nn/network.h"
 #include "source_dir.h"
 #include "weight_files.h"
@@ -112,6 +113,9 @@ private Q_SLOTS:
     void embedding_bias_must_be_zero();
     void last_step_of_bidirectional_refused();
     void wrong_parameter_count_names_layers();
+    void export_round_trip_data();
+    void export_round_trip();
+    void export_refuses_what_dl4j_cannot_hold();
 };
 
 void TestDl4jSequenceImport::matches_reference_data() {
@@ -188,6 +192,67 @@ void TestDl4jSequenceImport::wrong_parameter_count_names_layers() {
     flat.pop_back();
     expect_refusal(refusal(read_json(data("dl4j_seq_graves_last_step.json")), flat),
                    {"coefficients.bin", "GravesLSTM \"graves\" 140", "OutputLayer \"out\" 10"});
+}
+
+void TestDl4jSequenceImport::export_round_trip_data() { matches_reference_data(); }
+
+// Exported back to a DL4J zip (a ComputationGraph with InputTypeRecurrent keeping the steps;
+// LastTimeStepVertex comes back as a LastTimeStep wrapper, GravesBidirectionalLSTM as
+// Bidirectional(GravesLSTM, ADD)) and imported again: the same layers, bit-identical parameters,
+// and still the reference's outputs.
+void TestDl4jSequenceImport::export_round_trip() {
+    QFETCH(QString, name);
+    config::ImportResult r, back;
+    QTemporaryDir dir;
+    const std::string out = dir.filePath("exported.zip").toStdString();
+    try {
+        r = import_case(name.toStdString());
+        model_export::ExportableModel m;
+        m.source = name.toStdString() + ".thr";
+        m.config = r.model;
+        m.params = r.params;
+        model_export::export_model(m, model_export::ExportFormat::Dl4j, out);
+        back = config::import_model_file(out);
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(back.model.layers.size(), r.model.layers.size());
+    for (std::size_t i = 0; i < r.model.layers.size(); ++i) {
+        const auto &a = r.model.layers[i], &b = back.model.layers[i];
+        QCOMPARE(b.type, a.type);
+        QCOMPARE(b.bidirectional, a.bidirectional);
+        QCOMPARE(b.return_sequences, a.return_sequences);
+        QCOMPARE(b.peepholes, a.peepholes);
+        QCOMPARE(b.out_shape, a.out_shape);
+    }
+    QCOMPARE(back.model.input, r.model.input);
+    QVERIFY(back.params == r.params);
+    check_against_reference(back, name.toStdString());
+}
+
+void TestDl4jSequenceImport::export_refuses_what_dl4j_cannot_hold() {
+    // A GRU (DL4J has none) and a dense layer at every step are refused naming the layer.
+    for (const auto& [layer, words] : std::vector<std::pair<std::string, std::string>>{
+             {R"({"type":"gru","name":"g","units":3,"return_sequences":true})", "it has no DL4J layer"},
+             {R"({"type":"dense","name":"g","units":3})", "dense layer on a sequence has no DL4J export yet"}}) {
+        const auto cfg = config::ModelConfig::parse(R"({"input":{"steps":4,"features":2},"layers":[)" + layer +
+                                                        R"(,{"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})",
+                                                    "seq.json");
+        model_export::ExportableModel m;
+        m.source = "seq.thr";
+        m.config = cfg;
+        m.params.assign(cfg.param_count(), 0.f);
+        QTemporaryDir dir;
+        try {
+            model_export::export_model(m, model_export::ExportFormat::Dl4j, dir.filePath("x.zip").toStdString());
+            QFAIL("exported");
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            QVERIFY2(msg.find("layers[0]") != std::string::npos && msg.find("\"g\"") != std::string::npos &&
+                         msg.find(words) != std::string::npos,
+                     e.what());
+        }
+    }
 }
 
 QTEST_GUILESS_MAIN(TestDl4jSequenceImport)
