@@ -112,6 +112,19 @@ void thresher_chunk_to_dl4j(const LayerConfig& l, const Dl4jChunk& c, const floa
     for (std::size_t j = 0; j < c.n; ++j) dl4j[j] = ours[dl4j_to_thresher_index(l, c.role, j)];
 }
 
+std::size_t dl4j_state_index(const ModelConfig& m, const ThresherStateLayout& layout, const Dl4jChunk& c,
+                             std::size_t component, std::size_t j) {
+    const auto& l = m.layers[c.layer];
+    const std::size_t t = dl4j_to_thresher_index(l, c.role, j);
+    if (!is_recurrent(l.type)) return layout.offset.at({c.layer, c.role}) + component * c.n + t;
+    // t indexes the layer's whole slice; its state: block after block, components within each.
+    const std::size_t k = dl4j_state_per_param(m, c);
+    for (const auto& b : l.blocks)
+        if (t >= b.offset && t < b.offset + b.size)
+            return layout.offset.at({c.layer, l.blocks.front().role}) + b.offset * k + component * b.size + (t - b.offset);
+    return layout.total;  // not reached: the blocks cover the slice
+}
+
 bool dl4j_same_updater(const ModelConfig& m, std::size_t a, std::size_t b) {
     const auto u = m.effective_updater(a), v = m.effective_updater(b);
     return u.kind == v.kind && u.learning_rate == v.learning_rate && u.momentum == v.momentum && u.beta1 == v.beta1 &&

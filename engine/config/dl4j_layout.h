@@ -71,6 +71,12 @@ struct ThresherStateLayout {
 };
 ThresherStateLayout thresher_state_layout(const ModelConfig& m);
 
+// Where element j of a chunk's DL4J updater-state component `component` sits in Thresher's
+// updater state (an index into the whole buffer, `layout`'s). A recurrent layer's chunk spans
+// several of Thresher's blocks, each of which keeps its components one after the other.
+std::size_t dl4j_state_index(const ModelConfig& m, const ThresherStateLayout& layout, const Dl4jChunk& c,
+                             std::size_t component, std::size_t j);
+
 // DL4J 1.0's UpdaterUtils.updaterConfigurationsEquals on the two layers' effective updaters.
 bool dl4j_same_updater(const ModelConfig& m, std::size_t a, std::size_t b);
 

@@ -16,7 +16,6 @@
 #include "config/nd4j_array.h"
 #include "config/zip_archive.h"
 #include "core/error.h"
-#include "vocab/updater.h"
 
 namespace thresher::config {
 
@@ -176,7 +175,6 @@ void map_dl4j_layer(const ModelConfig& m, std::size_t i, const nlohmann::json* b
 std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& config, const Nd4jArray& st,
                                    std::vector<float>& state) {
     const auto layout = thresher_state_layout(m);
-    const auto& ours = layout.offset;
     const std::size_t total = layout.total;
     // DL4J's parameters in its flattened order.
     std::vector<Dl4jChunk> chunks;
@@ -187,11 +185,6 @@ std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& c
         if (body && body->contains("biasUpdater") && !(*body)["biasUpdater"].is_null())
             return "updaterState.bin: not imported (" + l.origin + " has its own biasUpdater, whose state blocks Thresher "
                    "does not keep); the updater starts fresh";
-        // A recurrent layer is one run over several of Thresher's blocks, whose state Thresher keeps
-        // block by block: it lines up with DL4J's only for one state value per parameter.
-        if (is_recurrent(l.type) && vocab::updater_state_per_param(m.effective_updater(i).kind) > 1)
-            return "updaterState.bin: not imported (" + l.origin + " " + l.origin_what + " is recurrent and its updater keeps "
-                   "several values per parameter, laid out differently in Thresher); the updater starts fresh";
         for (const auto& c : dl4j_layer_chunks(m, i, body)) chunks.push_back(c);
     }
     std::size_t need = 0;
@@ -202,7 +195,9 @@ std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& c
     state.assign(total, 0.f);
     const float* src = st.data.data();
     dl4j_walk_updater_state(m, chunks, [&](const Dl4jChunk& c, std::size_t component) {
-        dl4j_chunk_to_thresher(m.layers[c.layer], c, src, state.data() + ours.at({c.layer, c.role}) + component * c.n);
+        // An embedding's bias (zero, weight import checked) has no place in Thresher: nor its state.
+        if (!(m.layers[c.layer].type == LayerType::Embedding && c.role == ParamRole::Bias))
+            for (std::size_t j = 0; j < c.n; ++j) state[dl4j_state_index(m, layout, c, component, j)] = src[j];
         src += c.n;
     });
     for (float v : state)

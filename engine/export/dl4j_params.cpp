@@ -9,7 +9,6 @@
 #include "config/dl4j_layout.h"
 #include "config/model_config.h"
 #include "export/dl4j_export.h"
-#include "vocab/updater.h"
 
 namespace thresher::model_export {
 
@@ -50,28 +49,18 @@ std::vector<float> dl4j_updater_state(const ExportableModel& em, std::string& wh
     why.clear();
     if (em.updater_state.empty()) return {};
     const auto layout = config::thresher_state_layout(m);
-    const auto& ours = layout.offset;
     const std::size_t total = layout.total;
     if (em.updater_state.size() != total) {
         why = "updaterState.bin: not written (the model holds " + std::to_string(em.updater_state.size()) +
               " values of updater state, its updaters keep " + std::to_string(total) + ")";
         return {};
     }
-    // A recurrent layer's parameters are one DL4J run over several of Thresher's blocks, whose
-    // state Thresher keeps block by block: the two line up only for one value per parameter.
-    for (std::size_t i = 0; i < m.layers.size(); ++i)
-        if (config::is_recurrent(m.layers[i].type) && vocab::updater_state_per_param(m.effective_updater(i).kind) > 1) {
-            why = "updaterState.bin: not written (" + m.layers[i].label(i) +
-                  " is recurrent and its updater keeps several values per parameter); DL4J's updater starts fresh";
-            return {};
-        }
     std::vector<float> out;
     out.reserve(total);
     config::dl4j_walk_updater_state(m, chunks_of(em), [&](const Dl4jChunk& c, std::size_t component) {
         const std::size_t at = out.size();
         out.resize(at + c.n);
-        config::thresher_chunk_to_dl4j(m.layers[c.layer], c, em.updater_state.data() + ours.at({c.layer, c.role}) + component * c.n,
-                                       out.data() + at);
+        for (std::size_t j = 0; j < c.n; ++j) out[at + j] = em.updater_state[config::dl4j_state_index(m, layout, c, component, j)];
     });
     return out;
 }

@@ -15,6 +15,7 @@
 #include "backend/registry.h"
 #include "config/model_format.h"
 #include "core/error.h"
+#include "export/dl4j_export.h"
 #include "export/model_export.h"
 #include "nn/network.h"
 #include "source_dir.h"
@@ -113,6 +114,7 @@ private Q_SLOTS:
     void embedding_bias_must_be_zero();
     void last_step_of_bidirectional_refused();
     void wrong_parameter_count_names_layers();
+    void adam_state_lands_on_each_block();
     void export_round_trip_data();
     void export_round_trip();
     void export_refuses_what_dl4j_cannot_hold();
@@ -192,6 +194,57 @@ void TestDl4jSequenceImport::wrong_parameter_count_names_layers() {
     flat.pop_back();
     expect_refusal(refusal(read_json(data("dl4j_seq_graves_last_step.json")), flat),
                    {"coefficients.bin", "GravesLSTM \"graves\" 140", "OutputLayer \"out\" 10"});
+}
+
+// updaterState.bin with Adam on every layer (one UpdaterBlock: m over all parameters, then v):
+// DL4J's m is written as the coefficients themselves and v as twice them, so wherever the import
+// puts a parameter, its m and v must hold that parameter and twice it, in every block of a
+// bidirectional peephole LSTM (Thresher keeps each block's m, then v). Exported again, the
+// state is DL4J's as it came.
+void TestDl4jSequenceImport::adam_state_lands_on_each_block() {
+    const std::string name = "dl4j_seq_graves_bidirectional_simple_rnn";
+    auto config = read_json(data(name + ".json"));
+    const json adam = {{"@class", "org.nd4j.linalg.learning.config.Adam"}, {"learningRate", 0.01}, {"beta1", 0.9},
+                       {"beta2", 0.999}, {"epsilon", 1e-8}};
+    for (auto& [vertex, v] : config["vertices"].items()) {
+        auto& layer = v["layerConf"]["layer"];
+        (layer.contains("underlying") ? layer["underlying"] : layer)["iupdater"] = adam;
+    }
+    const auto flat = coefficients(name);
+    std::vector<float> dl4j_state(flat);
+    for (float p : flat) dl4j_state.push_back(2 * p);
+    QTemporaryDir dir;
+    const std::string zip = dir.filePath("adam.zip").toStdString();
+    test_support::write_zip(zip, {{"configuration.json", test_support::text_bytes(config.dump())},
+                                  {"coefficients.bin", test_support::nd4j_row(flat, false, false)},
+                                  {"updaterState.bin", test_support::nd4j_row(dl4j_state, false, false)}});
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(zip);
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    QCOMPARE(r.updater_state.size(), 2 * r.params.size());
+    std::size_t state_at = 0;  // Thresher's layout: layer after layer, block after block, m then v
+    for (const auto& l : r.model.layers)
+        for (const auto& b : l.blocks) {
+            for (std::size_t k = 0; k < b.size; ++k) {
+                const float p = r.params[l.param_offset + b.offset + k];
+                if (r.updater_state[state_at + k] != p || r.updater_state[state_at + b.size + k] != 2 * p)
+                    QFAIL(qPrintable(QString("layer %1 block at %2, parameter %3: m %4 v %5, parameter %6")
+                                         .arg(QString::fromStdString(l.name)).arg(b.offset).arg(k)
+                                         .arg(r.updater_state[state_at + k]).arg(r.updater_state[state_at + b.size + k]).arg(p)));
+            }
+            state_at += 2 * b.size;
+        }
+    model_export::ExportableModel m;
+    m.source = name + ".thr";
+    m.config = r.model;
+    m.params = r.params;
+    m.updater_state = r.updater_state;
+    std::string why;
+    QVERIFY(model_export::dl4j_updater_state(m, why) == dl4j_state);
+    QVERIFY(why.empty());
 }
 
 void TestDl4jSequenceImport::export_round_trip_data() { matches_reference_data(); }
