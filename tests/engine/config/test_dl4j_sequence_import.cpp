@@ -82,6 +82,30 @@ void check_against_reference(const config::ImportResult& r, const std::string& n
                                      .arg(QString::fromStdString(name)).arg(s).arg(e["lengths"][s].get<int>()).arg(j).arg(got).arg(ref)));
         }
     qInfo("%s: max |Thresher - reference| = %.3g over %d x %zu outputs", name.c_str(), worst, batch, k);
+
+    // It trains: one step with one-hot targets (per valid step for a per-step output, padded
+    // steps zero) gives the reference's cross-entropy, the mean over valid steps or samples, and
+    // moves the parameters.
+    const std::size_t classes = static_cast<std::size_t>(r.model.output_size()), steps = k / classes;
+    std::vector<float> t(out.size(), 0.f);
+    double want_loss = 0;
+    int counted = 0;
+    for (int s = 0; s < batch; ++s) {
+        const std::size_t valid = steps == 1 ? 1 : static_cast<std::size_t>(e["lengths"][s].get<int>());
+        for (std::size_t step = 0; step < valid; ++step) {
+            const std::size_t c = (step + s) % classes, at = s * k + step * classes + c;
+            t[at] = 1.f;
+            want_loss -= std::log(want[s][step * classes + c].get<double>());
+            ++counted;
+        }
+    }
+    want_loss /= counted;
+    const double loss = net.compute_gradients(x.data(), t.data(), batch, 1);
+    if (!(std::abs(loss - want_loss) <= 1e-4)) QFAIL(qPrintable(QString("loss %1, reference %2").arg(loss).arg(want_loss)));
+    const auto before = net.get_params();
+    net.compute_update(0);
+    net.apply_update();
+    QVERIFY(net.get_params() != before);
 }
 
 // The message of the ConfigError importing `config` (with `flat`) throws; "" when it imports.
