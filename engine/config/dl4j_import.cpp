@@ -751,7 +751,8 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
                     input_image(*t->body, where, ins[0]);
                 } else if (!flatten && !is_rnn_flattening(kind)) {
                     p.fail("preProcessor", "preprocessor " + (kind.empty() ? json_summary(*pre) : kind) +
-                                               " is not supported here (CnnToFeedForward anywhere, FeedForwardToCnn on the network input)");
+                                               " is not supported here (CnnToFeedForward, RnnToFeedForward and FeedForwardToRnn anywhere, "
+                                               "FeedForwardToCnn on the network input)");
                 }
             }
             p.ignore({"layerConf", "outputVertex", "preProcessor"});

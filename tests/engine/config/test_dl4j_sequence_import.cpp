@@ -133,6 +133,7 @@ class TestDl4jSequenceImport : public QObject {
 private Q_SLOTS:
     void matches_reference_data();
     void matches_reference();
+    void per_step_layers_and_preprocessors();
     void hard_sigmoid_gates_refused();
     void missing_steps_refused();
     void embedding_bias_must_be_zero();
@@ -160,6 +161,61 @@ void TestDl4jSequenceImport::matches_reference() {
         QFAIL(e.what());
     }
     check_against_reference(r, name.toStdString());
+}
+
+// DL4J's per-step dense layer between RnnToFeedForward and FeedForwardToRnn preprocessors (0.x's
+// wrapper spelling too), Subsampling1D, a DropoutLayer and an RnnLossLayer on a sequence: each
+// maps onto Thresher's per-step layers, with the steps they leave.
+void TestDl4jSequenceImport::per_step_layers_and_preprocessors() {
+    auto config = read_json(data("dl4j_seq_lstm_rnnoutput.json"));
+    const std::string pl = "org.deeplearning4j.nn.conf.layers.";
+    auto vertex = [&](json layer, json pre) {
+        return json{{"@class", "org.deeplearning4j.nn.conf.graph.LayerVertex"},
+                    {"layerConf", {{"layer", layer}, {"seed", 7}}}, {"outputVertex", false}, {"preProcessor", pre}};
+    };
+    config["vertices"].erase("out");
+    config["vertices"]["pool"] = vertex({{"@class", pl + "Subsampling1DLayer"}, {"layerName", "pool"}, {"poolingType", "AVG"},
+                                         {"kernelSize", {2, 1}}, {"stride", {1, 2}}, {"padding", {0, 0}}, {"convolutionMode", "Truncate"}},
+                                        nullptr);
+    config["vertices"]["drop"] = vertex({{"@class", pl + "DropoutLayer"}, {"layerName", "drop"},
+                                         {"idropout", {{"@class", "org.deeplearning4j.nn.conf.dropout.Dropout"}, {"p", 0.8}}}},
+                                        nullptr);
+    config["vertices"]["dense"] = vertex({{"@class", pl + "DenseLayer"}, {"layerName", "dense"}, {"nin", 4}, {"nout", 3},
+                                          {"activationFn", {{"@class", "org.nd4j.linalg.activations.impl.ActivationIdentity"}}},
+                                          {"iupdater", {{"@class", "org.nd4j.linalg.learning.config.Sgd"}, {"learningRate", 0.1}}}},
+                                         {{"rnnToFeedForward", json::object()}});
+    config["vertices"]["loss"] = vertex({{"@class", pl + "RnnLossLayer"}, {"layerName", "loss"},
+                                         {"activationFn", {{"@class", "org.nd4j.linalg.activations.impl.ActivationSoftmax"}}},
+                                         {"lossFn", {{"@class", "org.nd4j.linalg.lossfunctions.impl.LossMCXENT"}}}},
+                                        {{"@class", "org.deeplearning4j.nn.conf.preprocessor.FeedForwardToRnnPreProcessor"}});
+    config["vertexInputs"] = {{"lstm", {"in"}}, {"pool", {"lstm"}}, {"drop", {"pool"}}, {"dense", {"drop"}}, {"loss", {"dense"}}};
+    config["networkOutputs"] = {"loss"};
+    config::ImportResult r;
+    try {
+        r = config::import_model_text(config.dump(), "per_step.json");
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    const auto& ls = r.model.layers;
+    QCOMPARE(ls.size(), std::size_t(5));
+    QCOMPARE(ls[1].type, config::LayerType::Subsampling);
+    QCOMPARE(ls[1].out_shape, config::sequence_shape(4, 4));  // 5 steps, windows of 2 every step
+    QCOMPARE(ls[2].type, config::LayerType::Dropout);
+    QCOMPARE(ls[3].type, config::LayerType::Dense);
+    QCOMPARE(ls[3].out_shape, config::sequence_shape(4, 3));
+    QCOMPARE(ls[4].type, config::LayerType::Activation);
+    QVERIFY(ls[4].declares_loss);
+    QCOMPARE(r.model.target_size(), std::size_t(4 * 3));
+    // CnnToRnn cannot be: Thresher's sequences are not made from images.
+    config["vertices"]["dense"]["preProcessor"] = {{"@class", "org.deeplearning4j.nn.conf.preprocessor.CnnToRnnPreProcessor"}};
+    try {
+        config::import_model_text(config.dump(), "per_step.json");
+        QFAIL("imported");
+    } catch (const Error& e) {
+        QVERIFY2(std::string(e.what()).find("vertices[\"dense\"]") != std::string::npos &&
+                     std::string(e.what()).find("CnnToRnnPreProcessor is not supported") != std::string::npos,
+                 e.what());
+    }
 }
 
 void TestDl4jSequenceImport::hard_sigmoid_gates_refused() {
