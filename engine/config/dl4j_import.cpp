@@ -245,7 +245,9 @@ std::optional<UpdaterKind> updater_kind(const std::string& name) {
 struct UpdaterFieldNames {
     const char *beta1, *beta2;
 };
-void read_updater_fields(Place& u, UpdaterSpec& s, const UpdaterFieldNames& names) {
+// `legacy`: a 0.x layer's "updater" string, whose "epsilon": "NaN" DL4J itself reads as the
+// updater's default (BaseNetConfigDeserializer's backward compatibility); every other NaN stays refused.
+void read_updater_fields(Place& u, UpdaterSpec& s, const UpdaterFieldNames& names, bool legacy = false) {
     if (s.kind == UpdaterKind::Nesterovs)
         if (auto v = u.hyper({"momentum"}, import::kUnit)) s.momentum = static_cast<float>(*v);
     if (s.kind == UpdaterKind::Adam) {
@@ -254,6 +256,11 @@ void read_updater_fields(Place& u, UpdaterSpec& s, const UpdaterFieldNames& name
     }
     if (s.kind == UpdaterKind::RmsProp)
         if (auto v = u.hyper({"rmsDecay"}, import::kUnit)) s.rms_decay = static_cast<float>(*v);
+    const auto& j = u.json();
+    if (legacy && j.contains("epsilon") && j["epsilon"].is_string() && j["epsilon"].get<std::string>() == "NaN") {
+        u.ignore({"epsilon"});
+        return;  // default_updater's epsilon, as DL4J
+    }
     if (s.kind == UpdaterKind::AdaGrad || s.kind == UpdaterKind::RmsProp || s.kind == UpdaterKind::Adam)
         if (auto v = u.hyper({"epsilon"}, import::Range{0.0, 1.0, true, false})) s.epsilon = static_cast<float>(*v);
 }
@@ -291,7 +298,7 @@ std::optional<UpdaterSpec> read_updater(Place& p, std::optional<LrSchedule>& sch
     if (!kind) p.fail("updater", "updater " + *name + kSupported);
     UpdaterSpec s = default_updater(*kind);
     if (auto v = p.hyper({"learningRate"}, import::kNonNegative)) s.learning_rate = static_cast<float>(*v);
-    read_updater_fields(p, s, {"adamMeanDecay", "adamVarDecay"});
+    read_updater_fields(p, s, {"adamMeanDecay", "adamVarDecay"}, true);
     return s;
 }
 

@@ -63,6 +63,7 @@ const QByteArray kKerasOut = keras_layer("Dense", R"("name":"out","units":3,"act
 class TestModelImport : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void legacy_nan_epsilon_is_dl4j_default();
     void zero_padding_imports();
     void global_pooling_imports();
     void thresholded_relu_imports();
@@ -1137,6 +1138,27 @@ void TestModelImport::zero_padding_imports() {
     QCOMPARE(d3.model.layers[1].scale, (std::array<int, 2>{3, 3}));
     refused(dl4j({conv, dl4j_layer("Cropping2D", R"("layerName":"crop","cropping":[1,1])"), out}, to_cnn),
             {"confs[1] (Cropping2D \"crop\")", "\"cropping\"", "[top, bottom, left, right]"});
+}
+
+// A 0.x layer's "updater": "RMSPROP" beside "epsilon": "NaN" (0.6 and 0.7 wrote it so): DL4J's own
+// reader gives it RmsProp's default epsilon, 1e-8, and so does Thresher. A NaN learning rate stays refused.
+void TestModelImport::legacy_nan_epsilon_is_dl4j_default() {
+    const QByteArray rms = R"("updater":"RMSPROP","learningRate":0.1,"rmsDecay":0.95,"epsilon":"NaN")";
+    const auto text = dl4j({R"({"layer":{"dense":{"nin":4,"nout":3,"activationFunction":"relu",)" + rms + "}}}",
+                            R"({"layer":{"output":{"nin":3,"nout":2,"activationFunction":"softmax","lossFunction":"MCXENT",)" + rms + "}}}"});
+    config::ImportResult r;
+    try {
+        r = config::import_model_text(text.toStdString(), "cfg.json");
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    const auto u = r.model.effective_updater(0);
+    QCOMPARE(u.kind, config::UpdaterKind::RmsProp);
+    QCOMPARE(u.epsilon, 1e-8f);
+    QCOMPARE(u.rms_decay, 0.95f);
+    auto bad = text;
+    bad.replace(R"("learningRate":0.1)", R"("learningRate":"NaN")");
+    QVERIFY_THROWS_EXCEPTION(ConfigError, config::import_model_text(bad.toStdString(), "cfg.json"));
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)
