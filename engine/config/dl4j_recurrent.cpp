@@ -14,6 +14,7 @@ std::optional<Typed> dl4j_unwrap_sequence_layer(const Place& p, Typed t, Dl4jWra
     std::string opened, closed;  // "Bidirectional(" ... ")" for messages
     for (int depth = 0; depth < 4; ++depth) {
         const std::string wrapper = t.name;
+        const nlohmann::json* wrapper_body = t.body;
         if (wrapper == "LastTimeStep") {
             if (!t.body->contains("underlying") || !(*t.body)["underlying"].is_object())
                 p.fail("layer", "LastTimeStep without the layer it wraps (\"underlying\")");
@@ -32,6 +33,15 @@ std::optional<Typed> dl4j_unwrap_sequence_layer(const Place& p, Typed t, Dl4jWra
                 p.fail("layer", "Bidirectional with a " + fwd->name + " forward and a " + bwd->name + " backward layer is not supported");
             w.bidirectional_mode = b.contains("mode") && b["mode"].is_string() ? b["mode"].get<std::string>() : "CONCAT";
             t = *fwd;
+        }
+        if (wrapper == "LastTimeStep" || wrapper == "Bidirectional") {
+            // The wrapped layer's settings are read; a dropout only the wrapper holds would be lost.
+            for (const char* key : {"idropout", "dropOut"}) {
+                const auto* mine = t.body->contains(key) ? &(*t.body)[key] : nullptr;
+                const auto it = wrapper_body->find(key);
+                if (it != wrapper_body->end() && !it->is_null() && !(mine && *mine == *it))
+                    p.fail("layer", wrapper + "'s own \"" + key + "\" differs from its layer's (Thresher reads the wrapped layer's)");
+            }
         } else {
             if (!opened.empty()) w.label = opened + t.name + closed;
             return t;

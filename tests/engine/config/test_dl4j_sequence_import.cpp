@@ -137,7 +137,7 @@ private Q_SLOTS:
     void hard_sigmoid_gates_refused();
     void missing_steps_refused();
     void embedding_bias_must_be_zero();
-    void last_step_of_bidirectional_refused();
+    void wrapper_refusals();
     void wrong_parameter_count_names_layers();
     void adam_state_lands_on_each_block();
     void export_round_trip_data();
@@ -260,13 +260,23 @@ void TestDl4jSequenceImport::embedding_bias_must_be_zero() {
     expect_refusal(refusal(config, flat), {"confs[0] (EmbeddingSequenceLayer \"emb\"", "b[1] is 0.25", "no bias"});
 }
 
-void TestDl4jSequenceImport::last_step_of_bidirectional_refused() {
+void TestDl4jSequenceImport::wrapper_refusals() {
     auto config = read_json(data("dl4j_seq_bidirectional_concat.json"));
     // LastTimeStep(Bidirectional(LSTM)) in place of the plain Bidirectional.
     auto& bi = config["vertices"]["bi"]["layerConf"]["layer"];
     bi = {{"@class", "org.deeplearning4j.nn.conf.layers.recurrent.LastTimeStep"}, {"layerName", "bi"}, {"underlying", bi}};
     expect_refusal(refusal(config, coefficients("dl4j_seq_bidirectional_concat")),
                    {"LastTimeStep(Bidirectional(LSTM)) \"bi\"", "backward direction"});
+    // A dropout only the wrapper holds (Thresher reads the wrapped layer's settings).
+    config = read_json(data("dl4j_seq_bidirectional_concat.json"));
+    auto& wrapper = config["vertices"]["bi"]["layerConf"]["layer"];
+    wrapper["idropout"] = {{"@class", "org.deeplearning4j.nn.conf.dropout.Dropout"}, {"p", 0.5}};
+    expect_refusal(refusal(config, coefficients("dl4j_seq_bidirectional_concat")), {"Bidirectional's own \"idropout\""});
+    // Two directions of different kinds.
+    config = read_json(data("dl4j_seq_bidirectional_concat.json"));
+    config["vertices"]["bi"]["layerConf"]["layer"]["bwd"]["@class"] = "org.deeplearning4j.nn.conf.layers.GravesLSTM";
+    expect_refusal(refusal(config, coefficients("dl4j_seq_bidirectional_concat")),
+                   {"vertices[\"bi\"]", "a LSTM forward and a GravesLSTM backward layer is not supported"});
 }
 
 void TestDl4jSequenceImport::wrong_parameter_count_names_layers() {
