@@ -21,6 +21,7 @@ std::optional<Typed> dl4j_unwrap_sequence_layer(const Place& p, Typed t, Dl4jWra
             const auto inner = import::typed((*t.body)["underlying"]);
             if (!inner) p.fail("layer", "LastTimeStep's \"underlying\" is not a layer object");
             w.last_time_step = true;
+            w.last_step_inside = !w.bidirectional_mode.empty();
             t = *inner;
         } else if (wrapper == "Bidirectional") {
             const auto& b = *t.body;
@@ -115,12 +116,13 @@ int read_dl4j_sequence_layer(Place& p, const std::string& cls, const Dl4jWrappin
         }
     }
     if (!w.bidirectional_mode.empty()) l.bidirectional = bidirectional_mode(p, w.bidirectional_mode);
-    // DL4J's last step of a bidirectional output pairs the forward state after the whole sequence
-    // with the backward one after reading only that last step; Thresher's (Keras's) backward
-    // "last" output has read the whole sequence. Not the same numbers: refused.
-    if (w.last_time_step && l.bidirectional != BiMode::None)
+    // DL4J's last step of a bidirectional output (LastTimeStep outside) pairs the forward state
+    // after the whole sequence with the backward one after reading only that last step; Thresher's
+    // (Keras's, and DL4J's Bidirectional(LastTimeStep(...))) backward "last" output has read the
+    // whole sequence. Not the same numbers: refused.
+    if (w.last_time_step && l.bidirectional != BiMode::None && !w.last_step_inside)
         p.fail("layer", "LastTimeStep of a bidirectional layer is not supported (DL4J's backward direction has read only the "
-                        "last step there, Thresher's the whole sequence)");
+                        "last step there, Thresher's the whole sequence: Bidirectional(LastTimeStep(...)) is Thresher's)");
     l.return_sequences = !w.last_time_step;
     if (p.has("weightInitFnRecurrent") || p.has("weightInitRecurrent"))
         p.note("weightInitRecurrent ignored: the recurrent weights start like the input weights");

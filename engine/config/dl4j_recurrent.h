@@ -4,7 +4,8 @@
 //   GravesBidirectionalLSTM   -> lstm with peepholes, bidirectional "sum" (DL4J adds the two directions)
 //   Bidirectional(LSTM | GravesLSTM | SimpleRnn), mode CONCAT / ADD / MUL / AVERAGE
 //                             -> that layer, bidirectional concat / sum / mul / average
-//   LastTimeStep(<recurrent>) -> the layer with return_sequences false
+//   LastTimeStep(<recurrent>), Bidirectional(LastTimeStep(<recurrent>))
+//                             -> the layer with return_sequences false
 //   SimpleRnn                 -> simple_rnn (tanh, relu or sigmoid)
 //   EmbeddingLayer, EmbeddingSequenceLayer -> embedding (nIn is the vocabulary)
 // DL4J recurrent layers always return every step; a LastTimeStep wrapper (or LastTimeStepVertex,
@@ -27,6 +28,10 @@ namespace thresher::config {
 struct Dl4jWrapping {
     std::string bidirectional_mode;  // "" when not wrapped, else the file's "mode" (CONCAT by default)
     bool last_time_step = false;
+    // LastTimeStep inside the Bidirectional (Bidirectional(LastTimeStep(LSTM))): each direction's
+    // own last step, the backward one after reading back to step 0 (Thresher's return_sequences
+    // false); outside it, the backward direction's output at the last step, after one step.
+    bool last_step_inside = false;
     std::string label;  // "Bidirectional(LSTM)", "LastTimeStep(LSTM)", or ""
 };
 

@@ -444,11 +444,10 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
                 static const std::map<config::BiMode, const char*> modes{
                     {config::BiMode::Concat, "CONCAT"}, {config::BiMode::Sum, "ADD"}, {config::BiMode::Mul, "MUL"}, {config::BiMode::Average, "AVERAGE"}};
                 if (l.bidirectional != config::BiMode::None) bidirectional = modes.at(l.bidirectional);
+                // LastTimeStep around the layer, inside a Bidirectional: each direction's own last
+                // step, Thresher's return_sequences false (DL4J's LastTimeStep outside a Bidirectional
+                // would take the backward direction after one step, dl4j_recurrent.h).
                 last_step = !l.return_sequences;
-                // DL4J's last step of a bidirectional output is not Thresher's (dl4j_recurrent.cpp).
-                if (last_step && !bidirectional.empty())
-                    throw Dl4jRefusal{"a bidirectional layer without return_sequences: DL4J's LastTimeStep of a Bidirectional "
-                                      "takes the backward direction after reading only the last step"};
                 variables = bidirectional.empty() ? json{"W", "RW", "b"} : json{"fW", "fRW", "fb", "bW", "bRW", "bb"};
                 break;
             }
@@ -490,11 +489,12 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
             layer["weightInitFn"] = weight_init(m.effective_weight_init(i));
             layer["weightNoise"] = nullptr;
         }
-        // The wrappers DL4J reads the recurrent layer through: both directions one layer's copy.
+        // The wrappers DL4J reads the recurrent layer through: Bidirectional(LastTimeStep(layer)),
+        // both directions one layer's copy.
+        if (last_step) layer = {{"@class", pl + "recurrent.LastTimeStep"}, {"layerName", name}, {"underlying", layer}};
         if (!bidirectional.empty())
             layer = {{"@class", pl + "recurrent.Bidirectional"}, {"layerName", name}, {"mode", bidirectional},
                      {"nin", l.in_shape.c}, {"nout", l.units}, {"idropout", nullptr}, {"fwd", layer}, {"bwd", layer}};
-        if (last_step) layer = {{"@class", pl + "recurrent.LastTimeStep"}, {"layerName", name}, {"underlying", layer}};
         out.conf = {{"cacheMode", "NONE"}, {"dataType", "FLOAT"}, {"epochCount", em.epochs},
                     {"iterationCount", em.iterations}, {"layer", layer}, {"maxNumLineSearchIterations", 5},
                     {"miniBatch", true}, {"minimize", true}, {"optimizationAlgo", "STOCHASTIC_GRADIENT_DESCENT"},

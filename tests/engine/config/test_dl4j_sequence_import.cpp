@@ -1,8 +1,9 @@
 // DL4J sequence models with their weights, against references computed from DL4J's own equations
 // on DL4J's own arrays (data/sequences/make_dl4j_sequence_references.py): LSTM with a per-step
 // RnnOutputLayer, GravesLSTM's peepholes with a LastTimeStepVertex, Bidirectional(LSTM, CONCAT)
-// into LastTimeStep(LSTM), GravesBidirectionalLSTM into LastTimeStep(SimpleRnn), an
-// EmbeddingSequenceLayer MultiLayer, and a causal dilated Convolution1DLayer with global pooling.
+// into LastTimeStep(LSTM), Bidirectional(LastTimeStep(LSTM), ADD), GravesBidirectionalLSTM into
+// LastTimeStep(SimpleRnn), an EmbeddingSequenceLayer MultiLayer, and a causal dilated
+// Convolution1DLayer with global pooling.
 // Every gate block, peephole column and direction must land where it belongs for the outputs to
 // agree within 1e-4; samples shorter than the model's steps (masked) must give the reference of
 // their first L steps. Then what is refused, and how it is said.
@@ -148,7 +149,8 @@ private Q_SLOTS:
 void TestDl4jSequenceImport::matches_reference_data() {
     QTest::addColumn<QString>("name");
     for (const char* n : {"dl4j_seq_lstm_rnnoutput", "dl4j_seq_graves_last_step", "dl4j_seq_bidirectional_concat",
-                          "dl4j_seq_graves_bidirectional_simple_rnn", "dl4j_seq_embedding_lstm", "dl4j_seq_conv1d_causal_pooling"})
+                          "dl4j_seq_graves_bidirectional_simple_rnn", "dl4j_seq_embedding_lstm", "dl4j_seq_conv1d_causal_pooling",
+                          "dl4j_seq_bidirectional_last_step"})
         QTest::newRow(n) << QString(n);
 }
 

@@ -20,7 +20,10 @@ The references follow DL4J's own equations on DL4J's own arrays, never Thresher'
   Dense/Output/RnnOutput: W [nIn, nOut] 'f', b.
 The plain LSTM loop is checked against torch.nn.LSTM (its gates reordered i, f, g, o) before use.
 A sample shorter than T (masked) gets the reference of its first L steps: DL4J's masked steps
-never reach the valid ones going forwards, and a last-step output takes step L-1.
+never reach the valid ones going forwards, and a last-step output takes step L-1. Backwards too:
+Bidirectional reverses the padded input and its mask, and DL4J's LSTM zeroes the state (h and c)
+at masked steps ("want 0 initialization in both directions", LSTMHelpers), so the backward
+direction starts from zeros at step L-1, as on the first L steps alone.
 """
 import json
 import os
@@ -212,7 +215,7 @@ def graves_last_step():
 
 
 def bidirectional_concat():
-    """Bidirectional(LSTM, CONCAT) -> LastTimeStep(LSTM) -> OutputLayer (full-length samples)."""
+    """Bidirectional(LSTM, CONCAT) -> LastTimeStep(LSTM) -> OutputLayer; one sample masked (3 of 5)."""
     C, H, H2, K, T = 3, 4, 3, 2, 5
     fW, fRW, fb, bW, bRW, bb = arr(C, 4 * H), arr(H, 4 * H), arr(4 * H), arr(C, 4 * H), arr(H, 4 * H), arr(4 * H)
     W2, RW2, b2, Wo, bo = arr(2 * H, 4 * H2), arr(H2, 4 * H2), arr(4 * H2), arr(H2, K), arr(K)
@@ -228,7 +231,27 @@ def bidirectional_concat():
         return softmax(dl4j_lstm(both, W2, RW2, b2, False)[-1] @ Wo + bo)
     params = [(fW, "F"), (fRW, "F"), (fb, "C"), (bW, "F"), (bRW, "F"), (bb, "C"), (W2, "F"), (RW2, "F"), (b2, "C"),
               (Wo, "F"), (bo, "C")]
-    write("dl4j_seq_bidirectional_concat", config, params, arr(3, T, C, scale=1.0), [5, 5, 5], forward)
+    write("dl4j_seq_bidirectional_concat", config, params, arr(3, T, C, scale=1.0), [5, 3, 5], forward)
+
+
+def bidirectional_last_step():
+    """Bidirectional(LastTimeStep(LSTM), ADD) -> OutputLayer: the forward state after step L-1 plus the
+    backward one after reading back to step 0 (DL4J's backward LastTimeStep reads the reversed input,
+    whose last valid step is step 0); one sample masked (2 of 4)."""
+    C, H, K, T = 2, 3, 2, 4
+    fW, fRW, fb, bW, bRW, bb = arr(C, 4 * H), arr(H, 4 * H), arr(4 * H), arr(C, 4 * H), arr(H, 4 * H), arr(4 * H)
+    Wo, bo = arr(H, K), arr(K)
+    last = lambda name: layer("LastTimeStep", {"layerName": name, "underlying": lstm_fields(name, C, H)},
+                              "org.deeplearning4j.nn.conf.layers.recurrent.")
+    bi = layer("Bidirectional", {"layerName": "bi", "mode": "ADD", "nin": C, "nout": H, "fwd": last("bi"), "bwd": last("bi")},
+               "org.deeplearning4j.nn.conf.layers.recurrent.")
+    config = graph([("bi", lv(bi)), ("out", lv(dense_fields("OutputLayer", "out", H, K, "Softmax")))], T, C)
+
+    def forward(xs):
+        both = dl4j_lstm(xs, fW, fRW, fb, False)[-1] + dl4j_lstm(xs, bW, bRW, bb, False, backwards=True)[0]
+        return softmax(both @ Wo + bo)
+    params = [(fW, "F"), (fRW, "F"), (fb, "C"), (bW, "F"), (bRW, "F"), (bb, "C"), (Wo, "F"), (bo, "C")]
+    write("dl4j_seq_bidirectional_last_step", config, params, arr(3, T, C, scale=1.0), [4, 2, 4], forward)
 
 
 def graves_bidirectional_simple_rnn():
@@ -289,3 +312,4 @@ bidirectional_concat()
 graves_bidirectional_simple_rnn()
 embedding_lstm()
 conv1d_causal_pooling()
+bidirectional_last_step()
