@@ -49,7 +49,7 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"GravesBidirectionalLSTM", Kind::Recurrent}, {"gravesBidirectionalLSTM", Kind::Recurrent},
         {"SimpleRnn", Kind::Recurrent}, {"EmbeddingLayer", Kind::Embedding}, {"EmbeddingSequenceLayer", Kind::Embedding},
         {"embedding", Kind::Embedding}, {"Convolution1DLayer", Kind::Convolution1d}, {"Convolution1D", Kind::Convolution1d},
-        {"Subsampling1DLayer", Kind::Subsampling1d}};
+        {"convolution1d", Kind::Convolution1d}, {"Subsampling1DLayer", Kind::Subsampling1d}, {"subsampling1d", Kind::Subsampling1d}};
     auto it = kinds.find(name);
     if (it == kinds.end()) return std::nullopt;
     return it->second;

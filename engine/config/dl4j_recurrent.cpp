@@ -91,9 +91,12 @@ int read_dl4j_sequence_layer(Place& p, const std::string& cls, const Dl4jWrappin
             p.fail("activationFn", std::string(to_string(a.kind)) + " is not supported on an embedding (Thresher's has none: identity)");
         if (p.boolean({"hasBias"}).value_or(cls != "EmbeddingSequenceLayer"))
             p.note("hasBias: Thresher's embedding has no bias (imported weights must hold a zero bias)");
-        p.ignore({"inferInputLength", "outputFormat", "weightInitFn", "weightInit"});
+        p.ignore({"outputFormat", "weightInitFn", "weightInit"});
+        // inferInputLength true: DL4J takes the steps from the data and "inputLength" means nothing.
+        const bool inferred = p.boolean({"inferInputLength"}).value_or(false);
         const int steps = p.integer({"inputLength"}, 1).value_or(0);
-        return cls == "EmbeddingSequenceLayer" && steps > 1 ? steps : 0;
+        if (steps > (1 << 20)) p.fail("inputLength", "beyond 2^20 steps");
+        return cls == "EmbeddingSequenceLayer" && !inferred ? steps : 0;
     }
     // Gate and cell activations: DL4J's defaults are sigmoid gates and the layer's activationFn
     // on the cell (tanh in every DL4J example).

@@ -242,6 +242,9 @@ void TestDl4jSequenceImport::missing_steps_refused() {
     expect_refusal(refusal(config, coefficients("dl4j_seq_lstm_rnnoutput")), {"the first layer reads a sequence", "timeSeriesLength"});
     // A MultiLayer keeps no InputType: without an EmbeddingSequenceLayer's inputLength, no steps.
     auto multi = read_json(data("dl4j_seq_embedding_lstm.json"));
+    multi["confs"][0]["layer"]["inferInputLength"] = true;  // the steps come from the data: inputLength means nothing
+    expect_refusal(refusal(multi, coefficients("dl4j_seq_embedding_lstm")), {"inputLength", "number of time steps"});
+    multi["confs"][0]["layer"]["inferInputLength"] = false;
     multi["confs"][0]["layer"].erase("inputLength");
     expect_refusal(refusal(multi, coefficients("dl4j_seq_embedding_lstm")), {"inputLength", "number of time steps"});
 }
