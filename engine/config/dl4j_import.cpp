@@ -8,6 +8,7 @@
 #include <map>
 
 #include "config/dl4j_graph.h"
+#include "config/dl4j_recurrent.h"
 #include "config/import_support.h"
 #include "config/json_fields.h"
 #include "config/schedule_import.h"
@@ -21,7 +22,8 @@ using import::Place;
 using import::simple_class_name;
 
 enum class Kind { Dense, Output, Convolution, Subsampling, BatchNorm, Dropout, Activation, GlobalPooling, ZeroPadding, PRelu, Loss,
-                  CnnLoss, Cropping, Upsampling, DepthwiseConvolution, SeparableConvolution, TransposedConvolution };
+                  CnnLoss, Cropping, Upsampling, DepthwiseConvolution, SeparableConvolution, TransposedConvolution,
+                  Recurrent, Embedding, Convolution1d, Subsampling1d };
 
 std::optional<Kind> kind_of(const std::string& name) {
     static const std::map<std::string, Kind> kinds{
@@ -39,7 +41,15 @@ std::optional<Kind> kind_of(const std::string& name) {
         {"LossLayer", Kind::Loss}, {"loss", Kind::Loss}, {"CnnLossLayer", Kind::CnnLoss},
         {"Cropping2D", Kind::Cropping}, {"Upsampling2D", Kind::Upsampling},
         {"DepthwiseConvolution2D", Kind::DepthwiseConvolution}, {"SeparableConvolution2D", Kind::SeparableConvolution},
-        {"Deconvolution2D", Kind::TransposedConvolution}};
+        {"Deconvolution2D", Kind::TransposedConvolution},
+        // Sequences (dl4j_recurrent.h): an RnnOutputLayer is an output, an RnnLossLayer a loss
+        // layer, on a sequence (a loss per step).
+        {"RnnOutputLayer", Kind::Output}, {"rnnoutput", Kind::Output}, {"RnnLossLayer", Kind::Loss},
+        {"LSTM", Kind::Recurrent}, {"GravesLSTM", Kind::Recurrent}, {"gravesLSTM", Kind::Recurrent},
+        {"GravesBidirectionalLSTM", Kind::Recurrent}, {"gravesBidirectionalLSTM", Kind::Recurrent},
+        {"SimpleRnn", Kind::Recurrent}, {"EmbeddingLayer", Kind::Embedding}, {"EmbeddingSequenceLayer", Kind::Embedding},
+        {"embedding", Kind::Embedding}, {"Convolution1DLayer", Kind::Convolution1d}, {"Convolution1D", Kind::Convolution1d},
+        {"convolution1d", Kind::Convolution1d}, {"Subsampling1DLayer", Kind::Subsampling1d}, {"subsampling1d", Kind::Subsampling1d}};
     auto it = kinds.find(name);
     if (it == kinds.end()) return std::nullopt;
     return it->second;
@@ -87,16 +97,18 @@ ActivationSpec activation_from_name(Place& p, const std::string& key, const std:
 // "activationFn": {"@class": "org.nd4j.linalg.activations.impl.ActivationReLU", ...} (1.0.0-alpha
 // on), {"ReLU": {}} (0.7 - 0.9.x, Jackson's wrapper object), or the oldest "activationFunction":
 // "relu" (with the leaky slope at the conf level, "leakyreluAlpha").
-ActivationSpec read_activation(Place& p, float legacy_alpha) {
-    if (const auto* fn = p.object({"activationFn"})) {
+// `key` names another activation field of the same spelling (an LSTM's "gateActivationFn").
+ActivationSpec read_activation(Place& p, float legacy_alpha, const char* key) {
+    const bool main_key = std::string(key) == "activationFn";
+    if (const auto* fn = p.object({key})) {
         const auto t = import::typed(*fn);
-        if (!t) p.fail("activationFn", "expected {\"@class\": ...} or {\"<activation>\": {...}}, got " + json_summary(*fn));
+        if (!t) p.fail(key, "expected {\"@class\": ...} or {\"<activation>\": {...}}, got " + json_summary(*fn));
         std::vector<std::string> scratch;  // an activation object has nothing worth a note
-        Place a(*t->body, p.source(), p.where() + ".activationFn", scratch);
+        Place a(*t->body, p.source(), p.where() + "." + std::string(key), scratch);
         // 1.0 spells classes ActivationReLU, 0.x wrappers ReLU.
         std::string cls = t->name;
         if (!t->wrapped) {
-            if (cls.rfind("Activation", 0) != 0) p.fail("activationFn", "unknown activation class " + json_summary(*fn));
+            if (cls.rfind("Activation", 0) != 0) p.fail(key, "unknown activation class " + json_summary(*fn));
             cls = cls.substr(10);
         }
         const auto n = normalise_name(cls);
@@ -107,7 +119,7 @@ ActivationSpec read_activation(Place& p, float legacy_alpha) {
             const auto threshold = a.hyper({"threshold"}, import::Range{0.0, 100.0}).value_or(0.0);
             if (threshold != 0.0 && max == 0.0 && slope == 0.0) return {Activation::ThresholdedRelu, static_cast<float>(threshold)};
             if (threshold != 0.0 || (max != 0.0 && (max != 6.0 || slope != 0.0)))
-                p.fail("activationFn", "ReLU with a threshold and a max or slope, or a max other than 6, is not supported");
+                p.fail(key, "ReLU with a threshold and a max or slope, or a max other than 6, is not supported");
             if (max == 6.0) return {Activation::Relu6, 0.01f};
             if (slope != 0.0) return {Activation::LeakyRelu, static_cast<float>(slope)};
             return {Activation::Relu, 0.01f};
@@ -120,18 +132,19 @@ ActivationSpec read_activation(Place& p, float legacy_alpha) {
         // ActivationGELU: precise=false (the default) is libnd4j's GELU op, x·sigmoid(1.702x);
         // precise=true is libnd4j's PreciseGELU, whose cubic term differs from the published tanh form.
         if (n == "gelu" && a.boolean({"precise"}).value_or(false))
-            p.fail("activationFn", "GELU with precise=true is not supported (Thresher has DL4J's default GELU, "
+            p.fail(key, "GELU with precise=true is not supported (Thresher has DL4J's default GELU, "
                                    "precise=false: x·sigmoid(1.702x))");
-        return activation_from_name(p, "activationFn", cls, 0.01f);
+        return activation_from_name(p, key, cls, 0.01f);
     }
-    if (auto name = p.string({"activationFunction"})) {
+    if (auto name = main_key ? p.string({"activationFunction"}) : std::nullopt) {
         if (normalise_name(*name) == "leakyrelu" && !import::Range{0.0, 1.0}.contains(legacy_alpha))
             p.fail("activationFunction", "leakyrelu needs the conf's \"leakyreluAlpha\" in [0, 1]");
         return activation_from_name(p, "activationFunction", *name, legacy_alpha);
     }
-    p.note("no activation given: using DL4J's default, sigmoid");
+    if (main_key) p.note("no activation given: using DL4J's default, sigmoid");
     return {Activation::Sigmoid, 0.01f};
 }
+ActivationSpec read_activation(Place& p, float legacy_alpha) { return read_activation(p, legacy_alpha, "activationFn"); }
 
 WeightInit init_from_name(Place& p, const std::string& key, const std::string& name) {
     const std::string n = normalise_name(name);
@@ -232,7 +245,9 @@ std::optional<UpdaterKind> updater_kind(const std::string& name) {
 struct UpdaterFieldNames {
     const char *beta1, *beta2;
 };
-void read_updater_fields(Place& u, UpdaterSpec& s, const UpdaterFieldNames& names) {
+// `legacy`: a 0.x layer's "updater" string, whose "epsilon": "NaN" DL4J itself reads as the
+// updater's default (BaseNetConfigDeserializer's backward compatibility); every other NaN stays refused.
+void read_updater_fields(Place& u, UpdaterSpec& s, const UpdaterFieldNames& names, bool legacy = false) {
     if (s.kind == UpdaterKind::Nesterovs)
         if (auto v = u.hyper({"momentum"}, import::kUnit)) s.momentum = static_cast<float>(*v);
     if (s.kind == UpdaterKind::Adam) {
@@ -241,6 +256,11 @@ void read_updater_fields(Place& u, UpdaterSpec& s, const UpdaterFieldNames& name
     }
     if (s.kind == UpdaterKind::RmsProp)
         if (auto v = u.hyper({"rmsDecay"}, import::kUnit)) s.rms_decay = static_cast<float>(*v);
+    const auto& j = u.json();
+    if (legacy && j.contains("epsilon") && j["epsilon"].is_string() && j["epsilon"].get<std::string>() == "NaN") {
+        u.ignore({"epsilon"});
+        return;  // default_updater's epsilon, as DL4J
+    }
     if (s.kind == UpdaterKind::AdaGrad || s.kind == UpdaterKind::RmsProp || s.kind == UpdaterKind::Adam)
         if (auto v = u.hyper({"epsilon"}, import::Range{0.0, 1.0, true, false})) s.epsilon = static_cast<float>(*v);
 }
@@ -278,7 +298,7 @@ std::optional<UpdaterSpec> read_updater(Place& p, std::optional<LrSchedule>& sch
     if (!kind) p.fail("updater", "updater " + *name + kSupported);
     UpdaterSpec s = default_updater(*kind);
     if (auto v = p.hyper({"learningRate"}, import::kNonNegative)) s.learning_rate = static_cast<float>(*v);
-    read_updater_fields(p, s, {"adamMeanDecay", "adamVarDecay"});
+    read_updater_fields(p, s, {"adamMeanDecay", "adamVarDecay"}, true);
     return s;
 }
 
@@ -383,11 +403,12 @@ ConvMode read_mode(Place& p) {
     const auto n = normalise_name(mode);
     if (n == "same") return ConvMode::Same;
     if (n == "truncate") return ConvMode::Truncate;
+    if (n == "causal") return ConvMode::Causal;  // Convolution1DLayer only (shape inference refuses it elsewhere)
     if (n == "strict") {
         p.note("convolutionMode Strict imported as Truncate (same sizes whenever Strict accepts them)");
         return ConvMode::Truncate;
     }
-    p.fail("convolutionMode", mode + " is not supported (Truncate, Strict or Same)");
+    p.fail("convolutionMode", mode + " is not supported (Truncate, Strict, Same or, in one dimension, Causal)");
 }
 
 // What a layer said its input size was, checked against shape inference once the whole model is
@@ -427,12 +448,23 @@ struct Preprocessor {
     std::string where;
 };
 
+// RnnToFeedForward and FeedForwardToRnn let DL4J run a dense layer on every step ([mb, n, T] as
+// [mb*T, n] and back); Thresher's dense and output layers do that on a sequence themselves.
+bool is_rnn_flattening(const std::string& kind) {
+    return kind == "RnnToFeedForwardPreProcessor" || kind == "FeedForwardToRnnPreProcessor" || kind == "rnnToFeedForward" ||
+           kind == "feedForwardToRnn";
+}
+
 std::map<int, Preprocessor> read_preprocessors(Place& root) {
     std::map<int, Preprocessor> out;
     const auto* pre = root.object({"inputPreProcessors"});
     if (!pre) return out;
     static const std::map<std::string, std::string> legacy{{"cnnToFeedForward", "CnnToFeedForwardPreProcessor"},
-                                                           {"feedForwardToCnn", "FeedForwardToCnnPreProcessor"}};
+                                                           {"feedForwardToCnn", "FeedForwardToCnnPreProcessor"},
+                                                           {"rnnToFeedForward", "RnnToFeedForwardPreProcessor"},
+                                                           {"feedForwardToRnn", "FeedForwardToRnnPreProcessor"},
+                                                           {"cnnToRnn", "CnnToRnnPreProcessor"},
+                                                           {"rnnToCnn", "RnnToCnnPreProcessor"}};
     for (const auto& [key, value] : pre->items()) {
         const std::string where = "inputPreProcessors[" + key + "]";
         int index = -1;
@@ -453,8 +485,10 @@ std::map<int, Preprocessor> read_preprocessors(Place& root) {
         } else {
             root.fail("inputPreProcessors", where + " is not a preprocessor: " + json_summary(value));
         }
+        if (is_rnn_flattening(p.kind)) continue;
         if (p.kind != "CnnToFeedForwardPreProcessor" && p.kind != "FeedForwardToCnnPreProcessor")
-            throw ConfigError(root.source() + ": " + where + ": preprocessor " + p.kind + " is not supported");
+            throw ConfigError(root.source() + ": " + where + ": preprocessor " + p.kind + " is not supported" +
+                              (p.kind.find("Rnn") != std::string::npos ? " (Thresher's sequences are not made from images or into them)" : ""));
         std::vector<std::string> scratch;
         Place b(*body, root.source(), where, scratch);
         p.height = b.integer({"inputHeight"}, 1).value_or(0);
@@ -471,6 +505,7 @@ std::map<int, Preprocessor> read_preprocessors(Place& root) {
 struct ConfLayer {
     std::string cls, name;
     const nlohmann::json* body = nullptr;
+    Dl4jWrapping wrapping;  // Bidirectional / LastTimeStep around it
 };
 
 ConfLayer layer_of(Place& c) {
@@ -485,20 +520,27 @@ ConfLayer layer_of(Place& c) {
         t = import::typed((*t->body)[key]);
         if (!t) c.fail("layer", "the layer a FrozenLayer wraps is not a layer object");
     }
-    ConfLayer out{t->name, "", t->body};
+    ConfLayer out{t->name, "", t->body, {}};
     if (t->body->contains("layerName") && (*t->body)["layerName"].is_string())
         out.name = (*t->body)["layerName"].get<std::string>();
+    // Bidirectional and LastTimeStep: the wrapped layer holds the settings (dl4j_recurrent.h).
+    const auto inner = dl4j_unwrap_sequence_layer(c, *t, out.wrapping);
+    out.cls = inner->name;
+    out.body = inner->body;
     return out;
 }
 
 Place layer_place(const Place& c, const ConfLayer& l, std::vector<std::string>& notes) {
-    return Place(*l.body, c.source(), c.where() + " (" + l.cls + (l.name.empty() ? "" : " \"" + l.name + "\"") + ")", notes);
+    const auto& what = l.wrapping.label.empty() ? l.cls : l.wrapping.label;
+    return Place(*l.body, c.source(), c.where() + " (" + what + (l.name.empty() ? "" : " \"" + l.name + "\"") + ")", notes);
 }
 
 std::string kUnsupportedLayer(const std::string& cls) {
     return "layer type " + cls + " is not supported (Thresher imports DenseLayer, OutputLayer, ConvolutionLayer, "
            "SubsamplingLayer, GlobalPoolingLayer, ZeroPaddingLayer, Cropping2D, Upsampling2D, BatchNormalization, DropoutLayer, "
-           "PReLULayer, ActivationLayer, LossLayer, CnnLossLayer, DepthwiseConvolution2D, SeparableConvolution2D and Deconvolution2D)";
+           "PReLULayer, ActivationLayer, LossLayer, CnnLossLayer, DepthwiseConvolution2D, SeparableConvolution2D, Deconvolution2D, "
+           "LSTM, GravesLSTM, GravesBidirectionalLSTM, SimpleRnn, Bidirectional, LastTimeStep, EmbeddingLayer, "
+           "EmbeddingSequenceLayer, Convolution1DLayer, Subsampling1DLayer, RnnOutputLayer and RnnLossLayer)";
 }
 
 
@@ -517,7 +559,8 @@ ModelConfig finish_layers(ModelConfig& m, const std::vector<InputCheck>& checks,
     auto model = import::validated(m, source);
     for (const auto& c : checks) {
         const auto& l = model.layers[c.layer];
-        const bool per_channel = is_convolution(l.type) || (l.type == LayerType::BatchNorm && !l.in_shape.flat());
+        const bool per_channel = is_convolution(l.type) || (l.type == LayerType::BatchNorm && !l.in_shape.flat()) ||
+                                 l.in_shape.sequence();  // a sequence's nIn counts one step's features
         const auto have = per_channel ? static_cast<std::size_t>(l.in_shape.c) : l.in_shape.size();
         if (have != static_cast<std::size_t>(c.n_in))
             throw ConfigError(source + ": " + c.where + ": \"nIn\": is " + std::to_string(c.n_in) + " but the layer's input is " +
@@ -542,7 +585,16 @@ struct GraphInput {
     std::string where;
     // A graph with several inputs: the shapes found for the others, by input name.
     std::map<std::string, Shape> others;
+    int sequence_steps = 0;  // an EmbeddingSequenceLayer's inputLength, when it reads the input
 };
+
+// Layers whose input is a sequence whatever comes before them.
+bool reads_sequence(LayerType t) { return is_recurrent(t) || t == LayerType::Embedding || t == LayerType::Convolution1d; }
+
+const char* const kNeedsSteps =
+    "Thresher needs the number of time steps of a sequence input: save the model with "
+    "setInputTypes(InputType.recurrent(size, timeSeriesLength)) (a ComputationGraph), or start it with an "
+    "EmbeddingSequenceLayer with an inputLength";
 
 std::optional<Shape> input_type_shape(Place& root, const nlohmann::json& t) {
     const auto typed = import::typed(t);
@@ -563,7 +615,15 @@ std::optional<Shape> input_type_shape(Place& root, const nlohmann::json& t) {
             root.note("networkInputTypes: NHWC: Thresher feeds images as channels x height x width");
         return Shape{c, num("height"), num("width")};
     }
-    root.fail("networkInputTypes", "input type " + kind + " is not supported (feed-forward or convolutional)");
+    if (kind == "InputTypeRecurrent") {
+        // DL4J writes timeSeriesLength -1 for InputType.recurrent(size) without a length.
+        const auto& len = b.contains("timeSeriesLength") ? b["timeSeriesLength"] : nlohmann::json();
+        if (!len.is_number_integer() || len.get<long long>() < 1)
+            root.fail("networkInputTypes", "InputTypeRecurrent without a timeSeriesLength (got " + json_summary(len) + "): " + kNeedsSteps);
+        if (len.get<long long>() > (1 << 20)) root.fail("networkInputTypes", "timeSeriesLength beyond 2^20 steps");
+        return sequence_shape(len.get<int>(), num("size"));
+    }
+    root.fail("networkInputTypes", "input type " + kind + " is not supported (feed-forward, convolutional or recurrent)");
 }
 
 std::string kUnsupportedVertex(const std::string& cls) {
@@ -639,7 +699,7 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
             const auto l = layer_of(c);
             if (!kind_of(l.cls)) layer_place(c, l, scratch).fail(kUnsupportedLayer(l.cls));
         } else if (g.cls != "ElementWiseVertex" && g.cls != "MergeVertex" && g.cls != "SubsetVertex" &&
-                   g.cls != "ReshapeVertex" && g.cls != "PreprocessorVertex") {
+                   g.cls != "ReshapeVertex" && g.cls != "PreprocessorVertex" && g.cls != "LastTimeStepVertex") {
             p.fail(kUnsupportedVertex(g.cls));
         }
     }
@@ -696,9 +756,10 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
                 const bool unflatten = kind == "FeedForwardToCnnPreProcessor" || kind == "feedForwardToCnn";
                 if (unflatten && ins.size() == 1 && is_input(ins[0])) {
                     input_image(*t->body, where, ins[0]);
-                } else if (!flatten) {
+                } else if (!flatten && !is_rnn_flattening(kind)) {
                     p.fail("preProcessor", "preprocessor " + (kind.empty() ? json_summary(*pre) : kind) +
-                                               " is not supported here (CnnToFeedForward anywhere, FeedForwardToCnn on the network input)");
+                                               " is not supported here (CnnToFeedForward, RnnToFeedForward and FeedForwardToRnn anywhere, "
+                                               "FeedForwardToCnn on the network input)");
                 }
             }
             p.ignore({"layerConf", "outputVertex", "preProcessor"});
@@ -721,6 +782,23 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
             } else {
                 alias[name] = ins[0];  // folded into its input, or a dropout without dropout
             }
+            continue;
+        }
+        if (g.cls == "LastTimeStepVertex") {
+            // Each sample's last valid step of a recurrent layer that nothing else reads: that
+            // layer with return_sequences false.
+            auto producer = std::find_if(m.layers.begin(), m.layers.end(), [&](const LayerConfig& l) { return l.name == ins[0]; });
+            if (ins.size() != 1 || producer == m.layers.end() || !is_recurrent(producer->type) || !producer->return_sequences ||
+                readers[raw[0]] != 1)
+                p.fail("LastTimeStepVertex is supported right after a recurrent layer that nothing else reads (it reads \"" +
+                       raw[0] + "\")");
+            if (producer->bidirectional != BiMode::None)  // as LastTimeStep (dl4j_recurrent.cpp)
+                p.fail("LastTimeStepVertex after a bidirectional layer is not supported (DL4J's backward direction has read only "
+                       "the last step there, Thresher's the whole sequence)");
+            producer->return_sequences = false;
+            p.ignore({"maskArrayInputName"});
+            p.note_unread();
+            alias[name] = ins[0];
             continue;
         }
         LayerConfig l;
@@ -774,7 +852,7 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
                 // The network input fed flat (convolutionalFlat) and made an image for the
                 // vertices that read it: Thresher's input is the image itself.
                 input_image(*t->body, where, ins[0]);
-            } else if (kind != "CnnToFeedForwardPreProcessor" && kind != "cnnToFeedForward") {
+            } else if (kind != "CnnToFeedForwardPreProcessor" && kind != "cnnToFeedForward" && !is_rnn_flattening(kind)) {
                 p.fail("preProcessor", "preprocessor " + (kind.empty() ? std::string("(none)") : kind) +
                                            " is not supported (CnnToFeedForwardPreProcessor, or FeedForwardToCnnPreProcessor on "
                                            "the network input: Thresher's dense layers flatten images themselves)");
@@ -838,6 +916,10 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
                });
                !m.extra_inputs.empty() && c != checks.end()) {
         m.input = Shape{c->n_in, 1, 1};  // several inputs: a dense layer that reads the first
+    } else if (!m.layers.empty() && m.layers[0].type == LayerType::Embedding && input.sequence_steps) {
+        m.input = sequence_shape(input.sequence_steps, 1);
+    } else if (!m.layers.empty() && reads_sequence(m.layers[0].type)) {
+        root.fail("networkInputTypes", std::string("cannot tell the input shape: the first layer reads a sequence. ") + kNeedsSteps);
     } else {
         root.fail("cannot tell the input shape: no networkInputTypes (DL4J writes them for setInputTypes(...)), no "
                   "FeedForwardToCnn preprocessor on the input, and the first layer is not a dense layer with an nIn");
@@ -870,6 +952,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
     std::vector<InputCheck> checks;
     std::vector<std::size_t> first_of_conf;  // our index of each conf's first layer (a dropout in front, if any)
     std::vector<std::pair<std::string, std::optional<LrSchedule>>> schedules;  // per layer with parameters
+    int sequence_steps = 0;  // the time steps the first layer states (EmbeddingSequenceLayer's inputLength)
 
     // Every layer's type is checked before anything else, so an unsupported layer is what the user
     // hears about first, never a shape or hyperparameter complaint that follows from it.
@@ -971,8 +1054,10 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
             case Kind::Convolution:
             case Kind::DepthwiseConvolution:
             case Kind::SeparableConvolution:
-            case Kind::TransposedConvolution: {
-                l.type = *kind == Kind::Convolution            ? LayerType::Convolution
+            case Kind::TransposedConvolution:
+            case Kind::Convolution1d: {
+                l.type = *kind == Kind::Convolution1d           ? LayerType::Convolution1d
+                         : *kind == Kind::Convolution            ? LayerType::Convolution
                          : *kind == Kind::DepthwiseConvolution ? LayerType::DepthwiseConvolution
                          : *kind == Kind::TransposedConvolution ? LayerType::TransposedConvolution
                                                                : LayerType::SeparableConvolution;
@@ -994,13 +1079,22 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 l.padding = p.pair({"padding"}, 0).value_or(std::array<int, 2>{0, 0});
                 l.dilation = p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1});
                 l.mode = read_mode(p);
+                if (l.type == LayerType::Convolution1d) {
+                    // [k, 1] and so on: the time axis is the first.
+                    if (l.padding[0] != 0) p.fail("padding", "padding a Convolution1DLayer is not supported (use convolutionMode Same or Causal)");
+                    l.kernel[1] = l.stride[1] = l.dilation[1] = 1;
+                    l.padding = {0, 0};
+                } else if (l.mode == ConvMode::Causal) {
+                    p.fail("convolutionMode", "Causal is for one-dimensional convolutions only");
+                }
                 if (may_fold && l.type == LayerType::Convolution) import::fold_zero_padding(m.layers, l);
                 l.activation = read_activation(p, leaky_alpha);
                 if (n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
                 params = true;
                 break;
             }
-            case Kind::Subsampling: {
+            case Kind::Subsampling:
+            case Kind::Subsampling1d: {
                 l.type = LayerType::Subsampling;
                 const auto pooling = p.string({"poolingType"}).value_or("MAX");
                 const auto pn = normalise_name(pooling);
@@ -1013,6 +1107,12 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 if (p.pair({"dilation"}, 1).value_or(std::array<int, 2>{1, 1}) != std::array<int, 2>{1, 1})
                     p.fail("dilation", "dilated pooling is not supported");
                 l.mode = read_mode(p);
+                if (l.mode == ConvMode::Causal) p.fail("convolutionMode", "Causal pooling is not supported");
+                if (*kind == Kind::Subsampling1d) {  // along time, the first axis of [k, 1]
+                    if (l.padding[0] != 0) p.fail("padding", "padding a Subsampling1DLayer is not supported (use convolutionMode Same)");
+                    l.kernel[1] = l.stride[1] = 1;
+                    l.padding = {0, 0};
+                }
                 break;
             }
             case Kind::ZeroPadding:
@@ -1082,6 +1182,16 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 params = true;
                 break;
             }
+            case Kind::Recurrent:
+            case Kind::Embedding: {
+                const int steps = read_dl4j_sequence_layer(p, cls, conf_layer.wrapping, l,
+                                                           [&](const char* key) { return read_activation(p, leaky_alpha, key); });
+                if (first && steps) sequence_steps = steps;
+                // An embedding's nIn is its vocabulary, not its input's size.
+                if (*kind == Kind::Recurrent && n_in && *n_in > 0) checks.push_back({m.layers.size(), *n_in, where});
+                params = true;
+                break;
+            }
             case Kind::Dropout: {
                 auto retain = read_dropout(p, &l.spatial);
                 if (!retain || *retain >= 1.f) {
@@ -1146,7 +1256,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
                 l.updater = default_updater(UpdaterKind::Sgd);
             }
             read_regularisation(p, l, use_regularization);
-            if (p.boolean({"hasBias"}).value_or(true) == false)
+            if (p.boolean({"hasBias"}).value_or(true) == false && l.type != LayerType::Embedding)
                 p.note("hasBias false: Thresher always learns a bias");
             if (p.boolean({"hasLayerNorm"}).value_or(false)) p.fail("hasLayerNorm", "layer normalisation is not supported");
             if (p.has("weightNoise")) p.fail("weightNoise", "weight noise is not supported");
@@ -1162,7 +1272,8 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         m.layers.push_back(std::move(l));
         };
     if (graph) {
-        const auto input = import_graph(root, m, read_conf, vertex_order);
+        auto input = import_graph(root, m, read_conf, vertex_order);
+        input.sequence_steps = sequence_steps;
         return finish_graph(root, m, input, checks, schedules, std::move(result));
     }
     for (std::size_t i = 0; i < confs->size(); ++i)
@@ -1186,10 +1297,15 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         while (first < m.layers.size() && passes_shape(m.layers[first].type)) ++first;
         const auto* check = checks.empty() || checks.front().layer != first ? nullptr : &checks.front();
         const auto t = first < m.layers.size() ? m.layers[first].type : LayerType::Dense;
-        if (!check)
+        if (reads_sequence(t)) {
+            // A MultiLayerConfiguration keeps no InputType: only an embedding's inputLength says the steps.
+            if (!sequence_steps) root.fail(std::string("cannot tell the input shape: the first layer reads a sequence. ") + kNeedsSteps);
+            if (t != LayerType::Embedding && !check) root.fail("cannot tell the input shape: the first layer has no nIn");
+            m.input = sequence_shape(sequence_steps, t == LayerType::Embedding ? 1 : check->n_in);
+        } else if (!check) {
             root.fail("cannot tell the input shape: the first layer has no nIn and there is no FeedForwardToCnn "
                       "preprocessor (DL4J writes one for setInputType(InputType.convolutionalFlat(h, w, c)))");
-        if (t == LayerType::Dense || t == LayerType::Output) {
+        } else if (t == LayerType::Dense || t == LayerType::Output) {
             m.input = Shape{check->n_in, 1, 1};
         } else {
             m.input = Shape{check->n_in, 0, 0};  // height and width from the CnnToFeedForward below

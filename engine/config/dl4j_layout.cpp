@@ -1,5 +1,7 @@
 #include "config/dl4j_layout.h"
 
+#include "config/dl4j_recurrent.h"
+
 #include "vocab/updater.h"
 
 namespace thresher::config {
@@ -45,6 +47,21 @@ std::vector<Dl4jChunk> dl4j_chunks(const ModelConfig& m, const std::vector<std::
                 add(ParamRole::RunningVar, false);
                 break;
             case LayerType::PRelu: add(ParamRole::Alpha); break;
+            case LayerType::Lstm:
+            case LayerType::SimpleRnn:
+                // W, RW, b per direction hold exactly Thresher's W, R, b (and P): one run over the
+                // layer's whole slice, permuted by dl4j_recurrent_index.
+                chunks.push_back({i, ParamRole::Weight, l.param_count, true});
+                break;
+            case LayerType::Embedding:
+                add(ParamRole::Weight);
+                // DL4J's bias [1, nOut]; Thresher's embedding has none (weight_import refuses a non-zero one).
+                if (bias) chunks.push_back({i, ParamRole::Bias, static_cast<std::size_t>(l.units), true});
+                break;
+            case LayerType::Convolution1d:  // b, W [nOut, nIn, k, 1] 'c': Thresher's [filters x in x k]
+                if (bias) add(ParamRole::Bias);
+                add(ParamRole::Weight);
+                break;
             default: break;  // no parameters
         }
     }
@@ -60,8 +77,15 @@ std::vector<Dl4jChunk> dl4j_chunks(const ModelConfig& m) {
 std::size_t dl4j_to_thresher_index(const LayerConfig& l, ParamRole role, std::size_t j) {
     const bool depthwise = (role == ParamRole::Weight && l.type == LayerType::DepthwiseConvolution) ||
                            (role == ParamRole::Depthwise && l.type == LayerType::SeparableConvolution);
+    if (role == ParamRole::Weight && is_recurrent(l.type)) return dl4j_recurrent_index(l, j);
+    if (role == ParamRole::Weight && l.type == LayerType::Embedding) {
+        const std::size_t v = static_cast<std::size_t>(l.vocabulary), units = static_cast<std::size_t>(l.units);
+        return (j % v) * units + j / v;  // DL4J W[id, e] at id + e·nIn ('f'); Thresher's row = id
+    }
     if (role == ParamRole::Weight && (l.type == LayerType::Dense || l.type == LayerType::Output)) {
-        const std::size_t in = l.in_shape.size(), units = static_cast<std::size_t>(l.units);
+        // On a sequence the same W serves every step: nIn is one step's features.
+        const std::size_t in = l.in_shape.sequence() ? static_cast<std::size_t>(l.in_shape.c) : l.in_shape.size();
+        const std::size_t units = static_cast<std::size_t>(l.units);
         return (j % in) * units + j / in;  // DL4J W[r, o] at r + o·nIn
     }
     if (depthwise) {
@@ -86,6 +110,19 @@ void dl4j_chunk_to_thresher(const LayerConfig& l, const Dl4jChunk& c, const floa
 
 void thresher_chunk_to_dl4j(const LayerConfig& l, const Dl4jChunk& c, const float* ours, float* dl4j) {
     for (std::size_t j = 0; j < c.n; ++j) dl4j[j] = ours[dl4j_to_thresher_index(l, c.role, j)];
+}
+
+std::size_t dl4j_state_index(const ModelConfig& m, const ThresherStateLayout& layout, const Dl4jChunk& c,
+                             std::size_t component, std::size_t j) {
+    const auto& l = m.layers[c.layer];
+    const std::size_t t = dl4j_to_thresher_index(l, c.role, j);
+    if (!is_recurrent(l.type)) return layout.offset.at({c.layer, c.role}) + component * c.n + t;
+    // t indexes the layer's whole slice; its state: block after block, components within each.
+    const std::size_t k = dl4j_state_per_param(m, c);
+    for (const auto& b : l.blocks)
+        if (t >= b.offset && t < b.offset + b.size)
+            return layout.offset.at({c.layer, l.blocks.front().role}) + b.offset * k + component * b.size + (t - b.offset);
+    return layout.total;  // not reached: the blocks cover the slice
 }
 
 bool dl4j_same_updater(const ModelConfig& m, std::size_t a, std::size_t b) {
@@ -120,7 +157,7 @@ ThresherStateLayout thresher_state_layout(const ModelConfig& m) {
     for (std::size_t i = 0; i < m.layers.size(); ++i) {
         const int k = vocab::updater_state_per_param(m.effective_updater(i).kind);
         for (const auto& b : m.layers[i].blocks) {
-            out.offset[{i, b.role}] = out.total;
+            out.offset.emplace(std::make_pair(i, b.role), out.total);  // a bidirectional layer's first W, R, b
             if (b.trainable()) out.total += b.size * static_cast<std::size_t>(k);
         }
     }

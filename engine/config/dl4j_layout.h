@@ -17,6 +17,10 @@
 //   batch norm       gamma, beta, mean, var (BatchNormalizationParamInitializer; no updater state
 //                    for mean and var: DL4J's NoOp)
 //   prelu            alpha [c', h', w'] 'f' (a shared axis has extent 1) (PReLUParamInitializer)
+//   lstm, simple_rnn W, RW, b per direction as one run over the layer (dl4j_recurrent.h has the
+//                    gate order and GravesLSTM's peephole columns) (LSTM/GravesLSTM/SimpleRnn ParamInitializers)
+//   embedding        W [nIn, nOut] 'f' as dense, then b when hasBias (must be zero: Thresher has none)
+//   convolution1d    b, W [nOut, nIn, k, 1] 'c': Thresher's layout (Convolution1DLayer's ConvolutionParamInitializer)
 // A layer without a bias in DL4J (hasBias false) has no b chunk.
 //
 // Updater state: UpdaterBlocks, runs of consecutive chunks (across layers) whose updater
@@ -66,6 +70,12 @@ struct ThresherStateLayout {
     std::size_t total = 0;
 };
 ThresherStateLayout thresher_state_layout(const ModelConfig& m);
+
+// Where element j of a chunk's DL4J updater-state component `component` sits in Thresher's
+// updater state (an index into the whole buffer, `layout`'s). A recurrent layer's chunk spans
+// several of Thresher's blocks, each of which keeps its components one after the other.
+std::size_t dl4j_state_index(const ModelConfig& m, const ThresherStateLayout& layout, const Dl4jChunk& c,
+                             std::size_t component, std::size_t j);
 
 // DL4J 1.0's UpdaterUtils.updaterConfigurationsEquals on the two layers' effective updaters.
 bool dl4j_same_updater(const ModelConfig& m, std::size_t a, std::size_t b);

@@ -38,6 +38,7 @@ std::string dims(std::initializer_list<std::uint64_t> d) {
 class Sink {
 public:
     Sink(const std::string& source, const ModelConfig& m, std::vector<float>& params) : source_(source), m_(m), p_(params) {}
+    const std::string& source() const { return source_; }
     float* at(std::size_t layer, ParamRole role) {
         for (const auto& b : m_.layers[layer].blocks)
             if (b.role == role) return p_.data() + m_.layers[layer].param_offset + b.offset;
@@ -71,6 +72,10 @@ void check_known_blocks(const std::string& source, const ModelConfig& m, std::si
         case LayerType::DepthwiseConvolution: want = {ParamRole::Weight, ParamRole::Bias}; break;
         case LayerType::SeparableConvolution: want = {ParamRole::Depthwise, ParamRole::Weight, ParamRole::Bias}; break;
         case LayerType::TransposedConvolution: want = {ParamRole::Weight, ParamRole::Bias}; break;
+        case LayerType::Convolution1d: want = {ParamRole::Weight, ParamRole::Bias}; break;
+        case LayerType::Embedding: want = {ParamRole::Weight}; break;
+        case LayerType::Lstm:
+        case LayerType::SimpleRnn: return;  // one run over the whole slice (dl4j_recurrent_index)
         default: break;
     }
     std::vector<ParamRole> have;
@@ -90,8 +95,12 @@ std::string stem(const std::string& source) {
 const nlohmann::json* dl4j_layer_body(const nlohmann::json& config, const std::string& origin) {
     auto unwrap = [](const nlohmann::json& layer) -> const nlohmann::json* {
         auto t = import::typed(layer);
-        if (t && (t->name == "FrozenLayer" || t->name == "FrozenLayerWithBackprop") && t->body) {
-            const char* key = t->body->contains("underlying") ? "underlying" : "layer";
+        // FrozenLayer ("layer"), FrozenLayerWithBackprop and LastTimeStep ("underlying"),
+        // Bidirectional ("fwd": both directions are the same layer).
+        for (int depth = 0; depth < 4 && t && t->body; ++depth) {
+            const bool frozen = t->name == "FrozenLayer" || t->name == "FrozenLayerWithBackprop" || t->name == "LastTimeStep";
+            if (!frozen && t->name != "Bidirectional") break;
+            const char* key = t->name == "Bidirectional" ? "fwd" : t->body->contains("underlying") ? "underlying" : "layer";
             if (!t->body->contains(key)) return nullptr;
             t = import::typed((*t->body)[key]);
         }
@@ -139,12 +148,21 @@ std::size_t dl4j_count(const ModelConfig& m, std::size_t i, const nlohmann::json
 void map_dl4j_layer(const ModelConfig& m, std::size_t i, const nlohmann::json* body, const float* src, Sink& sink) {
     const auto& l = m.layers[i];
     for (const auto& c : dl4j_layer_chunks(m, i, body)) {
+        if (l.type == LayerType::Embedding && c.role == ParamRole::Bias) {
+            // Thresher's embedding is the lookup alone: a bias DL4J learned cannot be dropped.
+            for (std::size_t k = 0; k < c.n; ++k)
+                if (src[k] != 0.f)
+                    refuse(sink.source(), m, i, "bias b[" + std::to_string(k) + "] is " + import::number_text(src[k]) +
+                                                    ": Thresher's embedding has no bias (only a zero one can be imported)");
+            src += c.n;
+            continue;
+        }
         float* dst = sink.at(i, c.role);
         dl4j_chunk_to_thresher(l, c, src, dst);
         src += c.n;
         if (c.role == ParamRole::RunningVar && flag(body, "useLogStd", false))
             for (std::size_t k = 0; k < c.n; ++k) dst[k] = static_cast<float>(std::pow(10.0, 2.0 * dst[k]));  // s = 10^x, var = s^2
-        sink.check(i, c.role == ParamRole::Weight ? "W" : c.role == ParamRole::Bias ? "b" : c.role == ParamRole::Alpha ? "alpha"
+        sink.check(i, is_recurrent(l.type) ? "W, RW and b" : c.role == ParamRole::Weight ? "W" : c.role == ParamRole::Bias ? "b" : c.role == ParamRole::Alpha ? "alpha"
                       : c.role == ParamRole::Depthwise ? "depthwise W" : "batch-norm parameters",
                    dst, c.n);
     }
@@ -157,7 +175,6 @@ void map_dl4j_layer(const ModelConfig& m, std::size_t i, const nlohmann::json* b
 std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& config, const Nd4jArray& st,
                                    std::vector<float>& state) {
     const auto layout = thresher_state_layout(m);
-    const auto& ours = layout.offset;
     const std::size_t total = layout.total;
     // DL4J's parameters in its flattened order.
     std::vector<Dl4jChunk> chunks;
@@ -178,7 +195,9 @@ std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& c
     state.assign(total, 0.f);
     const float* src = st.data.data();
     dl4j_walk_updater_state(m, chunks, [&](const Dl4jChunk& c, std::size_t component) {
-        dl4j_chunk_to_thresher(m.layers[c.layer], c, src, state.data() + ours.at({c.layer, c.role}) + component * c.n);
+        // An embedding's bias (zero, weight import checked) has no place in Thresher: nor its state.
+        if (!(m.layers[c.layer].type == LayerType::Embedding && c.role == ParamRole::Bias))
+            for (std::size_t j = 0; j < c.n; ++j) state[dl4j_state_index(m, layout, c, component, j)] = src[j];
         src += c.n;
     });
     for (float v : state)

@@ -227,7 +227,8 @@ json pair(const std::array<int, 2>& v) { return json::array({v[0], v[1]}); }
 bool has_params(LayerType t) {
     return t == LayerType::Dense || t == LayerType::Output || t == LayerType::Convolution || t == LayerType::BatchNorm ||
            t == LayerType::PRelu || t == LayerType::DepthwiseConvolution || t == LayerType::SeparableConvolution ||
-           t == LayerType::TransposedConvolution;
+           t == LayerType::TransposedConvolution || config::is_recurrent(t) || t == LayerType::Embedding ||
+           t == LayerType::Convolution1d;
 }
 
 // Whether the layer needs an image in.
@@ -266,8 +267,16 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
         json layer{{"layerName", name}, {"idropout", nullptr},
                    {"constraints", nullptr}, {"gradientNormalization", "None"}, {"gradientNormalizationThreshold", 1.0}};
         json variables = json::array();
-        if (l.in_shape.sequence() || l.out_shape.sequence())
-            throw Dl4jRefusal{"sequence models (steps x features) have no export yet (issue 23)"};
+        // Sequences: DL4J's recurrent layers, embeddings, 1-d convolutions and pooling, and the
+        // per-step RnnOutputLayer / RnnLossLayer (config/README.md, "DL4J sequence layers").
+        const bool sequence = l.in_shape.sequence() || l.out_shape.sequence();
+        if (sequence && !config::is_recurrent(l.type) && l.type != LayerType::Embedding && l.type != LayerType::Convolution1d &&
+            l.type != LayerType::Output && !(l.type == LayerType::Activation && l.is_output) && l.type != LayerType::Dropout &&
+            l.type != LayerType::Subsampling)
+            throw Dl4jRefusal{"a " + std::string(config::to_string(l.type)) + " layer on a sequence has no DL4J export yet "
+                              "(DL4J would need RnnToFeedForward/FeedForwardToRnn preprocessors around it)"};
+        std::string bidirectional;  // DL4J's Bidirectional mode around a recurrent layer
+        bool last_step = false;     // LastTimeStep around it
         const bool global = l.type == LayerType::Subsampling && l.global;
         // DL4J's outputs are output layers: an image output other than an activation layer (a
         // convolution with the loss) would be that layer and a CnnLossLayer, another architecture.
@@ -276,7 +285,7 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
                               " layer has no DL4J form in a graph (DL4J ends with a CnnLossLayer): give the " + std::string(config::to_string(l.type)) +
                               " no activation and follow it with an activation layer carrying the activation and the loss"};
         const config::ActivationSpec own_activation = loss_after ? config::ActivationSpec{Activation::Identity, 0.01f} : l.activation;
-        if ((reads_image(l) || global) && !image)
+        if ((reads_image(l) || global) && !image && !l.in_shape.sequence())
             throw Dl4jRefusal{"an image layer after the features were flattened (DL4J's layer stack cannot rebuild the image)"};
         // ConvolutionLayer's fields, which its depthwise, separable and transposed forms share.
         const auto convolution = [&](const char* cls, int n_out) {
@@ -304,8 +313,8 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
                         {"inputHeight", l.in_shape.h}, {"inputWidth", l.in_shape.w}, {"numChannels", l.in_shape.c}};
                     image = false;
                 }
-                layer["@class"] = pl + (l.type == LayerType::Dense ? "DenseLayer" : "OutputLayer");
-                layer["nin"] = l.in_shape.size();
+                layer["@class"] = pl + (l.type == LayerType::Dense ? "DenseLayer" : sequence ? "RnnOutputLayer" : "OutputLayer");
+                layer["nin"] = sequence ? static_cast<std::size_t>(l.in_shape.c) : l.in_shape.size();
                 layer["nout"] = l.units;
                 layer["activationFn"] = activation(l.activation);
                 layer["hasLayerNorm"] = false;
@@ -331,7 +340,14 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
                 variables = {"W", "b"};
                 break;
             case LayerType::Subsampling:
-                if (global) {
+                if (l.in_shape.sequence() && !global) {  // along time: [k, 1]
+                    layer["@class"] = pl + "Subsampling1DLayer";
+                    layer["convolutionMode"] = l.mode == config::ConvMode::Same ? "Same" : "Truncate";
+                    layer["kernelSize"] = json::array({l.kernel[0], 1});
+                    layer["stride"] = json::array({l.stride[0], 1});
+                    layer["padding"] = json::array({0, 0});
+                    layer["dilation"] = json::array({1, 1});
+                } else if (global) {
                     layer["@class"] = pl + "GlobalPoolingLayer";
                     layer["collapseDimensions"] = true;
                     layer["pnorm"] = 2;
@@ -393,7 +409,7 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
             case LayerType::Activation:
                 if (l.is_output) {  // DL4J's LossLayer: activation and loss, no parameters
                     // On an image: CnnLossLayer, each pixel an example (a softmax over its channels).
-                    layer["@class"] = pl + (image ? "CnnLossLayer" : "LossLayer");
+                    layer["@class"] = pl + (image ? "CnnLossLayer" : l.in_shape.sequence() ? "RnnLossLayer" : "LossLayer");
                     if (image) layer["format"] = "NCHW";
                     layer["lossFn"] = loss(l.loss);
                 } else {
@@ -413,6 +429,50 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
                 layer["@class"] = pl + "Upsampling2D";
                 layer["size"] = pair(l.scale);
                 break;
+            case LayerType::Lstm:
+            case LayerType::SimpleRnn: {
+                const bool lstm = l.type == LayerType::Lstm;
+                layer["@class"] = pl + (lstm ? (l.peepholes ? "GravesLSTM" : "LSTM") : "recurrent.SimpleRnn");
+                layer["nin"] = l.in_shape.c;
+                layer["nout"] = l.units;
+                layer["activationFn"] = activation(lstm ? config::ActivationSpec{Activation::Tanh, 0.01f} : l.activation);
+                if (lstm) {
+                    layer["gateActivationFn"] = activation({Activation::Sigmoid, 0.01f});
+                    layer["forgetGateBiasInit"] = num(l.forget_bias);
+                }
+                layer["weightInitFnRecurrent"] = nullptr;
+                static const std::map<config::BiMode, const char*> modes{
+                    {config::BiMode::Concat, "CONCAT"}, {config::BiMode::Sum, "ADD"}, {config::BiMode::Mul, "MUL"}, {config::BiMode::Average, "AVERAGE"}};
+                if (l.bidirectional != config::BiMode::None) bidirectional = modes.at(l.bidirectional);
+                // LastTimeStep around the layer, inside a Bidirectional: each direction's own last
+                // step, Thresher's return_sequences false (DL4J's LastTimeStep outside a Bidirectional
+                // would take the backward direction after one step, dl4j_recurrent.h).
+                last_step = !l.return_sequences;
+                variables = bidirectional.empty() ? json{"W", "RW", "b"} : json{"fW", "fRW", "fb", "bW", "bRW", "bb"};
+                break;
+            }
+            case LayerType::Embedding:  // the lookup alone: no bias, identity
+                layer["@class"] = pl + "EmbeddingSequenceLayer";
+                layer["nin"] = l.vocabulary;
+                layer["nout"] = l.units;
+                layer["inputLength"] = l.in_shape.t;
+                layer["inferInputLength"] = false;
+                layer["activationFn"] = activation({Activation::Identity, 0.01f});
+                variables = {"W"};
+                break;
+            case LayerType::Convolution1d:
+                layer["@class"] = pl + "Convolution1DLayer";
+                layer["nin"] = l.in_shape.c;
+                layer["nout"] = l.units;
+                layer["activationFn"] = activation(l.activation);
+                layer["convolutionMode"] = l.mode == config::ConvMode::Same ? "Same" : l.mode == config::ConvMode::Causal ? "Causal" : "Truncate";
+                layer["kernelSize"] = json::array({l.kernel[0], 1});
+                layer["stride"] = json::array({l.stride[0], 1});
+                layer["padding"] = json::array({0, 0});
+                layer["dilation"] = json::array({l.dilation[0], 1});
+                layer["rnnDataFormat"] = "NCW";
+                variables = {"W", "b"};
+                break;
             default: throw Dl4jRefusal{"it has no DL4J layer"};
         }
         if (has_params(l.type)) {
@@ -420,7 +480,7 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
             layer["biasUpdater"] = nullptr;
             layer["gainInit"] = 1.0;
             if (l.type != LayerType::BatchNorm && l.type != LayerType::PRelu) {
-                layer["hasBias"] = true;
+                layer["hasBias"] = l.type != LayerType::Embedding;
                 layer["timeDistributedFormat"] = nullptr;
             }
             layer["iupdater"] = updater(m.effective_updater(i), m.lr_schedule);
@@ -429,6 +489,12 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
             layer["weightInitFn"] = weight_init(m.effective_weight_init(i));
             layer["weightNoise"] = nullptr;
         }
+        // The wrappers DL4J reads the recurrent layer through: Bidirectional(LastTimeStep(layer)),
+        // both directions one layer's copy.
+        if (last_step) layer = {{"@class", pl + "recurrent.LastTimeStep"}, {"layerName", name}, {"underlying", layer}};
+        if (!bidirectional.empty())
+            layer = {{"@class", pl + "recurrent.Bidirectional"}, {"layerName", name}, {"mode", bidirectional},
+                     {"nin", l.in_shape.c}, {"nout", l.units}, {"idropout", nullptr}, {"fwd", layer}, {"bwd", layer}};
         out.conf = {{"cacheMode", "NONE"}, {"dataType", "FLOAT"}, {"epochCount", em.epochs},
                     {"iterationCount", em.iterations}, {"layer", layer}, {"maxNumLineSearchIterations", 5},
                     {"miniBatch", true}, {"minimize", true}, {"optimizationAlgo", "STOCHASTIC_GRADIENT_DESCENT"},
@@ -659,6 +725,10 @@ Plan plan(const ExportableModel& em) {
     }
     bool graph = m.is_graph();
     for (const auto& l : m.layers) graph = graph || config::is_vertex(l.type);
+    // Only a ComputationGraph's networkInputTypes keep a sequence's steps (InputTypeRecurrent).
+    if (m.input.sequence() && m.input_count() > 1)
+        throw Dl4jRefusal{"a sequence model with several inputs has no DL4J export yet"};
+    graph = graph || m.input.sequence();
     return graph ? plan_graph(em) : plan_stack(em);
 }
 
@@ -710,6 +780,9 @@ nlohmann::json dl4j_configuration(const ExportableModel& m) {
                                       {"miniBatch", true}, {"minimize", true}, {"optimizationAlgo", "STOCHASTIC_GRADIENT_DESCENT"},
                                       {"seed", cfg.seed}, {"stepFunction", nullptr}, {"variables", json::array()}};
     common["networkInputs"] = p.network_inputs;
+    if (cfg.input.sequence())
+        common["networkInputTypes"] = json::array({{{"@class", "org.deeplearning4j.nn.conf.inputs.InputType$InputTypeRecurrent"},
+                                                    {"size", cfg.input.c}, {"timeSeriesLength", cfg.input.t}, {"format", "NCW"}}});
     common["networkOutputs"] = p.network_outputs;
     common["topologicalOrder"] = p.topological_index;
     common["topologicalOrderStr"] = p.topological;

@@ -9,7 +9,6 @@
 #include "config/dl4j_layout.h"
 #include "config/model_config.h"
 #include "export/dl4j_export.h"
-#include "vocab/updater.h"
 
 namespace thresher::model_export {
 
@@ -19,7 +18,9 @@ using config::Dl4jChunk;
 using config::ParamRole;
 
 std::vector<Dl4jChunk> chunks_of(const ExportableModel& em) {
-    return config::dl4j_chunks(em.config, dl4j_layer_order(em), [](std::size_t) { return true; });  // hasBias true
+    // hasBias true, as the configuration says; an embedding has none (EmbeddingSequenceLayer hasBias false).
+    return config::dl4j_chunks(em.config, dl4j_layer_order(em),
+                               [&](std::size_t i) { return em.config.layers[i].type != config::LayerType::Embedding; });
 }
 
 std::size_t offset_of(const config::LayerConfig& l, ParamRole role) {
@@ -48,7 +49,6 @@ std::vector<float> dl4j_updater_state(const ExportableModel& em, std::string& wh
     why.clear();
     if (em.updater_state.empty()) return {};
     const auto layout = config::thresher_state_layout(m);
-    const auto& ours = layout.offset;
     const std::size_t total = layout.total;
     if (em.updater_state.size() != total) {
         why = "updaterState.bin: not written (the model holds " + std::to_string(em.updater_state.size()) +
@@ -60,8 +60,7 @@ std::vector<float> dl4j_updater_state(const ExportableModel& em, std::string& wh
     config::dl4j_walk_updater_state(m, chunks_of(em), [&](const Dl4jChunk& c, std::size_t component) {
         const std::size_t at = out.size();
         out.resize(at + c.n);
-        config::thresher_chunk_to_dl4j(m.layers[c.layer], c, em.updater_state.data() + ours.at({c.layer, c.role}) + component * c.n,
-                                       out.data() + at);
+        for (std::size_t j = 0; j < c.n; ++j) out[at + j] = em.updater_state[config::dl4j_state_index(m, layout, c, component, j)];
     });
     return out;
 }

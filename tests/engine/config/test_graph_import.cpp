@@ -474,7 +474,7 @@ void TestGraphImport::dl4j_graph_refusals_data() {
     QTest::newRow("merge along dimension 2") << QByteArray("merge_axis") << QStringList{"vertices[\"merge\"]", "\"mergeAxis\"", "2"};
     QTest::newRow("cycle") << QByteArray("cycle") << QStringList{"cycle"};
     QTest::newRow("unknown input") << QByteArray("unknown") << QStringList{"\"cnn2\"", "\"nowhere\"", "neither a vertex"};
-    QTest::newRow("LSTM layer") << QByteArray("lstm") << QStringList{"vertices[\"cnn2\"]", "LSTM", "not supported"};
+    QTest::newRow("LocalResponseNormalization layer") << QByteArray("lrn") << QStringList{"vertices[\"cnn2\"]", "layer type LocalResponseNormalization is not supported"};
     QTest::newRow("ElementWise op") << QByteArray("op") << QStringList{"vertices[\"add\"]", "\"op\"", "Dot"};
 }
 
@@ -487,7 +487,7 @@ void TestGraphImport::dl4j_graph_refusals() {
     if (change == "merge_axis") g["vertices"]["merge"]["mergeAxis"] = 2;
     if (change == "cycle") g["vertexInputs"]["cnn1"] = {"add"};
     if (change == "unknown") g["vertexInputs"]["cnn2"] = {"nowhere"};
-    if (change == "lstm") g["vertices"]["cnn2"]["layerConf"]["layer"]["@class"] = "org.deeplearning4j.nn.conf.layers.LSTM";
+    if (change == "lrn") g["vertices"]["cnn2"]["layerConf"]["layer"]["@class"] = "org.deeplearning4j.nn.conf.layers.LocalResponseNormalization";
     if (change == "op") g["vertices"]["add"]["op"] = "Dot";
     try {
         import_json(g, "dl4j_" + QString::fromLatin1(change));

@@ -63,6 +63,7 @@ const QByteArray kKerasOut = keras_layer("Dense", R"("name":"out","units":3,"act
 class TestModelImport : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void legacy_nan_epsilon_is_dl4j_default();
     void zero_padding_imports();
     void global_pooling_imports();
     void thresholded_relu_imports();
@@ -526,10 +527,12 @@ void TestModelImport::refused_data() {
     auto dl4j_with = [](const QByteArray& cls, const QByteArray& fields) {
         return dl4j({dl4j_layer(cls, fields), kDl4jOutput});
     };
-    QTest::newRow("dl4j LSTM") << dl4j({kDl4jDense, dl4j_layer("LSTM", R"("layerName":"lstm1","nin":3,"nout":3)"), kDl4jOutput})
-        << QStringList{"confs[1] (LSTM \"lstm1\")", "LSTM is not supported"};
-    QTest::newRow("dl4j 0.x GravesLSTM") << dl4j({R"({"layer":{"gravesLSTM":{"nin":4,"nout":3}}})", kDl4jOutput})
-        << QStringList{"confs[0] (gravesLSTM)", "not supported"};
+    QTest::newRow("dl4j LocalResponseNormalization")
+        << dl4j({kDl4jDense, dl4j_layer("LocalResponseNormalization", R"("layerName":"lrn1")"), kDl4jOutput})
+        << QStringList{"confs[1] (LocalResponseNormalization \"lrn1\")", "LocalResponseNormalization is not supported"};
+    // Sequence layers import (test_dl4j_sequence_import); an LSTM cell Thresher cannot run is refused.
+    QTest::newRow("dl4j 0.x GravesLSTM with sigmoid") << dl4j({R"({"layer":{"gravesLSTM":{"nin":4,"nout":3}}})", kDl4jOutput})
+        << QStringList{"confs[0] (gravesLSTM)", "\"activationFn\": sigmoid is not supported", "tanh on the cell"};
     // Graphs import (test_graph_import); one without its vertexInputs is refused.
     QTest::newRow("dl4j ComputationGraph without vertexInputs")
         << QByteArray(R"({"vertices":{},"networkInputs":["in"],"networkOutputs":["out"]})")
@@ -562,9 +565,9 @@ void TestModelImport::refused_data() {
     QTest::newRow("dl4j alpha dropout") << dl4j_with("DenseLayer",
         R"("nin":4,"nout":3,"idropout":{"@class":"org.deeplearning4j.nn.conf.dropout.AlphaDropout","p":0.5})")
         << QStringList{"confs[0] (DenseLayer)", "\"idropout\"", "AlphaDropout"};
-    QTest::newRow("dl4j RnnToFeedForward") << dl4j({kDl4jDense, kDl4jOutput},
-        R"("inputPreProcessors":{"1":{"@class":"org.deeplearning4j.nn.conf.preprocessor.RnnToFeedForwardPreProcessor"}})")
-        << QStringList{"inputPreProcessors[1]", "RnnToFeedForwardPreProcessor is not supported"};
+    QTest::newRow("dl4j CnnToRnn") << dl4j({kDl4jDense, kDl4jOutput},
+        R"("inputPreProcessors":{"1":{"@class":"org.deeplearning4j.nn.conf.preprocessor.CnnToRnnPreProcessor"}})")
+        << QStringList{"inputPreProcessors[1]", "CnnToRnnPreProcessor is not supported", "sequences are not made from images"};
 
     // A functional model (a graph) imports (test_graph_import); one without its inputs is refused.
     QTest::newRow("keras functional Model without input_layers") << keras({kKerasFlatInput, kKerasOut}, "Functional")
@@ -769,13 +772,13 @@ void TestModelImport::unsupported_layer_named_first_data() {
     QTest::addColumn<QByteArray>("json");
     QTest::addColumn<QString>("expected");
     // The first layer also has a problem (a NaN learning rate, a bad nIn); the LSTM is named anyway.
-    QTest::newRow("dl4j NaN before LSTM") << dl4j({dl4j_layer("DenseLayer",
+    QTest::newRow("dl4j NaN before LocalResponseNormalization") << dl4j({dl4j_layer("DenseLayer",
         R"("nin":4,"nout":3,"iupdater":{"@class":"org.nd4j.linalg.learning.config.Sgd","learningRate":"NaN"})"),
-        dl4j_layer("LSTM", R"("layerName":"lstm1","nin":3,"nout":3)"), kDl4jOutput})
-        << "confs[1] (LSTM \"lstm1\"): layer type LSTM is not supported";
-    QTest::newRow("dl4j 0.x graves before shape") << dl4j({R"({"layer":{"convolution":{"nin":1,"nout":2,"kernelSize":[9,9]}}})",
-        R"({"layer":{"gravesLSTM":{"layerName":"g","nin":4,"nout":3}}})", kDl4jOutput})
-        << "confs[1] (gravesLSTM \"g\"): layer type gravesLSTM is not supported";
+        dl4j_layer("LocalResponseNormalization", R"("layerName":"lrn1")"), kDl4jOutput})
+        << "confs[1] (LocalResponseNormalization \"lrn1\"): layer type LocalResponseNormalization is not supported";
+    QTest::newRow("dl4j 0.x LRN before shape") << dl4j({R"({"layer":{"convolution":{"nin":1,"nout":2,"kernelSize":[9,9]}}})",
+        R"({"layer":{"localResponseNormalization":{"layerName":"g"}}})", kDl4jOutput})
+        << "confs[1] (localResponseNormalization \"g\"): layer type localResponseNormalization is not supported";
     QTest::newRow("keras Dense on image before LocallyConnected2D") << keras({kKerasInput,
         keras_layer("Dense", R"("name":"d","units":4)"), keras_layer("LocallyConnected2D", R"("name":"lc")"), kKerasOut})
         << "config.layers[2] (LocallyConnected2D \"lc\"): layer LocallyConnected2D is not supported";
@@ -1135,6 +1138,27 @@ void TestModelImport::zero_padding_imports() {
     QCOMPARE(d3.model.layers[1].scale, (std::array<int, 2>{3, 3}));
     refused(dl4j({conv, dl4j_layer("Cropping2D", R"("layerName":"crop","cropping":[1,1])"), out}, to_cnn),
             {"confs[1] (Cropping2D \"crop\")", "\"cropping\"", "[top, bottom, left, right]"});
+}
+
+// A 0.x layer's "updater": "RMSPROP" beside "epsilon": "NaN" (0.6 and 0.7 wrote it so): DL4J's own
+// reader gives it RmsProp's default epsilon, 1e-8, and so does Thresher. A NaN learning rate stays refused.
+void TestModelImport::legacy_nan_epsilon_is_dl4j_default() {
+    const QByteArray rms = R"("updater":"RMSPROP","learningRate":0.1,"rmsDecay":0.95,"epsilon":"NaN")";
+    const auto text = dl4j({R"({"layer":{"dense":{"nin":4,"nout":3,"activationFunction":"relu",)" + rms + "}}}",
+                            R"({"layer":{"output":{"nin":3,"nout":2,"activationFunction":"softmax","lossFunction":"MCXENT",)" + rms + "}}}"});
+    config::ImportResult r;
+    try {
+        r = config::import_model_text(text.toStdString(), "cfg.json");
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    const auto u = r.model.effective_updater(0);
+    QCOMPARE(u.kind, config::UpdaterKind::RmsProp);
+    QCOMPARE(u.epsilon, 1e-8f);
+    QCOMPARE(u.rms_decay, 0.95f);
+    auto bad = text;
+    bad.replace(R"("learningRate":0.1)", R"("learningRate":"NaN")");
+    QVERIFY_THROWS_EXCEPTION(ConfigError, config::import_model_text(bad.toStdString(), "cfg.json"));
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)
