@@ -372,6 +372,25 @@ void TestEngineCli::sequence_folder_trains() {
     const auto ev = run_engine({"evaluate", "--model-file", path("seq.thr"), "--data", path("seqs")});
     QVERIFY2(ev.exit_code == 0, qPrintable(ev.summary()));
     QCOMPARE(ev.events.first().value("count").toInt(), 40);
+    // --normalize on sequences: fitted per feature over the valid steps, saved with the model and
+    // applied again by evaluate (the same accuracy as the run's last epoch).
+    const auto norm = run_engine({"train", "--model", path("seq.json"), "--data", path("seqs"), "--epochs", "8", "--batch", "16",
+                                  "--seed", "3", "--threads", "1", "--normalize", "standardize", "--save", path("seqn.thr")});
+    check_finished_ok(norm, 0);
+    if (QTest::currentTestFailed()) return;
+    const double trained = norm.of("epoch_end").last().value("accuracy").toDouble();
+    QVERIFY2(trained > 0.9, qPrintable(norm.summary()));
+    const auto evn = run_engine({"evaluate", "--model-file", path("seqn.thr"), "--data", path("seqs")});
+    QVERIFY2(evn.exit_code == 0, qPrintable(evn.summary()));
+    QCOMPARE(evn.events.first().value("accuracy").toDouble(), trained);
+    // Token ids into an embedding are not normalised.
+    write(path("ids.txt"), "abcabcabcabcabcabcabcabcabcabcabcabc\n");
+    write(path("ids.json"), R"({"name":"ids","input":{"steps":6,"features":1},"layers":[{"type":"embedding","name":"emb",
+      "vocabulary":4,"units":3},{"type":"lstm","units":4,"return_sequences":true},{"type":"output","units":4,"loss":"mcxent"}]})");
+    const auto ids = run_engine({"train", "--model", path("ids.json"), "--data", path("ids.txt"), "--normalize", "minmax"});
+    QCOMPARE(ids.exit_code, 1);
+    QVERIFY2(ids.stderr_text.contains("--normalize minmax: the model reads token ids (embedding \"emb\"); ids are not normalised"),
+             qPrintable(ids.summary()));
     // A model of 4 steps refuses the 8-step sequences, naming the file and line, unless asked to cut them.
     write(path("seq4.json"), R"({"name":"seq4","input":{"steps":4,"features":2},
       "layers":[{"type":"lstm","units":4},{"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})");
