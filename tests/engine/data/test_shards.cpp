@@ -1,0 +1,235 @@
+// Shard sets (data/shard_format.h, shard_writer.h, shard_reader.h): a source exported and read
+// back gives its exact rows; blocks hold the first epoch's batches; damaged, truncated or foreign
+// files and indexes are refused naming the shard file.
+#include "data_error.h"
+#include "synthetic_data.h"
+#include "core/error.h"
+#include "data/batch_iterator.h"
+#include "data/data_source.h"
+#include "data/idx_reader.h"
+#include "data/shard_reader.h"
+#include "data/shard_writer.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace thresher::data;
+using test_support::data_error;
+
+namespace {
+
+void write_file(const std::string& path, const std::string& bytes) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_idx(const std::string& path, std::vector<std::uint32_t> dims, std::vector<std::uint8_t> data) {
+    IdxArray a;
+    a.dims = std::move(dims);
+    a.data = std::move(data);
+    const auto bytes = encode_idx(a);
+    write_file(path, std::string(bytes.begin(), bytes.end()));
+}
+
+// An IDX folder: 61 train and 13 test images of 3x3, pixels and labels varying per sample.
+void write_idx_folder(const std::string& dir) {
+    for (auto [prefix, n] : {std::pair{"train", 61u}, {"t10k", 13u}}) {
+        std::vector<std::uint8_t> pixels, labels;
+        for (std::uint32_t i = 0; i < n * 9; ++i) pixels.push_back(std::uint8_t((i * 37 + n) % 256));
+        for (std::uint32_t i = 0; i < n; ++i) labels.push_back(std::uint8_t((i * 7) % 10));
+        write_idx(dir + "/" + prefix + "-images-idx3-ubyte", {n, 3, 3}, pixels);
+        write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", {n}, labels);
+    }
+}
+
+// Exports `split` as the export command does (train, test, index) with batch 8 in 3 shards.
+ShardIndex export_split(const DataSplit& split, const std::string& out, std::uint32_t batch = 8, std::size_t shards = 3,
+                        std::uint64_t seed = 5) {
+    ShardWriter w(out, {.batch = batch, .shards = shards, .seed = seed, .progress = {}});
+    ShardIndex index;
+    index.folder = out;
+    index.source = split.train.name;
+    index.batch = batch;
+    index.seed = seed;
+    index.layout = layout_of(split.train);
+    index.class_names = split.class_names;
+    index.vocabulary = split.vocabulary;
+    index.train = w.write_part(split.train, "train", index.layout);
+    index.has_test = split.has_test;
+    if (split.has_test) index.test = w.write_part(split.test, "test", index.layout);
+    write_shard_index(out, index);
+    return index;
+}
+
+bool same_rows(const Dataset& a, const Dataset& b) {
+    return a.count == b.count && a.shape.size() == b.shape.size() && a.num_classes == b.num_classes &&
+           a.target_size == b.target_size && a.steps == b.steps && a.step_features == b.step_features &&
+           a.target_steps == b.target_steps && a.features == b.features && a.targets == b.targets && a.labels == b.labels;
+}
+
+}  // namespace
+
+class TestShards : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void roundTrip_data();
+    void roundTrip();
+    void blocksAreTheFirstEpochsBatches();
+    void damagedShardsAreRefused_data();
+    void damagedShardsAreRefused();
+    void badIndexes_data();
+    void badIndexes();
+};
+
+void TestShards::roundTrip_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::newRow("IDX images with a test set") << "idx";
+    QTest::newRow("CSV table") << "csv";
+    QTest::newRow("text corpus (per-step targets)") << "text";
+    QTest::newRow("sequence CSVs") << "sequences";
+}
+
+void TestShards::roundTrip() {
+    QFETCH(QString, kind);
+    QTemporaryDir dir;
+    const std::string src = dir.filePath("src").toStdString(), out = dir.filePath("shards").toStdString();
+    std::filesystem::create_directories(src);
+    DataOptions options;
+    std::string spec = src;
+    if (kind == "idx") {
+        write_idx_folder(src);
+    } else if (kind == "csv") {
+        spec = src + "/table.csv";
+        write_file(spec, test_support::three_class_csv(45).toStdString());
+    } else if (kind == "text") {
+        spec = src + "/book.txt";
+        write_file(spec, "It was the best of times, it was the worst of times; it was the age of wisdom.\n"
+                         "Caf\xc3\xa9 na\xc3\xafve \xe2\x80\x94 r\xc3\xa9sum\xc3\xa9.\n");
+        options.text.steps = 7;
+    } else {
+        for (int i = 0; i < 11; ++i) {
+            std::string rows;
+            for (int s = 0; s <= i % 4; ++s) rows += std::to_string(i + s) + "," + std::to_string(s * 0.5) + "\n";
+            write_file(src + "/features/" + std::to_string(i) + ".csv", rows);
+            write_file(src + "/labels/" + std::to_string(i) + ".csv", std::to_string(i % 3) + "\n");
+        }
+    }
+    const DataSplit split = load_data(spec, options);
+    export_split(split, out);
+    QVERIFY(is_shard_folder(out));
+    const DataSplit back = load_data(out, DataOptions{});
+    QVERIFY(same_rows(back.train, split.train));
+    QCOMPARE(back.has_test, split.has_test);
+    if (split.has_test) QVERIFY(same_rows(back.test, split.test));
+    QCOMPARE(back.class_names, split.class_names);
+    QCOMPARE(back.vocabulary, split.vocabulary);
+    QCOMPARE(back.train.name, split.train.name);
+    if (kind == "text") QVERIFY(split.train.target_steps > 0 && !split.vocabulary.empty());
+    if (kind == "sequences") QVERIFY(split.train.steps == 4);
+}
+
+// Block k of the shards (in file order) is the batch an in-memory run with the export's seed takes
+// at step k of epoch 0 on one worker: the same samples in the same order.
+void TestShards::blocksAreTheFirstEpochsBatches() {
+    QTemporaryDir dir;
+    const std::string src = dir.filePath("src").toStdString(), out = dir.filePath("shards").toStdString();
+    write_idx_folder(src);
+    const DataSplit split = load_data(src, DataOptions{});
+    const ShardIndex index = export_split(split, out, 8, 3, 42);
+    QCOMPARE(index.train.shards.size(), std::size_t{3});
+    BatchPlan plan;
+    plan.batch_size = 8;
+    plan.seed = 42;
+    BatchIterator it(split.train, plan);
+    Batch want, got;
+    for (const auto& e : index.train.shards) {
+        ShardFile file(index.path_of(e), index.layout, index.batch, &e);
+        for (std::uint32_t k = 0; k < file.header().blocks; ++k) {
+            QVERIFY(it.next(want));
+            file.read_block(k, got);
+            QCOMPARE(got.indices, want.indices);
+            QCOMPARE(got.features, want.features);
+            QCOMPARE(got.labels, want.labels);
+        }
+    }
+    QVERIFY(!it.next(want));
+}
+
+void TestShards::damagedShardsAreRefused_data() {
+    QTest::addColumn<QString>("damage");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("a flipped bit in a block") << "flip-block" << "shard-00001.thrs: block 1: checksum mismatch";
+    QTest::newRow("a flipped bit in the table") << "flip-table" << "shard-00001.thrs: header checksum mismatch";
+    QTest::newRow("truncated") << "truncate" << "shard-00001.thrs: not a usable shard: truncated";
+    QTest::newRow("garbage header") << "garbage" << "shard-00001.thrs: not a usable shard: bad magic";
+    QTest::newRow("trailing bytes") << "append" << "shard-00001.thrs: not a usable shard: trailing bytes";
+    QTest::newRow("header only") << "header-only" << "shard-00001.thrs: not a usable shard: 24 records of";
+    QTest::newRow("missing") << "remove" << "shard-00001.thrs: cannot be opened";
+}
+
+void TestShards::damagedShardsAreRefused() {
+    QFETCH(QString, damage);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const std::string src = dir.filePath("src").toStdString(), out = dir.filePath("shards").toStdString();
+    write_idx_folder(src);
+    const ShardIndex index = export_split(load_data(src, DataOptions{}), out);
+    const std::string victim = out + "/train/shard-00001.thrs";
+    std::string bytes = read_file(victim);
+    const ShardHeader h = parse_shard_header(victim, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), bytes.size());
+    if (damage == "flip-block") bytes[h.block_offset(1) + 5] ^= 0x10;
+    if (damage == "flip-table") bytes[kShardHeaderBytes + 2] ^= 0x01;
+    if (damage == "truncate") bytes.resize(bytes.size() - 3);
+    if (damage == "garbage") std::memcpy(bytes.data(), "GARBAGE!", 8);
+    if (damage == "append") bytes += "x";
+    if (damage == "header-only") bytes.resize(kShardHeaderBytes + 4 * h.blocks);
+    if (damage == "remove")
+        std::filesystem::remove(victim);
+    else
+        write_file(victim, bytes);
+    const QString message = data_error([&] { load_data(out, DataOptions{}); });
+    QVERIFY2(message.contains(QString::fromStdString(out + "/train/")) && message.contains(expected), qPrintable(message));
+}
+
+void TestShards::badIndexes_data() {
+    QTest::addColumn<QString>("from");
+    QTest::addColumn<QString>("to");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("not JSON") << "{" << "[" << "index.json: $: not JSON";
+    QTest::newRow("escaping file") << "\"train/shard-00000.thrs\"" << "\"train/../../etc/passwd\""
+                                   << "$.train.shards[0].file: \"train/../../etc/passwd\" is not a plain file name inside train/";
+    QTest::newRow("records not adding up") << "\"records\": 61" << "\"records\": 62" << "$.train.records: 62, but its shards hold 61";
+    QTest::newRow("negative batch") << "\"batch\": 8" << "\"batch\": -8" << "$.batch: expected a whole number >= 0, got -8";
+    QTest::newRow("other format") << "thresher-shards" << "dl4j" << "$.format: expected \"thresher-shards\"";
+    QTest::newRow("crc disagrees") << "\"crc32\": " << "\"crc32\": 7, \"was\": " << "shard-00000.thrs: checksum mismatch with the index";
+}
+
+void TestShards::badIndexes() {
+    QFETCH(QString, from);
+    QFETCH(QString, to);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const std::string src = dir.filePath("src").toStdString(), out = dir.filePath("shards").toStdString();
+    write_idx_folder(src);
+    export_split(load_data(src, DataOptions{}), out);
+    std::string json = read_file(out + "/index.json");
+    const auto at = json.find(from.toStdString());
+    QVERIFY(at != std::string::npos);
+    json.replace(at, std::size_t(from.size()), to.toStdString());
+    write_file(out + "/index.json", json);
+    const QString message = data_error([&] { load_data(out, DataOptions{}); });
+    QVERIFY2(message.contains(expected), qPrintable(message));
+}
+
+QTEST_APPLESS_MAIN(TestShards)
+#include "test_shards.moc"
