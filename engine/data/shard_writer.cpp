@@ -82,7 +82,9 @@ ShardPart ShardWriter::write_part(const Dataset& ds, const std::string& part, co
         throw ConfigError("--shards " + std::to_string(shards) + ": at most " + std::to_string(kMaxShardsPerPart) + " per part");
 
     const std::vector<std::size_t> order = epoch_order(ds.count, options_.seed, 0, true);
-    std::filesystem::create_directories(folder_ + "/" + part);
+    std::error_code ec;
+    if (std::filesystem::create_directories(folder_ + "/" + part, ec); ec)
+        throw Error(folder_ + "/" + part + ": cannot create the folder: " + ec.message());
     ShardPart out;
     out.name = ds.name;
     out.records = ds.count;
@@ -119,6 +121,24 @@ ShardPart ShardWriter::write_part(const Dataset& ds, const std::string& part, co
         if (options_.progress) options_.progress(part, first + records, ds.count);
     }
     return out;
+}
+
+ShardIndex write_shard_set(const DataSplit& split, const std::string& folder, const std::string& source,
+                           ShardWriteOptions options) {
+    ShardIndex index;
+    index.folder = folder;
+    index.source = source;
+    index.batch = options.batch;
+    index.seed = options.seed;
+    index.layout = layout_of(split.train);
+    index.class_names = split.class_names;
+    index.vocabulary = split.vocabulary;
+    ShardWriter writer(folder, std::move(options));
+    index.train = writer.write_part(split.train, "train", index.layout);
+    index.has_test = split.has_test;
+    if (split.has_test) index.test = writer.write_part(split.test, "test", index.layout);
+    write_shard_index(folder, index);
+    return index;
 }
 
 }  // namespace thresher::data

@@ -49,4 +49,9 @@ ShardLayout layout_of(const Dataset&);
 // Writes FOLDER/index.json durably (last, so a folder with an index is a finished export).
 void write_shard_index(const std::string& folder, const ShardIndex&);
 
+// The whole export: FOLDER/train/, FOLDER/test/ when `split` has a test set, then the index, with
+// the split's class names and vocabulary; `source` is recorded as where the data came from.
+ShardIndex write_shard_set(const DataSplit& split, const std::string& folder, const std::string& source,
+                           ShardWriteOptions options);
+
 }  // namespace thresher::data

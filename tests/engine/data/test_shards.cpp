@@ -2,6 +2,7 @@
 // back gives its exact rows; blocks hold the first epoch's batches; damaged, truncated or foreign
 // files and indexes are refused naming the shard file.
 #include "data_error.h"
+#include "shard_fixture.h"
 #include "synthetic_data.h"
 #include "core/error.h"
 #include "data/batch_iterator.h"
@@ -20,56 +21,9 @@
 
 using namespace thresher::data;
 using test_support::data_error;
+using namespace shard_fixture;
 
 namespace {
-
-void write_file(const std::string& path, const std::string& bytes) {
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_idx(const std::string& path, std::vector<std::uint32_t> dims, std::vector<std::uint8_t> data) {
-    IdxArray a;
-    a.dims = std::move(dims);
-    a.data = std::move(data);
-    const auto bytes = encode_idx(a);
-    write_file(path, std::string(bytes.begin(), bytes.end()));
-}
-
-// An IDX folder: 61 train and 13 test images of 3x3, pixels and labels varying per sample.
-void write_idx_folder(const std::string& dir) {
-    for (auto [prefix, n] : {std::pair{"train", 61u}, {"t10k", 13u}}) {
-        std::vector<std::uint8_t> pixels, labels;
-        for (std::uint32_t i = 0; i < n * 9; ++i) pixels.push_back(std::uint8_t((i * 37 + n) % 256));
-        for (std::uint32_t i = 0; i < n; ++i) labels.push_back(std::uint8_t((i * 7) % 10));
-        write_idx(dir + "/" + prefix + "-images-idx3-ubyte", {n, 3, 3}, pixels);
-        write_idx(dir + "/" + prefix + "-labels-idx1-ubyte", {n}, labels);
-    }
-}
-
-// Exports `split` as the export command does (train, test, index) with batch 8 in 3 shards.
-ShardIndex export_split(const DataSplit& split, const std::string& out, std::uint32_t batch = 8, std::size_t shards = 3,
-                        std::uint64_t seed = 5) {
-    ShardWriter w(out, {.batch = batch, .shards = shards, .seed = seed, .progress = {}});
-    ShardIndex index;
-    index.folder = out;
-    index.source = split.train.name;
-    index.batch = batch;
-    index.seed = seed;
-    index.layout = layout_of(split.train);
-    index.class_names = split.class_names;
-    index.vocabulary = split.vocabulary;
-    index.train = w.write_part(split.train, "train", index.layout);
-    index.has_test = split.has_test;
-    if (split.has_test) index.test = w.write_part(split.test, "test", index.layout);
-    write_shard_index(out, index);
-    return index;
-}
 
 bool same_rows(const Dataset& a, const Dataset& b) {
     return a.count == b.count && a.shape.size() == b.shape.size() && a.num_classes == b.num_classes &&
