@@ -6,7 +6,7 @@
 # held whole in memory as every source but shards is.
 #
 # "Budget" here is what a worker may spend on data: BUDGET_MB (default 64) of float rows. The big
-# set is 4 x BUDGET_MB of 784-float rows (Fashion-MNIST-shaped, random pixels, 10 classes); the
+# set is 4 x BUDGET_MB of 784-float rows (Fashion-MNIST-shaped, random pixels and a lit row per class); the
 # tiny set is TINY rows (1000). Both have a 1000-row test part, which evaluation reads whole.
 #
 # Environment: BUDGET_MB (64), TINY (1000), BATCH (128), THREADS (2), SEED (1), THRESHER_BIN
@@ -28,8 +28,8 @@ mkdir -p "$RESULTS_DIR"
 BIG=$(( BUDGET_MB * 4 * 1024 * 1024 / (784 * 4) ))
 echo "shard_memory: budget ${BUDGET_MB} MiB, big set ${BIG} rows (~$(( BUDGET_MB * 4 )) MiB of floats), tiny ${TINY} rows, logs in $RESULTS_DIR"
 
-# Plain IDX files (train + t10k), written with numpy: random pixels, labels from the mean pixel so
-# the set is learnable.
+# Plain IDX files (train + t10k), written with numpy: random pixels, classes 0-9 in turn, each
+# image's class marked by a lit row so the set is learnable.
 make_idx() {  # folder rows
   "$PYTHON" - "$1" "$2" <<'PY'
 import struct, sys, os
@@ -39,7 +39,8 @@ os.makedirs(folder, exist_ok=True)
 rng = np.random.default_rng(rows)
 for prefix, n in (("train", rows), ("t10k", 1000)):
     x = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
-    y = (x.reshape(n, -1)[:, :10].astype(np.int64).sum(axis=1) * 10 // 2560).astype(np.uint8)
+    y = (np.arange(n) % 10).astype(np.uint8)
+    x[np.arange(n), y * 2, :] = 255  # the class's row lit: learnable, every class present
     with open(f"{folder}/{prefix}-images-idx3-ubyte", "wb") as f:
         f.write(struct.pack(">IIII", 0x803, n, 28, 28)); f.write(x.tobytes())
     with open(f"{folder}/{prefix}-labels-idx1-ubyte", "wb") as f:

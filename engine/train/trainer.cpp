@@ -408,6 +408,14 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         else run.eval_rows = data::read_shard_part(*run.shards, run.shards->train);
         run.data.class_names = run.shards->class_names;
         run.data.vocabulary = run.shards->vocabulary;
+        // The checks load_data_for makes for the model: sequence steps, features, per-step labels.
+        check_data_for_model(run.data.train, run.config);
+        // A character model's ids mean its own vocabulary's characters.
+        if (run.resume && !run.resume->vocabulary.empty() && run.resume->vocabulary != run.data.vocabulary)
+            throw ConfigError("--data " + o.data_spec + ": its shards were exported with another character vocabulary (" +
+                              std::to_string(run.data.vocabulary.size()) + " characters) than " + o.resume_path + " has (" +
+                              std::to_string(run.resume->vocabulary.size()) + "); export the text again with --model " +
+                              o.resume_path);
     } else {
         run.data = load_data_for(o.data_spec, run.config, images, run.resume ? run.resume->vocabulary : std::vector<std::string>{},
                                  o.sequences);
@@ -433,7 +441,8 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
                               ") is not normalised here; its rows start with their lengths");
         if (run.shards && o.normalize != "none")
             throw ConfigError("--normalize " + o.normalize + ": a shard set (" + o.data_spec +
-                              ") is streamed, not held whole to fit on; export normalised data or train from the source");
+                              ") is streamed, never held whole to fit a normalisation on; train from the source, or "
+                              "resume a model that carries one");
         run.transform = data::fit_transform(o.normalize, run.data.train);
     }
     check_compatible(run.config, run.data.train);
