@@ -81,6 +81,7 @@ void TestShards::roundTrip() {
     const DataSplit split = load_data(spec, options);
     export_split(split, out);
     QVERIFY(is_shard_folder(out));
+    QVERIFY(!is_image_folder(out));  // its train/ and test/ hold shards (the app's Data box asks)
     const DataSplit back = load_data(out, DataOptions{});
     QVERIFY(same_rows(back.train, split.train));
     QCOMPARE(back.has_test, split.has_test);
