@@ -46,6 +46,7 @@ private Q_SLOTS:
     void initTestCase();
     void sameAccuracyFromIdxAndShards();
     void twoNodesFromShardsEndEqual();
+    void importedNormalisationAppliedPerBatch();
     void refusals();
 
 private:
@@ -103,6 +104,26 @@ void TestShardTraining::twoNodesFromShardsEndEqual() {
     QVERIFY(final_accuracy(runs[0]) > 0.6);
     const auto cmp = run_engine({"compare", path("n0.thr"), path("n1.thr"), "--tolerance", "1e-5"});
     QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+}
+
+// A DL4J zip carries its normaliser (normalizer.bin) and starts at epoch 0: fine-tuned from IDX
+// (the set normalised whole when loaded) and from shards (each streamed batch normalised as it
+// comes), epoch 0 takes the same batches, so the runs end at the same loss.
+void TestShardTraining::importedNormalisationAppliedPerBatch() {
+    const QStringList common{"--epochs", "1", "--batch", "32", "--seed", "3", "--threads", "2"};
+    const auto fitted = run_engine(QStringList{"train", "--model", path("fm.json"), "--data", path("idx"), "--normalize", "standardize",
+                                               "--limit", "320", "--save", path("norm.thr")} + common, 300000);
+    check_finished_ok(fitted, 0);
+    const auto zipped = run_engine({"export-model", path("norm.thr"), "--format", "dl4j", "--out", path("norm.zip")});
+    QVERIFY2(zipped.exit_code == 0, qPrintable(zipped.summary()));
+    const auto from_idx = run_engine(QStringList{"train", "--model", path("norm.zip"), "--data", path("idx")} + common, 300000);
+    const auto from_shards = run_engine(QStringList{"train", "--model", path("norm.zip"), "--data", path("shards")} + common, 300000);
+    check_finished_ok(from_idx, 0);
+    check_finished_ok(from_shards, 0);
+    if (QTest::currentTestFailed()) return;
+    const double a = from_idx.of("epoch_end").last().value("eval_loss").toDouble();
+    const double b = from_shards.of("epoch_end").last().value("eval_loss").toDouble();
+    QVERIFY2(std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(a)), qPrintable(QString("eval loss from IDX %1, from shards %2").arg(a).arg(b)));
 }
 
 void TestShardTraining::refusals() {
