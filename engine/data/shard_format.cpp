@@ -185,7 +185,8 @@ bool plain_shard_name(const std::string& file, const std::string& part) {
     return true;
 }
 
-ShardPart read_part(const IndexReader& r, const nlohmann::json& j, const std::string& path, std::uint32_t batch) {
+ShardPart read_part(const IndexReader& r, const nlohmann::json& j, const std::string& path, std::uint32_t batch,
+                    std::uint64_t record_bytes) {
     ShardPart p;
     p.name = r.text(j, path, "name");
     p.records = r.count(j, path, "records", UINT64_MAX);
@@ -204,6 +205,11 @@ ShardPart read_part(const IndexReader& r, const nlohmann::json& j, const std::st
         e.bytes = r.count(shards[i], at, "bytes", UINT64_MAX);
         e.crc32 = static_cast<std::uint32_t>(r.count(shards[i], at, "crc32", UINT32_MAX));
         if (e.records == 0) r.fail(at + ".records", "a shard holds at least one record");
+        // The file's size follows from its records (shard_format.h): an index that claims more
+        // records than its bytes can hold is refused before anything is sized by it.
+        if (e.records > e.bytes / record_bytes || e.bytes != kShardHeaderBytes + 4 * ((e.records + batch - 1) / batch) + e.records * record_bytes)
+            r.fail(at + ".bytes", std::to_string(e.bytes) + " bytes cannot hold " + std::to_string(e.records) + " records of " +
+                                      std::to_string(record_bytes) + " bytes in batches of " + std::to_string(batch));
         // Whole batches: only the part's last shard may end in a short block.
         if (i + 1 < shards.size() && e.records % batch != 0)
             r.fail(at + ".records", std::to_string(e.records) + " is not a whole number of batches of " + std::to_string(batch));
@@ -278,10 +284,12 @@ ShardIndex parse_shard_index(const std::string& folder, const std::string& json_
     x.layout.labels = labels.get<bool>();
     x.class_names = r.texts(j, "$", "class_names");
     x.vocabulary = r.texts(j, "$", "vocabulary");
-    x.train = read_part(r, r.field(j, "$", "train"), "$.train", x.batch);
+    if (x.layout.target_size > kMaxShardValuesPerRecord) r.fail("$.layout.target_size", "more than 2^28");
+    const std::uint64_t record_bytes = 4 * (x.layout.shape.size() + x.layout.target_size + x.layout.label_ints()) + 8;
+    x.train = read_part(r, r.field(j, "$", "train"), "$.train", x.batch, record_bytes);
     if (j.contains("test")) {
         x.has_test = true;
-        x.test = read_part(r, j["test"], "$.test", x.batch);
+        x.test = read_part(r, j["test"], "$.test", x.batch, record_bytes);
     }
     return x;
 }

@@ -102,7 +102,20 @@ void ShardFile::read_block(std::uint32_t k, Batch& out) {
     }
 }
 
+void check_shard_files(const ShardIndex& index, const ShardPart& part) {
+    for (const auto& e : part.shards) {
+        const std::string path = index.path_of(e);
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(path, ec);
+        if (ec) throw DataError(path + ": cannot be opened (listed in the index; was the shard folder copied whole?)");
+        if (size != e.bytes)
+            throw DataError(path + ": " + std::to_string(size) + " bytes, the index says " + std::to_string(e.bytes) +
+                            (size < e.bytes ? " (truncated?)" : ""));
+    }
+}
+
 Dataset read_shard_part(const ShardIndex& index, const ShardPart& part) {
+    check_shard_files(index, part);
     Dataset ds = index.describe(part);
     std::uint64_t input_bytes = 0;
     for (const auto& e : part.shards) input_bytes += e.bytes;

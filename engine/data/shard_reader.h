@@ -40,6 +40,11 @@ private:
     std::vector<unsigned char> scratch_;
 };
 
+// Checks that every shard file of `part` exists with the size the index gives it, so the index's
+// record counts (which it checks against those sizes) are backed by bytes on disk before anything
+// is sized by them. Throws DataError naming the first shard that is missing or of another size.
+void check_shard_files(const ShardIndex&, const ShardPart&);
+
 // Every record of `part`, each placed at its sample id (the source's order), with the whole-file
 // CRC-32 of the index checked for every shard and the ids checked to be a permutation of
 // [0, records). The rows are checked against memory_budget.h for the part's file sizes first.

@@ -57,6 +57,7 @@ ShardStream::ShardStream(const ShardIndex& index, BatchPlan plan) : index_(&inde
     if (plan_.limit > 0)
         throw ConfigError("--limit " + std::to_string(plan_.limit) + ": a shard set (" + index.folder +
                           ") streams whole; export a smaller set instead");
+    check_shard_files(index, index.train);  // the block list below is sized by the index's counts
     const auto order = shard_epoch_order(index, index.train, plan_.seed, plan_.epoch);
     const auto world = static_cast<std::size_t>(plan_.world);
     batches_ = (order.size() + world - 1) / world;

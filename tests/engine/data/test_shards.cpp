@@ -125,10 +125,11 @@ void TestShards::damagedShardsAreRefused_data() {
     QTest::addColumn<QString>("expected");
     QTest::newRow("a flipped bit in a block") << "flip-block" << "shard-00001.thrs: block 1: checksum mismatch";
     QTest::newRow("a flipped bit in the table") << "flip-table" << "shard-00001.thrs: header checksum mismatch";
-    QTest::newRow("truncated") << "truncate" << "shard-00001.thrs: not a usable shard: truncated";
+    QTest::newRow("truncated") << "truncate" << "shard-00001.thrs: 2169 bytes, the index says 2172 (truncated?)";
     QTest::newRow("garbage header") << "garbage" << "shard-00001.thrs: not a usable shard: bad magic";
-    QTest::newRow("trailing bytes") << "append" << "shard-00001.thrs: not a usable shard: trailing bytes";
-    QTest::newRow("header only") << "header-only" << "shard-00001.thrs: not a usable shard: 24 records of";
+    QTest::newRow("trailing bytes") << "append" << "shard-00001.thrs: 2173 bytes, the index says 2172";
+    QTest::newRow("header only") << "header-only" << "shard-00001.thrs: 60 bytes, the index says 2172 (truncated?)";
+    QTest::newRow("header says fewer records") << "fewer-records" << "shard-00001.thrs: not a usable shard: trailing bytes: 2172 bytes, the header says 2084";
     QTest::newRow("missing") << "remove" << "shard-00001.thrs: cannot be opened";
 }
 
@@ -148,6 +149,10 @@ void TestShards::damagedShardsAreRefused() {
     if (damage == "garbage") std::memcpy(bytes.data(), "GARBAGE!", 8);
     if (damage == "append") bytes += "x";
     if (damage == "header-only") bytes.resize(kShardHeaderBytes + 4 * h.blocks);
+    if (damage == "fewer-records") {
+        const std::uint64_t records = h.records - 1;  // the header's field at byte 16
+        std::memcpy(bytes.data() + 16, &records, 8);
+    }
     if (damage == "remove")
         std::filesystem::remove(victim);
     else
@@ -166,6 +171,8 @@ void TestShards::badIndexes_data() {
     QTest::newRow("records not adding up") << "\"records\": 61" << "\"records\": 62" << "$.train.records: 62, but its shards hold 61";
     QTest::newRow("negative batch") << "\"batch\": 8" << "\"batch\": -8" << "$.batch: expected a whole number >= 0, got -8";
     QTest::newRow("other format") << "thresher-shards" << "dl4j" << "$.format: expected \"thresher-shards\"";
+    QTest::newRow("more records than bytes") << "\"records\": 24" << "\"records\": 2400"
+                                             << "$.train.shards[0].bytes: 2172 bytes cannot hold 2400 records of 88 bytes";
     QTest::newRow("crc disagrees") << "\"crc32\": " << "\"crc32\": 7, \"was\": " << "shard-00000.thrs: checksum mismatch with the index";
 }
 
