@@ -8,15 +8,21 @@
 //      (records, bytes, the file's CRC), so the reader gets past the index to the blocks
 //   2  as 1, but the block and header CRCs are rewritten first, so mutated records (ids out of
 //      range or repeated, sizes) reach the decoding instead of stopping at a checksum
-// Modes 1 and 2 read the set whole (load_shard_folder) and stream it (ShardStream, 2 ranks,
+//   3  the rest is an index.json for a fixed, valid set of 20 records (16 features, 3 classes,
+//      batches of 8, shards train/shard-0000{0,1}.thrs and test/shard-00000.thrs, written once
+//      at start): hostile indexes against real files. THRESHER_FUZZ_SHARD_SEED=FILE writes that
+//      set's own index there, mode byte first (the corpus seed).
+// Modes 1 to 3 read the set whole (load_shard_folder) and stream it (ShardStream, 2 ranks,
 // epochs 0 and 1).
 #include "core/durable_file.h"
 #include "core/error.h"
 #include "data/shard_reader.h"
 #include "data/shard_stream.h"
+#include "data/shard_writer.h"
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -80,13 +86,47 @@ void read_set(const std::string& folder) {
     }
 }
 
+// The fixed set of mode 3, in its own folder.
+struct FixedSet {
+    std::string path = "/tmp/thresher-fuzz-shard-fixed-" + std::to_string(::getpid());
+    FixedSet() {
+        DataSplit split;
+        for (Dataset* ds : {&split.train, &split.test}) {
+            ds->name = "fixed";
+            ds->shape = {1, 1, 16};
+            ds->count = ds == &split.train ? 20 : 5;
+            ds->num_classes = 3;
+            ds->target_size = 3;
+            for (std::size_t i = 0; i < ds->count; ++i) {
+                for (int f = 0; f < 16; ++f) ds->features.push_back(static_cast<float>(i) * 0.5f + static_cast<float>(f));
+                for (int c = 0; c < 3; ++c) ds->targets.push_back(static_cast<int>(i % 3) == c ? 1.f : 0.f);
+                ds->labels.push_back(static_cast<std::int32_t>(i % 3));
+            }
+        }
+        split.has_test = true;
+        std::filesystem::remove_all(path);
+        const ShardIndex index = write_shard_set(split, path, "fixed", {.batch = 8, .shards = 2, .seed = 1, .progress = {}});
+        if (const char* seed = std::getenv("THRESHER_FUZZ_SHARD_SEED")) write(seed, "\x03" + shard_index_json(index));
+    }
+    ~FixedSet() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1) return 0;
     static const ScratchDir scratch;
-    const int mode = data[0] % 3;
+    static const FixedSet fixed;  // first, so THRESHER_FUZZ_SHARD_SEED works on any input
+    const int mode = data[0] % 4;
     std::string bytes(reinterpret_cast<const char*>(data + 1), size - 1);
+    if (mode == 3) {
+        write(fixed.path + "/index.json", bytes);
+        read_set(fixed.path);
+        return 0;
+    }
     if (mode == 0) {
         try {
             (void)parse_shard_index(scratch.path, bytes);
