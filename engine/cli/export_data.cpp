@@ -37,7 +37,12 @@ void export_data_command(const ExportDataOptions& o, events::EventWriter& events
     } else {
         data::DataOptions options;
         options.images = o.images;
-        split = data::load_data(o.data, options);
+        try {
+            split = data::load_data(o.data, options);
+        } catch (const Error& e) {
+            // Image folders, sequences and text take their shape from a model: say where it goes.
+            throw ConfigError(std::string(e.what()) + " (export: give --model M to read the data as training M would)");
+        }
     }
     if (data::is_shard_folder(o.data)) log << "export: " << o.data << " is a shard set already; writing it again\n";
 
