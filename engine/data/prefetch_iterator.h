@@ -1,5 +1,6 @@
-// A BatchSource (an in-memory BatchIterator or a streamed ShardStream) on a background thread: while the trainer runs step b, batch b+1 (up to
-// `depth` batches ahead) is being gathered, so copying samples leaves the critical path.
+// A BatchSource (an in-memory BatchIterator or a streamed ShardStream) on a background thread:
+// while the trainer runs step b, batch b+1 (up to `depth` batches ahead) is being gathered or
+// read, so copying samples and reading shards leave the critical path.
 //
 // Buffers circulate instead of being copied: the producer fills a free buffer, next() swaps
 // it with the caller's Batch and returns the caller's old vectors to the free list.

@@ -11,7 +11,9 @@
 // Integrity: zlib CRC-32, not SHA-256. Shards guard against accidents (a truncated copy, a bad
 // disk, an interrupted export), not against an attacker: data files are trusted input like any
 // CSV, and whoever can write them can rewrite a digest too. CRC-32 finds every burst error up to
-// 32 bits and costs ~1 GB/s less than SHA-256 on the streaming path; zlib is already linked.
+// 32 bits, runs at over twice SHA-256's speed on the streaming path where every block is checked
+// as it is read (zlib 1.86 GB/s, OpenSSL SHA-256 0.80 GB/s with SHA-NI, one core of this 2-core
+// EPYC, under load), and zlib is already linked.
 // A CRC per block lets a worker check exactly the bytes it reads (it reads only its own blocks);
 // the CRC of the whole file in the index is checked when a part is read entire.
 #pragma once
