@@ -151,6 +151,40 @@ Dataset read_shard_part(const ShardIndex& index, const ShardPart& part) {
     return ds;
 }
 
+Dataset read_shard_sample(const ShardIndex& index, const ShardPart& part, std::uint64_t max_records) {
+    check_shard_files(index, part);
+    Dataset ds = index.describe(part);
+    const std::uint64_t want = std::min(max_records, part.records);
+    const std::uint64_t f = ds.shape.size(), t = ds.target_size, l = index.layout.label_ints();
+    std::uint64_t input_bytes = 0, covered = 0;
+    for (const auto& e : part.shards) {
+        if (covered >= want) break;
+        input_bytes += e.bytes;
+        covered += e.records;
+    }
+    check_memory_budget(index.folder, std::to_string(want) + " records of " + std::to_string(f + t + l) + " values",
+                        want * (f + t + l) * 4, input_bytes);
+    ds.count = want;
+    ds.features.reserve(want * f);
+    ds.targets.reserve(want * t);
+    ds.labels.reserve(want * l);
+    Batch block;
+    std::uint64_t taken = 0;
+    for (const auto& e : part.shards) {
+        if (taken >= want) break;
+        ShardFile file(index.path_of(e), index.layout, index.batch, &e);
+        for (std::uint32_t k = 0; k < file.header().blocks && taken < want; ++k) {
+            file.read_block(k, block);
+            const std::uint64_t n = std::min<std::uint64_t>(block.count, want - taken);
+            ds.features.insert(ds.features.end(), block.features.begin(), block.features.begin() + static_cast<std::ptrdiff_t>(n * f));
+            ds.targets.insert(ds.targets.end(), block.targets.begin(), block.targets.begin() + static_cast<std::ptrdiff_t>(n * t));
+            ds.labels.insert(ds.labels.end(), block.labels.begin(), block.labels.begin() + static_cast<std::ptrdiff_t>(n * l));
+            taken += n;
+        }
+    }
+    return ds;
+}
+
 DataSplit load_shard_folder(const std::string& folder) {
     const ShardIndex index = read_shard_index(folder);
     DataSplit split;

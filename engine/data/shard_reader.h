@@ -50,6 +50,11 @@ void check_shard_files(const ShardIndex&, const ShardPart&);
 // [0, records). The rows are checked against memory_budget.h for the part's file sizes first.
 Dataset read_shard_part(const ShardIndex&, const ShardPart&);
 
+// The first `max_records` records of `part` in file order (the export's shuffled order, so a fair
+// sample), whole shards read until there are enough: what training evaluates on when a streamed
+// set has no test part, so evaluation does not hold the whole set either.
+Dataset read_shard_sample(const ShardIndex&, const ShardPart&, std::uint64_t max_records);
+
 // A shard folder as a DataSplit, every part read (evaluate, predict, and the round trip).
 DataSplit load_shard_folder(const std::string& folder);
 

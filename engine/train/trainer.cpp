@@ -58,8 +58,8 @@ struct Run {
     std::vector<float> imported_state;   // and its updater state, where it maps (empty: fresh)
     data::DataSplit data;
     // Training from a shard folder (data/shard_stream.h): its index; data.train then holds no rows
-    // (its count and shape only), and `eval_rows` the train records read whole for evaluation
-    // when the set has no test part.
+    // (its count and shape only), and `eval_rows` the train records evaluation reads when the
+    // set has no test part (read_shard_sample: the first shard's, or --test-limit).
     std::optional<data::ShardIndex> shards;
     std::optional<data::Dataset> eval_rows;
     data::FeatureTransform transform;  // fitted on the training set (or the resumed model's)
@@ -405,7 +405,9 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         run.data.train = run.shards->describe(run.shards->train);
         run.data.has_test = run.shards->has_test;
         if (run.shards->has_test) run.data.test = data::read_shard_part(*run.shards, run.shards->test);
-        else run.eval_rows = data::read_shard_part(*run.shards, run.shards->train);
+        else  // a sample, not the whole set: --test-limit records, or the first shard's
+            run.eval_rows = data::read_shard_sample(*run.shards, run.shards->train,
+                                                    o.test_limit ? o.test_limit : run.shards->train.shards.front().records);
         run.data.class_names = run.shards->class_names;
         run.data.vocabulary = run.shards->vocabulary;
         // The checks load_data_for makes for the model: sequence steps, features, per-step labels.

@@ -47,6 +47,7 @@ private Q_SLOTS:
     void sameAccuracyFromIdxAndShards();
     void twoNodesFromShardsEndEqual();
     void importedNormalisationAppliedPerBatch();
+    void withoutTestPartEvaluatesTheFirstShard();
     void refusals();
 
 private:
@@ -124,6 +125,25 @@ void TestShardTraining::importedNormalisationAppliedPerBatch() {
     const double a = from_idx.of("epoch_end").last().value("eval_loss").toDouble();
     const double b = from_shards.of("epoch_end").last().value("eval_loss").toDouble();
     QVERIFY2(std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(a)), qPrintable(QString("eval loss from IDX %1, from shards %2").arg(a).arg(b)));
+}
+
+// A CSV has no test set: its shards are evaluated on the first shard's records (or --test-limit),
+// not read whole, so evaluation keeps memory flat too.
+void TestShardTraining::withoutTestPartEvaluatesTheFirstShard() {
+    QVERIFY(write_file(path("table.csv"), test_support::three_class_csv(96)));
+    QVERIFY(write_file(path("mn.json"), R"({"name":"mn","seed":2,"input":{"size":16},"updater":{"type":"sgd","learning_rate":0.1},
+      "layers":[{"type":"dense","units":12,"activation":"tanh"},{"type":"output","units":3}]})"));
+    const auto exported = run_engine({"export", "--data", path("table.csv"), "--out", path("table"), "--batch", "8", "--shards", "2"});
+    QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
+    for (auto [extra, count] : {std::pair{QStringList{}, 48}, {QStringList{"--test-limit", "20"}, 20}}) {
+        const auto r = run_engine(QStringList{"train", "--model", path("mn.json"), "--data", path("table"), "--batch", "8",
+                                              "--epochs", "1", "--threads", "1"} + extra);
+        check_finished_ok(r, 0);
+        if (QTest::currentTestFailed()) return;
+        QCOMPARE(r.of("epoch_end").last().value("eval_set").toString(), QString("train"));
+        QCOMPARE(r.of("epoch_end").last().value("count").toInt(), count);  // 12 blocks of 8: 6 in the first shard
+        QCOMPARE(r.of("iteration").size(), 12);
+    }
 }
 
 void TestShardTraining::refusals() {

@@ -39,6 +39,7 @@ private Q_SLOTS:
     void roundTrip_data();
     void roundTrip();
     void blocksAreTheFirstEpochsBatches();
+    void sampleIsTheFirstRecordsInFileOrder();
     void damagedShardsAreRefused_data();
     void damagedShardsAreRefused();
     void badIndexes_data();
@@ -118,6 +119,28 @@ void TestShards::blocksAreTheFirstEpochsBatches() {
         }
     }
     QVERIFY(!it.next(want));
+}
+
+// What training evaluates on without a test part: the first records as exported (the first epoch's
+// order), across shard boundaries, never more than there are.
+void TestShards::sampleIsTheFirstRecordsInFileOrder() {
+    QTemporaryDir dir;
+    const std::string src = dir.filePath("src").toStdString(), out = dir.filePath("shards").toStdString();
+    write_idx_folder(src);
+    const DataSplit split = load_data(src, DataOptions{});
+    const ShardIndex index = export_split(split, out, 8, 3, 42);  // shards of 24, 24, 13 records
+    const auto order = epoch_order(split.train.count, 42, 0, true);
+    for (std::uint64_t n : {5u, 24u, 30u, 61u, 1000u}) {
+        const Dataset sample = read_shard_sample(index, index.train, n);
+        const std::size_t want = std::min<std::size_t>(n, 61);
+        QCOMPARE(sample.count, want);
+        QCOMPARE(sample.features.size(), want * 9);
+        QCOMPARE(sample.labels.size(), want);
+        for (std::size_t i = 0; i < want; ++i) {
+            QVERIFY(std::equal(sample.sample(i), sample.sample(i) + 9, split.train.sample(order[i])));
+            QCOMPARE(sample.labels[i], split.train.labels[order[i]]);
+        }
+    }
 }
 
 void TestShards::damagedShardsAreRefused_data() {
