@@ -20,7 +20,6 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "shard files are little-endian, like the model file");
 
 constexpr char kMagic[8] = {'T', 'H', 'R', 'S', 'H', 'R', 'D', '\0'};
-constexpr std::size_t kCrcCovered = 40;  // header bytes before header_crc
 
 template <typename T>
 void put(std::string& out, T v) {

@@ -28,6 +28,7 @@
 namespace thresher::data {
 
 inline constexpr std::size_t kShardHeaderBytes = 48;
+inline constexpr std::size_t kShardHeaderCrcCovered = 40;  // header bytes before header_crc
 inline constexpr std::uint32_t kShardVersion = 1;
 inline constexpr const char* kShardIndexName = "index.json";
 // Bounds that keep every product below in 64 bits and every count in the ints of the shapes.

@@ -66,7 +66,7 @@ ShardFile::ShardFile(std::string path, const ShardLayout& layout, std::uint32_t 
              std::to_string(entry->records) + " in " + std::to_string(entry->bytes));
     crcs_.resize(header_.blocks);  // blocks * 4 bytes lie inside the file (parse_shard_header)
     read_exactly(in_, kShardHeaderBytes, crcs_.data(), std::uint64_t{header_.blocks} * 4, path_, "block table");
-    std::vector<unsigned char> covered(head, head + 40);
+    std::vector<unsigned char> covered(head, head + kShardHeaderCrcCovered);
     covered.insert(covered.end(), reinterpret_cast<const unsigned char*>(crcs_.data()),
                    reinterpret_cast<const unsigned char*>(crcs_.data()) + crcs_.size() * 4);
     if (crc32_of(covered.data(), covered.size()) != header_.header_crc)

@@ -106,7 +106,7 @@ ShardPart ShardWriter::write_part(const Dataset& ds, const std::string& part, co
         }
         std::memcpy(bytes.data() + kShardHeaderBytes, crcs.data(), crcs.size() * 4);
         // The header's CRC covers its fields and the table (shard_format.h); then the encoding again.
-        std::string covered = bytes.substr(0, 40) + bytes.substr(kShardHeaderBytes, crcs.size() * 4);
+        std::string covered = bytes.substr(0, kShardHeaderCrcCovered) + bytes.substr(kShardHeaderBytes, crcs.size() * 4);
         h.header_crc = crc32_of(covered.data(), covered.size());
         const std::string header = encode_shard_header(h);
         std::memcpy(bytes.data(), header.data(), header.size());

@@ -12,8 +12,8 @@
 //      batches of 8, shards train/shard-0000{0,1}.thrs and test/shard-00000.thrs, written once
 //      at start): hostile indexes against real files. THRESHER_FUZZ_SHARD_SEED=FILE writes that
 //      set's own index there, mode byte first (the corpus seed).
-// Modes 1 to 3 read the set whole (load_shard_folder) and stream it (ShardStream, 2 ranks,
-// epochs 0 and 1).
+// Modes 1 to 3 read the set whole (load_shard_folder), take a sample (read_shard_sample) and
+// stream it (ShardStream, 2 ranks, epochs 0 and 1).
 #include "core/durable_file.h"
 #include "core/error.h"
 #include "data/shard_reader.h"
@@ -53,9 +53,9 @@ void repair_crcs(std::string& bytes, const ShardHeader& h) {
             thresher::crc32_of(bytes.data() + h.block_offset(k), static_cast<std::size_t>(h.block_records(k) * h.record_bytes()));
         std::memcpy(bytes.data() + kShardHeaderBytes + 4 * k, &crc, 4);
     }
-    std::string covered = bytes.substr(0, 40) + bytes.substr(kShardHeaderBytes, 4 * std::size_t{h.blocks});
+    std::string covered = bytes.substr(0, kShardHeaderCrcCovered) + bytes.substr(kShardHeaderBytes, 4 * std::size_t{h.blocks});
     const std::uint32_t crc = thresher::crc32_of(covered.data(), covered.size());
-    std::memcpy(bytes.data() + 40, &crc, 4);
+    std::memcpy(bytes.data() + kShardHeaderCrcCovered, &crc, 4);
 }
 
 void check(const Dataset& ds) {
@@ -70,6 +70,7 @@ void read_set(const std::string& folder) {
     }
     try {
         const ShardIndex index = read_shard_index(folder);
+        check(read_shard_sample(index, index.train, 7));
         for (int epoch = 0; epoch < 2; ++epoch)
             for (int rank = 0; rank < 2; ++rank) {
                 BatchPlan plan;
