@@ -1,4 +1,4 @@
-// thresher-engine: train, evaluate, predict, compare, devices, inspect, export-model. See DESIGN.md
+// thresher-engine: train, evaluate, predict, compare, devices, inspect, export-model, export. See DESIGN.md
 // for the contract: JSON lines on stdout, logs on stderr, a non-zero exit with one clear message on
 // any error.
 #include <CLI/CLI.hpp>
@@ -14,6 +14,7 @@
 #include "cli/cluster.h"
 #include "cli/commands.h"
 #include "cli/export_command.h"
+#include "cli/export_data.h"
 #include "cli/inspect.h"
 #include "cli/masters.h"
 #include "cli/stdin_control.h"
@@ -40,7 +41,8 @@ int main(int argc, char** argv) {
     train_cmd->add_option("--model", t.model_path, "Model config (Thresher JSON)")->check(CLI::ExistingFile);
     train_cmd->add_option("--data", t.data_spec, "fashion-mnist, a folder of IDX files, a folder of images in class folders "
                                                  "(train/<class>/ and test/<class>/, or <class>/), a folder of sequence CSVs "
-                                                 "(features/ + labels/), a CSV file, or a .txt character corpus")
+                                                 "(features/ + labels/), a CSV file, a .txt character corpus, or a shard folder "
+                                                 "written by export (streamed)")
         ->capture_default_str();
     train_cmd->add_option("--epochs", t.epochs, "Total epochs")->capture_default_str()->check(CLI::PositiveNumber);
     train_cmd->add_option("--batch", t.batch, "Minibatch size")->capture_default_str()->check(CLI::PositiveNumber);
@@ -271,6 +273,21 @@ int main(int argc, char** argv) {
                            "(ONNX metadata; a Keras file's class_names; a DL4J zip has no place for them)")
         ->delimiter(',');
 
+    // export: a data set written once as shards every worker streams (cli/export_data.h).
+    cli::ExportDataOptions export_data;
+    std::uint64_t export_seed = 0;
+    auto* export_data_cmd = app.add_subcommand("export", "Write a data set as pre-batched shards that train --data DIR streams");
+    export_data_cmd->add_option("--data", export_data.data, "The source, as for train --data")->required();
+    export_data_cmd->add_option("--out", export_data.out, "The shard folder to create (new or empty)")->required();
+    export_data_cmd->add_option("--batch", export_data.batch, "Records per batch (train with this --batch)")
+        ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+    export_data_cmd->add_option("--shards", export_data.shards, "Shard files per part (0: about 64 MiB each)")->capture_default_str();
+    auto* export_seed_opt = export_data_cmd->add_option("--seed", export_seed, "Order of the records: train --seed S's first epoch (default: the model's seed, else 0)");
+    export_data_cmd->add_option("--model", export_data.model, "Read the data for this model (image size, sequence steps, task)")
+        ->check(CLI::ExistingFile);
+    add_image_options(export_data_cmd);
+    add_sequence_options(export_data_cmd);
+
     CLI11_PARSE(app, argc, argv);
 
     events::EventWriter events(std::cout, cluster.node_rank);
@@ -341,6 +358,11 @@ int main(int argc, char** argv) {
             return cli::compare_command(a, b, tolerance) ? 0 : 1;
         } else if (devices_cmd->parsed()) {
             cli::devices_command();
+        } else if (export_data_cmd->parsed()) {
+            if (*export_seed_opt) export_data.seed = export_seed;
+            export_data.images = images;
+            export_data.sequences = sequences;
+            cli::export_data_command(export_data, events, std::cout, std::cerr);
         } else if (export_cmd->parsed()) {
             cli::export_model_command(export_options, std::cout, std::cerr);
         } else if (inspect_cmd->parsed()) {

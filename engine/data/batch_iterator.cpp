@@ -15,6 +15,7 @@ namespace thresher::data {
 
 namespace {
 constexpr std::uint64_t kShufflePurpose = 0x5348554646;  // "SHUFF"
+}  // namespace
 
 void check_plan(const BatchPlan& plan) {
     if (plan.batch_size == 0) throw ConfigError("batch plan: batch_size: must be at least 1");
@@ -26,7 +27,6 @@ void check_plan(const BatchPlan& plan) {
                           std::to_string(plan.world) + ")");
     }
 }
-}  // namespace
 
 std::size_t epoch_sample_count(const Dataset& ds, const BatchPlan& plan) {
     return plan.limit > 0 ? std::min(plan.limit, ds.count) : ds.count;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "data/batch.h"
+#include "data/batch_source.h"
 #include "data/dataset.h"
 
 #include <cstddef>
@@ -24,6 +25,9 @@
 #include <vector>
 
 namespace thresher::data {
+
+// Throws thresher::ConfigError for batch_size 0, world < 1 or rank outside [0, world).
+void check_plan(const BatchPlan& plan);
 
 // Samples in play: plan.limit when it is set and smaller than ds.count, else ds.count.
 std::size_t epoch_sample_count(const Dataset& ds, const BatchPlan& plan);
@@ -35,16 +39,16 @@ std::size_t batches_per_epoch(const Dataset& ds, const BatchPlan& plan);
 // Rng(derive_seed(seed, "SHUFF", epoch)).
 std::vector<std::size_t> epoch_order(std::size_t n, std::uint64_t seed, int epoch, bool shuffle);
 
-class BatchIterator {
+class BatchIterator final : public BatchSource {
 public:
     // Throws thresher::ConfigError for batch_size 0, world < 1 or rank outside [0, world).
     // `ds` must outlive the iterator.
     BatchIterator(const Dataset& ds, BatchPlan plan);
 
     // Fills `out` with the next batch (reusing its vectors); false once the epoch is done.
-    bool next(Batch& out);
+    bool next(Batch& out) override;
 
-    std::size_t batches() const { return batches_; }
+    std::size_t batches() const override { return batches_; }
     std::size_t batches_done() const { return done_; }
     const BatchPlan& plan() const { return plan_; }
 

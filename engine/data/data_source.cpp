@@ -5,6 +5,8 @@
 #include "core/error.h"
 #include "data/idx_dataset.h"
 #include "data/idx_reader.h"
+#include "data/shard_format.h"
+#include "data/shard_reader.h"
 
 #include <algorithm>
 #include <cctype>
@@ -113,7 +115,7 @@ DataSplit load_idx_folder(const std::string& folder) {
 const char* kExpected =
     "expected \"fashion-mnist\", a folder holding train-images*idx3* and train-labels*idx1* files "
     "(plain or .gz), a folder of images in class folders, a folder of sequence CSVs (features/ and labels/), a .csv "
-    "file, or a .txt file (a character corpus)";
+    "file, a .txt file (a character corpus), or a shard folder written by thresher-engine export";
 
 }  // namespace
 
@@ -165,6 +167,8 @@ DataSplit load_data(const std::string& spec, const DataOptions& options) {
         }
         return load_idx_folder(folder);
     }
+    // A shard folder (thresher-engine export) carries its own index; checked before the others.
+    if (is_shard_folder(spec)) return load_shard_folder(spec);
     if (fs::is_directory(spec, ec) && is_sequence_folder(spec)) return load_sequence_folder(spec, options.sequences);
     if (fs::is_directory(spec, ec))
         return is_image_folder(spec) ? load_image_folder(spec, options.images) : load_idx_folder(spec);

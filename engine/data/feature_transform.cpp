@@ -14,8 +14,14 @@ void FeatureTransform::apply(Dataset& ds) const {
     if (width != shift.size() || width != scale.size())
         throw DataError(ds.name + ": " + std::to_string(width) + " features, but the " + kind + " normalisation was fitted on " +
                         std::to_string(shift.size()));
-    for (std::size_t i = 0; i < ds.count; ++i) {
-        float* row = ds.features.data() + i * width;
+    apply_rows(ds.features.data(), ds.count);
+}
+
+void FeatureTransform::apply_rows(float* rows, std::size_t count) const {
+    if (!active()) return;
+    const std::size_t width = shift.size();
+    for (std::size_t i = 0; i < count; ++i) {
+        float* row = rows + i * width;
         for (std::size_t j = 0; j < width; ++j) row[j] = (row[j] - shift[j]) * scale[j];
     }
 }

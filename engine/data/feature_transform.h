@@ -18,6 +18,8 @@ struct FeatureTransform {
     bool active() const { return kind != "none"; }
     // Throws DataError when the data set's feature count differs from the fitted one.
     void apply(Dataset&) const;
+    // `count` rows of shift.size() features in place (a streamed batch); nothing when inactive.
+    void apply_rows(float* rows, std::size_t count) const;
 };
 
 // Fits `kind` ("none", "standardize": mean/stddev, "minmax": to [0, 1]) on `train`; throws

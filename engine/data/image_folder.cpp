@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "data/image/image_decoder.h"
 #include "data/memory_budget.h"
+#include "data/shard_format.h"
 
 namespace thresher::data {
 
@@ -150,6 +151,7 @@ bool has_idx_file(const fs::path& dir) {
 }  // namespace
 
 bool is_image_folder(const std::string& dir) {
+    if (is_shard_folder(dir)) return false;  // train/ and test/ of shard files, not of class folders
     std::error_code ec;
     if (fs::is_directory(fs::path(dir) / "train", ec)) return true;
     return !has_idx_file(dir) && !class_folders(dir).empty();

@@ -9,7 +9,10 @@
 namespace thresher::data {
 
 PrefetchIterator::PrefetchIterator(const Dataset& ds, BatchPlan plan, std::size_t depth)
-    : source_(ds, plan), batches_(source_.batches()), slots_(depth == 0 ? 1 : depth) {
+    : PrefetchIterator(std::make_unique<BatchIterator>(ds, plan), depth) {}
+
+PrefetchIterator::PrefetchIterator(std::unique_ptr<BatchSource> source, std::size_t depth)
+    : source_(std::move(source)), batches_(source_->batches()), slots_(depth == 0 ? 1 : depth) {
     for (std::size_t i = 0; i < slots_.size(); ++i) free_.push_back(i);
     thread_ = std::thread([this] { produce(); });
 }
@@ -34,7 +37,7 @@ void PrefetchIterator::produce() {
                 slot = free_.front();
                 free_.pop_front();
             }
-            const bool more = source_.next(slots_[slot]);  // the slot is ours: no lock needed
+            const bool more = source_->next(slots_[slot]);  // the slot is ours: no lock needed
             {
                 std::lock_guard<std::mutex> lock(mutex_);
                 if (more) {

@@ -1,5 +1,6 @@
-// BatchIterator on a background thread: while the trainer runs step b, batch b+1 (up to
-// `depth` batches ahead) is being gathered, so copying samples leaves the critical path.
+// A BatchSource (an in-memory BatchIterator or a streamed ShardStream) on a background thread:
+// while the trainer runs step b, batch b+1 (up to `depth` batches ahead) is being gathered or
+// read, so copying samples and reading shards leave the critical path.
 //
 // Buffers circulate instead of being copied: the producer fills a free buffer, next() swaps
 // it with the caller's Batch and returns the caller's old vectors to the free list.
@@ -7,12 +8,14 @@
 
 #include "data/batch.h"
 #include "data/batch_iterator.h"
+#include "data/batch_source.h"
 #include "data/dataset.h"
 
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -24,6 +27,8 @@ public:
     // The plan is validated here (thresher::ConfigError) before the thread starts.
     // `ds` must outlive the iterator. next() and last_wait_ms() belong to one consumer thread.
     PrefetchIterator(const Dataset& ds, BatchPlan plan, std::size_t depth = 2);
+    // Any source, e.g. a ShardStream: at most `depth` batches are read ahead of the consumer.
+    explicit PrefetchIterator(std::unique_ptr<BatchSource> source, std::size_t depth = 2);
     ~PrefetchIterator();  // stops and joins the producer, even mid-epoch
 
     PrefetchIterator(const PrefetchIterator&) = delete;
@@ -40,7 +45,7 @@ public:
 private:
     void produce();
 
-    BatchIterator source_;  // touched only by the producer thread after construction
+    std::unique_ptr<BatchSource> source_;  // touched only by the producer thread after construction
     std::size_t batches_;
     std::vector<Batch> slots_;
 

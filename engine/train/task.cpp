@@ -159,6 +159,8 @@ void mark_binary_pixels(data::Dataset& ds, const config::ModelConfig& m) {
 
 }  // namespace
 
+void check_data_for_model(const data::Dataset& ds, const config::ModelConfig& m) { check_sequences(ds, m); }
+
 data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig& m, data::ImageFolderOptions images,
                               std::vector<std::string> vocabulary, const data::SequenceReadOptions& sequences) {
     const Task task = task_of(m);

@@ -38,4 +38,8 @@ data::DataSplit load_data_for(const std::string& spec, const config::ModelConfig
                               data::ImageFolderOptions images = {}, std::vector<std::string> vocabulary = {},
                               const data::SequenceReadOptions& sequences = {});
 
+// The checks load_data_for makes of loaded data against the model (sequence steps and features,
+// per-step labels), for data read another way (a streamed shard set: only its description).
+void check_data_for_model(const data::Dataset&, const config::ModelConfig&);
+
 }  // namespace thresher::train

@@ -19,6 +19,8 @@
 #include "data/data_source.h"
 #include "data/feature_transform.h"
 #include "data/prefetch_iterator.h"
+#include "data/shard_reader.h"
+#include "data/shard_stream.h"
 #include "nn/model_file.h"
 #include "nn/network.h"
 #include "train/evaluation.h"
@@ -55,6 +57,11 @@ struct Run {
     std::vector<float> imported_params;  // a DL4J zip's / Keras file's weights (empty: initialise)
     std::vector<float> imported_state;   // and its updater state, where it maps (empty: fresh)
     data::DataSplit data;
+    // Training from a shard folder (data/shard_stream.h): its index; data.train then holds no rows
+    // (its count and shape only), and `eval_rows` the train records evaluation reads when the
+    // set has no test part (read_shard_sample: the first shard's, or --test-limit).
+    std::optional<data::ShardIndex> shards;
+    std::optional<data::Dataset> eval_rows;
     data::FeatureTransform transform;  // fitted on the training set (or the resumed model's)
     TrainingMaster* master = nullptr;
     nn::TrainingPosition start;  // where training starts (a resumed run's saved position)
@@ -151,7 +158,7 @@ void put_metrics(events::EpochEnd& e, const EvaluationResult& r) {
 
 void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_loss, long epoch_samples,
                          const nn::TrainingPosition& pos) {
-    const data::Dataset& eval_set = run.data.has_test ? run.data.test : run.data.train;
+    const data::Dataset& eval_set = run.data.has_test ? run.data.test : run.eval_rows ? *run.eval_rows : run.data.train;
     const double eval_start_s = run.ev.seconds();  // phase times (engine/events/README.md)
     const auto eval_began = Clock::now();
     const auto& merger = run.master->evaluation_merger();
@@ -230,7 +237,9 @@ void train_replica(Run& run, int local, nn::Network& net) {
         plan.rank = worker;
         plan.world = cluster.total_workers();
         plan.augment = run.o.augment;
-        data::PrefetchIterator batches(run.data.train, plan);
+        // One batch type from either source; a shard set is read block by block, 2 blocks ahead.
+        data::PrefetchIterator batches(run.shards ? std::unique_ptr<data::BatchSource>(std::make_unique<data::ShardStream>(*run.shards, plan))
+                                                  : std::make_unique<data::BatchIterator>(run.data.train, plan));
         data::Batch batch;
         net.set_epoch(epoch);  // for learning-rate schedules by epoch
         double epoch_loss = 0.0;
@@ -252,6 +261,8 @@ void train_replica(Run& run, int local, nn::Network& net) {
             const double start_s = run.ev.seconds();  // where the phases begin (engine/events/README.md)
             const auto t0 = Clock::now();
             if (!batches.next(batch)) break;
+            // In-memory sets were normalised when loaded; streamed batches are, as they come.
+            if (run.shards) run.transform.apply_rows(batch.features.data(), batch.count);
             const double etl_ms = ms_since(t0);
             const auto t1 = Clock::now();
             const int count = static_cast<int>(batch.count);
@@ -385,8 +396,32 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         log << "decoding images: " << done << "/" << total << "\n";
     };
     // A resumed character model reads its text with the vocabulary it was trained on.
-    run.data = load_data_for(o.data_spec, run.config, images, run.resume ? run.resume->vocabulary : std::vector<std::string>{},
-                             o.sequences);
+    if (data::is_shard_folder(o.data_spec)) {
+        // Exported once (thresher-engine export): only the index and the test part are read now.
+        run.shards = data::read_shard_index(o.data_spec);
+        if (o.train_limit)
+            throw ConfigError("--limit " + std::to_string(o.train_limit) + ": a shard set (" + o.data_spec +
+                              ") streams whole; export a smaller set instead");
+        run.data.train = run.shards->describe(run.shards->train);
+        run.data.has_test = run.shards->has_test;
+        if (run.shards->has_test) run.data.test = data::read_shard_part(*run.shards, run.shards->test);
+        else  // a sample, not the whole set: --test-limit records, or the first shard's
+            run.eval_rows = data::read_shard_sample(*run.shards, run.shards->train,
+                                                    o.test_limit ? o.test_limit : run.shards->train.shards.front().records);
+        run.data.class_names = run.shards->class_names;
+        run.data.vocabulary = run.shards->vocabulary;
+        // The checks load_data_for makes for the model: sequence steps, features, per-step labels.
+        check_data_for_model(run.data.train, run.config);
+        // A character model's ids mean its own vocabulary's characters.
+        if (run.resume && !run.resume->vocabulary.empty() && run.resume->vocabulary != run.data.vocabulary)
+            throw ConfigError("--data " + o.data_spec + ": its shards were exported with another character vocabulary (" +
+                              std::to_string(run.data.vocabulary.size()) + " characters) than " + o.resume_path + " has (" +
+                              std::to_string(run.resume->vocabulary.size()) + "); export the text again with --model " +
+                              o.resume_path);
+    } else {
+        run.data = load_data_for(o.data_spec, run.config, images, run.resume ? run.resume->vocabulary : std::vector<std::string>{},
+                                 o.sequences);
+    }
     report_skipped_images(run.data, ev, log);
     if (run.resume && !run.resume->class_names.empty() && !run.data.class_names.empty())
         check_same_classes(run.resume->class_names, o.resume_path, run.data.class_names, o.data_spec);
@@ -410,12 +445,20 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
                     std::any_of(layer.sources.begin(), layer.sources.end(), [](int s) { return s < 0; }))
                     throw ConfigError("--normalize " + o.normalize + ": the model reads token ids (embedding \"" + layer.name +
                                       "\"); ids are not normalised");
+        if (run.shards && o.normalize != "none")
+            throw ConfigError("--normalize " + o.normalize + ": a shard set (" + o.data_spec +
+                              ") is streamed, never held whole to fit a normalisation on; train from the source, or "
+                              "resume a model that carries one");
         run.transform = data::fit_transform(o.normalize, run.data.train);
     }
     check_compatible(run.config, run.data.train);
     check_augmentation(run.o.augment, run.config, run.data.train);
-    run.transform.apply(run.data.train);
+    if (run.shards && run.transform.active() && run.transform.shift.size() != run.data.train.shape.size())
+        throw DataError(o.data_spec + ": " + std::to_string(run.data.train.shape.size()) + " features, but the " + run.transform.kind +
+                        " normalisation was fitted on " + std::to_string(run.transform.shift.size()));
+    if (!run.shards) run.transform.apply(run.data.train);  // streamed batches: as they come
     if (run.data.has_test) run.transform.apply(run.data.test);
+    if (run.eval_rows) run.transform.apply(*run.eval_rows);
     if (run.data.has_test) check_compatible(run.config, run.data.test);
     // Threads are split between the workers: 2 cores, 2 workers -> 1 thread each.
     const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

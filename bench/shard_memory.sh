@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Streaming shards keep memory flat (issue 24): a synthetic IDX set about 4x larger than a memory
+# budget is exported as shards (thresher-engine export), then one epoch is trained from those
+# shards and from the shards of a tiny set with the same test part; peak RSS (/usr/bin/time -v)
+# of the two should be within 1.2x. For contrast the big set is also trained from its IDX files,
+# held whole in memory as every source but shards is.
+#
+# "Budget" here is what a worker may spend on data: BUDGET_MB (default 64) of float rows. The big
+# set is 4 x BUDGET_MB of 784-float rows (Fashion-MNIST-shaped, random pixels and a lit row per class); the
+# tiny set is TINY rows (1000). Both have a 1000-row test part, which evaluation reads whole.
+#
+# Environment: BUDGET_MB (64), TINY (1000), BATCH (128), THREADS (2), SEED (1), THRESHER_BIN
+# (build/release/bin), PYTHON (/usr/bin/python3, with numpy), RESULTS_DIR (a fresh /tmp folder, kept).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+BUDGET_MB="${BUDGET_MB:-64}"
+TINY="${TINY:-1000}"
+BATCH="${BATCH:-128}"
+THREADS="${THREADS:-2}"
+SEED="${SEED:-1}"
+BIN="${THRESHER_BIN:-build/release/bin}"
+PYTHON="${PYTHON:-/usr/bin/python3}"
+RESULTS_DIR="${RESULTS_DIR:-$(mktemp -d /tmp/thresher-shards.XXXXXX)}"
+[[ -x "$BIN/thresher-engine" ]] || { echo "shard_memory: no $BIN/thresher-engine (build the release preset or set THRESHER_BIN)" >&2; exit 2; }
+[[ -x /usr/bin/time ]] || { echo "shard_memory: needs GNU time (/usr/bin/time)" >&2; exit 2; }
+mkdir -p "$RESULTS_DIR"
+BIG=$(( BUDGET_MB * 4 * 1024 * 1024 / (784 * 4) ))
+echo "shard_memory: budget ${BUDGET_MB} MiB, big set ${BIG} rows (~$(( BUDGET_MB * 4 )) MiB of floats), tiny ${TINY} rows, logs in $RESULTS_DIR"
+
+# Plain IDX files (train + t10k), written with numpy: random pixels, classes 0-9 in turn, each
+# image's class marked by a lit row so the set is learnable.
+make_idx() {  # folder rows
+  "$PYTHON" - "$1" "$2" <<'PY'
+import struct, sys, os
+import numpy as np
+folder, rows = sys.argv[1], int(sys.argv[2])
+os.makedirs(folder, exist_ok=True)
+rng = np.random.default_rng(rows)
+for prefix, n in (("train", rows), ("t10k", 1000)):
+    x = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+    y = (np.arange(n) % 10).astype(np.uint8)
+    x[np.arange(n), y * 2, :] = 255  # the class's row lit: learnable, every class present
+    with open(f"{folder}/{prefix}-images-idx3-ubyte", "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, 28, 28)); f.write(x.tobytes())
+    with open(f"{folder}/{prefix}-labels-idx1-ubyte", "wb") as f:
+        f.write(struct.pack(">II", 0x801, n)); f.write(y.tobytes())
+PY
+}
+
+cat > "$RESULTS_DIR/model.json" <<'JSON'
+{"name":"shard-bench","seed":1,"input":{"channels":1,"height":28,"width":28},
+ "updater":{"type":"sgd","learning_rate":0.01},
+ "layers":[{"type":"dense","units":32,"activation":"relu"},{"type":"output","units":10}]}
+JSON
+
+peak_kb() { grep "Maximum resident set size" "$1" | awk '{print $NF}'; }
+
+run_case() {  # name data
+  /usr/bin/time -v -o "$RESULTS_DIR/$1.time" "$BIN/thresher-engine" train --model "$RESULTS_DIR/model.json" --data "$2" \
+    --epochs 1 --batch "$BATCH" --seed "$SEED" --threads "$THREADS" >"$RESULTS_DIR/$1.events" 2>"$RESULTS_DIR/$1.log"
+  echo "$1: peak RSS $(( $(peak_kb "$RESULTS_DIR/$1.time") / 1024 )) MiB"
+}
+
+for set in big:$BIG tiny:$TINY; do
+  name=${set%%:*}; rows=${set##*:}
+  [[ -d "$RESULTS_DIR/$name-idx" ]] || make_idx "$RESULTS_DIR/$name-idx" "$rows"
+  if [[ ! -f "$RESULTS_DIR/$name-shards/index.json" ]]; then
+    rm -rf "$RESULTS_DIR/$name-shards"
+    "$BIN/thresher-engine" export --data "$RESULTS_DIR/$name-idx" --out "$RESULTS_DIR/$name-shards" --batch "$BATCH" \
+      --seed "$SEED" --shards 8 >"$RESULTS_DIR/$name-export.events" 2>"$RESULTS_DIR/$name-export.log"
+  fi
+  echo "export $name: $(tail -1 "$RESULTS_DIR/$name-export.events")"
+done
+
+run_case shards-tiny "$RESULTS_DIR/tiny-shards"
+run_case shards-big "$RESULTS_DIR/big-shards"
+run_case idx-big "$RESULTS_DIR/big-idx"
+tiny=$(peak_kb "$RESULTS_DIR/shards-tiny.time"); big=$(peak_kb "$RESULTS_DIR/shards-big.time")
+ratio=$("$PYTHON" -c "print(f'{$big / $tiny:.3f}')")
+echo "shard_memory: big/tiny peak RSS from shards = $ratio (target <= 1.2)"
+"$PYTHON" -c "import sys; sys.exit(0 if $big <= 1.2 * $tiny else 1)" || { echo "shard_memory: FAIL: above 1.2x" >&2; exit 1; }

@@ -1,0 +1,114 @@
+#include "data/shard_stream.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "data/augment.h"
+#include "data/batch_iterator.h"
+
+namespace thresher::data {
+
+namespace {
+constexpr std::uint64_t kShardOrderPurpose = 0x5348415244;  // "SHARD"
+constexpr std::uint64_t kWindowPurpose = 0x57494E44;        // "WIND"
+
+template <class T>
+void seeded_shuffle(std::vector<T>& v, std::uint64_t seed) {
+    Rng rng(seed);
+    std::shuffle(v.begin(), v.end(), rng);
+}
+}  // namespace
+
+std::vector<ShardBlock> shard_epoch_order(const ShardIndex& index, const ShardPart& part, std::uint64_t seed, int epoch) {
+    std::vector<std::vector<ShardBlock>> per_shard(part.shards.size());
+    for (std::uint32_t s = 0; s < part.shards.size(); ++s) {
+        const std::uint64_t records = part.shards[s].records;
+        for (std::uint64_t first = 0, k = 0; first < records; first += index.batch, ++k)
+            per_shard[s].push_back({s, static_cast<std::uint32_t>(k), std::min<std::uint64_t>(index.batch, records - first)});
+    }
+    std::vector<std::uint32_t> shard_order(part.shards.size());
+    std::iota(shard_order.begin(), shard_order.end(), 0u);
+    const std::uint64_t epoch_seed = derive_seed(seed, kShardOrderPurpose, static_cast<std::uint64_t>(epoch));
+    if (epoch > 0) {
+        seeded_shuffle(shard_order, epoch_seed);
+        for (std::uint32_t s = 0; s < per_shard.size(); ++s) seeded_shuffle(per_shard[s], derive_seed(epoch_seed, s));
+    }
+    std::vector<ShardBlock> order;
+    std::optional<ShardBlock> short_block;
+    for (auto s : shard_order)
+        for (const auto& b : per_shard[s]) {
+            if (b.records < index.batch)
+                short_block = b;  // only the part's last block can be short (the index says so)
+            else
+                order.push_back(b);
+        }
+    if (short_block) order.push_back(*short_block);
+    return order;
+}
+
+ShardStream::ShardStream(const ShardIndex& index, BatchPlan plan) : index_(&index), plan_(plan) {
+    check_plan(plan_);
+    if (plan_.batch_size != index.batch)
+        throw ConfigError("--batch " + std::to_string(plan_.batch_size) + ": the shards in " + index.folder +
+                          " hold batches of " + std::to_string(index.batch) + " (export again with --batch " +
+                          std::to_string(plan_.batch_size) + ", or train with --batch " + std::to_string(index.batch) + ")");
+    if (plan_.limit > 0)
+        throw ConfigError("--limit " + std::to_string(plan_.limit) + ": a shard set (" + index.folder +
+                          ") streams whole; export a smaller set instead");
+    check_shard_files(index, index.train);  // the block list below is sized by the index's counts
+    const auto order = shard_epoch_order(index, index.train, plan_.seed, plan_.epoch);
+    const auto world = static_cast<std::size_t>(plan_.world);
+    batches_ = (order.size() + world - 1) / world;
+    for (std::size_t pos = static_cast<std::size_t>(plan_.rank); pos < order.size(); pos += world) mine_.push_back(order[pos]);
+}
+
+bool ShardStream::next(Batch& out) {
+    if (done_ >= batches_) return false;
+    const std::size_t step = done_++;
+    if (step >= mine_.size()) {  // this rank's blocks ran out at the final step
+        out.count = 0;
+        out.features.clear();
+        out.targets.clear();
+        out.labels.clear();
+        out.indices.clear();
+        return true;
+    }
+    const ShardBlock b = mine_[step];
+    if (!file_ || file_shard_ != b.shard) {
+        const ShardEntry& e = index_->train.shards[b.shard];
+        file_.reset();
+        file_.emplace(index_->path_of(e), index_->layout, index_->batch, &e);
+        file_shard_ = b.shard;
+    }
+    file_->read_block(b.block, block_);
+    if (block_.count != b.records)
+        throw DataError(file_->path() + ": block " + std::to_string(b.block) + " holds " + std::to_string(block_.count) +
+                        " records, the index implies " + std::to_string(b.records));
+    // The window shuffle: the block's records in a seeded order (as exported in epoch 0).
+    std::vector<std::size_t> rows(block_.count);
+    std::iota(rows.begin(), rows.end(), std::size_t{0});
+    if (plan_.epoch > 0 && plan_.shuffle)
+        seeded_shuffle(rows, derive_seed(derive_seed(plan_.seed, kWindowPurpose, static_cast<std::uint64_t>(plan_.epoch)),
+                                         (std::uint64_t{b.shard} << 32) | b.block));
+    const std::size_t f = index_->layout.shape.size(), t = index_->layout.target_size, l = index_->layout.label_ints();
+    out.count = block_.count;
+    out.features.resize(out.count * f);
+    out.targets.resize(out.count * t);
+    out.labels.resize(out.count * l);
+    out.indices.resize(out.count);
+    for (std::size_t i = 0; i < out.count; ++i) {
+        const std::size_t r = rows[i];
+        std::copy_n(block_.features.data() + r * f, f, out.features.data() + i * f);
+        std::copy_n(block_.targets.data() + r * t, t, out.targets.data() + i * t);
+        std::copy_n(block_.labels.data() + r * l, l, out.labels.data() + i * l);
+        out.indices[i] = block_.indices[r];
+        if (plan_.augment.active())
+            augment_sample(out.features.data() + i * f, index_->layout.shape, plan_.augment, plan_.seed, plan_.epoch,
+                           out.indices[i], scratch_);
+    }
+    return true;
+}
+
+}  // namespace thresher::data

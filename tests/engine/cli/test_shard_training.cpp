@@ -1,0 +1,163 @@
+// Training from exported shards (thresher-engine export, then train --data DIR): a slice of
+// Fashion-MNIST trained from its IDX files and from its shards with the same seed and steps ends
+// at the same accuracy; two nodes sharing gradients from shards end with equal replicas; export
+// refuses a non-empty --out and a batch other than the export's is refused by train.
+#include <QtTest>
+
+#include <QDir>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+
+#include "data/idx_reader.h"
+#include "engine_process.h"
+
+namespace {
+
+const char* kModel = R"({"name":"fm","seed":3,"input":{"channels":1,"height":28,"width":28},
+  "updater":{"type":"nesterovs","learning_rate":0.01,"momentum":0.9},
+  "layers":[{"type":"dense","units":64,"activation":"relu"},{"type":"output","units":10}]})";
+
+const QString kFashion = "/usr/share/datasets/fashion-mnist";
+
+// The first `n` images and labels of an IDX pair, written plain to `dir` under `prefix`.
+void slice_idx(const QString& prefix, std::uint32_t n, const QString& dir) {
+    using thresher::data::IdxArray;
+    for (const char* kind : {"images-idx3-ubyte", "labels-idx1-ubyte"}) {
+        IdxArray a = thresher::data::read_idx((kFashion + "/" + prefix + "-" + kind + ".gz").toStdString());
+        const std::size_t per = a.element_count() / a.dims[0];
+        a.dims[0] = n;
+        a.data.resize(per * n);
+        const auto bytes = thresher::data::encode_idx(a);
+        QVERIFY(write_file(dir + "/" + prefix + "-" + kind,
+                           QByteArray(reinterpret_cast<const char*>(bytes.data()), qsizetype(bytes.size()))));
+    }
+}
+
+double final_accuracy(const EngineRun& r) {
+    const auto ends = r.of("epoch_end");
+    return ends.isEmpty() ? -1 : ends.last().value("accuracy").toDouble();
+}
+
+}  // namespace
+
+class TestShardTraining : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void sameAccuracyFromIdxAndShards();
+    void twoNodesFromShardsEndEqual();
+    void importedNormalisationAppliedPerBatch();
+    void withoutTestPartEvaluatesTheFirstShard();
+    void refusals();
+
+private:
+    QString path(const QString& n) const { return dir_.filePath(n); }
+    QTemporaryDir dir_;
+};
+
+void TestShardTraining::initTestCase() {
+    if (!QFile::exists(kFashion + "/train-images-idx3-ubyte.gz")) QSKIP("Fashion-MNIST is not installed");
+    QVERIFY(QDir().mkpath(path("idx")));
+    slice_idx("train", 3000, path("idx"));
+    slice_idx("t10k", 1000, path("idx"));
+    QVERIFY(write_file(path("fm.json"), kModel));
+    QVERIFY(write_file(path("secret"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"));
+    const auto exported = run_engine({"export", "--data", path("idx"), "--out", path("shards"), "--batch", "32", "--shards", "4",
+                                      "--model", path("fm.json")});
+    QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
+    const auto lines = exported.stdout_text.trimmed().split('\n');
+    const auto summary = QJsonDocument::fromJson(lines.last().toUtf8()).object();
+    QCOMPARE(summary.value("train").toObject().value("records").toInt(), 3000);
+    QCOMPARE(summary.value("train").toObject().value("shards").toInt(), 4);
+    QCOMPARE(summary.value("test").toObject().value("records").toInt(), 1000);
+    QCOMPARE(summary.value("seed").toInt(), 3);  // the model's
+    QVERIFY2(exported.stdout_text.contains("\"data_progress\""), qPrintable(exported.summary()));
+}
+
+void TestShardTraining::sameAccuracyFromIdxAndShards() {
+    const QStringList common{"train", "--model", path("fm.json"), "--epochs", "1", "--batch", "32", "--seed", "3", "--threads", "2"};
+    const auto from_idx = run_engine(common + QStringList{"--data", path("idx")}, 300000);
+    const auto from_shards = run_engine(common + QStringList{"--data", path("shards")}, 300000);
+    check_finished_ok(from_idx, 0);
+    check_finished_ok(from_shards, 0);
+    if (QTest::currentTestFailed()) return;
+    const double a = final_accuracy(from_idx), b = final_accuracy(from_shards);
+    qInfo("accuracy after 1 epoch of 3000 samples: from IDX %.4f, from shards %.4f", a, b);
+    QVERIFY2(a > 0.6, qPrintable(QString("accuracy from IDX %1: the model did not learn").arg(a)));
+    QVERIFY2(std::abs(a - b) <= 0.005, qPrintable(QString("accuracy from IDX %1, from shards %2").arg(a).arg(b)));
+    QCOMPARE(from_shards.of("iteration").size(), from_idx.of("iteration").size());
+}
+
+void TestShardTraining::twoNodesFromShardsEndEqual() {
+    const auto ports = free_node_ports(2);
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
+    QList<QStringList> args;
+    for (int rank = 0; rank < 2; ++rank)
+        args << QStringList{"train", "--model", path("fm.json"), "--data", path("shards"), "--epochs", "2", "--batch", "32",
+                            "--seed", "3", "--threads", "1", "--nodes", nodes, "--node-rank", QString::number(rank),
+                            "--secret-file", path("secret"), "--save", path(QString("n%1.thr").arg(rank)),
+                            "--strategy", "gradient-sharing", "--threshold-algorithm", "fixed:0.01", "--residual", "none"};
+    const auto runs = run_nodes(args, 300000);
+    for (int node = 0; node < 2; ++node) check_finished_ok(runs[node], node);
+    if (QTest::currentTestFailed()) return;
+    // 3000 records in blocks of 32: 94 blocks, 47 steps per epoch on each of 2 nodes.
+    QCOMPARE(runs[0].of("run_finished").last().value("iters").toInt(), 94);
+    QVERIFY(final_accuracy(runs[0]) > 0.6);
+    const auto cmp = run_engine({"compare", path("n0.thr"), path("n1.thr"), "--tolerance", "1e-5"});
+    QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+}
+
+// A DL4J zip carries its normaliser (normalizer.bin) and starts at epoch 0: fine-tuned from IDX
+// (the set normalised whole when loaded) and from shards (each streamed batch normalised as it
+// comes), epoch 0 takes the same batches, so the runs end at the same loss.
+void TestShardTraining::importedNormalisationAppliedPerBatch() {
+    const QStringList common{"--epochs", "1", "--batch", "32", "--seed", "3", "--threads", "2"};
+    const auto fitted = run_engine(QStringList{"train", "--model", path("fm.json"), "--data", path("idx"), "--normalize", "standardize",
+                                               "--limit", "320", "--save", path("norm.thr")} + common, 300000);
+    check_finished_ok(fitted, 0);
+    const auto zipped = run_engine({"export-model", path("norm.thr"), "--format", "dl4j", "--out", path("norm.zip")});
+    QVERIFY2(zipped.exit_code == 0, qPrintable(zipped.summary()));
+    const auto from_idx = run_engine(QStringList{"train", "--model", path("norm.zip"), "--data", path("idx")} + common, 300000);
+    const auto from_shards = run_engine(QStringList{"train", "--model", path("norm.zip"), "--data", path("shards")} + common, 300000);
+    check_finished_ok(from_idx, 0);
+    check_finished_ok(from_shards, 0);
+    if (QTest::currentTestFailed()) return;
+    const double a = from_idx.of("epoch_end").last().value("eval_loss").toDouble();
+    const double b = from_shards.of("epoch_end").last().value("eval_loss").toDouble();
+    QVERIFY2(std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(a)), qPrintable(QString("eval loss from IDX %1, from shards %2").arg(a).arg(b)));
+}
+
+// A CSV has no test set: its shards are evaluated on the first shard's records (or --test-limit),
+// not read whole, so evaluation keeps memory flat too.
+void TestShardTraining::withoutTestPartEvaluatesTheFirstShard() {
+    QVERIFY(write_file(path("table.csv"), test_support::three_class_csv(96)));
+    QVERIFY(write_file(path("mn.json"), R"({"name":"mn","seed":2,"input":{"size":16},"updater":{"type":"sgd","learning_rate":0.1},
+      "layers":[{"type":"dense","units":12,"activation":"tanh"},{"type":"output","units":3}]})"));
+    const auto exported = run_engine({"export", "--data", path("table.csv"), "--out", path("table"), "--batch", "8", "--shards", "2"});
+    QVERIFY2(exported.exit_code == 0, qPrintable(exported.summary()));
+    for (auto [extra, count] : {std::pair{QStringList{}, 48}, {QStringList{"--test-limit", "20"}, 20}}) {
+        const auto r = run_engine(QStringList{"train", "--model", path("mn.json"), "--data", path("table"), "--batch", "8",
+                                              "--epochs", "1", "--threads", "1"} + extra);
+        check_finished_ok(r, 0);
+        if (QTest::currentTestFailed()) return;
+        QCOMPARE(r.of("epoch_end").last().value("eval_set").toString(), QString("train"));
+        QCOMPARE(r.of("epoch_end").last().value("count").toInt(), count);  // 12 blocks of 8: 6 in the first shard
+        QCOMPARE(r.of("iteration").size(), 12);
+    }
+}
+
+void TestShardTraining::refusals() {
+    const auto again = run_engine({"export", "--data", path("idx"), "--out", path("shards"), "--batch", "32"});
+    QCOMPARE(again.exit_code, 1);
+    QVERIFY2(again.stderr_text.contains("--out " + path("shards") + " exists and is not an empty folder"), qPrintable(again.summary()));
+    const auto other_batch = run_engine({"train", "--model", path("fm.json"), "--data", path("shards"), "--batch", "64"});
+    QCOMPARE(other_batch.exit_code, 1);
+    QVERIFY2(other_batch.stderr_text.contains("--batch 64: the shards in " + path("shards") + " hold batches of 32"),
+             qPrintable(other_batch.summary()));
+    // Read whole, a shard folder evaluates like its source.
+    const auto eval = run_engine({"evaluate", "--model-file", path("n0.thr"), "--data", path("shards")});
+    if (QFile::exists(path("n0.thr"))) QVERIFY2(eval.exit_code == 0, qPrintable(eval.summary()));
+}
+
+QTEST_GUILESS_MAIN(TestShardTraining)
+#include "test_shard_training.moc"
