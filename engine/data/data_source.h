@@ -9,12 +9,9 @@
 //   "/data/seqs"             sequence CSVs: DIR/features/ (+ labels/), or DIR/train/features/
 //                            (+ test/) (data/sequence_csv.h); checked before image folders
 //   "/data/book.txt"         a character corpus (data/text_corpus.h); needs a sequence input
-<<<<<<< HEAD
 //   "/data/COPYING"          a file without an extension, with a sequence input: the same
-=======
 //   "/data/shards"           a shard set written by thresher-engine export (index.json; data/shard_reader.h),
 //                            read whole here; training streams it (data/shard_stream.h)
->>>>>>> shards
 //   "/data/reviews.csv"      with a sequence model input of 1 feature (token ids): a token CSV
 //                            (data/token_csv.h) instead of a table
 #pragma once
