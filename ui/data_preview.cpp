@@ -15,6 +15,8 @@
 #include "core/error.h"
 #include "data/data_source.h"
 #include "data/image_folder.h"
+#include "data/shard_format.h"
+#include "data/shard_reader.h"
 
 namespace thresher::ui {
 
@@ -22,6 +24,7 @@ namespace {
 
 constexpr int kPerClass = 2;     // images of each class shown from an image folder
 constexpr int kMaxClasses = 8;   // classes shown
+constexpr std::uint64_t kShardSample = 2048;  // records read from a shard set to find a sample of each class
 constexpr int kColumns = 8;
 constexpr int kThumb = 56;       // pixels: a 28×28 sample twice over
 
@@ -107,8 +110,16 @@ void DataPreview::show_samples(const QString& data, const QJsonObject& model) {
             split = data::preview_image_folder(path, options, kPerClass, kMaxClasses);
             for (std::size_t i = 0; i < split.train.count; ++i) shown.push_back(i);
         } else {
-            // IDX images (Fashion-MNIST): read as the engine reads them; the first of each class.
-            split = data::load_data(path);
+            if (data != "fashion-mnist" && data::is_shard_folder(path)) {
+                // A shard set: its first records only (a few shards), never the whole set.
+                const auto index = data::read_shard_index(path);
+                split.train = data::read_shard_sample(index, index.train, kShardSample);
+                split.class_names = index.class_names;
+            } else {
+                // IDX images (Fashion-MNIST): read as the engine reads them.
+                split = data::load_data(path);
+            }
+            // The first of each class.
             std::set<int> seen;
             for (std::size_t i = 0; i < split.train.count && seen.size() < std::size_t(kMaxClasses); ++i)
                 if (seen.insert(split.train.labels.empty() ? 0 : split.train.labels[i]).second) shown.push_back(i);

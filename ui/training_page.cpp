@@ -23,6 +23,7 @@
 
 #include "data/image_folder.h"
 #include "data/sequence_csv.h"
+#include "data/shard_format.h"
 #include "data_preview.h"
 #include "layer_schema.h"
 #include "link_row.h"
@@ -147,6 +148,7 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     data_kind_->addItem("Folder of images (a folder per class)", "images");
     data_kind_->addItem("Folder of sequence CSVs (features/ and labels/)", "sequences");
     data_kind_->addItem("Text file (a character corpus)", "text");
+    data_kind_->addItem("Shard set (from thresher-engine export)", "shards");
     dform->addRow("Data set", data_kind_);
     auto* path_row = new QHBoxLayout;
     data_path_ = new QLineEdit;
@@ -365,6 +367,7 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
                                               : QFileDialog::getExistingDirectory(
                                                     this, kind == "images"      ? "Folder of images (train/ and test/, or one folder per class)"
                                                           : kind == "sequences" ? "Folder of sequence CSVs (features/ and labels/, or train/ and test/)"
+                                                          : kind == "shards"    ? "Shard set (the folder with index.json that thresher-engine export wrote)"
                                                                                 : "Folder of IDX files");
         if (path.isEmpty()) return;
         data_path_->setText(path);
@@ -525,6 +528,7 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
         const std::string path = spec.resolve(spec.data).toStdString();
         const QString kind = spec.data.endsWith(".csv", Qt::CaseInsensitive)   ? "csv"
                              : spec.data.endsWith(".txt", Qt::CaseInsensitive) ? "text"
+                             : data::is_shard_folder(path)                     ? "shards"
                              : data::is_sequence_folder(path)                  ? "sequences"
                              : data::is_image_folder(path)                     ? "images"
                                                                                : "idx";

@@ -15,11 +15,14 @@
 #include "model_document.h"
 #include "run_spec.h"
 #include "training_page.h"
+#include "data/data_source.h"
+#include "data/shard_writer.h"
 #include "data_preview.h"
 #include "image_files.h"
 
 using thresher::launcher::ClusterSettings;
 using thresher::launcher::RunSpec;
+namespace data = thresher::data;
 
 class TestTrainingPage : public QObject {
     Q_OBJECT
@@ -217,6 +220,24 @@ void TestTrainingPage::samples_shown_before_launch() {
     int cats = 0;
     for (auto* l : names) cats += l->text() == "cat";
     QCOMPARE(cats, 2);
+
+    // The same folder exported as a shard set (thresher-engine export's writer): the Data box
+    // names it, and the preview shows the first image of each class from its first records.
+    {
+        data::ImageFolderOptions o;
+        o.shape = {3, 12, 10};
+        const auto split = data::load_data(root.toStdString(), data::DataOptions{{}, o, {}, {}, {}, false});
+        data::ShardWriteOptions w;
+        w.batch = 2;
+        data::write_shard_set(split, (dir.path() + "/shards").toStdString(), root.toStdString(), w);
+        RunSpec sharded = spec;
+        sharded.data = dir.path() + "/shards";
+        page.set_spec(sharded);
+        QCOMPARE(page.findChild<QComboBox*>("data_kind")->currentData().toString(), QString("shards"));
+        page.show_samples();
+        QVERIFY2(preview->caption().startsWith("3 classes: ant, bee, cat"), qPrintable(preview->caption()));
+        QCOMPARE(preview->sample_count(), 3);  // the first of each class
+    }
 
     // A corrupt image among them: shown by name, the others still are.
     test_support::write_bytes((root + "/ant/0.png").toStdString(), std::vector<std::uint8_t>{0x89, 'P', 'N', 'G', 1, 2, 3});
