@@ -359,12 +359,13 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     // complaint that follows from it.
     for (std::size_t i = 0; i < list->size(); ++i) {
         Place outer((*list)[i], source, layer_path(i), scratch);
-        const auto kind = outer.string({"class_name"}).value_or("");
-        if (supported_layer(kind)) continue;
+        auto kind = outer.string({"class_name"}).value_or("");
+        const std::string wrapped = keras_unsupported_wrapped((*list)[i]);  // Bidirectional(ConvLSTM2D), ...
+        if (supported_layer(kind) && wrapped.empty()) continue;
         const auto* c = outer.object({"config"});
         const std::string name = c ? import::text_or(*c, "name", "") : "";
         Place p(c ? *c : (*list)[i], source, layer_path(i) + " (" + kind + (name.empty() ? "" : " \"" + name + "\"") + ")", scratch);
-        p.fail("layer " + kind + " is not supported (Thresher imports " + kSupportedLayers + "; on sequences " +
+        p.fail("layer " + kind + (wrapped.empty() ? "" : "(" + wrapped + ")") + " is not supported (Thresher imports " + kSupportedLayers + "; on sequences " +
                kKerasSequenceLayers + ")");
     }
 

@@ -149,6 +149,16 @@ bool is_keras_sequence_layer(const std::string& class_name) { return sequence_cl
 
 bool keras_model_has_sequences(const nlohmann::json& layers) { return has_class(layers, 0); }
 
+std::string keras_unsupported_wrapped(const nlohmann::json& layer) {
+    const std::string cls = import::text_or(layer, "class_name", "");
+    if ((cls != "Bidirectional" && cls != "TimeDistributed") || !layer.contains("config") || !layer["config"].is_object() ||
+        !layer["config"].contains("layer") || !layer["config"]["layer"].is_object())
+        return "";
+    const std::string inner = import::text_or(layer["config"]["layer"], "class_name", "");
+    const bool ok = cls == "Bidirectional" ? inner == "LSTM" || inner == "GRU" || inner == "SimpleRNN" : inner == "Dense";
+    return ok ? "" : inner.empty() ? "?" : inner;
+}
+
 void check_fixed_steps(Place& p, const nlohmann::json& shape, const std::string& key) {
     if (shape.is_array() && shape.size() >= 2 && shape[1].is_null())
         p.fail(key, json_summary(shape) + " has no fixed number of steps: Thresher needs a fixed length (save the model with "

@@ -28,6 +28,11 @@ namespace thresher::config {
 bool is_keras_sequence_layer(const std::string& class_name);
 extern const char* const kKerasSequenceLayers;
 
+// For Bidirectional and TimeDistributed: the wrapped layer's class when Thresher cannot run it
+// ("ConvLSTM2D"), so the importer names it with the other unsupported types, before any shape
+// complaint; "" otherwise (and for every other layer).
+std::string keras_unsupported_wrapped(const nlohmann::json& layer);
+
 // Whether a model uses sequences at all (any layer above, also inside a wrapper): then an input of
 // [steps, features] is a sequence rather than a one-channel image.
 bool keras_model_has_sequences(const nlohmann::json& layers);

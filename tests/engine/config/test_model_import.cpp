@@ -569,11 +569,35 @@ void TestModelImport::refused_data() {
     // A functional model (a graph) imports (test_graph_import); one without its inputs is refused.
     QTest::newRow("keras functional Model without input_layers") << keras({kKerasFlatInput, kKerasOut}, "Functional")
         << QStringList{"cfg.json: config:", "\"input_layers\"", "is required: the model's inputs"};
-    QTest::newRow("keras LSTM") << keras({kKerasFlatInput, keras_layer("LSTM", R"("name":"lstm","units":4)"), kKerasOut})
-        << QStringList{"layers[1] (LSTM \"lstm\")", "LSTM is not supported"};
-    QTest::newRow("keras Embedding")
-        << keras({keras_layer("Embedding", R"("name":"emb","input_dim":100,"output_dim":8,"batch_input_shape":[null,6])"), kKerasOut})
-        << QStringList{"layers[0] (Embedding \"emb\")", "not supported"};
+    QTest::newRow("keras LSTM on flat features") << keras({kKerasFlatInput, keras_layer("LSTM", R"("name":"lstm","units":4)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "needs a sequence input [steps, features], but it reads flat features"};
+    // Sequence layers Thresher's fixed cells cannot run: each names the layer and the one field.
+    const QByteArray seq_in = keras_layer("InputLayer", R"("batch_input_shape":[null,6,3],"name":"in")");
+    auto lstm = [](const QByteArray& extra) { return keras_layer("LSTM", R"("name":"lstm","units":4,)" + extra); };
+    QTest::newRow("keras LSTM hard_sigmoid") << keras({seq_in, lstm(R"("recurrent_activation":"hard_sigmoid")"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"recurrent_activation\": \"hard_sigmoid\" is not supported", "gates are sigmoid"};
+    QTest::newRow("keras LSTM relu") << keras({seq_in, lstm(R"("activation":"relu")"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"activation\": \"relu\" is not supported"};
+    QTest::newRow("keras LSTM return_state") << keras({seq_in, lstm(R"("return_state":true)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"return_state\": true is not supported"};
+    QTest::newRow("keras LSTM stateful") << keras({seq_in, lstm(R"("stateful":true)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"stateful\": true is not supported"};
+    QTest::newRow("keras LSTM go_backwards") << keras({seq_in, lstm(R"("go_backwards":true)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"go_backwards\": true is not supported"};
+    QTest::newRow("keras LSTM recurrent_dropout") << keras({seq_in, lstm(R"("recurrent_dropout":0.2)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"recurrent_dropout\": 0.2 is not supported"};
+    QTest::newRow("keras Bidirectional merge_mode None")
+        << keras({seq_in, keras_layer("Bidirectional", R"("name":"bi","merge_mode":null,"layer":)" + keras_layer("GRU", R"("name":"g","units":2)")), kKerasOut})
+        << QStringList{"layers[1] (Bidirectional \"bi\")", "\"merge_mode\": None (two outputs) is not supported"};
+    QTest::newRow("keras TimeDistributed Conv2D")
+        << keras({seq_in, keras_layer("TimeDistributed", R"("name":"td","layer":)" + keras_layer("Conv2D", R"("name":"c","filters":2)")), kKerasOut})
+        << QStringList{"layers[1] (TimeDistributed \"td\").layer (Conv2D \"c\")", "only TimeDistributed(Dense)"};
+    QTest::newRow("keras sequence without fixed steps")
+        << keras({keras_layer("InputLayer", R"("batch_input_shape":[null,null,3],"name":"in")"), lstm(R"("recurrent_activation":"sigmoid")"), kKerasOut})
+        << QStringList{"layers[0] (InputLayer \"in\")", "[null,null,3] has no fixed number of steps", "fixed length"};
+    QTest::newRow("keras Embedding on an image")
+        << keras({kKerasInput, keras_layer("Embedding", R"("name":"emb","input_dim":100,"output_dim":8)"), kKerasOut})
+        << QStringList{"layers[1] (Embedding \"emb\")", "reads token ids"};
     QTest::newRow("keras grouped Conv2D")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":4,"kernel_size":[3,3],"groups":2)"),
                   keras_layer("Flatten", R"("name":"f")"), kKerasOut})
@@ -684,11 +708,13 @@ void TestModelImport::fixture_refusals_data() {
                        "5x5", "16x3x3"}
         << QStringList{": layers[2]"};
     // Class 9: the unsupported layer, not "must go through Flatten first" / "variable dimension".
+    // Standalone Keras 2's LSTM default recurrent_activation, hard_sigmoid: Thresher's gates are sigmoid.
     QTest::newRow("keras LSTM on a sequence") << "keras2_mnist_lstm.json"
-        << QStringList{"config.layers[0] (LSTM \"lstm_1\")", "LSTM is not supported"} << QStringList{"Flatten first"};
-    QTest::newRow("keras Embedding") << "keras2_imdb_embedding_lstm.json"
-        << QStringList{"config.layers[0] (Embedding \"embedding_1\")", "Embedding is not supported"}
-        << QStringList{"variable"};
+        << QStringList{"config.layers[0] (LSTM \"lstm_1\")", "\"recurrent_activation\": \"hard_sigmoid\" is not supported"}
+        << QStringList{"Flatten first"};
+    QTest::newRow("keras Embedding without a fixed length") << "keras2_imdb_embedding_lstm.json"
+        << QStringList{"config.layers[0] (Embedding \"embedding_1\")", "has no fixed number of steps"}
+        << QStringList{"not supported"};
 }
 
 void TestModelImport::fixture_refusals() {
