@@ -18,4 +18,8 @@ ActivationSpec activation_from_name(import::Place& p, const std::string& key, co
 // what has no Thresher equivalent is approximated with a note.
 WeightInit read_initializer(import::Place& p, const char* key);
 
+// "kernel_regularizer" (Keras 1 "W_regularizer") L1/L2/L1L2 as the layer's l1 and l2 (0 when
+// absent; Keras's l2 doubled, a note says so); other regularizers and constraints noted as ignored.
+void read_regularizer(import::Place& p, LayerConfig& l);
+
 }  // namespace thresher::config

@@ -132,6 +132,9 @@ float read_alpha_initializer(Place& p) {
     p.fail(key, "alpha initializer " + json_summary(init) + " is not supported (Zeros, Ones or Constant with a value in [-100, 100])");
 }
 
+}  // namespace
+
+// Declared in keras_fields.h.
 // Keras adds l2·Σw² to the loss, so its gradient is 2·l2·w; Thresher adds l2·w to the gradient.
 // Keras 2/3: "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}}; Keras 1:
 // "W_regularizer": {"name": "WeightRegularizer", "l1": 0.0, "l2": 0.009999999776482582}.
@@ -162,6 +165,8 @@ void read_regularizer(Place& p, LayerConfig& l) {
                             "b_regularizer", "W_constraint", "b_constraint"})
         if (p.has(key)) p.note(std::string(1, '"').append(key) + "\" ignored");
 }
+
+namespace {
 
 // Fields Keras writes that change nothing for a config imported without weights.
 void ignore_harmless(Place& p) {

@@ -109,12 +109,14 @@ void read_recurrent(Place& p, const std::string& kind, LayerConfig& l, bool kera
     }
     l.weight_init = read_initializer(p, p.has("init") ? "init" : "kernel_initializer");
     if (!p.boolean({"use_bias", "bias"}).value_or(true)) p.note("use_bias false: Thresher always learns a bias (it starts at zero)");
-    for (const char* key : {"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "W_regularizer", "U_regularizer",
-                            "b_regularizer"})
-        if (p.has(key)) p.note(std::string("\"") + key + "\" ignored: Thresher does not regularise recurrent layers");
+    // Thresher regularises a recurrent layer's input kernel W (its weights), not R.
+    read_regularizer(p, l);
+    for (const char* key : {"recurrent_regularizer", "U_regularizer", "recurrent_constraint", "U_constraint"})
+        if (p.has(key)) p.note(std::string("\"") + key + "\" ignored: Thresher regularises the input kernel only");
     p.ignore({"recurrent_initializer", "inner_init", "bias_initializer", "unroll", "implementation", "consume_less",
               "recurrent_regularizer", "U_regularizer", "recurrent_constraint", "U_constraint", "input_length", "use_cudnn",
-              "zero_output_for_mask", "kernel_regularizer", "bias_regularizer", "W_regularizer", "b_regularizer"});
+              "zero_output_for_mask", "kernel_regularizer", "bias_regularizer", "W_regularizer", "b_regularizer",
+              "activity_regularizer", "kernel_constraint", "bias_constraint", "W_constraint", "b_constraint"});
 }
 
 // TimeDistributed's Dense, or Keras 1's TimeDistributedDense: a dense at every step.
@@ -127,6 +129,7 @@ void read_dense(Place& p, LayerConfig& l, bool keras3) {
     l.activation = activation_from_name(p, "activation", p.json().value("activation", nlohmann::json("linear")), keras3);
     l.weight_init = read_initializer(p, p.has("init") ? "init" : "kernel_initializer");
     if (!p.boolean({"use_bias", "bias"}).value_or(true)) p.note("use_bias false: Thresher always learns a bias (it starts at zero)");
+    read_regularizer(p, l);
     p.ignore({"activation", "input_length"});
 }
 
@@ -211,6 +214,13 @@ void import_keras_sequence_layer(Place& p, const std::string& kind, LayerConfig 
         if (p.hyper({"dropout"}, import::kUnitOpenTop).value_or(0.0) > 0)  // Keras 1 dropped whole words
             p.fail("dropout", "Keras 1's word dropout inside Embedding is not supported (set it to 0)");
         l.weight_init = read_initializer(p, p.has("init") ? "init" : "embeddings_initializer");
+        // Thresher regularises the table as a weight: with Keras's embeddings_regularizer, or none.
+        l.l1 = l.l2 = 0.f;
+        if (p.has("embeddings_regularizer") || p.has("W_regularizer")) {
+            nlohmann::json as_kernel{{"kernel_regularizer", p.json()[p.has("W_regularizer") ? "W_regularizer" : "embeddings_regularizer"]}};
+            import::Place k = p.nested(as_kernel, "");
+            read_regularizer(k, l);
+        }
         p.ignore({"mask_zero", "input_length", "embeddings_regularizer", "embeddings_constraint", "activity_regularizer",
                   "W_regularizer", "W_constraint", "dropout", "sparse"});
     } else if (kind == "Conv1D" || kind == "Convolution1D") {
@@ -235,6 +245,7 @@ void import_keras_sequence_layer(Place& p, const std::string& kind, LayerConfig 
         if (l.activation.kind == Activation::Softmax) p.fail("activation", "softmax on Conv1D is not supported (add a Dense)");
         l.weight_init = read_initializer(p, p.has("init") ? "init" : "kernel_initializer");
         if (!p.boolean({"use_bias", "bias"}).value_or(true)) p.note("use_bias false: Thresher always learns a bias (it starts at zero)");
+        read_regularizer(p, l);
         p.ignore({"activation", "input_length"});
     } else if (kind.find("Global") == 0) {
         need_sequence();
