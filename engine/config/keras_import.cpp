@@ -228,7 +228,7 @@ bool fold_activation(std::vector<LayerConfig>& layers, ActivationSpec act) {
     if (act.kind == Activation::Softmax && (layers.empty() || layers.back().type != LayerType::Dense))
         return false;  // softmax normalises the features a Dense layer produced, nothing else
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-        if (it->type == LayerType::Dense || is_convolution(it->type)) {
+        if (it->type == LayerType::Dense || is_convolution(it->type) || it->type == LayerType::Convolution1d) {
             if (it->activation.kind != Activation::Identity) return false;
             it->activation = act;
             return true;
@@ -840,7 +840,8 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 // Linear is nothing to run; otherwise fused into the layer before it where that is
                 // exact, or a layer of its own (after a Dense that has an activation already, say).
                 const bool foldable = sole_reader && (!functional || (m.layers.back().type == LayerType::Dense ||
-                                                                      is_convolution(m.layers.back().type)));
+                                                                      is_convolution(m.layers.back().type) ||
+                                                                      m.layers.back().type == LayerType::Convolution1d));
                 if (act.kind == Activation::Identity || (foldable && fold_activation(m.layers, act))) return;
                 l.type = LayerType::Activation;
                 l.activation = act;
