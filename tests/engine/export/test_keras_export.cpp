@@ -257,6 +257,11 @@ private Q_SLOTS:
     void h5py_reads_the_files_data();
     void h5py_reads_the_files();
     void h5py_reads_shared_layers();
+    // A Keras sequence model imported with its weights and exported again, read by h5py beside
+    // the original (tests/tools/keras_files/check_sequence_export.py): the same classes and
+    // every array equal in Keras's layout.
+    void h5py_sequence_export_matches_original_data();
+    void h5py_sequence_export_matches_original();
     void names_kept_and_made_unique();
     void refused_layer_named_and_nothing_written_data();
     void refused_layer_named_and_nothing_written();
@@ -465,6 +470,30 @@ void TestKerasExport::h5py_reads_the_files() {
 }
 
 // A shared layer is one Keras layer with an inbound node per call; its readers name the node.
+void TestKerasExport::h5py_sequence_export_matches_original_data() {
+    QTest::addColumn<QString>("original");
+    QTest::addColumn<int>("format");
+    const QString dir = test_support::source_dir() + "/tests/engine/config/data/sequences/";
+    for (const auto& name : QDir(dir).entryList({"*.h5", "*.keras"}))
+        for (const auto format : {ExportFormat::KerasH5, ExportFormat::Keras})
+            QTest::newRow(qPrintable(name + format_suffix(format))) << dir + name << static_cast<int>(format);
+}
+
+void TestKerasExport::h5py_sequence_export_matches_original() {
+    QFETCH(QString, original);
+    QFETCH(int, format);
+    const auto m = model_from_file(original, 1);  // the file's own weights
+    const QString out = dir_.filePath(QString(QTest::currentDataTag()).replace('/', '_') + "_seq" + format_suffix(static_cast<ExportFormat>(format)));
+    model_export::export_model(m, static_cast<ExportFormat>(format), out.toStdString());
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(debian_python(), {test_support::source_dir() + "/tests/tools/keras_files/check_sequence_export.py", original, out});
+    QVERIFY(p.waitForFinished(120000));
+    const QString said = QString::fromUtf8(p.readAll()).trimmed();
+    qInfo("%s: %s", QTest::currentDataTag(), qPrintable(said.section('\n', -1)));
+    QVERIFY2(p.exitCode() == 0, qPrintable(said));
+}
+
 void TestKerasExport::h5py_reads_shared_layers() {
     const QString siamese = QString::fromStdString(read_text(test_support::source_dir() + "/resources/models/siamese.json"));
     const nlohmann::json calls{{"conv", {{"top"}, {"bottom"}}},
