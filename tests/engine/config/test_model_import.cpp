@@ -98,7 +98,69 @@ private Q_SLOTS:
     void image_outputs();
     void activations_of_imported_files_data();
     void activations_of_imported_files();
+    // Keras sequence layers in Keras 1 and Keras 3 spellings (keras_recurrent.h).
+    void sequence_layers_import_data();
+    void sequence_layers_import();
 };
+
+void TestModelImport::sequence_layers_import_data() {
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("layers");
+    QTest::addColumn<QString>("input");
+    QTest::addColumn<qulonglong>("params");
+    QTest::addColumn<QString>("note");  // a fragment some note must contain
+    // emb 50*8; conv 6*8*3+6; lstm 4*5*(6+5)+4*5; per-step output 5*3+3.
+    QTest::newRow("keras 1") << QByteArray(R"({"class_name":"Sequential","config":[
+        {"class_name":"Embedding","config":{"name":"emb","input_dim":50,"output_dim":8,"input_length":10,"batch_input_shape":[null,10],
+            "mask_zero":true,"dropout":0.0,"init":"uniform"}},
+        {"class_name":"Convolution1D","config":{"name":"conv","nb_filter":6,"filter_length":3,"border_mode":"same","subsample_length":1,
+            "activation":"relu","init":"glorot_uniform"}},
+        {"class_name":"MaxPooling1D","config":{"name":"pool","pool_length":2,"stride":2,"border_mode":"valid"}},
+        {"class_name":"LSTM","config":{"name":"lstm","output_dim":5,"inner_activation":"sigmoid","activation":"tanh","return_sequences":true,
+            "dropout_W":0.0,"dropout_U":0.0,"forget_bias_init":"one","init":"glorot_uniform","inner_init":"orthogonal","consume_less":"gpu"}},
+        {"class_name":"TimeDistributedDense","config":{"name":"td","output_dim":3,"activation":"softmax","init":"glorot_uniform"}}]})")
+        << "embedding,convolution1d,subsampling,lstm,output" << "10 steps x 1" << qulonglong(400 + 150 + 240 + 18) << "mask_zero";
+    // bi: per direction W 4x9, R 3x9, b 12 (reset_after); rnn 3x2+2x2+2; out (4*2)*2+2.
+    QTest::newRow("keras 3") << QByteArray(R"({"module":"keras","class_name":"Sequential","config":{"name":"s","layers":[
+        {"module":"keras.layers","class_name":"InputLayer","config":{"batch_shape":[null,6,4],"name":"in"}},
+        {"module":"keras.layers","class_name":"Bidirectional","config":{"name":"bi","merge_mode":"ave",
+            "layer":{"module":"keras.layers","class_name":"GRU","config":{"name":"gru","units":3,"reset_after":true,
+                     "recurrent_activation":"sigmoid","return_sequences":true}},
+            "backward_layer":{"module":"keras.layers","class_name":"GRU","config":{"name":"gru_b","units":3,"go_backwards":true}}}},
+        {"module":"keras.layers","class_name":"GlobalAveragePooling1D","config":{"name":"gap"}},
+        {"module":"keras.layers","class_name":"RepeatVector","config":{"name":"rep","n":4}},
+        {"module":"keras.layers","class_name":"SimpleRNN","config":{"name":"rnn","units":2,"activation":"relu","return_sequences":true}},
+        {"module":"keras.layers","class_name":"Dropout","config":{"name":"drop","rate":0.25}},
+        {"module":"keras.layers","class_name":"Flatten","config":{"name":"flat"}},
+        {"module":"keras.layers","class_name":"Dense","config":{"name":"out","units":2,"activation":"softmax"}}]}})")
+        << "gru,subsampling,repeat_vector,simple_rnn,dropout,reshape,output" << "6 steps x 4" << qulonglong(150 + 12 + 18)
+        << "file holds no loss";
+}
+
+void TestModelImport::sequence_layers_import() {
+    QFETCH(QByteArray, json);
+    QFETCH(QString, layers);
+    QFETCH(QString, input);
+    QFETCH(qulonglong, params);
+    QFETCH(QString, note);
+    config::ImportResult r;
+    try {
+        r = config::import_model_text(json.toStdString(), "cfg.json");
+    } catch (const std::exception& e) {
+        QFAIL(e.what());
+    }
+    QStringList types;
+    for (const auto& l : r.model.layers) types << QString::fromUtf8(config::to_string(l.type).data(), static_cast<int>(config::to_string(l.type).size()));
+    QCOMPARE(types.join(','), layers);
+    QCOMPARE(QString::fromStdString(r.model.input.str()), input);
+    QCOMPARE(static_cast<qulonglong>(r.model.param_count()), params);
+    const auto notes = QString::fromStdString([&] {
+        std::string all;
+        for (const auto& n : r.notes) all += n + "\n";
+        return all;
+    }());
+    QVERIFY2(notes.contains(note), qPrintable(notes));
+}
 
 void TestModelImport::fixtures_data() {
     QTest::addColumn<QString>("file");
