@@ -3,6 +3,8 @@
 #include "config/keras_recurrent.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <set>
 
 #include "config/json_fields.h"
