@@ -364,7 +364,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     // complaint that follows from it.
     for (std::size_t i = 0; i < list->size(); ++i) {
         Place outer((*list)[i], source, layer_path(i), scratch);
-        auto kind = outer.string({"class_name"}).value_or("");
+        const auto kind = outer.string({"class_name"}).value_or("");
         const std::string wrapped = keras_unsupported_wrapped((*list)[i]);  // Bidirectional(ConvLSTM2D), ...
         if (supported_layer(kind) && wrapped.empty()) continue;
         const auto* c = outer.object({"config"});

@@ -165,7 +165,8 @@ std::string keras_unsupported_wrapped(const nlohmann::json& layer) {
 }
 
 void check_fixed_steps(Place& p, const nlohmann::json& shape, const std::string& key) {
-    if (shape.is_array() && shape.size() >= 2 && shape[1].is_null())
+    // [null, T, C] or [null, T] (ids); an image's [null, h, w, c] keeps the image message.
+    if (shape.is_array() && shape.size() >= 2 && shape.size() <= 3 && shape[1].is_null())
         p.fail(key, json_summary(shape) + " has no fixed number of steps: Thresher needs a fixed length (save the model with "
                     "one, e.g. Input(shape=(T, ...)) or Embedding(input_length=T), and pad shorter sequences at the end)");
 }
