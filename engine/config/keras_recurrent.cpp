@@ -22,7 +22,7 @@ constexpr int kMaxVocabulary = 1 << 24;  // embedding ids
 
 const std::set<std::string>& sequence_classes() {
     static const std::set<std::string> known{
-        "LSTM", "GRU", "SimpleRNN", "Bidirectional", "Embedding", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D",
+        "LSTM", "GRU", "SimpleRNN", "CuDNNLSTM", "CuDNNGRU", "Bidirectional", "Embedding", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D",
         "AveragePooling1D", "AvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "GlobalAveragePooling1D",
         "GlobalAvgPool1D", "RepeatVector", "TimeDistributed", "TimeDistributedDense"};
     return known;
@@ -66,9 +66,14 @@ void channels_last_only(Place& p) {
         p.fail("data_format", "channels_first sequences ([features, steps]) are not supported: Thresher reads [steps, features]");
 }
 
-// An LSTM, GRU or SimpleRNN config (Keras 1, 2, 3, TF.js) into `l`.
+// An LSTM, GRU or SimpleRNN config (Keras 1, 2, 3, TF.js) into `l`. Keras 2's CuDNNLSTM and
+// CuDNNGRU are the same cells with sigmoid gates and tanh fixed (cuDNN's GRU resets after the
+// recurrent matmul: reset_after), with two bias vectors (input, recurrent) that sum.
 void read_recurrent(Place& p, const std::string& kind, LayerConfig& l, bool keras3) {
-    l.type = kind == "LSTM" ? LayerType::Lstm : kind == "GRU" ? LayerType::Gru : LayerType::SimpleRnn;
+    const bool cudnn = kind.rfind("CuDNN", 0) == 0;
+    l.type = kind == "LSTM" || kind == "CuDNNLSTM" ? LayerType::Lstm
+             : kind == "GRU" || kind == "CuDNNGRU" ? LayerType::Gru
+                                                   : LayerType::SimpleRnn;
     const auto units = p.integer({"units", "output_dim"}, 1);  // Keras 1: output_dim
     if (!units) p.fail("units", "is required");
     if (*units > kMaxUnits) p.fail("units", "at most " + std::to_string(kMaxUnits));
@@ -84,7 +89,7 @@ void read_recurrent(Place& p, const std::string& kind, LayerConfig& l, bool kera
         const auto a = l.activation.kind;
         if (a != Activation::Tanh && a != Activation::Relu && a != Activation::Sigmoid)
             p.fail("activation", "\"" + c.value("activation", std::string()) + "\" is not supported in SimpleRNN (tanh, relu or sigmoid)");
-    } else {
+    } else if (!cudnn) {
         const std::string act = c.contains("activation") && c["activation"].is_string() ? c["activation"].get<std::string>() : "tanh";
         if (act != "tanh")
             p.fail("activation", "\"" + act + "\" is not supported: Thresher's " + kind + " cell runs tanh (fixed, as oneDNN's)");
@@ -102,7 +107,7 @@ void read_recurrent(Place& p, const std::string& kind, LayerConfig& l, bool kera
             p.fail(p.has(key) ? key : old, import::number_text(rate) + " is not supported: Thresher's recurrent layers have no "
                                            "dropout inside the cell (set it to 0; a Dropout layer before the layer drops inputs per step)");
     }
-    if (l.type == LayerType::Gru) l.reset_after = p.boolean({"reset_after"}).value_or(false);  // absent: Keras 1, Keras 2 < 2.3
+    if (l.type == LayerType::Gru) l.reset_after = cudnn || p.boolean({"reset_after"}).value_or(false);  // absent: Keras 1, Keras 2 < 2.3
     if (l.type == LayerType::Lstm) {
         // unit_forget_bias (Keras 2/3) or forget_bias_init "one" (Keras 1): the forget gate's bias starts at 1.
         const bool one = p.has("forget_bias_init") ? p.string({"forget_bias_init"}).value_or("") == "one"
@@ -147,7 +152,7 @@ std::pair<std::string, Place> inner_layer(Place& p) {
 }  // namespace
 
 const char* const kKerasSequenceLayers =
-    "LSTM, GRU, SimpleRNN, Bidirectional (of those), Embedding, Conv1D, MaxPooling1D, AveragePooling1D, GlobalMaxPooling1D, "
+    "LSTM, GRU, SimpleRNN, Keras 2's CuDNNLSTM and CuDNNGRU, Bidirectional (of those), Embedding, Conv1D, MaxPooling1D, AveragePooling1D, GlobalMaxPooling1D, "
     "GlobalAveragePooling1D, RepeatVector, TimeDistributed (of Dense); Keras 1's Convolution1D and TimeDistributedDense";
 
 bool is_keras_sequence_layer(const std::string& class_name) { return sequence_classes().count(class_name) > 0; }
@@ -160,7 +165,9 @@ std::string keras_unsupported_wrapped(const nlohmann::json& layer) {
         !layer["config"].contains("layer") || !layer["config"]["layer"].is_object())
         return "";
     const std::string inner = import::text_or(layer["config"]["layer"], "class_name", "");
-    const bool ok = cls == "Bidirectional" ? inner == "LSTM" || inner == "GRU" || inner == "SimpleRNN" : inner == "Dense";
+    const bool ok = cls == "Bidirectional" ? inner == "LSTM" || inner == "GRU" || inner == "SimpleRNN" || inner == "CuDNNLSTM" ||
+                                                 inner == "CuDNNGRU"
+                                           : inner == "Dense";
     return ok ? "" : inner.empty() ? "?" : inner;
 }
 
@@ -178,7 +185,7 @@ void import_keras_sequence_layer(Place& p, const std::string& kind, LayerConfig 
             p.fail(kind + " needs a sequence input [steps, features], but it reads " +
                    std::string(tensor.flat ? "flat features" : "an image"));
     };
-    if (kind == "LSTM" || kind == "GRU" || kind == "SimpleRNN" || kind == "Bidirectional") {
+    if (kind == "LSTM" || kind == "GRU" || kind == "SimpleRNN" || kind == "CuDNNLSTM" || kind == "CuDNNGRU" || kind == "Bidirectional") {
         need_sequence();
         if (kind == "Bidirectional") {
             const auto mode = p.json().contains("merge_mode") ? p.json()["merge_mode"] : nlohmann::json("concat");
@@ -189,8 +196,8 @@ void import_keras_sequence_layer(Place& p, const std::string& kind, LayerConfig 
                               : m == "ave" ? BiMode::Average : BiMode::None;
             if (l.bidirectional == BiMode::None) p.fail("merge_mode", json_summary(mode) + " is not supported (concat, sum, mul, ave)");
             auto [cls, inner] = inner_layer(p);
-            if (cls != "LSTM" && cls != "GRU" && cls != "SimpleRNN")
-                inner.fail("Bidirectional(" + cls + ") is not supported (LSTM, GRU or SimpleRNN)");
+            if (cls != "LSTM" && cls != "GRU" && cls != "SimpleRNN" && cls != "CuDNNLSTM" && cls != "CuDNNGRU")
+                inner.fail("Bidirectional(" + cls + ") is not supported (LSTM, GRU, SimpleRNN, CuDNNLSTM or CuDNNGRU)");
             inner.ignore({"name", "trainable", "dtype", "batch_input_shape", "batch_shape", "input_shape", "input_dim"});
             read_recurrent(inner, cls, l, keras3);
             inner.note_unread();
@@ -416,10 +423,18 @@ void map_keras_sequence_weights(const std::string& source, const ModelConfig& m,
         const std::size_t nb = l.type == LayerType::Gru && l.reset_after ? 4 * units : gh;
         std::fill_n(b, nb, 0.f);
         if (!r[2]) continue;
-        if (l.type == LayerType::Gru && l.reset_after) {
-            // Keras [2, 3H]: input biases (z, r, h), then recurrent ones. Thresher: z and r summed,
-            // the input candidate bias, then the recurrent candidate bias (applied inside r * (...)).
-            expect(*r[2], {2, gh});
+        const auto& bias_dims = r[2]->value.dims;
+        if (l.type == LayerType::Lstm && bias_dims == std::vector<std::uint64_t>{2 * gh}) {
+            // CuDNNLSTM: input biases then recurrent ones, both added to every gate.
+            expect(*r[2], {2 * gh});
+            const float* bi = r[2]->value.data.data();
+            for (std::size_t j = 0; j < gh; ++j) b[j] = bi[j] + bi[gh + j];
+        } else if (l.type == LayerType::Gru && l.reset_after) {
+            // Keras [2, 3H] (CuDNNGRU: [6H]): input biases (z, r, h), then recurrent ones.
+            // Thresher: z and r summed, the input candidate bias, then the recurrent candidate
+            // bias (applied inside r * (...)).
+            if (bias_dims == std::vector<std::uint64_t>{2 * gh}) expect(*r[2], {2 * gh});
+            else expect(*r[2], {2, gh});
             const float* bi = r[2]->value.data.data();
             const float* br = bi + gh;
             for (std::size_t j = 0; j < 2 * units; ++j) b[j] = bi[j] + br[j];

@@ -99,6 +99,8 @@ void TestGraphWeights::keras_sequences_data() {
     QTest::newRow("simple_rnn+flatten") << "keras2_simple_rnn.h5" << "keras2_simple_rnn" << "simple_rnn reshape output";
     QTest::newRow("conv1d causal") << "keras2_conv1d_causal.h5" << "keras2_conv1d_causal" << "convolution1d subsampling output";
     QTest::newRow("keras3 lstm") << "keras3_lstm.keras" << "keras3_lstm" << "lstm output";
+    QTest::newRow("cudnn lstm") << "keras2_cudnn_lstm.h5" << "keras2_cudnn_lstm" << "lstm output";
+    QTest::newRow("cudnn gru") << "keras2_cudnn_gru.h5" << "keras2_cudnn_gru" << "gru output";
 }
 
 void TestGraphWeights::keras_sequences() {

@@ -22,7 +22,7 @@ import zipfile
 import h5py
 import numpy as np
 
-RNN = ("LSTM", "GRU", "SimpleRNN")
+RNN = ("LSTM", "GRU", "SimpleRNN", "CuDNNLSTM", "CuDNNGRU")
 
 
 def snake_case(name):
@@ -110,8 +110,13 @@ def read(path):
 
 def canonical(layer, arrays):
     out = {}
-    inner = layer["config"]["layer"]["config"] if layer["class_name"] == "Bidirectional" else layer["config"]
+    wrapped = layer["config"]["layer"] if layer["class_name"] == "Bidirectional" else layer
+    inner = wrapped["config"]
     for direction, leaf, a in arrays:
+        if leaf == "bias" and wrapped["class_name"].startswith("CuDNN"):
+            a = a.reshape(2, -1)  # cuDNN's input biases, then its recurrent ones
+            if wrapped["class_name"] == "CuDNNLSTM":
+                a = a[0] + a[1]  # both added to every gate
         if leaf == "bias" and a.ndim == 2:  # GRU reset_after: [input row; recurrent row]
             h = a.shape[1] // 3
             a = np.concatenate([a[0, :2 * h] + a[1, :2 * h], a[0, 2 * h:], a[1, 2 * h:]])
@@ -140,6 +145,7 @@ def main():
         want_cls = layer["class_name"]
         if want_cls == "TimeDistributed":
             want_cls = layer["config"]["layer"]["class_name"]
+        want_cls = {"CuDNNLSTM": "LSTM", "CuDNNGRU": "GRU"}.get(want_cls, want_cls)  # the same cells
         if other["class_name"] not in (want_cls, layer["class_name"]):
             fail("%s: layer %s is %s, the original %s" % (exported, name, other["class_name"], want_cls))
         a, inner_a = canonical(layer, w_a[name])

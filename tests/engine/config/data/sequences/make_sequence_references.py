@@ -18,6 +18,9 @@ Thresher and compares its predictions with these within 1e-4.
   keras2_simple_rnn.h5           SimpleRNN(relu, return_sequences) -> Flatten -> Dense
   keras2_conv1d_causal.h5        Conv1D(causal, dilation 2, relu) -> GlobalMaxPooling1D -> Dense
   keras3_lstm.keras              Keras 3 archive: LSTM -> Dense, variables in layers/lstm/cell/vars
+  keras2_cudnn_lstm.h5           Keras 2's CuDNNLSTM (bias [8H]: input biases, then recurrent ones,
+                                 which are torch's bias_ih and bias_hh) -> Dense
+  keras2_cudnn_gru.h5            Keras 2's CuDNNGRU (reset after the recurrent matmul, bias [6H]) -> Dense
   *.expected.json                inputs as Thresher reads them (per sample: its length, then the
                                  steps x features values) and the outputs
 """
@@ -290,11 +293,64 @@ def keras3_lstm():
     write_expected("keras3_lstm", lengths, x, (h[0] @ t(dw) + t(db)).numpy())
 
 
+def cudnn_lstm():
+    """Its own seed, so adding it left the files above as they were."""
+    global rng
+    rng = np.random.default_rng(20261129)
+    H, K = 4, 2
+    lengths = [5, 5, 5]
+    x = arr(3, T, C, scale=1.0)
+    k, r, b = arr(C, 4 * H), arr(H, 4 * H), arr(8 * H, scale=0.2)
+    dw, db = arr(H, K), arr(K, scale=0.1)
+    cfg = {"name": "cu_dnnlstm_1", "trainable": True, "batch_input_shape": [None, T, C], "dtype": "float32",
+           "return_sequences": False, "return_state": False, "go_backwards": False, "stateful": False, "units": H,
+           "kernel_initializer": {"class_name": "VarianceScaling", "config": {"scale": 1.0, "mode": "fan_avg", "distribution": "uniform", "seed": None}},
+           "recurrent_initializer": {"class_name": "Orthogonal", "config": {"gain": 1.0, "seed": None}},
+           "bias_initializer": {"class_name": "Zeros", "config": {}}, "unit_forget_bias": True, "kernel_regularizer": None,
+           "recurrent_regularizer": None, "bias_regularizer": None, "activity_regularizer": None, "kernel_constraint": None,
+           "recurrent_constraint": None, "bias_constraint": None}
+    model = sequential("sequential_6", [{"class_name": "CuDNNLSTM", "config": cfg}, dense("dense_6", K, "linear")])
+    write_h5("keras2_cudnn_lstm.h5", model, {
+        "cu_dnnlstm_1": [("cu_dnnlstm_1/kernel:0", k), ("cu_dnnlstm_1/recurrent_kernel:0", r), ("cu_dnnlstm_1/bias:0", b)],
+        "dense_6": [("dense_6/kernel:0", dw), ("dense_6/bias:0", db)]})
+    lstm = torch.nn.LSTM(C, H, batch_first=True)
+    set_dir(lstm, "", k, r, b[:4 * H], b[4 * H:])
+    _, h = run_rnn(lstm, x, lengths)
+    write_expected("keras2_cudnn_lstm", lengths, x, (h[0] @ t(dw) + t(db)).numpy())
+
+
+def cudnn_gru():
+    global rng
+    rng = np.random.default_rng(20261130)
+    H, K = 3, 2
+    lengths = [5, 5]
+    x = arr(2, T, C, scale=1.0)
+    k, r, b = arr(C, 3 * H), arr(H, 3 * H), arr(6 * H, scale=0.2)
+    dw, db = arr(H, K), arr(K, scale=0.1)
+    cfg = {"name": "cu_dnngru_1", "trainable": True, "batch_input_shape": [None, T, C], "dtype": "float32",
+           "return_sequences": False, "return_state": False, "go_backwards": False, "stateful": False, "units": H,
+           "kernel_initializer": {"class_name": "VarianceScaling", "config": {"scale": 1.0, "mode": "fan_avg", "distribution": "uniform", "seed": None}},
+           "recurrent_initializer": {"class_name": "Orthogonal", "config": {"gain": 1.0, "seed": None}},
+           "bias_initializer": {"class_name": "Zeros", "config": {}}, "kernel_regularizer": None, "recurrent_regularizer": None,
+           "bias_regularizer": None, "activity_regularizer": None, "kernel_constraint": None, "recurrent_constraint": None,
+           "bias_constraint": None}
+    model = sequential("sequential_7", [{"class_name": "CuDNNGRU", "config": cfg}, dense("dense_7", K, "linear")])
+    write_h5("keras2_cudnn_gru.h5", model, {
+        "cu_dnngru_1": [("cu_dnngru_1/kernel:0", k), ("cu_dnngru_1/recurrent_kernel:0", r), ("cu_dnngru_1/bias:0", b)],
+        "dense_7": [("dense_7/kernel:0", dw), ("dense_7/bias:0", db)]})
+    mod = torch.nn.GRU(C, H, batch_first=True)
+    set_dir(mod, "", torch_gru_order(k, H), torch_gru_order(r, H), torch_gru_order(b[:3 * H], H), torch_gru_order(b[3 * H:], H))
+    _, h = run_rnn(mod, x, lengths)
+    write_expected("keras2_cudnn_gru", lengths, x, (h[0] @ t(dw) + t(db)).numpy())
+
+
+CASES = {"embedding_lstm": embedding_lstm, "bilstm_timedistributed": bilstm_timedistributed,
+         "gru_reset_after": lambda: gru(True), "gru_reset_before": lambda: gru(False), "simple_rnn": simple_rnn,
+         "conv1d_causal": conv1d_causal, "keras3_lstm": keras3_lstm, "cudnn_lstm": cudnn_lstm,
+         "cudnn_gru": cudnn_gru}
+
 if __name__ == "__main__":
-    embedding_lstm()
-    bilstm_timedistributed()
-    gru(True)
-    gru(False)
-    simple_rnn()
-    conv1d_causal()
-    keras3_lstm()
+    import sys
+    # All of them in this order (the shared random stream), or only those named.
+    for name in sys.argv[1:] or CASES:
+        CASES[name]()
