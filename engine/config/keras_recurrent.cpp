@@ -88,7 +88,8 @@ void read_recurrent(Place& p, const std::string& kind, LayerConfig& l, bool kera
         l.activation = activation_from_name(p, "activation", c.value("activation", nlohmann::json("tanh")), keras3);
         const auto a = l.activation.kind;
         if (a != Activation::Tanh && a != Activation::Relu && a != Activation::Sigmoid)
-            p.fail("activation", "\"" + c.value("activation", std::string()) + "\" is not supported in SimpleRNN (tanh, relu or sigmoid)");
+            p.fail("activation", json_summary(c.value("activation", nlohmann::json("tanh"))) +
+                                     " is not supported in SimpleRNN (tanh, relu or sigmoid)");
     } else if (!cudnn) {
         const std::string act = c.contains("activation") && c["activation"].is_string() ? c["activation"].get<std::string>() : "tanh";
         if (act != "tanh")

@@ -638,6 +638,9 @@ void TestModelImport::refused_data() {
     auto lstm = [](const QByteArray& extra) { return keras_layer("LSTM", R"("name":"lstm","units":4,)" + extra); };
     QTest::newRow("keras LSTM hard_sigmoid") << keras({seq_in, lstm(R"("recurrent_activation":"hard_sigmoid")"), kKerasOut})
         << QStringList{"layers[1] (LSTM \"lstm\")", "\"recurrent_activation\": \"hard_sigmoid\" is not supported", "gates are sigmoid"};
+    QTest::newRow("keras SimpleRNN null activation")
+        << keras({seq_in, keras_layer("SimpleRNN", R"("name":"rnn","units":2,"activation":null)"), kKerasOut})
+        << QStringList{"layers[1] (SimpleRNN \"rnn\")", "\"activation\": null is not supported in SimpleRNN"};
     QTest::newRow("keras LSTM relu") << keras({seq_in, lstm(R"("activation":"relu")"), kKerasOut})
         << QStringList{"layers[1] (LSTM \"lstm\")", "\"activation\": \"relu\" is not supported"};
     QTest::newRow("keras LSTM return_state") << keras({seq_in, lstm(R"("return_state":true)"), kKerasOut})
