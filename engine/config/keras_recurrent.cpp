@@ -24,7 +24,7 @@ const std::set<std::string>& sequence_classes() {
     static const std::set<std::string> known{
         "LSTM", "GRU", "SimpleRNN", "CuDNNLSTM", "CuDNNGRU", "Bidirectional", "Embedding", "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D",
         "AveragePooling1D", "AvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "GlobalAveragePooling1D",
-        "GlobalAvgPool1D", "RepeatVector", "TimeDistributed", "TimeDistributedDense"};
+        "GlobalAvgPool1D", "RepeatVector", "TimeDistributed", "TimeDistributedDense", "Masking"};
     return known;
 }
 
@@ -154,7 +154,7 @@ std::pair<std::string, Place> inner_layer(Place& p) {
 
 const char* const kKerasSequenceLayers =
     "LSTM, GRU, SimpleRNN, Keras 2's CuDNNLSTM and CuDNNGRU, Bidirectional (of those), Embedding, Conv1D, MaxPooling1D, AveragePooling1D, GlobalMaxPooling1D, "
-    "GlobalAveragePooling1D, RepeatVector, TimeDistributed (of Dense); Keras 1's Convolution1D and TimeDistributedDense";
+    "GlobalAveragePooling1D, RepeatVector, TimeDistributed (of Dense), Masking (by lengths); Keras 1's Convolution1D and TimeDistributedDense";
 
 bool is_keras_sequence_layer(const std::string& class_name) { return sequence_classes().count(class_name) > 0; }
 
@@ -278,6 +278,15 @@ void import_keras_sequence_layer(Place& p, const std::string& kind, LayerConfig 
         const auto padding = p.string({key}).value_or("valid");
         if (padding != "valid" && padding != "same") p.fail(key, "\"" + padding + "\" is not supported (valid or same)");
         l.mode = padding == "same" ? ConvMode::Same : ConvMode::Truncate;
+    } else if (kind == "Masking") {
+        // Keras skips the steps whose features all equal mask_value; Thresher the steps from each
+        // sample's length on. The same for sequences padded at the end, so it becomes no layer.
+        need_sequence();
+        const double v = p.number({"mask_value"}).value_or(0.0);
+        p.note("Masking (mask_value " + import::number_text(v) + "): Thresher masks each sample's steps from its length L on "
+               "(given with the data), not steps equal to the mask value: pad at the end and give each sample its length");
+        p.note_unread();
+        return;
     } else if (kind == "RepeatVector") {
         if (!tensor.flat) p.fail("RepeatVector needs flat features (it repeats one vector)");
         const auto n = p.integer({"n"}, 1);

@@ -5,6 +5,7 @@
 //   Embedding -> embedding;  Conv1D / Convolution1D -> convolution1d;  RepeatVector -> repeat_vector
 //   MaxPooling1D, AveragePooling1D -> subsampling along time; GlobalMax/AveragePooling1D -> global
 //   TimeDistributed(Dense), Keras 1 TimeDistributedDense -> dense at every step
+//   Masking -> nothing (Thresher masks by each sample's length: the same for end padding; a note)
 // What Thresher's fixed recurrent cells cannot run is refused naming the layer and the field:
 // return_state, stateful, go_backwards, time_major, a recurrent_activation other than sigmoid
 // (standalone Keras 2's default hard_sigmoid included), an LSTM/GRU activation other than tanh,

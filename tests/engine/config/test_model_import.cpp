@@ -135,6 +135,14 @@ void TestModelImport::sequence_layers_import_data() {
         {"module":"keras.layers","class_name":"Dense","config":{"name":"out","units":2,"activation":"softmax"}}]}})")
         << "gru,subsampling,repeat_vector,simple_rnn,dropout,reshape,output" << "6 steps x 4" << qulonglong(150 + 12 + 18)
         << "file holds no loss";
+    // A functional Keras 2 model: Masking passes its input on (lstm 4*3*(2+3)+4*3; out 3*2+2).
+    QTest::newRow("keras 2 functional masking") << QByteArray(R"({"class_name":"Model","config":{"name":"m","layers":[
+        {"class_name":"InputLayer","name":"in","config":{"batch_input_shape":[null,7,2],"name":"in"},"inbound_nodes":[]},
+        {"class_name":"Masking","name":"mask","config":{"name":"mask","mask_value":0.0},"inbound_nodes":[[["in",0,0,{}]]]},
+        {"class_name":"LSTM","name":"lstm","config":{"name":"lstm","units":3,"recurrent_activation":"sigmoid"},"inbound_nodes":[[["mask",0,0,{}]]]},
+        {"class_name":"Dense","name":"out","config":{"name":"out","units":2,"activation":"softmax"},"inbound_nodes":[[["lstm",0,0,{}]]]}],
+        "input_layers":[["in",0,0]],"output_layers":[["out",0,0]]}})")
+        << "lstm,output" << "7 steps x 2" << qulonglong(72 + 8) << "Masking (mask_value 0)";
 }
 
 void TestModelImport::sequence_layers_import() {
