@@ -11,6 +11,8 @@
 
 #include "config/import_support.h"
 #include "config/json_fields.h"
+#include "config/keras_fields.h"
+#include "config/keras_recurrent.h"
 #include "config/keras_calls.h"
 #include "config/keras_training.h"
 #include "core/error.h"
@@ -40,11 +42,13 @@ bool supported_layer(const std::string& kind) {
                                              "Maximum", "Concatenate", "Merge", "DepthwiseConv2D",
                                              "SeparableConv2D", "SeparableConvolution2D", "Conv2DTranspose",
                                              "Convolution2DTranspose", "Deconvolution2D", "Reshape", "Permute"};
-    return known.count(kind) > 0;
+    return known.count(kind) > 0 || is_keras_sequence_layer(kind);
 }
 
-// Keras 3 changed hard_sigmoid from clamp(0.2x + 0.5) to relu6(x + 3) / 6.
-ActivationSpec activation_from_name(Place& p, const std::string& key, const nlohmann::json& v, bool keras3 = false) {
+}  // namespace
+
+// Declared in keras_fields.h (keras_recurrent.cpp reads them too).
+ActivationSpec activation_from_name(Place& p, const std::string& key, const nlohmann::json& v, bool keras3) {
     if (v.is_null()) return {Activation::Identity, 0.01f};
     if (!v.is_string()) p.fail(key, "custom activation " + json_summary(v) + " is not supported");
     const auto name = v.get<std::string>();
@@ -109,6 +113,8 @@ WeightInit read_initializer(Place& p, const char* key) {
     return approx(WeightInit::Xavier, "has no Thresher equivalent: using xavier");
 }
 
+namespace {
+
 // PReLU's "alpha_initializer" (Keras 1: "init"): Zeros (the default) or Constant(value).
 float read_alpha_initializer(Place& p) {
     const char* key = p.has("init") ? "init" : "alpha_initializer";
@@ -126,6 +132,9 @@ float read_alpha_initializer(Place& p) {
     p.fail(key, "alpha initializer " + json_summary(init) + " is not supported (Zeros, Ones or Constant with a value in [-100, 100])");
 }
 
+}  // namespace
+
+// Declared in keras_fields.h.
 // Keras adds l2·Σw² to the loss, so its gradient is 2·l2·w; Thresher adds l2·w to the gradient.
 // Keras 2/3: "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.01}}; Keras 1:
 // "W_regularizer": {"name": "WeightRegularizer", "l1": 0.0, "l2": 0.009999999776482582}.
@@ -156,6 +165,8 @@ void read_regularizer(Place& p, LayerConfig& l) {
                             "b_regularizer", "W_constraint", "b_constraint"})
         if (p.has(key)) p.note(std::string(1, '"').append(key) + "\" ignored");
 }
+
+namespace {
 
 // Fields Keras writes that change nothing for a config imported without weights.
 void ignore_harmless(Place& p) {
@@ -217,7 +228,7 @@ bool fold_activation(std::vector<LayerConfig>& layers, ActivationSpec act) {
     if (act.kind == Activation::Softmax && (layers.empty() || layers.back().type != LayerType::Dense))
         return false;  // softmax normalises the features a Dense layer produced, nothing else
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-        if (it->type == LayerType::Dense || is_convolution(it->type)) {
+        if (it->type == LayerType::Dense || is_convolution(it->type) || it->type == LayerType::Convolution1d) {
             if (it->activation.kind != Activation::Identity) return false;
             it->activation = act;
             return true;
@@ -354,11 +365,13 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     for (std::size_t i = 0; i < list->size(); ++i) {
         Place outer((*list)[i], source, layer_path(i), scratch);
         const auto kind = outer.string({"class_name"}).value_or("");
-        if (supported_layer(kind)) continue;
+        const std::string wrapped = keras_unsupported_wrapped((*list)[i]);  // Bidirectional(ConvLSTM2D), ...
+        if (supported_layer(kind) && wrapped.empty()) continue;
         const auto* c = outer.object({"config"});
         const std::string name = c ? import::text_or(*c, "name", "") : "";
         Place p(c ? *c : (*list)[i], source, layer_path(i) + " (" + kind + (name.empty() ? "" : " \"" + name + "\"") + ")", scratch);
-        p.fail("layer " + kind + " is not supported (Thresher imports " + kSupportedLayers + ")");
+        p.fail("layer " + kind + (wrapped.empty() ? "" : "(" + wrapped + ")") + " is not supported (Thresher imports " + kSupportedLayers + "; on sequences " +
+               kKerasSequenceLayers + ")");
     }
 
     // A functional model: what each layer reads, and its single input and output.
@@ -387,6 +400,10 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
     // activation folded into the layer before it) pass their input on: their name means it.
     std::map<std::string, std::string> alias;
     std::map<std::string, bool> flat_after;  // per Thresher tensor: flat features yet?
+    std::map<std::string, bool> seq_after;   // per Thresher tensor: a sequence?
+    // A model with sequence layers (keras_recurrent.h) reads [steps, features] inputs as
+    // sequences, and an input an Embedding reads ([steps]) as a sequence of ids.
+    const bool sequences = keras_model_has_sequences(*list);
     auto resolve = [&](std::string n) {
         for (int hops = 0; hops < 100000; ++hops) {
             const auto it = alias.find(n);
@@ -417,7 +434,14 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         const auto& c = layer["config"];
         Place lp(c, source, layer_path(i), scratch);
         for (const char* key : {"batch_input_shape", "batch_shape"})
-            if (c.contains(key) && !c[key].is_null()) d = shape_of(lp, c[key], key, true);
+            if (c.contains(key) && !c[key].is_null()) {
+                if (sequences) {
+                    Place named(c, source, layer_path(i) + " (" + import::text_or(layer, "class_name", "") + " \"" +
+                                               import::text_or(c, "name", "") + "\")", scratch);
+                    check_fixed_steps(named, c[key], key);
+                }
+                d = shape_of(lp, c[key], key, true);
+            }
         if (!d && c.contains("input_shape") && !c["input_shape"].is_null()) d = shape_of(lp, c["input_shape"], "input_shape", false);
         if (!d && layer.contains("build_config") && layer["build_config"].is_object() &&
             layer["build_config"].contains("input_shape"))
@@ -435,28 +459,50 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             (import::text_or(layer["config"], "data_format", "") == "channels_first" ||
              import::text_or(layer["config"], "dim_ordering", "") == "th"))
             channels_first = true;
+    // Whether an Embedding reads the input named `n` (a Sequential's: its first layer).
+    auto reads_ids = [&](const std::string& n) {
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            const auto cls = import::text_or((*list)[i], "class_name", "");
+            if (!functional && cls != "InputLayer") return cls == "Embedding";
+            if (cls == "Embedding" && std::find(inbound[i].begin(), inbound[i].end(), n) != inbound[i].end()) return true;
+        }
+        return false;
+    };
+    // An input's shape: [steps, features] or [steps] of ids in a model with sequence layers.
+    auto sequence_input = [&](const std::vector<int>& d, const std::string& n) -> std::optional<Shape> {
+        if (sequences && d.size() == 2) return sequence_shape(d[0], d[1]);
+        if (sequences && d.size() == 1 && reads_ids(n)) return sequence_shape(d[0], 1);
+        return std::nullopt;
+    };
     // [h, w] without channels (e.g. 28x28 MNIST before a Flatten) is one channel.
-    bool needs_flatten = dims->size() == 2;
-    if (dims->size() == 1) m.input = Shape{(*dims)[0], 1, 1};
+    const auto first_sequence = sequence_input(*dims, m.input_name);
+    bool needs_flatten = dims->size() == 2 && !first_sequence;
+    if (first_sequence) m.input = *first_sequence;
+    else if (dims->size() == 1) m.input = Shape{(*dims)[0], 1, 1};
     else if (dims->size() == 2) m.input = Shape{1, (*dims)[0], (*dims)[1]};
     else if (channels_first) m.input = Shape{(*dims)[0], (*dims)[1], (*dims)[2]};
     else m.input = Shape{(*dims)[2], (*dims)[0], (*dims)[1]};
     bool flat = m.input.flat();
+    bool seq = m.input.sequence();
     bool flatten_noted = false;
 
     flat_after[m.input_name] = flat;
+    seq_after[m.input_name] = seq;
     // Further inputs: features or an image ([h, w, c], or [c, h, w] channels first).
     for (std::size_t k = 1; k < input_names.size(); ++k) {
         const auto at = layer_named(input_names[k]);
         const auto d = keras_name_at(at) == input_names[k] ? dims_at(at) : std::nullopt;
         if (!d) config->fail("input_layers", "cannot tell the shape of input \"" + input_names[k] + "\" (no InputLayer of that name with a shape)");
-        if (d->size() == 2)
+        const auto as_sequence = sequence_input(*d, input_names[k]);
+        if (d->size() == 2 && !as_sequence)
             config->fail("input_layers", "input \"" + input_names[k] + "\" has shape [height, width]: give it channels ([h, w, 1]) or flatten it");
-        const Shape shape = d->size() == 1 ? Shape{(*d)[0], 1, 1}
+        const Shape shape = as_sequence ? *as_sequence
+                            : d->size() == 1 ? Shape{(*d)[0], 1, 1}
                             : channels_first ? Shape{(*d)[0], (*d)[1], (*d)[2]}
                                              : Shape{(*d)[2], (*d)[0], (*d)[1]};
         m.extra_inputs.push_back({input_names[k], shape});
         flat_after[input_names[k]] = shape.flat();
+        seq_after[input_names[k]] = shape.sequence();
     }
     std::set<std::string> shared_owners;  // the first calls of shared layers
     if (calls)
@@ -468,7 +514,10 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         // In a functional model, what this layer reads (Thresher names) and whether that is flat.
         std::vector<std::string> ins;
         for (const auto& n : inbound[i]) ins.push_back(resolve(n));
-        if (functional && !inbound[i].empty() && flat_after.count(inbound[i][0])) flat = flat_after[inbound[i][0]];
+        if (functional && !inbound[i].empty() && flat_after.count(inbound[i][0])) {
+            flat = flat_after[inbound[i][0]];
+            seq = seq_after[inbound[i][0]];
+        }
         // Folding into the layer before (an activation, a zero padding) is exact only when that
         // layer is this one's input and nothing else reads it.
         // Nor into a shared layer's call: the other calls would not get it (their settings must be
@@ -496,6 +545,16 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
             if (c->contains("trainable") && (*c)["trainable"] == false) p.note("\"trainable\": false ignored: Thresher trains every layer");
             if (needs_flatten && kind != "Flatten" && kind != "InputLayer" && kind != "Dropout")
                 p.fail("an input of shape [height, width] must go through Flatten first");
+            if (is_keras_sequence_layer(kind)) {
+                LayerConfig l;
+                l.name = name.empty() ? at : name;
+                l.origin = at;
+                l.origin_what = what;
+                KerasTensor tensor{flat, seq};
+                import_keras_sequence_layer(p, kind, std::move(l), keras3, tensor, m.layers);
+                flat = tensor.flat, seq = tensor.sequence;
+                return;
+            }
             if (kind == "ZeroPadding2D" || kind == "Cropping2D" || kind == "UpSampling2D") {
                 if (flat) p.fail(kind + " needs an image-shaped input");
                 LayerConfig l;
@@ -540,12 +599,21 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                     if (std::count(dims.begin(), dims.end(), -1) > 1) p.fail(key, "has more than one -1");
                     auto dim = [](int d) { return d == -1 ? 0 : d; };
                     l.type = LayerType::Reshape;
-                    l.channels_last_order = true;
-                    if (dims.size() == 1) l.reshape_to = Shape{dim(dims[0]), 1, 1};
+                    l.channels_last_order = !seq;  // a sequence's values are already in Keras's order
+                    if (dims.size() == 2 && sequences) {
+                        // To [steps, features]: Keras's order is the sequence layout, from flat
+                        // features or another sequence (an image's channels would move).
+                        if (!flat && !seq) p.fail(key, "reshaping an image to a sequence " + json_summary(*v) + " is not supported");
+                        if (dims[0] < 1 || dims[1] < 1) p.fail(key, "a sequence shape needs both sizes (no -1), got " + json_summary(*v));
+                        l.channels_last_order = false;
+                        l.reshape_to = sequence_shape(dims[0], dims[1]);
+                        seq = true;
+                    } else if (dims.size() == 1) l.reshape_to = Shape{dim(dims[0]), 1, 1};
                     else if (dims.size() == 3) l.reshape_to = Shape{dim(dims[2]), dim(dims[0]), dim(dims[1])};
                     else p.fail(key, "reshapes to " + json_summary(*v) + ": Thresher reshapes to features [n] or an image [h, w, c] "
                                      "(a sequence [steps, features] needs recurrent layers)");
                     flat = dims.size() == 1;
+                    if (dims.size() != 2) seq = false;
                 } else {
                     if (flat) p.fail("Permute needs an image-shaped input [h, w, c]");
                     static constexpr std::array<int, 3> kKerasAxes{1, 2, 3};
@@ -591,7 +659,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 p.note_unread();
                 return;
             } else if (kind == "Dense") {
-                if (!flat)
+                if (!flat && !seq)  // on a sequence: the same dense at every step, as Keras
                     p.fail("Dense on an image-shaped input: Keras applies it to the last axis at every position, "
                            "Thresher only to flat features (add Flatten before it)");
                 l.type = LayerType::Dense;
@@ -692,6 +760,15 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                 m.layers.push_back(l);
                 return;
             } else if (kind == "Flatten") {
+                if (seq) {  // Keras's [steps, features] flattened is Thresher's sequence layout
+                    l.type = LayerType::Reshape;
+                    l.reshape_to = Shape{0, 1, 1};  // shape inference works out steps x features
+                    seq = false, flat = true;
+                    p.ignore({"data_format"});
+                    p.note_unread();
+                    m.layers.push_back(std::move(l));
+                    return;
+                }
                 if (!flat && !flatten_noted && !needs_flatten) {
                     p.note("Keras flattens height x width x channels, Thresher channels x height x width: the features "
                            "are in another order, which does not matter when training from scratch (no weights are imported)");
@@ -752,18 +829,19 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                     act = {Activation::Softmax, 0.01f};
                     const auto& axis = c->contains("axis") ? (*c)["axis"] : nlohmann::json(-1);
                     const bool last = axis == -1 || (axis.is_array() && axis.size() == 1 && axis[0] == -1);
-                    if (!flat && (!last || channels_first))
+                    if (!flat && !seq && (!last || channels_first))
                         p.fail("axis", "softmax over an image is supported over its channels only (axis -1, channels last), got " +
                                            json_summary(axis));
                     p.ignore({"axis"});
                 }
-                if (act.kind == Activation::Softmax && !flat && channels_first)
+                if (act.kind == Activation::Softmax && !flat && !seq && channels_first)
                     p.fail("activation", "softmax over a channels_first image normalises over its width, which is not supported");
                 p.note_unread();
                 // Linear is nothing to run; otherwise fused into the layer before it where that is
                 // exact, or a layer of its own (after a Dense that has an activation already, say).
                 const bool foldable = sole_reader && (!functional || (m.layers.back().type == LayerType::Dense ||
-                                                                      is_convolution(m.layers.back().type)));
+                                                                      is_convolution(m.layers.back().type) ||
+                                                                      m.layers.back().type == LayerType::Convolution1d));
                 if (act.kind == Activation::Identity || (foldable && fold_activation(m.layers, act))) return;
                 l.type = LayerType::Activation;
                 l.activation = act;
@@ -816,7 +894,7 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         } else if (keras_name != m.input_name && !is_model_input(keras_name)) {
             alias[keras_name] = m.input_name;
         }
-        if (!is_model_input(keras_name)) flat_after[keras_name] = flat;  // inputs: set from their shapes
+        if (!is_model_input(keras_name)) flat_after[keras_name] = flat, seq_after[keras_name] = seq;  // inputs: from their shapes
     }
     // The outputs: a functional model's output_layers (several are outputs side by side, main
     // first), else the last layer. A Dense becomes an output layer; an activation layer after it

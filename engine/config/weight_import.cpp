@@ -11,6 +11,7 @@
 #include "config/dl4j_layout.h"
 #include "config/dl4j_normalizer.h"
 #include "config/hdf5_file.h"
+#include "config/keras_recurrent.h"
 #include "config/import_support.h"
 #include "config/json_fields.h"
 #include "config/nd4j_array.h"
@@ -315,10 +316,7 @@ Role role_of(std::string name) {
     return Role::Unknown;
 }
 
-struct Weight {
-    std::string name;  // as the file names it, for messages
-    Floats value;
-};
+using Weight = KerasWeight;  // name as the file gives it, and the array
 
 // The Keras layer object named `name` anywhere in the model JSON (config.layers[...] or Keras 1's list).
 const nlohmann::json* keras_layer(const nlohmann::json& j, const std::string& name, int depth = 0) {
@@ -379,6 +377,11 @@ public:
 
     void map(std::size_t i, std::vector<Weight> w) {
         const auto& m = r_.model;
+        if (is_keras_sequence_weight_layer(m.layers[i].type)) {  // recurrent, embedding, conv1d: keras_recurrent.h
+            map_keras_sequence_weights(source_, m, i, w, r_.params);
+            count_ += m.layers[i].param_count;
+            return;
+        }
         check_known_blocks(source_, m, i);
         const auto& l = m.layers[i];
         const auto* cfg = keras_layer(json_, l.name);
@@ -441,10 +444,12 @@ public:
             case LayerType::Output: {
                 const auto& s = l.in_shape;
                 const Weight& k = *by_role[Role::Kernel];
-                expect(k, {s.size(), units});
+                // On a sequence the same kernel runs at every step (TimeDistributed(Dense)).
+                const std::size_t rows = s.sequence() ? static_cast<std::size_t>(s.c) : s.size();
+                expect(k, {rows, units});
                 float* dst = sink.at(i, ParamRole::Weight);
                 const float* src = k.value.data.data();
-                if (!s.flat() && !first_) {
+                if (!s.flat() && !s.sequence() && !first_) {
                     // After Flatten, Keras row (h*W + w)*C + c is Thresher's row (c*H + h)*W + w.
                     for (int c = 0; c < s.c; ++c)
                         for (int y = 0; y < s.h; ++y)
@@ -455,7 +460,7 @@ public:
                             }
                     flatten_permuted_ = true;
                 } else {
-                    std::copy_n(src, s.size() * units, dst);
+                    std::copy_n(src, rows * units, dst);
                 }
                 vector_into(Role::Bias, ParamRole::Bias, units, 0.f);
                 break;
@@ -720,13 +725,17 @@ ImportResult import_keras_archive(const ZipArchive& zip, const std::string& sour
         if (vars.empty())
             refuse(f.source(), m, i, "has no weights in the file (looked for " + containers[0] + numbered + "/vars and " + containers[0] + by_name + "/vars)");
         used.insert(vars);
-        auto members = f.members(vars);
-        // vars/0, vars/1, ...: numeric order, not name order (vars/10 after vars/9).
-        std::sort(members.begin(), members.end(), [](const std::string& a, const std::string& b) {
-            return a.size() != b.size() ? a.size() < b.size() : a < b;
-        });
         std::vector<Weight> w;
-        for (const auto& name : members) w.push_back({vars + "/" + name, f.floats(vars + "/" + name)});
+        // A recurrent layer's variables sit in its cell, a TimeDistributed's in its inner layer.
+        for (const auto& group : keras3_variable_groups(f, vars.substr(0, vars.size() - 5), l)) {
+            if (!f.exists(group)) refuse(f.source(), m, i, "has no weights in the file (looked for " + group + ")");
+            auto members = f.members(group);
+            // vars/0, vars/1, ...: numeric order, not name order (vars/10 after vars/9).
+            std::sort(members.begin(), members.end(), [](const std::string& a, const std::string& b) {
+                return a.size() != b.size() ? a.size() < b.size() : a < b;
+            });
+            for (const auto& name : members) w.push_back({group + "/" + name, f.floats(group + "/" + name)});
+        }
         mapper.map(i, std::move(w));
     }
     // A Keras layer whose weights found no place (one Thresher folds or drops) is refused.

@@ -37,7 +37,14 @@ std::string keras3_weights(const KerasModel& k, const std::string& what) {
         for (std::size_t i = 0; i <= k.extra_inputs.size(); ++i) vars_of("InputLayer");
     for (const auto& l : k.layers) {
         const auto vars = vars_of(l.class_name);
-        for (std::size_t i = 0; i < l.weights.size(); ++i) h5.floats(vars + "/" + std::to_string(i), l.weights[i].dims, l.weights[i].values);
+        // Numbered within their group: a recurrent layer's cell/vars/0, 1, 2 (its own vars empty).
+        std::map<std::string, int> next;
+        for (const auto& w : l.weights) {
+            const std::string group = w.keras3_group.empty() ? vars
+                                                             : vars.substr(0, vars.size() - 4) + w.keras3_group + "/vars";
+            if (!next.contains(group) && group != vars) h5.group(group);
+            h5.floats(group + "/" + std::to_string(next[group]++), w.dims, w.values);
+        }
     }
     return h5.finish();
 }

@@ -11,6 +11,7 @@
 #include "config/graph.h"
 #include "config/model_config.h"
 #include "export/keras_model.h"
+#include "export/keras_sequence_export.h"
 #include "export/model_export.h"
 
 namespace thresher::model_export {
@@ -29,6 +30,7 @@ using config::UpdaterSpec;
 using config::WeightInit;
 
 std::vector<int> keras_shape(const Shape& s, bool image) {
+    if (s.sequence()) return {s.t, s.c};  // Keras's [steps, features]
     if (!image) return {static_cast<int>(s.size())};
     return {s.h, s.w, s.c};
 }
@@ -222,12 +224,18 @@ public:
             for (std::size_t k = 0; k < c.input_count(); ++k)
                 if (KerasNames::usable(c.input_name_of(k))) names_.reserve(c.input_name_of(k));
         out_.input_name = out_.functional ? names_.keep_or_fresh(c.input_name, "InputLayer") : names_.fresh("InputLayer");
-        input_image_ = !c.input.flat();
-        out_.input_shape = keras_shape(c.input, input_image_);
-        for (std::size_t k = 1; k < c.input_count(); ++k) {
+        input_image_ = !c.input.flat() && !c.input.sequence();
+        // An input of token ids that an Embedding reads is [steps] in Keras.
+        auto input_shape = [&](std::size_t k) {
             const auto& shape = c.input_shape(k);
-            out_.extra_inputs.push_back({names_.keep_or_fresh(c.input_name_of(k), "InputLayer"), keras_shape(shape, !shape.flat())});
-        }
+            for (const auto& l : c.layers)
+                if (l.type == LayerType::Embedding && l.sources.at(0) == (k == 0 ? LayerConfig::kModelInput : LayerConfig::model_input(k)))
+                    return std::vector<int>{shape.t};
+            return keras_shape(shape, !shape.flat());
+        };
+        out_.input_shape = input_shape(0);
+        for (std::size_t k = 1; k < c.input_count(); ++k)
+            out_.extra_inputs.push_back({names_.keep_or_fresh(c.input_name_of(k), "InputLayer"), input_shape(k)});
         tensor_.resize(c.layers.size());
         for (std::size_t i = 0; i < c.layers.size(); ++i) {
             layer_index_ = i;
@@ -308,7 +316,7 @@ private:
         if (index == config::LayerConfig::kModelInput) return {out_.input_name, out_.input_shape, input_image_};
         if (index < 0) {
             const auto& in = out_.extra_inputs.at(config::LayerConfig::input_index(index) - 1);
-            return {in.name, in.shape, in.shape.size() == 3};
+            return {in.name, in.shape, in.shape.size() == 3};  // [steps, features] and [features] are no image
         }
         return tensor_[static_cast<std::size_t>(index)];
     }
@@ -439,7 +447,12 @@ private:
 
     void layer(std::size_t i) {
         const auto& l = m_.config.layers[i];
-        if (l.in_shape.sequence() || l.out_shape.sequence()) refuse(i, "sequence models (steps x features) have no export yet (issue 23)");
+        const bool on_sequence = l.in_shape.sequence() || l.out_shape.sequence();
+        const bool sequence_kind = is_keras_sequence_export(l.type) || l.type == LayerType::Dense || l.type == LayerType::Output ||
+                                   l.type == LayerType::Dropout || l.type == LayerType::Activation || l.type == LayerType::Reshape ||
+                                   l.type == LayerType::Subsampling;
+        if (on_sequence && (!sequence_kind || (l.type == LayerType::Dropout && l.spatial)))
+            refuse(i, "layer kind " + std::string(config::to_string(l.type)) + " on a sequence has no Keras export yet");
         if (config::joins_inputs(l.type)) {
             merge(i);
             return;
@@ -455,6 +468,10 @@ private:
         // Softmax on an image (only on an image output, config/README.md) is over the channels of
         // each pixel in Thresher as in Keras's channels-last tensors: the same computation.
         const auto same_shape = keras_shape(l.in_shape, image_);
+        if (is_keras_sequence_export(l.type) || (l.type == LayerType::Subsampling && l.in_shape.sequence())) {
+            sequence_layer(i);
+            return;
+        }
         switch (l.type) {
             case LayerType::Dense:
             case LayerType::Output: {
@@ -618,6 +635,25 @@ private:
             default: break;
         }
         refuse(i, "layer kind " + std::string(config::to_string(l.type)) + " has no Keras form in this exporter yet");
+    }
+
+    // A sequence layer (keras_sequence_export.h): Keras holds sequences as [steps, features].
+    void sequence_layer(std::size_t i) {
+        const auto& l = m_.config.layers[i];
+        const auto& c = m_.config;
+        const auto u = c.effective_updater(i);
+        KerasActivation a{"linear", {}, {}};
+        if (l.type == LayerType::Convolution1d || l.type == LayerType::SimpleRnn) a = activation_of(i);
+        auto k = keras_sequence_layer(l, d_, initializer(d_, c.effective_weight_init(i)), regularizer(d_, u.l1, u.l2),
+                                      a.name.empty() ? "linear" : a.name);
+        if (!k.why.empty()) refuse(i, k.why);
+        if (l.type == LayerType::SimpleRnn && a.name.empty()) refuse(i, "SimpleRNN's activation must be one Keras names");
+        // The embedding reads ids: Keras's [steps], as the model's input says.
+        const auto in_shape = l.type == LayerType::Embedding ? current_shape_ : keras_shape(l.in_shape, false);
+        auto& added = add(k.class_name, l.name, std::move(k.config), in_shape, keras_shape(l.out_shape, false));
+        if (l.param_count > 0) added.params_of = i;
+        image_ = false;
+        activation_layer(a, l.out_shape);
     }
 
     // Keras's cross-entropies read probabilities: softmax for the categorical one, sigmoid for the binary.

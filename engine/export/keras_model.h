@@ -32,6 +32,9 @@ struct KerasWeight {
     std::string name;
     std::vector<std::uint64_t> dims;
     std::vector<float> values;
+    // Keras 3 keeps some layers' variables in a sub-object: "cell" (a recurrent layer's),
+    // "forward_layer/cell" (a Bidirectional's); "" for the layer's own vars.
+    std::string keras3_group;
 };
 
 struct KerasLayer {

@@ -13,6 +13,7 @@
 // Every block is copied whole; the sizes are the config's, checked by export_model beforehand.
 #include "config/model_config.h"
 #include "export/keras_model.h"
+#include "export/keras_sequence_export.h"
 
 namespace thresher::model_export {
 
@@ -35,7 +36,8 @@ KerasWeight vector_weight(const ExportableModel& m, const LayerConfig& l, ParamR
 
 std::vector<KerasWeight> dense_weights(const ExportableModel& m, const LayerConfig& l, bool after_flatten) {
     const auto& s = l.in_shape;
-    const auto in = s.size(), units = static_cast<std::size_t>(l.units);
+    // On a sequence the kernel is the one every step uses: [features, units].
+    const auto in = s.sequence() ? static_cast<std::size_t>(s.c) : s.size(), units = static_cast<std::size_t>(l.units);
     const float* w = block(m, l, ParamRole::Weight);
     KerasWeight kernel{"kernel", {in, units}, std::vector<float>(in * units)};
     if (after_flatten) {
@@ -126,6 +128,11 @@ void fill_keras_weights(KerasModel& k, const ExportableModel& m) {
         switch (l.type) {
             case LayerType::Dense:
             case LayerType::Output: layer.weights = dense_weights(m, l, layer.after_flatten); break;
+            case LayerType::Lstm:
+            case LayerType::Gru:
+            case LayerType::SimpleRnn:
+            case LayerType::Embedding:
+            case LayerType::Convolution1d: layer.weights = keras_sequence_weights(m, l); break;
             case LayerType::Convolution: layer.weights = conv_weights(m, l); break;
             case LayerType::DepthwiseConvolution:
             case LayerType::SeparableConvolution: layer.weights = depthwise_weights(m, l); break;

@@ -67,8 +67,19 @@ void TestGraphCorpus::outcomes() {
         // It trains: one step on two samples (the inputs side by side, the outputs' targets too)
         // gives a finite loss and moves the parameters.
         const int batch = 2;
-        std::vector<float> x(batch * net.config().input_size()), t(batch * static_cast<std::size_t>(net.config().output_size()), 0.f);
-        for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 13) / 13.f - 0.5f;
+        // A sequence input's part of a row is its length, then steps x features: the full
+        // length, and values 0 or 1 (valid token ids for an embedding too).
+        const auto& cfg = net.config();
+        std::vector<float> x, t(batch * cfg.target_size(), 0.f);
+        for (int s = 0; s < batch; ++s)
+            for (std::size_t k = 0; k < cfg.input_count(); ++k) {
+                const auto& in = cfg.input_shape(k);
+                if (in.sequence()) x.push_back(static_cast<float>(in.t));
+                for (std::size_t i = 0; i < in.size(); ++i)
+                    x.push_back(in.sequence() ? static_cast<float>((i * 7919 + s) % 2)
+                                              : static_cast<float>((x.size() * 7919) % 13) / 13.f - 0.5f);
+            }
+        QCOMPARE(x.size(), batch * cfg.input_size());
         for (std::size_t i = 0; i < t.size(); i += 3) t[i] = 1.f;
         const double loss = net.compute_gradients(x.data(), t.data(), batch, 1);
         QVERIFY2(std::isfinite(loss), qPrintable(QString("loss %1").arg(loss)));

@@ -7,12 +7,15 @@
 // parameters before bn_a's here) rather than the order the file lists them.
 #include <QtTest>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
 #include "backend/registry.h"
 #include "config/model_format.h"
+#include "config/weight_import.h"
 #include "core/error.h"
 #include "nn/network.h"
 #include "source_dir.h"
@@ -41,7 +44,7 @@ void check_against_reference(const config::ImportResult& r, const std::string& e
         for (const auto& v : sample) x.push_back(v.get<float>());
     const auto& want = e["outputs"];
     const int batch = static_cast<int>(want.size());
-    const int k = r.model.output_size();
+    const int k = static_cast<int>(r.model.target_size());  // a per-step output: all its steps
     QCOMPARE(static_cast<std::size_t>(k), want[0].size());
     QCOMPARE(r.params.size(), r.model.param_count());
     auto be = backend::create_backend("cpu", {1});
@@ -77,7 +80,65 @@ private Q_SLOTS:
     void dl4j_graph_zip();
     void dl4j_depthwise_separable_zip();
     void dl4j_conv_transpose_zip();
+    // Keras sequence models (data/sequences/make_sequence_references.py): LSTM, GRU both ways,
+    // SimpleRNN, Bidirectional, TimeDistributed, Embedding, Conv1D; shorter samples against
+    // torch's packed sequences.
+    void keras_sequences_data();
+    void keras_sequences();
+    void keras_sequence_weight_shape_refused();
 };
+
+void TestGraphWeights::keras_sequences_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("expected");
+    QTest::addColumn<QString>("types");  // Thresher's layer types, in order
+    QTest::newRow("embedding+lstm") << "keras2_embedding_lstm.h5" << "keras2_embedding_lstm" << "embedding lstm output";
+    QTest::newRow("bilstm+timedistributed") << "keras2_bilstm_timedistributed.h5" << "keras2_bilstm_timedistributed" << "lstm output";
+    QTest::newRow("gru reset_after") << "keras2_gru_reset_after.h5" << "keras2_gru_reset_after" << "gru output";
+    QTest::newRow("gru reset_before") << "keras2_gru_reset_before.h5" << "keras2_gru_reset_before" << "gru output";
+    QTest::newRow("simple_rnn+flatten") << "keras2_simple_rnn.h5" << "keras2_simple_rnn" << "simple_rnn reshape output";
+    QTest::newRow("conv1d causal") << "keras2_conv1d_causal.h5" << "keras2_conv1d_causal" << "convolution1d subsampling output";
+    QTest::newRow("keras3 lstm") << "keras3_lstm.keras" << "keras3_lstm" << "lstm output";
+    QTest::newRow("cudnn lstm") << "keras2_cudnn_lstm.h5" << "keras2_cudnn_lstm" << "lstm output";
+    QTest::newRow("cudnn gru") << "keras2_cudnn_gru.h5" << "keras2_cudnn_gru" << "gru output";
+}
+
+void TestGraphWeights::keras_sequences() {
+    QFETCH(QString, file);
+    QFETCH(QString, expected);
+    QFETCH(QString, types);
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(data("../sequences/" + file.toStdString()));
+    } catch (const std::exception& e) {
+        QFAIL(e.what());
+    }
+    QStringList got;
+    for (const auto& l : r.model.layers) got << QString::fromStdString(std::string(config::to_string(l.type)));
+    QCOMPARE(got.join(' '), types);
+    QVERIFY(r.model.input.sequence());
+    check_against_reference(r, "../sequences/" + expected.toStdString() + ".expected.json");
+}
+
+// A weight of the wrong shape is refused naming the layer as the file does and the array.
+void TestGraphWeights::keras_sequence_weight_shape_refused() {
+    const std::string path = data("../sequences/keras2_gru_reset_after.h5");
+    std::ifstream in(path, std::ios::binary);
+    std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Claim 4 units where the arrays hold 5: every array is then the wrong shape.
+    const std::string from = "\"units\": 5", to = "\"units\": 4";
+    auto at = std::search(bytes.begin(), bytes.end(), from.begin(), from.end());
+    QVERIFY(at != bytes.end());
+    std::copy(to.begin(), to.end(), at);
+    try {
+        config::import_model_with_weights(bytes, "bad.h5");
+        QFAIL("imported a GRU whose kernel does not fit");
+    } catch (const ConfigError& e) {
+        const QString msg = e.what();
+        QVERIFY2(msg.contains("GRU \"gru\"") && msg.contains("gru/gru_cell/kernel:0 has shape [3, 15], the layer needs [3, 12]"),
+                 qPrintable(msg));
+    }
+}
 
 void TestGraphWeights::keras_functional_h5() {
     config::ImportResult r;

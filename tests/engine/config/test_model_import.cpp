@@ -99,7 +99,77 @@ private Q_SLOTS:
     void image_outputs();
     void activations_of_imported_files_data();
     void activations_of_imported_files();
+    // Keras sequence layers in Keras 1 and Keras 3 spellings (keras_recurrent.h).
+    void sequence_layers_import_data();
+    void sequence_layers_import();
 };
+
+void TestModelImport::sequence_layers_import_data() {
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("layers");
+    QTest::addColumn<QString>("input");
+    QTest::addColumn<qulonglong>("params");
+    QTest::addColumn<QString>("note");  // a fragment some note must contain
+    // emb 50*8; conv 6*8*3+6; lstm 4*5*(6+5)+4*5; per-step output 5*3+3.
+    QTest::newRow("keras 1") << QByteArray(R"({"class_name":"Sequential","config":[
+        {"class_name":"Embedding","config":{"name":"emb","input_dim":50,"output_dim":8,"input_length":10,"batch_input_shape":[null,10],
+            "mask_zero":true,"dropout":0.0,"init":"uniform"}},
+        {"class_name":"Convolution1D","config":{"name":"conv","nb_filter":6,"filter_length":3,"border_mode":"same","subsample_length":1,
+            "activation":"relu","init":"glorot_uniform"}},
+        {"class_name":"MaxPooling1D","config":{"name":"pool","pool_length":2,"stride":2,"border_mode":"valid"}},
+        {"class_name":"LSTM","config":{"name":"lstm","output_dim":5,"inner_activation":"sigmoid","activation":"tanh","return_sequences":true,
+            "dropout_W":0.0,"dropout_U":0.0,"forget_bias_init":"one","init":"glorot_uniform","inner_init":"orthogonal","consume_less":"gpu"}},
+        {"class_name":"TimeDistributedDense","config":{"name":"td","output_dim":3,"activation":"softmax","init":"glorot_uniform"}}]})")
+        << "embedding,convolution1d,subsampling,lstm,output" << "10 steps x 1" << qulonglong(400 + 150 + 240 + 18) << "mask_zero";
+    // bi: per direction W 4x9, R 3x9, b 12 (reset_after); rnn 3x2+2x2+2; out (4*2)*2+2.
+    QTest::newRow("keras 3") << QByteArray(R"({"module":"keras","class_name":"Sequential","config":{"name":"s","layers":[
+        {"module":"keras.layers","class_name":"InputLayer","config":{"batch_shape":[null,6,4],"name":"in"}},
+        {"module":"keras.layers","class_name":"Bidirectional","config":{"name":"bi","merge_mode":"ave",
+            "layer":{"module":"keras.layers","class_name":"GRU","config":{"name":"gru","units":3,"reset_after":true,
+                     "recurrent_activation":"sigmoid","return_sequences":true}},
+            "backward_layer":{"module":"keras.layers","class_name":"GRU","config":{"name":"gru_b","units":3,"go_backwards":true}}}},
+        {"module":"keras.layers","class_name":"GlobalAveragePooling1D","config":{"name":"gap"}},
+        {"module":"keras.layers","class_name":"RepeatVector","config":{"name":"rep","n":4}},
+        {"module":"keras.layers","class_name":"SimpleRNN","config":{"name":"rnn","units":2,"activation":"relu","return_sequences":true}},
+        {"module":"keras.layers","class_name":"Dropout","config":{"name":"drop","rate":0.25}},
+        {"module":"keras.layers","class_name":"Flatten","config":{"name":"flat"}},
+        {"module":"keras.layers","class_name":"Dense","config":{"name":"out","units":2,"activation":"softmax"}}]}})")
+        << "gru,subsampling,repeat_vector,simple_rnn,dropout,reshape,output" << "6 steps x 4" << qulonglong(150 + 12 + 18)
+        << "file holds no loss";
+    // A functional Keras 2 model: Masking passes its input on (lstm 4*3*(2+3)+4*3; out 3*2+2).
+    QTest::newRow("keras 2 functional masking") << QByteArray(R"({"class_name":"Model","config":{"name":"m","layers":[
+        {"class_name":"InputLayer","name":"in","config":{"batch_input_shape":[null,7,2],"name":"in"},"inbound_nodes":[]},
+        {"class_name":"Masking","name":"mask","config":{"name":"mask","mask_value":0.0},"inbound_nodes":[[["in",0,0,{}]]]},
+        {"class_name":"LSTM","name":"lstm","config":{"name":"lstm","units":3,"recurrent_activation":"sigmoid"},"inbound_nodes":[[["mask",0,0,{}]]]},
+        {"class_name":"Dense","name":"out","config":{"name":"out","units":2,"activation":"softmax"},"inbound_nodes":[[["lstm",0,0,{}]]]}],
+        "input_layers":[["in",0,0]],"output_layers":[["out",0,0]]}})")
+        << "lstm,output" << "7 steps x 2" << qulonglong(72 + 8) << "Masking (mask_value 0)";
+}
+
+void TestModelImport::sequence_layers_import() {
+    QFETCH(QByteArray, json);
+    QFETCH(QString, layers);
+    QFETCH(QString, input);
+    QFETCH(qulonglong, params);
+    QFETCH(QString, note);
+    config::ImportResult r;
+    try {
+        r = config::import_model_text(json.toStdString(), "cfg.json");
+    } catch (const std::exception& e) {
+        QFAIL(e.what());
+    }
+    QStringList types;
+    for (const auto& l : r.model.layers) types << QString::fromUtf8(config::to_string(l.type).data(), static_cast<int>(config::to_string(l.type).size()));
+    QCOMPARE(types.join(','), layers);
+    QCOMPARE(QString::fromStdString(r.model.input.str()), input);
+    QCOMPARE(static_cast<qulonglong>(r.model.param_count()), params);
+    const auto notes = QString::fromStdString([&] {
+        std::string all;
+        for (const auto& n : r.notes) all += n + "\n";
+        return all;
+    }());
+    QVERIFY2(notes.contains(note), qPrintable(notes));
+}
 
 void TestModelImport::fixtures_data() {
     QTest::addColumn<QString>("file");
@@ -572,11 +642,38 @@ void TestModelImport::refused_data() {
     // A functional model (a graph) imports (test_graph_import); one without its inputs is refused.
     QTest::newRow("keras functional Model without input_layers") << keras({kKerasFlatInput, kKerasOut}, "Functional")
         << QStringList{"cfg.json: config:", "\"input_layers\"", "is required: the model's inputs"};
-    QTest::newRow("keras LSTM") << keras({kKerasFlatInput, keras_layer("LSTM", R"("name":"lstm","units":4)"), kKerasOut})
-        << QStringList{"layers[1] (LSTM \"lstm\")", "LSTM is not supported"};
-    QTest::newRow("keras Embedding")
-        << keras({keras_layer("Embedding", R"("name":"emb","input_dim":100,"output_dim":8,"batch_input_shape":[null,6])"), kKerasOut})
-        << QStringList{"layers[0] (Embedding \"emb\")", "not supported"};
+    QTest::newRow("keras LSTM on flat features") << keras({kKerasFlatInput, keras_layer("LSTM", R"("name":"lstm","units":4)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "needs a sequence input [steps, features], but it reads flat features"};
+    // Sequence layers Thresher's fixed cells cannot run: each names the layer and the one field.
+    const QByteArray seq_in = keras_layer("InputLayer", R"("batch_input_shape":[null,6,3],"name":"in")");
+    auto lstm = [](const QByteArray& extra) { return keras_layer("LSTM", R"("name":"lstm","units":4,)" + extra); };
+    QTest::newRow("keras LSTM hard_sigmoid") << keras({seq_in, lstm(R"("recurrent_activation":"hard_sigmoid")"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"recurrent_activation\": \"hard_sigmoid\" is not supported", "gates are sigmoid"};
+    QTest::newRow("keras SimpleRNN null activation")
+        << keras({seq_in, keras_layer("SimpleRNN", R"("name":"rnn","units":2,"activation":null)"), kKerasOut})
+        << QStringList{"layers[1] (SimpleRNN \"rnn\")", "\"activation\": null is not supported in SimpleRNN"};
+    QTest::newRow("keras LSTM relu") << keras({seq_in, lstm(R"("activation":"relu")"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"activation\": \"relu\" is not supported"};
+    QTest::newRow("keras LSTM return_state") << keras({seq_in, lstm(R"("return_state":true)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"return_state\": true is not supported"};
+    QTest::newRow("keras LSTM stateful") << keras({seq_in, lstm(R"("stateful":true)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"stateful\": true is not supported"};
+    QTest::newRow("keras LSTM go_backwards") << keras({seq_in, lstm(R"("go_backwards":true)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"go_backwards\": true is not supported"};
+    QTest::newRow("keras LSTM recurrent_dropout") << keras({seq_in, lstm(R"("recurrent_dropout":0.2)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"recurrent_dropout\": 0.2 is not supported"};
+    QTest::newRow("keras Bidirectional merge_mode None")
+        << keras({seq_in, keras_layer("Bidirectional", R"("name":"bi","merge_mode":null,"layer":)" + keras_layer("GRU", R"("name":"g","units":2)")), kKerasOut})
+        << QStringList{"layers[1] (Bidirectional \"bi\")", "\"merge_mode\": None (two outputs) is not supported"};
+    QTest::newRow("keras TimeDistributed Conv2D")
+        << keras({seq_in, keras_layer("TimeDistributed", R"("name":"td","layer":)" + keras_layer("Conv2D", R"("name":"c","filters":2)")), kKerasOut})
+        << QStringList{"layers[1] (TimeDistributed \"td\")", "layer TimeDistributed(Conv2D) is not supported"};
+    QTest::newRow("keras sequence without fixed steps")
+        << keras({keras_layer("InputLayer", R"("batch_input_shape":[null,null,3],"name":"in")"), lstm(R"("recurrent_activation":"sigmoid")"), kKerasOut})
+        << QStringList{"layers[0] (InputLayer \"in\")", "[null,null,3] has no fixed number of steps", "fixed length"};
+    QTest::newRow("keras Embedding on an image")
+        << keras({kKerasInput, keras_layer("Embedding", R"("name":"emb","input_dim":100,"output_dim":8)"), kKerasOut})
+        << QStringList{"layers[1] (Embedding \"emb\")", "reads token ids"};
     QTest::newRow("keras grouped Conv2D")
         << keras({kKerasInput, keras_layer("Conv2D", R"("name":"c","filters":4,"kernel_size":[3,3],"groups":2)"),
                   keras_layer("Flatten", R"("name":"f")"), kKerasOut})
@@ -687,11 +784,13 @@ void TestModelImport::fixture_refusals_data() {
                        "5x5", "16x3x3"}
         << QStringList{": layers[2]"};
     // Class 9: the unsupported layer, not "must go through Flatten first" / "variable dimension".
+    // Standalone Keras 2's LSTM default recurrent_activation, hard_sigmoid: Thresher's gates are sigmoid.
     QTest::newRow("keras LSTM on a sequence") << "keras2_mnist_lstm.json"
-        << QStringList{"config.layers[0] (LSTM \"lstm_1\")", "LSTM is not supported"} << QStringList{"Flatten first"};
-    QTest::newRow("keras Embedding") << "keras2_imdb_embedding_lstm.json"
-        << QStringList{"config.layers[0] (Embedding \"embedding_1\")", "Embedding is not supported"}
-        << QStringList{"variable"};
+        << QStringList{"config.layers[0] (LSTM \"lstm_1\")", "\"recurrent_activation\": \"hard_sigmoid\" is not supported"}
+        << QStringList{"Flatten first"};
+    QTest::newRow("keras Embedding without a fixed length") << "keras2_imdb_embedding_lstm.json"
+        << QStringList{"config.layers[0] (Embedding \"embedding_1\")", "has no fixed number of steps"}
+        << QStringList{"not supported"};
 }
 
 void TestModelImport::fixture_refusals() {

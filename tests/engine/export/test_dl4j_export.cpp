@@ -347,7 +347,7 @@ void TestDl4jExport::round_trip_data() {
     QTest::addColumn<QString>("path");  // a model file, or a Thresher config's JSON text after "json:"
     const QString root = test_support::source_dir();
     for (const auto& name : QDir(root + "/resources/models").entryList({"*.json"}))
-        // Sequence templates have no export yet (test_keras_export's refusal row).
+        // Sequence templates have no DL4J export yet (Keras export has: test_keras_export).
         if (name != "resnet.json" && name != "two_input.json" && name != "siamese.json" &&
             !nlohmann::json::parse(read_text(root + "/resources/models/" + name))["input"].contains("steps"))
             QTest::newRow(qPrintable("resources/models/" + name)) << root + "/resources/models/" + name;
