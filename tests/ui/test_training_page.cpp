@@ -237,6 +237,7 @@ void TestTrainingPage::samples_shown_before_launch() {
         page.show_samples();
         QVERIFY2(preview->caption().startsWith("3 classes: ant, bee, cat"), qPrintable(preview->caption()));
         QCOMPARE(preview->sample_count(), 3);  // the first of each class
+        page.set_spec(spec);
     }
 
     // A corrupt image among them: shown by name, the others still are.
