@@ -36,7 +36,8 @@ public:
         d.steps = l.in_shape.t;
         d.in = l.in_shape.c;
         d.hidden = l.units;
-        d.act = l.activation.kind;
+        d.act = l.activation;
+        d.gate = l.gate_activation;
         d.peepholes = l.peepholes;
         d.merge = merge_of(l.bidirectional);
         d.return_sequences = l.return_sequences;
