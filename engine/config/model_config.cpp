@@ -349,8 +349,9 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
             if (l.type == LayerType::Gru) l.reset_after = g.boolean("reset_after").value_or(true);
             // The cell/candidate activation (simple_rnn: its only one) and the gates' (lstm, gru):
             // any element-wise activation; softmax mixes a step's units, which no cell does.
-            l.activation = parse_activation(g, Activation::Tanh);
-            if (l.activation.kind == Activation::Softmax)
+            auto& cell = l.type == LayerType::SimpleRnn ? l.activation : l.cell_activation;
+            cell = parse_activation(g, Activation::Tanh);
+            if (cell.kind == Activation::Softmax)
                 g.fail("activation", "softmax is not an element-wise activation: a recurrent cell cannot use it");
             if (l.type != LayerType::SimpleRnn) {
                 l.gate_activation = parse_activation(g, Activation::Sigmoid, "gate_activation", "gate_alpha");
@@ -701,8 +702,10 @@ nlohmann::json ModelConfig::to_json() const {
                     o["forget_bias"] = decimal(l.forget_bias);
                 }
                 if (l.type == LayerType::Gru) o["reset_after"] = l.reset_after;
-                o["activation"] = to_string(l.activation.kind);
+                if (l.type == LayerType::SimpleRnn) o["activation"] = to_string(l.activation.kind);  // its alpha: below
                 if (l.type != LayerType::SimpleRnn) {
+                    o["activation"] = to_string(l.cell_activation.kind);
+                    if (has_alpha(l.cell_activation.kind)) o["alpha"] = decimal(l.cell_activation.alpha);
                     o["gate_activation"] = to_string(l.gate_activation.kind);
                     if (has_alpha(l.gate_activation.kind)) o["gate_alpha"] = decimal(l.gate_activation.alpha);
                 }

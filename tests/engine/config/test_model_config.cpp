@@ -481,9 +481,9 @@ void TestModelConfig::sequence_round_trip() {
     QCOMPARE(b.layers[0].forget_bias, 0.5f);
     QVERIFY(!b.layers[1].reset_after);
     // Activations: defaults (tanh cell, sigmoid gates) and Keras 3's hard sigmoid slope 1/6.
-    QCOMPARE(b.layers[0].activation.kind, config::Activation::Tanh);
+    QCOMPARE(b.layers[0].cell_activation.kind, config::Activation::Tanh);
     QCOMPARE(b.layers[0].gate_activation.kind, config::Activation::Sigmoid);
-    QCOMPARE(b.layers[1].activation.kind, config::Activation::Relu);
+    QCOMPARE(b.layers[1].cell_activation.kind, config::Activation::Relu);
     QCOMPARE(b.layers[1].gate_activation.kind, config::Activation::HardSigmoid);
     QCOMPARE(b.layers[1].gate_activation.alpha, 0.16666667f);
     QCOMPARE(b.layers[3].activation.kind, config::Activation::Softsign);

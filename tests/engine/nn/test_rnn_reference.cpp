@@ -91,7 +91,7 @@ void TestRnnReference::matches_torch() {
              : cell == "gru" ? (reset_after ? backend::RnnCell::GruResetAfter : backend::RnnCell::Gru)
                              : backend::RnnCell::Vanilla;
     // The activations as the config parsed them (the same typed values the network passes on).
-    d.act = model.layers[0].activation;
+    d.act = type == "simple_rnn" ? model.layers[0].activation : model.layers[0].cell_activation;
     d.gate = model.layers[0].gate_activation;
     d.peepholes = peepholes;
     d.batch = n, d.steps = t, d.in = in, d.hidden = h;
