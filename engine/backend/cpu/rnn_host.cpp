@@ -10,9 +10,15 @@
 // Forward: one GEMM projects every step's input (x W + b for all N·T rows), then one GEMM per step
 // adds the recurrence. Backward through time keeps dL/d(pre-activations) of every step, so dW,
 // dR and dx are again one GEMM each after the loop; per step only dL/dh' needs a GEMM.
+// Samples never meet inside a layer, so the time loops split the batch between the OpenMP
+// threads, each running every step of its own samples with single-threaded GEMMs: no barrier per
+// step (with one, the per-step GEMMs of 32 x 256 spent most of their time waiting on each other).
 #include "backend/cpu/rnn_host.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <exception>
 #include <string>
 
 #include "backend/cpu/ops.h"
@@ -35,6 +41,25 @@ void act(ActivationSpec s, const float* z, float* a, long n) { activation_forwar
 // dz = act'(z) · da; elementwise.cpp takes the output, or the input where the derivative needs it.
 void act_back(ActivationSpec s, const float* z, const float* a, const float* da, float* dz, long n) {
     activation_backward(s, vocab::derivative_from_input(s.kind) ? z : a, da, dz, 1, static_cast<int>(n));
+}
+
+// f(n0, n1) on each thread's share of the batch; the first exception is rethrown here. oneDNN's
+// sgemm runs on one thread inside a parallel region.
+template <typename F>
+void over_samples(int batch, F&& f) {
+    std::exception_ptr error;
+#pragma omp parallel
+    {
+        const int k = omp_get_thread_num(), threads = omp_get_num_threads();
+        const long n0 = static_cast<long>(batch) * k / threads, n1 = static_cast<long>(batch) * (k + 1) / threads;
+        try {
+            if (n0 < n1) f(n0, n1);
+        } catch (...) {
+#pragma omp critical(thresher_rnn_host_error)
+            if (!error) error = std::current_exception();
+        }
+    }
+    if (error) std::rethrow_exception(error);
 }
 
 int gates_of(RnnCell c) { return c == RnnCell::Lstm ? 4 : c == RnnCell::Vanilla ? 1 : 3; }
@@ -74,16 +99,20 @@ void RnnHostDirection::forward(const float* x, const float* p, float* h) {
     const float *w = p, *r = w + w_, *b = r + r_, *peep = d_.peepholes ? b + b_ : nullptr;
     for (long q = 0; q < rows; ++q) std::copy_n(b, gh_, pre_.data() + q * gh_);
     gemm(false, false, rows, gh_, d_.in, x, d_.in, w, gh_, 1.f, pre_.data(), gh_);
-    for (int t = 0; t < d_.steps; ++t) step_forward(t, r, b, peep, h);
+    over_samples(d_.batch, [&](long n0, long n1) {
+        for (int t = 0; t < d_.steps; ++t) step_forward(t, n0, n1, r, b, peep, h);
+    });
 }
 
-void RnnHostDirection::step_forward(int t, const float* r, const float* b, const float* peep, float* h) {
-    const long n_ = d_.batch, T = d_.steps, H = d_.hidden, gh = gh_;
+// Samples n0 .. n1 - 1 (the pointers below start at n0; n counts from there).
+void RnnHostDirection::step_forward(int t, long n0, long n1, const float* r, const float* b, const float* peep, float* h) {
+    const long n_ = n1 - n0, T = d_.steps, H = d_.hidden, gh = gh_;
     const long lh = T * H, lg = T * gh;  // strides between samples at one step
-    float* pre = pre_.data() + t * gh;
-    float* gate = gate_.data() + t * gh;
-    float* hp = hprev_.data() + t * H;
-    float* scratch = tmp_.data();
+    float* pre = pre_.data() + n0 * lg + t * gh;
+    float* gate = gate_.data() + n0 * lg + t * gh;
+    float* hp = hprev_.data() + n0 * lh + t * H;
+    float* scratch = tmp_.data() + n0 * gh;
+    h += n0 * lh;
     for (long n = 0; n < n_; ++n) {
         if (t == 0) std::fill_n(hp + n * lh, H, 0.f);
         else std::copy_n(h + n * lh + (t - 1) * H, H, hp + n * lh);
@@ -101,8 +130,8 @@ void RnnHostDirection::step_forward(int t, const float* r, const float* b, const
             gemm(false, false, n_, gh, H, hp, lh, r, gh, 1.f, pre, lg);
             for (long n = 0; n < n_; ++n) {
                 float *z = pre + n * lg, *a = gate + n * lg;
-                float* c = c_.data() + n * lh + t * H;
-                float* cact = cact_.data() + n * lh + t * H;
+                float* c = c_.data() + (n0 + n) * lh + t * H;
+                float* cact = cact_.data() + (n0 + n) * lh + t * H;
                 const float* cp = t == 0 ? nullptr : c - H;
                 if (peep && cp)
                     for (long j = 0; j < H; ++j) z[j] += peep[j] * cp[j], z[H + j] += peep[H + j] * cp[j];
@@ -119,7 +148,7 @@ void RnnHostDirection::step_forward(int t, const float* r, const float* b, const
             return;
         case RnnCell::Gru: {
             gemm(false, false, n_, 2 * H, H, hp, lh, r, gh, 1.f, pre, lg);
-            float* rh = extra_.data() + t * H;
+            float* rh = extra_.data() + n0 * lh + t * H;
             for (long n = 0; n < n_; ++n) {
                 float *z = pre + n * lg, *a = gate + n * lg;
                 act(ga, z, a, 2 * H);
@@ -133,7 +162,7 @@ void RnnHostDirection::step_forward(int t, const float* r, const float* b, const
             for (long n = 0; n < n_; ++n) {
                 float *z = pre + n * lg, *a = gate + n * lg;
                 const float* s = scratch + n * gh;
-                float* rec = extra_.data() + n * lh + t * H;
+                float* rec = extra_.data() + (n0 + n) * lh + t * H;
                 for (long j = 0; j < 2 * H; ++j) z[j] += s[j];
                 act(ga, z, a, 2 * H);
                 for (long j = 0; j < H; ++j) {
@@ -163,15 +192,29 @@ void RnnHostDirection::backward(const float* x, const float* p, const float*, co
     float *gw = g, *gr = gw + w_, *gb = gr + r_, *gp = d_.peepholes ? gb + b_ : nullptr;
     std::fill(dh_.begin(), dh_.end(), 0.f);
     std::fill(dc_.begin(), dc_.end(), 0.f);
-    for (int t = d_.steps - 1; t >= 0; --t) {
-        // dL/dh at step t: what the output read there plus what step t + 1 sent back.
-        const long lh = static_cast<long>(d_.steps) * H;
-        for (long n = 0; n < d_.batch; ++n) {
-            const float* out = dh + n * lh + static_cast<long>(t) * H;
-            float* carry = dh_.data() + n * H;
-            for (long j = 0; j < H; ++j) carry[j] += out[j];
+    const long lh = static_cast<long>(d_.steps) * H;
+    over_samples(d_.batch, [&](long n0, long n1) {
+        for (int t = d_.steps - 1; t >= 0; --t) {
+            // dL/dh at step t: what the output read there plus what step t + 1 sent back.
+            for (long n = n0; n < n1; ++n) {
+                const float* out = dh + n * lh + static_cast<long>(t) * H;
+                float* carry = dh_.data() + n * H;
+                for (long j = 0; j < H; ++j) carry[j] += out[j];
+            }
+            step_backward(t, n0, n1, r, peep);
         }
-        step_backward(t, r, peep, dh_.data(), gp);
+    });
+    if (gp) {
+        // Peepholes: i and f read c', o the new c (after the time loop: no sum shared by threads).
+        for (long q = 0; q < rows; ++q) {
+            const float* dz = dpre_.data() + q * gh_;
+            const float* c = c_.data() + q * H;
+            const bool first = q % d_.steps == 0;
+            for (long j = 0; j < H; ++j) {
+                if (!first) gp[j] += dz[j] * c[j - H], gp[H + j] += dz[H + j] * c[j - H];
+                gp[2 * H + j] += dz[3 * H + j] * c[j];
+            }
+        }
     }
     gemm(true, false, d_.in, gh_, rows, x, d_.in, dpre_.data(), gh_, 0.f, gw, gh_);
     gemm(false, true, rows, d_.in, gh_, dpre_.data(), gh_, w, gh_, 0.f, dx, d_.in);
@@ -193,35 +236,38 @@ void RnnHostDirection::backward(const float* x, const float* p, const float*, co
 }
 
 // In: dh_ = dL/dh at step t. Out: dpre_ (and drec_) rows of step t, dh_ = dL/dh at step t - 1,
-// dc_ = dL/dc at step t - 1 (lstm); peephole gradients added into dpeep.
-void RnnHostDirection::step_backward(int t, const float* r, const float* peep, const float* dh, float* dpeep) {
-    const long n_ = d_.batch, T = d_.steps, H = d_.hidden, gh = gh_;
+// dc_ = dL/dc at step t - 1 (lstm). Samples n0 .. n1 - 1 (pointers start at n0).
+void RnnHostDirection::step_backward(int t, long n0, long n1, const float* r, const float* peep) {
+    const long n_ = n1 - n0, T = d_.steps, H = d_.hidden, gh = gh_;
     const long lh = T * H, lg = T * gh;
-    const float* pre = pre_.data() + t * gh;
-    const float* gate = gate_.data() + t * gh;
-    const float* hp = hprev_.data() + t * H;
-    float* dpre = dpre_.data() + t * gh;
+    const float* pre = pre_.data() + n0 * lg + t * gh;
+    const float* gate = gate_.data() + n0 * lg + t * gh;
+    const float* hp = hprev_.data() + n0 * lh + t * H;
+    float* dpre = dpre_.data() + n0 * lg + t * gh;
+    float* dh = dh_.data() + n0 * H;
+    float* dcs = dc_.data() + n0 * H;
     // Scratch per sample: da [gh] then two rows of H.
-    auto da_of = [&](long n) { return tmp_.data() + n * (gh + 2 * H); };
+    float* scratch = tmp_.data() + n0 * (gh + 2 * H);
+    auto da_of = [&](long n) { return scratch + n * (gh + 2 * H); };
     const ActivationSpec ga = d_.gate, ca = d_.act;
     switch (d_.cell) {
         case RnnCell::Vanilla:
             for (long n = 0; n < n_; ++n) act_back(ca, pre + n * lg, gate + n * lg, dh + n * H, dpre + n * lg, H);
-            gemm(false, true, n_, H, H, dpre, lg, r, H, 0.f, dh_.data(), H);
+            gemm(false, true, n_, H, H, dpre, lg, r, H, 0.f, dh, H);
             return;
         case RnnCell::Lstm:
             for (long n = 0; n < n_; ++n) {
                 const float *z = pre + n * lg, *a = gate + n * lg, *dht = dh + n * H;
-                const float* c = c_.data() + n * lh + t * H;
-                const float* cact = cact_.data() + n * lh + t * H;
+                const float* c = c_.data() + (n0 + n) * lh + t * H;
+                const float* cact = cact_.data() + (n0 + n) * lh + t * H;
                 const float* cp = t == 0 ? nullptr : c - H;
-                float *dz = dpre + n * lg, *da = da_of(n), *dcact = da + gh, *dc = dc_.data() + n * H;
+                float *dz = dpre + n * lg, *da = da_of(n), *dcact = da + gh, *dc = dcs + n * H;
                 for (long j = 0; j < H; ++j) da[3 * H + j] = dht[j] * cact[j], dcact[j] = dht[j] * a[3 * H + j];
                 act_back(ga, z + 3 * H, a + 3 * H, da + 3 * H, dz + 3 * H, H);
                 act_back(ca, c, cact, dcact, dcact, H);
                 for (long j = 0; j < H; ++j) dc[j] += dcact[j];
                 if (peep)
-                    for (long j = 0; j < H; ++j) dc[j] += dz[3 * H + j] * peep[2 * H + j], dpeep[2 * H + j] += dz[3 * H + j] * c[j];
+                    for (long j = 0; j < H; ++j) dc[j] += dz[3 * H + j] * peep[2 * H + j];
                 for (long j = 0; j < H; ++j) {
                     da[j] = dc[j] * a[2 * H + j];
                     da[H + j] = cp ? dc[j] * cp[j] : 0.f;
@@ -231,13 +277,9 @@ void RnnHostDirection::step_backward(int t, const float* r, const float* peep, c
                 act_back(ca, z + 2 * H, a + 2 * H, da + 2 * H, dz + 2 * H, H);
                 for (long j = 0; j < H; ++j) dc[j] *= a[H + j];
                 if (peep && cp)
-                    for (long j = 0; j < H; ++j) {
-                        dc[j] += dz[j] * peep[j] + dz[H + j] * peep[H + j];
-                        dpeep[j] += dz[j] * cp[j];
-                        dpeep[H + j] += dz[H + j] * cp[j];
-                    }
+                    for (long j = 0; j < H; ++j) dc[j] += dz[j] * peep[j] + dz[H + j] * peep[H + j];
             }
-            gemm(false, true, n_, H, gh, dpre, lg, r, gh, 0.f, dh_.data(), H);
+            gemm(false, true, n_, H, gh, dpre, lg, r, gh, 0.f, dh, H);
             return;
         case RnnCell::Gru:
         case RnnCell::GruResetAfter: break;
@@ -256,20 +298,20 @@ void RnnHostDirection::step_backward(int t, const float* r, const float* peep, c
         act_back(ca, z + 2 * H, a + 2 * H, da + 2 * H, dz + 2 * H, H);
         if (!after) continue;
         // o's pre-activation holds r·rec: dr = dz_o rec, d(rec) = dz_o r.
-        const float* rec = extra_.data() + n * lh + t * H;
+        const float* rec = extra_.data() + (n0 + n) * lh + t * H;
         for (long j = 0; j < H; ++j) da[H + j] = dz[2 * H + j] * rec[j];
         act_back(ga, z + H, a + H, da + H, dz + H, H);
-        float* drec = drec_.data() + n * lg + t * gh;
+        float* drec = drec_.data() + (n0 + n) * lg + t * gh;
         std::copy_n(dz, 2 * H, drec);
         for (long j = 0; j < H; ++j) drec[2 * H + j] = dz[2 * H + j] * a[H + j];
     }
-    float* dhn0 = tmp_.data() + gh + H;  // sample n's dhn at dhn0 + n * (gh + 2H)
+    float* dhn0 = scratch + gh + H;  // sample n's dhn at dhn0 + n * (gh + 2H)
     const long ls = gh + 2 * H;
     if (after) {
-        gemm(false, true, n_, H, gh, drec_.data() + t * gh, lg, r, gh, 1.f, dhn0, ls);
+        gemm(false, true, n_, H, gh, drec_.data() + n0 * lg + t * gh, lg, r, gh, 1.f, dhn0, ls);
     } else {
         // The candidate saw r h': d(r h') = dz_o R_o^T, then dr = d(r h') h', dh' += d(r h') r.
-        float* drh0 = tmp_.data() + gh;
+        float* drh0 = scratch + gh;
         gemm(false, true, n_, H, H, dpre + 2 * H, lg, r + 2 * H, gh, 0.f, drh0, ls);
         for (long n = 0; n < n_; ++n) {
             const float *z = pre + n * lg, *a = gate + n * lg, *hpn = hp + n * lh;
@@ -279,7 +321,7 @@ void RnnHostDirection::step_backward(int t, const float* r, const float* peep, c
         }
         gemm(false, true, n_, H, 2 * H, dpre, lg, r, gh, 1.f, dhn0, ls);
     }
-    for (long n = 0; n < n_; ++n) std::copy_n(dhn0 + n * ls, H, dh_.data() + n * H);
+    for (long n = 0; n < n_; ++n) std::copy_n(dhn0 + n * ls, H, dh + n * H);
 }
 
 }  // namespace thresher::backend::cpu

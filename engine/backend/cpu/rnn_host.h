@@ -26,8 +26,9 @@ public:
     void backward(const float* x, const float* p, const float* h, const float* dh, float* dx, float* g);
 
 private:
-    void step_forward(int t, const float* r, const float* b, const float* peep, float* h);
-    void step_backward(int t, const float* r, const float* peep, const float* dh, float* dpeep);
+    // One step for samples n0 .. n1 - 1 (one thread's share of the batch).
+    void step_forward(int t, long n0, long n1, const float* r, const float* b, const float* peep, float* h);
+    void step_backward(int t, long n0, long n1, const float* r, const float* peep);
 
     RnnDesc d_;
     int g_ = 0;           // gates per unit (4 lstm, 3 gru, 1 vanilla)

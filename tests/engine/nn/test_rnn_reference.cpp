@@ -167,7 +167,8 @@ void TestRnnReference::host_path_matches_onednn() {
     const std::size_t ys = static_cast<std::size_t>(d.batch) * (sequences ? d.steps : 1) * out;
     const auto dy = draw(ys);
 
-    auto be = backend::create_backend("cpu", {1});
+    // Two threads: the host path splits the batch (3 samples: 1 and 2) between them.
+    auto be = backend::create_backend("cpu", {2});
     struct Result {
         std::vector<float> y, dx, grads;
     };
