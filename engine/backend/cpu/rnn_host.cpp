@@ -183,7 +183,7 @@ void RnnHostDirection::step_forward(int t, long n0, long n1, const float* r, con
     }
 }
 
-void RnnHostDirection::backward(const float* x, const float* p, const float*, const float* dh, float* dx, float* g) {
+void RnnHostDirection::backward(const float* x, const float* p, const float* dh, float* dx, float* g) {
     const long rows = static_cast<long>(d_.batch) * d_.steps, H = d_.hidden;
     const float *w = p, *r = w + w_;
     const float* peep = d_.peepholes ? r + r_ + b_ : nullptr;

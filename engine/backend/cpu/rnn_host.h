@@ -23,7 +23,7 @@ public:
     void forward(const float* x, const float* p, float* h);
     // After forward on the same x and p: dh is dL/dh at every step (zero where nothing reads h);
     // g (this direction's parameter gradients) is overwritten; dx [N x T x in] is overwritten.
-    void backward(const float* x, const float* p, const float* h, const float* dh, float* dx, float* g);
+    void backward(const float* x, const float* p, const float* dh, float* dx, float* g);
 
 private:
     // One step for samples n0 .. n1 - 1 (one thread's share of the batch).

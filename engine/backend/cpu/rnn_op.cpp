@@ -196,7 +196,7 @@ public:
             const float* p = params + k * direction_size();
             float* g = grads + k * direction_size();
             if (!host_.empty()) {
-                host_[k].backward(src, p, dir.h.data(), dir.dh.data(), dir.dx.data(), g);
+                host_[k].backward(src, p, dir.dh.data(), dir.dx.data(), g);
                 continue;
             }
             src_.set_data_handle(const_cast<float*>(src));
