@@ -2,7 +2,9 @@
 // bench/lstm_throughput.sh, which runs bench/torch_lstm_peer.py on the same sizes beside it.
 // Synthetic data: random features and labels (throughput does not depend on them).
 //   bench_lstm_throughput [--threads 2] [--batch 32] [--steps 64] [--features 64] [--hidden 256]
-//                         [--layers 2] [--iterations 30] [--warmup 3]
+//                         [--layers 2] [--iterations 30] [--warmup 3] [--gate sigmoid|hard_sigmoid]
+// --gate hard_sigmoid (Keras 2's default gates) runs the LSTM on the CPU backend's host path
+// (engine/backend/cpu/rnn_host.cpp) instead of oneDNN's primitive.
 // Prints one JSON line: samples/s over the timed iterations and the peak RSS in MiB.
 #include <sys/resource.h>
 
@@ -20,8 +22,17 @@ using namespace thresher;
 
 int main(int argc, char** argv) {
     int threads = 2, batch = 32, steps = 64, features = 64, hidden = 256, layers = 2, iterations = 30, warmup = 3;
+    std::string gate = "sigmoid";
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i];
+        if (k == "--gate") {
+            gate = argv[i + 1];
+            if (gate != "sigmoid" && gate != "hard_sigmoid") {
+                std::fprintf(stderr, "bench_lstm_throughput: --gate wants sigmoid or hard_sigmoid, got %s\n", gate.c_str());
+                return 2;
+            }
+            continue;
+        }
         const int v = std::atoi(argv[i + 1]);
         if (v <= 0 || v > (1 << 20)) {
             std::fprintf(stderr, "bench_lstm_throughput: %s wants a positive integer, got %s\n", k.c_str(), argv[i + 1]);
@@ -43,7 +54,8 @@ int main(int argc, char** argv) {
     std::string json = "{\"seed\":1,\"input\":{\"steps\":" + std::to_string(steps) + ",\"features\":" + std::to_string(features) +
                        "},\"updater\":{\"type\":\"adam\",\"learning_rate\":0.001},\"layers\":[";
     for (int l = 0; l < layers; ++l)
-        json += "{\"type\":\"lstm\",\"units\":" + std::to_string(hidden) + ",\"return_sequences\":" + (l + 1 < layers ? "true" : "false") + "},";
+        json += "{\"type\":\"lstm\",\"units\":" + std::to_string(hidden) + ",\"return_sequences\":" + (l + 1 < layers ? "true" : "false") +
+                (gate == "hard_sigmoid" ? ",\"gate_activation\":\"hardsigmoid\"" : "") + "},";
     json += "{\"type\":\"output\",\"units\":10,\"activation\":\"softmax\"}]}";
     const auto config = config::ModelConfig::parse(json, "bench");
     auto be = backend::create_backend("cpu", {threads});
@@ -69,7 +81,7 @@ int main(int argc, char** argv) {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     std::printf("{\"impl\":\"thresher\",\"samples_per_s\":%.2f,\"peak_rss_mib\":%.1f,\"threads\":%d,\"batch\":%d,\"steps\":%d,\"hidden\":%d,"
-                "\"layers\":%d,\"iterations\":%d}\n",
-                iterations * batch / seconds, usage.ru_maxrss / 1024.0, threads, batch, steps, hidden, layers, iterations);
+                "\"layers\":%d,\"iterations\":%d,\"gate\":\"%s\"}\n",
+                iterations * batch / seconds, usage.ru_maxrss / 1024.0, threads, batch, steps, hidden, layers, iterations, gate.c_str());
     return 0;
 }

@@ -5,7 +5,9 @@
 #
 # Environment: THREADS (2), BATCH (32), STEPS (64), FEATURES (64), HIDDEN (256), LAYERS (2),
 # ITERATIONS (30), WARMUP (3), THRESHER_BIN (folder of bench_lstm_throughput; build/release/bin),
-# PYTHON (/usr/bin/python3: Debian's python3-torch).
+# PYTHON (/usr/bin/python3: Debian's python3-torch), GATE (sigmoid; hard_sigmoid: Keras 2's
+# default gates, which run on the engine's host path, cpu/rnn_host.cpp — torch's nn.LSTM still
+# has sigmoid gates: the same sizes, not the same function).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${THRESHER_BIN:-$ROOT/build/release/bin}/bench_lstm_throughput"
@@ -16,7 +18,7 @@ if [[ ! -x "$BIN" ]]; then
 fi
 args=(--threads "${THREADS:-2}" --batch "${BATCH:-32}" --steps "${STEPS:-64}" --features "${FEATURES:-64}"
       --hidden "${HIDDEN:-256}" --layers "${LAYERS:-2}" --iterations "${ITERATIONS:-30}" --warmup "${WARMUP:-3}")
-ours="$(OMP_NUM_THREADS="${THREADS:-2}" timeout 600 "$BIN" "${args[@]}")"
+ours="$(OMP_NUM_THREADS="${THREADS:-2}" timeout 600 "$BIN" "${args[@]}" --gate "${GATE:-sigmoid}")"
 theirs="$(OMP_NUM_THREADS="${THREADS:-2}" timeout 600 "$PYTHON" "$ROOT/bench/torch_lstm_peer.py" "${args[@]}")"
 echo "$ours"
 echo "$theirs"

@@ -117,7 +117,12 @@ enum class RnnMerge { None, Concat, Sum, Mul, Average };
 struct RnnDesc {
     RnnCell cell = RnnCell::Lstm;
     int batch = 0, steps = 0, in = 0, hidden = 0;
-    Activation act = Activation::Tanh;  // Vanilla: tanh, relu or sigmoid
+    // The cell/candidate activation (Vanilla: its only one) and the gates' (Lstm, Gru); any
+    // element-wise activation. Where the backend's library lacks one the CPU backend runs a host
+    // implementation (cpu/rnn_host.h); host_loop forces it (tests compare the two paths).
+    ActivationSpec act{Activation::Tanh, 0.01f};
+    ActivationSpec gate{Activation::Sigmoid, 0.01f};
+    bool host_loop = false;
     bool peepholes = false;             // Lstm: P [3 x H] for i, f, o
     RnnMerge merge = RnnMerge::None;
     bool return_sequences = true;       // else the last valid step's output, [batch x out]

@@ -95,20 +95,22 @@ nlohmann::json updater_json(const UpdaterSpec& u) {
 }
 
 // "alpha": leakyrelu's negative slope (default 0.01, in [0, 1]), elu's alpha (default 1, in
-// [0, 100]), hardsigmoid's slope (default 0.2, in (0, 10]).
-ActivationSpec parse_activation(JsonFields& f, Activation fallback) {
+// [0, 100]), hardsigmoid's slope (default 0.2, in (0, 10]). A recurrent layer's gates read the
+// same pair under other names (`gate_activation`, `gate_alpha`).
+ActivationSpec parse_activation(JsonFields& f, Activation fallback, const std::string& key = "activation",
+                                const std::string& alpha_key = "alpha") {
     ActivationSpec a{fallback, 0.01f};
-    if (auto k = f.choice("activation", kActivations)) a.kind = static_cast<Activation>(*k);
+    if (auto k = f.choice(key, kActivations)) a.kind = static_cast<Activation>(*k);
     if (a.kind == Activation::Elu) a.alpha = 1.f;
     if (a.kind == Activation::HardSigmoid) a.alpha = 0.2f;
     if (a.kind == Activation::ThresholdedRelu) a.alpha = 1.f;  // DL4J's and Keras's default θ
-    if (f.has("alpha")) {
+    if (f.has(alpha_key)) {
         double lo = 0.0, hi = 1.0;
         if (a.kind == Activation::Elu || a.kind == Activation::ThresholdedRelu) hi = 100.0;
         else if (a.kind == Activation::HardSigmoid) lo = 1e-6, hi = 10.0;
         else if (a.kind != Activation::LeakyRelu && a.kind != Activation::ThresholdedRelu)
-            f.fail("alpha", "only applies to activations leakyrelu, elu, hardsigmoid and thresholdedrelu (its threshold)");
-        a.alpha = static_cast<float>(*f.number("alpha", lo, hi));
+            f.fail(alpha_key, "only applies to " + key + " leakyrelu, elu, hardsigmoid and thresholdedrelu (its threshold)");
+        a.alpha = static_cast<float>(*f.number(alpha_key, lo, hi));
     }
     return a;
 }
@@ -345,13 +347,16 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
                 if (auto v = g.number("forget_bias", -100.0, 100.0)) l.forget_bias = static_cast<float>(*v);
             }
             if (l.type == LayerType::Gru) l.reset_after = g.boolean("reset_after").value_or(true);
-            if (l.type == LayerType::SimpleRnn) {
-                l.activation = parse_activation(g, Activation::Tanh);
-                const auto a = l.activation.kind;
-                if (a != Activation::Tanh && a != Activation::Relu && a != Activation::Sigmoid)
-                    g.fail("activation", "simple_rnn supports tanh, relu and sigmoid, got " + std::string(to_string(a)));
-            } else {
-                l.activation = ActivationSpec{Activation::Tanh, 0.01f};  // fixed: tanh cell, sigmoid gates
+            // The cell/candidate activation (simple_rnn: its only one) and the gates' (lstm, gru):
+            // any element-wise activation; softmax mixes a step's units, which no cell does.
+            auto& cell = l.type == LayerType::SimpleRnn ? l.activation : l.cell_activation;
+            cell = parse_activation(g, Activation::Tanh);
+            if (cell.kind == Activation::Softmax)
+                g.fail("activation", "softmax is not an element-wise activation: a recurrent cell cannot use it");
+            if (l.type != LayerType::SimpleRnn) {
+                l.gate_activation = parse_activation(g, Activation::Sigmoid, "gate_activation", "gate_alpha");
+                if (l.gate_activation.kind == Activation::Softmax)
+                    g.fail("gate_activation", "softmax cannot gate: each gate must act on its own unit (e.g. sigmoid, hardsigmoid)");
             }
             break;
         }
@@ -697,7 +702,13 @@ nlohmann::json ModelConfig::to_json() const {
                     o["forget_bias"] = decimal(l.forget_bias);
                 }
                 if (l.type == LayerType::Gru) o["reset_after"] = l.reset_after;
-                if (l.type == LayerType::SimpleRnn) o["activation"] = to_string(l.activation.kind);
+                if (l.type == LayerType::SimpleRnn) o["activation"] = to_string(l.activation.kind);  // its alpha: below
+                if (l.type != LayerType::SimpleRnn) {
+                    o["activation"] = to_string(l.cell_activation.kind);
+                    if (has_alpha(l.cell_activation.kind)) o["alpha"] = decimal(l.cell_activation.alpha);
+                    o["gate_activation"] = to_string(l.gate_activation.kind);
+                    if (has_alpha(l.gate_activation.kind)) o["gate_alpha"] = decimal(l.gate_activation.alpha);
+                }
                 break;
             case LayerType::Embedding:
                 o["vocabulary"] = l.vocabulary;

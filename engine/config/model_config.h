@@ -131,12 +131,17 @@ struct LayerConfig {
     // Sequences (seq_spec.md). lstm/gru/simple_rnn: `units` H; whether every step's output is
     // kept (else the last valid step's); how two directions join. lstm: peepholes (DL4J
     // GravesLSTM) and the forget gate's initial bias. gru: reset after the recurrent matmul
-    // (oneDNN's linear-before-reset; Keras >= 2.3's default). simple_rnn: `activation`.
+    // (oneDNN's linear-before-reset; Keras >= 2.3's default). simple_rnn: `activation`. lstm/gru:
+    // the cell's (lstm: cell input and output; gru: candidate) and the gates' activations, both
+    // spelled in JSON as `activation` / `gate_activation`; their own fields (not `activation`,
+    // which defaults to identity) so a LayerConfig built without naming them gets tanh and sigmoid.
     bool return_sequences = false;
     BiMode bidirectional = BiMode::None;
     bool peepholes = false;
     float forget_bias = 1.f;
     bool reset_after = true;
+    ActivationSpec cell_activation{Activation::Tanh, 0.01f};
+    ActivationSpec gate_activation{Activation::Sigmoid, 0.01f};
     int vocabulary = 0;  // embedding: ids 0..V-1 (`units` E per id)
     int repeat = 0;      // repeat_vector: the steps it makes of one vector
 

@@ -435,9 +435,11 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
                 layer["@class"] = pl + (lstm ? (l.peepholes ? "GravesLSTM" : "LSTM") : "recurrent.SimpleRnn");
                 layer["nin"] = l.in_shape.c;
                 layer["nout"] = l.units;
-                layer["activationFn"] = activation(lstm ? config::ActivationSpec{Activation::Tanh, 0.01f} : l.activation);
+                // The cell's (lstm) or the layer's (simple_rnn) activation and the gates'; activation()
+                // refuses what DL4J cannot hold (a hard sigmoid slope other than 0.2).
+                layer["activationFn"] = activation(lstm ? l.cell_activation : l.activation);
                 if (lstm) {
-                    layer["gateActivationFn"] = activation({Activation::Sigmoid, 0.01f});
+                    layer["gateActivationFn"] = activation(l.gate_activation);
                     layer["forgetGateBiasInit"] = num(l.forget_bias);
                 }
                 layer["weightInitFnRecurrent"] = nullptr;

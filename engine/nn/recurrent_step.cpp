@@ -1,6 +1,7 @@
 // Recurrent layers (lstm, gru, simple_rnn): the backend's RnnOp does the whole layer, both
 // directions and the masking by length (backend.h RnnDesc; on the CPU one oneDNN primitive over
-// all steps per direction, engine/backend/cpu/rnn_op.cpp). The parameter slice is passed as it
+// all steps per direction, engine/backend/cpu/rnn_op.cpp, or the host path for activations
+// oneDNN lacks, cpu/rnn_host.cpp). The parameter slice is passed as it
 // is: its blocks (shape inference) are in the order RnnOp reads them.
 #include "nn/sequence_step.h"
 
@@ -36,7 +37,8 @@ public:
         d.steps = l.in_shape.t;
         d.in = l.in_shape.c;
         d.hidden = l.units;
-        d.act = l.activation.kind;
+        d.act = l.type == config::LayerType::SimpleRnn ? l.activation : l.cell_activation;
+        d.gate = l.gate_activation;
         d.peepholes = l.peepholes;
         d.merge = merge_of(l.bidirectional);
         d.return_sequences = l.return_sequences;

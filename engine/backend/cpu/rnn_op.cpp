@@ -10,12 +10,15 @@
 // right over each sample reversed within its length (x'[t] = x[L-1-t]), and its outputs are
 // reversed back. return_sequences = false keeps each direction's state at its step L - 1 (for
 // the reverse direction: after reading the whole sample backwards, Keras's go_backwards).
+// Activations oneDNN has no primitive for (rnn_host.h) run each direction on RnnHostDirection
+// instead; the reversal, merges and masking here are the same for both.
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
 
 #include "backend/cpu/ops.h"
+#include "backend/cpu/rnn_host.h"
 
 namespace thresher::backend::cpu {
 
@@ -60,6 +63,20 @@ public:
         b_size_ = static_cast<std::size_t>(gb * h);
         p_size_ = d.peepholes ? static_cast<std::size_t>(3 * h) : 0;
         out_ = d.merge == RnnMerge::Concat ? 2 * d.hidden : d.hidden;
+        const int directions = d.merge == RnnMerge::None ? 1 : 2;
+        const auto values = static_cast<std::size_t>(n * t);
+        dirs_.resize(static_cast<std::size_t>(directions));
+        for (int k = 0; k < directions; ++k) {
+            auto& dir_state = dirs_[static_cast<std::size_t>(k)];
+            if (k == 1) dir_state.x_rev.assign(values * d.in, 0.f);
+            dir_state.h.assign(values * d.hidden, 0.f);
+            dir_state.dh.assign(values * d.hidden, 0.f);
+            dir_state.dx.assign(values * d.in, 0.f);
+        }
+        if (d.host_loop || !rnn_has_primitive(d)) {
+            for (int k = 0; k < directions; ++k) host_.emplace_back(d);
+            return;
+        }
         dnnl_call("planning a recurrent layer", [&] {
             // Typed primitive descriptors per cell; the backward one takes the training forward
             // as its hint (the workspace layout).
@@ -92,7 +109,7 @@ public:
                 case RnnCell::GruResetAfter: plan_gru(dnnl::lbr_gru_forward{}, dnnl::lbr_gru_backward{}); break;
                 case RnnCell::Vanilla: {
                     using F = dnnl::vanilla_rnn_forward;
-                    const auto a = vanilla_algorithm(d.act);
+                    const auto a = vanilla_algorithm(d.act.kind);
                     F::primitive_desc tr(F::desc(pt, a, dir, src, none, w_any, r_any, bias, dst, none), ctx_.engine);
                     F::primitive_desc inf(F::desc(pi, a, dir, src, none, w_any, r_any, bias, dst, none), ctx_.engine);
                     dnnl::vanilla_rnn_backward::primitive_desc bk(
@@ -103,10 +120,8 @@ public:
                     break;
                 }
             }
-            const int directions = d.merge == RnnMerge::None ? 1 : 2;
-            const auto values = static_cast<std::size_t>(n * t);
             for (int k = 0; k < directions; ++k) {
-                Direction dir_state;
+                auto& dir_state = dirs_[static_cast<std::size_t>(k)];
                 dir_state.fwd_train = dnnl::primitive(train);
                 dir_state.fwd_infer = dnnl::primitive(infer);
                 dir_state.bwd = dnnl::primitive(back);
@@ -119,11 +134,6 @@ public:
                 dir_state.dw = Port(ctx_, w_user, back.diff_weights_desc(0));
                 dir_state.dr = Port(ctx_, r_user, back.diff_weights_desc(1));
                 dir_state.workspace = memory(train.workspace_desc(), ctx_.engine);
-                if (k == 1) dir_state.x_rev.assign(values * d.in, 0.f);
-                dir_state.h.assign(values * d.hidden, 0.f);
-                dir_state.dh.assign(values * d.hidden, 0.f);
-                dir_state.dx.assign(values * d.in, 0.f);
-                dirs_.push_back(std::move(dir_state));
             }
             src_ = memory(src, ctx_.engine, DNNL_MEMORY_NONE);
             dst_ = memory(dst, ctx_.engine, DNNL_MEMORY_NONE);
@@ -149,6 +159,10 @@ public:
                 src = dir.x_rev.data();
             }
             const float* p = params + k * direction_size();
+            if (!host_.empty()) {
+                host_[k].forward(src, p, dir.h.data());
+                continue;
+            }
             const bool train = mode == Mode::Training;
             src_.set_data_handle(const_cast<float*>(src));
             dst_.set_data_handle(dir.h.data());
@@ -181,6 +195,10 @@ public:
             const float* src = k == 1 ? dir.x_rev.data() : x;
             const float* p = params + k * direction_size();
             float* g = grads + k * direction_size();
+            if (!host_.empty()) {
+                host_[k].backward(src, p, dir.dh.data(), dir.dx.data(), g);
+                continue;
+            }
             src_.set_data_handle(const_cast<float*>(src));
             dst_.set_data_handle(dir.h.data());
             diff_dst_.set_data_handle(dir.dh.data());
@@ -328,6 +346,7 @@ private:
     int out_ = 0;
     std::size_t w_size_ = 0, r_size_ = 0, b_size_ = 0, p_size_ = 0;
     std::vector<Direction> dirs_;
+    std::vector<RnnHostDirection> host_;  // one per direction where oneDNN has no primitive
     memory src_, dst_, diff_src_, diff_dst_, bias_, diff_bias_, peep_, diff_peep_;
 };
 

@@ -113,7 +113,22 @@ void TestModelConfig::errors_data() {
         << with_seq(R"({"type":"lstm","units":4,"bidirectional":"both"},)" + out) << QStringList{"layers[0] (lstm)", "\"bidirectional\""};
     QTest::newRow("simple_rnn with softmax")
         << with_seq(R"({"type":"simple_rnn","units":4,"activation":"softmax"},)" + out)
-        << QStringList{"layers[0] (simple_rnn)", "tanh, relu and sigmoid"};
+        << QStringList{"layers[0] (simple_rnn)", "\"activation\"", "softmax is not an element-wise activation"};
+    QTest::newRow("softmax gates on an lstm")
+        << with_seq(R"({"type":"lstm","units":4,"gate_activation":"softmax"},)" + out)
+        << QStringList{"layers[0] (lstm)", "\"gate_activation\"", "softmax cannot gate"};
+    QTest::newRow("gate_activation on a simple_rnn (unknown field)")
+        << with_seq(R"({"type":"simple_rnn","units":4,"gate_activation":"sigmoid"},)" + out)
+        << QStringList{"layers[0] (simple_rnn)", "gate_activation"};
+    QTest::newRow("gate_alpha for sigmoid gates")
+        << with_seq(R"({"type":"gru","units":4,"gate_alpha":0.2},)" + out)
+        << QStringList{"layers[0] (gru)", "\"gate_alpha\"", "only applies to gate_activation leakyrelu, elu, hardsigmoid"};
+    QTest::newRow("gate_alpha out of range")
+        << with_seq(R"({"type":"lstm","units":4,"gate_activation":"hardsigmoid","gate_alpha":20},)" + out)
+        << QStringList{"layers[0] (lstm)", "\"gate_alpha\""};
+    QTest::newRow("unknown lstm activation")
+        << with_seq(R"({"type":"lstm","units":4,"activation":"hard_tanh"},)" + out)
+        << QStringList{"layers[0] (lstm)", "\"activation\"", "hard_tanh"};
     QTest::newRow("peepholes on a gru (unknown field)")
         << with_seq(R"({"type":"gru","units":4,"peepholes":true},)" + out) << QStringList{"layers[0] (gru)", "peepholes"};
     QTest::newRow("convolution1d kernel longer than the sequence")
@@ -452,9 +467,9 @@ void TestModelConfig::sequence_layers() {
 void TestModelConfig::sequence_round_trip() {
     const auto a = config::ModelConfig::parse(R"({"input":[{"name":"x","steps":9,"features":2},{"name":"y","steps":4,"features":1}],"layers":[
         {"name":"l","type":"lstm","units":3,"return_sequences":true,"bidirectional":"average","forget_bias":0.5,"inputs":"x"},
-        {"name":"g","type":"gru","units":2,"reset_after":false,"return_sequences":true},
+        {"name":"g","type":"gru","units":2,"reset_after":false,"return_sequences":true,"activation":"relu","gate_activation":"hardsigmoid","gate_alpha":0.16666667},
         {"name":"c","type":"convolution1d","filters":2,"kernel":2,"stride":2,"mode":"same","activation":"relu"},
-        {"name":"r","type":"simple_rnn","units":2,"activation":"sigmoid"},
+        {"name":"r","type":"simple_rnn","units":2,"activation":"softsign"},
         {"name":"o1","type":"output","units":2},
         {"name":"e","type":"embedding","vocabulary":7,"units":3,"inputs":"y"},
         {"name":"rs","type":"reshape","shape":{"steps":2,"features":6}},
@@ -465,6 +480,13 @@ void TestModelConfig::sequence_round_trip() {
     QCOMPARE(b.layers[0].bidirectional, config::BiMode::Average);
     QCOMPARE(b.layers[0].forget_bias, 0.5f);
     QVERIFY(!b.layers[1].reset_after);
+    // Activations: defaults (tanh cell, sigmoid gates) and Keras 3's hard sigmoid slope 1/6.
+    QCOMPARE(b.layers[0].cell_activation.kind, config::Activation::Tanh);
+    QCOMPARE(b.layers[0].gate_activation.kind, config::Activation::Sigmoid);
+    QCOMPARE(b.layers[1].cell_activation.kind, config::Activation::Relu);
+    QCOMPARE(b.layers[1].gate_activation.kind, config::Activation::HardSigmoid);
+    QCOMPARE(b.layers[1].gate_activation.alpha, 0.16666667f);
+    QCOMPARE(b.layers[3].activation.kind, config::Activation::Softsign);
     QCOMPARE(b.layers[2].mode, config::ConvMode::Same);
     QCOMPARE(b.layers[2].out_shape, config::sequence_shape(5, 2));
     QCOMPARE(b.layers[6].out_shape, config::sequence_shape(2, 6));

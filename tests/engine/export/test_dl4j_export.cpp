@@ -839,6 +839,12 @@ void TestDl4jExport::refused_layer_named_and_nothing_written_data() {
                   {"type":"output","units":2,"loss":"mcxent"}]})";
     QTest::newRow("hardsigmoid slope") << hard << false
                                        << R"(hard.thr: layers[1] (dense "h"): DL4J cannot express this layer: hardsigmoid with slope 0.25: DL4J's HardSigmoid has slope 0.2; nothing was written)";
+    // A recurrent layer's gates too: DL4J's LSTM gates only take its 0.2-slope HardSigmoid.
+    const QString gates = R"({"name":"gates","input":{"steps":4,"features":3},
+        "layers":[{"type":"lstm","name":"l","units":3,"gate_activation":"hardsigmoid","gate_alpha":0.25},
+                  {"type":"output","units":2,"loss":"mcxent"}]})";
+    QTest::newRow("lstm hardsigmoid gates, slope 0.25") << gates << false
+        << R"(gates.thr: layers[0] (lstm "l"): DL4J cannot express this layer: hardsigmoid with slope 0.25: DL4J's HardSigmoid has slope 0.2; nothing was written)";
     const QString cosine = R"({"name":"cosine","input":{"size":4},
         "updater":{"type":"adam","schedule":{"type":"cosine","initial":0.01,"decay_steps":100}},
         "layers":[{"type":"output","units":2,"loss":"mcxent"}]})";

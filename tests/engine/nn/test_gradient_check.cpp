@@ -533,6 +533,24 @@ void TestGradientCheck::gradients_data() {
         const QByteArray layer = QByteArray("{\"type\":\"simple_rnn\",\"units\":4,\"activation\":\"") + act + "\"}";
         QTest::newRow(QByteArray("simple_rnn ") + act) << model(seq, layer.constData(), softmax) << true;
     }
+    // Activations oneDNN has no primitive for (Keras 2 / DL4J hard sigmoid gates, softsign and relu
+    // cells): the CPU backend's host path (cpu/rnn_host.cpp), its backward through time checked here.
+    QTest::newRow("lstm hardsigmoid gates, softsign cell, peepholes, bidirectional concat every step")
+        << model(seq, "{\"type\":\"lstm\",\"units\":3,\"return_sequences\":true,\"peepholes\":true,\"bidirectional\":\"concat\","
+                      "\"activation\":\"softsign\",\"gate_activation\":\"hardsigmoid\"}", softmax) << true;
+    QTest::newRow("lstm hardsigmoid 1/6 gates, swish cell (derivative from the input), last step")
+        << model(seq, "{\"type\":\"lstm\",\"units\":4,\"activation\":\"swish\",\"gate_activation\":\"hardsigmoid\","
+                      "\"gate_alpha\":0.16666667}", softmax) << true;
+    QTest::newRow("gru reset after, hardsigmoid gates, relu candidate, last step")
+        << model(seq, "{\"type\":\"gru\",\"units\":4,\"activation\":\"relu\",\"gate_activation\":\"hardsigmoid\"}", softmax) << true;
+    QTest::newRow("gru reset before, hardsigmoid gates, relu candidate, bidirectional sum")
+        << model(seq, "{\"type\":\"gru\",\"units\":4,\"reset_after\":false,\"bidirectional\":\"sum\",\"activation\":\"relu\","
+                      "\"gate_activation\":\"hardsigmoid\"}", softmax) << true;
+    QTest::newRow("simple_rnn softsign, last step")
+        << model(seq, "{\"type\":\"simple_rnn\",\"units\":4,\"activation\":\"softsign\"}", softmax) << true;
+    QTest::newRow("simple_rnn elu, bidirectional mul every step")
+        << model(seq, "{\"type\":\"simple_rnn\",\"units\":3,\"activation\":\"elu\",\"return_sequences\":true,\"bidirectional\":\"mul\"}",
+                 softmax) << true;
     for (const char* merge : {"concat", "sum", "mul", "average"}) {
         const QByteArray layer = QByteArray("{\"type\":\"gru\",\"units\":3,\"bidirectional\":\"") + merge + "\"}";
         QTest::newRow(QByteArray("bidirectional gru, ") + merge + ", last step") << model(seq, layer.constData(), softmax) << true;

@@ -4,10 +4,16 @@
 // (packed sequences, so its reverse direction also reads each sample within its length). The
 // CPU backend's RnnOp must give the same outputs within 1e-4, every step and the last step, in
 // inference and in training mode; the parameter count must be the one shape inference gives.
+// Cases with activations torch's modules lack (hard sigmoid gates, softsign and relu cells) are
+// the cell equations written out as a float64 loop in the generator; they run on the CPU
+// backend's host path and must agree within 1e-5. host_path_matches_onednn runs that host path
+// with oneDNN's own activations (RnnDesc::host_loop) against the primitives: outputs, dx and
+// every parameter gradient within 1e-5.
 #include <QtTest>
 
 #include <cmath>
 #include <fstream>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +28,8 @@ class TestRnnReference : public QObject {
 private Q_SLOTS:
     void matches_torch_data();
     void matches_torch();
+    void host_path_matches_onednn_data();
+    void host_path_matches_onednn();
 };
 
 namespace {
@@ -57,9 +65,21 @@ void TestRnnReference::matches_torch() {
 
     // The layer as a config describes it has exactly these parameters.
     const std::string type = cell == "lstm" ? "lstm" : cell == "gru" ? "gru" : "simple_rnn";
+    // Optional fields of the loop cases (absent: torch's modules, oneDNN's activations).
+    const std::string act = c.value("activation", "tanh"), gate = c.value("gate_activation", "sigmoid");
+    const double gate_alpha = c.value("gate_alpha", 0.2);
+    const bool peepholes = c.value("peepholes", false), reset_after = c.value("reset_after", true);
+    const double tolerance = c.value("tolerance", 1e-4);
+    std::string fields = ",\"activation\":\"" + act + "\"";
+    if (type != "simple_rnn") {
+        fields += ",\"gate_activation\":\"" + gate + "\"";
+        if (gate == "hardsigmoid") fields += ",\"gate_alpha\":" + nlohmann::json(gate_alpha).dump();
+    }
+    if (peepholes) fields += ",\"peepholes\":true";
+    if (type == "gru") fields += std::string(",\"reset_after\":") + (reset_after ? "true" : "false");
     const auto model = config::ModelConfig::parse(
         "{\"input\":{\"steps\":" + std::to_string(t) + ",\"features\":" + std::to_string(in) + "},\"layers\":[{\"type\":\"" + type +
-            "\",\"units\":" + std::to_string(h) + (two ? ",\"bidirectional\":\"concat\"" : "") +
+            "\",\"units\":" + std::to_string(h) + (two ? ",\"bidirectional\":\"concat\"" : "") + fields +
             "},{\"type\":\"output\",\"units\":2}]}",
         "reference");
     QCOMPARE(model.layers[0].param_count, params.size());
@@ -67,7 +87,13 @@ void TestRnnReference::matches_torch() {
     auto be = backend::create_backend("cpu", {1});
     QVERIFY(be->has_rnn());
     backend::RnnDesc d;
-    d.cell = cell == "lstm" ? backend::RnnCell::Lstm : cell == "gru" ? backend::RnnCell::GruResetAfter : backend::RnnCell::Vanilla;
+    d.cell = cell == "lstm"  ? backend::RnnCell::Lstm
+             : cell == "gru" ? (reset_after ? backend::RnnCell::GruResetAfter : backend::RnnCell::Gru)
+                             : backend::RnnCell::Vanilla;
+    // The activations as the config parsed them (the same typed values the network passes on).
+    d.act = type == "simple_rnn" ? model.layers[0].activation : model.layers[0].cell_activation;
+    d.gate = model.layers[0].gate_activation;
+    d.peepholes = peepholes;
     d.batch = n, d.steps = t, d.in = in, d.hidden = h;
     d.merge = two ? backend::RnnMerge::Concat : backend::RnnMerge::None;
     for (bool sequences : {true, false}) {
@@ -91,9 +117,79 @@ void TestRnnReference::matches_torch() {
             }
             qInfo("%s, %s, %s: max |thresher - torch| = %.3g", c.at("name").get<std::string>().c_str(),
                   sequences ? "every step" : "last step", mode == backend::Mode::Training ? "training" : "inference", worst);
-            QVERIFY2(worst <= 1e-4, qPrintable(QString("max |diff| %1").arg(worst)));
+            QVERIFY2(worst <= tolerance, qPrintable(QString("max |diff| %1").arg(worst)));
         }
     }
+}
+
+void TestRnnReference::host_path_matches_onednn_data() {
+    QTest::addColumn<int>("cell");
+    QTest::addColumn<bool>("peepholes");
+    QTest::addColumn<int>("merge");
+    QTest::addColumn<bool>("sequences");
+    using backend::RnnCell;
+    using backend::RnnMerge;
+    QTest::newRow("lstm peepholes, bidirectional concat, every step") << int(RnnCell::Lstm) << true << int(RnnMerge::Concat) << true;
+    QTest::newRow("lstm, last step") << int(RnnCell::Lstm) << false << int(RnnMerge::None) << false;
+    QTest::newRow("gru reset before, bidirectional mul, last step") << int(RnnCell::Gru) << false << int(RnnMerge::Mul) << false;
+    QTest::newRow("gru reset after, bidirectional sum, every step") << int(RnnCell::GruResetAfter) << false << int(RnnMerge::Sum) << true;
+    QTest::newRow("vanilla tanh, bidirectional average, every step") << int(RnnCell::Vanilla) << false << int(RnnMerge::Average) << true;
+}
+
+// The same layer, the same numbers, once on oneDNN's primitives and once on the host path.
+void TestRnnReference::host_path_matches_onednn() {
+    QFETCH(int, cell);
+    QFETCH(bool, peepholes);
+    QFETCH(int, merge);
+    QFETCH(bool, sequences);
+    backend::RnnDesc d;
+    d.cell = static_cast<backend::RnnCell>(cell);
+    d.batch = 3, d.steps = 7, d.in = 5, d.hidden = 6;
+    d.peepholes = peepholes;
+    d.merge = static_cast<backend::RnnMerge>(merge);
+    d.return_sequences = sequences;
+    const int g = d.cell == backend::RnnCell::Lstm ? 4 : d.cell == backend::RnnCell::Vanilla ? 1 : 3;
+    const int gb = d.cell == backend::RnnCell::GruResetAfter ? 4 : g;
+    const int dirs = d.merge == backend::RnnMerge::None ? 1 : 2, out = d.merge == backend::RnnMerge::Concat ? 2 * d.hidden : d.hidden;
+    const std::size_t per_dir = static_cast<std::size_t>((d.in + d.hidden) * g * d.hidden + gb * d.hidden + (peepholes ? 3 * d.hidden : 0));
+    std::mt19937 rng(23);
+    std::uniform_real_distribution<float> u(-0.8f, 0.8f);
+    auto draw = [&](std::size_t count) {
+        std::vector<float> v(count);
+        for (auto& e : v) e = u(rng);
+        return v;
+    };
+    const std::vector<int> lengths{7, 3, 1};
+    auto x = draw(static_cast<std::size_t>(d.batch) * d.steps * d.in);
+    for (int n = 0; n < d.batch; ++n)
+        std::fill(x.begin() + (static_cast<long>(n) * d.steps + lengths[n]) * d.in, x.begin() + static_cast<long>(n + 1) * d.steps * d.in, 0.f);
+    const auto params = draw(per_dir * dirs);
+    const std::size_t ys = static_cast<std::size_t>(d.batch) * (sequences ? d.steps : 1) * out;
+    const auto dy = draw(ys);
+
+    // Two threads: the host path splits the batch (3 samples: 1 and 2) between them.
+    auto be = backend::create_backend("cpu", {2});
+    struct Result {
+        std::vector<float> y, dx, grads;
+    };
+    auto run = [&](bool host) {
+        auto desc = d;
+        desc.host_loop = host;
+        auto op = be->make_rnn(desc);
+        Result r{std::vector<float>(ys), std::vector<float>(x.size(), -1.f), std::vector<float>(params.size(), -1.f)};
+        op->forward(x.data(), lengths.data(), params.data(), r.y.data(), backend::Mode::Training);
+        op->backward(x.data(), lengths.data(), params.data(), dy.data(), r.dx.data(), r.grads.data());
+        return r;
+    };
+    const auto a = run(false), b = run(true);
+    auto worst = [](const std::vector<float>& p, const std::vector<float>& q) {
+        double w = 0;
+        for (std::size_t i = 0; i < p.size(); ++i) w = std::max(w, static_cast<double>(std::abs(p[i] - q[i])));
+        return w;
+    };
+    const double wy = worst(a.y, b.y), wdx = worst(a.dx, b.dx), wg = worst(a.grads, b.grads);
+    qInfo("max |oneDNN - host|: y %.3g, dx %.3g, parameter gradients %.3g", wy, wdx, wg);
+    QVERIFY2(wy <= 1e-5 && wdx <= 1e-5 && wg <= 1e-5, "the host path and oneDNN's primitives disagree");
 }
 
 QTEST_APPLESS_MAIN(TestRnnReference)

@@ -71,6 +71,95 @@ cases = [
     case("bidirectional lstm", "lstm", torch.nn.LSTM(IN, H, batch_first=True, bidirectional=True), True),
     case("bidirectional gru", "gru", torch.nn.GRU(IN, H, batch_first=True, bidirectional=True), True),
 ]
+
+# Activations torch's modules lack (Keras 2 / DL4J hard sigmoid gates; softsign, relu cells): the
+# cell equations written out as a loop in float64, each sample run alone over its own length (the
+# reverse direction over the sample flipped within its length), independent of Thresher's code.
+# Parameters are drawn directly in Thresher's layout: per direction W [IN x G*H], R [H x G*H],
+# b, then P [3 x H] (i, f, o) with peepholes.
+ACTS = {
+    "hardsigmoid": lambda a: (lambda x: torch.clamp(a * x + 0.5, 0.0, 1.0)),
+    "softsign": lambda a: (lambda x: x / (1 + x.abs())),
+    "relu": lambda a: torch.relu,
+    "sigmoid": lambda a: torch.sigmoid,
+    "tanh": lambda a: torch.tanh,
+}
+
+
+def run_direction(cell, xs, p, ga, ca, peepholes, reset_after):
+    g = {"lstm": 4, "gru": 3, "rnn": 1}[cell]
+    w, p = p[:IN * g * H].view(IN, g * H), p[IN * g * H:]
+    r, p = p[:H * g * H].view(H, g * H), p[H * g * H:]
+    nb = 4 * H if cell == "gru" and reset_after else g * H
+    b, p = p[:nb], p[nb:]
+    h = torch.zeros(H, dtype=torch.float64)
+    c = torch.zeros(H, dtype=torch.float64)
+    out = []
+    for x in xs:
+        if cell == "lstm":
+            zi, zf, zg, zo = (x @ w + h @ r + b).split(H)
+            pi, pf, po = (p.view(3, H) if peepholes else torch.zeros(3, H, dtype=torch.float64))
+            i, f = ga(zi + pi * c), ga(zf + pf * c)
+            c = f * c + i * ca(zg)
+            h = ga(zo + po * c) * ca(c)
+        elif cell == "gru":
+            wu, wr, wo = w.split(H, 1)
+            ru, rr, ro = r.split(H, 1)
+            u, rg = ga(x @ wu + h @ ru + b[:H]), ga(x @ wr + h @ rr + b[H:2 * H])
+            if reset_after:
+                o = ca(x @ wo + b[2 * H:3 * H] + rg * (h @ ro + b[3 * H:]))
+            else:
+                o = ca(x @ wo + b[2 * H:3 * H] + (rg * h) @ ro)
+            h = u * h + (1 - u) * o
+        else:
+            h = ca(x @ w + h @ r + b)
+        out.append(h)
+    return torch.stack(out)
+
+
+def loop_case(name, cell, activation, gate, gate_alpha=0.2, peepholes=False, reset_after=True, bidirectional=False):
+    g = {"lstm": 4, "gru": 3, "rnn": 1}[cell]
+    per_dir = IN * g * H + H * g * H + (4 * H if cell == "gru" and reset_after else g * H) + (3 * H if peepholes else 0)
+    dirs = 2 if bidirectional else 1
+    params = (torch.rand(dirs * per_dir, dtype=torch.float64) * 2 - 1) * 0.9
+    x = torch.randn(N, T, IN, dtype=torch.float64) * 1.5
+    for n, length in enumerate(LENGTHS):
+        x[n, length:] = 0
+    ga, ca = ACTS[gate](gate_alpha), ACTS[activation](None)
+    y = torch.zeros(N, T, dirs * H, dtype=torch.float64)
+    for n, length in enumerate(LENGTHS):
+        xs = x[n, :length]
+        y[n, :length, :H] = run_direction(cell, xs, params[:per_dir], ga, ca, peepholes, reset_after)
+        if bidirectional:
+            back = run_direction(cell, xs.flip(0), params[per_dir:], ga, ca, peepholes, reset_after)
+            y[n, :length, H:] = back.flip(0)
+    return {
+        "name": name,
+        "cell": cell,
+        "bidirectional": bidirectional,
+        "activation": activation,
+        "gate_activation": gate,
+        "gate_alpha": gate_alpha,
+        "peepholes": peepholes,
+        "reset_after": reset_after,
+        "tolerance": 1e-5,
+        "batch": N, "steps": T, "in": IN, "hidden": H,
+        "lengths": LENGTHS,
+        "x": x.flatten().tolist(),
+        "params": params.tolist(),
+        "y": y.flatten().tolist(),
+    }
+
+
+torch.manual_seed(2311)
+cases += [
+    loop_case("bidirectional lstm, hardsigmoid gates, softsign cell, peepholes (loop)", "lstm", "softsign", "hardsigmoid",
+              peepholes=True, bidirectional=True),
+    loop_case("gru reset before, hardsigmoid 1/6 gates, relu candidate (loop)", "gru", "relu", "hardsigmoid", gate_alpha=1 / 6,
+              reset_after=False),
+    loop_case("gru reset after, hardsigmoid gates, relu candidate (loop)", "gru", "relu", "hardsigmoid"),
+    loop_case("bidirectional simple_rnn softsign (loop)", "rnn", "softsign", "sigmoid", bidirectional=True),
+]
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rnn_reference.json")
 with open(out, "w") as f:
     json.dump({"generator": "tests/engine/nn/data/make_rnn_reference.py", "torch": torch.__version__, "cases": cases}, f)
