@@ -64,10 +64,11 @@ BiMode bidirectional_mode(Place& p, const std::string& mode) {
     p.fail("mode", "Bidirectional mode \"" + mode + "\" is not supported (CONCAT, ADD, MUL or AVERAGE)");
 }
 
-// Thresher's lstm runs oneDNN's cell: sigmoid gates, tanh on the cell input and state.
-void require(Place& p, const char* key, const ActivationSpec& got, Activation want, const std::string& what) {
-    if (got.kind != want)
-        p.fail(key, std::string(to_string(got.kind)) + " is not supported: Thresher's lstm has " + what);
+// Any element-wise activation runs in a recurrent cell (oneDNN's primitives for sigmoid gates
+// with a tanh cell, the host path otherwise); softmax mixes a step's units and has no cell form.
+ActivationSpec elementwise(Place& p, const char* key, const ActivationSpec& a) {
+    if (a.kind == Activation::Softmax) p.fail(key, "softmax is not supported in a recurrent cell (an element-wise activation is)");
+    return a;
 }
 
 }  // namespace
@@ -103,13 +104,11 @@ int read_dl4j_sequence_layer(Place& p, const std::string& cls, const Dl4jWrappin
     const auto act = activation("activationFn");
     if (cls == "SimpleRnn") {
         l.type = LayerType::SimpleRnn;
-        if (act.kind != Activation::Tanh && act.kind != Activation::Relu && act.kind != Activation::Sigmoid)
-            p.fail("activationFn", std::string(to_string(act.kind)) + " is not supported: Thresher's simple_rnn has tanh, relu or sigmoid");
-        l.activation = act;
+        l.activation = elementwise(p, "activationFn", act);
     } else {
         l.type = LayerType::Lstm;
-        require(p, "activationFn", act, Activation::Tanh, "tanh on the cell");
-        require(p, "gateActivationFn", activation("gateActivationFn"), Activation::Sigmoid, "sigmoid gates");
+        l.cell_activation = elementwise(p, "activationFn", act);
+        l.gate_activation = elementwise(p, "gateActivationFn", activation("gateActivationFn"));
         l.peepholes = cls != "LSTM";  // GravesLSTM and GravesBidirectionalLSTM have peepholes
         const auto fb = p.hyper({"forgetGateBiasInit"}, import::Range{-100.0, 100.0});
         l.forget_bias = static_cast<float>(fb.value_or(1.0));

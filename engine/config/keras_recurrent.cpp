@@ -84,22 +84,21 @@ void read_recurrent(Place& p, const std::string& kind, LayerConfig& l, bool kera
     refuse_flag(p, "go_backwards", "Keras then outputs the steps in reverse order; use Bidirectional, or reverse the data");
     refuse_flag(p, "time_major", "Thresher reads [batch, steps, features]");
     const auto& c = p.json();
+    // Any element-wise activation runs in the cell (oneDNN's primitives for sigmoid gates with a
+    // tanh cell, the engine's host path otherwise: standalone Keras 2's default hard_sigmoid
+    // gates included); softmax mixes a step's units and has no cell form.
+    auto elementwise = [&](const char* key, const char* fallback) {
+        const auto v = c.contains(key) ? c[key] : nlohmann::json(fallback);
+        const auto a = activation_from_name(p, key, v, keras3);
+        if (a.kind == Activation::Softmax) p.fail(key, "softmax is not supported in a recurrent cell (an element-wise activation is)");
+        return a;
+    };
     if (l.type == LayerType::SimpleRnn) {
-        l.activation = activation_from_name(p, "activation", c.value("activation", nlohmann::json("tanh")), keras3);
-        const auto a = l.activation.kind;
-        if (a != Activation::Tanh && a != Activation::Relu && a != Activation::Sigmoid)
-            p.fail("activation", json_summary(c.value("activation", nlohmann::json("tanh"))) +
-                                     " is not supported in SimpleRNN (tanh, relu or sigmoid)");
+        l.activation = elementwise("activation", "tanh");
     } else if (!cudnn) {
-        const std::string act = c.contains("activation") && c["activation"].is_string() ? c["activation"].get<std::string>() : "tanh";
-        if (act != "tanh")
-            p.fail("activation", "\"" + act + "\" is not supported: Thresher's " + kind + " cell runs tanh (fixed, as oneDNN's)");
-        // Keras 1 says inner_activation; standalone Keras 2 defaults it to hard_sigmoid.
-        const char* key = p.has("inner_activation") ? "inner_activation" : "recurrent_activation";
-        const std::string gate = c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : "sigmoid";
-        if (gate != "sigmoid")
-            p.fail(key, "\"" + gate + "\" is not supported: Thresher's recurrent gates are sigmoid (fixed, as oneDNN's); "
-                        "retrain with recurrent_activation=\"sigmoid\" (tf.keras's and Keras 3's default)");
+        l.cell_activation = elementwise("activation", "tanh");
+        // Keras 1 says inner_activation; a saved Keras 2 config always writes recurrent_activation.
+        l.gate_activation = elementwise(p.has("inner_activation") ? "inner_activation" : "recurrent_activation", "sigmoid");
     }
     p.ignore({"activation", "recurrent_activation", "inner_activation"});
     for (const auto& [key, old] : {std::pair{"dropout", "dropout_W"}, std::pair{"recurrent_dropout", "dropout_U"}}) {

@@ -644,8 +644,16 @@ private:
         const auto u = c.effective_updater(i);
         KerasActivation a{"linear", {}, {}};
         if (l.type == LayerType::Convolution1d || l.type == LayerType::SimpleRnn) a = activation_of(i);
-        auto k = keras_sequence_layer(l, d_, initializer(d_, c.effective_weight_init(i)), regularizer(d_, u.l1, u.l2),
-                                      a.name.empty() ? "linear" : a.name);
+        // An LSTM's or GRU's cell and gates: activations Keras names in the layer itself.
+        std::string cell = a.name.empty() ? "linear" : a.name, gate = "sigmoid";
+        if (l.type == LayerType::Lstm || l.type == LayerType::Gru) {
+            std::string why;
+            cell = keras_activation(l.cell_activation, d_, why).name;
+            if (cell.empty()) refuse(i, "its cell activation: " + (why.empty() ? "Keras names it only as a layer of its own" : why));
+            gate = keras_activation(l.gate_activation, d_, why).name;
+            if (gate.empty()) refuse(i, "its gate activation: " + (why.empty() ? "Keras names it only as a layer of its own" : why));
+        }
+        auto k = keras_sequence_layer(l, d_, initializer(d_, c.effective_weight_init(i)), regularizer(d_, u.l1, u.l2), cell, gate);
         if (!k.why.empty()) refuse(i, k.why);
         if (l.type == LayerType::SimpleRnn && a.name.empty()) refuse(i, "SimpleRNN's activation must be one Keras names");
         // The embedding reads ids: Keras's [steps], as the model's input says.

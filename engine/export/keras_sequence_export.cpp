@@ -28,7 +28,8 @@ bool is_keras_sequence_export(LayerType t) {
 }
 
 KerasSequenceLayer keras_sequence_layer(const LayerConfig& l, KerasDialect d, const nlohmann::json& kernel_init,
-                                        const nlohmann::json& kernel_regularizer, const std::string& activation) {
+                                        const nlohmann::json& kernel_regularizer, const std::string& activation,
+                                        const std::string& gate_activation) {
     KerasSequenceLayer k;
     const nlohmann::json zeros = keras_object(d, "keras.initializers", "Zeros", nlohmann::json::object());
     auto nulls = [](nlohmann::json& cfg, std::initializer_list<const char*> keys) {
@@ -40,7 +41,7 @@ KerasSequenceLayer keras_sequence_layer(const LayerConfig& l, KerasDialect d, co
             return {"", {}, "its forget-gate bias starts at " + nlohmann::json(config::decimal(l.forget_bias)).dump() +
                                 ", and Keras's unit_forget_bias starts it at 1 or 0"};
         nlohmann::json cell{{"units", l.units},
-                            {"activation", l.type == LayerType::SimpleRnn ? activation : "tanh"},
+                            {"activation", activation},
                             {"use_bias", true},
                             {"kernel_initializer", kernel_init},
                             {"recurrent_initializer", keras_object(d, "keras.initializers", "Orthogonal", {{"gain", 1.0}, {"seed", nullptr}})},
@@ -55,7 +56,7 @@ KerasSequenceLayer keras_sequence_layer(const LayerConfig& l, KerasDialect d, co
                             {"unroll", false}};
         nulls(cell, {"recurrent_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "recurrent_constraint",
                      "bias_constraint"});
-        if (l.type != LayerType::SimpleRnn) cell["recurrent_activation"] = "sigmoid";
+        if (l.type != LayerType::SimpleRnn) cell["recurrent_activation"] = gate_activation;
         if (l.type == LayerType::Lstm) cell["unit_forget_bias"] = l.forget_bias == 1.f;
         if (l.type == LayerType::Gru) cell["reset_after"] = l.reset_after;
         if (d == KerasDialect::Keras2) cell["implementation"] = 1;

@@ -31,9 +31,11 @@ struct KerasSequenceLayer {
 };
 
 // `kernel_init` and `kernel_regularizer` are the layer's, as Keras serialises them; `activation`
-// the Keras name of a Conv1D's or SimpleRNN's activation.
+// the Keras name of a Conv1D's or SimpleRNN's activation, or an LSTM's / GRU's cell activation;
+// `gate_activation` an LSTM's / GRU's recurrent_activation.
 KerasSequenceLayer keras_sequence_layer(const config::LayerConfig& l, KerasDialect d, const nlohmann::json& kernel_init,
-                                        const nlohmann::json& kernel_regularizer, const std::string& activation);
+                                        const nlohmann::json& kernel_regularizer, const std::string& activation,
+                                        const std::string& gate_activation = "sigmoid");
 
 std::vector<KerasWeight> keras_sequence_weights(const ExportableModel& m, const config::LayerConfig& l);
 

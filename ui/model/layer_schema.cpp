@@ -104,7 +104,15 @@ QList<FieldSpec> layer_fields(const QString& type) {
               << FieldSpec{"forget_bias", "Forget bias", Kind::Float, {}, 1.0, "the forget gate's initial bias"};
         if (type == "gru")
             f << FieldSpec{"reset_after", "Reset after", Kind::Bool, {}, true, "Keras ≥ 2.3's default (oneDNN's linear-before-reset GRU)"};
-        if (type == "simple_rnn") f << FieldSpec{"activation", "Activation", Kind::Choice, {"tanh", "relu", "sigmoid"}, "tanh", ""};
+        if (type == "simple_rnn") {
+            f << FieldSpec{"activation", "Activation", Kind::Choice, kActivations, "tanh", "h = act(W·x + R·h′ + b)"};
+        } else {
+            // oneDNN's primitives run sigmoid gates with a tanh cell; any other pair runs the host path.
+            f << FieldSpec{"activation", "Cell activation", Kind::Choice, kActivations, "tanh",
+                           type == "lstm" ? "the cell input's and the output's" : "the candidate's"}
+              << FieldSpec{"gate_activation", "Gate activation", Kind::Choice, {"sigmoid", "hardsigmoid"}, "sigmoid",
+                           "hardsigmoid: Keras 2's recurrent default (slope 0.2; gate_alpha in the JSON tab)"};
+        }
         return f;
     }
     if (type == "embedding")

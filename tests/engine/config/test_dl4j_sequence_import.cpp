@@ -135,7 +135,7 @@ private Q_SLOTS:
     void matches_reference_data();
     void matches_reference();
     void per_step_layers_and_preprocessors();
-    void hard_sigmoid_gates_refused();
+    void any_elementwise_activation_imported();
     void missing_steps_refused();
     void embedding_bias_must_be_zero();
     void wrapper_refusals();
@@ -222,15 +222,24 @@ void TestDl4jSequenceImport::per_step_layers_and_preprocessors() {
     }
 }
 
-void TestDl4jSequenceImport::hard_sigmoid_gates_refused() {
+// Hard-sigmoid gates and a ReLU cell (the corpus's Bidirectional(LSTM) has one) import onto the
+// layer's own activations (the engine's host path runs them); softmax has no cell form.
+void TestDl4jSequenceImport::any_elementwise_activation_imported() {
     auto config = read_json(data("dl4j_seq_lstm_rnnoutput.json"));
     layer_of_vertex(config, "lstm")["gateActivationFn"] = {{"@class", "org.nd4j.linalg.activations.impl.ActivationHardSigmoid"}};
-    expect_refusal(refusal(config, coefficients("dl4j_seq_lstm_rnnoutput")),
-                   {"vertices[\"lstm\"] (LSTM \"lstm\")", "gateActivationFn", "hardsigmoid", "sigmoid gates"});
-    // The cell's activation too (the corpus's Bidirectional(LSTM) with ReLU).
-    config = read_json(data("dl4j_seq_lstm_rnnoutput.json"));
     layer_of_vertex(config, "lstm")["activationFn"] = {{"@class", "org.nd4j.linalg.activations.impl.ActivationReLU"}};
-    expect_refusal(refusal(config, coefficients("dl4j_seq_lstm_rnnoutput")), {"(LSTM \"lstm\")", "activationFn", "relu", "tanh"});
+    const auto r = import_zip(config, coefficients("dl4j_seq_lstm_rnnoutput"));
+    const config::LayerConfig* lstm = nullptr;
+    for (const auto& l : r.model.layers)
+        if (l.type == config::LayerType::Lstm) lstm = &l;
+    QVERIFY(lstm);
+    QCOMPARE(lstm->gate_activation.kind, vocab::Activation::HardSigmoid);
+    QCOMPARE(lstm->gate_activation.alpha, 0.2f);  // DL4J's hard sigmoid: clip(0.2x + 0.5, 0, 1)
+    QCOMPARE(lstm->cell_activation.kind, vocab::Activation::Relu);
+    config = read_json(data("dl4j_seq_lstm_rnnoutput.json"));
+    layer_of_vertex(config, "lstm")["gateActivationFn"] = {{"@class", "org.nd4j.linalg.activations.impl.ActivationSoftmax"}};
+    expect_refusal(refusal(config, coefficients("dl4j_seq_lstm_rnnoutput")),
+                   {"vertices[\"lstm\"] (LSTM \"lstm\")", "gateActivationFn", "softmax is not supported in a recurrent cell"});
 }
 
 void TestDl4jSequenceImport::missing_steps_refused() {

@@ -82,6 +82,7 @@ private Q_SLOTS:
     // Classes of real files from issue 13, each on its own fixtures.
     void fixture_refusals_data();
     void fixture_refusals();
+    void keras2_hard_sigmoid_lstm_imports();
     void bad_numbers_refused_data();
     void bad_numbers_refused();
     void unsupported_layer_named_first_data();
@@ -601,8 +602,9 @@ void TestModelImport::refused_data() {
         << dl4j({kDl4jDense, dl4j_layer("LocalResponseNormalization", R"("layerName":"lrn1")"), kDl4jOutput})
         << QStringList{"confs[1] (LocalResponseNormalization \"lrn1\")", "LocalResponseNormalization is not supported"};
     // Sequence layers import (test_dl4j_sequence_import); an LSTM cell Thresher cannot run is refused.
-    QTest::newRow("dl4j 0.x GravesLSTM with sigmoid") << dl4j({R"({"layer":{"gravesLSTM":{"nin":4,"nout":3}}})", kDl4jOutput})
-        << QStringList{"confs[0] (gravesLSTM)", "\"activationFn\": sigmoid is not supported", "tanh on the cell"};
+    // A MultiLayer JSON keeps no input type: a recurrent first layer leaves the steps unknown.
+    QTest::newRow("dl4j 0.x GravesLSTM without its steps") << dl4j({R"({"layer":{"gravesLSTM":{"nin":4,"nout":3}}})", kDl4jOutput})
+        << QStringList{"cannot tell the input shape: the first layer reads a sequence", "Thresher needs the number of time steps"};
     // Graphs import (test_graph_import); one without its vertexInputs is refused.
     QTest::newRow("dl4j ComputationGraph without vertexInputs")
         << QByteArray(R"({"vertices":{},"networkInputs":["in"],"networkOutputs":["out"]})")
@@ -647,13 +649,15 @@ void TestModelImport::refused_data() {
     // Sequence layers Thresher's fixed cells cannot run: each names the layer and the one field.
     const QByteArray seq_in = keras_layer("InputLayer", R"("batch_input_shape":[null,6,3],"name":"in")");
     auto lstm = [](const QByteArray& extra) { return keras_layer("LSTM", R"("name":"lstm","units":4,)" + extra); };
-    QTest::newRow("keras LSTM hard_sigmoid") << keras({seq_in, lstm(R"("recurrent_activation":"hard_sigmoid")"), kKerasOut})
-        << QStringList{"layers[1] (LSTM \"lstm\")", "\"recurrent_activation\": \"hard_sigmoid\" is not supported", "gates are sigmoid"};
-    QTest::newRow("keras SimpleRNN null activation")
-        << keras({seq_in, keras_layer("SimpleRNN", R"("name":"rnn","units":2,"activation":null)"), kKerasOut})
-        << QStringList{"layers[1] (SimpleRNN \"rnn\")", "\"activation\": null is not supported in SimpleRNN"};
-    QTest::newRow("keras LSTM relu") << keras({seq_in, lstm(R"("activation":"relu")"), kKerasOut})
-        << QStringList{"layers[1] (LSTM \"lstm\")", "\"activation\": \"relu\" is not supported"};
+    // Any element-wise activation runs in a cell (hard_sigmoid gates, relu: test below); softmax
+    // and custom ones do not.
+    QTest::newRow("keras LSTM softmax gates") << keras({seq_in, lstm(R"("recurrent_activation":"softmax")"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"recurrent_activation\"", "softmax is not supported in a recurrent cell"};
+    QTest::newRow("keras SimpleRNN softmax")
+        << keras({seq_in, keras_layer("SimpleRNN", R"("name":"rnn","units":2,"activation":"softmax")"), kKerasOut})
+        << QStringList{"layers[1] (SimpleRNN \"rnn\")", "softmax is not supported in a recurrent cell"};
+    QTest::newRow("keras LSTM custom activation") << keras({seq_in, lstm(R"("activation":{"class_name":"MyCell","config":{}})"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "custom activation"};
     QTest::newRow("keras LSTM return_state") << keras({seq_in, lstm(R"("return_state":true)"), kKerasOut})
         << QStringList{"layers[1] (LSTM \"lstm\")", "\"return_state\": true is not supported"};
     QTest::newRow("keras LSTM stateful") << keras({seq_in, lstm(R"("stateful":true)"), kKerasOut})
@@ -783,14 +787,30 @@ void TestModelImport::fixture_refusals_data() {
         << QStringList{"keras2_conv_does_not_fit.json: config.layers[3] (Conv2D \"conv2d_1\"; Thresher layers[2] convolution)",
                        "5x5", "16x3x3"}
         << QStringList{": layers[2]"};
-    // Class 9: the unsupported layer, not "must go through Flatten first" / "variable dimension".
-    // Standalone Keras 2's LSTM default recurrent_activation, hard_sigmoid: Thresher's gates are sigmoid.
-    QTest::newRow("keras LSTM on a sequence") << "keras2_mnist_lstm.json"
-        << QStringList{"config.layers[0] (LSTM \"lstm_1\")", "\"recurrent_activation\": \"hard_sigmoid\" is not supported"}
-        << QStringList{"Flatten first"};
     QTest::newRow("keras Embedding without a fixed length") << "keras2_imdb_embedding_lstm.json"
         << QStringList{"config.layers[0] (Embedding \"embedding_1\")", "has no fixed number of steps"}
         << QStringList{"not supported"};
+}
+
+// Standalone Keras 2's LSTM defaults recurrent_activation to hard_sigmoid (clip(0.2x + 0.5)):
+// a real file (keras2_mnist_lstm.json) imports with those gates, and the config round-trips them.
+void TestModelImport::keras2_hard_sigmoid_lstm_imports() {
+    config::ImportResult r;
+    try {
+        r = config::import_model_file(fixture("keras2_mnist_lstm.json"));
+    } catch (const Error& e) {
+        QFAIL(e.what());
+    }
+    const config::LayerConfig* lstm = nullptr;
+    for (const auto& l : r.model.layers)
+        if (l.type == config::LayerType::Lstm) lstm = &l;
+    QVERIFY(lstm);
+    QCOMPARE(lstm->gate_activation.kind, vocab::Activation::HardSigmoid);
+    QCOMPARE(lstm->gate_activation.alpha, 0.2f);
+    QCOMPARE(lstm->cell_activation.kind, vocab::Activation::Tanh);
+    const auto again = config::ModelConfig::from_json(r.model.to_json(), "round trip");
+    QCOMPARE(QString::fromStdString(again.to_json().dump()), QString::fromStdString(r.model.to_json().dump()));
+    QVERIFY(r.model.to_json().dump().find("\"gate_activation\":\"hardsigmoid\"") != std::string::npos);
 }
 
 void TestModelImport::fixture_refusals() {
