@@ -64,6 +64,11 @@ void write_bytes(const std::string& path, const Bytes& b) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
 }
+nlohmann::json read_json_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    return nlohmann::json::parse(in);
+}
 Bytes text_bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
 H5Writer::H5Writer(const std::string& path) {

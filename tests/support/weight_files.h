@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace test_support {
 
 using Bytes = std::vector<std::uint8_t>;
@@ -30,6 +32,8 @@ Bytes nd4j_row(const std::vector<float>& v, bool legacy, bool doubles);
 void write_zip(const std::string& path, const std::vector<std::pair<std::string, Bytes>>& entries);
 
 Bytes read_bytes(const std::string& path);
+// A JSON file (a model config, an .expected.json reference); std::runtime_error naming it when unreadable.
+nlohmann::json read_json_file(const std::string& path);
 void write_bytes(const std::string& path, const Bytes& b);
 Bytes text_bytes(const std::string& s);
 

@@ -31,11 +31,7 @@ std::string data(const std::string& name) {
     return (test_support::source_dir() + "/tests/engine/config/data/sequences/").toStdString() + name;
 }
 
-json read_json(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw Error("cannot read " + path);
-    return json::parse(in);
-}
+json read_json(const std::string& path) { return test_support::read_json_file(path); }
 
 std::vector<float> coefficients(const std::string& name) {
     const auto j = read_json(data(name + ".coefficients.json"));

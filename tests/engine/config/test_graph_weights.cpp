@@ -30,11 +30,7 @@ std::string data(const std::string& name) {
     return (test_support::source_dir() + "/tests/engine/config/data/graphs/").toStdString() + name;
 }
 
-json read_json(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw Error("cannot read " + path);
-    return json::parse(in);
-}
+json read_json(const std::string& path) { return test_support::read_json_file(path); }
 
 // Thresher's predictions for the expected file's inputs, compared with its outputs.
 void check_against_reference(const config::ImportResult& r, const std::string& expected_file) {
