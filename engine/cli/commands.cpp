@@ -78,6 +78,11 @@ data::DataSplit load_for_model(const Loaded& l, const std::string& model_file, c
 // Evaluation and prediction use the test split when the source has one.
 data::Dataset& pick(data::DataSplit& split) { return split.has_test ? split.test : split.train; }
 
+// One sigmoid unit: P(class 1) decides; else the most probable class.
+std::size_t predicted_class(const float* p, std::size_t units) {
+    return units == 1 ? (p[0] >= 0.5f ? 1 : 0) : static_cast<std::size_t>(std::max_element(p, p + units) - p);
+}
+
 // A per-step output's predictions for one sample's `steps` valid steps (`units` values each):
 // a classifier's class per step (and a character model's characters as text), else the values.
 nlohmann::json per_step_json(const float* values, std::size_t steps, std::size_t units, bool classifier,
@@ -91,7 +96,7 @@ nlohmann::json per_step_json(const float* values, std::size_t steps, std::size_t
     std::vector<std::vector<float>> probabilities;
     for (std::size_t s = 0; s < steps; ++s) {
         const float* p = values + s * units;
-        classes.push_back(units == 1 ? (p[0] >= 0.5f ? 1 : 0) : static_cast<std::size_t>(std::max_element(p, p + units) - p));
+        classes.push_back(predicted_class(p, units));
         probabilities.emplace_back(p, p + units);
     }
     j["classes"] = classes;
@@ -209,10 +214,9 @@ void predict_command(const std::string& model_file, const std::string& data_spec
         } else {
             const std::vector<float> v(all.begin(), all.begin() + static_cast<long>(main_k));
             if (classifier && !cfg.main_output().image_output()) {
-                // One sigmoid output: P(class 1); else the most probable class.
-                const auto c = main_k == 1 ? (v[0] >= 0.5f ? 1 : 0) : std::max_element(v.begin(), v.end()) - v.begin();
+                const auto c = predicted_class(v.data(), main_k);
                 j["class"] = c;
-                if (!l.file.class_names.empty()) j["class_name"] = l.file.class_names[static_cast<std::size_t>(c)];
+                if (!l.file.class_names.empty()) j["class_name"] = l.file.class_names[c];
                 j["probabilities"] = v;
             } else {
                 j["outputs"] = v;

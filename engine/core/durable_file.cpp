@@ -49,9 +49,9 @@ private:
 
 }  // namespace
 
-std::uint32_t crc32_of(const void* data, std::size_t size) {
+std::uint32_t crc32_of(const void* data, std::size_t size, std::uint32_t crc) {
     // crc32_z takes a size_t length; it is in every zlib since 1.2.9.
-    return static_cast<std::uint32_t>(crc32_z(0L, static_cast<const Bytef*>(data), size));
+    return static_cast<std::uint32_t>(crc32_z(crc, static_cast<const Bytef*>(data), size));
 }
 
 void write_file_durably(const std::string& path, std::string_view bytes) {

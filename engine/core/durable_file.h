@@ -22,6 +22,7 @@ void write_file_durably(const std::string& path, std::string_view bytes);
 
 // zlib's CRC-32 over every byte: zlib's crc32() takes a 32-bit length, so a buffer of 4 GiB or
 // more must not be passed to it in one call (the length would wrap and the tail go unchecked).
-std::uint32_t crc32_of(const void* data, std::size_t size);
+// `crc` continues a running value (a file read in pieces); 0 starts one.
+std::uint32_t crc32_of(const void* data, std::size_t size, std::uint32_t crc = 0);
 
 }  // namespace thresher

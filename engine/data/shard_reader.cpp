@@ -3,7 +3,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include <zlib.h>
 
 #include "core/durable_file.h"
 #include "core/error.h"
@@ -29,18 +28,18 @@ void read_exactly(std::ifstream& in, std::uint64_t offset, void* to, std::uint64
         throw DataError(path + ": " + what + ": short read at byte " + std::to_string(offset) + " (the file changed?)");
 }
 
-// The CRC-32 of a whole file, read in 1 MiB pieces (zlib's crc32 continues a running value).
+// The CRC-32 of a whole file, read in 1 MiB pieces.
 std::uint32_t file_crc32(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw DataError(path + ": cannot be opened");
     std::vector<char> buf(1u << 20);
-    uLong crc = crc32(0L, Z_NULL, 0);
+    std::uint32_t crc = 0;
     while (in) {
         in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
         const auto got = in.gcount();
-        if (got > 0) crc = crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(got));
+        if (got > 0) crc = crc32_of(buf.data(), static_cast<std::size_t>(got), crc);
     }
-    return static_cast<std::uint32_t>(crc);
+    return crc;
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ std::vector<ShardBlock> shard_epoch_order(const ShardIndex& index, const ShardPa
     return order;
 }
 
-ShardStream::ShardStream(const ShardIndex& index, BatchPlan plan) : index_(&index), plan_(plan) {
+ShardStream::ShardStream(const ShardIndex& index, BatchPlan plan, const FeatureTransform* transform)
+    : index_(&index), plan_(plan), transform_(transform && transform->active() ? transform : nullptr) {
     check_plan(plan_);
     if (plan_.batch_size != index.batch)
         throw ConfigError("--batch " + std::to_string(plan_.batch_size) + ": the shards in " + index.folder +
@@ -104,6 +105,7 @@ bool ShardStream::next(Batch& out) {
         std::copy_n(block_.targets.data() + r * t, t, out.targets.data() + i * t);
         std::copy_n(block_.labels.data() + r * l, l, out.labels.data() + i * l);
         out.indices[i] = block_.indices[r];
+        if (transform_) transform_->apply_rows(out.features.data() + i * f, 1);
         if (plan_.augment.active())
             augment_sample(out.features.data() + i * f, index_->layout.shape, plan_.augment, plan_.seed, plan_.epoch,
                            out.indices[i], scratch_);

@@ -25,6 +25,7 @@
 
 #include "data/batch.h"
 #include "data/batch_source.h"
+#include "data/feature_transform.h"
 #include "data/shard_format.h"
 #include "data/shard_reader.h"
 
@@ -42,8 +43,10 @@ std::vector<ShardBlock> shard_epoch_order(const ShardIndex&, const ShardPart&, s
 class ShardStream final : public BatchSource {
 public:
     // Throws ConfigError for a plan the set cannot serve: a batch size other than the export's
-    // (the blocks are the batches), a --limit, or a bad rank/world. `index` must outlive it.
-    ShardStream(const ShardIndex& index, BatchPlan plan);
+    // (the blocks are the batches), a --limit, or a bad rank/world. `index` must outlive it, and
+    // so must `transform` when given: each record goes through it as it is read, before it is
+    // augmented, as in-memory sets are normalised when loaded (on the prefetch thread, like them).
+    ShardStream(const ShardIndex& index, BatchPlan plan, const FeatureTransform* transform = nullptr);
 
     bool next(Batch& out) override;
     std::size_t batches() const override { return batches_; }
@@ -51,6 +54,7 @@ public:
 private:
     const ShardIndex* index_;
     BatchPlan plan_;
+    const FeatureTransform* transform_;  // null or inactive: none
     std::vector<ShardBlock> mine_;  // this rank's blocks, in step order
     std::size_t batches_ = 0;
     std::size_t done_ = 0;

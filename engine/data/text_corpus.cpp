@@ -67,6 +67,12 @@ std::string encode_utf8(char32_t c) {
     return s;
 }
 
+std::string code_point_name(char32_t c) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(c));
+    return hex;
+}
+
 std::u32string decode_utf8(std::string_view text, const std::string& name) {
     std::u32string out;
     out.reserve(text.size());  // at most one code point per byte
@@ -143,9 +149,7 @@ DataSplit parse_text_corpus(std::string_view text, const std::string& name, cons
     for (std::size_t i = 0; i < chars.size(); ++i) {
         const auto it = std::lower_bound(sorted.begin(), sorted.end(), chars[i]);
         if (it == sorted.end() || *it != chars[i]) {
-            char cp[16];
-            std::snprintf(cp, sizeof cp, "U+%04X", static_cast<unsigned>(chars[i]));
-            throw DataError(csv::place(name, line, column) + "character \"" + encode_utf8(chars[i]) + "\" (" + cp +
+            throw DataError(csv::place(name, line, column) + "character \"" + encode_utf8(chars[i]) + "\" (" + code_point_name(chars[i]) +
                             ") is not in the model's vocabulary of " + std::to_string(vocab.size()));
         }
         ids[i] = index_of_sorted[static_cast<std::size_t>(it - sorted.begin())];

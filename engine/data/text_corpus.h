@@ -37,6 +37,8 @@ struct TextCorpusOptions {
 // past U+10FFFF.
 std::u32string decode_utf8(std::string_view text, const std::string& name);
 std::string encode_utf8(char32_t c);
+// "U+0078": how messages name a character besides showing it.
+std::string code_point_name(char32_t c);
 
 // Throws DataError for invalid UTF-8, a text shorter than two characters, fewer than 2 distinct
 // characters, a character outside a given vocabulary, steps < 1, and the memory budget (one-hot

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -83,15 +82,6 @@ int draw_character(const float* p, std::size_t n, double temperature, std::mt199
     return 0;
 }
 
-namespace {
-
-std::string code_point_name(char32_t c) {
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(c));
-    return hex;
-}
-
-}  // namespace
 
 TextSample sample_text(nn::Network& net, const std::vector<std::string>& vocabulary, const TextSampleOptions& options) {
     if (options.length < 1 || options.length > kMaxSampleLength)
@@ -119,7 +109,7 @@ TextSample sample_text(nn::Network& net, const std::vector<std::string>& vocabul
             const auto it = id_of.find(c);
             if (it == id_of.end())
                 throw ConfigError("sample text: character " + std::to_string(i + 1) + " of the prime (\"" + c + "\", " +
-                                  code_point_name(code_points[i]) + ") is not in the model's vocabulary of " +
+                                  data::code_point_name(code_points[i]) + ") is not in the model's vocabulary of " +
                                   std::to_string(vocabulary.size()) + " characters");
             context.push_back(it->second);
         }

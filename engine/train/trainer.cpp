@@ -238,7 +238,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
         plan.world = cluster.total_workers();
         plan.augment = run.o.augment;
         // One batch type from either source; a shard set is read block by block, 2 blocks ahead.
-        data::PrefetchIterator batches(run.shards ? std::unique_ptr<data::BatchSource>(std::make_unique<data::ShardStream>(*run.shards, plan))
+        data::PrefetchIterator batches(run.shards ? std::unique_ptr<data::BatchSource>(std::make_unique<data::ShardStream>(*run.shards, plan, &run.transform))
                                                   : std::make_unique<data::BatchIterator>(run.data.train, plan));
         data::Batch batch;
         net.set_epoch(epoch);  // for learning-rate schedules by epoch
@@ -261,8 +261,6 @@ void train_replica(Run& run, int local, nn::Network& net) {
             const double start_s = run.ev.seconds();  // where the phases begin (engine/events/README.md)
             const auto t0 = Clock::now();
             if (!batches.next(batch)) break;
-            // In-memory sets were normalised when loaded; streamed batches are, as they come.
-            if (run.shards) run.transform.apply_rows(batch.features.data(), batch.count);
             const double etl_ms = ms_since(t0);
             const auto t1 = Clock::now();
             const int count = static_cast<int>(batch.count);

@@ -7,6 +7,7 @@
 #include "data/batch_iterator.h"
 #include "data/prefetch_iterator.h"
 #include "data/shard_stream.h"
+#include "data/feature_transform.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -60,6 +61,7 @@ private Q_SLOTS:
     void laterEpochsShuffleDeterministically();
     void readsOnlyItsOwnBlocks();
     void plansTheSetCannotServe();
+    void normalisedThenAugmentedAsInMemory();
 
 private:
     QTemporaryDir dir_;
@@ -182,6 +184,31 @@ void TestShardStream::plansTheSetCannotServe() {
     plan.rank = 2;
     plan.world = 2;
     QVERIFY_THROWS_EXCEPTION(thresher::ConfigError, ShardStream(index_, plan));
+}
+
+// A normalisation and an augmentation together: each streamed record is normalised before it is
+// augmented, as an in-memory set (normalised when loaded) is, so a crop's padding is a normalised
+// zero in both and epoch 0's batches are the same floats.
+void TestShardStream::normalisedThenAugmentedAsInMemory() {
+    const auto transform = fit_transform("standardize", split_.train);
+    auto normalised = split_.train;
+    transform.apply(normalised);
+    BatchPlan plan;
+    plan.batch_size = 8;
+    plan.seed = 42;
+    plan.augment = thresher::spec::Augmentation::parse("crop:1,flip");
+    BatchIterator reference(normalised, plan);
+    ShardStream streamed(index_, plan, &transform);
+    Batch a, b;
+    std::size_t batches = 0;
+    while (reference.next(a)) {
+        QVERIFY(streamed.next(b));
+        QCOMPARE(b.indices, a.indices);
+        QCOMPARE(b.features, a.features);
+        ++batches;
+    }
+    QVERIFY(!streamed.next(b));
+    QCOMPARE(batches, std::size_t{8});
 }
 
 QTEST_APPLESS_MAIN(TestShardStream)
