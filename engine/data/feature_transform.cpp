@@ -8,12 +8,16 @@
 
 namespace thresher::data {
 
-void FeatureTransform::apply(Dataset& ds) const {
+void FeatureTransform::check_width(const Dataset& ds) const {
     if (!active()) return;
     const std::size_t width = ds.shape.size();
     if (width != shift.size() || width != scale.size())
         throw DataError(ds.name + ": " + std::to_string(width) + " features, but the " + kind + " normalisation was fitted on " +
                         std::to_string(shift.size()));
+}
+
+void FeatureTransform::apply(Dataset& ds) const {
+    check_width(ds);
     apply_rows(ds.features.data(), ds.count);
 }
 

@@ -18,6 +18,8 @@ struct FeatureTransform {
     bool active() const { return kind != "none"; }
     // Throws DataError when the data set's feature count differs from the fitted one.
     void apply(Dataset&) const;
+    // That check alone (a streamed set: its rows come later, through apply_rows).
+    void check_width(const Dataset&) const;
     // `count` rows of shift.size() features in place (a streamed batch); nothing when inactive.
     void apply_rows(float* rows, std::size_t count) const;
 };

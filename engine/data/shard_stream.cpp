@@ -88,7 +88,8 @@ bool ShardStream::next(Batch& out) {
         throw DataError(file_->path() + ": block " + std::to_string(b.block) + " holds " + std::to_string(block_.count) +
                         " records, the index implies " + std::to_string(b.records));
     // The window shuffle: the block's records in a seeded order (as exported in epoch 0).
-    std::vector<std::size_t> rows(block_.count);
+    auto& rows = rows_;
+    rows.resize(block_.count);
     std::iota(rows.begin(), rows.end(), std::size_t{0});
     if (plan_.epoch > 0 && plan_.shuffle)
         seeded_shuffle(rows, derive_seed(derive_seed(plan_.seed, kWindowPurpose, static_cast<std::uint64_t>(plan_.epoch)),

@@ -61,6 +61,7 @@ private:
     std::optional<ShardFile> file_;  // the shard being read (blocks of one shard come together)
     std::uint32_t file_shard_ = 0;
     Batch block_;                    // one block as read, before its records are shuffled
+    std::vector<std::size_t> rows_;  // the order its records are taken in (kept: no allocation per batch)
     std::vector<float> scratch_;     // augmentation's copy of one sample
 };
 

@@ -451,10 +451,8 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     }
     check_compatible(run.config, run.data.train);
     check_augmentation(run.o.augment, run.config, run.data.train);
-    if (run.shards && run.transform.active() && run.transform.shift.size() != run.data.train.shape.size())
-        throw DataError(o.data_spec + ": " + std::to_string(run.data.train.shape.size()) + " features, but the " + run.transform.kind +
-                        " normalisation was fitted on " + std::to_string(run.transform.shift.size()));
-    if (!run.shards) run.transform.apply(run.data.train);  // streamed batches: as they come
+    if (run.shards) run.transform.check_width(run.data.train);  // streamed rows: normalised as they are read
+    else run.transform.apply(run.data.train);
     if (run.data.has_test) run.transform.apply(run.data.test);
     if (run.eval_rows) run.transform.apply(*run.eval_rows);
     if (run.data.has_test) check_compatible(run.config, run.data.test);
