@@ -318,40 +318,36 @@ Role role_of(std::string name) {
 
 using Weight = KerasWeight;  // name as the file gives it, and the array
 
-// The Keras layer object named `name` anywhere in the model JSON (config.layers[...] or Keras 1's list).
-const nlohmann::json* keras_layer(const nlohmann::json& j, const std::string& name, int depth = 0) {
-    if (depth > 8) return nullptr;
+// The Keras layer (or nested model) object named `name` anywhere in the model JSON
+// (config.layers[...], Keras 1's list, a nested model's layers): {"class_name", "config"}.
+const nlohmann::json* keras_layer_object(const nlohmann::json& j, const std::string& name, int depth = 0) {
+    if (depth > 16) return nullptr;
     if (j.is_object()) {
         const auto c = j.find("config");
         if (j.contains("class_name") && c != j.end() && c->is_object()) {
             const auto n = c->find("name");
-            if (n != c->end() && n->is_string() && *n == name) return &*c;
+            if (n != c->end() && n->is_string() && *n == name) return &j;
         }
         for (const auto& [k, v] : j.items())
             if (v.is_object() || v.is_array())
-                if (const auto* found = keras_layer(v, name, depth + 1)) return found;
+                if (const auto* found = keras_layer_object(v, name, depth + 1)) return found;
     } else if (j.is_array()) {
         for (const auto& v : j)
-            if (const auto* found = keras_layer(v, name, depth + 1)) return found;
+            if (const auto* found = keras_layer_object(v, name, depth + 1)) return found;
     }
     return nullptr;
 }
 
-// The class_name of the Keras layer (or nested model) named `name` anywhere in the model JSON.
-std::string keras_class_of(const nlohmann::json& j, const std::string& name, int depth = 0) {
-    if (depth > 16) return "";
-    if (j.is_object()) {
-        const auto c = j.find("config");
-        if (j.contains("class_name") && j["class_name"].is_string() && c != j.end() && c->is_object() && c->value("name", "") == name)
-            return j["class_name"].get<std::string>();
-        for (const auto& [k, v] : j.items())
-            if (v.is_object() || v.is_array())
-                if (auto found = keras_class_of(v, name, depth + 1); !found.empty()) return found;
-    } else if (j.is_array()) {
-        for (const auto& v : j)
-            if (auto found = keras_class_of(v, name, depth + 1); !found.empty()) return found;
-    }
-    return "";
+// Its "config", or null.
+const nlohmann::json* keras_layer(const nlohmann::json& j, const std::string& name) {
+    const auto* o = keras_layer_object(j, name);
+    return o ? &(*o)["config"] : nullptr;
+}
+
+// Its class_name, or "".
+std::string keras_class_of(const nlohmann::json& j, const std::string& name) {
+    const auto* o = keras_layer_object(j, name);
+    return o && (*o)["class_name"].is_string() ? (*o)["class_name"].get<std::string>() : std::string();
 }
 
 bool channels_first(const nlohmann::json& j, int depth = 0) {
