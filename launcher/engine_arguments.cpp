@@ -51,6 +51,7 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
 
     QStringList a{"train", "--model", model, "--data", files.data.isEmpty() ? data_argument() : files.data, "--epochs", QString::number(training.epochs),
                   "--batch", QString::number(training.batch)};
+    if (model_steps) a << "--steps" << QString::number(*model_steps);
     if (training.seed) a << "--seed" << QString::number(*training.seed);
     if (training.limit) a << "--limit" << QString::number(*training.limit);
     if (training.augment.active()) a << "--augment" << QString::fromStdString(training.augment.text());

@@ -37,6 +37,7 @@ constexpr IntRule kLimit{1, qint64(kMaxExactInteger), "a positive integer"};
 constexpr IntRule kStaleness{0, 1000, "a whole number from 0 to 1000, or \"off\""};
 constexpr IntRule kThreads{0, 4096, "a non-negative integer (0: automatic)"};
 constexpr IntRule kTopK{0, 1 << 20, "a non-negative integer (0: off)"};
+constexpr IntRule kSteps{1, 1 << 20, "an integer in 1..2^20"};  // the engine's --steps (config::kMaxImportSteps)
 constexpr IntRule kPort{1, 65535, "an integer in 1..65535"};
 constexpr IntRule kUpTo1024{1, 1024, "an integer in 1..1024"};
 constexpr IntRule kGpus{0, 1024, "an integer in 0..1024"};
@@ -579,7 +580,7 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
                          (o.contains("layers") ? " (this looks like a model file; a run spec names it in \"model\")" : ""))
                             .toStdString());
     const Reader r(o, {}, spec.source,
-                   {"format", "version", "name", "model", "data", "training", "cluster", "udp_port", "save"});
+                   {"format", "version", "name", "model", "model_steps", "data", "training", "cluster", "udp_port", "save"});
     if (r.integer("version", 0, 1, 1, "1 (the only version so far)") != 1) r.fail("version", "missing (1)");
     spec.name = r.string("name", QFileInfo(source).completeBaseName());
     if (spec.name.isEmpty()) spec.name = "run";
@@ -594,6 +595,7 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
     } else {
         r.fail("model", "must be a model file path or an inline model object, got " + describe(model));
     }
+    if (const auto steps = r.optional_integer("model_steps", kSteps)) spec.model_steps = int(*steps);
 
     spec.data = r.string("data", spec.data);
     if (r.has("training"))
@@ -616,6 +618,7 @@ void RunSpec::validate() const {
     c.non_empty("name", name);
     if (model_is_inline() && model_inline.isEmpty()) c.fail("model", "the inline model is empty");
     if (!model_is_inline() && !QFileInfo(model_file()).isFile()) c.fail("model", "file not found: " + model_file());
+    if (model_steps) c.integer("model_steps", *model_steps, kSteps);
     c.non_empty("data", data);
     validate_training(c, training);
     validate_cluster(c, cluster);
@@ -703,6 +706,7 @@ QJsonObject RunSpec::to_json() const {
                   {"cluster", c},
                   {"udp_port", udp_port}};
     o["model"] = model_is_inline() ? QJsonValue(model_inline) : QJsonValue(model_path);
+    if (model_steps) o["model_steps"] = *model_steps;
     if (!save.isEmpty()) o["save"] = save;
     return o;
 }

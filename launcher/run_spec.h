@@ -158,6 +158,9 @@ struct RunSpec {
     QString name;
     QString model_path;        // as written in the spec; empty when the model is inline
     QJsonObject model_inline;  // the model config itself, when given inline
+    // The time steps of an imported DL4J/Keras model whose sequence input has no fixed length
+    // (thresher-engine --steps; engine/config/model_format.h). Unset: the file's own.
+    std::optional<int> model_steps;
     QString data = "fashion-mnist";
     TrainingSettings training;
     ClusterSettings cluster;

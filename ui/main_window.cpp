@@ -40,6 +40,11 @@
 
 namespace thresher::ui {
 
+namespace {
+// What the time-steps dialog offers first: a sentence or a short text window.
+constexpr int kDefaultSteps = 100;
+}  // namespace
+
 MainWindow::MainWindow(WindowOptions options, QWidget* parent) : QMainWindow(parent), options_(std::move(options)) {
     run_ = new RunDocument(this);
     if (!options_.launch.ssh.ask_secret) options_.launch.ssh.ask_secret = ask_secret();
@@ -280,11 +285,11 @@ bool MainWindow::save_spec(const QString& path) {
     }
 }
 
-bool MainWindow::import_model(const QString& path) {
+bool MainWindow::import_model(const QString& path, int steps) {
     clear_error();
     try {
         QStringList notes;
-        const QString format = run_->import_model(path, &notes);
+        const QString format = run_->import_model(path, &notes, steps);
         model_page_->select_row(0);
         tabs_->setCurrentWidget(model_page_);
         QString message = QString("Imported %1 (%2 format): %3 layers").arg(QFileInfo(path).fileName(), format)
@@ -293,6 +298,21 @@ bool MainWindow::import_model(const QString& path) {
         model_page_->set_import_notes(QFileInfo(path).fileName(), notes);
         statusBar()->showMessage(message, 15000);
         return true;
+    } catch (const OpenStepsError&) {
+        // The file leaves its sequences' length open (DL4J without timeSeriesLength, Keras
+        // Input(shape=(None, ...))): the user says it, as --steps does on the command line.
+        bool ok = false;
+        const int given = QInputDialog::getInt(
+            this, "Time steps",
+            QFileInfo(path).fileName() + " does not fix the length of its input sequences.\n"
+                                         "Thresher pads every sequence to one length: the longest sequence the model "
+                                         "will read (shorter ones are masked).\n\nTime steps:",
+            kDefaultSteps, 1, 1 << 20, 1, &ok);
+        if (!ok) {
+            show_error(QFileInfo(path).fileName() + ": not imported (no time steps given)");
+            return false;
+        }
+        return import_model(path, given);
     } catch (const std::exception& e) {
         show_error(QString::fromUtf8(e.what()));
         return false;

@@ -57,7 +57,9 @@ public:
     // File operations; each returns false (and shows why) on failure.
     bool open_spec(const QString& path);
     bool save_spec(const QString& path);
-    bool import_model(const QString& path);
+    // `steps` > 0: the time steps of a sequence input the file leaves open; without them such a
+    // file makes the window ask (a dialog, as --steps on the command line).
+    bool import_model(const QString& path, int steps = 0);
     void load_template(const QString& name);  // "lenet" or "mlp": resources/models, built in
 
     // The spec as the window shows it now (model inline unless it still equals its file).

@@ -31,13 +31,17 @@ struct Loaded {
 
 }  // namespace
 
-nn::ModelFile model_file_any(const std::string& path) {
+nn::ModelFile model_file_any(const std::string& path, const config::ImportOptions& import) {
     std::ifstream in(path, std::ios::binary);
     char magic[8] = {};
     in.read(magic, sizeof magic);
-    if (in.gcount() == 8 && std::memcmp(magic, "THRMODL", 8) == 0) return nn::load_model_file(path);
+    if (in.gcount() == 8 && std::memcmp(magic, "THRMODL", 8) == 0) {
+        auto f = nn::load_model_file(path);
+        config::check_steps_given(f.config, import, path);
+        return f;
+    }
     in.close();
-    auto imported = config::import_model_file(path);
+    auto imported = config::import_model_file(path, import);
     if (imported.params.empty())
         throw ModelFileError(path + ": holds an architecture without weights (" + std::string(config::to_string(imported.format)) +
                              "): train it first, or give a Thresher model file, a DL4J model zip or a Keras .h5 / .keras file");
@@ -52,9 +56,9 @@ nn::ModelFile model_file_any(const std::string& path) {
 
 namespace {
 
-Loaded load(const std::string& model_file, int threads, const std::string& device) {
+Loaded load(const std::string& model_file, int threads, const std::string& device, const config::ImportOptions& import) {
     Loaded l;
-    l.file = model_file_any(model_file);
+    l.file = model_file_any(model_file, import);
     l.backend = backend::create_backend(device, {threads});
     l.net = std::make_unique<nn::Network>(l.file.config, *l.backend);
     l.net->set_params(l.file.params);
@@ -118,8 +122,8 @@ nlohmann::json per_step_json(const float* values, std::size_t steps, std::size_t
 
 void evaluate_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
                       int threads, const std::string& device, const data::ImageFolderOptions& images,
-                      std::optional<int> top_k, const data::SequenceReadOptions& sequences) {
-    auto l = load(model_file, threads, device);
+                      std::optional<int> top_k, const data::SequenceReadOptions& sequences, const config::ImportOptions& import) {
+    auto l = load(model_file, threads, device, import);
     auto split = load_for_model(l, model_file, data_spec, images, sequences);
     auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
@@ -141,8 +145,8 @@ void evaluate_command(const std::string& model_file, const std::string& data_spe
 
 void predict_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
                      int threads, const std::string& device, const data::ImageFolderOptions& images,
-                     ClusterSession* cluster, const data::SequenceReadOptions& sequences) {
-    auto l = load(model_file, threads, device);
+                     ClusterSession* cluster, const data::SequenceReadOptions& sequences, const config::ImportOptions& import) {
+    auto l = load(model_file, threads, device, import);
     auto split = load_for_model(l, model_file, data_spec, images, sequences);
     auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
@@ -240,8 +244,8 @@ void predict_command(const std::string& model_file, const std::string& data_spec
 }
 
 void sample_text_command(const std::string& model_file, const train::TextSampleOptions& options, int threads,
-                         const std::string& device) {
-    auto l = load(model_file, threads, device);
+                         const std::string& device, const config::ImportOptions& import) {
+    auto l = load(model_file, threads, device, import);
     const auto sample = train::sample_text(*l.net, l.file.vocabulary, options);
     nlohmann::json j{{"event", "sample"},        {"model", model_file},         {"prime", sample.prime},
                      {"text", sample.text},      {"length", options.length},    {"temperature", options.temperature},

@@ -17,7 +17,7 @@ void export_model_command(const ExportModelOptions& o, std::ostream& out, std::o
     if (std::filesystem::equivalent(o.model, o.out, ec))
         throw model_export::ExportError("export-model: --out " + o.out + " is the model file itself; choose another name");
 
-    auto file = model_file_any(o.model);
+    auto file = model_file_any(o.model, o.import);
     model_export::ExportableModel m;
     m.source = std::filesystem::path(o.model).filename().string();
     m.config = std::move(file.config);

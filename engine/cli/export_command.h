@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "config/model_format.h"
+
 namespace thresher::cli {
 
 struct ExportModelOptions {
@@ -19,6 +21,7 @@ struct ExportModelOptions {
     std::string format;                    // as the user wrote it; parsed by engine/export
     std::string out;                       // the file to write
     std::vector<std::string> class_names;  // recorded in the file (ONNX metadata / Keras "class_names")
+    config::ImportOptions import;          // what the user adds to an imported file (--steps)
 };
 
 void export_model_command(const ExportModelOptions&, std::ostream& out, std::ostream& log);

@@ -31,7 +31,7 @@ void export_data_command(const ExportDataOptions& o, events::EventWriter& events
     data::DataSplit split;
     std::uint64_t seed = o.seed.value_or(0);
     if (!o.model.empty()) {
-        const auto imported = config::import_model_file(o.model);
+        const auto imported = config::import_model_file(o.model, o.import);
         seed = o.seed.value_or(imported.model.seed);
         split = train::load_data_for(o.data, imported.model, o.images, {}, o.sequences);
     } else {

@@ -17,6 +17,7 @@
 #include <ostream>
 #include <string>
 
+#include "config/model_format.h"
 #include "data/data_source.h"
 #include "events/event_writer.h"
 
@@ -26,6 +27,7 @@ struct ExportDataOptions {
     std::string data;   // as for train --data
     std::string out;    // the shard folder to create
     std::string model;  // optional: read the data for this model
+    config::ImportOptions import;  // what the user adds to an imported --model (--steps)
     std::uint32_t batch = 32;
     std::size_t shards = 0;  // per part; 0: about 64 MiB each
     std::optional<std::uint64_t> seed;

@@ -111,12 +111,13 @@ std::string describe(const config::LayerConfig& l) {
 }
 
 // A trained Thresher model (.thr) or any file the importers read.
-config::ImportResult read_for_inspect(const std::string& path) {
+config::ImportResult read_for_inspect(const std::string& path, const config::ImportOptions& import) {
     std::ifstream in(path, std::ios::binary);
     char magic[8] = {};
     in.read(magic, sizeof magic);
-    if (in.gcount() != 8 || std::memcmp(magic, "THRMODL", 8) != 0) return config::import_model_file(path);
+    if (in.gcount() != 8 || std::memcmp(magic, "THRMODL", 8) != 0) return config::import_model_file(path, import);
     auto file = nn::load_model_file(path);
+    config::check_steps_given(file.config, import, path);
     config::ImportResult r;
     r.model = std::move(file.config);
     r.params = std::move(file.params);
@@ -125,8 +126,9 @@ config::ImportResult read_for_inspect(const std::string& path) {
 
 }  // namespace
 
-void inspect_command(const std::string& model_path, bool json, std::ostream& out, std::ostream& log) {
-    const auto r = read_for_inspect(model_path);
+void inspect_command(const std::string& model_path, bool json, std::ostream& out, std::ostream& log,
+                     const config::ImportOptions& import) {
+    const auto r = read_for_inspect(model_path, import);
     for (const auto& note : r.notes) log << model_path << ": " << note << "\n";
     log.flush();
     const auto& m = r.model;

@@ -7,10 +7,13 @@
 #include <iosfwd>
 #include <string>
 
+#include "config/model_format.h"
+
 namespace thresher::cli {
 
 // Writes the model to `out` (a table, or one JSON object with `json`); the import notes go to
 // `log` (stderr) either way, one per line.
-void inspect_command(const std::string& model_path, bool json, std::ostream& out, std::ostream& log);
+void inspect_command(const std::string& model_path, bool json, std::ostream& out, std::ostream& log,
+                     const config::ImportOptions& import = {});
 
 }  // namespace thresher::cli

@@ -112,6 +112,15 @@ int main(int argc, char** argv) {
                         "Text corpus: characters between window starts (default: the model's input steps)")
             ->check(CLI::NonNegativeNumber);
     };
+    // A model file that leaves its sequence input's steps open (config/model_format.h): the user
+    // says them, the same flag for every subcommand that imports a model.
+    config::ImportOptions import;
+    auto add_steps_option = [&import](CLI::App* sub) {
+        sub->add_option("--steps", import.steps,
+                        "Imported DL4J/Keras file whose sequence input has no fixed length: the time steps, the longest "
+                        "sequence the model will read (shorter ones are padded and masked)")
+            ->check(CLI::Range(1, config::kMaxImportSteps));
+    };
     std::optional<int> top_k;
     auto add_top_k = [&top_k](CLI::App* sub) {
         sub->add_option("--top-k", top_k, "Report top-k accuracy for this k (0: off; default 5 with 20 classes or more)")
@@ -119,6 +128,7 @@ int main(int argc, char** argv) {
     };
     add_image_options(train_cmd);
     add_sequence_options(train_cmd);
+    add_steps_option(train_cmd);
     add_top_k(train_cmd);
     cli::StrategyOptions strategy;
     train_cmd->add_option("--workers-per-node", t.cluster.workers_per_node, "Workers on this node (threads share --threads)")
@@ -225,6 +235,7 @@ int main(int argc, char** argv) {
         sub->add_option("--limit", limit, "Only the first N samples");
         add_image_options(sub);
         add_sequence_options(sub);
+        add_steps_option(sub);
         sub->add_option("--threads", threads, "CPU threads")->check(CLI::NonNegativeNumber);
         sub->add_option("--device", device, "Backend device");
     }
@@ -260,6 +271,7 @@ int main(int argc, char** argv) {
     auto* inspect_cmd = app.add_subcommand("inspect", "Show a model file (Thresher, DL4J or Keras) as Thresher will train it");
     inspect_cmd->add_option("MODEL", inspect_model, "Model file")->required()->check(CLI::ExistingFile);
     inspect_cmd->add_flag("--json", inspect_json, "One JSON object on stdout instead of a table");
+    add_steps_option(inspect_cmd);
 
     cli::ExportModelOptions export_options;
     auto* export_cmd = app.add_subcommand("export-model", "Write a trained model for another runtime (ONNX, Keras, DL4J)");
@@ -272,6 +284,7 @@ int main(int argc, char** argv) {
                            "A classifier's class names, comma-separated, recorded in the file "
                            "(ONNX metadata; a Keras file's class_names; a DL4J zip has no place for them)")
         ->delimiter(',');
+    add_steps_option(export_cmd);
 
     // export: a data set written once as shards every worker streams (cli/export_data.h).
     cli::ExportDataOptions export_data;
@@ -287,6 +300,7 @@ int main(int argc, char** argv) {
         ->check(CLI::ExistingFile);
     add_image_options(export_data_cmd);
     add_sequence_options(export_data_cmd);
+    add_steps_option(export_data_cmd);
 
     CLI11_PARSE(app, argc, argv);
 
@@ -312,6 +326,7 @@ int main(int argc, char** argv) {
             if (*seed_opt) t.seed = seed;
             t.images = images;
             t.sequences = sequences;
+            t.import = import;
             t.top_k = top_k;
             t.threads = threads;
             t.device = DeviceList::parse(device);
@@ -348,12 +363,12 @@ int main(int argc, char** argv) {
                 throw;
             }
         } else if (eval_cmd->parsed()) {
-            cli::evaluate_command(model_file, data_spec, limit, threads, device, images, top_k, sequences);
+            cli::evaluate_command(model_file, data_spec, limit, threads, device, images, top_k, sequences, import);
         } else if (predict_cmd->parsed() && *sample_opt) {
-            cli::sample_text_command(model_file, text_sample, threads, device);
+            cli::sample_text_command(model_file, text_sample, threads, device, import);
         } else if (predict_cmd->parsed()) {
             cli::ClusterSession session(cluster, t.cluster, events, /*bulk=*/false);
-            cli::predict_command(model_file, data_spec, limit, threads, device, images, &session, sequences);
+            cli::predict_command(model_file, data_spec, limit, threads, device, images, &session, sequences, import);
         } else if (compare_cmd->parsed()) {
             return cli::compare_command(a, b, tolerance) ? 0 : 1;
         } else if (devices_cmd->parsed()) {
@@ -362,11 +377,13 @@ int main(int argc, char** argv) {
             if (*export_seed_opt) export_data.seed = export_seed;
             export_data.images = images;
             export_data.sequences = sequences;
+            export_data.import = import;
             cli::export_data_command(export_data, events, std::cout, std::cerr);
         } else if (export_cmd->parsed()) {
+            export_options.import = import;
             cli::export_model_command(export_options, std::cout, std::cerr);
         } else if (inspect_cmd->parsed()) {
-            cli::inspect_command(inspect_model, inspect_json, std::cout, std::cerr);
+            cli::inspect_command(inspect_model, inspect_json, std::cout, std::cerr, import);
         }
     } catch (const Error& e) {
         std::cerr << "thresher-engine: error: " << e.what() << std::endl;

@@ -586,17 +586,20 @@ struct GraphInput {
     // A graph with several inputs: the shapes found for the others, by input name.
     std::map<std::string, Shape> others;
     int sequence_steps = 0;  // an EmbeddingSequenceLayer's inputLength, when it reads the input
+    int given_steps = 0;     // ImportOptions::steps: for a sequence input whose steps the file leaves open
 };
 
 // Layers whose input is a sequence whatever comes before them.
 bool reads_sequence(LayerType t) { return is_recurrent(t) || t == LayerType::Embedding || t == LayerType::Convolution1d; }
 
 const char* const kNeedsSteps =
-    "Thresher needs the number of time steps of a sequence input: save the model with "
+    "Thresher needs the number of time steps of a sequence input, the longest sequence the model will read "
+    "(shorter ones are padded and masked): give it with --steps N (the app asks for it), or save the model with "
     "setInputTypes(InputType.recurrent(size, timeSeriesLength)) (a ComputationGraph), or start it with an "
     "EmbeddingSequenceLayer with an inputLength";
 
-std::optional<Shape> input_type_shape(Place& root, const nlohmann::json& t) {
+// `given_steps`: ImportOptions::steps, for a recurrent input type without a timeSeriesLength.
+std::optional<Shape> input_type_shape(Place& root, const nlohmann::json& t, int given_steps) {
     const auto typed = import::typed(t);
     if (!typed) root.fail("networkInputTypes", "expected an InputType object, got " + json_summary(t));
     std::string kind = typed->name;
@@ -618,7 +621,9 @@ std::optional<Shape> input_type_shape(Place& root, const nlohmann::json& t) {
     if (kind == "InputTypeRecurrent") {
         // DL4J writes timeSeriesLength -1 for InputType.recurrent(size) without a length.
         const auto& len = b.contains("timeSeriesLength") ? b["timeSeriesLength"] : nlohmann::json();
-        if (!len.is_number_integer() || len.get<long long>() < 1)
+        const bool open = !len.is_number_integer() || len.get<long long>() < 1;
+        if (open && given_steps > 0) return sequence_shape(given_steps, num("size"));
+        if (open)
             root.fail("networkInputTypes", "InputTypeRecurrent without a timeSeriesLength (got " + json_summary(len) + "): " + kNeedsSteps);
         if (len.get<long long>() > (1 << 20)) root.fail("networkInputTypes", "timeSeriesLength beyond 2^20 steps");
         return sequence_shape(len.get<int>(), num("size"));
@@ -891,7 +896,7 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
     for (std::size_t k = 0; k < m.extra_inputs.size(); ++k) {
         auto& e = m.extra_inputs[k];
         if (types && types->size() > k + 1) {
-            if (const auto shape = input_type_shape(root, (*types)[k + 1])) e.shape = *shape;
+            if (const auto shape = input_type_shape(root, (*types)[k + 1], input.given_steps)) e.shape = *shape;
         } else if (const auto it = input.others.find(e.name); it != input.others.end()) {
             e.shape = it->second;
         } else {
@@ -905,7 +910,7 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
                                            "\": no networkInputTypes for it, no FeedForwardToCnn preprocessor and no dense layer with an nIn reads it");
     }
     if (types && !types->empty()) {
-        if (const auto shape = input_type_shape(root, (*types)[0])) m.input = *shape;
+        if (const auto shape = input_type_shape(root, (*types)[0], input.given_steps)) m.input = *shape;
     } else if (input.shape) {
         m.input = *input.shape;
     } else if (!checks.empty() && checks.front().layer == 0 && (m.layers[0].type == LayerType::Dense || m.layers[0].type == LayerType::Output)) {
@@ -916,8 +921,11 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
                });
                !m.extra_inputs.empty() && c != checks.end()) {
         m.input = Shape{c->n_in, 1, 1};  // several inputs: a dense layer that reads the first
-    } else if (!m.layers.empty() && m.layers[0].type == LayerType::Embedding && input.sequence_steps) {
-        m.input = sequence_shape(input.sequence_steps, 1);
+    } else if (!m.layers.empty() && m.layers[0].type == LayerType::Embedding && (input.sequence_steps || input.given_steps)) {
+        m.input = sequence_shape(input.sequence_steps ? input.sequence_steps : input.given_steps, 1);
+    } else if (!m.layers.empty() && reads_sequence(m.layers[0].type) && input.given_steps && !checks.empty() &&
+               checks.front().layer == 0) {
+        m.input = sequence_shape(input.given_steps, checks.front().n_in);  // the first layer's nIn: its features
     } else if (!m.layers.empty() && reads_sequence(m.layers[0].type)) {
         root.fail("networkInputTypes", std::string("cannot tell the input shape: the first layer reads a sequence. ") + kNeedsSteps);
     } else {
@@ -935,7 +943,7 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
 }  // namespace
 
 ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& source,
-                         const std::vector<std::string>& vertex_order) {
+                         const std::vector<std::string>& vertex_order, const ImportOptions& options) {
     ImportResult result;
     result.format = ModelFormat::Dl4j;
     auto& notes = result.notes;
@@ -1274,6 +1282,7 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
     if (graph) {
         auto input = import_graph(root, m, read_conf, vertex_order);
         input.sequence_steps = sequence_steps;
+        input.given_steps = options.steps;
         return finish_graph(root, m, input, checks, schedules, std::move(result));
     }
     for (std::size_t i = 0; i < confs->size(); ++i)
@@ -1298,7 +1307,9 @@ ImportResult import_dl4j(const nlohmann::json& root_json, const std::string& sou
         const auto* check = checks.empty() || checks.front().layer != first ? nullptr : &checks.front();
         const auto t = first < m.layers.size() ? m.layers[first].type : LayerType::Dense;
         if (reads_sequence(t)) {
-            // A MultiLayerConfiguration keeps no InputType: only an embedding's inputLength says the steps.
+            // A MultiLayerConfiguration keeps no InputType: only an embedding's inputLength says the
+            // steps, or the user (ImportOptions::steps).
+            if (!sequence_steps) sequence_steps = options.steps;
             if (!sequence_steps) root.fail(std::string("cannot tell the input shape: the first layer reads a sequence. ") + kNeedsSteps);
             if (t != LayerType::Embedding && !check) root.fail("cannot tell the input shape: the first layer has no nIn");
             m.input = sequence_shape(sequence_steps, t == LayerType::Embedding ? 1 : check->n_in);

@@ -22,7 +22,8 @@ namespace thresher::config {
 // Thresher graph with its layers in DL4J's order (its "topologicalOrderStr", or the order DL4J
 // computes from the vertices as the file lists them: `vertex_order`, see dl4j_graph.h), so a
 // graph zip's coefficients land where they belong.
+// options.steps gives the time steps where the file leaves them open (model_format.h).
 ImportResult import_dl4j(const nlohmann::json& root, const std::string& source,
-                         const std::vector<std::string>& vertex_order = {});
+                         const std::vector<std::string>& vertex_order = {}, const ImportOptions& options = {});
 
 }  // namespace thresher::config

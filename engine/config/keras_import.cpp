@@ -194,6 +194,17 @@ std::vector<int> shape_of(Place& p, const nlohmann::json& v, const std::string& 
     return dims;
 }
 
+// A sequence input's shape with its open time dimension (null: Input(shape=(None, C)), an
+// Embedding's [None]) set to `steps` (ImportOptions::steps; 0: left open, and refused as such).
+// Only [T] and [T, C] (after the batch) are sequences; an image's [h, w, c] is left alone.
+nlohmann::json with_open_steps(const nlohmann::json& shape, bool has_batch, int steps) {
+    const std::size_t t = has_batch ? 1 : 0;
+    if (steps <= 0 || !shape.is_array() || shape.size() <= t || shape.size() > t + 2 || !shape[t].is_null()) return shape;
+    auto filled = shape;
+    filled[t] = steps;
+    return filled;
+}
+
 bool positively_homogeneous(Activation a) {  // act(k·x) = k·act(x) for k > 0: commutes with dropout
     return a == Activation::Relu || a == Activation::LeakyRelu || a == Activation::Identity;
 }
@@ -309,7 +320,8 @@ LayerType merge_type(Place& p, const std::string& kind) {
 
 }  // namespace
 
-ImportResult import_keras(const nlohmann::json& model, const std::string& source, const KerasLocation& at_file) {
+ImportResult import_keras(const nlohmann::json& model, const std::string& source, const KerasLocation& at_file,
+                          const ImportOptions& options) {
     ImportResult result;
     result.format = ModelFormat::Keras;
     auto& notes = result.notes;
@@ -433,24 +445,30 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
         if (!layer.is_object() || !layer.contains("config") || !layer["config"].is_object()) return d;
         const auto& c = layer["config"];
         Place lp(c, source, layer_path(i), scratch);
+        // Open steps are named with the layer (the input the user would change).
+        Place named(c, source, layer_path(i) + " (" + import::text_or(layer, "class_name", "") + " \"" + import::text_or(c, "name", "") + "\")",
+                    scratch);
+        const int steps = sequences ? options.steps : 0;
         for (const char* key : {"batch_input_shape", "batch_shape"})
             if (c.contains(key) && !c[key].is_null()) {
-                if (sequences) {
-                    Place named(c, source, layer_path(i) + " (" + import::text_or(layer, "class_name", "") + " \"" +
-                                               import::text_or(c, "name", "") + "\")", scratch);
-                    check_fixed_steps(named, c[key], key);
-                }
-                d = shape_of(lp, c[key], key, true);
+                const auto shape = with_open_steps(c[key], true, steps);
+                if (sequences) check_fixed_steps(named, shape, key);
+                d = shape_of(lp, shape, key, true);
             }
-        if (!d && c.contains("input_shape") && !c["input_shape"].is_null()) d = shape_of(lp, c["input_shape"], "input_shape", false);
+        if (!d && c.contains("input_shape") && !c["input_shape"].is_null()) {
+            const auto shape = with_open_steps(c["input_shape"], false, steps);
+            if (sequences) check_fixed_steps(named, shape, "input_shape", false);
+            d = shape_of(lp, shape, "input_shape", false);
+        }
         if (!d && layer.contains("build_config") && layer["build_config"].is_object() &&
             layer["build_config"].contains("input_shape"))
-            d = shape_of(lp, layer["build_config"]["input_shape"], "build_config.input_shape", true);
+            d = shape_of(lp, with_open_steps(layer["build_config"]["input_shape"], true, steps), "build_config.input_shape", true);
         return d;
     };
     std::optional<std::vector<int>> dims = dims_at(input_names.empty() ? 0 : layer_named(input_names[0]));
     if (!dims && config && config->has("build_input_shape"))
-        dims = shape_of(*config, cfg["build_input_shape"], "build_input_shape", true);
+        dims = shape_of(*config, with_open_steps(cfg["build_input_shape"], true, sequences ? options.steps : 0),
+                        "build_input_shape", true);
     if (!dims) root.fail("cannot tell the input shape: no InputLayer, batch_input_shape, input_shape or build_input_shape");
     // Keras 2/3 say data_format "channels_first", Keras 1 dim_ordering "th".
     bool channels_first = false;

@@ -27,7 +27,9 @@ struct KerasLocation {
     std::string training_path;                  // "compile_config", "modelTopology.training_config", ...
 };
 
-// `model` is the {"class_name", "config"} object.
-ImportResult import_keras(const nlohmann::json& model, const std::string& source, const KerasLocation& at);
+// `model` is the {"class_name", "config"} object. options.steps fills a sequence input's open time
+// dimension (Input(shape=(None, C)), Embedding without input_length; model_format.h).
+ImportResult import_keras(const nlohmann::json& model, const std::string& source, const KerasLocation& at,
+                          const ImportOptions& options = {});
 
 }  // namespace thresher::config

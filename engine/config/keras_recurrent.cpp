@@ -171,11 +171,14 @@ std::string keras_unsupported_wrapped(const nlohmann::json& layer) {
     return ok ? "" : inner.empty() ? "?" : inner;
 }
 
-void check_fixed_steps(Place& p, const nlohmann::json& shape, const std::string& key) {
-    // [null, T, C] or [null, T] (ids); an image's [null, h, w, c] keeps the image message.
-    if (shape.is_array() && shape.size() >= 2 && shape.size() <= 3 && shape[1].is_null())
-        p.fail(key, json_summary(shape) + " has no fixed number of steps: Thresher needs a fixed length (save the model with "
-                    "one, e.g. Input(shape=(T, ...)) or Embedding(input_length=T), and pad shorter sequences at the end)");
+void check_fixed_steps(Place& p, const nlohmann::json& shape, const std::string& key, bool has_batch) {
+    // [null, T, C] or [null, T] (ids), or without the batch [T, C] / [T]; an image's
+    // [null, h, w, c] keeps the image message.
+    const std::size_t t = has_batch ? 1 : 0;
+    if (shape.is_array() && shape.size() >= t + 1 && shape.size() <= t + 2 && shape[t].is_null())
+        p.fail(key, json_summary(shape) + " has no fixed number of steps: Thresher needs the longest sequence the model will read "
+                    "(shorter ones are padded at the end and masked): give it with --steps N (the app asks for it), or save "
+                    "the model with one, e.g. Input(shape=(T, ...)) or Embedding(input_length=T)");
 }
 
 void import_keras_sequence_layer(Place& p, const std::string& kind, LayerConfig l, bool keras3, KerasTensor& tensor,

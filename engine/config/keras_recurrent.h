@@ -46,7 +46,7 @@ struct KerasTensor {
 
 // A model input's "batch_input_shape" / "batch_shape" with no fixed number of steps ([null, null,
 // 64]) in a sequence model: refused asking for a fixed length (Thresher plans for fixed T).
-void check_fixed_steps(import::Place& p, const nlohmann::json& shape, const std::string& key);
+void check_fixed_steps(import::Place& p, const nlohmann::json& shape, const std::string& key, bool has_batch = true);
 
 // Appends the Thresher layer for the Keras sequence layer `kind` whose config `p` reads (`base`
 // carries its name and origin) and updates `tensor` to what the layer outputs.

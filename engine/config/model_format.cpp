@@ -63,22 +63,23 @@ ModelFormat detect_model_format(const nlohmann::json& j) {
     return ModelFormat::Thresher;
 }
 
-ImportResult import_model_text(std::string_view text, const std::string& source) {
+ImportResult import_model_text(std::string_view text, const std::string& source, const ImportOptions& options) {
     const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
-    if (holds_weights_format(bytes)) return import_model_with_weights(bytes, source);
-    return import_model_json(text, source);
+    if (holds_weights_format(bytes)) return import_model_with_weights(bytes, source, options);
+    return import_model_json(text, source, options);
 }
 
-ImportResult import_model_json(std::string_view text, const std::string& source) {
-    const auto j = parse_json_text(text, source);
+namespace {
+
+ImportResult import_json_as(const nlohmann::json& j, std::string_view text, const std::string& source, const ImportOptions& options) {
     const auto format = detect_model_format(j);
     try {
         switch (format) {
-            case ModelFormat::Dl4j: return import_dl4j(j, source, dl4j_vertex_key_order(text));
+            case ModelFormat::Dl4j: return import_dl4j(j, source, dl4j_vertex_key_order(text), options);
             case ModelFormat::Keras: {
                 KerasLocation at;
                 const auto* model = keras_model(j, &at);
-                auto r = import_keras(*model, source, at);
+                auto r = import_keras(*model, source, at, options);
                 if (j.contains("weightsManifest"))
                     r.notes.push_back("weightsManifest: the TensorFlow.js weights are not imported; training starts "
                                       "from freshly initialised weights");
@@ -91,15 +92,37 @@ ImportResult import_model_json(std::string_view text, const std::string& source)
         // value of a kind nobody expected a ConfigError instead of a crash.
         throw ConfigError(source + ": " + std::string(to_string(format)) + " import: unexpected JSON: " + e.what());
     }
-    return {ModelConfig::from_json(j, source), ModelFormat::Thresher, {}, {}, {}};
+    ImportResult r;
+    r.model = ModelConfig::from_json(j, source);
+    return r;
 }
 
-ImportResult import_model_file(const std::string& path) {
+}  // namespace
+
+void check_steps_given(const ModelConfig& m, const ImportOptions& options, const std::string& source) {
+    if (options.steps <= 0) return;
+    if (!m.input.sequence())
+        throw ConfigError(source + ": " + std::to_string(options.steps) + " time steps were given (--steps), but the model's input (" +
+                          m.input.str() + ") is not a sequence");
+    if (m.input.t != options.steps)
+        throw ConfigError(source + ": the file fixes its input at " + std::to_string(m.input.t) + " time steps; the " +
+                          std::to_string(options.steps) + " given (--steps) differ (leave --steps out)");
+}
+
+ImportResult import_model_json(std::string_view text, const std::string& source, const ImportOptions& options) {
+    if (options.steps < 0 || options.steps > kMaxImportSteps)
+        throw ConfigError(source + ": --steps " + std::to_string(options.steps) + " is outside 1.." + std::to_string(kMaxImportSteps));
+    auto r = import_json_as(parse_json_text(text, source), text, source, options);
+    check_steps_given(r.model, options, source);
+    return r;
+}
+
+ImportResult import_model_file(const std::string& path, const ImportOptions& options) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError(path + ": cannot open model file");
     std::stringstream ss;
     ss << in.rdbuf();
-    return import_model_text(ss.str(), path);
+    return import_model_text(ss.str(), path, options);
 }
 
 }  // namespace thresher::config

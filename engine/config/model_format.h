@@ -45,11 +45,27 @@ struct ImportResult {
     ImportedNormalization normalization;
 };
 
+// What the user adds to a file that leaves something open. `steps`: the number of time steps of
+// a sequence input the file does not fix -- DL4J's InputType.recurrent(size) without a
+// timeSeriesLength (and every MultiLayerConfiguration that starts with a recurrent layer: DL4J
+// keeps no input type there), Keras's Input(shape=(None, C)) or Embedding without input_length.
+// Thresher's sequences have a fixed number of steps, shorter ones padded and masked by their
+// length, so this is the longest sequence the model will read. A file that fixes its steps keeps
+// them; a different `steps` for it is refused. 0: none given.
+struct ImportOptions {
+    int steps = 0;
+};
+constexpr int kMaxImportSteps = 1 << 20;  // what the importers accept from a file, too
+
 // `source` names the file in messages. Throws ConfigError naming the file, the layer and what
 // cannot be imported. A zip or HDF5 file (by its first bytes) goes to weight_import.h.
-ImportResult import_model_text(std::string_view text, const std::string& source);
+ImportResult import_model_text(std::string_view text, const std::string& source, const ImportOptions& options = {});
 // JSON only (what a zip's configuration.json or an HDF5 model_config holds).
-ImportResult import_model_json(std::string_view text, const std::string& source);
-ImportResult import_model_file(const std::string& path);
+ImportResult import_model_json(std::string_view text, const std::string& source, const ImportOptions& options = {});
+ImportResult import_model_file(const std::string& path, const ImportOptions& options = {});
+// The importers fill in options.steps only where a file leaves the steps open; a file that fixes
+// them (every Thresher file does) keeps its own, and a different number is refused here rather
+// than silently ignored. Also for a trained model file (nn/model_file.h).
+void check_steps_given(const ModelConfig& m, const ImportOptions& options, const std::string& source);
 
 }  // namespace thresher::config

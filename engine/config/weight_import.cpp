@@ -209,11 +209,11 @@ std::string map_dl4j_updater_state(const ModelConfig& m, const nlohmann::json& c
     return {};
 }
 
-ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source) {
+ImportResult import_dl4j_zip(const ZipArchive& zip, const std::string& source, const ImportOptions& options) {
     const auto config_bytes = zip.read("configuration.json");
     const std::string config_text(config_bytes->begin(), config_bytes->end());
     const std::string config_source = source + ": configuration.json";
-    auto r = import_model_json(config_text, config_source);
+    auto r = import_model_json(config_text, config_source, options);
     if (r.format != ModelFormat::Dl4j)
         throw ConfigError(config_source + ": not a DL4J MultiLayerConfiguration (no \"confs\")");
     r.model.name = stem(source);
@@ -595,7 +595,7 @@ std::optional<std::vector<std::string>> keras_list(const Hdf5File& f, const std:
     return out;
 }
 
-ImportResult import_keras_h5(std::span<const std::uint8_t> bytes, const std::string& source) {
+ImportResult import_keras_h5(std::span<const std::uint8_t> bytes, const std::string& source, const ImportOptions& options) {
     const Hdf5File f(bytes, source);
     const auto model_config = f.string("", "model_config");
     if (!model_config)
@@ -606,7 +606,7 @@ ImportResult import_keras_h5(std::span<const std::uint8_t> bytes, const std::str
     auto config = parse_json_text(*model_config, at);
     nlohmann::json wrapped{{"model_config", config}};
     if (const auto training = f.string("", "training_config")) wrapped["training_config"] = parse_json_text(*training, source + ": training_config");
-    auto r = import_model_json(wrapped.dump(), source);
+    auto r = import_model_json(wrapped.dump(), source, options);
     if (r.format != ModelFormat::Keras) throw ConfigError(at + ": not a Keras model configuration");
 
     const std::string root = f.exists("model_weights") ? "model_weights" : "";
@@ -675,11 +675,11 @@ std::string snake_case(const std::string& cls) {
     return out;
 }
 
-ImportResult import_keras_archive(const ZipArchive& zip, const std::string& source) {
+ImportResult import_keras_archive(const ZipArchive& zip, const std::string& source, const ImportOptions& options) {
     const auto config_bytes = zip.read("config.json");
     const std::string config_text(config_bytes->begin(), config_bytes->end());
     const std::string config_source = source + ": config.json";
-    auto r = import_model_json(config_text, config_source);
+    auto r = import_model_json(config_text, config_source, options);
     if (r.format != ModelFormat::Keras) throw ConfigError(config_source + ": not a Keras model configuration");
     r.model.name = stem(source);
     const auto config = parse_json_text(config_text, config_source);
@@ -755,11 +755,12 @@ ImportResult import_keras_archive(const ZipArchive& zip, const std::string& sour
 
 bool holds_weights_format(std::span<const std::uint8_t> bytes) { return looks_like_zip(bytes) || looks_like_hdf5(bytes); }
 
-ImportResult import_model_with_weights(std::span<const std::uint8_t> bytes, const std::string& source) {
-    if (looks_like_hdf5(bytes)) return import_keras_h5(bytes, source);
+ImportResult import_model_with_weights(std::span<const std::uint8_t> bytes, const std::string& source,
+                                       const ImportOptions& options) {
+    if (looks_like_hdf5(bytes)) return import_keras_h5(bytes, source, options);
     const ZipArchive zip(bytes, source);
-    if (zip.contains("configuration.json")) return import_dl4j_zip(zip, source);
-    if (zip.contains("config.json")) return import_keras_archive(zip, source);
+    if (zip.contains("configuration.json")) return import_dl4j_zip(zip, source, options);
+    if (zip.contains("config.json")) return import_keras_archive(zip, source, options);
     std::string names;
     const auto all = zip.names();
     for (std::size_t k = 0; k < all.size() && k < 8; ++k) names += (k ? ", " : "") + all[k];

@@ -23,7 +23,8 @@ namespace thresher::config {
 
 // By content: a zip holding configuration.json (DL4J) or config.json (Keras 3), or an HDF5 file.
 // Throws ConfigError naming the file, the entry or object, the layer and what is wrong.
-ImportResult import_model_with_weights(std::span<const std::uint8_t> bytes, const std::string& source);
+ImportResult import_model_with_weights(std::span<const std::uint8_t> bytes, const std::string& source,
+                                       const ImportOptions& options = {});
 
 // Whether `bytes` is a zip or HDF5 file (what import_model_with_weights reads).
 bool holds_weights_format(std::span<const std::uint8_t> bytes);

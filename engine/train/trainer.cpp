@@ -372,7 +372,7 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     } else {
         if (o.model_path.empty()) throw ConfigError("train: --model or --resume is required");
         // DL4J and Keras files say what the import approximated; the user sees it as warnings.
-        auto imported = config::import_model_file(o.model_path);
+        auto imported = config::import_model_file(o.model_path, o.import);
         for (const auto& note : imported.notes) {
             ev.warning("model " + o.model_path + ": " + note);
             log << o.model_path << ": " << note << "\n";  // also for whoever reads only stderr

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "config/model_format.h"
 #include "core/device_list.h"
 #include "data/data_source.h"
 #include "data/image_folder.h"
@@ -23,7 +24,8 @@
 namespace thresher::train {
 
 struct TrainOptions {
-    std::string model_path;   // Thresher JSON (DL4J/Keras once importers exist)
+    std::string model_path;   // Thresher JSON, or a DL4J / Keras file (config/model_format.h)
+    config::ImportOptions import;  // what the user adds to an imported model_path (--steps)
     std::string data_spec = "fashion-mnist";
     int epochs = 1;           // total; a resumed run continues up to this many
     int batch = 64;

@@ -269,6 +269,8 @@ void TestRunSpec::bad_specs_data() {
                                      << ": training.augment: augmentation \"rotate:5\": unknown part \"rotate:5\"";
     QTest::newRow("normalize unknown") << patched("training", R"({"normalize":"zscore"})") << ": training.normalize:";
     QTest::newRow("top_k negative") << patched("training", R"({"top_k":-1})") << ": training.top_k:";
+    QTest::newRow("model_steps 0") << patched("model_steps", "0") << ": model_steps: must be an integer in 1..2^20, got 0";
+    QTest::newRow("model_steps text") << patched("model_steps", "\"64\"") << ": model_steps:";
     QTest::newRow("link loss 1") << patched("cluster.link", R"({"loss":1})")
                                  << ": cluster.link.loss: must be a probability in [0, 1), got 1";
     QTest::newRow("link rate text") << patched("cluster.link", R"({"rate_mbit":"1gbit"})")
@@ -355,6 +357,7 @@ void TestRunSpec::round_trip_data() {
     QTest::newRow("threshold object") << patched("training.threshold_algorithm", R"({"algorithm":"adaptive","max_density":0.05})");
     QTest::newRow("threshold object, decay only") << patched("training.threshold_algorithm", R"({"algorithm":"target","decay":0.9})");
     QTest::newRow("data options") << patched("training", R"({"augment":"flip, crop:4","normalize":"standardize","top_k":3})");
+    QTest::newRow("model steps") << patched("model_steps", "64");
 }
 
 void TestRunSpec::round_trip() {
@@ -534,7 +537,8 @@ void TestRunSpec::engine_arguments_strategies_data() {
     QTest::newRow("data options")
         << patched("training", R"({"augment":"flip,crop:4","normalize":"minmax","top_k":5})")
         << QStringList{"--augment crop:4,flip", "--normalize minmax", "--top-k 5"} << QStringList{};
-    QTest::newRow("no data options") << QByteArray(kLocal) << QStringList{} << QStringList{"--augment", "--normalize", "--top-k"};
+    QTest::newRow("no data options") << QByteArray(kLocal) << QStringList{} << QStringList{"--augment", "--normalize", "--top-k", "--steps"};
+    QTest::newRow("model steps") << patched("model_steps", "64") << QStringList{"--steps 64"} << QStringList{};
     QTest::newRow("automatic topology: the engine's default")
         << QByteArray(kLocal) << QStringList{} << QStringList{"--topology", "--fanout"};
 }

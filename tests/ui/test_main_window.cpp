@@ -9,6 +9,8 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QInputDialog>
+#include <QJsonArray>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -83,6 +85,7 @@ private Q_SLOTS:
     void import_launch_watch_stop_history();
     void layer_form_edits_the_model();
     void imported_weights_stay_with_the_spec();
+    void open_steps_asked_and_kept();
     void saved_spec_runs_in_the_cli();
     void redraws_are_batched();
     void invalid_model_does_not_launch();
@@ -170,6 +173,78 @@ void TestMainWindow::imported_weights_stay_with_the_spec() {
     QVERIFY(!w.current_spec().model_is_inline());
     w.document()->remove_layer(1);
     QVERIFY(w.current_spec().model_is_inline());
+}
+
+namespace {
+// Answers the next modal QInputDialog as a user would (value, then OK; or Cancel), counting them.
+struct StepsAnswerer {
+    int value = 0;
+    bool accept = true;
+    int asked = 0;
+    QTimer timer;
+    StepsAnswerer() {
+        timer.setInterval(10);
+        QObject::connect(&timer, &QTimer::timeout, [this] {
+            auto* dialog = qobject_cast<QInputDialog*>(QApplication::activeModalWidget());
+            if (!dialog) return;
+            ++asked;
+            dialog->setIntValue(value);
+            accept ? dialog->accept() : dialog->reject();
+        });
+        timer.start();
+    }
+};
+}  // namespace
+
+// A DL4J zip whose recurrent input has no timeSeriesLength: the window asks for the time steps,
+// imports with them, and the spec carries them (model_steps, the engine's --steps) because the
+// engine reads the zip again; a saved spec reopens without asking.
+void TestMainWindow::open_steps_asked_and_kept() {
+    QTemporaryDir dir;
+    QFile config_file(source("tests/engine/config/data/sequences/dl4j_seq_lstm_rnnoutput.json"));
+    QVERIFY(config_file.open(QIODevice::ReadOnly));
+    QJsonObject config = QJsonDocument::fromJson(config_file.readAll()).object();
+    auto types = config["networkInputTypes"].toArray();
+    auto type = types[0].toObject();
+    type["timeSeriesLength"] = -1;  // InputType.recurrent(size)
+    types[0] = type;
+    config["networkInputTypes"] = types;
+    QFile coefficients_file(source("tests/engine/config/data/sequences/dl4j_seq_lstm_rnnoutput.coefficients.json"));
+    QVERIFY(coefficients_file.open(QIODevice::ReadOnly));
+    std::vector<float> params;
+    for (const auto& v : QJsonDocument::fromJson(coefficients_file.readAll()).object()["coefficients"].toArray())
+        params.push_back(float(v.toDouble()));
+    const QString zip = dir.filePath("open_steps.zip");
+    test_support::write_zip(zip.toStdString(),
+                            {{"configuration.json", test_support::text_bytes(QJsonDocument(config).toJson().toStdString())},
+                             {"coefficients.bin", test_support::nd4j_row(params, false, false)}});
+    MainWindow w(options(dir));
+    {
+        StepsAnswerer cancel;
+        cancel.accept = false;
+        QVERIFY(!w.import_model(zip));
+        QCOMPARE(cancel.asked, 1);
+        QVERIFY2(w.last_error().contains("no time steps given"), qPrintable(w.last_error()));
+    }
+    StepsAnswerer answer;
+    answer.value = 9;
+    QVERIFY2(w.import_model(zip), qPrintable(w.last_error()));
+    QCOMPARE(answer.asked, 1);
+    QCOMPARE(w.document()->model()["input"].toObject()["steps"].toInt(), 9);
+    auto spec = w.current_spec();
+    QVERIFY(!spec.model_is_inline());
+    QCOMPARE(spec.model_steps, std::optional<int>(9));
+    const QString saved = dir.filePath("run.json");
+    QVERIFY2(w.save_spec(saved), qPrintable(w.last_error()));
+    QCOMPARE(thresher::launcher::RunSpec::load(saved).model_steps, std::optional<int>(9));
+    MainWindow reopened(options(dir));
+    QVERIFY2(reopened.open_spec(saved), qPrintable(reopened.last_error()));
+    QCOMPARE(answer.asked, 1);  // not asked again
+    QCOMPARE(reopened.document()->model()["input"].toObject()["steps"].toInt(), 9);
+    // A file that fixes its steps is never asked about; the spec then carries none.
+    QVERIFY2(w.import_model(source("tests/engine/config/data/keras3_mlp.json")), qPrintable(w.last_error()));
+    QCOMPARE(answer.asked, 1);
+    QVERIFY(!w.current_spec().model_steps);
 }
 
 void TestMainWindow::layer_form_edits_the_model() {

@@ -59,6 +59,12 @@ bool name_taken(const QJsonArray& layers, const QString& name, int except_row) {
 
 }  // namespace
 
+namespace {
+// Steps tried to tell a file that lacks only its steps: enough for any 1-D kernel or pooling a
+// text model has, within what the importers accept.
+constexpr int kProbeSteps = 256;
+}  // namespace
+
 ModelDocument::ModelDocument(QObject* parent) : QAbstractTableModel(parent) { revalidate(); }
 
 void ModelDocument::set_model(const QJsonObject& model) {
@@ -69,7 +75,7 @@ void ModelDocument::set_model(const QJsonObject& model) {
     Q_EMIT changed();
 }
 
-QString ModelDocument::load(const QString& path, QStringList* notes) {
+QString ModelDocument::load(const QString& path, QStringList* notes, int steps) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         throw std::runtime_error((path + ": cannot open: " + file.errorString()).toStdString());
@@ -83,8 +89,9 @@ QString ModelDocument::load(const QString& path, QStringList* notes) {
         set_model(doc.object());
         return "thresher";
     }
+    const std::string_view bytes(text.constData(), text.size());
     try {
-        auto imported = config::import_model_text(std::string_view(text.constData(), text.size()), path.toStdString());
+        auto imported = config::import_model_text(bytes, path.toStdString(), {.steps = steps});
         const auto json = QJsonDocument::fromJson(QByteArray::fromStdString(imported.model.to_json().dump()));
         if (notes)
             for (const auto& n : imported.notes) notes->append(QString::fromStdString(n));
@@ -97,7 +104,15 @@ QString ModelDocument::load(const QString& path, QStringList* notes) {
         loaded_weights_ = !imported.params.empty();
         return QString::fromStdString(std::string(config::to_string(imported.format)));
     } catch (const Error& e) {
-        throw std::runtime_error(e.what());
+        if (steps > 0) throw std::runtime_error(e.what());
+        // Whether the steps alone are missing: the file imports once some are given. (When it still
+        // fails, that failure is the one to show: giving steps would not help.)
+        try {
+            config::import_model_text(bytes, path.toStdString(), {.steps = kProbeSteps});
+        } catch (const Error& with_steps) {
+            throw std::runtime_error(with_steps.what());
+        }
+        throw OpenStepsError(e.what());
     }
 }
 

@@ -16,11 +16,19 @@
 #include <QString>
 #include <QStringList>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "graph_layout.h"
 
 namespace thresher::ui {
+
+// load() of a file that leaves its sequence input's time steps open and imports once they are
+// given (DL4J without timeSeriesLength, Keras Input(shape=(None, C))): the app asks for them.
+class OpenStepsError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
 
 class ModelDocument : public QAbstractTableModel {
     Q_OBJECT
@@ -35,8 +43,9 @@ public:
 
     // Reads Thresher, DL4J or Keras JSON; throws std::runtime_error naming the file on failure.
     // Returns the format read ("thresher", "dl4j", "keras") and fills `notes` with what the import
-    // approximated.
-    QString load(const QString& path, QStringList* notes = nullptr);
+    // approximated. `steps` > 0: a sequence input's time steps the file leaves open (the engine's
+    // --steps); a file that imports only with them throws OpenStepsError when none are given.
+    QString load(const QString& path, QStringList* notes = nullptr, int steps = 0);
     // Whether the file load() read last carried weights (a DL4J zip, a Keras .h5 / .keras): the
     // document keeps its architecture, and a run spec that names the file fine-tunes from them.
     bool loaded_weights() const { return loaded_weights_; }

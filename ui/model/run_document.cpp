@@ -56,6 +56,7 @@ void RunDocument::load_template(const QString& name) {
     model_->set_model(QJsonDocument::fromJson(file.readAll()).object());
     model_origin_path_.clear();
     model_origin_json_ = {};
+    model_origin_steps_.reset();
 }
 
 void RunDocument::open(const QString& path) {
@@ -65,9 +66,10 @@ void RunDocument::open(const QString& path) {
         model_origin_path_.clear();
     } else {
         QStringList notes;
-        model_->load(spec.model_file(), &notes);
+        model_->load(spec.model_file(), &notes, spec.model_steps.value_or(0));
         model_origin_path_ = spec.model_path;
         model_origin_json_ = model_->model();
+        model_origin_steps_ = spec.model_steps;
     }
     saved_ = spec.to_json();
     replace(spec, QFileInfo(path).absoluteFilePath());
@@ -79,13 +81,14 @@ void RunDocument::open_json(const QJsonObject& json, const QString& source) {
     if (spec.model_is_inline())
         model_->set_model(spec.model_inline);
     else
-        model_->load(spec.model_file());
+        model_->load(spec.model_file(), nullptr, spec.model_steps.value_or(0));
+    model_origin_steps_ = spec.model_steps;
     saved_ = {};  // never saved: a new run
     replace(spec, {});
 }
 
-QString RunDocument::import_model(const QString& path, QStringList* notes) {
-    const QString format = model_->load(path, notes);
+QString RunDocument::import_model(const QString& path, QStringList* notes, int steps) {
+    const QString format = model_->load(path, notes, steps);
     // An imported architecture is saved inline (or with Save model as); a file with weights is
     // named by the spec while the model stays as imported, so the run fine-tunes from them.
     model_origin_path_.clear();
@@ -93,6 +96,9 @@ QString RunDocument::import_model(const QString& path, QStringList* notes) {
         model_origin_path_ = QFileInfo(path).absoluteFilePath();
         model_origin_json_ = model_->model();
     }
+    // An architecture alone goes inline with its steps written in; a file the engine reads again
+    // needs them again.
+    model_origin_steps_ = steps > 0 && !model_origin_path_.isEmpty() ? std::optional<int>(steps) : std::nullopt;
     return format;
 }
 
@@ -102,9 +108,11 @@ launcher::RunSpec RunDocument::current_spec() const {
     if (!model_origin_path_.isEmpty() && model_->model() == model_origin_json_) {
         s.model_path = model_origin_path_;
         s.model_inline = {};
+        s.model_steps = model_origin_steps_;
     } else {
         s.model_path.clear();
         s.model_inline = model_->model();
+        s.model_steps.reset();  // the inline model states its steps
     }
     return s;
 }

@@ -44,8 +44,10 @@ public:
     // after RunSpec::validate() with the words `thresher-launch` would use reading the file.
     void save(const QString& path);
     // Reads a Thresher, DL4J or Keras model into the model document; returns the format and fills
-    // `notes` with what the import approximated. A file with weights stays the spec's model file.
-    QString import_model(const QString& path, QStringList* notes = nullptr);
+    // `notes` with what the import approximated. A file with weights stays the spec's model file,
+    // with `steps` (> 0: the time steps a sequence input leaves open, ModelDocument::load) as its
+    // model_steps. Throws OpenStepsError for a file that needs steps and got none.
+    QString import_model(const QString& path, QStringList* notes = nullptr, int steps = 0);
     // A built-in model of resources/models ("lenet", "mlp").
     void load_template(const QString& name);
 
@@ -81,6 +83,7 @@ private:
     QString path_;
     QString model_origin_path_;      // the model file the document came from (as the spec wrote it)
     QJsonObject model_origin_json_;  // its content as loaded, to notice edits
+    std::optional<int> model_origin_steps_;  // the steps it was read with (RunSpec::model_steps)
     QJsonObject saved_;              // current_spec() as last opened or saved, for modified()
 };
 

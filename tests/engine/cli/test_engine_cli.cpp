@@ -41,6 +41,8 @@ const char* kTinyModel = R"({"name":"tiny","input":{"channels":1,"height":4,"wid
 
 class TestEngineCli : public QObject {
     Q_OBJECT
+    void write_sequence_folder();
+
 private Q_SLOTS:
     void initTestCase();
     void devices();
@@ -55,6 +57,7 @@ private Q_SLOTS:
     void imported_model_trains_data();
     void imported_model_trains();
     void sequence_folder_trains();
+    void open_steps_given_on_the_command_line();
     void text_corpus_trains_with_its_vocabulary();
 
 private:
@@ -346,7 +349,9 @@ void TestEngineCli::imported_model_trains() {
 
 // A folder of sequence CSVs (features/ + labels/, train/ and test/): lengths 3 to 8 of two
 // features, the class whether the first feature rises or falls; an LSTM learns it.
-void TestEngineCli::sequence_folder_trains() {
+// seqs/{train,test}/{features,labels}: 120 and 40 sequences of 3..8 steps x 2 features; the
+// label is whether the first feature rises or falls.
+void TestEngineCli::write_sequence_folder() {
     for (const char* part : {"train", "test"}) {
         QDir().mkpath(path(QString("seqs/%1/features").arg(part)));
         QDir().mkpath(path(QString("seqs/%1/labels").arg(part)));
@@ -362,6 +367,44 @@ void TestEngineCli::sequence_folder_trains() {
             write(path(QString("seqs/%1/labels/%2.csv").arg(part).arg(i)), QByteArray::number(label) + "\n");
         }
     }
+}
+
+// A Keras model saved with Input(shape=(None, 2)) trains with --steps, the longest sequence; without
+// them it is refused saying so. inspect and evaluate take --steps too.
+void TestEngineCli::open_steps_given_on_the_command_line() {
+    write_sequence_folder();
+    write(path("open.json"), R"({"class_name":"Sequential","config":{"name":"open","layers":[
+      {"class_name":"InputLayer","config":{"name":"in","batch_input_shape":[null,null,2]}},
+      {"class_name":"LSTM","config":{"name":"lstm","units":12,"recurrent_activation":"sigmoid"}},
+      {"class_name":"Dense","config":{"name":"out","units":2,"activation":"softmax"}}]},
+      "compile_config":{"optimizer":{"class_name":"Adam","config":{"learning_rate":0.02}},"loss":"categorical_crossentropy"}})");
+    const auto refused = run_engine({"train", "--model", path("open.json"), "--data", path("seqs"), "--epochs", "1"});
+    QCOMPARE(refused.exit_code, 1);
+    QVERIFY2(refused.stderr_text.contains("[null,null,2] has no fixed number of steps") && refused.stderr_text.contains("--steps N"),
+             qPrintable(refused.summary()));
+    const auto shown = run_engine({"inspect", path("open.json"), "--steps", "8", "--json"});
+    QVERIFY2(shown.exit_code == 0, qPrintable(shown.summary()));
+    QVERIFY2(shown.stdout_text.contains("8 steps x 2"), qPrintable(shown.summary()));
+    const auto r = run_engine({"train", "--model", path("open.json"), "--steps", "8", "--data", path("seqs"), "--epochs", "8",
+                               "--batch", "16", "--seed", "3", "--threads", "1", "--save", path("open.thr")});
+    check_finished_ok(r, 0);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(r.of("epoch_end").last().value("accuracy").toDouble() > 0.9, qPrintable(r.summary()));
+    // Fewer steps than the data's longest sequence: the data reader says where.
+    const auto short_steps = run_engine({"train", "--model", path("open.json"), "--steps", "4", "--data", path("seqs"), "--epochs", "1"});
+    QCOMPARE(short_steps.exit_code, 1);
+    QVERIFY2(short_steps.stderr_text.contains("more than the 4"), qPrintable(short_steps.summary()));
+    // A saved model fixes its steps: --steps for it must agree.
+    const auto ev = run_engine({"evaluate", "--model-file", path("open.thr"), "--data", path("seqs"), "--steps", "8"});
+    QVERIFY2(ev.exit_code == 0, qPrintable(ev.summary()));
+    QCOMPARE(ev.events.first().value("count").toInt(), 40);
+    const auto mismatch = run_engine({"evaluate", "--model-file", path("open.thr"), "--data", path("seqs"), "--steps", "5"});
+    QCOMPARE(mismatch.exit_code, 1);
+    QVERIFY2(mismatch.stderr_text.contains("fixes its input at 8 time steps; the 5 given (--steps) differ"), qPrintable(mismatch.summary()));
+}
+
+void TestEngineCli::sequence_folder_trains() {
+    write_sequence_folder();
     write(path("seq.json"), R"({"name":"seq","input":{"steps":8,"features":2},"updater":{"type":"adam","learning_rate":0.02},
       "layers":[{"type":"lstm","units":12},{"type":"output","units":2,"activation":"softmax","loss":"mcxent"}]})");
     const auto r = run_engine({"train", "--model", path("seq.json"), "--data", path("seqs"), "--epochs", "8", "--batch", "16",

@@ -41,12 +41,12 @@ std::vector<float> coefficients(const std::string& name) {
 }
 
 // A DL4J model zip of `config` and `flat` (coefficients.bin as DL4J 1.0 writes it), imported.
-config::ImportResult import_zip(const json& config, const std::vector<float>& flat) {
+config::ImportResult import_zip(const json& config, const std::vector<float>& flat, const config::ImportOptions& options = {}) {
     QTemporaryDir dir;
     const std::string zip = dir.filePath("model.zip").toStdString();
     test_support::write_zip(zip, {{"configuration.json", test_support::text_bytes(config.dump())},
                                   {"coefficients.bin", test_support::nd4j_row(flat, false, false)}});
-    return config::import_model_file(zip);
+    return config::import_model_file(zip, options);
 }
 
 config::ImportResult import_case(const std::string& name) { return import_zip(read_json(data(name + ".json")), coefficients(name)); }
@@ -106,19 +106,19 @@ void check_against_reference(const config::ImportResult& r, const std::string& n
 }
 
 // The message of the ConfigError importing `config` (with `flat`) throws; "" when it imports.
-std::string refusal(const json& config, const std::vector<float>& flat) {
+std::string refusal(const json& config, const std::vector<float>& flat, const config::ImportOptions& options = {}) {
     try {
-        import_zip(config, flat);
+        import_zip(config, flat, options);
     } catch (const Error& e) {
         return e.what();
     }
     return "";
 }
 
-void expect_refusal(const std::string& got, std::initializer_list<const char*> parts) {
+void expect_refusal(const std::string& got, std::initializer_list<std::string> parts) {
     if (got.empty()) QFAIL("imported, expected a refusal");
-    for (const char* p : parts)
-        if (got.find(p) == std::string::npos) QFAIL(qPrintable(QString("\"%1\" not in: %2").arg(p).arg(QString::fromStdString(got))));
+    for (const auto& p : parts)
+        if (got.find(p) == std::string::npos) QFAIL(qPrintable(QString("\"%1\" not in: %2").arg(QString::fromStdString(p)).arg(QString::fromStdString(got))));
 }
 
 json& layer_of_vertex(json& config, const std::string& vertex) { return config["vertices"][vertex]["layerConf"]["layer"]; }
@@ -133,6 +133,7 @@ private Q_SLOTS:
     void per_step_layers_and_preprocessors();
     void any_elementwise_activation_imported();
     void missing_steps_refused();
+    void missing_steps_given();
     void embedding_bias_must_be_zero();
     void wrapper_refusals();
     void wrong_parameter_count_names_layers();
@@ -252,6 +253,25 @@ void TestDl4jSequenceImport::missing_steps_refused() {
     multi["confs"][0]["layer"]["inferInputLength"] = false;
     multi["confs"][0]["layer"].erase("inputLength");
     expect_refusal(refusal(multi, coefficients("dl4j_seq_embedding_lstm")), {"inputLength", "number of time steps"});
+}
+
+// The same files with their steps left open import with the steps given (--steps) and compute
+// what the reference computed for the file that stated them.
+void TestDl4jSequenceImport::missing_steps_given() {
+    auto config = read_json(data("dl4j_seq_lstm_rnnoutput.json"));
+    const int steps = config["networkInputTypes"][0]["timeSeriesLength"].get<int>();
+    config["networkInputTypes"][0]["timeSeriesLength"] = -1;
+    check_against_reference(import_zip(config, coefficients("dl4j_seq_lstm_rnnoutput"), {.steps = steps}), "dl4j_seq_lstm_rnnoutput");
+    config.erase("networkInputTypes");  // no input types at all: the first layer's nIn gives the features
+    check_against_reference(import_zip(config, coefficients("dl4j_seq_lstm_rnnoutput"), {.steps = steps}), "dl4j_seq_lstm_rnnoutput");
+    auto multi = read_json(data("dl4j_seq_embedding_lstm.json"));
+    const int length = multi["confs"][0]["layer"]["inputLength"].get<int>();
+    multi["confs"][0]["layer"]["inferInputLength"] = true;
+    check_against_reference(import_zip(multi, coefficients("dl4j_seq_embedding_lstm"), {.steps = length}), "dl4j_seq_embedding_lstm");
+    // An inputLength DL4J uses, and different steps given: refused, both numbers named.
+    multi["confs"][0]["layer"]["inferInputLength"] = false;
+    expect_refusal(refusal(multi, coefficients("dl4j_seq_embedding_lstm"), {.steps = length + 3}),
+                   {"fixes its input at " + std::to_string(length) + " time steps", std::to_string(length + 3) + " given (--steps)"});
 }
 
 void TestDl4jSequenceImport::embedding_bias_must_be_zero() {

@@ -103,6 +103,9 @@ private Q_SLOTS:
     // Keras sequence layers in Keras 1 and Keras 3 spellings (keras_recurrent.h).
     void sequence_layers_import_data();
     void sequence_layers_import();
+    void open_steps_given_data();
+    void open_steps_given();
+    void steps_given_must_fit();
 };
 
 void TestModelImport::sequence_layers_import_data() {
@@ -170,6 +173,101 @@ void TestModelImport::sequence_layers_import() {
         return all;
     }());
     QVERIFY2(notes.contains(note), qPrintable(notes));
+}
+
+// Files that leave a sequence input's length open import with the steps the user gives
+// (ImportOptions::steps, --steps): the same model as the file with those steps written in.
+void TestModelImport::open_steps_given_data() {
+    QTest::addColumn<QByteArray>("open");   // the file as saved, its steps open
+    QTest::addColumn<QByteArray>("fixed");  // the same with 7 steps in the file
+    const auto lstm = keras_layer("LSTM", R"("name":"lstm","units":4,"recurrent_activation":"sigmoid")");
+    QTest::newRow("keras Input(shape=(None, 3))")
+        << keras({keras_layer("InputLayer", R"("batch_input_shape":[null,null,3],"name":"in")"), lstm, kKerasOut})
+        << keras({keras_layer("InputLayer", R"("batch_input_shape":[null,7,3],"name":"in")"), lstm, kKerasOut});
+    QTest::newRow("keras 3 batch_shape")
+        << keras({keras_layer("InputLayer", R"("batch_shape":[null,null,3],"name":"in")"), lstm, kKerasOut})
+        << keras({keras_layer("InputLayer", R"("batch_shape":[null,7,3],"name":"in")"), lstm, kKerasOut});
+    QTest::newRow("keras 1 input_shape without the batch")
+        << keras({keras_layer("LSTM", R"("name":"lstm","units":4,"input_shape":[null,3],"recurrent_activation":"sigmoid")"), kKerasOut})
+        << keras({keras_layer("LSTM", R"("name":"lstm","units":4,"input_shape":[7,3],"recurrent_activation":"sigmoid")"), kKerasOut});
+    const auto emb = [](const QByteArray& shape) {
+        return keras_layer("Embedding", R"("name":"emb","input_dim":50,"output_dim":5,"input_length":null,"batch_input_shape":)" + shape);
+    };
+    QTest::newRow("keras Embedding without input_length")
+        << keras({emb("[null,null]"), lstm, kKerasOut}) << keras({emb("[null,7]"), lstm, kKerasOut});
+    // DL4J: a MultiLayer keeps no input type; a graph's InputType.recurrent(3) without a length.
+    const auto dl4j_lstm = R"({"layer":{"@class":"org.deeplearning4j.nn.conf.layers.LSTM","nin":3,"nout":4,
+        "activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationTanH"},
+        "gateActivationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSigmoid"},
+        "iupdater":{"@class":"org.nd4j.linalg.learning.config.Sgd","learningRate":0.1}}})";
+    const auto dl4j_out = R"({"layer":{"@class":"org.deeplearning4j.nn.conf.layers.RnnOutputLayer","nin":4,"nout":2,
+        "activationFn":{"@class":"org.nd4j.linalg.activations.impl.ActivationSoftmax"},
+        "lossFn":{"@class":"org.nd4j.linalg.lossfunctions.impl.LossMCXENT"},
+        "iupdater":{"@class":"org.nd4j.linalg.learning.config.Sgd","learningRate":0.1}}})";
+    const auto graph = [&](const QByteArray& length) {
+        return QByteArray(R"({"networkInputs":["in"],"networkOutputs":["out"],
+            "networkInputTypes":[{"@class":"org.deeplearning4j.nn.conf.inputs.InputType$InputTypeRecurrent","size":3,"timeSeriesLength":)") +
+               length + R"(}],
+            "vertexInputs":{"lstm":["in"],"out":["lstm"]},
+            "vertices":{"lstm":{"@class":"org.deeplearning4j.nn.conf.graph.LayerVertex","layerConf":)" + dl4j_lstm +
+               R"(},"out":{"@class":"org.deeplearning4j.nn.conf.graph.LayerVertex","layerConf":)" + dl4j_out + "}}}";
+    };
+    QTest::newRow("dl4j graph, recurrent input without timeSeriesLength") << graph("-1") << graph("7");
+    // The MultiLayer's fixed twin: the same layers as a graph with the length (a MultiLayer
+    // cannot state one).
+    QTest::newRow("dl4j MultiLayer starting with an LSTM") << dl4j({dl4j_lstm, dl4j_out}) << QByteArray();
+}
+
+void TestModelImport::open_steps_given() {
+    QFETCH(QByteArray, open);
+    QFETCH(QByteArray, fixed);
+    // Without steps: refused, saying how to give them.
+    try {
+        config::import_model_text(open.toStdString(), "cfg.json");
+        QFAIL("imported without its steps");
+    } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("--steps N"), e.what());
+    }
+    const auto r = config::import_model_text(open.toStdString(), "cfg.json", {.steps = 7});
+    QCOMPARE(r.model.input.t, 7);
+    QVERIFY(r.model.input.sequence());
+    if (!fixed.isEmpty()) {
+        const auto f = config::import_model_text(fixed.toStdString(), "cfg.json");
+        QCOMPARE(QString::fromStdString(r.model.to_json().dump()), QString::fromStdString(f.model.to_json().dump()));
+    } else {
+        QCOMPARE(r.model.input, config::sequence_shape(7, 3));
+        QCOMPARE(types(r.model), QString("lstm,output"));
+    }
+}
+
+// Steps given for a file that fixes its own, or for a model that reads no sequence, are refused
+// (not ignored): the user meant something the file does not do.
+void TestModelImport::steps_given_must_fit() {
+    const auto fixed = keras({keras_layer("InputLayer", R"("batch_input_shape":[null,6,3],"name":"in")"),
+                              keras_layer("LSTM", R"("name":"lstm","units":4,"recurrent_activation":"sigmoid")"), kKerasOut});
+    try {
+        config::import_model_text(fixed.toStdString(), "cfg.json", {.steps = 9});
+        QFAIL("imported 6 steps as 9");
+    } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("fixes its input at 6 time steps; the 9 given (--steps) differ"), e.what());
+    }
+    QCOMPARE(config::import_model_text(fixed.toStdString(), "cfg.json", {.steps = 6}).model.input.t, 6);
+    try {
+        config::import_model_text(keras({kKerasFlatInput, kKerasOut}).toStdString(), "cfg.json", {.steps = 9});
+        QFAIL("steps given for flat features");
+    } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("is not a sequence"), e.what());
+    }
+    // A Thresher file always fixes its steps.
+    const auto char_lstm = source_dir().toStdString() + "/resources/models/char_lstm.json";
+    const int t = config::import_model_file(char_lstm).model.input.t;
+    QCOMPARE(config::import_model_file(char_lstm, {.steps = t}).model.input.t, t);
+    try {
+        config::import_model_file(char_lstm, {.steps = t + 1});
+        QFAIL("a Thresher file's steps changed");
+    } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("fixes its input at " + QString::number(t) + " time steps"), e.what());
+    }
 }
 
 void TestModelImport::fixtures_data() {
@@ -674,7 +772,7 @@ void TestModelImport::refused_data() {
         << QStringList{"layers[1] (TimeDistributed \"td\")", "layer TimeDistributed(Conv2D) is not supported"};
     QTest::newRow("keras sequence without fixed steps")
         << keras({keras_layer("InputLayer", R"("batch_input_shape":[null,null,3],"name":"in")"), lstm(R"("recurrent_activation":"sigmoid")"), kKerasOut})
-        << QStringList{"layers[0] (InputLayer \"in\")", "[null,null,3] has no fixed number of steps", "fixed length"};
+        << QStringList{"layers[0] (InputLayer \"in\")", "[null,null,3] has no fixed number of steps", "--steps N"};
     QTest::newRow("keras Embedding on an image")
         << keras({kKerasInput, keras_layer("Embedding", R"("name":"emb","input_dim":100,"output_dim":8)"), kKerasOut})
         << QStringList{"layers[1] (Embedding \"emb\")", "reads token ids"};
