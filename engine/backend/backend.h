@@ -126,6 +126,13 @@ struct RnnDesc {
     bool peepholes = false;             // Lstm: P [3 x H] for i, f, o
     RnnMerge merge = RnnMerge::None;
     bool return_sequences = true;       // else the last valid step's output, [batch x out]
+    // Training-time dropout inside the layer (LayerConfig::input_retain, recurrent_retain): each
+    // direction keeps input feature f of sample n with probability input_retain, scaling it by
+    // 1 / input_retain, at every step (one mask per sample), and the same for the units of h'
+    // wherever the recurrence reads it (h' R; the state update h = u h' + ... of a gru reads h'
+    // whole). 1: none. RnnOp::draw_dropout draws the masks.
+    float input_retain = 1.f, recurrent_retain = 1.f;
+    bool has_dropout() const { return input_retain < 1.f || recurrent_retain < 1.f; }
 };
 // Parameters, per direction (the forward one first): W [in x G*H], R [H x G*H] (gate-major
 // columns: oneDNN's ldigo for one layer and direction), b [G*H] ([4H] for GruResetAfter), then
@@ -137,6 +144,10 @@ class RnnOp {
 public:
     virtual ~RnnOp() = default;
     virtual void forward(const float* x, const int* lengths, const float* params, float* y, Mode mode) = 0;
+    // Before each Training forward of a desc with dropout (RnnDesc::has_dropout): this
+    // iteration's masks, from `seed` alone (the same on every thread split and machine). A
+    // backend that cannot drop inside a cell refuses such a desc in make_rnn.
+    virtual void draw_dropout(std::uint64_t seed) { (void)seed; }
     // After a Training forward of the same x and lengths. dx may be null; grads (the layer's
     // parameter slice) is overwritten; dy is only read.
     virtual void backward(const float* x, const int* lengths, const float* params, const float* dy, float* dx,

@@ -909,6 +909,10 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
             root.fail("networkInputs", "cannot tell the shape of input \"" + e.name +
                                            "\": no networkInputTypes for it, no FeedForwardToCnn preprocessor and no dense layer with an nIn reads it");
     }
+    // The first layer that reads the input: past the dropout DL4J puts in front of a layer with
+    // dropOut (0.x graphs of LSTMs have one).
+    std::size_t first_read = 0;
+    while (first_read < m.layers.size() && m.layers[first_read].type == LayerType::Dropout) ++first_read;
     if (types && !types->empty()) {
         if (const auto shape = input_type_shape(root, (*types)[0], input.given_steps)) m.input = *shape;
     } else if (input.shape) {
@@ -921,12 +925,13 @@ ImportResult finish_graph(Place& root, ModelConfig& m, const GraphInput& input, 
                });
                !m.extra_inputs.empty() && c != checks.end()) {
         m.input = Shape{c->n_in, 1, 1};  // several inputs: a dense layer that reads the first
-    } else if (!m.layers.empty() && m.layers[0].type == LayerType::Embedding && (input.sequence_steps || input.given_steps)) {
+    } else if (first_read < m.layers.size() && m.layers[first_read].type == LayerType::Embedding &&
+               (input.sequence_steps || input.given_steps)) {
         m.input = sequence_shape(input.sequence_steps ? input.sequence_steps : input.given_steps, 1);
-    } else if (!m.layers.empty() && reads_sequence(m.layers[0].type) && input.given_steps && !checks.empty() &&
-               checks.front().layer == 0) {
+    } else if (first_read < m.layers.size() && reads_sequence(m.layers[first_read].type) && input.given_steps && !checks.empty() &&
+               checks.front().layer == first_read) {
         m.input = sequence_shape(input.given_steps, checks.front().n_in);  // the first layer's nIn: its features
-    } else if (!m.layers.empty() && reads_sequence(m.layers[0].type)) {
+    } else if (first_read < m.layers.size() && reads_sequence(m.layers[first_read].type)) {
         root.fail("networkInputTypes", std::string("cannot tell the input shape: the first layer reads a sequence. ") + kNeedsSteps);
     } else {
         root.fail("cannot tell the input shape: no networkInputTypes (DL4J writes them for setInputTypes(...)), no "

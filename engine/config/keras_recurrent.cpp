@@ -101,11 +101,19 @@ void read_recurrent(Place& p, const std::string& kind, LayerConfig& l, bool kera
         l.gate_activation = elementwise(p.has("inner_activation") ? "inner_activation" : "recurrent_activation", "sigmoid");
     }
     p.ignore({"activation", "recurrent_activation", "inner_activation"});
-    for (const auto& [key, old] : {std::pair{"dropout", "dropout_W"}, std::pair{"recurrent_dropout", "dropout_U"}}) {
-        const auto rate = p.hyper({key, old}, import::kUnitOpenTop).value_or(0.0);
-        if (rate > 0)
-            p.fail(p.has(key) ? key : old, import::number_text(rate) + " is not supported: Thresher's recurrent layers have no "
-                                           "dropout inside the cell (set it to 0; a Dropout layer before the layer drops inputs per step)");
+    // Dropout inside the cell (Keras 1: dropout_W, dropout_U): one mask per sample for all steps,
+    // as Keras draws it (LayerConfig::input_retain, recurrent_retain).
+    const double input_rate = p.hyper({"dropout", "dropout_W"}, import::kUnitOpenTop).value_or(0.0);
+    const double recurrent_rate = p.hyper({"recurrent_dropout", "dropout_U"}, import::kUnitOpenTop).value_or(0.0);
+    l.input_retain = static_cast<float>(1.0 - input_rate);
+    l.recurrent_retain = static_cast<float>(1.0 - recurrent_rate);
+    if (input_rate > 0 || recurrent_rate > 0) {
+        // Keras 1 and Keras 2's implementation 1 draw a mask per gate; Thresher one for all gates
+        // (Keras 2's implementation 2 and Keras 3).
+        if (p.has("dropout_W") || p.has("dropout_U") || p.integer({"implementation"}, 0).value_or(1) == 1)
+            p.note("dropout: Keras draws a mask per gate here (implementation 1), Thresher one mask for all four");
+        if (l.type == LayerType::Gru && recurrent_rate > 0)
+            p.note("recurrent_dropout: Thresher drops h' where the recurrence multiplies it; its update h = z h' + ... reads h' whole");
     }
     if (l.type == LayerType::Gru) l.reset_after = cudnn || p.boolean({"reset_after"}).value_or(false);  // absent: Keras 1, Keras 2 < 2.3
     if (l.type == LayerType::Lstm) {

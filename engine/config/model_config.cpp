@@ -358,6 +358,8 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
                 if (l.gate_activation.kind == Activation::Softmax)
                     g.fail("gate_activation", "softmax cannot gate: each gate must act on its own unit (e.g. sigmoid, hardsigmoid)");
             }
+            if (auto r = g.number("input_retain", 1e-6, 1.0)) l.input_retain = static_cast<float>(*r);
+            if (auto r = g.number("recurrent_retain", 1e-6, 1.0)) l.recurrent_retain = static_cast<float>(*r);
             break;
         }
         case LayerType::Embedding: {
@@ -709,6 +711,8 @@ nlohmann::json ModelConfig::to_json() const {
                     o["gate_activation"] = to_string(l.gate_activation.kind);
                     if (has_alpha(l.gate_activation.kind)) o["gate_alpha"] = decimal(l.gate_activation.alpha);
                 }
+                if (l.input_retain < 1.f) o["input_retain"] = decimal(l.input_retain);
+                if (l.recurrent_retain < 1.f) o["recurrent_retain"] = decimal(l.recurrent_retain);
                 break;
             case LayerType::Embedding:
                 o["vocabulary"] = l.vocabulary;

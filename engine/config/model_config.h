@@ -142,6 +142,12 @@ struct LayerConfig {
     bool reset_after = true;
     ActivationSpec cell_activation{Activation::Tanh, 0.01f};
     ActivationSpec gate_activation{Activation::Sigmoid, 0.01f};
+    // Dropout inside a recurrent layer while training (Keras's `dropout` / `recurrent_dropout`,
+    // Gal & Ghahramani's variational form): the probability of keeping each input feature, and
+    // each unit of the state the recurrence reads, with one mask per sample for all its steps
+    // (per direction). 1: none. JSON `input_retain` / `recurrent_retain`, like dropout's `retain`.
+    float input_retain = 1.f;
+    float recurrent_retain = 1.f;
     int vocabulary = 0;  // embedding: ids 0..V-1 (`units` E per id)
     int repeat = 0;      // repeat_vector: the steps it makes of one vector
 

@@ -36,6 +36,10 @@ Dl4jBytes dl4j_zip_bytes(const ExportableModel& m) {
         out.notes.push_back("updaterState.bin: not written (the model file holds no updater state: DL4J starts the updater afresh)");
     if (m.normalization.active()) entries.emplace_back("normalizer.bin", dl4j_normalizer_bytes(m.normalization));
     if (!m.class_names.empty()) out.notes.push_back("class names: not written (a DL4J model zip has no place for them)");
+    for (std::size_t i = 0; i < m.config.layers.size(); ++i)
+        if (const auto& l = m.config.layers[i]; l.input_retain < 1.f || l.recurrent_retain < 1.f)
+            out.notes.push_back(l.label(i) + ": its dropout inside the cell is not written (DL4J's recurrent layers have none; "
+                                "inference is the same, training in DL4J runs without it)");
     out.bytes = zip_bytes(entries, m.source + " as a DL4J zip");
     return out;
 }

@@ -1,6 +1,8 @@
 // Thresher's sequence layers as Keras layers and weights (keras_sequence_export.h).
 #include "export/keras_sequence_export.h"
 
+#include <cmath>
+
 namespace thresher::model_export {
 
 namespace {
@@ -20,6 +22,10 @@ const float* nth_block(const ExportableModel& m, const LayerConfig& l, ParamRole
         if (b.role == role && n-- == 0) return m.params.data() + l.param_offset + b.offset;
     return nullptr;
 }
+
+// Keras's dropout rate for a keep probability, as the user wrote it (0.2 for retain 0.8f, not
+// 0.19999999).
+double rate_of(float retain) { return std::round((1.0 - config::decimal(retain)) * 1e6) / 1e6; }
 
 }  // namespace
 
@@ -47,8 +53,8 @@ KerasSequenceLayer keras_sequence_layer(const LayerConfig& l, KerasDialect d, co
                             {"recurrent_initializer", keras_object(d, "keras.initializers", "Orthogonal", {{"gain", 1.0}, {"seed", nullptr}})},
                             {"bias_initializer", zeros},
                             {"kernel_regularizer", kernel_regularizer},
-                            {"dropout", 0.0},
-                            {"recurrent_dropout", 0.0},
+                            {"dropout", rate_of(l.input_retain)},
+                            {"recurrent_dropout", rate_of(l.recurrent_retain)},
                             {"return_sequences", l.return_sequences},
                             {"return_state", false},
                             {"go_backwards", false},
@@ -59,7 +65,8 @@ KerasSequenceLayer keras_sequence_layer(const LayerConfig& l, KerasDialect d, co
         if (l.type != LayerType::SimpleRnn) cell["recurrent_activation"] = gate_activation;
         if (l.type == LayerType::Lstm) cell["unit_forget_bias"] = l.forget_bias == 1.f;
         if (l.type == LayerType::Gru) cell["reset_after"] = l.reset_after;
-        if (d == KerasDialect::Keras2) cell["implementation"] = 1;
+        // Keras 2's implementation 1 draws a dropout mask per gate; 2 one for all, as Thresher.
+        if (d == KerasDialect::Keras2) cell["implementation"] = l.input_retain < 1.f || l.recurrent_retain < 1.f ? 2 : 1;
         if (l.bidirectional == BiMode::None) return {recurrent_class(l.type), std::move(cell), ""};
         const char* merge = l.bidirectional == BiMode::Concat ? "concat" : l.bidirectional == BiMode::Sum ? "sum"
                             : l.bidirectional == BiMode::Mul  ? "mul"

@@ -5,6 +5,8 @@
 // is: its blocks (shape inference) are in the order RnnOp reads them.
 #include "nn/sequence_step.h"
 
+#include "core/rng.h"
+
 namespace thresher::nn {
 
 namespace {
@@ -30,7 +32,7 @@ backend::RnnMerge merge_of(config::BiMode b) {
 
 class RecurrentStep final : public LayerStep {
 public:
-    RecurrentStep(backend::Backend& be, const config::LayerConfig& l, int batch) {
+    RecurrentStep(backend::Backend& be, const config::LayerConfig& l, std::size_t index, int batch) : index_(index) {
         backend::RnnDesc d;
         d.cell = cell_of(l);
         d.batch = batch;
@@ -42,10 +44,15 @@ public:
         d.peepholes = l.peepholes;
         d.merge = merge_of(l.bidirectional);
         d.return_sequences = l.return_sequences;
+        d.input_retain = l.input_retain;
+        d.recurrent_retain = l.recurrent_retain;
+        dropout_ = d.has_dropout();
         op_ = be.make_rnn(d);
     }
     void forward(float* params, const float* x, float* y, const StepContext& ctx) override {
         lengths_ = ctx.lengths;
+        // This iteration's masks, from the iteration's seed and the layer's index (as dropout's).
+        if (dropout_ && ctx.mode == backend::Mode::Training) op_->draw_dropout(derive_seed(ctx.seed, index_));
         op_->forward(x, lengths_, params, y, ctx.mode);
     }
     void backward(const float* params, const float* x, const float*, float* dy, float* dx, float* grads) override {
@@ -55,12 +62,14 @@ public:
 private:
     std::unique_ptr<backend::RnnOp> op_;
     const int* lengths_ = nullptr;
+    std::size_t index_;  // the layer's, for its dropout masks
+    bool dropout_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<LayerStep> plan_recurrent(backend::Backend& be, const config::LayerConfig& l, int batch) {
-    return std::make_unique<RecurrentStep>(be, l, batch);
+std::unique_ptr<LayerStep> plan_recurrent(backend::Backend& be, const config::LayerConfig& l, std::size_t index, int batch) {
+    return std::make_unique<RecurrentStep>(be, l, index, batch);
 }
 
 }  // namespace thresher::nn

@@ -12,7 +12,7 @@ namespace thresher::nn {
 // `index`: the layer's position, for messages. Refuses (ConfigError naming the layer) what the
 // backend cannot run.
 // The steps plan_sequence_layer hands out (after its checks).
-std::unique_ptr<LayerStep> plan_recurrent(backend::Backend&, const config::LayerConfig&, int batch);
+std::unique_ptr<LayerStep> plan_recurrent(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch);
 std::unique_ptr<LayerStep> plan_convolution1d(backend::Backend&, const config::LayerConfig&, int batch);
 
 std::unique_ptr<LayerStep> plan_sequence_layer(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch);

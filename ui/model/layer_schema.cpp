@@ -113,6 +113,10 @@ QList<FieldSpec> layer_fields(const QString& type) {
               << FieldSpec{"gate_activation", "Gate activation", Kind::Choice, {"sigmoid", "hardsigmoid"}, "sigmoid",
                            "hardsigmoid: Keras 2's recurrent default (slope 0.2; gate_alpha in the JSON tab)"};
         }
+        f << FieldSpec{"input_retain", "Input retain", Kind::Float, {}, 1.0,
+                       "training: keep each input feature with this probability, one mask per sample for all steps (Keras dropout = 1 − it)"}
+          << FieldSpec{"recurrent_retain", "Recurrent retain", Kind::Float, {}, 1.0,
+                       "training: the same for the state the recurrence reads (Keras recurrent_dropout = 1 − it)"};
         return f;
     }
     if (type == "embedding")

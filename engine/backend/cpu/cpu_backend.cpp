@@ -92,16 +92,9 @@ public:
     }
     void dropout_forward(const float* x, float* y, float* mask, std::size_t n, float retain,
                          std::uint64_t seed, std::size_t group) override {
-        // Counter-based: element i's draw depends only on (seed, i / group), whatever the thread split.
-        const float scale = 1.f / retain;
-        const std::uint64_t key = derive_seed(seed, 0x44524f50 /* "DROP" */);
-        const std::size_t g = std::max<std::size_t>(group, 1);
+        cpu::dropout_mask(mask, n, retain, seed, group);
 #pragma omp parallel for if (n > (1u << 15))
-        for (std::size_t i = 0; i < n; ++i) {
-            const double u = static_cast<double>(derive_seed(key, i / g) >> 11) * 0x1.0p-53;
-            mask[i] = u < retain ? scale : 0.f;
-            y[i] = x[i] * mask[i];
-        }
+        for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * mask[i];
     }
     bool has_prelu() const override { return true; }
     bool has_transposed_conv() const override { return true; }

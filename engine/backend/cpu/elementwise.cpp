@@ -315,6 +315,18 @@ void prelu_backward(const PReluDesc& d, const float* x, const float* alpha, cons
                 }
 }
 
+void dropout_mask(float* mask, std::size_t n, float retain, std::uint64_t seed, std::size_t group) {
+    // Counter-based: element i's draw depends only on (seed, i / group), whatever the thread split.
+    const float scale = 1.f / retain;
+    const std::uint64_t key = derive_seed(seed, 0x44524f50 /* "DROP" */);
+    const std::size_t g = std::max<std::size_t>(group, 1);
+#pragma omp parallel for if (n > (1u << 15))
+    for (std::size_t i = 0; i < n; ++i) {
+        const double u = static_cast<double>(derive_seed(key, i / g) >> 11) * 0x1.0p-53;
+        mask[i] = u < retain ? scale : 0.f;
+    }
+}
+
 void column_sums(const float* m, float* out, int rows, int cols) {
     std::fill(out, out + cols, 0.f);
     for (int r = 0; r < rows; ++r) {

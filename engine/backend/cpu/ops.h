@@ -34,6 +34,9 @@ void prelu_forward(const PReluDesc&, const float* x, const float* alpha, float* 
 void prelu_backward(const PReluDesc&, const float* x, const float* alpha, const float* dy, float* dx,
                     float* dalpha);
 void column_sums(const float* m, float* out, int rows, int cols);
+// Inverted dropout's mask: mask[i] = (u < retain) / retain, u drawn from (seed, i / group) alone,
+// so the mask is the same whatever the thread split (Backend::dropout_forward, recurrent cells).
+void dropout_mask(float* mask, std::size_t n, float retain, std::uint64_t seed, std::size_t group = 1);
 // Zero padding, cropping, nearest-neighbour upsampling of image planes (resize.cpp).
 void pad_planes(const PadDesc&, const float* small, float* large);
 void crop_planes(const PadDesc&, const float* large, float* small);

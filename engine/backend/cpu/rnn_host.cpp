@@ -23,6 +23,7 @@
 
 #include "backend/cpu/ops.h"
 #include "core/error.h"
+#include "core/rng.h"
 
 namespace thresher::backend::cpu {
 
@@ -67,6 +68,7 @@ int gates_of(RnnCell c) { return c == RnnCell::Lstm ? 4 : c == RnnCell::Vanilla 
 }  // namespace
 
 bool rnn_has_primitive(const RnnDesc& d) {
+    if (d.has_dropout()) return false;
     const auto a = d.act.kind;
     if (d.cell == RnnCell::Vanilla) return a == Activation::Tanh || a == Activation::Relu || a == Activation::Sigmoid;
     return a == Activation::Tanh && d.gate.kind == Activation::Sigmoid;
@@ -91,12 +93,35 @@ RnnHostDirection::RnnHostDirection(const RnnDesc& d) : d_(d), g_(gates_of(d.cell
     if (d.cell == RnnCell::GruResetAfter) drec_.assign(rows * gh_, 0.f);
     dh_.assign(static_cast<std::size_t>(n * h), 0.f);
     dc_.assign(static_cast<std::size_t>(n * h), 0.f);
-    tmp_.assign(static_cast<std::size_t>(n * (gh_ + 2 * h)), 0.f);
+    tmp_.assign(static_cast<std::size_t>(n * (gh_ + 3 * h)), 0.f);
+    if (d.input_retain < 1.f) {
+        in_mask_.assign(static_cast<std::size_t>(n * d.in), 1.f);
+        xm_.assign(rows * d.in, 0.f);
+    }
+    if (d.recurrent_retain < 1.f) {
+        rec_mask_.assign(static_cast<std::size_t>(n * h), 1.f);
+        hrec_.assign(rows * h, 0.f);
+    }
 }
 
-void RnnHostDirection::forward(const float* x, const float* p, float* h) {
+void RnnHostDirection::draw_dropout(std::uint64_t seed) {
+    if (!in_mask_.empty()) dropout_mask(in_mask_.data(), in_mask_.size(), d_.input_retain, derive_seed(seed, 1));
+    if (!rec_mask_.empty()) dropout_mask(rec_mask_.data(), rec_mask_.size(), d_.recurrent_retain, derive_seed(seed, 2));
+}
+
+void RnnHostDirection::forward(const float* x, const float* p, float* h, bool training) {
     const long rows = static_cast<long>(d_.batch) * d_.steps;
     const float *w = p, *r = w + w_, *b = r + r_, *peep = d_.peepholes ? b + b_ : nullptr;
+    in_drop_ = training && !in_mask_.empty();
+    rec_drop_ = training && !rec_mask_.empty();
+    if (in_drop_) {
+        // One mask per sample for all its steps: x (n, t, f) keeps in_mask (n, f).
+        for (long q = 0; q < rows; ++q) {
+            const float* m = in_mask_.data() + (q / d_.steps) * d_.in;
+            for (long f = 0; f < d_.in; ++f) xm_[static_cast<std::size_t>(q * d_.in + f)] = x[q * d_.in + f] * m[f];
+        }
+        x = xm_.data();
+    }
     for (long q = 0; q < rows; ++q) std::copy_n(b, gh_, pre_.data() + q * gh_);
     gemm(false, false, rows, gh_, d_.in, x, d_.in, w, gh_, 1.f, pre_.data(), gh_);
     over_samples(d_.batch, [&](long n0, long n1) {
@@ -117,17 +142,25 @@ void RnnHostDirection::step_forward(int t, long n0, long n1, const float* r, con
         if (t == 0) std::fill_n(hp + n * lh, H, 0.f);
         else std::copy_n(h + n * lh + (t - 1) * H, H, hp + n * lh);
     }
+    // What the recurrence reads: h', or h' with its dropped units (a gru's update reads h' whole).
+    const float* hr = hp;
+    if (rec_drop_) {
+        float* masked = hrec_.data() + n0 * lh + t * H;
+        for (long n = 0; n < n_; ++n)
+            for (long j = 0; j < H; ++j) masked[n * lh + j] = hp[n * lh + j] * rec_mask_[static_cast<std::size_t>((n0 + n) * H + j)];
+        hr = masked;
+    }
     const ActivationSpec ga = d_.gate, ca = d_.act;
     switch (d_.cell) {
         case RnnCell::Vanilla:
-            gemm(false, false, n_, H, H, hp, lh, r, H, 1.f, pre, lg);
+            gemm(false, false, n_, H, H, hr, lh, r, H, 1.f, pre, lg);
             for (long n = 0; n < n_; ++n) {
                 act(ca, pre + n * lg, gate + n * lg, H);
                 std::copy_n(gate + n * lg, H, h + n * lh + t * H);
             }
             return;
         case RnnCell::Lstm:
-            gemm(false, false, n_, gh, H, hp, lh, r, gh, 1.f, pre, lg);
+            gemm(false, false, n_, gh, H, hr, lh, r, gh, 1.f, pre, lg);
             for (long n = 0; n < n_; ++n) {
                 float *z = pre + n * lg, *a = gate + n * lg;
                 float* c = c_.data() + (n0 + n) * lh + t * H;
@@ -147,18 +180,18 @@ void RnnHostDirection::step_forward(int t, long n0, long n1, const float* r, con
             }
             return;
         case RnnCell::Gru: {
-            gemm(false, false, n_, 2 * H, H, hp, lh, r, gh, 1.f, pre, lg);
+            gemm(false, false, n_, 2 * H, H, hr, lh, r, gh, 1.f, pre, lg);
             float* rh = extra_.data() + n0 * lh + t * H;
             for (long n = 0; n < n_; ++n) {
                 float *z = pre + n * lg, *a = gate + n * lg;
                 act(ga, z, a, 2 * H);
-                for (long j = 0; j < H; ++j) rh[n * lh + j] = a[H + j] * hp[n * lh + j];
+                for (long j = 0; j < H; ++j) rh[n * lh + j] = a[H + j] * hr[n * lh + j];
             }
             gemm(false, false, n_, H, H, rh, lh, r + 2 * H, gh, 1.f, pre + 2 * H, lg);
             break;
         }
         case RnnCell::GruResetAfter: {
-            gemm(false, false, n_, gh, H, hp, lh, r, gh, 0.f, scratch, gh);
+            gemm(false, false, n_, gh, H, hr, lh, r, gh, 0.f, scratch, gh);
             for (long n = 0; n < n_; ++n) {
                 float *z = pre + n * lg, *a = gate + n * lg;
                 const float* s = scratch + n * gh;
@@ -216,19 +249,27 @@ void RnnHostDirection::backward(const float* x, const float* p, const float* dh,
             }
         }
     }
-    gemm(true, false, d_.in, gh_, rows, x, d_.in, dpre_.data(), gh_, 0.f, gw, gh_);
+    // The input and h' as the products read them (with their dropped parts, in training).
+    const float* xin = in_drop_ ? xm_.data() : x;
+    const float* hr = rec_drop_ ? hrec_.data() : hprev_.data();
+    gemm(true, false, d_.in, gh_, rows, xin, d_.in, dpre_.data(), gh_, 0.f, gw, gh_);
     gemm(false, true, rows, d_.in, gh_, dpre_.data(), gh_, w, gh_, 0.f, dx, d_.in);
+    if (in_drop_)
+        for (long q = 0; q < rows; ++q) {
+            const float* m = in_mask_.data() + (q / d_.steps) * d_.in;
+            for (long f = 0; f < d_.in; ++f) dx[q * d_.in + f] *= m[f];
+        }
     column_sums(dpre_.data(), gb, static_cast<int>(rows), static_cast<int>(gh_));
     switch (d_.cell) {
         case RnnCell::Vanilla:
-        case RnnCell::Lstm: gemm(true, false, H, gh_, rows, hprev_.data(), H, dpre_.data(), gh_, 0.f, gr, gh_); break;
+        case RnnCell::Lstm: gemm(true, false, H, gh_, rows, hr, H, dpre_.data(), gh_, 0.f, gr, gh_); break;
         case RnnCell::Gru:
             // u and r saw h', the candidate saw r h'.
-            gemm(true, false, H, 2 * H, rows, hprev_.data(), H, dpre_.data(), gh_, 0.f, gr, gh_);
+            gemm(true, false, H, 2 * H, rows, hr, H, dpre_.data(), gh_, 0.f, gr, gh_);
             gemm(true, false, H, H, rows, extra_.data(), H, dpre_.data() + 2 * H, gh_, 0.f, gr + 2 * H, gh_);
             break;
         case RnnCell::GruResetAfter:
-            gemm(true, false, H, gh_, rows, hprev_.data(), H, drec_.data(), gh_, 0.f, gr, gh_);
+            gemm(true, false, H, gh_, rows, hr, H, drec_.data(), gh_, 0.f, gr, gh_);
             for (long q = 0; q < rows; ++q)
                 for (long j = 0; j < H; ++j) gb[3 * H + j] += drec_[static_cast<std::size_t>(q * gh_ + 2 * H + j)];
             break;
@@ -246,14 +287,22 @@ void RnnHostDirection::step_backward(int t, long n0, long n1, const float* r, co
     float* dpre = dpre_.data() + n0 * lg + t * gh;
     float* dh = dh_.data() + n0 * H;
     float* dcs = dc_.data() + n0 * H;
-    // Scratch per sample: da [gh] then two rows of H.
-    float* scratch = tmp_.data() + n0 * (gh + 2 * H);
-    auto da_of = [&](long n) { return scratch + n * (gh + 2 * H); };
+    // Scratch per sample: da [gh] then three rows of H.
+    const long ls = gh + 3 * H;
+    float* scratch = tmp_.data() + n0 * ls;
+    auto da_of = [&](long n) { return scratch + n * ls; };
+    // dL/dh' through the recurrence's products, times the units the recurrence read (dropout).
+    auto mask_recurrent = [&](float* d, long stride) {
+        if (!rec_drop_) return;
+        for (long n = 0; n < n_; ++n)
+            for (long j = 0; j < H; ++j) d[n * stride + j] *= rec_mask_[static_cast<std::size_t>((n0 + n) * H + j)];
+    };
     const ActivationSpec ga = d_.gate, ca = d_.act;
     switch (d_.cell) {
         case RnnCell::Vanilla:
             for (long n = 0; n < n_; ++n) act_back(ca, pre + n * lg, gate + n * lg, dh + n * H, dpre + n * lg, H);
             gemm(false, true, n_, H, H, dpre, lg, r, H, 0.f, dh, H);
+            mask_recurrent(dh, H);
             return;
         case RnnCell::Lstm:
             for (long n = 0; n < n_; ++n) {
@@ -280,6 +329,7 @@ void RnnHostDirection::step_backward(int t, long n0, long n1, const float* r, co
                     for (long j = 0; j < H; ++j) dc[j] += dz[j] * peep[j] + dz[H + j] * peep[H + j];
             }
             gemm(false, true, n_, H, gh, dpre, lg, r, gh, 0.f, dh, H);
+            mask_recurrent(dh, H);
             return;
         case RnnCell::Gru:
         case RnnCell::GruResetAfter: break;
@@ -305,23 +355,28 @@ void RnnHostDirection::step_backward(int t, long n0, long n1, const float* r, co
         std::copy_n(dz, 2 * H, drec);
         for (long j = 0; j < H; ++j) drec[2 * H + j] = dz[2 * H + j] * a[H + j];
     }
-    float* dhn0 = scratch + gh + H;  // sample n's dhn at dhn0 + n * (gh + 2H)
-    const long ls = gh + 2 * H;
+    // dhn: what h' got directly (the update); dhr: what it got through the recurrence's products,
+    // which read it with its dropped units.
+    float* dhn0 = scratch + gh + H;  // sample n's rows at + n * ls
+    float* dhr0 = scratch + gh + 2 * H;
     if (after) {
-        gemm(false, true, n_, H, gh, drec_.data() + n0 * lg + t * gh, lg, r, gh, 1.f, dhn0, ls);
+        gemm(false, true, n_, H, gh, drec_.data() + n0 * lg + t * gh, lg, r, gh, 0.f, dhr0, ls);
     } else {
         // The candidate saw r h': d(r h') = dz_o R_o^T, then dr = d(r h') h', dh' += d(r h') r.
+        const float* hr = rec_drop_ ? hrec_.data() + n0 * lh + t * H : hp;
         float* drh0 = scratch + gh;
         gemm(false, true, n_, H, H, dpre + 2 * H, lg, r + 2 * H, gh, 0.f, drh0, ls);
         for (long n = 0; n < n_; ++n) {
-            const float *z = pre + n * lg, *a = gate + n * lg, *hpn = hp + n * lh;
-            float *dz = dpre + n * lg, *da = da_of(n), *drh = da + gh, *dhn = drh + H;
-            for (long j = 0; j < H; ++j) da[H + j] = drh[j] * hpn[j], dhn[j] += drh[j] * a[H + j];
+            const float *z = pre + n * lg, *a = gate + n * lg, *hrn = hr + n * lh;
+            float *dz = dpre + n * lg, *da = da_of(n), *drh = da + gh, *dhr = drh + 2 * H;
+            for (long j = 0; j < H; ++j) da[H + j] = drh[j] * hrn[j], dhr[j] = drh[j] * a[H + j];
             act_back(ga, z + H, a + H, da + H, dz + H, H);
         }
-        gemm(false, true, n_, H, 2 * H, dpre, lg, r, gh, 1.f, dhn0, ls);
+        gemm(false, true, n_, H, 2 * H, dpre, lg, r, gh, 1.f, dhr0, ls);
     }
-    for (long n = 0; n < n_; ++n) std::copy_n(dhn0 + n * ls, H, dh + n * H);
+    mask_recurrent(dhr0, ls);
+    for (long n = 0; n < n_; ++n)
+        for (long j = 0; j < H; ++j) dh[n * H + j] = dhn0[n * ls + j] + dhr0[n * ls + j];
 }
 
 }  // namespace thresher::backend::cpu

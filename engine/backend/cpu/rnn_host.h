@@ -5,22 +5,27 @@
 // rnn_op.cpp does the rest (reversal within lengths, merges, masking) for both paths.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "backend/backend.h"
 
 namespace thresher::backend::cpu {
 
-// True when oneDNN has a primitive for the desc's activations: lstm/gru with sigmoid gates and a
-// tanh cell, vanilla tanh, relu or sigmoid. Everything else runs on RnnHostDirection.
+// True when oneDNN has a primitive for the desc: lstm/gru with sigmoid gates and a tanh cell,
+// vanilla tanh, relu or sigmoid, without dropout inside the cell (oneDNN's cells have none).
+// Everything else runs on RnnHostDirection.
 bool rnn_has_primitive(const RnnDesc&);
 
 class RnnHostDirection {
 public:
     explicit RnnHostDirection(const RnnDesc&);
 
-    // p: this direction's parameters (W, R, b, P). Keeps what backward reads.
-    void forward(const float* x, const float* p, float* h);
+    // This iteration's dropout masks (RnnDesc::input_retain, recurrent_retain), from `seed` alone.
+    void draw_dropout(std::uint64_t seed);
+    // p: this direction's parameters (W, R, b, P). Keeps what backward reads. `training`: apply
+    // the masks draw_dropout drew (when the desc has dropout).
+    void forward(const float* x, const float* p, float* h, bool training = false);
     // After forward on the same x and p: dh is dL/dh at every step (zero where nothing reads h);
     // g (this direction's parameter gradients) is overwritten; dx [N x T x in] is overwritten.
     void backward(const float* x, const float* p, const float* dh, float* dx, float* g);
@@ -39,6 +44,10 @@ private:
     std::vector<float> pre_, gate_, hprev_, c_, cact_, extra_;
     // Backward: dL/d(gate pre-activations); gru reset-after's recurrent part; per-step carries.
     std::vector<float> dpre_, drec_, dh_, dc_, tmp_;
+    // Dropout: masks [N x in] and [N x H] (empty: none), the masked input [N x T x in] and the
+    // masked h' [N x T x H] the recurrence read; whether the last forward applied them.
+    std::vector<float> in_mask_, rec_mask_, xm_, hrec_;
+    bool in_drop_ = false, rec_drop_ = false;
 };
 
 }  // namespace thresher::backend::cpu

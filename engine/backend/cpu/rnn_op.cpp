@@ -19,6 +19,7 @@
 
 #include "backend/cpu/ops.h"
 #include "backend/cpu/rnn_host.h"
+#include "core/rng.h"
 
 namespace thresher::backend::cpu {
 
@@ -160,7 +161,7 @@ public:
             }
             const float* p = params + k * direction_size();
             if (!host_.empty()) {
-                host_[k].forward(src, p, dir.h.data());
+                host_[k].forward(src, p, dir.h.data(), mode == Mode::Training);
                 continue;
             }
             const bool train = mode == Mode::Training;
@@ -184,6 +185,12 @@ public:
             });
         }
         merge_forward(lengths, y);
+    }
+
+    // Dropout inside the cells runs on the host path only (rnn_has_primitive); each direction
+    // draws its own masks, as Keras's Bidirectional holds two layers.
+    void draw_dropout(std::uint64_t seed) override {
+        for (std::size_t k = 0; k < host_.size(); ++k) host_[k].draw_dropout(derive_seed(seed, k));
     }
 
     void backward(const float* x, const int* lengths, const float* params, const float* dy, float* dx,

@@ -1,7 +1,8 @@
 // The graph corpus (data/graphs/corpus, 53 public files written by others: SOURCES.md): every file
 // ends as expected.tsv says: "imports" (and then builds into a network whose parameter count the
 // config states, and round-trips as Thresher JSON), or refused with a ConfigError containing the
-// listed message (which names the file's own layer or field). Nothing may end another way: any
+// listed message (which names the file's own layer or field); a third column gives the time steps
+// a file leaves open (--steps) when they are needed. Nothing may end another way: any
 // other exception, a crash or a hang fails. Every .json in the folder must be listed, so a new
 // file cannot be skipped by accident.
 #include <QtTest>
@@ -48,18 +49,21 @@ void TestGraphCorpus::every_file_is_listed() {
 void TestGraphCorpus::outcomes_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QString>("expected");
+    QTest::addColumn<int>("steps");  // a third column: the time steps the file leaves open (--steps)
     QFile f(corpus_dir() + "/expected.tsv");
     QVERIFY(f.open(QIODevice::ReadOnly));
     for (const auto& line : QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts))
-        QTest::newRow(qPrintable(line.section('\t', 0, 0))) << line.section('\t', 0, 0) << line.section('\t', 1);
+        QTest::newRow(qPrintable(line.section('\t', 0, 0))) << line.section('\t', 0, 0) << line.section('\t', 1, 1)
+                                                             << line.section('\t', 2, 2).toInt();
 }
 
 void TestGraphCorpus::outcomes() {
     QFETCH(QString, file);
     QFETCH(QString, expected);
+    QFETCH(int, steps);
     const std::string path = (corpus_dir() + "/" + file).toStdString();
     try {
-        const auto r = config::import_model_file(path);
+        const auto r = config::import_model_file(path, {.steps = steps});
         QVERIFY2(expected == "imports", qPrintable("imported, but expected.tsv says: " + expected));
         const auto again = config::ModelConfig::from_json(r.model.to_json(), "round trip");
         QCOMPARE(again.param_count(), r.model.param_count());

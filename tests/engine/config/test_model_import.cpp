@@ -106,6 +106,7 @@ private Q_SLOTS:
     void open_steps_given_data();
     void open_steps_given();
     void steps_given_must_fit();
+    void keras_cell_dropout_imports();
 };
 
 void TestModelImport::sequence_layers_import_data() {
@@ -268,6 +269,29 @@ void TestModelImport::steps_given_must_fit() {
     } catch (const ConfigError& e) {
         QVERIFY2(QString(e.what()).contains("fixes its input at " + QString::number(t) + " time steps"), e.what());
     }
+}
+
+// Keras's dropout / recurrent_dropout (Keras 1: dropout_W / dropout_U) become the layer's
+// input_retain / recurrent_retain; the file that used to be refused for them (Keras's own
+// imdb_lstm example, saved by Keras 2) imports with its steps given, and the JSON keeps them.
+void TestModelImport::keras_cell_dropout_imports() {
+    const auto r = config::import_model_file(fixture("keras2_imdb_embedding_lstm.json"), {.steps = 80});
+    QCOMPARE(types(r.model), QString("embedding,lstm,output"));
+    const auto& lstm = r.model.layers[1];
+    QCOMPARE(lstm.input_retain, 0.8f);
+    QCOMPARE(lstm.recurrent_retain, 0.8f);
+    QVERIFY2(joined(r.notes).contains("a mask per gate here (implementation 1)"), qPrintable(joined(r.notes)));
+    const auto again = config::ModelConfig::from_json(r.model.to_json(), "again");
+    QCOMPARE(again.layers[1].input_retain, 0.8f);
+    QCOMPARE(again.layers[1].recurrent_retain, 0.8f);
+    const auto gru = keras({keras_layer("InputLayer", R"("batch_input_shape":[null,6,3],"name":"in")"),
+                            keras_layer("GRU", R"("name":"g","units":4,"dropout":0.1,"recurrent_dropout":0.25,"implementation":2,
+                                                  "recurrent_activation":"sigmoid")"), kKerasOut});
+    const auto g = config::import_model_text(gru.toStdString(), "cfg.json");
+    QCOMPARE(g.model.layers[0].input_retain, 0.9f);
+    QCOMPARE(g.model.layers[0].recurrent_retain, 0.75f);
+    QVERIFY2(!joined(g.notes).contains("a mask per gate"), qPrintable(joined(g.notes)));
+    QVERIFY2(joined(g.notes).contains("reads h' whole"), qPrintable(joined(g.notes)));
 }
 
 void TestModelImport::fixtures_data() {
@@ -762,8 +786,8 @@ void TestModelImport::refused_data() {
         << QStringList{"layers[1] (LSTM \"lstm\")", "\"stateful\": true is not supported"};
     QTest::newRow("keras LSTM go_backwards") << keras({seq_in, lstm(R"("go_backwards":true)"), kKerasOut})
         << QStringList{"layers[1] (LSTM \"lstm\")", "\"go_backwards\": true is not supported"};
-    QTest::newRow("keras LSTM recurrent_dropout") << keras({seq_in, lstm(R"("recurrent_dropout":0.2)"), kKerasOut})
-        << QStringList{"layers[1] (LSTM \"lstm\")", "\"recurrent_dropout\": 0.2 is not supported"};
+    QTest::newRow("keras LSTM recurrent_dropout 1") << keras({seq_in, lstm(R"("recurrent_dropout":1.0)"), kKerasOut})
+        << QStringList{"layers[1] (LSTM \"lstm\")", "\"recurrent_dropout\""};
     QTest::newRow("keras Bidirectional merge_mode None")
         << keras({seq_in, keras_layer("Bidirectional", R"("name":"bi","merge_mode":null,"layer":)" + keras_layer("GRU", R"("name":"g","units":2)")), kKerasOut})
         << QStringList{"layers[1] (Bidirectional \"bi\")", "\"merge_mode\": None (two outputs) is not supported"};

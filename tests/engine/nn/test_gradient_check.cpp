@@ -551,6 +551,20 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("simple_rnn elu, bidirectional mul every step")
         << model(seq, "{\"type\":\"simple_rnn\",\"units\":3,\"activation\":\"elu\",\"return_sequences\":true,\"bidirectional\":\"mul\"}",
                  softmax) << true;
+    // Dropout inside the cells (Keras's dropout / recurrent_dropout): fixed masks for a fixed seed,
+    // so the loss is a smooth function of the parameters and its gradient checks like any other.
+    // Units are 6 so that each mask drops some and keeps some.
+    QTest::newRow("lstm input and recurrent dropout, peepholes, bidirectional concat every step")
+        << model(seq, "{\"type\":\"lstm\",\"units\":6,\"return_sequences\":true,\"peepholes\":true,\"bidirectional\":\"concat\","
+                      "\"input_retain\":0.7,\"recurrent_retain\":0.6}", softmax) << true;
+    QTest::newRow("gru reset after, input and recurrent dropout, last step")
+        << model(seq, "{\"type\":\"gru\",\"units\":6,\"input_retain\":0.7,\"recurrent_retain\":0.6}", softmax) << true;
+    QTest::newRow("gru reset before, recurrent dropout, hardsigmoid gates, bidirectional sum")
+        << model(seq, "{\"type\":\"gru\",\"units\":6,\"reset_after\":false,\"bidirectional\":\"sum\",\"recurrent_retain\":0.6,"
+                      "\"gate_activation\":\"hardsigmoid\"}", softmax) << true;
+    QTest::newRow("simple_rnn tanh, input and recurrent dropout, every step")
+        << model(seq, "{\"type\":\"simple_rnn\",\"units\":6,\"return_sequences\":true,\"input_retain\":0.5,\"recurrent_retain\":0.5}",
+                 softmax) << true;
     for (const char* merge : {"concat", "sum", "mul", "average"}) {
         const QByteArray layer = QByteArray("{\"type\":\"gru\",\"units\":3,\"bidirectional\":\"") + merge + "\"}";
         QTest::newRow(QByteArray("bidirectional gru, ") + merge + ", last step") << model(seq, layer.constData(), softmax) << true;

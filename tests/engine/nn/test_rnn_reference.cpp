@@ -30,6 +30,7 @@ private Q_SLOTS:
     void matches_torch();
     void host_path_matches_onednn_data();
     void host_path_matches_onednn();
+    void dropout_masks_hold_for_every_step();
 };
 
 namespace {
@@ -190,6 +191,77 @@ void TestRnnReference::host_path_matches_onednn() {
     const double wy = worst(a.y, b.y), wdx = worst(a.dx, b.dx), wg = worst(a.grads, b.grads);
     qInfo("max |oneDNN - host|: y %.3g, dx %.3g, parameter gradients %.3g", wy, wdx, wg);
     QVERIFY2(wy <= 1e-5 && wdx <= 1e-5 && wg <= 1e-5, "the host path and oneDNN's primitives disagree");
+}
+
+// Keras's dropout / recurrent_dropout (RnnDesc::input_retain, recurrent_retain) with weights that
+// make the masks visible: a vanilla cell with an identity activation, W = I, R = I, b = 0, so
+//   h_t = m_in ∘ x_t + m_rec ∘ h_{t-1}.
+// Input dropout alone: h_0 = m_in ∘ x_0 and h_1 - h_0 = m_in ∘ x_1, so each unit's ratio to its
+// input is the same at both steps (one mask per sample for all steps), 0 or 1 / retain. Recurrent
+// dropout alone, x = (1, 0, 0): h_1 = m_rec, h_2 = m_rec², the same mask again. Inference applies
+// none; the same seed draws the same masks, another seed others; about retain of them are kept.
+void TestRnnReference::dropout_masks_hold_for_every_step() {
+    backend::RnnDesc d;
+    d.cell = backend::RnnCell::Vanilla;
+    d.act = {vocab::Activation::Identity, 0.f};
+    d.batch = 64, d.steps = 3, d.in = 32, d.hidden = 32;
+    const std::size_t h2 = static_cast<std::size_t>(d.hidden) * d.hidden;
+    std::vector<float> params(2 * h2 + static_cast<std::size_t>(d.hidden), 0.f);
+    for (int j = 0; j < d.hidden; ++j) params[static_cast<std::size_t>(j) * d.hidden + j] = params[h2 + static_cast<std::size_t>(j) * d.hidden + j] = 1.f;
+    const std::vector<int> lengths(static_cast<std::size_t>(d.batch), d.steps);
+    auto be = backend::create_backend("cpu", {2});
+    const std::size_t values = static_cast<std::size_t>(d.batch) * d.steps * d.hidden;
+    auto run = [&](const backend::RnnDesc& desc, const std::vector<float>& x, backend::Mode mode, std::uint64_t seed) {
+        auto op = be->make_rnn(desc);
+        std::vector<float> y(values);
+        if (mode == backend::Mode::Training) op->draw_dropout(seed);
+        op->forward(x.data(), lengths.data(), params.data(), y.data(), mode);
+        return y;
+    };
+    auto at = [&](std::size_t n, int t, int j) { return (n * static_cast<std::size_t>(d.steps) + static_cast<std::size_t>(t)) * d.hidden + j; };
+
+    // Input dropout: x_t = t + 1 + (j % 5) / 10 (never 0).
+    auto in = d;
+    in.input_retain = 0.75f;
+    std::vector<float> x(values);
+    for (std::size_t n = 0; n < static_cast<std::size_t>(d.batch); ++n)
+        for (int t = 0; t < d.steps; ++t)
+            for (int j = 0; j < d.hidden; ++j) x[at(n, t, j)] = static_cast<float>(t + 1) + static_cast<float>(j % 5) / 10.f;
+    const auto y = run(in, x, backend::Mode::Training, 11);
+    std::size_t kept = 0;
+    for (std::size_t n = 0; n < static_cast<std::size_t>(d.batch); ++n)
+        for (int j = 0; j < d.hidden; ++j) {
+            const float m0 = y[at(n, 0, j)] / x[at(n, 0, j)], m1 = (y[at(n, 1, j)] - y[at(n, 0, j)]) / x[at(n, 1, j)];
+            QVERIFY2(std::abs(m0 - m1) < 1e-5f, qPrintable(QString("sample %1 unit %2: masks %3 and %4 at steps 0 and 1").arg(n).arg(j).arg(m0).arg(m1)));
+            QVERIFY2(std::abs(m0) < 1e-6f || std::abs(m0 - 1.f / 0.75f) < 1e-5f, qPrintable(QString("mask value %1").arg(m0)));
+            kept += m0 > 0.5f;
+        }
+    const double share = static_cast<double>(kept) / (d.batch * d.hidden);
+    qInfo("input dropout: %.3f of the features kept (retain 0.75)", share);
+    QVERIFY(std::abs(share - 0.75) < 0.05);  // 2048 draws: 5 standard deviations is 0.048
+    QCOMPARE(run(in, x, backend::Mode::Training, 11), y);
+    QVERIFY(run(in, x, backend::Mode::Training, 12) != y);
+    auto none = d;
+    QCOMPARE(run(in, x, backend::Mode::Inference, 11), run(none, x, backend::Mode::Inference, 0));
+
+    // Recurrent dropout: x = (1, 0, 0) per unit.
+    auto rec = d;
+    rec.recurrent_retain = 0.6f;
+    std::vector<float> pulse(values, 0.f);
+    for (std::size_t n = 0; n < static_cast<std::size_t>(d.batch); ++n)
+        for (int j = 0; j < d.hidden; ++j) pulse[at(n, 0, j)] = 1.f;
+    const auto r = run(rec, pulse, backend::Mode::Training, 5);
+    kept = 0;
+    for (std::size_t n = 0; n < static_cast<std::size_t>(d.batch); ++n)
+        for (int j = 0; j < d.hidden; ++j) {
+            const float m = r[at(n, 1, j)];
+            QCOMPARE(r[at(n, 0, j)], 1.f);
+            QVERIFY2(std::abs(r[at(n, 2, j)] - m * m) < 1e-5f, qPrintable(QString("sample %1 unit %2: h1 %3, h2 %4").arg(n).arg(j).arg(m).arg(r[at(n, 2, j)])));
+            QVERIFY2(std::abs(m) < 1e-6f || std::abs(m - 1.f / 0.6f) < 1e-5f, qPrintable(QString("mask value %1").arg(m)));
+            kept += m > 0.5f;
+        }
+    qInfo("recurrent dropout: %.3f of the units kept (retain 0.6)", static_cast<double>(kept) / (d.batch * d.hidden));
+    QVERIFY(std::abs(static_cast<double>(kept) / (d.batch * d.hidden) - 0.6) < 0.06);
 }
 
 QTEST_APPLESS_MAIN(TestRnnReference)
