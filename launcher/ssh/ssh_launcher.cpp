@@ -129,7 +129,7 @@ void SshLauncher::launch(const RunSpec& spec) {
         // Per-node shard placement: each node gets its own subset (its own hash), made on its
         // host's thread; otherwise one tree for all, hashed once.
         if (per_node)
-            plan.data = [data_path, rank, world = int(hosts.size())] { return shard_subset_tree(data_path, rank, world); };
+            plan.data = [data_path, rank, world = spec.node_count()] { return shard_subset_tree(data_path, rank, world); };
         else
             plan.data = [state] { return state->data.get(); };
         plan.grace_ms = options_.grace_ms;
