@@ -820,7 +820,8 @@ GraphInput import_graph(Place& root, ModelConfig& m, ReadConf& read_conf, const 
             if (o == ops.end()) p.fail("op", "\"" + op + "\" is not supported (Add, Subtract, Product, Average, Max)");
             l.type = o->second;
         } else if (g.cls == "MergeVertex") {
-            // Along dimension 1: channels of images, features of flat activations.
+            // Along dimension 1: channels of images, features of flat activations and of each step of
+            // recurrent ones ([batch, size, T]).
             if (const auto axis = p.integer({"mergeAxis"}, -100); axis && *axis != 1)
                 p.fail("mergeAxis", "merging along dimension " + std::to_string(*axis) + " is not supported (only 1, the channels)");
             l.type = LayerType::Concatenate;

@@ -662,7 +662,8 @@ ImportResult import_keras(const nlohmann::json& model, const std::string& source
                     const auto& v = c->contains(key) ? (*c)[key] : nlohmann::json(-1);
                     const bool ok = v.is_number_integer() &&
                                     (flat ? (v == -1 || v == 1)
-                                          : channels_first ? (v == 1 || v == -3) : (v == -1 || v == 3));
+                                     : seq ? (v == -1 || v == 2)  // a sequence's features, step by step
+                                     : channels_first ? (v == 1 || v == -3) : (v == -1 || v == 3));
                     if (!ok) p.fail(key, "concatenating along axis " + json_summary(v) + " is not supported (only the channel axis)");
                     p.ignore({key});
                 }

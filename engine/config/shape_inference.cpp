@@ -260,18 +260,21 @@ void ModelConfig::infer_shapes(const std::string& source) {
                 break;
             case LayerType::Concatenate: {
                 // Along channels (NCHW's C; flat features when flat): the images must agree in size.
+                // Sequences join their features step by step (Keras Concatenate(axis=-1), DL4J's
+                // MergeVertex on recurrent activations): all of one length.
                 long long c = 0;
                 for (int s : l.sources) {
                     const Shape in = shape_of(s);
-                    if (in.sequence())
-                        fail(i, "concatenating sequences is not supported yet (input " + name_of(s) + " is " + describe(in) + ")");
+                    if (in.sequence() != shape.sequence() || in.t != shape.t)
+                        fail(i, "joins sequences step by step, so its inputs must all be sequences of one length: input " +
+                                    name_of(s) + " is " + describe(in) + " but input " + name_of(l.sources[0]) + " is " + describe(shape));
                     if (in.h != shape.h || in.w != shape.w)
                         fail(i, "concatenates along channels, so its inputs must have one height and width: input " +
                                     name_of(s) + " is " + in.str() + " but input " + name_of(l.sources[0]) + " is " + shape.str());
                     c += in.c;
                 }
                 if (c > (1LL << 24)) fail(i, "too large: more than 2^24 channels");
-                l.out_shape = Shape{static_cast<int>(c), shape.h, shape.w};
+                l.out_shape = Shape{static_cast<int>(c), shape.h, shape.w, shape.t};
                 break;
             }
             case LayerType::Reshape: {

@@ -3,6 +3,7 @@
 // sample's channels together), so both directions are one strided copy per input.
 #include "nn/vertex_step.h"
 
+#include <algorithm>
 #include <array>
 
 #include "core/error.h"
@@ -92,11 +93,14 @@ private:
 // the output's sum-of-C*H*W run.
 class ConcatStep final : public VertexStep {
 public:
-    ConcatStep(backend::Backend& be, const std::vector<config::Shape>& inputs, int batch) : be_(be), rows_(batch) {
+    // A sequence's sample is T rows of its features (time-major): the rows to join are its steps.
+    ConcatStep(backend::Backend& be, const std::vector<config::Shape>& inputs, int batch)
+        : be_(be), rows_(static_cast<std::size_t>(batch) * static_cast<std::size_t>(std::max(inputs.front().t, 1))) {
         for (const auto& s : inputs) {
+            const std::size_t per_row = s.sequence() ? static_cast<std::size_t>(s.c) : s.size();
             offsets_.push_back(total_);
-            sizes_.push_back(s.size());
-            total_ += s.size();
+            sizes_.push_back(per_row);
+            total_ += per_row;
         }
     }
     void forward(const std::vector<const float*>& xs, float* y) override {

@@ -565,6 +565,13 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("simple_rnn tanh, input and recurrent dropout, every step")
         << model(seq, "{\"type\":\"simple_rnn\",\"units\":6,\"return_sequences\":true,\"input_retain\":0.5,\"recurrent_retain\":0.5}",
                  softmax) << true;
+    // Sequences joined step by step (Keras Concatenate(axis=-1), DL4J MergeVertex on recurrent
+    // activations): two recurrent branches of one input, then a recurrent layer over both.
+    QTest::newRow("graph concatenate two lstm sequences, then gru")
+        << model(seq, "{\"type\":\"lstm\",\"name\":\"a\",\"units\":3,\"return_sequences\":true,\"inputs\":\"input\"},"
+                      "{\"type\":\"simple_rnn\",\"name\":\"b\",\"units\":2,\"return_sequences\":true,\"inputs\":\"input\"},"
+                      "{\"type\":\"concatenate\",\"name\":\"ab\",\"inputs\":[\"a\",\"b\"]},"
+                      "{\"type\":\"gru\",\"units\":3,\"inputs\":\"ab\"}", softmax) << true;
     for (const char* merge : {"concat", "sum", "mul", "average"}) {
         const QByteArray layer = QByteArray("{\"type\":\"gru\",\"units\":3,\"bidirectional\":\"") + merge + "\"}";
         QTest::newRow(QByteArray("bidirectional gru, ") + merge + ", last step") << model(seq, layer.constData(), softmax) << true;
