@@ -49,17 +49,26 @@ std::vector<ShardBlock> shard_epoch_order(const ShardIndex& index, const ShardPa
 }
 
 ShardStream::ShardStream(const ShardIndex& index, BatchPlan plan, const FeatureTransform* transform)
-    : index_(&index), plan_(plan), transform_(transform && transform->active() ? transform : nullptr) {
+    : ShardStream(index, index.train, plan, transform) {}
+
+ShardStream::ShardStream(const ShardIndex& index, const ShardPart& part, BatchPlan plan, const FeatureTransform* transform)
+    : index_(&index), part_(&part), plan_(plan), transform_(transform && transform->active() ? transform : nullptr) {
     check_plan(plan_);
     if (plan_.batch_size != index.batch)
         throw ConfigError("--batch " + std::to_string(plan_.batch_size) + ": the shards in " + index.folder +
                           " hold batches of " + std::to_string(index.batch) + " (export again with --batch " +
                           std::to_string(plan_.batch_size) + ", or train with --batch " + std::to_string(index.batch) + ")");
-    if (plan_.limit > 0)
-        throw ConfigError("--limit " + std::to_string(plan_.limit) + ": a shard set (" + index.folder +
-                          ") streams whole; export a smaller set instead");
-    check_shard_files(index, index.train);  // the block list below is sized by the index's counts
-    const auto order = shard_epoch_order(index, index.train, plan_.seed, plan_.epoch);
+    check_shard_files(index, part);  // the block list below is sized by the index's counts
+    auto order = shard_epoch_order(index, part, plan_.seed, plan_.epoch);
+    if (plan_.limit > 0) {  // the first `limit` records: whole blocks, the last one cut
+        std::uint64_t left = plan_.limit;
+        std::size_t keep = 0;
+        for (; keep < order.size() && left > 0; ++keep) {
+            order[keep].records = std::min<std::uint64_t>(order[keep].records, left);
+            left -= order[keep].records;
+        }
+        order.resize(keep);
+    }
     const auto world = static_cast<std::size_t>(plan_.world);
     batches_ = (order.size() + world - 1) / world;
     for (std::size_t pos = static_cast<std::size_t>(plan_.rank); pos < order.size(); pos += world) mine_.push_back(order[pos]);
@@ -78,13 +87,13 @@ bool ShardStream::next(Batch& out) {
     }
     const ShardBlock b = mine_[step];
     if (!file_ || file_shard_ != b.shard) {
-        const ShardEntry& e = index_->train.shards[b.shard];
+        const ShardEntry& e = part_->shards[b.shard];
         file_.reset();
         file_.emplace(index_->path_of(e), index_->layout, index_->batch, &e);
         file_shard_ = b.shard;
     }
     file_->read_block(b.block, block_);
-    if (block_.count != b.records)
+    if (block_.count < b.records)
         throw DataError(file_->path() + ": block " + std::to_string(b.block) + " holds " + std::to_string(block_.count) +
                         " records, the index implies " + std::to_string(b.records));
     // The window shuffle: the block's records in a seeded order (as exported in epoch 0).
@@ -95,7 +104,7 @@ bool ShardStream::next(Batch& out) {
         seeded_shuffle(rows, derive_seed(derive_seed(plan_.seed, kWindowPurpose, static_cast<std::uint64_t>(plan_.epoch)),
                                          (std::uint64_t{b.shard} << 32) | b.block));
     const std::size_t f = index_->layout.shape.size(), t = index_->layout.target_size, l = index_->layout.label_ints();
-    out.count = block_.count;
+    out.count = b.records;  // the whole block, or a --test-limit's first records of the last one
     out.features.resize(out.count * f);
     out.targets.resize(out.count * t);
     out.labels.resize(out.count * l);

@@ -16,6 +16,10 @@
 //   one machine, batch 3B: {b0 b1 b2} {b3 b4 b5} {b6 b7}
 //
 // A rank reads only its own blocks (each checked by its CRC); no rank reads another's bytes.
+//
+// Evaluation streams the test part the same way (the part's own constructor below): epoch 0 with
+// shuffle off is the part's blocks in file order, rank r of W takes blocks r, r+W, ..., so the
+// ranks' records together are the part, each once, and no rank holds more than a block of it.
 #pragma once
 
 #include <cstddef>
@@ -47,12 +51,17 @@ public:
     // so must `transform` when given: each record goes through it as it is read, before it is
     // augmented, as in-memory sets are normalised when loaded (on the prefetch thread, like them).
     ShardStream(const ShardIndex& index, BatchPlan plan, const FeatureTransform* transform = nullptr);
+    // Any part of the set (evaluation: the test part, `plan.epoch` 0 and shuffle off). `part` must
+    // be `index.train` or `index.test`. `plan.limit` > 0 keeps the first `limit` records of the
+    // epoch's order (evaluation's --test-limit; training refuses --limit before it gets here).
+    ShardStream(const ShardIndex& index, const ShardPart& part, BatchPlan plan, const FeatureTransform* transform = nullptr);
 
     bool next(Batch& out) override;
     std::size_t batches() const override { return batches_; }
 
 private:
     const ShardIndex* index_;
+    const ShardPart* part_;
     BatchPlan plan_;
     const FeatureTransform* transform_;  // null or inactive: none
     std::vector<ShardBlock> mine_;  // this rank's blocks, in step order

@@ -57,9 +57,10 @@ struct Run {
     std::vector<float> imported_params;  // a DL4J zip's / Keras file's weights (empty: initialise)
     std::vector<float> imported_state;   // and its updater state, where it maps (empty: fresh)
     data::DataSplit data;
-    // Training from a shard folder (data/shard_stream.h): its index; data.train then holds no rows
-    // (its count and shape only), and `eval_rows` the train records evaluation reads when the
-    // set has no test part (read_shard_sample: the first shard's, or --test-limit).
+    // Training from a shard folder (data/shard_stream.h): its index; data.train and data.test then
+    // hold no rows (their count and shape only: both are streamed), and `eval_rows` the train
+    // records evaluation reads when the set has no test part (read_shard_sample: the first
+    // shard's, or --test-limit).
     std::optional<data::ShardIndex> shards;
     std::optional<data::Dataset> eval_rows;
     data::FeatureTransform transform;  // fitted on the training set (or the resumed model's)
@@ -163,8 +164,12 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
     const auto eval_began = Clock::now();
     const auto& merger = run.master->evaluation_merger();
     const bool sharded = merger.gather && eval_set.is_classification();
-    const auto result = evaluate(net, eval_set, run.o.eval_batch, run.o.test_limit, sharded ? merger.shard : 0,
-                                 sharded ? merger.shards : 1, resolve_top_k(run.o.top_k, eval_set.num_classes));
+    const int shard = sharded ? merger.shard : 0, shards = sharded ? merger.shards : 1;
+    const int top_k = resolve_top_k(run.o.top_k, eval_set.num_classes);
+    // A shard set's test part is streamed, never held (its blocks are the batches).
+    const auto result = run.shards && run.data.has_test
+                                ? evaluate_shard_part(net, *run.shards, run.shards->test, &run.transform, run.o.test_limit, shard, shards, top_k)
+                                : evaluate(net, eval_set, run.o.eval_batch, run.o.test_limit, shard, shards, top_k);
     if (!run.o.save_path.empty())
         nn::save_model_file(run.o.save_path,
                             {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform, run.data.class_names, run.data.vocabulary});
@@ -395,14 +400,14 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     };
     // A resumed character model reads its text with the vocabulary it was trained on.
     if (data::is_shard_folder(o.data_spec)) {
-        // Exported once (thresher-engine export): only the index and the test part are read now.
+        // Exported once (thresher-engine export): only the index is read now; both parts stream.
         run.shards = data::read_shard_index(o.data_spec);
         if (o.train_limit)
             throw ConfigError("--limit " + std::to_string(o.train_limit) + ": a shard set (" + o.data_spec +
                               ") streams whole; export a smaller set instead");
         run.data.train = run.shards->describe(run.shards->train);
         run.data.has_test = run.shards->has_test;
-        if (run.shards->has_test) run.data.test = data::read_shard_part(*run.shards, run.shards->test);
+        if (run.shards->has_test) run.data.test = run.shards->describe(run.shards->test);  // streamed when evaluated
         else  // a sample, not the whole set: --test-limit records, or the first shard's
             run.eval_rows = data::read_shard_sample(*run.shards, run.shards->train,
                                                     o.test_limit ? o.test_limit : run.shards->train.shards.front().records);
@@ -453,7 +458,8 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     check_augmentation(run.o.augment, run.config, run.data.train);
     if (run.shards) run.transform.check_width(run.data.train);  // streamed rows: normalised as they are read
     else run.transform.apply(run.data.train);
-    if (run.data.has_test) run.transform.apply(run.data.test);
+    if (run.data.has_test && run.shards) run.transform.check_width(run.data.test);
+    else if (run.data.has_test) run.transform.apply(run.data.test);
     if (run.eval_rows) run.transform.apply(*run.eval_rows);
     if (run.data.has_test) check_compatible(run.config, run.data.test);
     // Threads are split between the workers: 2 cores, 2 workers -> 1 thread each.
