@@ -393,7 +393,7 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
 
 EvaluationResult evaluate_shard_part(nn::Network& net, const data::ShardIndex& index, const data::ShardPart& part,
                                      const data::FeatureTransform* transform, std::size_t limit, int shard, int shards,
-                                     int top_k) {
+                                     int top_k, const data::ShardShare& share) {
     // The blocks are the batches; epoch 0 unshuffled is the part's order as exported.
     data::BatchPlan plan;
     plan.batch_size = index.batch;
@@ -402,7 +402,7 @@ EvaluationResult evaluate_shard_part(nn::Network& net, const data::ShardIndex& i
     plan.rank = shard;
     plan.world = std::max(1, shards);
     plan.limit = limit;
-    data::ShardStream batches(index, part, plan, transform);
+    data::ShardStream batches(index, part, plan, transform, share);
     return evaluate(net, index.describe(part), batches, top_k);
 }
 

@@ -13,6 +13,7 @@
 #include "data/dataset.h"
 #include "data/feature_transform.h"
 #include "data/shard_format.h"
+#include "data/shard_stream.h"
 #include "eval/binary_scores.h"
 #include "eval/classification.h"
 #include "eval/regression.h"
@@ -79,9 +80,10 @@ EvaluationResult evaluate(nn::Network&, const data::Dataset&, int batch = 256, s
 // a block of it is resident: rank `shard` of `shards` takes blocks shard, shard + shards, ... of
 // the part's exported order, which with the other ranks' merged is the whole part once. Each
 // record goes through `transform` (null: none); `limit` > 0 keeps the part's first `limit` records.
+// Per-node placement (`share`): rank `shard` is a node and reads only its own files' blocks.
 EvaluationResult evaluate_shard_part(nn::Network&, const data::ShardIndex&, const data::ShardPart&,
                                      const data::FeatureTransform* transform, std::size_t limit = 0, int shard = 0,
-                                     int shards = 1, int top_k = 0);
+                                     int shards = 1, int top_k = 0, const data::ShardShare& share = {});
 
 // The k of top-k accuracy for a set of `classes`: the user's choice, or by default 5 when there
 // are 20 classes or more (DL4J's top-5 on 200 Tiny ImageNet classes), else 0 (off). k at or above
