@@ -38,6 +38,7 @@ nlohmann::json EvaluationResult::to_json(bool state) const {
         add_binary_fields(j, *classification, *binary);
         j["auc_hist"] = binary->to_json();
     }
+    if (regression && state) j["state"] = regression->state();  // merged per node (merge_regression_parts)
     j["loss"] = loss;
     if (!outputs.empty()) {
         auto& list = j["outputs"] = nlohmann::json::array();
@@ -478,6 +479,15 @@ void merge_outputs(const std::vector<nlohmann::json>& parts, EvaluationResult& m
     }
 }
 
+// Every part's "loss_sum" and "count" added up into `merged`, and the mean loss they give.
+void add_losses(const std::vector<nlohmann::json>& parts, EvaluationResult& merged) {
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        merged.loss_sum += loss_sum_of(parts[i], i, parts.size());
+        merged.count += count_of(parts[i], i, parts.size());
+    }
+    merged.loss = merged.count ? merged.loss_sum / static_cast<double>(merged.count) : 0.0;
+}
+
 }  // namespace
 
 std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlohmann::json>& parts) {
@@ -485,16 +495,12 @@ std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlo
     const std::size_t n = parts.size();
     EvaluationResult merged;
     auto& total = merged.classification.emplace(eval::ClassificationEvaluator::from_json(parts.front()));
-    merged.loss_sum = loss_sum_of(parts.front(), 0, n);
-    merged.count = count_of(parts.front(), 0, n);
     for (std::size_t i = 1; i < n; ++i) {
         try {
             total.merge(eval::ClassificationEvaluator::from_json(parts[i]));
         } catch (const Error& e) {
             bad_part(i, n, e.what());
         }
-        merged.loss_sum += loss_sum_of(parts[i], i, n);
-        merged.count += count_of(parts[i], i, n);
     }
     if (parts.front().contains("auc_hist")) {
         auto& scores = merged.binary.emplace(eval::BinaryScores::from_json(parts.front()["auc_hist"]));
@@ -509,7 +515,27 @@ std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlo
         }
     }
     merge_outputs(parts, merged);
-    merged.loss = merged.count ? merged.loss_sum / static_cast<double>(merged.count) : 0.0;
+    add_losses(parts, merged);
+    return merged;
+}
+
+std::optional<EvaluationResult> merge_regression_parts(const std::vector<nlohmann::json>& parts) {
+    if (parts.front().contains("confusion") || !parts.front().contains("state")) return std::nullopt;
+    const std::size_t n = parts.size();
+    EvaluationResult merged;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto it = parts[i].find("state");
+        if (it == parts[i].end()) bad_part(i, n, "no \"state\" (a regression's sums)");
+        try {
+            auto sums = eval::RegressionEvaluator::from_state(*it);
+            if (i == 0) merged.regression.emplace(std::move(sums));
+            else merged.regression->merge(sums);
+        } catch (const Error& e) {
+            bad_part(i, n, e.what());
+        }
+    }
+    merge_outputs(parts, merged);
+    add_losses(parts, merged);
     return merged;
 }
 

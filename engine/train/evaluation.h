@@ -48,7 +48,8 @@ struct EvaluationResult {
     double loss_sum = 0.0;  // and what it came from, for merging shards
     std::size_t count = 0;
     // accuracy/precision/recall/f1/confusion (+ auc and the "auc_hist" counts for binary) or
-    // mse/mae/r2, + loss; with several outputs "outputs": [OutputEvaluation::to_json(state)...].
+    // mse/mae/r2 (+ its sums, "state", with `state`), + loss; with several outputs "outputs":
+    // [OutputEvaluation::to_json(state)...].
     nlohmann::json to_json(bool state = false) const;
 };
 
@@ -64,6 +65,10 @@ void add_binary_fields(nlohmann::json& j, const eval::ClassificationEvaluator&, 
 nlohmann::json merge_evaluation_parts(const std::vector<nlohmann::json>& parts);
 // The same merge, typed, for the epoch_end event; nullopt for a regression set's parts.
 std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlohmann::json>& parts);
+// A regression set's parts (each with its "state": to_json(true)) added up, for per-node shard
+// placement, where each node evaluates only its own test files; nullopt for other parts. (With
+// shared placement every node evaluates a regression set whole, so its parts are not merged.)
+std::optional<EvaluationResult> merge_regression_parts(const std::vector<nlohmann::json>& parts);
 
 // The one evaluation loop: every batch `batches` yields (empty ones skipped), scored as the set
 // `layout` describes (shape, classes, targets, per-step labels; its rows are not read, so a

@@ -151,17 +151,12 @@ void check_per_node_placement(const data::ShardIndex& index, int nodes, events::
         throw ConfigError("--shard-placement per-node: " + index.folder + " holds " + std::to_string(files) + " train shards for " +
                           std::to_string(nodes) + " nodes; every node needs at least one of its own (export with --shards N, "
                           "a multiple of the node count)");
-    auto say = [&](const std::string& text) {
-        ev.warning(text);
-        log << text << "\n";
-    };
-    if (files % n != 0)
-        say("--shard-placement per-node: " + std::to_string(files) + " train shards over " + std::to_string(nodes) +
-            " nodes: some nodes own " + std::to_string(files / n + 1) + " files, others " + std::to_string(files / n) +
-            ", so the work is unequal (export with --shards N, a multiple of the node count)");
-    if (nodes > 1 && index.has_test && index.layout.num_classes == 0)
-        say("--shard-placement per-node: a regression set's evaluation is not merged across nodes: the controller "
-            "reports its own test shards only");
+    if (files % n == 0) return;
+    const std::string text = "--shard-placement per-node: " + std::to_string(files) + " train shards over " +
+                             std::to_string(nodes) + " nodes: some nodes own " + std::to_string(files / n + 1) + " files, others " +
+                             std::to_string(files / n) + ", so the work is unequal (export with --shards N, a multiple of the node count)";
+    ev.warning(text);
+    log << text << "\n";
 }
 
 void put_metrics(events::EpochEnd& e, const EvaluationResult& r) {
@@ -209,7 +204,10 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
         part["count"] = result.count;
         auto parts = merger.gather(epoch, part);
         if (!parts) return;  // another node reports for the cluster
-        merged = merge_classification_parts(*parts);  // a regression set is not sharded: ours stands
+        merged = merge_classification_parts(*parts);
+        // A regression set is evaluated whole on every node (ours stands), but per node each has
+        // only its own test files: their sums are added up.
+        if (!merged && run.share.placement == spec::ShardPlacement::PerNode) merged = merge_regression_parts(*parts);
         e.nodes_evaluated = parts->size();
     }
     const EvaluationResult& reported = merged ? *merged : result;
@@ -224,8 +222,8 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
         run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << " (" << e.eval_set << " set)\n"
                 << reported.classification->confusion_table(confusion_names(run.data.class_names, *reported.classification))
                 << "\n";
-    else if (result.regression)
-        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << result.regression->summary() << "\n";
+    else if (reported.regression)
+        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << reported.regression->summary() << "\n";
     for (const auto& o : reported.outputs) {
         run.log << "  output " << o.name << ": ";
         if (o.classification)

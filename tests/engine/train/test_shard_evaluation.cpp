@@ -2,7 +2,8 @@
 // streaming the whole part gets exactly the counts of the in-memory evaluation of the source's test
 // set, and 2 or 3 ranks, each streaming its own blocks (block k to rank k mod W), merged as the
 // controller merges them, get exactly the counts of the one process: confusion, top-k hits,
-// sample count (the loss, a float sum in another order, to 1e-9).
+// sample count (the loss, a float sum in another order, to 1e-9). The same with per-node placement
+// (node n streams only the files it owns), for a classifier and for a regression set's sums.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -40,6 +41,9 @@ private Q_SLOTS:
     void ranksMergeToOneProcess_data();
     void ranksMergeToOneProcess();
     void testLimitTakesTheFirstRecords();
+    void perNodeMergesToOneProcess_data();
+    void perNodeMergesToOneProcess();
+    void perNodeRegressionSumsMerge();
 
 private:
     QTemporaryDir dir_;
@@ -117,6 +121,59 @@ void TestShardEvaluation::testLimitTakesTheFirstRecords() {
     const auto merged = train::merge_classification_parts(parts);
     QCOMPARE(merged->count, std::size_t{5});
     QCOMPARE(merged->to_json().at("confusion"), five.to_json().at("confusion"));
+}
+
+void TestShardEvaluation::perNodeMergesToOneProcess_data() { ranksMergeToOneProcess_data(); }
+
+void TestShardEvaluation::perNodeMergesToOneProcess() {
+    QFETCH(int, world);
+    const auto one = train::evaluate_shard_part(*net_, index_, index_.test, &transform_, 0, 0, 1, kTopK);
+    std::vector<nlohmann::json> parts;
+    for (int node = 0; node < world; ++node)
+        parts.push_back(part_of(train::evaluate_shard_part(*net_, index_, index_.test, &transform_, 0, node, world, kTopK,
+                                                           {thresher::spec::ShardPlacement::PerNode, world})));
+    const auto merged = train::merge_classification_parts(parts);
+    QCOMPARE(merged->count, one.count);
+    QCOMPARE(merged->to_json().at("confusion"), one.to_json().at("confusion"));
+    QCOMPARE(merged->classification->top_k_accuracy(), one.classification->top_k_accuracy());
+}
+
+// A regression set per node: each node's sums (EvaluationResult::to_json(true)'s "state") add up to
+// one process's mse, mae and r2 (the trainer merges them only per node: shared, each has the whole).
+void TestShardEvaluation::perNodeRegressionSumsMerge() {
+    DataSplit split;
+    for (Dataset* ds : {&split.train, &split.test}) {
+        ds->name = "table";
+        ds->shape = {1, 1, 4};
+        ds->count = ds == &split.train ? 30 : 11;
+        ds->target_size = 2;
+        for (std::size_t i = 0; i < ds->count * 4; ++i) ds->features.push_back(float((i * 13) % 7) / 7.f);
+        for (std::size_t i = 0; i < ds->count * 2; ++i) ds->targets.push_back(float((i * 5) % 3) - 1.f);
+    }
+    split.has_test = true;
+    const ShardIndex index = export_split(split, dir_.filePath("regression").toStdString(), 2, 3, 9);
+    net_.reset();
+    nn::Network net(config::ModelConfig::parse(R"({"name":"reg","input":{"size":4},"layers":[{"type":"dense","units":5,
+        "activation":"tanh"},{"type":"output","units":2,"activation":"identity","loss":"mse"}]})", "reg"), *backend_);
+    net.init_params(2);
+    const auto one = train::evaluate_shard_part(net, index, index.test, nullptr);
+    QVERIFY(one.regression.has_value());
+    std::vector<nlohmann::json> parts;
+    for (int node = 0; node < 2; ++node)
+        parts.push_back(part_of(train::evaluate_shard_part(net, index, index.test, nullptr, 0, node, 2, 0,
+                                                           {thresher::spec::ShardPlacement::PerNode, 2})));
+    QVERIFY(!train::merge_classification_parts(parts));
+    const auto merged = train::merge_regression_parts(parts);
+    QVERIFY(merged && merged->regression);
+    QCOMPARE(merged->count, std::size_t{11});
+    QVERIFY(parts[0].at("count").get<std::size_t>() < 11);
+    for (std::size_t c = 0; c < 2; ++c) {
+        QVERIFY(std::abs(merged->regression->mse(c) - one.regression->mse(c)) <= 1e-9);
+        QVERIFY(std::abs(merged->regression->mae(c) - one.regression->mae(c)) <= 1e-9);
+        QVERIFY(std::abs(merged->regression->r2(c) - one.regression->r2(c)) <= 1e-9);
+    }
+    net_.emplace(config::ModelConfig::parse(kModel, "tiny"), *backend_);
+    net_->init_params(4);
 }
 
 QTEST_APPLESS_MAIN(TestShardEvaluation)
