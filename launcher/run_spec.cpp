@@ -54,6 +54,7 @@ const QStringList kStrategies{"gradient-sharing", "parameter-averaging", "single
 const QStringList kOverlaps{"off", "send", "encode"};
 const QStringList kNormalizations{"none", "standardize", "minmax"};
 const QStringList kTopologies{"auto", "mesh", "relay", "tree"};
+const QStringList kShardPlacements{"shared", "per-node"};
 const QString kTimeSyntax = "must be a positive Slurm time limit (minutes, \"MM:SS\", \"HH:MM:SS\", \"D-HH\", "
                             "\"D-HH:MM\" or \"D-HH:MM:SS\"), got ";
 const QString kSbatchArg = "must be one sbatch option on one line, e.g. \"--mem=4G\", got ";
@@ -225,6 +226,7 @@ TrainingSettings read_training(const Reader& t, const QString& source) {
     }
     s.normalize = t.one_of("normalize", s.normalize, kNormalizations);
     if (t.has("top_k")) s.top_k = int(t.integer("top_k", 0, kTopK));
+    s.shard_placement = *parse_shard_placement(t.one_of("shard_placement", to_string(s.shard_placement), kShardPlacements));
     if (t.has("device")) {
         const QString text = t.string("device", {});
         try {
@@ -599,7 +601,8 @@ RunSpec RunSpec::from_json(const QJsonObject& o, const QString& source, const QS
     if (r.has("training"))
         spec.training = read_training(r.object("training", {"strategy", "epochs", "batch", "seed", "threshold",
                                                             "threshold_algorithm", "residual", "max_staleness", "overlap_comm", "averaging_frequency",
-                                                            "save_updater", "limit", "threads", "device", "augment", "normalize", "top_k"}),
+                                                            "save_updater", "limit", "threads", "device", "augment", "normalize", "top_k",
+                                                            "shard_placement"}),
                                       spec.source);
     if (r.has("cluster"))
         spec.cluster = read_cluster(r.object("cluster", QStringList{"kind", "nodes", "workers_per_node", "hosts", "hostfile",
@@ -634,6 +637,16 @@ void RunSpec::validate() const {
         c.fail("udp_port", QString("%1 tasks per node use ports %2..%3, past 65535").arg(cluster.slurm.tasks_per_node)
                                .arg(udp_port).arg(udp_port + cluster.slurm.tasks_per_node - 1));
     c.codec([&] { training.device.check_workers(workers_per_node(), "training.device"); });
+    // Per-node placement splits a shard set's files between the nodes. A Slurm run's data may
+    // live where only the cluster sees it, so there a folder not seen here is left to the engine.
+    if (training.shard_placement == ShardPlacement::PerNode) {
+        const bool shards = data != "fashion-mnist" && is_shard_folder(data_argument());
+        const bool unseen_on_slurm = cluster.kind == ClusterSettings::Kind::Slurm && data != "fashion-mnist" &&
+                                     !QFileInfo::exists(data_argument());
+        if (!shards && !unseen_on_slurm)
+            c.fail("training.shard_placement", "\"per-node\" needs a shard set as data (a folder with " + QString(kShardIndexName) +
+                                                   " that thresher-engine export wrote), got " + describe(QJsonValue(data)));
+    }
     if (training.strategy == "single" && total_workers() > 1)
         c.fail("training.strategy", QString("\"single\" trains one worker, but the cluster has %1 node(s) × %2 "
                                             "worker(s); use gradient-sharing or parameter-averaging")
@@ -659,6 +672,7 @@ QJsonObject RunSpec::to_json() const {
     if (training.augment.active()) t["augment"] = QString::fromStdString(training.augment.text());
     if (training.normalize != "none") t["normalize"] = training.normalize;
     if (training.top_k) t["top_k"] = *training.top_k;
+    if (training.shard_placement != ShardPlacement::Shared) t["shard_placement"] = to_string(training.shard_placement);
 
     QJsonObject c{{"kind", to_string(cluster.kind)}};
     if (cluster.topology != "auto") c["topology"] = cluster.topology;

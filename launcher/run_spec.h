@@ -17,6 +17,7 @@
 #include "codec/threshold_spec.h"
 #include "spec/augmentation.h"
 #include "core/device_list.h"
+#include "shard_placement.h"
 
 namespace thresher::launcher {
 
@@ -57,6 +58,10 @@ struct TrainingSettings {
     spec::Augmentation augment;
     QString normalize = "none";  // none | standardize | minmax
     std::optional<int> top_k;
+    // Where a shard set's files are during the run (shard_placement.h; thresher-engine
+    // --shard-placement): Shared, every node reads the one folder; PerNode, node r owns its own
+    // files and the SSH launcher uploads each host only those. PerNode needs a shard set as data.
+    ShardPlacement shard_placement = ShardPlacement::Shared;
 
     bool operator==(const TrainingSettings&) const = default;
 };

@@ -156,6 +156,16 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
     path_row->addWidget(data_path_);
     path_row->addWidget(data_browse_);
     dform->addRow("Path", path_row);
+    // Only a shard set can be split between nodes (launcher/shard_placement.h); the choice is
+    // kept while another kind of data is picked, but written only for a shard set.
+    shard_placement_ = new QComboBox;
+    shard_placement_->setObjectName("shard_placement");
+    shard_placement_->addItem("shared folder", "shared");
+    shard_placement_->addItem("per node (SSH uploads each node its shards)", "per-node");
+    shard_placement_->setToolTip("Per node: node r of W reads only the shard files r, r+W, r+2W, … of the set, and an SSH "
+                                 "cluster uploads each host the index and those files alone. Local runs and Slurm read them "
+                                 "from the one folder.");
+    dform->addRow("Shard placement", shard_placement_);
     // How the engine prepares it (thresher-engine --augment, --normalize, --top-k).
     augment_ = new QLineEdit;
     augment_->setObjectName("augment");
@@ -342,7 +352,8 @@ TrainingPage::TrainingPage(ModelDocument* document, QWidget* parent) : QWidget(p
         update_visibility();
         Q_EMIT changed();
     };
-    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, cluster_kind_, topology_, stage_, device_, normalize_})
+    for (auto* c : {strategy_, threshold_algorithm_, residual_, data_kind_, shard_placement_, cluster_kind_, topology_, stage_, device_,
+                    normalize_})
         connect(c, &QComboBox::currentIndexChanged, this, notify);
     for (auto* s : {averaging_frequency_, epochs_, batch_, threads_, limit_, top_k_, nodes_, workers_, udp_port_, fanout_,
                     max_staleness_, slurm_nodes_, tasks_per_node_, cpus_per_task_, gpus_per_node_, slurm_workers_})
@@ -418,6 +429,7 @@ void TrainingPage::update_visibility() {
     const bool fmnist = data_kind_->currentData() == "fashion-mnist";
     data_path_->setEnabled(!fmnist);
     data_browse_->setEnabled(!fmnist);
+    shard_placement_->setEnabled(data_kind_->currentData() == "shards");
     // An augmentation the engine would refuse is marked with its reason.
     QString augment_error;
     if (const QString a = augment_->text().trimmed(); !a.isEmpty()) {
@@ -538,6 +550,7 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
     augment_->setText(t.augment.active() ? QString::fromStdString(t.augment.text()) : QString());
     normalize_->setCurrentIndex(std::max(0, normalize_->findData(t.normalize)));
     top_k_->setValue(t.top_k.value_or(-1));
+    shard_placement_->setCurrentIndex(std::max(0, shard_placement_->findData(launcher::to_string(t.shard_placement))));
     cluster_kind_->setCurrentIndex(std::max(0, cluster_kind_->findData(launcher::to_string(spec.cluster.kind))));
     const auto& sl = spec.cluster.slurm;
     partition_->setText(sl.partition);
@@ -598,6 +611,8 @@ void TrainingPage::apply_to(launcher::RunSpec& spec) const {
     }
     t.normalize = normalize_->currentData().toString();
     t.top_k = top_k_->value() >= 0 ? std::optional<int>(top_k_->value()) : std::nullopt;
+    t.shard_placement = kind == "shards" ? *launcher::parse_shard_placement(shard_placement_->currentData().toString())
+                                         : launcher::ShardPlacement::Shared;
     const QString where = cluster_kind_->currentData().toString();
     spec.cluster.kind = where == "ssh"     ? launcher::ClusterSettings::Kind::Ssh
                         : where == "slurm" ? launcher::ClusterSettings::Kind::Slurm

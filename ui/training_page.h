@@ -81,6 +81,7 @@ private:
     QPushButton* data_browse_ = nullptr;
     QLineEdit* augment_ = nullptr;     // spec::Augmentation text; empty: none
     QComboBox* normalize_ = nullptr;   // none | standardize | minmax
+    QComboBox* shard_placement_ = nullptr;  // shared | per-node (a shard set only)
     QSpinBox* top_k_ = nullptr;        // -1: automatic (5 with 20 classes or more), 0: off
     QPushButton* preview_button_ = nullptr;
     class DataPreview* preview_ = nullptr;

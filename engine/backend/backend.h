@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -225,6 +226,13 @@ public:
     // Recurrent layers; backends without them say so in has_rnn() and throw here, so a model
     // with one is refused when the network is planned.
     virtual bool has_rnn() const { return false; }
+    // Why this backend cannot plan `d` (a cell, activation or option its library lacks: the CUDA
+    // backend's cuDNN has no peepholes, for one), or nothing when make_rnn(d) plans it. The
+    // network asks before make_rnn and refuses the layer by name.
+    virtual std::optional<std::string> rnn_refusal(const RnnDesc&) const {
+        if (has_rnn()) return std::nullopt;
+        return "the " + info().name + " backend has no recurrent layers yet";
+    }
     virtual std::unique_ptr<RnnOp> make_rnn(const RnnDesc&) {
         throw std::runtime_error("the " + info().name + " backend has no recurrent layers yet (use the CPU backend)");
     }

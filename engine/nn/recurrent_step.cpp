@@ -5,6 +5,8 @@
 // is: its blocks (shape inference) are in the order RnnOp reads them.
 #include "nn/sequence_step.h"
 
+#include "core/error.h"
+
 namespace thresher::nn {
 
 namespace {
@@ -28,22 +30,24 @@ backend::RnnMerge merge_of(config::BiMode b) {
     return backend::RnnMerge::None;
 }
 
+backend::RnnDesc desc_of(const config::LayerConfig& l, int batch) {
+    backend::RnnDesc d;
+    d.cell = cell_of(l);
+    d.batch = batch;
+    d.steps = l.in_shape.t;
+    d.in = l.in_shape.c;
+    d.hidden = l.units;
+    d.act = l.type == config::LayerType::SimpleRnn ? l.activation : l.cell_activation;
+    d.gate = l.gate_activation;
+    d.peepholes = l.peepholes;
+    d.merge = merge_of(l.bidirectional);
+    d.return_sequences = l.return_sequences;
+    return d;
+}
+
 class RecurrentStep final : public LayerStep {
 public:
-    RecurrentStep(backend::Backend& be, const config::LayerConfig& l, int batch) {
-        backend::RnnDesc d;
-        d.cell = cell_of(l);
-        d.batch = batch;
-        d.steps = l.in_shape.t;
-        d.in = l.in_shape.c;
-        d.hidden = l.units;
-        d.act = l.type == config::LayerType::SimpleRnn ? l.activation : l.cell_activation;
-        d.gate = l.gate_activation;
-        d.peepholes = l.peepholes;
-        d.merge = merge_of(l.bidirectional);
-        d.return_sequences = l.return_sequences;
-        op_ = be.make_rnn(d);
-    }
+    RecurrentStep(backend::Backend& be, const backend::RnnDesc& d) : op_(be.make_rnn(d)) {}
     void forward(float* params, const float* x, float* y, const StepContext& ctx) override {
         lengths_ = ctx.lengths;
         op_->forward(x, lengths_, params, y, ctx.mode);
@@ -59,8 +63,13 @@ private:
 
 }  // namespace
 
-std::unique_ptr<LayerStep> plan_recurrent(backend::Backend& be, const config::LayerConfig& l, int batch) {
-    return std::make_unique<RecurrentStep>(be, l, batch);
+std::unique_ptr<LayerStep> plan_recurrent(backend::Backend& be, const config::LayerConfig& l, const std::string& label,
+                                          int batch) {
+    const backend::RnnDesc d = desc_of(l, batch);
+    if (auto why = be.rnn_refusal(d))
+        throw ConfigError(label + ": the " + be.info().name + " backend cannot run this layer: " + *why +
+                          " (use the CPU backend)");
+    return std::make_unique<RecurrentStep>(be, d);
 }
 
 }  // namespace thresher::nn

@@ -215,7 +215,7 @@ std::unique_ptr<LayerStep> plan_sequence_layer(backend::Backend& be, const confi
     if (config::is_recurrent(l.type)) {
         if (!be.has_rnn())
             throw ConfigError(label + ": the " + be.info().name + " backend has no recurrent layers yet (use the CPU backend)");
-        return plan_recurrent(be, l, batch);
+        return plan_recurrent(be, l, label, batch);
     }
     if (!be.host_memory())
         throw ConfigError(label + ": the " + be.info().name + " backend cannot run " + std::string(config::to_string(l.type)) +

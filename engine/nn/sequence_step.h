@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "nn/layer_step.h"
 
@@ -12,7 +13,8 @@ namespace thresher::nn {
 // `index`: the layer's position, for messages. Refuses (ConfigError naming the layer) what the
 // backend cannot run.
 // The steps plan_sequence_layer hands out (after its checks).
-std::unique_ptr<LayerStep> plan_recurrent(backend::Backend&, const config::LayerConfig&, int batch);
+// plan_recurrent refuses, naming `label`, a layer the backend's rnn_refusal() turns down.
+std::unique_ptr<LayerStep> plan_recurrent(backend::Backend&, const config::LayerConfig&, const std::string& label, int batch);
 std::unique_ptr<LayerStep> plan_convolution1d(backend::Backend&, const config::LayerConfig&, int batch);
 
 std::unique_ptr<LayerStep> plan_sequence_layer(backend::Backend&, const config::LayerConfig&, std::size_t index, int batch);

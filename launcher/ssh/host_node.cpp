@@ -181,8 +181,8 @@ void HostNode::run(HostOutcome& outcome) {
     if (spec.data != "fashion-mnist" || !has_fashion_mnist) {
         const StagedTree data = plan_.data();
         const StageResult d = stage_tree(sftp, cache, data);
-        log(me + (d.uploaded ? QString(": data %1 uploaded: %2 in %3 s").arg(data.hash.left(12), mib(data.bytes))
-                                   .arg(d.seconds, 0, 'f', 2)
+        log(me + (d.uploaded ? QString(": data %1 uploaded: %2 files, %3 in %4 s")
+                                   .arg(data.hash.left(12)).arg(data.files.size()).arg(mib(data.bytes)).arg(d.seconds, 0, 'f', 2)
                              : QString(": data %1 already there").arg(data.hash.left(12))));
         files.data = QString::fromStdString(d.dir) + (data.entry.isEmpty() ? QString() : "/" + data.entry);
     }

@@ -49,7 +49,9 @@ struct HostPlan {
     QByteArray run_nonce;  // engine --run-nonce: one per run, the same on every host
     // Shared between hosts, computed once by whoever asks first (may throw LaunchError).
     std::function<StagedTree()> bundle;
-    std::function<StagedTree()> data;  // the spec's data (or this machine's fashion-mnist)
+    // The spec's data (or this machine's fashion-mnist); with per-node shard placement only what
+    // this node owns of the shard set (staged_tree.h shard_subset_tree).
+    std::function<StagedTree()> data;
     int grace_ms = 5000;
     int start_timeout_s = 120;
     int heartbeat_timeout_s = 30;  // engine --stdin-heartbeat; a line every sixth of it (0: off)

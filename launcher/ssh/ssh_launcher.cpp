@@ -110,6 +110,7 @@ void SshLauncher::launch(const RunSpec& spec) {
         QMetaObject::invokeMethod(this, [this, rank, outcome] { host_done(rank, outcome); }, Qt::QueuedConnection);
     };
     const SshLaunchOptions& o = options_.ssh;
+    const bool per_node = spec.training.shard_placement == ShardPlacement::PerNode;
     for (int rank = 0; rank < hosts.size(); ++rank) {
         HostPlan plan;
         plan.rank = rank;
@@ -125,7 +126,12 @@ void SshLauncher::launch(const RunSpec& spec) {
         plan.secret = secret;
         plan.run_nonce = run_nonce;
         plan.bundle = [state] { return state->bundle.get(); };
-        plan.data = [state] { return state->data.get(); };
+        // Per-node shard placement: each node gets its own subset (its own hash), made on its
+        // host's thread; otherwise one tree for all, hashed once.
+        if (per_node)
+            plan.data = [data_path, rank, world = spec.node_count()] { return shard_subset_tree(data_path, rank, world); };
+        else
+            plan.data = [state] { return state->data.get(); };
         plan.grace_ms = options_.grace_ms;
         plan.start_timeout_s = o.start_timeout_s;
         plan.heartbeat_timeout_s = o.heartbeat_timeout_s;

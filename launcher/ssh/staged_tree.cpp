@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "launcher.h"
+#include "shard_placement.h"
 
 namespace thresher::launcher::ssh {
 
@@ -133,6 +134,21 @@ StagedTree data_tree(const QString& path) {
         tree.entry = info.fileName();
     } else {
         fail("the data " + path + " does not exist here, so it cannot be copied to the hosts");
+    }
+    seal(tree);
+    return tree;
+}
+
+StagedTree shard_subset_tree(const QString& folder, int rank, int world) {
+    const QString root = QFileInfo(folder).absoluteFilePath();
+    StagedTree tree;
+    tree.kind = "data";
+    QStringList relative{kShardIndexName};
+    relative += shard_files_of_node(read_shard_set_files(root), rank, world, folder);
+    for (const QString& file : relative) {
+        const QFileInfo info(root + "/" + file);
+        if (!info.isFile()) fail("the shard set " + folder + " lists " + file + ", which is not there");
+        tree.files.append({info.canonicalFilePath(), file, false, 0});
     }
     seal(tree);
     return tree;

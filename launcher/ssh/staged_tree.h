@@ -51,4 +51,11 @@ StagedTree engine_bundle(const QString& engine);
 // A data set: a folder (its files, recursively) or one file. Throws LaunchError.
 StagedTree data_tree(const QString& path);
 
+// What engine node `rank` of `world` needs of the shard set in `folder` with the shard placement
+// "per-node" (shard_placement.h): index.json and the shard files that node owns, nothing else.
+// Its hash covers exactly those files, so nodes owning different files get different folders on
+// a host, and a run again with the same set and node count finds each node's folder there.
+// Throws LaunchError (a bad index, fewer training shards than nodes, a listed file missing).
+StagedTree shard_subset_tree(const QString& folder, int rank, int world);
+
 }  // namespace thresher::launcher::ssh

@@ -96,6 +96,7 @@ private Q_SLOTS:
     void engine_arguments_strategies();
     void engine_arguments_need_files();
     void engine_arguments_over_ssh();
+    void shard_placement();
     void slurm_spec_loads();
     void slurm_times_data();
     void slurm_times();
@@ -116,6 +117,9 @@ void TestRunSpec::initTestCase() {
     for (const char* d : {"runs", "models", "data"}) QVERIFY(QDir(dir_.path()).mkpath(d));
     QVERIFY(write(path("models/m.json"), kModel));
     QVERIFY(write(path("data/d.csv"), "1,2,0\n3,4,1\n"));
+    // A shard set as validate() recognises one: a folder with index.json.
+    QVERIFY(QDir(dir_.path()).mkpath("data/shards"));
+    QVERIFY(write(path("data/shards/index.json"), R"({"format":"thresher-shards"})"));
     QVERIFY(write(path("runs/hosts.txt"), "# two more hosts\ngpu2 slots=2\n\n10.0.0.3 slots=2 max_slots=4  # spare\n"));
 }
 
@@ -294,6 +298,13 @@ void TestRunSpec::bad_specs_data() {
                                            << ": cluster.hostfile: none.txt: cannot read";
     QTest::newRow("ssh: hostfile bad slots") << patched("cluster", R"({"kind":"ssh","hostfile":"bad-hosts.txt"})")
                                              << ": cluster.hostfile: bad-hosts.txt:2: slots must be a positive integer, got \"four\"";
+    QTest::newRow("shard placement unknown") << patched("training.shard_placement", "\"per-host\"")
+                                             << ": training.shard_placement: must be one of shared, per-node; got \"per-host\"";
+    QTest::newRow("per-node on a CSV") << patched("training.shard_placement", "\"per-node\"")
+                                       << ": training.shard_placement: \"per-node\" needs a shard set as data (a folder with "
+                                          "index.json that thresher-engine export wrote), got \"../data/d.csv\"";
+    QTest::newRow("per-node on fashion-mnist") << patched("training.shard_placement", "\"per-node\"", patched("data", "\"fashion-mnist\""))
+                                               << ": training.shard_placement: \"per-node\" needs a shard set as data";
     QTest::newRow("invalid JSON") << QByteArray("{\n  \"format\": \"thresher-run\",,\n}") << ":2:29: invalid JSON";
     QTest::newRow("not an object") << QByteArray("[1, 2]") << ": a run spec is a JSON object";
 }
@@ -355,6 +366,8 @@ void TestRunSpec::round_trip_data() {
     QTest::newRow("threshold object") << patched("training.threshold_algorithm", R"({"algorithm":"adaptive","max_density":0.05})");
     QTest::newRow("threshold object, decay only") << patched("training.threshold_algorithm", R"({"algorithm":"target","decay":0.9})");
     QTest::newRow("data options") << patched("training", R"({"augment":"flip, crop:4","normalize":"standardize","top_k":3})");
+    QTest::newRow("shards per node") << patched("training.shard_placement", "\"per-node\"", patched("data", "\"../data/shards\""));
+    QTest::newRow("shards shared") << patched("training.shard_placement", "\"shared\"", patched("data", "\"../data/shards\""));
 }
 
 void TestRunSpec::round_trip() {
@@ -412,6 +425,8 @@ void TestRunSpec::validate_typed_values() {
         {"ports past 65535", [](RunSpec& s) { s.udp_port = 65535; }, "udp_port: 2 local nodes use ports 65535..65536, past 65535"},
         {"model gone", [](RunSpec& s) { s.model_path = "../models/gone.json"; }, "model: file not found: "},
         {"data gone", [](RunSpec& s) { s.data = "../data/gone.csv"; }, "data: not found: "},
+        {"per-node on a CSV", [](RunSpec& s) { s.training.shard_placement = thresher::launcher::ShardPlacement::PerNode; },
+         "training.shard_placement: \"per-node\" needs a shard set as data"},
         {"ssh without hosts", [](RunSpec& s) { s.cluster.kind = ClusterSettings::Kind::Ssh; },
          "cluster.hosts: an SSH cluster needs at least one host"},
         {"ssh host port",
@@ -585,6 +600,29 @@ void TestRunSpec::engine_arguments_over_ssh() {
     // Two nodes on one address (two sessions to one machine) need two ports; others share one.
     const RunSpec same = load_text(patched("cluster", R"({"kind":"ssh","hosts":[{"address":"a"},{"address":"b"},{"address":"a"}]})"));
     QCOMPARE(same.node_endpoints(), QStringList({"a:45000", "b:45000", "a:45001"}));
+}
+
+// training.shard_placement: shared by default and not written back; per-node read, written back
+// and passed to every node as --shard-placement per-node.
+void TestRunSpec::shard_placement() {
+    using thresher::launcher::ShardPlacement;
+    const RunSpec shared = load_text(patched("data", "\"../data/shards\""));
+    QVERIFY(shared.training.shard_placement == ShardPlacement::Shared);
+    QVERIFY(!shared.to_json().value("training").toObject().contains("shard_placement"));
+    QVERIFY(!shared.engine_arguments(0, {{}, "/s"}).contains("--shard-placement"));
+
+    const RunSpec per_node = load_text(patched("training.shard_placement", "\"per-node\"", patched("data", "\"../data/shards\"")));
+    QVERIFY(per_node.training.shard_placement == ShardPlacement::PerNode);
+    QCOMPARE(per_node.to_json().value("training").toObject().value("shard_placement").toString(), QString("per-node"));
+    for (int rank = 0; rank < 2; ++rank) {
+        const QStringList a = per_node.engine_arguments(rank, {{}, "/s"});
+        QCOMPARE(a.count("--shard-placement"), 1);
+        QCOMPARE(a[a.indexOf("--shard-placement") + 1], QString("per-node"));
+        QCOMPARE(a[a.indexOf("--data") + 1], path("data/shards"));
+    }
+    // A Slurm run's data folder may exist on the cluster only: not refused for being unseen here.
+    QVERIFY(load_text(patched("training.shard_placement", "\"per-node\"", patched("data", "\"/cluster/only/shards\"", kSlurm)))
+                .training.shard_placement == ShardPlacement::PerNode);
 }
 
 void TestRunSpec::slurm_spec_loads() {

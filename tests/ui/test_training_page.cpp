@@ -32,6 +32,7 @@ private Q_SLOTS:
     void threshold_algorithm_is_typed();
     void data_options_round_trip();
     void samples_shown_before_launch();
+    void shard_placement_for_a_shard_set();
     void device_row_data();
     void device_row();
 };
@@ -271,6 +272,51 @@ void TestTrainingPage::samples_shown_before_launch() {
     page.show_samples();
     QCOMPARE(preview->sample_count(), 0);
     QVERIFY2(preview->caption().contains("no images to show"), qPrintable(preview->caption()));
+}
+
+// "Shard placement" (issue 24): offered only while the data is a shard set; a spec's per-node
+// placement is shown and written back; other data writes the shared placement, whatever was picked.
+void TestTrainingPage::shard_placement_for_a_shard_set() {
+    thresher::ui::ModelDocument doc;
+    thresher::ui::TrainingPage page(&doc);
+    auto* placement = page.findChild<QComboBox*>("shard_placement");
+    auto* kind = page.findChild<QComboBox*>("data_kind");
+    QVERIFY(placement && kind);
+    const QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath("shards"));
+    QFile index(dir.path() + "/shards/index.json");
+    QVERIFY(index.open(QIODevice::WriteOnly) && index.write("{}") == 2);
+    index.close();
+
+    RunSpec spec = slurm_spec();
+    spec.cluster = {};
+    spec.data = dir.path() + "/shards";
+    spec.training.shard_placement = thresher::launcher::ShardPlacement::PerNode;
+    page.set_spec(spec);
+    QCOMPARE(kind->currentData().toString(), QString("shards"));
+    QVERIFY(placement->isEnabled());
+    QCOMPARE(placement->currentData().toString(), QString("per-node"));
+    RunSpec out = spec;
+    out.training = {};
+    page.apply_to(out);
+    QVERIFY(out.training.shard_placement == thresher::launcher::ShardPlacement::PerNode);
+    // THRESHER_SCREENSHOTS=DIR: the Data box with the choice, for a look.
+    if (const QString shots = qEnvironmentVariable("THRESHER_SCREENSHOTS"); !shots.isEmpty()) {
+        page.resize(1200, 800);
+        page.grab().save(shots + "/training_page_shard_placement.png");
+    }
+
+    // A CSV instead: the choice is greyed out and the spec gets the shared placement.
+    kind->setCurrentIndex(kind->findData("csv"));
+    QVERIFY(!placement->isEnabled());
+    page.apply_to(out);
+    QVERIFY(out.training.shard_placement == thresher::launcher::ShardPlacement::Shared);
+    // Back to the shard set, shared folder picked.
+    kind->setCurrentIndex(kind->findData("shards"));
+    placement->setCurrentIndex(placement->findData("shared"));
+    QVERIFY(placement->isEnabled());
+    page.apply_to(out);
+    QVERIFY(out.training.shard_placement == thresher::launcher::ShardPlacement::Shared);
 }
 
 // The Device row: CPU, GPU 0 for every worker, or one GPU per worker (cuda:0,cuda:1,… for the

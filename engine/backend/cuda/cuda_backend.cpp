@@ -10,6 +10,7 @@
 #include "backend/cuda/cuda_worker_encoder.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/ops.h"
+#include "backend/cuda/rnn_layout.h"
 #include "core/error.h"
 #include "core/rng.h"
 
@@ -206,6 +207,11 @@ std::unique_ptr<GatherOp> CudaBackend::make_gather(const std::vector<std::uint32
 std::unique_ptr<BatchNormOp> CudaBackend::make_batch_norm(const BatchNormDesc& d) {
     activate();
     return make_batch_norm_op(*this, d);
+}
+std::optional<std::string> CudaBackend::rnn_refusal(const RnnDesc& d) const { return cuda_rnn_unsupported(d); }
+std::unique_ptr<RnnOp> CudaBackend::make_rnn(const RnnDesc& d) {
+    activate();
+    return make_rnn_op(*this, d);
 }
 
 // --- element-wise ----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "backend/backend.h"
@@ -46,6 +47,10 @@ public:
     std::unique_ptr<PoolOp> make_pool(const PoolDesc&) override;
     std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc&) override;
     std::unique_ptr<GatherOp> make_gather(const std::vector<std::uint32_t>& map) override;
+    // Recurrent layers on cuDNN's RNN API, for what it computes (rnn_layout.h cuda_rnn_unsupported).
+    bool has_rnn() const override { return true; }
+    std::optional<std::string> rnn_refusal(const RnnDesc&) const override;
+    std::unique_ptr<RnnOp> make_rnn(const RnnDesc&) override;
 
     void activation_forward(ActivationSpec, const float* x, float* y, int rows, int cols) override;
     void activation_backward(ActivationSpec, const float* y, const float* dy, float* dz, int rows,

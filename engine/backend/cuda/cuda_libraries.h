@@ -32,7 +32,13 @@ namespace thresher::backend::cuda {
     X(cudnnFindConvolutionBackwardFilterAlgorithm) X(cudnnGetConvolutionForwardWorkspaceSize)    \
     X(cudnnGetConvolutionBackwardDataWorkspaceSize)                                               \
     X(cudnnGetConvolutionBackwardFilterWorkspaceSize) X(cudnnConvolutionForward)                 \
-    X(cudnnConvolutionBackwardData) X(cudnnConvolutionBackwardFilter)
+    X(cudnnConvolutionBackwardData) X(cudnnConvolutionBackwardFilter)                             \
+    X(cudnnSetTensorNdDescriptor) X(cudnnGetTensorNdDescriptor)                                   \
+    X(cudnnCreateDropoutDescriptor) X(cudnnDestroyDropoutDescriptor)                              \
+    X(cudnnCreateRNNDescriptor) X(cudnnDestroyRNNDescriptor) X(cudnnSetRNNDescriptor_v8)          \
+    X(cudnnCreateRNNDataDescriptor) X(cudnnDestroyRNNDataDescriptor) X(cudnnSetRNNDataDescriptor) \
+    X(cudnnGetRNNWeightSpaceSize) X(cudnnGetRNNTempSpaceSizes) X(cudnnGetRNNWeightParams)         \
+    X(cudnnRNNForward) X(cudnnRNNBackwardData_v8) X(cudnnRNNBackwardWeights_v8)
 
 struct CudaLibraries {
     THRESHER_CUBLAS_FUNCTIONS(THRESHER_CUDA_FUNCTION)

@@ -35,6 +35,9 @@ THRESHER_HANDLE_DELETER(TensorDescDeleter, cudnnTensorDescriptor_t, libraries().
 THRESHER_HANDLE_DELETER(FilterDescDeleter, cudnnFilterDescriptor_t, libraries().cudnnDestroyFilterDescriptor)
 THRESHER_HANDLE_DELETER(ConvolutionDescDeleter, cudnnConvolutionDescriptor_t,
                         libraries().cudnnDestroyConvolutionDescriptor)
+THRESHER_HANDLE_DELETER(DropoutDescDeleter, cudnnDropoutDescriptor_t, libraries().cudnnDestroyDropoutDescriptor)
+THRESHER_HANDLE_DELETER(RnnDescDeleter, cudnnRNNDescriptor_t, libraries().cudnnDestroyRNNDescriptor)
+THRESHER_HANDLE_DELETER(RnnDataDescDeleter, cudnnRNNDataDescriptor_t, libraries().cudnnDestroyRNNDataDescriptor)
 #undef THRESHER_HANDLE_DELETER
 
 using Stream = UniqueHandle<cudaStream_t, StreamDeleter>;
@@ -44,6 +47,9 @@ using CudnnHandle = UniqueHandle<cudnnHandle_t, CudnnDeleter>;
 using TensorDesc = UniqueHandle<cudnnTensorDescriptor_t, TensorDescDeleter>;
 using FilterDesc = UniqueHandle<cudnnFilterDescriptor_t, FilterDescDeleter>;
 using ConvolutionDesc = UniqueHandle<cudnnConvolutionDescriptor_t, ConvolutionDescDeleter>;
+using DropoutDesc = UniqueHandle<cudnnDropoutDescriptor_t, DropoutDescDeleter>;
+using CudnnRnnDesc = UniqueHandle<cudnnRNNDescriptor_t, RnnDescDeleter>;
+using CudnnRnnDataDesc = UniqueHandle<cudnnRNNDataDescriptor_t, RnnDataDescDeleter>;
 
 inline TensorDesc make_tensor_desc(int n, int c, int h, int w) {
     const auto& lib = libraries();

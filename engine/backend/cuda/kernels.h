@@ -86,4 +86,19 @@ void batch_norm_backward(cudaStream_t, const BatchNormDesc&, const float* x, con
                          const float* gamma, const float* mean, const float* var, float* dx,
                          float* dgamma, float* dbeta);
 
+// --- recurrent layers (rnn_kernels.cu) ------------------------------------------------------------
+// The two directions' states joined as RnnMerge Sum, Mul or Average asks (the CPU's expressions:
+// a + b, a * b, 0.5f * (a + b)): out[r][j] = join(a[r][j], b[r][j]) for `rows` rows of h values,
+// a and b read `ab_pitch` floats apart (b is a second pointer into the same layout), out
+// `out_pitch` apart.
+void rnn_merge_forward(cudaStream_t, RnnMerge, const float* a, const float* b, std::size_t ab_pitch, float* out,
+                       std::size_t out_pitch, std::size_t rows, int h);
+// Its backward: da, db (`d_pitch` apart) from dy (`dy_pitch` apart) and the forward's a and b
+// (Mul reads them): Sum da = db = dy; Average 0.5f * dy; Mul da = dy * b, db = dy * a.
+void rnn_merge_backward(cudaStream_t, RnnMerge, const float* dy, std::size_t dy_pitch, const float* a, const float* b,
+                        std::size_t ab_pitch, float* da, float* db, std::size_t d_pitch, std::size_t rows, int h);
+// Zeroes the padded steps of a [batch x steps x width] tensor: p[n][t][:] for t >= lengths[n]
+// (lengths in device memory).
+void rnn_zero_padding(cudaStream_t, const int* lengths, float* p, int batch, int steps, int width);
+
 }  // namespace thresher::backend::cuda::kernels

@@ -5,7 +5,8 @@
 // (training, inference, backward), activations including softmax, dropout (the same mask from
 // the same seed, bit for bit), the small vector ops, every updater over several iterations, and
 // a few training steps of whole networks (every layer type; standalone activations; zero
-// padding, cropping and upsampling).
+// padding, cropping and upsampling), and recurrent layers (every cell and merge the backend
+// plans, against the CPU backend).
 //
 // Rows are per device ("cpu", "cuda:0", ...). A row whose device this machine does not have
 // skips with the reason ("no CUDA device: ..."), so the suite passes on GPU-less CI and runs for
@@ -158,6 +159,8 @@ private Q_SLOTS:
     void network_steps();
     void sequences_data() { device_rows(); }
     void sequences();
+    void recurrent_data();
+    void recurrent();
 
 private:
     // One row per device of every registered backend: "cpu", "cuda:0", ...; `suffix` names the
@@ -865,8 +868,9 @@ void TestBackendParity::network_steps() {
 
 // Sequences (issue 23): per-step dense layers and a per-step loss over variable lengths (the
 // network's masking: lengths split off the row, padded steps zeroed, the masked mean) run on
-// every backend and agree with the CPU; a recurrent layer on a backend without RNN ops
-// (has_rnn() false: CUDA today) is refused when the network is planned, naming the layer.
+// every backend and agree with the CPU; an lstm network's loss and gradients agree with the CPU
+// where the backend has RNN ops, and a layer it lacks (CUDA: a GRU with reset_after=false; any
+// recurrent layer where has_rnn() is false) is refused when the network is planned, naming it.
 void TestBackendParity::sequences() {
     QFETCH(QString, device);
     OPEN_OR_SKIP(be, device);
@@ -907,7 +911,25 @@ void TestBackendParity::sequences() {
     nn::Network net(recurrent, *be);
     Vec tl(std::size_t(batch) * 3, 0.f);
     if (be->has_rnn()) {
-        QVERIFY(std::isfinite(net.compute_gradients(x.data(), tl.data(), batch, 1)));
+        const double loss = net.compute_gradients(x.data(), tl.data(), batch, 1);
+        nn::Network reference(recurrent, *cpu_);
+        const double want_loss = reference.compute_gradients(x.data(), tl.data(), batch, 1);
+        QVERIFY2(std::abs(loss - want_loss) <= kTolerance * std::abs(want_loss),
+                 qPrintable(QString("lstm network loss %1, cpu %2").arg(loss).arg(want_loss)));
+        EXPECT_CLOSE("lstm network gradients", net.get_gradients(), reference.get_gradients());
+        if (is_cpu_) return;
+        // What cuDNN lacks is refused when the network is planned, naming the layer (issue 23).
+        const auto plain_gru = config::ModelConfig::parse(R"({"input":{"steps":6,"features":3},
+            "layers":[{"type":"gru","units":4,"reset_after":false},{"type":"output","units":3}]})", "parity");
+        nn::Network gru_net(plain_gru, *be);
+        try {
+            gru_net.compute_gradients(x.data(), tl.data(), batch, 1);
+            QFAIL("a GRU with reset_after=false ran on a backend that refuses it");
+        } catch (const ConfigError& e) {
+            const QString msg = e.what();
+            QVERIFY2(msg.contains("layers[0] (gru)") && msg.contains("reset_after=false") && msg.contains("CPU backend"),
+                     qPrintable(msg));
+        }
         return;
     }
     try {
@@ -916,6 +938,101 @@ void TestBackendParity::sequences() {
     } catch (const ConfigError& e) {
         const QString msg = e.what();
         QVERIFY2(msg.contains("layers[0] (lstm)") && msg.contains("no recurrent layers"), qPrintable(msg));
+    }
+}
+
+void TestBackendParity::recurrent_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<int>("cell");
+    QTest::addColumn<int>("act");
+    QTest::addColumn<int>("merge");
+    QTest::addColumn<bool>("sequences");
+    struct Variant {
+        const char* name;
+        RnnCell cell;
+        Activation act;
+        RnnMerge merge;
+        bool sequences;
+    };
+    const Variant variants[] = {
+        {"lstm", RnnCell::Lstm, Activation::Tanh, RnnMerge::None, true},
+        {"gru reset_after", RnnCell::GruResetAfter, Activation::Tanh, RnnMerge::None, true},
+        {"simple tanh", RnnCell::Vanilla, Activation::Tanh, RnnMerge::None, true},
+        {"simple relu", RnnCell::Vanilla, Activation::Relu, RnnMerge::None, true},
+        {"bidirectional lstm concat", RnnCell::Lstm, Activation::Tanh, RnnMerge::Concat, true},
+        {"bidirectional gru sum", RnnCell::GruResetAfter, Activation::Tanh, RnnMerge::Sum, true},
+        {"bidirectional lstm mul", RnnCell::Lstm, Activation::Tanh, RnnMerge::Mul, true},
+        {"bidirectional simple average", RnnCell::Vanilla, Activation::Tanh, RnnMerge::Average, true},
+        {"lstm last step", RnnCell::Lstm, Activation::Tanh, RnnMerge::None, false},
+        {"bidirectional lstm concat last step", RnnCell::Lstm, Activation::Tanh, RnnMerge::Concat, false},
+        {"bidirectional gru sum last step", RnnCell::GruResetAfter, Activation::Tanh, RnnMerge::Sum, false},
+        {"bidirectional lstm mul last step", RnnCell::Lstm, Activation::Tanh, RnnMerge::Mul, false},
+    };
+    for (const Variant& v : variants)
+        device_rows(v.name, [v](QTestData& row) { row << int(v.cell) << int(v.act) << int(v.merge) << v.sequences; });
+}
+
+// Recurrent layers (issue 23): zeros at padded steps on every backend, and on the others the
+// CPU backend's results (it is held to PyTorch by test_rnn_reference): samples of lengths 5, 3, 1, 4 in 5 steps, forward in both modes and every
+// gradient (dx, and per direction dW, dR, db). dy is random at padded steps too: they must be ignored.
+void TestBackendParity::recurrent() {
+    QFETCH(QString, device);
+    QFETCH(int, cell);
+    QFETCH(int, act);
+    QFETCH(int, merge);
+    QFETCH(bool, sequences);
+    OPEN_OR_SKIP(be, device);
+    RnnDesc d;
+    d.cell = static_cast<RnnCell>(cell);
+    d.act = {static_cast<Activation>(act), 0.01f};
+    d.merge = static_cast<RnnMerge>(merge);
+    d.return_sequences = sequences;
+    d.batch = 4, d.steps = 5, d.in = 3, d.hidden = 4;
+    const std::vector<int> lengths{5, 3, 1, 4};
+    const int gates = d.cell == RnnCell::Lstm ? 4 : d.cell == RnnCell::Vanilla ? 1 : 3;
+    const int biases = d.cell == RnnCell::GruResetAfter ? 4 : gates;
+    const std::size_t gh = std::size_t(gates) * d.hidden, w_size = std::size_t(d.in) * gh,
+                      r_size = std::size_t(d.hidden) * gh, b_size = std::size_t(biases) * d.hidden;
+    const int dirs = d.merge == RnnMerge::None ? 1 : 2, out = d.merge == RnnMerge::Concat ? 2 * d.hidden : d.hidden;
+    const std::size_t per_dir = w_size + r_size + b_size;
+    const std::size_t y_size = std::size_t(d.batch) * (sequences ? d.steps : 1) * out;
+    const Vec x = random_vec(std::size_t(d.batch) * d.steps * d.in, 41), params = random_vec(per_dir * dirs, 42, -0.6f, 0.6f),
+              dy = random_vec(y_size, 43);
+    auto run = [&](Backend& be_) {
+        On on(be_);
+        auto op = be_.make_rnn(d);
+        float* px = on.put(x);
+        float* pp = on.put(params);
+        float* y_inf = on.zeros(y_size);
+        float* y = on.zeros(y_size);
+        float* dx = on.zeros(x.size());
+        float* grads = on.zeros(params.size());
+        op->forward(px, lengths.data(), pp, y_inf, Mode::Inference);
+        op->forward(px, lengths.data(), pp, y, Mode::Training);
+        op->backward(px, lengths.data(), pp, on.put(dy), dx, grads);
+        return std::vector<Vec>{on.get(y_inf, y_size), on.get(y, y_size), on.get(dx, x.size()), on.get(grads, params.size())};
+    };
+    const auto got = run(*be);
+    // The contract on every backend: padded steps of y and dx are zero.
+    for (int n = 0; n < d.batch; ++n)
+        for (int t = lengths[std::size_t(n)]; t < d.steps; ++t) {
+            for (int c = 0; sequences && c < out; ++c)
+                QCOMPARE(got[1][(std::size_t(n) * d.steps + t) * out + c], 0.f);
+            for (int c = 0; c < d.in; ++c) QCOMPARE(got[2][(std::size_t(n) * d.steps + t) * d.in + c], 0.f);
+        }
+    if (is_cpu_) return;  // the reference of the other rows (test_rnn_reference holds it to PyTorch)
+    const auto want = run(*cpu_);
+    EXPECT_CLOSE("y (inference)", got[0], want[0]);
+    EXPECT_CLOSE("y", got[1], want[1]);
+    EXPECT_CLOSE("dx", got[2], want[2]);
+    auto slice = [](const Vec& v, std::size_t from, std::size_t n) { return Vec(v.begin() + from, v.begin() + from + n); };
+    for (int k = 0; k < dirs; ++k) {
+        const std::size_t base = std::size_t(k) * per_dir;
+        const QByteArray dir = k == 0 ? "" : " (reverse)";
+        EXPECT_CLOSE(("dW" + dir).constData(), slice(got[3], base, w_size), slice(want[3], base, w_size));
+        EXPECT_CLOSE(("dR" + dir).constData(), slice(got[3], base + w_size, r_size), slice(want[3], base + w_size, r_size));
+        EXPECT_CLOSE(("db" + dir).constData(), slice(got[3], base + w_size + r_size, b_size),
+                     slice(want[3], base + w_size + r_size, b_size));
     }
 }
 
