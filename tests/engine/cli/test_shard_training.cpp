@@ -56,6 +56,7 @@ private Q_SLOTS:
     void threeNodesPerNodeWarnUnequalWork();
     void importedNormalisationAppliedPerBatch();
     void withoutTestPartEvaluatesTheFirstShard();
+    void perNodeWithoutTestPartEvaluatesEachNodesFirstFile();
     void refusals();
 
 private:
@@ -234,6 +235,26 @@ void TestShardTraining::withoutTestPartEvaluatesTheFirstShard() {
         QCOMPARE(r.of("epoch_end").last().value("count").toInt(), count);  // 12 blocks of 8: 6 in the first shard
         QCOMPARE(r.of("iteration").size(), 12);
     }
+}
+
+// Per node without a test part (a CSV's shards, 2 files of 6 blocks of 8): each node evaluates the
+// first of its own files, never the other's, and the controller merges the two samples.
+void TestShardTraining::perNodeWithoutTestPartEvaluatesEachNodesFirstFile() {
+    QVERIFY2(QFile::exists(path("table/index.json")), "withoutTestPartEvaluatesTheFirstShard exports the table first");
+    const auto ports = free_node_ports(2);
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
+    QList<QStringList> args;
+    for (int rank = 0; rank < 2; ++rank)
+        args << QStringList{"train", "--model", path("mn.json"), "--data", path("table"), "--batch", "8", "--epochs", "1",
+                            "--threads", "1", "--nodes", nodes, "--node-rank", QString::number(rank), "--secret-file",
+                            path("secret"), "--strategy", "gradient-sharing", "--shard-placement", "per-node"};
+    const auto runs = run_nodes(args, 300000);
+    for (int node = 0; node < 2; ++node) check_finished_ok(runs[node], node);
+    if (QTest::currentTestFailed()) return;
+    const auto end = runs[0].of("epoch_end").last();
+    QCOMPARE(end.value("eval_set").toString(), QString("train"));
+    QCOMPARE(end.value("count").toInt(), 96);  // 48 records in each node's file, merged
+    QCOMPARE(runs[0].of("run_finished").last().value("iters").toInt(), 6);  // 6 blocks per node
 }
 
 void TestShardTraining::refusals() {
