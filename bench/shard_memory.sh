@@ -6,8 +6,9 @@
 # held whole in memory as every source but shards is.
 #
 # "Budget" here is what a worker may spend on data: BUDGET_MB (default 64) of float rows. The big
-# set is 4 x BUDGET_MB of 784-float rows (Fashion-MNIST-shaped, random pixels and a lit row per class); the
-# tiny set is TINY rows (1000). Both have a 1000-row test part, which evaluation reads whole.
+# set is 4 x BUDGET_MB of 784-float rows (Fashion-MNIST-shaped, random pixels and a lit row per class)
+# in its train part and as much again in its test part (evaluation streams it too); the tiny set is
+# TINY rows (1000) with a 1000-row test part.
 #
 # Environment: BUDGET_MB (64), TINY (1000), BATCH (128), THREADS (2), SEED (1), THRESHER_BIN
 # (build/release/bin), PYTHON (/usr/bin/python3, with numpy), RESULTS_DIR (a fresh /tmp folder, kept).
@@ -30,14 +31,14 @@ echo "shard_memory: budget ${BUDGET_MB} MiB, big set ${BIG} rows (~$(( BUDGET_MB
 
 # Plain IDX files (train + t10k), written with numpy: random pixels, classes 0-9 in turn, each
 # image's class marked by a lit row so the set is learnable.
-make_idx() {  # folder rows
-  "$PYTHON" - "$1" "$2" <<'PY'
+make_idx() {  # folder rows test_rows
+  "$PYTHON" - "$1" "$2" "$3" <<'PY'
 import struct, sys, os
 import numpy as np
-folder, rows = sys.argv[1], int(sys.argv[2])
+folder, rows, test_rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 os.makedirs(folder, exist_ok=True)
 rng = np.random.default_rng(rows)
-for prefix, n in (("train", rows), ("t10k", 1000)):
+for prefix, n in (("train", rows), ("t10k", test_rows)):
     x = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
     y = (np.arange(n) % 10).astype(np.uint8)
     x[np.arange(n), y * 2, :] = 255  # the class's row lit: learnable, every class present
@@ -62,9 +63,9 @@ run_case() {  # name data
   echo "$1: peak RSS $(( $(peak_kb "$RESULTS_DIR/$1.time") / 1024 )) MiB"
 }
 
-for set in big:$BIG tiny:$TINY; do
-  name=${set%%:*}; rows=${set##*:}
-  [[ -d "$RESULTS_DIR/$name-idx" ]] || make_idx "$RESULTS_DIR/$name-idx" "$rows"
+for set in big:$BIG:$BIG tiny:$TINY:1000; do
+  IFS=: read -r name rows test_rows <<<"$set"
+  [[ -d "$RESULTS_DIR/$name-idx" ]] || make_idx "$RESULTS_DIR/$name-idx" "$rows" "$test_rows"
   if [[ ! -f "$RESULTS_DIR/$name-shards/index.json" ]]; then
     rm -rf "$RESULTS_DIR/$name-shards"
     "$BIN/thresher-engine" export --data "$RESULTS_DIR/$name-idx" --out "$RESULTS_DIR/$name-shards" --batch "$BATCH" \

@@ -59,7 +59,7 @@ QStringList RunSpec::engine_arguments(int node_rank, const EngineFiles& files) c
     if (training.top_k) a << "--top-k" << QString::number(*training.top_k);
     // Every launcher passes it: locally and on Slurm each node opens only its own files of the
     // one folder; over SSH its host holds only those (ssh/staged_tree.h shard_subset_tree).
-    if (training.shard_placement == ShardPlacement::PerNode) a << "--shard-placement" << to_string(training.shard_placement);
+    if (training.shard_placement == ShardPlacement::PerNode) a << "--shard-placement" << placement_text(training.shard_placement);
     a << "--threads" << QString::number(threads) << "--workers-per-node" << QString::number(workers_per_node());
     if (training.device != DeviceList{}) a << "--device" << QString::fromStdString(training.device.text());
     a << "--strategy" << training.strategy;

@@ -227,7 +227,7 @@ TrainingSettings read_training(const Reader& t, const QString& source) {
     }
     s.normalize = t.one_of("normalize", s.normalize, kNormalizations);
     if (t.has("top_k")) s.top_k = int(t.integer("top_k", 0, kTopK));
-    s.shard_placement = *parse_shard_placement(t.one_of("shard_placement", to_string(s.shard_placement), kShardPlacements));
+    s.shard_placement = *parse_shard_placement(t.one_of("shard_placement", placement_text(s.shard_placement), kShardPlacements));
     if (t.has("device")) {
         const QString text = t.string("device", {});
         try {
@@ -675,7 +675,7 @@ QJsonObject RunSpec::to_json() const {
     if (training.augment.active()) t["augment"] = QString::fromStdString(training.augment.text());
     if (training.normalize != "none") t["normalize"] = training.normalize;
     if (training.top_k) t["top_k"] = *training.top_k;
-    if (training.shard_placement != ShardPlacement::Shared) t["shard_placement"] = to_string(training.shard_placement);
+    if (training.shard_placement != ShardPlacement::Shared) t["shard_placement"] = placement_text(training.shard_placement);
 
     QJsonObject c{{"kind", to_string(cluster.kind)}};
     if (cluster.topology != "auto") c["topology"] = cluster.topology;

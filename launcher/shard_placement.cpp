@@ -49,21 +49,16 @@ QStringList part_files(const QJsonObject& index, const QString& part, const QStr
 
 }  // namespace
 
-const char* to_string(ShardPlacement placement) {
-    return placement == ShardPlacement::PerNode ? "per-node" : "shared";
+QString placement_text(ShardPlacement placement) {
+    const auto text = spec::to_string(placement);
+    return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
 }
 
-std::optional<ShardPlacement> parse_shard_placement(const QString& text) {
-    if (text == "shared") return ShardPlacement::Shared;
-    if (text == "per-node") return ShardPlacement::PerNode;
-    return std::nullopt;
-}
+std::optional<ShardPlacement> parse_shard_placement(const QString& text) { return spec::parse_shard_placement(text.toStdString()); }
 
 bool is_shard_folder(const QString& folder) {
     return QFileInfo(folder).isDir() && QFileInfo(folder + "/" + kShardIndexName).isFile();
 }
-
-int shard_owner(qsizetype position, int world) { return static_cast<int>(position % world); }
 
 ShardSetFiles read_shard_set_files(const QString& folder) {
     const QString where = folder + "/" + kShardIndexName;
@@ -92,7 +87,7 @@ QStringList shard_files_of_node(const ShardSetFiles& files, int rank, int world,
     QStringList own;
     for (const QStringList* part : {&files.train, &files.test})
         for (qsizetype i = 0; i < part->size(); ++i)
-            if (shard_owner(i, world) == rank) own << (*part)[i];
+            if (shard_owner(static_cast<std::size_t>(i), world) == rank) own << (*part)[i];
     return own;
 }
 

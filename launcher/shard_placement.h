@@ -7,20 +7,25 @@
 // Example: 4 train shards, 2 nodes → node 0 owns train/shard-00000 and -00002, node 1 -00001 and
 // -00003; 1 test shard → node 0 owns it, node 1 none.
 //
-// The launcher links no engine library (DESIGN.md), so it reads the index's file lists itself
-// here, with the engine's bounds and name rule, and the ownership rule is written again below.
+// The launcher links no engine data library (DESIGN.md), so it reads the index's file lists itself
+// here, with the engine's bounds and name rule; the ownership rule is spec/shard_placement.h's.
 #pragma once
 
 #include <QString>
 #include <QStringList>
 #include <optional>
 
+#include "spec/shard_placement.h"
+
 namespace thresher::launcher {
 
-enum class ShardPlacement { Shared, PerNode };
+// The engine's spec library holds the choice and the ownership rule (spec/shard_placement.h), so the
+// files a node is sent are the files its engine opens.
+using spec::ShardPlacement;
+using spec::shard_owner;
 
-// "shared" | "per-node": the spec's text and the engine's --shard-placement value.
-const char* to_string(ShardPlacement placement);
+// "shared" | "per-node" (spec's spellings): the run spec's text and the engine's --shard-placement.
+QString placement_text(ShardPlacement placement);
 std::optional<ShardPlacement> parse_shard_placement(const QString& text);
 
 // The engine's index file name (engine/data/shard_format.h kShardIndexName).
@@ -29,11 +34,6 @@ inline constexpr const char* kShardIndexName = "index.json";
 // True when `folder` is a folder holding index.json: how the engine recognises a shard set
 // (engine/data/shard_format.h is_shard_folder).
 bool is_shard_folder(const QString& folder);
-
-// The engine node that owns the shard file at `position` of its part's list, in a run of `world`
-// engine nodes. Mirrors the engine's shard_owner (engine/data/shard_placement.h): the two must
-// agree, or a node would be handed files it never opens and lack the ones it does.
-int shard_owner(qsizetype position, int world);
 
 // The shard files index.json lists, in its order, as paths relative to the set's folder
 // ("train/shard-00000.thrs").

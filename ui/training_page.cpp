@@ -550,7 +550,7 @@ void TrainingPage::set_spec(const launcher::RunSpec& spec) {
     augment_->setText(t.augment.active() ? QString::fromStdString(t.augment.text()) : QString());
     normalize_->setCurrentIndex(std::max(0, normalize_->findData(t.normalize)));
     top_k_->setValue(t.top_k.value_or(-1));
-    shard_placement_->setCurrentIndex(std::max(0, shard_placement_->findData(launcher::to_string(t.shard_placement))));
+    shard_placement_->setCurrentIndex(std::max(0, shard_placement_->findData(launcher::placement_text(t.shard_placement))));
     cluster_kind_->setCurrentIndex(std::max(0, cluster_kind_->findData(launcher::to_string(spec.cluster.kind))));
     const auto& sl = spec.cluster.slurm;
     partition_->setText(sl.partition);

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "dist/masters/predictions_wire.h"
 #include "data/data_source.h"
+#include "data/shard_format.h"
 #include "config/model_format.h"
 #include "nn/model_file.h"
 #include "nn/network.h"
@@ -124,15 +125,32 @@ void evaluate_command(const std::string& model_file, const std::string& data_spe
                       int threads, const std::string& device, const data::ImageFolderOptions& images,
                       std::optional<int> top_k, const data::SequenceReadOptions& sequences, const config::ImportOptions& import) {
     auto l = load(model_file, threads, device, import);
-    auto split = load_for_model(l, model_file, data_spec, images, sequences);
-    auto& ds = pick(split);
-    train::check_compatible(l.net->config(), ds);
-    l.file.normalization.apply(ds);  // the inputs the model was trained on
-    const auto r = train::evaluate(*l.net, ds, 256, limit, 0, 1, train::resolve_top_k(top_k, ds.num_classes));
+    train::EvaluationResult r;
+    std::string data_name;
+    if (data::is_shard_folder(data_spec)) {
+        // A shard set streams its test part (or, without one, its train part) block by block.
+        const auto index = data::read_shard_index(data_spec);
+        const auto& part = index.has_test ? index.test : index.train;
+        const auto ds = index.describe(part);
+        if (!l.file.class_names.empty() && !index.class_names.empty())
+            train::check_same_classes(l.file.class_names, model_file, index.class_names, data_spec);
+        train::check_compatible(l.net->config(), ds);
+        l.file.normalization.check_width(ds);  // applied to each record as it is read
+        r = train::evaluate_shard_part(*l.net, index, part, &l.file.normalization, limit, 0, 1,
+                                       train::resolve_top_k(top_k, ds.num_classes));
+        data_name = ds.name;
+    } else {
+        auto split = load_for_model(l, model_file, data_spec, images, sequences);
+        auto& ds = pick(split);
+        train::check_compatible(l.net->config(), ds);
+        l.file.normalization.apply(ds);  // the inputs the model was trained on
+        r = train::evaluate(*l.net, ds, 256, limit, 0, 1, train::resolve_top_k(top_k, ds.num_classes));
+        data_name = ds.name;
+    }
     nlohmann::json j = r.to_json();
     j["event"] = "evaluation";
-    j["data"] = ds.name;
-    j["count"] = limit ? std::min(limit, ds.count) : ds.count;
+    j["data"] = data_name;
+    j["count"] = r.count;  // the samples evaluated: all, or the first --limit
     std::cout << j.dump() << std::endl;
     const auto& names = l.file.class_names;
     if (r.classification)

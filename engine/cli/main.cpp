@@ -64,6 +64,16 @@ int main(int argc, char** argv) {
                 throw CLI::ValidationError(e.what());
             }
         });
+    // Typed here, once (spec/shard_placement.h); the launcher passes per-node when it uploads each
+    // node only its own shard files.
+    train_cmd->add_option("--shard-placement")
+        ->description("Where a shard set's files are: shared (every node sees the whole folder) or per-node (node n holds "
+                      "and reads only the files it owns, file f on node f mod nodes)")
+        ->each([&t](const std::string& text) {
+            const auto p = spec::parse_shard_placement(text);
+            if (!p) throw CLI::ValidationError("--shard-placement " + text + ": expected shared or per-node");
+            t.shard_placement = *p;
+        });
     // Image folders (data/image_folder.h): typed here, once. The same options for train, evaluate
     // and predict, so evaluating a model on a split folder takes the test images it was tested on.
     data::ImageFolderOptions images;

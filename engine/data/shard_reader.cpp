@@ -101,16 +101,18 @@ void ShardFile::read_block(std::uint32_t k, Batch& out) {
     }
 }
 
+void check_shard_file(const ShardIndex& index, const ShardEntry& e) {
+    const std::string path = index.path_of(e);
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) throw DataError(path + ": cannot be opened (listed in the index; was the shard folder copied whole?)");
+    if (size != e.bytes)
+        throw DataError(path + ": " + std::to_string(size) + " bytes, the index says " + std::to_string(e.bytes) +
+                        (size < e.bytes ? " (truncated?)" : ""));
+}
+
 void check_shard_files(const ShardIndex& index, const ShardPart& part) {
-    for (const auto& e : part.shards) {
-        const std::string path = index.path_of(e);
-        std::error_code ec;
-        const auto size = std::filesystem::file_size(path, ec);
-        if (ec) throw DataError(path + ": cannot be opened (listed in the index; was the shard folder copied whole?)");
-        if (size != e.bytes)
-            throw DataError(path + ": " + std::to_string(size) + " bytes, the index says " + std::to_string(e.bytes) +
-                            (size < e.bytes ? " (truncated?)" : ""));
-    }
+    for (const auto& e : part.shards) check_shard_file(index, e);
 }
 
 Dataset read_shard_part(const ShardIndex& index, const ShardPart& part) {

@@ -44,6 +44,8 @@ private:
 // record counts (which it checks against those sizes) are backed by bytes on disk before anything
 // is sized by them. Throws DataError naming the first shard that is missing or of another size.
 void check_shard_files(const ShardIndex&, const ShardPart&);
+// The same check of one file (a node holding only its own files checks only those).
+void check_shard_file(const ShardIndex&, const ShardEntry&);
 
 // Every record of `part`, each placed at its sample id (the source's order), with the whole-file
 // CRC-32 of the index checked for every shard and the ids checked to be a permutation of

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "data/batch_iterator.h"
+#include "data/shard_stream.h"
 
 namespace thresher::train {
 
@@ -36,6 +38,7 @@ nlohmann::json EvaluationResult::to_json(bool state) const {
         add_binary_fields(j, *classification, *binary);
         j["auc_hist"] = binary->to_json();
     }
+    if (regression && state) j["state"] = regression->state();  // merged per node (merge_regression_parts)
     j["loss"] = loss;
     if (!outputs.empty()) {
         auto& list = j["outputs"] = nlohmann::json::array();
@@ -264,11 +267,9 @@ private:
 
 }  // namespace
 
-EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, std::size_t limit, int shard,
-                          int shards, int top_k) {
+EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, data::BatchSource& batches, int top_k) {
     EvaluationResult r;
     OutputEvaluators per_output(net.config(), ds, top_k);
-    const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     const int k = static_cast<int>(net.config().target_size());
     // Scores are the main output's (the first of several: its columns come first in each row).
     const auto& main = net.config().main_output();
@@ -294,8 +295,7 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
         r.classification.emplace(ds.num_classes, binary ? 0 : top_k);
     else
         r.regression.emplace(pixels ? static_cast<std::size_t>(pixels->columns()) : ds.target_size);
-    std::vector<float> out, x, t;
-    std::vector<std::int32_t> labels;
+    std::vector<float> out;
     // The network writes every output's targets' worth per sample: T x units for a per-step one.
     const std::size_t out_width = net.config().target_size();
     // A per-step classifier (data with per-step labels, seq_spec.md) scores each labelled valid
@@ -303,27 +303,18 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
     const auto label_steps = static_cast<std::size_t>(std::max(0, ds.target_steps));
     double loss_sum = 0.0;
     std::size_t evaluated = 0;
-    const std::size_t width = ds.shape.size();
-    const auto step = static_cast<std::size_t>(std::max(1, shards));
-    const std::size_t mine = n > static_cast<std::size_t>(shard) ? (n - static_cast<std::size_t>(shard) + step - 1) / step : 0;
-    for (std::size_t start = 0; start < mine; start += static_cast<std::size_t>(batch)) {
-        const int count = static_cast<int>(std::min<std::size_t>(batch, mine - start));
-        const float* xs = ds.features.data() + start * width;
-        const float* ts = ds.targets.data() + start * ds.target_size;
-        const std::int32_t* ls = r.classification && !pixels ? ds.labels.data() + start : nullptr;
-        if (step > 1) {
-            // Gather this shard's rows (sample shard + j*shards) into one contiguous batch.
-            x.resize(static_cast<std::size_t>(count) * width);
-            t.resize(static_cast<std::size_t>(count) * ds.target_size);
-            labels.resize(static_cast<std::size_t>(count));
-            for (int j = 0; j < count; ++j) {
-                const std::size_t i = static_cast<std::size_t>(shard) + (start + static_cast<std::size_t>(j)) * step;
-                std::copy_n(ds.sample(i), width, x.data() + static_cast<std::size_t>(j) * width);
-                std::copy_n(ds.targets.data() + i * ds.target_size, ds.target_size, t.data() + static_cast<std::size_t>(j) * ds.target_size);
-                if (r.classification && !pixels) labels[static_cast<std::size_t>(j)] = ds.labels[i];
-            }
-            xs = x.data(), ts = t.data(), ls = labels.data();
-        }
+    data::Batch b;
+    while (batches.next(b)) {
+        if (b.count == 0) continue;  // a rank whose share ran out before the last step
+        const int count = static_cast<int>(b.count);
+        const float* xs = b.features.data();
+        const float* ts = b.targets.data();
+        const std::int32_t* ls = r.classification && !pixels ? b.labels.data() : nullptr;
+        // Labels are read per sample, or per step by a per-step classifier (none without them).
+        const std::size_t labels_read = !ls ? 0 : per_step ? b.count * label_steps : b.count;
+        if (b.labels.size() < labels_read)
+            throw DataError(ds.name + ": a batch of " + std::to_string(b.count) + " samples came with " +
+                            std::to_string(b.labels.size()) + " labels");
         out.resize(static_cast<std::size_t>(count) * out_width);
         loss_sum += net.loss(xs, ts, count, 0, backend::Mode::Inference, out.data()) * count;
         evaluated += static_cast<std::size_t>(count);
@@ -334,9 +325,8 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
             step_scores.clear();
             step_labels.clear();
             for (int j = 0; j < count; ++j) {
-                const std::size_t i = static_cast<std::size_t>(shard) + (start + static_cast<std::size_t>(j)) * step;
                 for (std::size_t s = 0; s < label_steps; ++s) {
-                    const std::int32_t label = ds.labels[i * label_steps + s];
+                    const std::int32_t label = ls[static_cast<std::size_t>(j) * label_steps + s];
                     if (label < 0) continue;
                     const float* row = out.data() + static_cast<std::size_t>(j) * out_width + s * static_cast<std::size_t>(main_k);
                     step_scores.insert(step_scores.end(), row, row + main_k);
@@ -387,6 +377,34 @@ EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, 
     r.count = evaluated;
     r.loss = evaluated ? loss_sum / static_cast<double>(evaluated) : 0.0;
     return r;
+}
+
+EvaluationResult evaluate(nn::Network& net, const data::Dataset& ds, int batch, std::size_t limit, int shard,
+                          int shards, int top_k) {
+    // Unshuffled, rank `shard` of `shards`: samples shard, shard + shards, ... in batches of `batch`.
+    data::BatchPlan plan;
+    plan.batch_size = static_cast<std::size_t>(std::max(1, batch));
+    plan.shuffle = false;
+    plan.rank = shard;
+    plan.world = std::max(1, shards);
+    plan.limit = limit;
+    data::BatchIterator batches(ds, plan);
+    return evaluate(net, ds, batches, top_k);
+}
+
+EvaluationResult evaluate_shard_part(nn::Network& net, const data::ShardIndex& index, const data::ShardPart& part,
+                                     const data::FeatureTransform* transform, std::size_t limit, int shard, int shards,
+                                     int top_k, const data::ShardShare& share) {
+    // The blocks are the batches; epoch 0 unshuffled is the part's order as exported.
+    data::BatchPlan plan;
+    plan.batch_size = index.batch;
+    plan.seed = index.seed;
+    plan.shuffle = false;
+    plan.rank = shard;
+    plan.world = std::max(1, shards);
+    plan.limit = limit;
+    data::ShardStream batches(index, part, plan, transform, share);
+    return evaluate(net, index.describe(part), batches, top_k);
 }
 
 namespace {
@@ -461,6 +479,15 @@ void merge_outputs(const std::vector<nlohmann::json>& parts, EvaluationResult& m
     }
 }
 
+// Every part's "loss_sum" and "count" added up into `merged`, and the mean loss they give.
+void add_losses(const std::vector<nlohmann::json>& parts, EvaluationResult& merged) {
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        merged.loss_sum += loss_sum_of(parts[i], i, parts.size());
+        merged.count += count_of(parts[i], i, parts.size());
+    }
+    merged.loss = merged.count ? merged.loss_sum / static_cast<double>(merged.count) : 0.0;
+}
+
 }  // namespace
 
 std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlohmann::json>& parts) {
@@ -468,16 +495,12 @@ std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlo
     const std::size_t n = parts.size();
     EvaluationResult merged;
     auto& total = merged.classification.emplace(eval::ClassificationEvaluator::from_json(parts.front()));
-    merged.loss_sum = loss_sum_of(parts.front(), 0, n);
-    merged.count = count_of(parts.front(), 0, n);
     for (std::size_t i = 1; i < n; ++i) {
         try {
             total.merge(eval::ClassificationEvaluator::from_json(parts[i]));
         } catch (const Error& e) {
             bad_part(i, n, e.what());
         }
-        merged.loss_sum += loss_sum_of(parts[i], i, n);
-        merged.count += count_of(parts[i], i, n);
     }
     if (parts.front().contains("auc_hist")) {
         auto& scores = merged.binary.emplace(eval::BinaryScores::from_json(parts.front()["auc_hist"]));
@@ -492,7 +515,27 @@ std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlo
         }
     }
     merge_outputs(parts, merged);
-    merged.loss = merged.count ? merged.loss_sum / static_cast<double>(merged.count) : 0.0;
+    add_losses(parts, merged);
+    return merged;
+}
+
+std::optional<EvaluationResult> merge_regression_parts(const std::vector<nlohmann::json>& parts) {
+    if (parts.front().contains("confusion") || !parts.front().contains("state")) return std::nullopt;
+    const std::size_t n = parts.size();
+    EvaluationResult merged;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto it = parts[i].find("state");
+        if (it == parts[i].end()) bad_part(i, n, "no \"state\" (a regression's sums)");
+        try {
+            auto sums = eval::RegressionEvaluator::from_state(*it);
+            if (i == 0) merged.regression.emplace(std::move(sums));
+            else merged.regression->merge(sums);
+        } catch (const Error& e) {
+            bad_part(i, n, e.what());
+        }
+    }
+    merge_outputs(parts, merged);
+    add_losses(parts, merged);
     return merged;
 }
 

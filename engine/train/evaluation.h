@@ -9,7 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/batch_source.h"
 #include "data/dataset.h"
+#include "data/feature_transform.h"
+#include "data/shard_format.h"
+#include "data/shard_stream.h"
 #include "eval/binary_scores.h"
 #include "eval/classification.h"
 #include "eval/regression.h"
@@ -44,7 +48,8 @@ struct EvaluationResult {
     double loss_sum = 0.0;  // and what it came from, for merging shards
     std::size_t count = 0;
     // accuracy/precision/recall/f1/confusion (+ auc and the "auc_hist" counts for binary) or
-    // mse/mae/r2, + loss; with several outputs "outputs": [OutputEvaluation::to_json(state)...].
+    // mse/mae/r2 (+ its sums, "state", with `state`), + loss; with several outputs "outputs":
+    // [OutputEvaluation::to_json(state)...].
     nlohmann::json to_json(bool state = false) const;
 };
 
@@ -60,12 +65,30 @@ void add_binary_fields(nlohmann::json& j, const eval::ClassificationEvaluator&, 
 nlohmann::json merge_evaluation_parts(const std::vector<nlohmann::json>& parts);
 // The same merge, typed, for the epoch_end event; nullopt for a regression set's parts.
 std::optional<EvaluationResult> merge_classification_parts(const std::vector<nlohmann::json>& parts);
+// A regression set's parts (each with its "state": to_json(true)) added up, for per-node shard
+// placement, where each node evaluates only its own test files; nullopt for other parts. (With
+// shared placement every node evaluates a regression set whole, so its parts are not merged.)
+std::optional<EvaluationResult> merge_regression_parts(const std::vector<nlohmann::json>& parts);
 
-// `limit` > 0 evaluates only the first `limit` samples. With `shards` > 1 only samples
-// i ≡ shard (mod shards) are evaluated: each node takes one shard, and the merged counts are
-// exactly the single-node evaluation. `top_k` > 0 also counts top-k hits (multi-class only).
+// The one evaluation loop: every batch `batches` yields (empty ones skipped), scored as the set
+// `layout` describes (shape, classes, targets, per-step labels; its rows are not read, so a
+// streamed set passes ShardIndex::describe). `top_k` > 0 also counts top-k hits (multi-class only).
+EvaluationResult evaluate(nn::Network&, const data::Dataset& layout, data::BatchSource& batches, int top_k = 0);
+
+// An in-memory set through that loop (a BatchIterator, unshuffled): `limit` > 0 evaluates only the
+// first `limit` samples. With `shards` > 1 only samples i ≡ shard (mod shards) are evaluated: each
+// node takes one shard, and the merged counts are exactly the single-node evaluation.
 EvaluationResult evaluate(nn::Network&, const data::Dataset&, int batch = 256, std::size_t limit = 0,
                           int shard = 0, int shards = 1, int top_k = 0);
+
+// A shard set's `part` streamed through that loop block by block (data/shard_stream.h), so at most
+// a block of it is resident: rank `shard` of `shards` takes blocks shard, shard + shards, ... of
+// the part's exported order, which with the other ranks' merged is the whole part once. Each
+// record goes through `transform` (null: none); `limit` > 0 keeps the part's first `limit` records.
+// Per-node placement (`share`): rank `shard` is a node and reads only its own files' blocks.
+EvaluationResult evaluate_shard_part(nn::Network&, const data::ShardIndex&, const data::ShardPart&,
+                                     const data::FeatureTransform* transform, std::size_t limit = 0, int shard = 0,
+                                     int shards = 1, int top_k = 0, const data::ShardShare& share = {});
 
 // The k of top-k accuracy for a set of `classes`: the user's choice, or by default 5 when there
 // are 20 classes or more (DL4J's top-5 on 200 Tiny ImageNet classes), else 0 (off). k at or above

@@ -57,10 +57,12 @@ struct Run {
     std::vector<float> imported_params;  // a DL4J zip's / Keras file's weights (empty: initialise)
     std::vector<float> imported_state;   // and its updater state, where it maps (empty: fresh)
     data::DataSplit data;
-    // Training from a shard folder (data/shard_stream.h): its index; data.train then holds no rows
-    // (its count and shape only), and `eval_rows` the train records evaluation reads when the
-    // set has no test part (read_shard_sample: the first shard's, or --test-limit).
+    // Training from a shard folder (data/shard_stream.h): its index; data.train and data.test then
+    // hold no rows (their count and shape only: both are streamed), and `eval_rows` the train
+    // records evaluation reads when the set has no test part (read_shard_sample: the first
+    // shard's, or --test-limit; per node, of the node's own files).
     std::optional<data::ShardIndex> shards;
+    data::ShardShare share;  // which of its files this node reads (--shard-placement)
     std::optional<data::Dataset> eval_rows;
     data::FeatureTransform transform;  // fitted on the training set (or the resumed model's)
     TrainingMaster* master = nullptr;
@@ -141,6 +143,22 @@ void check_augmentation(const spec::Augmentation& a, const config::ModelConfig& 
                           std::to_string(ds.shape.width) + " images of " + ds.name);
 }
 
+// Per-node placement (--shard-placement per-node): every node owns at least one train file
+// (spec::shard_owner); a count the nodes do not divide works, with unequal work, and is said.
+void check_per_node_placement(const data::ShardIndex& index, int nodes, events::EventWriter& ev, std::ostream& log) {
+    const std::size_t files = index.train.shards.size(), n = static_cast<std::size_t>(nodes);
+    if (files < n)
+        throw ConfigError("--shard-placement per-node: " + index.folder + " holds " + std::to_string(files) + " train shards for " +
+                          std::to_string(nodes) + " nodes; every node needs at least one of its own (export with --shards N, "
+                          "a multiple of the node count)");
+    if (files % n == 0) return;
+    const std::string text = "--shard-placement per-node: " + std::to_string(files) + " train shards over " +
+                             std::to_string(nodes) + " nodes: some nodes own " + std::to_string(files / n + 1) + " files, others " +
+                             std::to_string(files / n) + ", so the work is unequal (export with --shards N, a multiple of the node count)";
+    ev.warning(text);
+    log << text << "\n";
+}
+
 void put_metrics(events::EpochEnd& e, const EvaluationResult& r) {
     if (r.classification)
         e.classification = classification_fields(*r.classification, r.binary ? &*r.binary : nullptr);
@@ -163,8 +181,18 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
     const auto eval_began = Clock::now();
     const auto& merger = run.master->evaluation_merger();
     const bool sharded = merger.gather && eval_set.is_classification();
-    const auto result = evaluate(net, eval_set, run.o.eval_batch, run.o.test_limit, sharded ? merger.shard : 0,
-                                 sharded ? merger.shards : 1, resolve_top_k(run.o.top_k, eval_set.num_classes));
+    int shard = sharded ? merger.shard : 0, shards = sharded ? merger.shards : 1;
+    const int top_k = resolve_top_k(run.o.top_k, eval_set.num_classes);
+    // Per node, a node evaluates its own test files (the merge adds the nodes up), or without a
+    // test part the sample of its own train files it holds, whole.
+    const bool per_node = run.share.placement == spec::ShardPlacement::PerNode;
+    if (per_node && run.data.has_test) shard = run.o.cluster.node_rank, shards = run.o.cluster.nodes;
+    if (per_node && !run.data.has_test) shard = 0, shards = 1;
+    // A shard set's test part is streamed, never held (its blocks are the batches).
+    const auto result = run.shards && run.data.has_test
+                                ? evaluate_shard_part(net, *run.shards, run.shards->test, &run.transform, run.o.test_limit,
+                                                      shard, shards, top_k, run.share)
+                                : evaluate(net, eval_set, run.o.eval_batch, run.o.test_limit, shard, shards, top_k);
     if (!run.o.save_path.empty())
         nn::save_model_file(run.o.save_path,
                             {net.config(), net.get_params(), net.get_updater_state(), pos, run.transform, run.data.class_names, run.data.vocabulary});
@@ -176,7 +204,10 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
         part["count"] = result.count;
         auto parts = merger.gather(epoch, part);
         if (!parts) return;  // another node reports for the cluster
-        merged = merge_classification_parts(*parts);  // a regression set is not sharded: ours stands
+        merged = merge_classification_parts(*parts);
+        // A regression set is evaluated whole on every node (ours stands), but per node each has
+        // only its own test files: their sums are added up.
+        if (!merged && run.share.placement == spec::ShardPlacement::PerNode) merged = merge_regression_parts(*parts);
         e.nodes_evaluated = parts->size();
     }
     const EvaluationResult& reported = merged ? *merged : result;
@@ -191,8 +222,8 @@ void evaluate_and_report(Run& run, nn::Network& net, int epoch, double epoch_los
         run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << " (" << e.eval_set << " set)\n"
                 << reported.classification->confusion_table(confusion_names(run.data.class_names, *reported.classification))
                 << "\n";
-    else if (result.regression)
-        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << result.regression->summary() << "\n";
+    else if (reported.regression)
+        run.log << "epoch " << epoch + 1 << "/" << run.o.epochs << ": " << reported.regression->summary() << "\n";
     for (const auto& o : reported.outputs) {
         run.log << "  output " << o.name << ": ";
         if (o.classification)
@@ -238,7 +269,7 @@ void train_replica(Run& run, int local, nn::Network& net) {
         plan.world = cluster.total_workers();
         plan.augment = run.o.augment;
         // One batch type from either source; a shard set is read block by block, 2 blocks ahead.
-        data::PrefetchIterator batches(run.shards ? std::unique_ptr<data::BatchSource>(std::make_unique<data::ShardStream>(*run.shards, plan, &run.transform))
+        data::PrefetchIterator batches(run.shards ? std::unique_ptr<data::BatchSource>(std::make_unique<data::ShardStream>(*run.shards, run.shards->train, plan, &run.transform, run.share))
                                                   : std::make_unique<data::BatchIterator>(run.data.train, plan));
         data::Batch batch;
         net.set_epoch(epoch);  // for learning-rate schedules by epoch
@@ -393,19 +424,27 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         ev.emit(events::DataProgress{"images", done, total});
         log << "decoding images: " << done << "/" << total << "\n";
     };
+    if (o.shard_placement == spec::ShardPlacement::PerNode && !data::is_shard_folder(o.data_spec))
+        throw ConfigError("--shard-placement per-node: --data " + o.data_spec + " is not a shard set (a folder written by "
+                          "thresher-engine export); per-node placement splits a shard set's files among the nodes");
     // A resumed character model reads its text with the vocabulary it was trained on.
     if (data::is_shard_folder(o.data_spec)) {
-        // Exported once (thresher-engine export): only the index and the test part are read now.
+        // Exported once (thresher-engine export): only the index is read now; both parts stream.
         run.shards = data::read_shard_index(o.data_spec);
         if (o.train_limit)
             throw ConfigError("--limit " + std::to_string(o.train_limit) + ": a shard set (" + o.data_spec +
                               ") streams whole; export a smaller set instead");
+        run.share = {o.shard_placement, o.cluster.nodes};
+        if (o.shard_placement == spec::ShardPlacement::PerNode) check_per_node_placement(*run.shards, o.cluster.nodes, ev, log);
         run.data.train = run.shards->describe(run.shards->train);
         run.data.has_test = run.shards->has_test;
-        if (run.shards->has_test) run.data.test = data::read_shard_part(*run.shards, run.shards->test);
-        else  // a sample, not the whole set: --test-limit records, or the first shard's
-            run.eval_rows = data::read_shard_sample(*run.shards, run.shards->train,
-                                                    o.test_limit ? o.test_limit : run.shards->train.shards.front().records);
+        if (run.shards->has_test) run.data.test = run.shards->describe(run.shards->test);  // streamed when evaluated
+        else {  // a sample, not the whole set: --test-limit records, or the first shard's (per node: of its own)
+            const auto own = run.share.placement == spec::ShardPlacement::PerNode
+                                     ? data::node_files(run.shards->train, o.cluster.node_rank, o.cluster.nodes)
+                                     : run.shards->train;
+            run.eval_rows = data::read_shard_sample(*run.shards, own, o.test_limit ? o.test_limit : own.shards.front().records);
+        }
         run.data.class_names = run.shards->class_names;
         run.data.vocabulary = run.shards->vocabulary;
         // The checks load_data_for makes for the model: sequence steps, features, per-step labels.
@@ -453,7 +492,8 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
     check_augmentation(run.o.augment, run.config, run.data.train);
     if (run.shards) run.transform.check_width(run.data.train);  // streamed rows: normalised as they are read
     else run.transform.apply(run.data.train);
-    if (run.data.has_test) run.transform.apply(run.data.test);
+    if (run.data.has_test && run.shards) run.transform.check_width(run.data.test);
+    else if (run.data.has_test) run.transform.apply(run.data.test);
     if (run.eval_rows) run.transform.apply(*run.eval_rows);
     if (run.data.has_test) check_compatible(run.config, run.data.test);
     // Threads are split between the workers: 2 cores, 2 workers -> 1 thread each.
@@ -522,8 +562,9 @@ TrainingOutcome run_training(const TrainOptions& o, events::EventWriter& ev, std
         plan.batch_size = static_cast<std::size_t>(o.batch);
         plan.limit = o.train_limit;
         plan.world = o.cluster.total_workers();
-        iters = static_cast<long>(data::batches_per_epoch(run.data.train, plan)) * (o.epochs - run.start.epochs_done) +
-                run.start.iterations;
+        const std::size_t steps = run.shards ? data::shard_schedule(*run.shards, run.shards->train, plan, run.share).steps
+                                             : data::batches_per_epoch(run.data.train, plan);
+        iters = static_cast<long>(steps) * (o.epochs - run.start.epochs_done) + run.start.iterations;
     }
     master->finished();
     return {"ok",

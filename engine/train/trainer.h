@@ -18,6 +18,7 @@
 #include "data/data_source.h"
 #include "data/image_folder.h"
 #include "spec/augmentation.h"
+#include "spec/shard_placement.h"
 #include "events/event_writer.h"
 #include "train/training_master.h"
 
@@ -40,6 +41,9 @@ struct TrainOptions {
     std::string normalize = "none";  // none | standardize | minmax, fitted on the training set
     // Training-time augmentation of image samples (random crop with padding, horizontal flip).
     spec::Augmentation augment;
+    // Where a shard set's files are (--shard-placement): every node sees all (shared, the default),
+    // or each node holds only the files it owns (per-node: spec::shard_owner, data/shard_stream.h).
+    spec::ShardPlacement shard_placement = spec::ShardPlacement::Shared;
     data::ImageFolderOptions images;  // how an image folder is read (its shape: the model's input)
     data::SequenceReadOptions sequences;  // sequence CSVs and text corpora: alignment, truncation, stride
     // Top-k accuracy in the evaluation: k > 0, 0 off, nullopt: 5 for 20 classes or more, else off.

@@ -1,6 +1,7 @@
 // libFuzzer target for a node's evaluation part as the controller takes it: the Evaluation payload
 // (dist/masters/evaluation_payload.h: i32 epoch, then JSON through the depth-limited parser) and
-// the merge of that part into the controller's own (train::merge_evaluation_parts). Any bytes
+// the merge of that part into the controller's own (train::merge_evaluation_parts, and as a
+// regression set's sums, train::merge_regression_parts). Any bytes
 // either merge into counts or throw thresher::Error -- never a crash, a sanitizer report (an
 // overflowing count), another exception or an allocation the payload does not bound.
 // The first byte picks the controller's own part (a 3-class classifier's, or a binary
@@ -33,6 +34,14 @@ nlohmann::json local_part(bool binary) {
     return j;
 }
 
+// A regression set's part as a node sends it per node (shard placement per-node): its sums.
+nlohmann::json regression_part() {
+    thresher::eval::RegressionEvaluator r(2);
+    const std::vector<float> out{0.1f, 0.5f, -0.3f, 0.9f, 0.4f, 0.0f}, targets{0.0f, 1.0f, -0.5f, 1.0f, 0.5f, 0.2f};
+    r.add(out.data(), targets.data(), 3);
+    return {{"state", r.state()}, {"loss_sum", 1.5}, {"count", 3}};
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -44,6 +53,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!part.counts.is_object()) __builtin_trap();
         const auto merged = thresher::train::merge_evaluation_parts({local, part.counts});
         if (!merged.is_object() || !merged.contains("confusion")) __builtin_trap();
+    } catch (const thresher::Error&) {
+    }
+    // The same bytes as a regression part merged from its sums (train::merge_regression_parts).
+    static const nlohmann::json regression = regression_part();
+    try {
+        const auto part = thresher::dist::parse_evaluation(std::span<const std::uint8_t>(data + 1, size - 1), "fuzz");
+        const auto merged = thresher::train::merge_regression_parts({regression, part.counts});
+        if (!merged || !merged->regression || merged->regression->columns() != 2) __builtin_trap();
     } catch (const thresher::Error&) {
     }
     return 0;

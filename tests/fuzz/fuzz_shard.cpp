@@ -13,7 +13,8 @@
 //      at start): hostile indexes against real files. THRESHER_FUZZ_SHARD_SEED=FILE writes that
 //      set's own index there, mode byte first (the corpus seed).
 // Modes 1 to 3 read the set whole (load_shard_folder), take a sample (read_shard_sample) and
-// stream it (ShardStream, 2 ranks, epochs 0 and 1).
+// stream it (ShardStream, 2 ranks, epochs 0 and 1, shared and per-node; the test part as
+// evaluation streams it).
 #include "core/durable_file.h"
 #include "core/error.h"
 #include "data/shard_reader.h"
@@ -71,18 +72,28 @@ void read_set(const std::string& folder) {
     try {
         const ShardIndex index = read_shard_index(folder);
         check(read_shard_sample(index, index.train, 7));
-        for (int epoch = 0; epoch < 2; ++epoch)
-            for (int rank = 0; rank < 2; ++rank) {
-                BatchPlan plan;
-                plan.batch_size = index.batch;
-                plan.epoch = epoch;
-                plan.rank = rank;
-                plan.world = 2;
-                ShardStream s(index, plan);
-                Batch b;
-                while (s.next(b))
-                    if (b.features.size() != b.count * index.layout.shape.size() || b.indices.size() != b.count) __builtin_trap();
-            }
+        // Both placements; the test part as evaluation streams it (epoch 0, unshuffled, the first 3 records).
+        for (auto placement : {thresher::spec::ShardPlacement::Shared, thresher::spec::ShardPlacement::PerNode})
+            for (int epoch = 0; epoch < 3; ++epoch)
+                for (int rank = 0; rank < 2; ++rank) {
+                    const bool test = epoch == 2;
+                    if (test && !index.has_test) continue;
+                    BatchPlan plan;
+                    plan.batch_size = index.batch;
+                    plan.epoch = test ? 0 : epoch;
+                    plan.shuffle = !test;
+                    plan.limit = test ? 3 : 0;
+                    plan.rank = rank;
+                    plan.world = 2;
+                    ShardStream s(index, test ? index.test : index.train, plan, nullptr, ShardShare{placement, 2});
+                    Batch b;
+                    std::size_t steps = 0;
+                    while (s.next(b)) {
+                        if (b.features.size() != b.count * index.layout.shape.size() || b.indices.size() != b.count) __builtin_trap();
+                        ++steps;
+                    }
+                    if (steps != s.batches()) __builtin_trap();
+                }
     } catch (const thresher::Error&) {
     }
 }

@@ -1,11 +1,17 @@
 // Training from exported shards (thresher-engine export, then train --data DIR): a slice of
 // Fashion-MNIST trained from its IDX files and from its shards with the same seed and steps ends
-// at the same accuracy; two nodes sharing gradients from shards end with equal replicas; export
-// refuses a non-empty --out and a batch other than the export's is refused by train.
+// at the same accuracy; two nodes sharing gradients from shards end with equal replicas, also with
+// --shard-placement per-node from folders that each hold only that node's files (and within a
+// point of the shared placement's accuracy); export refuses a non-empty --out and a batch other
+// than the export's is refused by train, per-node placement with fewer train shards than nodes too.
 #include <QtTest>
 
+#include <array>
+
 #include <QDir>
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 
 #include "data/idx_reader.h"
@@ -46,13 +52,17 @@ private Q_SLOTS:
     void initTestCase();
     void sameAccuracyFromIdxAndShards();
     void twoNodesFromShardsEndEqual();
+    void twoNodesPerNodeFromTheirOwnFiles();
+    void threeNodesPerNodeWarnUnequalWork();
     void importedNormalisationAppliedPerBatch();
     void withoutTestPartEvaluatesTheFirstShard();
+    void perNodeWithoutTestPartEvaluatesEachNodesFirstFile();
     void refusals();
 
 private:
     QString path(const QString& n) const { return dir_.filePath(n); }
     QTemporaryDir dir_;
+    double shared_accuracy_ = -1;  // twoNodesFromShardsEndEqual's, for the per-node run
 };
 
 void TestShardTraining::initTestCase() {
@@ -103,7 +113,88 @@ void TestShardTraining::twoNodesFromShardsEndEqual() {
     // 3000 records in blocks of 32: 94 blocks, 47 steps per epoch on each of 2 nodes.
     QCOMPARE(runs[0].of("run_finished").last().value("iters").toInt(), 94);
     QVERIFY(final_accuracy(runs[0]) > 0.6);
+    shared_accuracy_ = final_accuracy(runs[0]);
     const auto cmp = run_engine({"compare", path("n0.thr"), path("n1.thr"), "--tolerance", "1e-5"});
+    QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+}
+
+// Each node holds only its own files (file f of each part on node f mod 2, as the launcher uploads
+// them): node 0 train/shard-00000 and -00002, node 1 -00001 and -00003, and the same of test/.
+void TestShardTraining::twoNodesPerNodeFromTheirOwnFiles() {
+    QFile index_file(path("shards/index.json"));
+    QVERIFY(index_file.open(QIODevice::ReadOnly));
+    const auto index = QJsonDocument::fromJson(index_file.readAll()).object();
+    std::array<int, 2> blocks{};  // each node's train blocks: the steps per epoch are the larger
+    for (int node = 0; node < 2; ++node) {
+        const QString folder = path(QString("own%1").arg(node));
+        QVERIFY(QDir().mkpath(folder + "/train") && QDir().mkpath(folder + "/test"));
+        QVERIFY(QFile::copy(path("shards/index.json"), folder + "/index.json"));
+        for (const char* part : {"train", "test"}) {
+            const auto shards = index.value(part).toObject().value("shards").toArray();
+            QCOMPARE(shards.size(), 4);
+            for (int f = node; f < shards.size(); f += 2) {
+                const QString file = shards[f].toObject().value("file").toString();
+                QVERIFY(QFile::copy(path("shards/" + file), folder + "/" + file));
+                if (QString(part) == "train") blocks[node] += (shards[f].toObject().value("records").toInt() + 31) / 32;
+            }
+        }
+    }
+    const auto ports = free_node_ports(2);
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
+    QList<QStringList> args;
+    for (int rank = 0; rank < 2; ++rank)
+        args << QStringList{"train", "--model", path("fm.json"), "--data", path(QString("own%1").arg(rank)), "--epochs", "2",
+                            "--batch", "32", "--seed", "3", "--threads", "1", "--nodes", nodes, "--node-rank",
+                            QString::number(rank), "--secret-file", path("secret"), "--save", path(QString("p%1.thr").arg(rank)),
+                            "--strategy", "gradient-sharing", "--threshold-algorithm", "fixed:0.01", "--residual", "none",
+                            "--shard-placement", "per-node"};
+    const auto runs = run_nodes(args, 300000);
+    for (int node = 0; node < 2; ++node) check_finished_ok(runs[node], node);
+    if (QTest::currentTestFailed()) return;
+    for (int node = 0; node < 2; ++node) {
+        const auto totals = runs[node].of("run_finished").last();
+        QCOMPARE(totals.value("iters").toInt(), 2 * std::max(blocks[0], blocks[1]));
+        QVERIFY2(runs[node].of("warning").isEmpty(), qPrintable(runs[node].summary()));  // 4 shards: equal work
+        // The replicas before the final reconcile: every message delivered, nothing of a missing file.
+        QVERIFY2(totals.contains("reconcile_gap") && totals.value("reconcile_gap").toDouble() <= 1e-5,
+                 qPrintable(QString("node %1: reconcile_gap %2").arg(node).arg(totals.value("reconcile_gap").toDouble())));
+    }
+    const auto end = runs[0].of("epoch_end").last();
+    QCOMPARE(end.value("count").toInt(), 1000);  // both nodes' test files, merged
+    const double accuracy = final_accuracy(runs[0]);
+    qInfo("accuracy after 2 epochs, 2 nodes: shared placement %.4f, per-node %.4f", shared_accuracy_, accuracy);
+    QVERIFY2(shared_accuracy_ > 0, "twoNodesFromShardsEndEqual did not run first");
+    QVERIFY2(std::abs(accuracy - shared_accuracy_) <= 0.01,
+             qPrintable(QString("per-node %1, shared %2").arg(accuracy).arg(shared_accuracy_)));
+    const auto cmp = run_engine({"compare", path("p0.thr"), path("p1.thr"), "--tolerance", "1e-5"});
+    QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
+}
+
+// 4 train shards over 3 nodes: node 0 owns files 0 and 3, so it takes about twice the steps' work
+// of the others; the run works, every node says so once, and the nodes end equal.
+void TestShardTraining::threeNodesPerNodeWarnUnequalWork() {
+    const auto ports = free_node_ports(3);
+    QStringList addresses;
+    for (auto p : ports) addresses << QString("127.0.0.1:%1").arg(p);
+    QList<QStringList> args;
+    for (int rank = 0; rank < 3; ++rank)
+        args << QStringList{"train", "--model", path("fm.json"), "--data", path("shards"), "--epochs", "1", "--batch", "32",
+                            "--seed", "3", "--threads", "1", "--nodes", addresses.join(','), "--node-rank", QString::number(rank),
+                            "--secret-file", path("secret"), "--save", path(QString("u%1.thr").arg(rank)), "--strategy",
+                            "gradient-sharing", "--threshold-algorithm", "fixed:0.01", "--residual", "none",
+                            "--shard-placement", "per-node"};
+    const auto runs = run_nodes(args, 300000);
+    for (int node = 0; node < 3; ++node) {
+        check_finished_ok(runs[node], node);
+        if (QTest::currentTestFailed()) return;
+        const auto warnings = runs[node].of("warning");
+        QCOMPARE(warnings.size(), 1);
+        QVERIFY2(warnings[0].value("message").toString().contains(
+                         "--shard-placement per-node: 4 train shards over 3 nodes: some nodes own 2 files, others 1, so the "
+                         "work is unequal (export with --shards N, a multiple of the node count)"),
+                 qPrintable(runs[node].summary()));
+    }
+    const auto cmp = run_engine({"compare", path("u0.thr"), path("u2.thr"), "--tolerance", "1e-5"});
     QVERIFY2(cmp.exit_code == 0, qPrintable(cmp.summary()));
 }
 
@@ -146,6 +237,26 @@ void TestShardTraining::withoutTestPartEvaluatesTheFirstShard() {
     }
 }
 
+// Per node without a test part (a CSV's shards, 2 files of 6 blocks of 8): each node evaluates the
+// first of its own files, never the other's, and the controller merges the two samples.
+void TestShardTraining::perNodeWithoutTestPartEvaluatesEachNodesFirstFile() {
+    QVERIFY2(QFile::exists(path("table/index.json")), "withoutTestPartEvaluatesTheFirstShard exports the table first");
+    const auto ports = free_node_ports(2);
+    const QString nodes = QString("127.0.0.1:%1,127.0.0.1:%2").arg(ports[0]).arg(ports[1]);
+    QList<QStringList> args;
+    for (int rank = 0; rank < 2; ++rank)
+        args << QStringList{"train", "--model", path("mn.json"), "--data", path("table"), "--batch", "8", "--epochs", "1",
+                            "--threads", "1", "--nodes", nodes, "--node-rank", QString::number(rank), "--secret-file",
+                            path("secret"), "--strategy", "gradient-sharing", "--shard-placement", "per-node"};
+    const auto runs = run_nodes(args, 300000);
+    for (int node = 0; node < 2; ++node) check_finished_ok(runs[node], node);
+    if (QTest::currentTestFailed()) return;
+    const auto end = runs[0].of("epoch_end").last();
+    QCOMPARE(end.value("eval_set").toString(), QString("train"));
+    QCOMPARE(end.value("count").toInt(), 96);  // 48 records in each node's file, merged
+    QCOMPARE(runs[0].of("run_finished").last().value("iters").toInt(), 6);  // 6 blocks per node
+}
+
 void TestShardTraining::refusals() {
     const auto again = run_engine({"export", "--data", path("idx"), "--out", path("shards"), "--batch", "32"});
     QCOMPARE(again.exit_code, 1);
@@ -154,9 +265,36 @@ void TestShardTraining::refusals() {
     QCOMPARE(other_batch.exit_code, 1);
     QVERIFY2(other_batch.stderr_text.contains("--batch 64: the shards in " + path("shards") + " hold batches of 32"),
              qPrintable(other_batch.summary()));
-    // Read whole, a shard folder evaluates like its source.
-    const auto eval = run_engine({"evaluate", "--model-file", path("n0.thr"), "--data", path("shards")});
-    if (QFile::exists(path("n0.thr"))) QVERIFY2(eval.exit_code == 0, qPrintable(eval.summary()));
+    // Per-node placement: each node owns at least one train shard (4 here), and the data is a shard set.
+    const auto ports = free_node_ports(5);
+    QStringList five;
+    for (auto p : ports) five << QString("127.0.0.1:%1").arg(p);
+    const auto too_few = run_engine({"train", "--model", path("fm.json"), "--data", path("shards"), "--batch", "32",
+                                     "--nodes", five.join(','), "--node-rank", "0", "--secret-file", path("secret"),
+                                     "--shard-placement", "per-node"});
+    QCOMPARE(too_few.exit_code, 1);
+    QVERIFY2(too_few.stderr_text.contains("--shard-placement per-node: " + path("shards") + " holds 4 train shards for 5 nodes"),
+             qPrintable(too_few.summary()));
+    const auto not_shards = run_engine({"train", "--model", path("fm.json"), "--data", path("idx"), "--shard-placement", "per-node"});
+    QCOMPARE(not_shards.exit_code, 1);
+    QVERIFY2(not_shards.stderr_text.contains("--shard-placement per-node: --data " + path("idx") + " is not a shard set"),
+             qPrintable(not_shards.summary()));
+    const auto bad = run_engine({"train", "--model", path("fm.json"), "--data", path("shards"), "--shard-placement", "local"});
+    QVERIFY(bad.exit_code != 0);
+    QVERIFY2(bad.stderr_text.contains("--shard-placement local: expected shared or per-node"), qPrintable(bad.summary()));
+    // Streamed block by block, a shard folder's test part evaluates like its source's test files:
+    // the same confusion matrix over the same 1000 records (--limit: the first 100 in export order).
+    if (!QFile::exists(path("n0.thr"))) return;
+    auto evaluation = [&](const QString& data, QStringList extra = {}) -> QJsonObject {
+        const auto r = run_engine(QStringList{"evaluate", "--model-file", path("n0.thr"), "--data", data} + extra);
+        if (r.exit_code != 0) qWarning("%s", qPrintable(r.summary()));  // the comparisons below then fail
+        const auto lines = r.stdout_text.trimmed().split('\n');
+        return QJsonDocument::fromJson(lines.last().toUtf8()).object();
+    };
+    const auto streamed = evaluation(path("shards")), whole = evaluation(path("idx"));
+    QCOMPARE(streamed.value("count").toInt(), 1000);
+    QCOMPARE(streamed.value("confusion"), whole.value("confusion"));
+    QCOMPARE(evaluation(path("shards"), {"--limit", "100"}).value("count").toInt(), 100);
 }
 
 QTEST_GUILESS_MAIN(TestShardTraining)

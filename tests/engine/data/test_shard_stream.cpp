@@ -178,8 +178,20 @@ void TestShardStream::plansTheSetCannotServe() {
         QVERIFY2(QString(e.what()).contains("--batch 16: the shards in") && QString(e.what()).contains("hold batches of 8"), e.what());
     }
     plan.batch_size = 8;
-    plan.limit = 10;
-    QVERIFY_THROWS_EXCEPTION(thresher::ConfigError, ShardStream(index_, plan));
+    plan.limit = 10;  // evaluation's --test-limit (train refuses --limit): the first 10 records of the order
+    {
+        ShardStream limited(index_, plan);
+        BatchPlan whole = plan;
+        whole.limit = 0;
+        ShardStream all(index_, whole);
+        Batch a, b;
+        std::vector<std::size_t> taken, first;
+        while (limited.next(a)) taken.insert(taken.end(), a.indices.begin(), a.indices.end());
+        while (all.next(b) && first.size() < 10) first.insert(first.end(), b.indices.begin(), b.indices.end());
+        first.resize(10);
+        QCOMPARE(limited.batches(), std::size_t{2});
+        QCOMPARE(taken, first);
+    }
     plan.limit = 0;
     plan.rank = 2;
     plan.world = 2;
