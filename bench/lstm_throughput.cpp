@@ -3,6 +3,7 @@
 // Synthetic data: random features and labels (throughput does not depend on them).
 //   bench_lstm_throughput [--threads 2] [--batch 32] [--steps 64] [--features 64] [--hidden 256]
 //                         [--layers 2] [--iterations 30] [--warmup 3] [--gate sigmoid|hard_sigmoid]
+//                         [--retain R]
 // --gate hard_sigmoid (Keras 2's default gates) runs the LSTM on the CPU backend's host path
 // (engine/backend/cpu/rnn_host.cpp) instead of oneDNN's primitive.
 // Prints one JSON line: samples/s over the timed iterations and the peak RSS in MiB.
@@ -23,8 +24,18 @@ using namespace thresher;
 int main(int argc, char** argv) {
     int threads = 2, batch = 32, steps = 64, features = 64, hidden = 256, layers = 2, iterations = 30, warmup = 3;
     std::string gate = "sigmoid";
+    std::string retain;  // --retain R: Keras's dropout and recurrent_dropout 1 - R inside each cell
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i];
+        if (k == "--retain") {
+            retain = argv[i + 1];
+            const double r = std::atof(retain.c_str());
+            if (!(r > 0 && r <= 1)) {
+                std::fprintf(stderr, "bench_lstm_throughput: --retain wants a probability in (0, 1], got %s\n", retain.c_str());
+                return 2;
+            }
+            continue;
+        }
         if (k == "--gate") {
             gate = argv[i + 1];
             if (gate != "sigmoid" && gate != "hard_sigmoid") {
@@ -55,7 +66,8 @@ int main(int argc, char** argv) {
                        "},\"updater\":{\"type\":\"adam\",\"learning_rate\":0.001},\"layers\":[";
     for (int l = 0; l < layers; ++l)
         json += "{\"type\":\"lstm\",\"units\":" + std::to_string(hidden) + ",\"return_sequences\":" + (l + 1 < layers ? "true" : "false") +
-                (gate == "hard_sigmoid" ? ",\"gate_activation\":\"hardsigmoid\"" : "") + "},";
+                (gate == "hard_sigmoid" ? ",\"gate_activation\":\"hardsigmoid\"" : "") +
+                (retain.empty() ? "" : ",\"input_retain\":" + retain + ",\"recurrent_retain\":" + retain) + "},";
     json += "{\"type\":\"output\",\"units\":10,\"activation\":\"softmax\"}]}";
     const auto config = config::ModelConfig::parse(json, "bench");
     auto be = backend::create_backend("cpu", {threads});
@@ -81,7 +93,8 @@ int main(int argc, char** argv) {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     std::printf("{\"impl\":\"thresher\",\"samples_per_s\":%.2f,\"peak_rss_mib\":%.1f,\"threads\":%d,\"batch\":%d,\"steps\":%d,\"hidden\":%d,"
-                "\"layers\":%d,\"iterations\":%d,\"gate\":\"%s\"}\n",
-                iterations * batch / seconds, usage.ru_maxrss / 1024.0, threads, batch, steps, hidden, layers, iterations, gate.c_str());
+                "\"layers\":%d,\"iterations\":%d,\"gate\":\"%s\",\"retain\":%s}\n",
+                iterations * batch / seconds, usage.ru_maxrss / 1024.0, threads, batch, steps, hidden, layers, iterations, gate.c_str(),
+                retain.empty() ? "1" : retain.c_str());
     return 0;
 }

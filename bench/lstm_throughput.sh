@@ -7,7 +7,9 @@
 # ITERATIONS (30), WARMUP (3), THRESHER_BIN (folder of bench_lstm_throughput; build/release/bin),
 # PYTHON (/usr/bin/python3: Debian's python3-torch), GATE (sigmoid; hard_sigmoid: Keras 2's
 # default gates, which run on the engine's host path, cpu/rnn_host.cpp — torch's nn.LSTM still
-# has sigmoid gates: the same sizes, not the same function).
+# has sigmoid gates: the same sizes, not the same function), RETAIN (unset; R: dropout inside the
+# cells, input and recurrent, Keras's dropout = recurrent_dropout = 1 - R, on the host path; torch's
+# nn.LSTM has no dropout inside its cells, so again the same sizes only).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${THRESHER_BIN:-$ROOT/build/release/bin}/bench_lstm_throughput"
@@ -18,7 +20,9 @@ if [[ ! -x "$BIN" ]]; then
 fi
 args=(--threads "${THREADS:-2}" --batch "${BATCH:-32}" --steps "${STEPS:-64}" --features "${FEATURES:-64}"
       --hidden "${HIDDEN:-256}" --layers "${LAYERS:-2}" --iterations "${ITERATIONS:-30}" --warmup "${WARMUP:-3}")
-ours="$(OMP_NUM_THREADS="${THREADS:-2}" timeout 600 "$BIN" "${args[@]}" --gate "${GATE:-sigmoid}")"
+extra=(--gate "${GATE:-sigmoid}")
+[[ -n "${RETAIN:-}" ]] && extra+=(--retain "$RETAIN")
+ours="$(OMP_NUM_THREADS="${THREADS:-2}" timeout 600 "$BIN" "${args[@]}" "${extra[@]}")"
 theirs="$(OMP_NUM_THREADS="${THREADS:-2}" timeout 600 "$PYTHON" "$ROOT/bench/torch_lstm_peer.py" "${args[@]}")"
 echo "$ours"
 echo "$theirs"
