@@ -4,6 +4,7 @@
 // Seed the corpus with resources/models/*.json and tests/engine/config/data/*.json (a fixture
 // per class of real DL4J 0.6-1.0 / Keras 1-3 / TensorFlow.js file) so the importers are reached
 // from the first run, and give it room: -max_len=1048576.
+// Each input is imported twice: as it is, and with time steps given (ImportOptions, --steps).
 // Beyond "no crash": nothing non-finite or out of range gets through (a NaN learning rate, say,
 // must be refused, never trained with).
 #include <cmath>
@@ -13,11 +14,15 @@
 #include "core/error.h"
 #include "config/model_format.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    const std::string_view text(reinterpret_cast<const char*>(data), size);
+namespace {
+
+// Imports `text` (with `steps` for a sequence input it leaves open: ImportOptions) and checks
+// what was accepted; a refusal (thresher::Error) is fine.
+void check_import(std::string_view text, int steps) {
     try {
-        const auto r = thresher::config::import_model_text(text, "fuzz.json");
+        const auto r = thresher::config::import_model_text(text, "fuzz.json", {.steps = steps});
         const auto& m = r.model;
+        if (steps > 0 && (!m.input.sequence() || m.input.t != steps)) __builtin_trap();  // the steps given, or refused
         std::size_t offset = 0;
         for (std::size_t i = 0; i < m.layers.size(); ++i) {
             const auto& l = m.layers[i];
@@ -49,6 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 !finite_in(u.l1, 0.f, 1e3f) || !finite_in(u.l2, 0.f, 1e3f))
                 __builtin_trap();
             if (!finite_in(l.activation.alpha, 0.f, 100.f) || !finite_in(l.retain, 0.f, 1.f) ||
+                !(l.input_retain > 0.f && l.input_retain <= 1.f) || !(l.recurrent_retain > 0.f && l.recurrent_retain <= 1.f) ||
                 !finite_in(l.bn_eps, 0.f, 1.f) || !finite_in(l.bn_decay, 0.f, 1.f))
                 __builtin_trap();
             if (l.label(i).empty()) __builtin_trap();
@@ -59,5 +65,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (again.param_count() != m.param_count()) __builtin_trap();
     } catch (const thresher::Error&) {
     }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    check_import(text, 0);
+    // Again with steps given (--steps): files that leave them open import, every other file keeps
+    // its own or is refused. The count comes from the input so the fuzzer can steer it.
+    check_import(text, 1 + static_cast<int>(size % 97));
     return 0;
 }
