@@ -625,7 +625,7 @@ std::optional<Shape> input_type_shape(Place& root, const nlohmann::json& t, int 
         if (open && given_steps > 0) return sequence_shape(given_steps, num("size"));
         if (open)
             root.fail("networkInputTypes", "InputTypeRecurrent without a timeSeriesLength (got " + json_summary(len) + "): " + kNeedsSteps);
-        if (len.get<long long>() > (1 << 20)) root.fail("networkInputTypes", "timeSeriesLength beyond 2^20 steps");
+        if (len.get<long long>() > kMaxImportSteps) root.fail("networkInputTypes", "timeSeriesLength beyond 2^20 steps");
         return sequence_shape(len.get<int>(), num("size"));
     }
     root.fail("networkInputTypes", "input type " + kind + " is not supported (feed-forward, convolutional or recurrent)");

@@ -4,6 +4,7 @@
 #include "config/dl4j_recurrent.h"
 
 #include "config/json_fields.h"
+#include "config/model_format.h"
 
 namespace thresher::config {
 
@@ -96,7 +97,7 @@ int read_dl4j_sequence_layer(Place& p, const std::string& cls, const Dl4jWrappin
         // inferInputLength true: DL4J takes the steps from the data and "inputLength" means nothing.
         const bool inferred = p.boolean({"inferInputLength"}).value_or(false);
         const int steps = p.integer({"inputLength"}, 1).value_or(0);
-        if (steps > (1 << 20)) p.fail("inputLength", "beyond 2^20 steps");
+        if (steps > kMaxImportSteps) p.fail("inputLength", "beyond 2^20 steps");
         return cls == "EmbeddingSequenceLayer" && !inferred ? steps : 0;
     }
     // Gate and cell activations: DL4J's defaults are sigmoid gates and the layer's activationFn
