@@ -3,16 +3,20 @@
 // Synthetic data: random features and labels (throughput does not depend on them).
 //   bench_lstm_throughput [--threads 2] [--batch 32] [--steps 64] [--features 64] [--hidden 256]
 //                         [--layers 2] [--iterations 30] [--warmup 3] [--gate sigmoid|hard_sigmoid]
-//                         [--retain R]
+//                         [--retain R] [--device cpu|cuda:0]
 // --gate hard_sigmoid (Keras 2's default gates) runs the LSTM on the CPU backend's host path
 // (engine/backend/cpu/rnn_host.cpp) instead of oneDNN's primitive.
-// Prints one JSON line: samples/s over the timed iterations and the peak RSS in MiB.
+// --device cuda:0 runs the same network on the CUDA backend (cuDNN's RNN API); bench/lstm_throughput.sh
+// passes DEVICE to both sides. Prints one JSON line: samples/s over the timed iterations and the
+// peak RSS in MiB (host memory: on a GPU it leaves out the device's).
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -24,6 +28,7 @@ using namespace thresher;
 int main(int argc, char** argv) {
     int threads = 2, batch = 32, steps = 64, features = 64, hidden = 256, layers = 2, iterations = 30, warmup = 3;
     std::string gate = "sigmoid";
+    std::string device = "cpu";
     std::string retain;  // --retain R: Keras's dropout and recurrent_dropout 1 - R inside each cell
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i];
@@ -34,6 +39,10 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "bench_lstm_throughput: --retain wants a probability in (0, 1], got %s\n", retain.c_str());
                 return 2;
             }
+            continue;
+        }
+        if (k == "--device") {
+            device = argv[i + 1];
             continue;
         }
         if (k == "--gate") {
@@ -70,7 +79,13 @@ int main(int argc, char** argv) {
                 (retain.empty() ? "" : ",\"input_retain\":" + retain + ",\"recurrent_retain\":" + retain) + "},";
     json += "{\"type\":\"output\",\"units\":10,\"activation\":\"softmax\"}]}";
     const auto config = config::ModelConfig::parse(json, "bench");
-    auto be = backend::create_backend("cpu", {threads});
+    std::unique_ptr<backend::Backend> be;
+    try {
+        be = backend::create_backend(device, {threads});
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_lstm_throughput: %s\n", e.what());
+        return 1;
+    }
     nn::Network net(config, *be);
     const std::size_t row = config.input_size();
     std::mt19937 rng(1);
@@ -89,12 +104,13 @@ int main(int argc, char** argv) {
     for (int i = 0; i < warmup; ++i) step(i);
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < iterations; ++i) step(warmup + i);
+    (void)net.get_params();  // waits for the last update (a GPU runs it asynchronously)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     std::printf("{\"impl\":\"thresher\",\"samples_per_s\":%.2f,\"peak_rss_mib\":%.1f,\"threads\":%d,\"batch\":%d,\"steps\":%d,\"hidden\":%d,"
-                "\"layers\":%d,\"iterations\":%d,\"gate\":\"%s\",\"retain\":%s}\n",
+                "\"layers\":%d,\"iterations\":%d,\"gate\":\"%s\",\"retain\":%s,\"device\":\"%s\"}\n",
                 iterations * batch / seconds, usage.ru_maxrss / 1024.0, threads, batch, steps, hidden, layers, iterations, gate.c_str(),
-                retain.empty() ? "1" : retain.c_str());
+                retain.empty() ? "1" : retain.c_str(), device.c_str());
     return 0;
 }

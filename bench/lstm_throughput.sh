@@ -9,7 +9,8 @@
 # default gates, which run on the engine's host path, cpu/rnn_host.cpp — torch's nn.LSTM still
 # has sigmoid gates: the same sizes, not the same function), RETAIN (unset; R: dropout inside the
 # cells, input and recurrent, Keras's dropout = recurrent_dropout = 1 - R, on the host path; torch's
-# nn.LSTM has no dropout inside its cells, so again the same sizes only).
+# nn.LSTM has no dropout inside its cells, so again the same sizes only), DEVICE (cpu; cuda:0 runs
+# both on the GPU: the engine's CUDA backend with cuDNN's RNN API, torch's nn.LSTM on cuDNN too).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${THRESHER_BIN:-$ROOT/build/release/bin}/bench_lstm_throughput"
@@ -20,6 +21,7 @@ if [[ ! -x "$BIN" ]]; then
 fi
 args=(--threads "${THREADS:-2}" --batch "${BATCH:-32}" --steps "${STEPS:-64}" --features "${FEATURES:-64}"
       --hidden "${HIDDEN:-256}" --layers "${LAYERS:-2}" --iterations "${ITERATIONS:-30}" --warmup "${WARMUP:-3}")
+args+=(--device "${DEVICE:-cpu}")
 extra=(--gate "${GATE:-sigmoid}")
 [[ -n "${RETAIN:-}" ]] && extra+=(--retain "$RETAIN")
 ours="$(OMP_NUM_THREADS="${THREADS:-2}" timeout 600 "$BIN" "${args[@]}" "${extra[@]}")"

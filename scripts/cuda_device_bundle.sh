@@ -11,7 +11,8 @@
 #             test_cluster_protocol (scripts/protocol_repeats.sh: many seeds at once on 16 cores),
 #             bench_device_encoder
 #   libs.tar.xz  their non-system, non-CUDA shared libraries (oneDNN, Qt Core/Test, ICU, ...)
-#   data/     Fashion-MNIST's four IDX files (leave out with WITH_DATA=0 to stay small)
+#   data/     Fashion-MNIST's four IDX files (leave out with WITH_DATA=0 to stay small) and GPL-3.txt,
+#             the English text the rnn step trains the char_lstm template on
 #
 # Then, from the device tool: run(command="bash scripts/cuda_device_run.sh", carry=["build/device-bundle"])
 set -euo pipefail
@@ -21,7 +22,8 @@ BUILD="${BUILD:-build/cuda}"
 BUNDLE="${BUNDLE:-build/device-bundle}"
 WITH_DATA="${WITH_DATA:-1}"
 DATA="${DATA:-/usr/share/datasets/fashion-mnist}"
-TARGETS=(thresher-engine test_backend_parity test_device_encoder test_gradient_sharing bench_device_encoder test_cluster_protocol)
+TARGETS=(thresher-engine test_backend_parity test_device_encoder test_gradient_sharing bench_device_encoder test_cluster_protocol
+         bench_lstm_throughput)
 
 if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
   cmake --preset release -B "$BUILD" -DTHRESHER_CUDA=ON
@@ -53,6 +55,8 @@ if [[ "$WITH_DATA" == 1 ]]; then
   mkdir -p "$BUNDLE/data"
   cp "$DATA"/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz "$BUNDLE/data/"
 fi
+mkdir -p "$BUNDLE/data"
+cp /usr/share/common-licenses/GPL-3 "$BUNDLE/data/GPL-3.txt"
 du -sh "$BUNDLE" >&2
 size=$(du -sm "$BUNDLE" | cut -f1)
 if (( size > 60 )); then

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine lent through the device tool, from the repository root, with the bundle
 # scripts/cuda_device_bundle.sh made (carried as build/device-bundle): the CUDA suites, the same
-# suites under compute-sanitizer, the encoder and training benchmarks (bench/gpu_throughput.sh)
-# and distributed runs on the one GPU (bench/gpu_distributed.sh). cuBLAS and cuDNN are the
-# machine's own (its CUDA toolkit or PyTorch's wheels), found by name.
+# suites under compute-sanitizer, the encoder and training benchmarks (bench/gpu_throughput.sh),
+# distributed runs on the one GPU (bench/gpu_distributed.sh) and the recurrent layers on cuDNN's
+# RNN API (rnn: the LSTM throughput against torch's nn.LSTM on the same GPU, and the char_lstm
+# template trained on a text, single and distributed, by bench/gpu_distributed.sh). cuBLAS and
+# cuDNN are the machine's own (its CUDA toolkit or PyTorch's wheels), found by name.
 #
-# Usage: bash scripts/cuda_device_run.sh [tests] [sanitize] [bench] [dist]   (default: all four)
+# Usage: bash scripts/cuda_device_run.sh [tests] [sanitize] [bench] [dist] [rnn]   (default: all five)
+# SANITIZE_ONLY="suite [functions]" narrows the sanitize step to one suite under memcheck.
 # Logs go to $OUT when the device tool sets it (at most 8 files come back), else a /tmp folder.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 BUNDLE="${BUNDLE:-build/device-bundle}"
 RESULTS="${OUT:-$(mktemp -d /tmp/thresher-device.XXXXXX)}"
-STEPS="${*:-tests sanitize bench dist}"
+STEPS="${*:-tests sanitize bench dist rnn}"
 mkdir -p "$RESULTS"
 
 libs=/tmp/thresher-libs
@@ -60,13 +63,14 @@ if [[ " $STEPS " == *" sanitize "* ]]; then
       # shellcheck disable=SC2086  # args: the suite's test-function names, split on purpose
       "$sanitizer" --tool "$tool" "${opts[@]}" --error-exitcode 3 "$BUNDLE/bin/$suite" $args >>"$RESULTS/sanitize.txt" 2>&1 || status=1
       grep -E "ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^Totals" "$RESULTS/sanitize.txt" | tail -n 2
-    done <<'RUNS'
+    done < <(if [[ -n "${SANITIZE_ONLY:-}" ]]; then echo "memcheck --leak-check full $SANITIZE_ONLY"; else cat <<'RUNS'
 memcheck --leak-check full test_backend_parity
 memcheck --leak-check full test_device_encoder
 memcheck --leak-check full test_gradient_sharing on_a_gpu
 racecheck - - test_device_encoder
 synccheck - - test_device_encoder
 RUNS
+    fi)
   fi
 fi
 logs=/tmp/thresher-gpu-bench
@@ -80,6 +84,17 @@ fi
 if [[ " $STEPS " == *" dist "* ]]; then
   THRESHER_BIN="$BUNDLE/bin" DATA="$data" RESULTS_DIR="$logs/distributed" bench/gpu_distributed.sh 2>&1 |
     tee "$RESULTS/distributed.txt" || status=1
+fi
+if [[ " $STEPS " == *" rnn "* ]]; then
+  # The GPU's own python3 holds PyTorch with CUDA (Debian's /usr/bin/python3 is not there).
+  {
+    DEVICE=cuda:0 PYTHON=python3 THRESHER_BIN="$BUNDLE/bin" bench/lstm_throughput.sh
+    DEVICE=cuda:0 PYTHON=python3 THRESHER_BIN="$BUNDLE/bin" BATCH=256 bench/lstm_throughput.sh
+  } 2>&1 | tee "$RESULTS/rnn.txt" || status=1
+  text="$BUNDLE/data/GPL-3.txt"
+  [[ -f "$text" ]] || text=/usr/share/common-licenses/GPL-3
+  MODEL=char_lstm DATA="$text" EPOCHS="${RNN_EPOCHS:-10}" THRESHER_BIN="$BUNDLE/bin" RESULTS_DIR="$logs/rnn" \
+    bench/gpu_distributed.sh 2>&1 | tee -a "$RESULTS/rnn.txt" || status=1
 fi
 [[ -d "$logs" ]] && tar -czf "$RESULTS/bench-logs.tar.gz" -C /tmp thresher-gpu-bench
 exit "$status"
