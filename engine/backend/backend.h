@@ -155,6 +155,40 @@ public:
                           float* grads) = 0;
 };
 
+// An embedding's lookup (seq_spec.md): row r of y is row ids[r] of the table [vocabulary x units].
+// `ids` are on the host, one per row, checked by the caller: each in [0, vocabulary), or -1 for a
+// padded step, whose row of y is zero.
+struct EmbeddingDesc {
+    int rows = 0, units = 0, vocabulary = 0;  // rows: the most one forward is given (batch x steps)
+};
+class EmbeddingOp {
+public:
+    virtual ~EmbeddingOp() = default;
+    virtual void forward(const int* ids, std::size_t rows, const float* table, float* y) = 0;
+    // After a forward: dtable (the whole table's gradient, overwritten) holds the sum of dy's rows
+    // by their forward ids, each id's rows added in row order, so every backend and run gives the
+    // same sums (no atomics); rows of ids no row used are zero.
+    virtual void backward(const float* dy, float* dtable) = 0;
+};
+
+// Pooling along time within each sample's length (seq_spec.md): output step o of sample n pools
+// input steps [max(o*stride - pad, 0), min(o*stride - pad + kernel, L_n)) of each channel, the
+// maximum or the mean of the steps it sees; an empty window gives 0. Global pooling over time is
+// t_out 1 with kernel = stride = t_in and pad 0. x [batch x t_in x channels], y [batch x t_out x
+// channels].
+struct TimePoolDesc {
+    int batch = 0, t_in = 0, t_out = 0, channels = 0, kernel = 1, stride = 1, pad = 0;
+    bool max = true;
+};
+class TimePoolOp {
+public:
+    virtual ~TimePoolOp() = default;
+    // `lengths`: host, one per sample, 1..t_in. Keeps what backward needs (maxima's steps, lengths).
+    virtual void forward(const float* x, const int* lengths, float* y) = 0;
+    // dx (overwritten) for the last forward's windows.
+    virtual void backward(const float* dy, float* dx) = 0;
+};
+
 class DenseOp {
 public:
     virtual ~DenseOp() = default;
@@ -234,6 +268,8 @@ public:
     virtual std::unique_ptr<PoolOp> make_pool(const PoolDesc&) = 0;
     virtual std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc&) = 0;
     virtual std::unique_ptr<GatherOp> make_gather(const std::vector<std::uint32_t>& map) = 0;
+    virtual std::unique_ptr<EmbeddingOp> make_embedding(const EmbeddingDesc&) = 0;
+    virtual std::unique_ptr<TimePoolOp> make_time_pool(const TimePoolDesc&) = 0;
     // Recurrent layers; backends without them say so in has_rnn() and throw here, so a model
     // with one is refused when the network is planned.
     virtual bool has_rnn() const { return false; }

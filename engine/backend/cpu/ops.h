@@ -23,6 +23,9 @@ std::unique_ptr<PoolOp> make_pool_op(DnnlContext&, const PoolDesc&);
 std::unique_ptr<BatchNormOp> make_batch_norm_op(DnnlContext&, const BatchNormDesc&);
 std::unique_ptr<GatherOp> make_gather_op(const std::vector<std::uint32_t>& map);
 std::unique_ptr<RnnOp> make_rnn_op(DnnlContext&, const RnnDesc&);
+// Host loops (sequence_ops.cpp).
+std::unique_ptr<EmbeddingOp> make_embedding_op(const EmbeddingDesc&);
+std::unique_ptr<TimePoolOp> make_time_pool_op(const TimePoolDesc&);
 
 // Element-wise kernels (elementwise.cpp), OpenMP-parallel over large arrays.
 void activation_forward(ActivationSpec, const float* x, float* y, int rows, int cols);

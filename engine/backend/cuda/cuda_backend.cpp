@@ -204,6 +204,14 @@ std::unique_ptr<GatherOp> CudaBackend::make_gather(const std::vector<std::uint32
     activate();
     return make_gather_op(*this, map);
 }
+std::unique_ptr<EmbeddingOp> CudaBackend::make_embedding(const EmbeddingDesc& d) {
+    activate();
+    return make_embedding_op(*this, d);
+}
+std::unique_ptr<TimePoolOp> CudaBackend::make_time_pool(const TimePoolDesc& d) {
+    activate();
+    return make_time_pool_op(*this, d);
+}
 std::unique_ptr<BatchNormOp> CudaBackend::make_batch_norm(const BatchNormDesc& d) {
     activate();
     return make_batch_norm_op(*this, d);

@@ -18,7 +18,6 @@
 // zeroed gradient weight space, which the index map gathers back into Thresher's order.
 //
 // Precision: CUDNN_FMA_MATH, no TF32 (as the convolutions), so results agree with the CPU backend.
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +26,7 @@
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/ops.h"
 #include "backend/cuda/rnn_layout.h"
+#include "backend/cuda/uploaded_ints.h"
 #include "core/error.h"
 
 namespace thresher::backend::cuda {
@@ -72,11 +72,6 @@ public:
         hy_ = DeviceArray<float>(static_cast<std::size_t>(dirs_) * d.batch * d.hidden);
         dhy_ = DeviceArray<float>(static_cast<std::size_t>(dirs_) * d.batch * d.hidden);
         dx_scratch_ = DeviceArray<float>(rows * d.in);
-        lengths_ = DeviceArray<int>(static_cast<std::size_t>(d.batch));
-        host_lengths_ = PinnedArray<int>(static_cast<std::size_t>(d.batch));
-        cudaEvent_t copied = nullptr;
-        THRESHER_CUDA_CHECK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
-        lengths_copied_.reset(copied);
 
         cudnnDropoutDescriptor_t drop = nullptr;
         THRESHER_CUDA_CHECK(lib_.cudnnCreateDropoutDescriptor(&drop));
@@ -178,25 +173,15 @@ private:
                                                            d_.batch, dirs_ * d_.hidden, lengths, &padding_fill_));
     }
 
-    // Checks the lengths (1..steps, as the CPU backend), describes them to cuDNN and copies them
-    // to the device, where cuDNN's kernels (and the padding kernel) read them. The same lengths
-    // as last time (backward after its forward) are already there. The copy goes through pinned
-    // memory, so the host does not wait for the stream (a pageable copy would).
+    // Checks the lengths (1..steps, as the CPU backend), copies them to the device, where cuDNN's
+    // kernels (and the padding kernel) read them, and describes new ones to cuDNN. The same
+    // lengths as last time (backward after its forward) are already there.
     void upload_lengths(const int* lengths) {
         for (int n = 0; n < d_.batch; ++n)
             if (lengths[n] < 1 || lengths[n] > d_.steps)
                 throw BackendError("recurrent layer: sample " + std::to_string(n) + " has length " +
                                    std::to_string(lengths[n]) + ", outside 1.." + std::to_string(d_.steps));
-        const std::size_t bytes = static_cast<std::size_t>(d_.batch) * sizeof(int);
-        if (uploaded_ && std::memcmp(host_lengths_.data(), lengths, bytes) == 0) return;
-        describe_data(lengths);
-        // The previous copy must have left the pinned buffer before it is overwritten.
-        THRESHER_CUDA_CHECK(cudaEventSynchronize(lengths_copied_.get()));
-        std::memcpy(host_lengths_.data(), lengths, bytes);
-        THRESHER_CUDA_CHECK(
-            cudaMemcpyAsync(lengths_.data(), host_lengths_.data(), bytes, cudaMemcpyHostToDevice, be_.stream()));
-        THRESHER_CUDA_CHECK(cudaEventRecord(lengths_copied_.get(), be_.stream()));
-        uploaded_ = true;
+        if (lengths_.upload(be_.stream(), lengths, static_cast<std::size_t>(d_.batch))) describe_data(lengths);
     }
 
     // Where cuDNN keeps each gate's matrices and biases, read once, as the index map.
@@ -309,10 +294,7 @@ private:
     std::size_t workspace_bytes_ = 0, reserve_bytes_ = 0, weight_bytes_ = 0;
     DeviceArray<unsigned char> reserve_;
     DeviceArray<float> weights_, dweights_, y_all_, dy_all_, hy_, dhy_, dx_scratch_;
-    DeviceArray<int> lengths_;
-    PinnedArray<int> host_lengths_;  // the lengths last copied to lengths_
-    Event lengths_copied_;           // when that copy has left host_lengths_
-    bool uploaded_ = false;
+    UploadedInts lengths_{static_cast<std::size_t>(d_.batch)};
     DeviceArray<std::uint32_t> map_;
 };
 

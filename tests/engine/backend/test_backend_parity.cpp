@@ -5,8 +5,9 @@
 // (training, inference, backward), activations including softmax, dropout (the same mask from
 // the same seed, bit for bit), the small vector ops, every updater over several iterations, and
 // a few training steps of whole networks (every layer type; standalone activations; zero
-// padding, cropping and upsampling), and recurrent layers (every cell and merge the backend
-// plans, against the CPU backend).
+// padding, cropping and upsampling), recurrent layers (every cell and merge the backend plans,
+// against the CPU backend), the embedding lookup and pooling along time (against loops here),
+// and a network of every sequence layer.
 //
 // Rows are per device ("cpu", "cuda:0", ...). A row whose device this machine does not have
 // skips with the reason ("no CUDA device: ..."), so the suite passes on GPU-less CI and runs for
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
 
 #include "backend/registry.h"
 #include "core/error.h"
@@ -161,6 +163,12 @@ private Q_SLOTS:
     void sequences();
     void recurrent_data();
     void recurrent();
+    void embedding_data() { device_rows(); }
+    void embedding();
+    void time_pool_data();
+    void time_pool();
+    void sequence_network_data() { device_rows(); }
+    void sequence_network();
 
 private:
     // One row per device of every registered backend: "cpu", "cuda:0", ...; `suffix` names the
@@ -1034,6 +1042,172 @@ void TestBackendParity::recurrent() {
         EXPECT_CLOSE(("db" + dir).constData(), slice(got[3], base + w_size + r_size, b_size),
                      slice(want[3], base + w_size + r_size, b_size));
     }
+}
+
+// The embedding lookup (issue 23): rows by id, zeros for -1 (a padded step), and the table's
+// gradient summed by id in row order, the same sums bit for bit on every backend (each id's
+// rows added in row order: no atomics on a GPU). Ids repeat, and two ids are never used.
+void TestBackendParity::embedding() {
+    QFETCH(QString, device);
+    OPEN_OR_SKIP(be, device);
+    const int rows = 14, units = 5, vocabulary = 9;
+    const std::vector<int> ids{3, 0, -1, 3, 8, 3, -1, 5, 0, 2, 2, 3, 7, -1};
+    const Vec table = random_vec(std::size_t(vocabulary) * units, 51), dy = random_vec(std::size_t(rows) * units, 52);
+    On on(*be);
+    auto op = be->make_embedding({rows, units, vocabulary});
+    float* y = on.zeros(std::size_t(rows) * units);
+    float* dtable = on.put(random_vec(table.size(), 53));  // overwritten, old values must go
+    op->forward(ids.data(), rows, on.put(table), y);
+    op->backward(on.put(dy), dtable);
+    const Vec got_y = on.get(y, std::size_t(rows) * units), got_d = on.get(dtable, table.size());
+    Vec want_d(table.size(), 0.f);
+    for (int r = 0; r < rows; ++r)
+        for (int j = 0; j < units; ++j) {
+            const std::size_t at = std::size_t(r) * units + j;
+            QCOMPARE(got_y[at], ids[r] < 0 ? 0.f : table[std::size_t(ids[r]) * units + j]);
+            if (ids[r] >= 0) want_d[std::size_t(ids[r]) * units + j] += dy[at];
+        }
+    for (std::size_t i = 0; i < want_d.size(); ++i) QCOMPARE(got_d[i], want_d[i]);
+    // A shorter batch (the last one of an epoch) uses the same op.
+    const std::vector<int> few{4, 4};
+    op->forward(few.data(), few.size(), on.put(table), y);
+    op->backward(on.put(dy), dtable);
+    const Vec few_d = on.get(dtable, table.size());
+    for (int j = 0; j < units; ++j) QCOMPARE(few_d[4 * std::size_t(units) + j], dy[std::size_t(j)] + dy[std::size_t(units + j)]);
+    QCOMPARE(std::count(few_d.begin(), few_d.end(), 0.f), std::ptrdiff_t((vocabulary - 1) * units));
+}
+
+void TestBackendParity::time_pool_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<bool>("max");
+    QTest::addColumn<bool>("global");
+    QTest::addColumn<int>("kernel");
+    QTest::addColumn<int>("stride");
+    QTest::addColumn<int>("pad");
+    for (bool max : {true, false}) {
+        const QByteArray kind = max ? "max" : "avg";
+        device_rows(("global " + kind).constData(), [max](QTestData& row) { row << max << true << 0 << 0 << 0; });
+        device_rows(("k3 s2 pad1 " + kind).constData(), [max](QTestData& row) { row << max << false << 3 << 2 << 1; });
+        device_rows(("overlapping k3 s1 " + kind).constData(), [max](QTestData& row) { row << max << false << 3 << 1 << 1; });
+    }
+}
+
+// Pooling along time within each sample's length (lengths 5, 3, 1, 4 of 5 steps): forward and
+// backward against loops here, windows cut to the valid steps, empty ones zero.
+void TestBackendParity::time_pool() {
+    QFETCH(QString, device);
+    QFETCH(bool, max);
+    QFETCH(bool, global);
+    QFETCH(int, kernel);
+    QFETCH(int, stride);
+    QFETCH(int, pad);
+    OPEN_OR_SKIP(be, device);
+    TimePoolDesc d;
+    d.batch = 4, d.t_in = 5, d.channels = 3, d.max = max;
+    if (global) d.t_out = 1, d.kernel = d.stride = d.t_in, d.pad = 0;
+    else d.kernel = kernel, d.stride = stride, d.pad = pad, d.t_out = (d.t_in + 2 * pad - kernel) / stride + 1;
+    const std::vector<int> lengths{5, 3, 1, 4};
+    const std::size_t in_size = std::size_t(d.batch) * d.t_in * d.channels, out_size = std::size_t(d.batch) * d.t_out * d.channels;
+    const Vec x = random_vec(in_size, 61), dy = random_vec(out_size, 62);
+    On on(*be);
+    auto op = be->make_time_pool(d);
+    float* y = on.zeros(out_size);
+    float* dx = on.put(random_vec(in_size, 63));  // overwritten
+    op->forward(on.put(x), lengths.data(), y);
+    op->backward(on.put(dy), dx);
+    Vec want_y(out_size, 0.f), want_dx(in_size, 0.f);
+    for (int n = 0; n < d.batch; ++n)
+        for (int o = 0; o < d.t_out; ++o) {
+            const int from = std::max(o * d.stride - d.pad, 0), to = std::min(o * d.stride - d.pad + d.kernel, lengths[n]);
+            for (int c = 0; c < d.channels; ++c) {
+                const std::size_t at = (std::size_t(n) * d.t_out + o) * d.channels + c;
+                auto in = [&](int t) { return (std::size_t(n) * d.t_in + t) * d.channels + c; };
+                if (from >= to) continue;
+                if (max) {
+                    int best = from;
+                    for (int t = from + 1; t < to; ++t)
+                        if (x[in(t)] > x[in(best)]) best = t;
+                    want_y[at] = x[in(best)];
+                    want_dx[in(best)] += dy[at];
+                } else {
+                    double sum = 0;
+                    for (int t = from; t < to; ++t) sum += x[in(t)], want_dx[in(t)] += dy[at] / float(to - from);
+                    want_y[at] = float(sum / (to - from));
+                }
+            }
+        }
+    EXPECT_CLOSE("y", on.get(y, out_size), want_y);
+    EXPECT_CLOSE("dx", on.get(dx, in_size), want_dx);
+}
+
+// A network of every sequence layer on the backend against the CPU backend: embedding (ids
+// repeating, padded steps holding ids that must be ignored), a causal dilated convolution1d,
+// windowed max pooling over time, an LSTM over every step, masked global average pooling,
+// repeat_vector and a last-step GRU: loss, every gradient, then three updates and predictions.
+// An id out of the vocabulary is the user's data error on every backend, naming layer and step.
+void TestBackendParity::sequence_network() {
+    QFETCH(QString, device);
+    OPEN_OR_SKIP(be, device);
+    if (!be->has_rnn()) QSKIP("this backend has no recurrent layers");
+    const auto model = config::ModelConfig::parse(R"({"input":{"steps":6,"features":1},"seed":5,
+        "updater":{"type":"adam","learning_rate":0.01},
+        "layers":[{"type":"embedding","vocabulary":11,"units":4},
+                  {"type":"convolution1d","filters":3,"kernel":2,"dilation":2,"mode":"causal","activation":"tanh"},
+                  {"type":"subsampling","kernel":2,"stride":1,"pooling":"max"},
+                  {"type":"lstm","units":4,"return_sequences":true},
+                  {"type":"subsampling","pooling":"avg","global":true},
+                  {"type":"repeat_vector","times":3},
+                  {"type":"gru","units":3},
+                  {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})", "parity");
+    const int batch = 4;
+    const std::size_t row = model.input_size();
+    const int lengths[] = {6, 4, 2, 5};
+    std::mt19937 gen(71);
+    Vec x(std::size_t(batch) * row), t(std::size_t(batch) * 3, 0.f);
+    for (int n = 0; n < batch; ++n) {
+        x[std::size_t(n) * row] = float(lengths[n]);
+        for (int s = 0; s < 6; ++s) x[std::size_t(n) * row + 1 + s] = float(gen() % 11);
+        t[std::size_t(n) * 3 + n % 3] = 1.f;
+    }
+    auto run = [&](Backend& be_) {
+        nn::Network net(model, be_);
+        std::vector<double> losses{net.compute_gradients(x.data(), t.data(), batch, 7)};
+        const Vec grads = net.get_gradients();
+        for (int step = 0; step < 3; ++step) {
+            net.compute_update(step);
+            net.apply_update();
+            losses.push_back(net.compute_gradients(x.data(), t.data(), batch, 8 + step));
+        }
+        Vec out(t.size());
+        net.predict(x.data(), batch, out.data());
+        return std::make_tuple(losses, grads, out);
+    };
+    const auto [losses, grads, out] = run(*be);
+    for (double loss : losses) QVERIFY(std::isfinite(loss));
+    QVERIFY(losses.back() < losses.front());
+    if (!is_cpu_) {
+        const auto [want_losses, want_grads, want_out] = run(*cpu_);
+        for (std::size_t i = 0; i < losses.size(); ++i)
+            QVERIFY2(std::abs(losses[i] - want_losses[i]) <= kTolerance * std::abs(want_losses[i]),
+                     qPrintable(QString("loss %1: %2, cpu %3").arg(i).arg(losses[i]).arg(want_losses[i])));
+        EXPECT_CLOSE("gradients", grads, want_grads);
+        EXPECT_CLOSE("predictions", out, want_out);
+    }
+    Vec bad = x;
+    bad[std::size_t(2) * row + 1 + 1] = 11.f;  // sample 2, step 1: inside its length 2
+    nn::Network net(model, *be);
+    try {
+        net.compute_gradients(bad.data(), t.data(), batch, 7);
+        QFAIL("an id outside the vocabulary was looked up");
+    } catch (const DataError& e) {
+        const QString msg = e.what();
+        QVERIFY2(msg.contains("layers[0] (embedding)") && msg.contains("token id 11 at step 1 of sample 2") &&
+                     msg.contains("[0, 11)"),
+                 qPrintable(msg));
+    }
+    bad[std::size_t(2) * row + 1 + 1] = 3.f;
+    bad[std::size_t(2) * row + 1 + 4] = 99.f;  // step 4 of sample 2 is padding: ignored
+    net.compute_gradients(bad.data(), t.data(), batch, 7);
 }
 
 QTEST_GUILESS_MAIN(TestBackendParity)

@@ -1,0 +1,115 @@
+// The embedding lookup and pooling along time on the GPU (backend.h EmbeddingOp, TimePoolOp;
+// kernels in sequence_kernels.cu).
+//
+// Embedding: the ids come from the host (the caller checks them there), so the host also sorts
+// each batch's rows by id, once per forward: backward then sums each id's rows in row order with
+// one thread per unit, which gives the CPU backend's sums exactly, run after run (scattering
+// with atomics would add in whatever order the threads arrive). One upload carries the ids, the
+// sorted rows, each id's first position and the ids that occur.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/kernels.h"
+#include "backend/cuda/ops.h"
+#include "backend/cuda/uploaded_ints.h"
+#include "core/error.h"
+
+namespace thresher::backend::cuda {
+
+namespace {
+
+class CudaEmbeddingOp final : public EmbeddingOp {
+public:
+    CudaEmbeddingOp(CudaBackend& be, const EmbeddingDesc& d)
+        : be_(be), d_(d), ints_(4 * static_cast<std::size_t>(std::max(d.rows, 0)) + 1) {
+        if (d.rows < 1 || d.units < 1 || d.vocabulary < 1)
+            throw BackendError("CUDA embedding: rows, units and vocabulary must be positive, got " + std::to_string(d.rows) +
+                               ", " + std::to_string(d.units) + ", " + std::to_string(d.vocabulary));
+    }
+    void forward(const int* ids, std::size_t rows, const float* table, float* y) override {
+        be_.activate();
+        if (rows > static_cast<std::size_t>(d_.rows))
+            throw BackendError("CUDA embedding: " + std::to_string(rows) + " rows for an op planned for " + std::to_string(d_.rows));
+        // [ids (rows) | rows sorted by id (m) | starts (u + 1) | ids that occur (u)]
+        pairs_.clear();
+        for (std::size_t r = 0; r < rows; ++r)
+            if (ids[r] >= 0) pairs_.emplace_back(ids[r], static_cast<int>(r));
+        std::sort(pairs_.begin(), pairs_.end());
+        packed_.assign(ids, ids + rows);
+        for (const auto& p : pairs_) packed_.push_back(p.second);
+        std::vector<int> starts, unique;
+        for (std::size_t p = 0; p < pairs_.size(); ++p)
+            if (p == 0 || pairs_[p].first != pairs_[p - 1].first) {
+                starts.push_back(static_cast<int>(p));
+                unique.push_back(pairs_[p].first);
+            }
+        starts.push_back(static_cast<int>(pairs_.size()));
+        order_at_ = rows;
+        starts_at_ = order_at_ + pairs_.size();
+        unique_at_ = starts_at_ + starts.size();
+        count_ = unique.size();
+        packed_.insert(packed_.end(), starts.begin(), starts.end());
+        packed_.insert(packed_.end(), unique.begin(), unique.end());
+        ints_.upload(be_.stream(), packed_.data(), packed_.size());
+        kernels::embedding_forward(be_.stream(), ints_.data(), rows, table, d_.units, y);
+    }
+    void backward(const float* dy, float* dtable) override {
+        be_.activate();
+        be_.fill(dtable, 0.f, static_cast<std::size_t>(d_.vocabulary) * d_.units);
+        const int* base = ints_.data();
+        kernels::embedding_backward(be_.stream(), base + order_at_, base + starts_at_, base + unique_at_, count_, dy,
+                                    d_.units, dtable);
+    }
+
+private:
+    CudaBackend& be_;
+    EmbeddingDesc d_;
+    UploadedInts ints_;
+    std::vector<std::pair<int, int>> pairs_;  // (id, row) of the rows with an id
+    std::vector<int> packed_;
+    std::size_t order_at_ = 0, starts_at_ = 0, unique_at_ = 0, count_ = 0;
+};
+
+class CudaTimePoolOp final : public TimePoolOp {
+public:
+    CudaTimePoolOp(CudaBackend& be, const TimePoolDesc& d)
+        : be_(be), d_(d), lengths_(static_cast<std::size_t>(std::max(d.batch, 0))),
+          argmax_(static_cast<std::size_t>(std::max(d.batch, 0)) * std::max(d.t_out, 0) * std::max(d.channels, 0)) {
+        if (d.batch < 1 || d.t_in < 1 || d.t_out < 1 || d.channels < 1 || d.kernel < 1 || d.stride < 1 || d.pad < 0)
+            throw BackendError("CUDA pooling over time: sizes must be positive");
+    }
+    void forward(const float* x, const int* lengths, float* y) override {
+        be_.activate();
+        for (int n = 0; n < d_.batch; ++n)
+            if (lengths[n] < 1 || lengths[n] > d_.t_in)
+                throw BackendError("pooling over time: sample " + std::to_string(n) + " has length " +
+                                   std::to_string(lengths[n]) + ", outside 1.." + std::to_string(d_.t_in));
+        lengths_.upload(be_.stream(), lengths, static_cast<std::size_t>(d_.batch));
+        kernels::time_pool_forward(be_.stream(), d_, lengths_.data(), x, y, argmax_.data());
+    }
+    void backward(const float* dy, float* dx) override {
+        be_.activate();
+        kernels::time_pool_backward(be_.stream(), d_, lengths_.data(), argmax_.data(), dy, dx);
+    }
+
+private:
+    CudaBackend& be_;
+    TimePoolDesc d_;
+    UploadedInts lengths_;
+    DeviceArray<int> argmax_;
+};
+
+}  // namespace
+
+std::unique_ptr<EmbeddingOp> make_embedding_op(CudaBackend& be, const EmbeddingDesc& d) {
+    return std::make_unique<CudaEmbeddingOp>(be, d);
+}
+std::unique_ptr<TimePoolOp> make_time_pool_op(CudaBackend& be, const TimePoolDesc& d) {
+    return std::make_unique<CudaTimePoolOp>(be, d);
+}
+
+}  // namespace thresher::backend::cuda
