@@ -12,10 +12,13 @@
 # Invariants checked (the exit status says whether they held): every engine exits 0; the GPU
 # cases end with replicas equal (max_abs_diff 0 for the synchronous cases, which apply the same
 # messages in the same order on the same backend); the mixed case ends within 1e-4 (two backends
-# round differently); every accuracy is within 5 points of the single run's.
+# round differently); every accuracy is within ACC_TOLERANCE (0.05: 5 points) of the single run's.
+# A short run of a small set (the rnn step's char_lstm) lags the single run by more: with 2
+# workers each takes half the steps per epoch, so that step sets ACC_TOLERANCE 1 and compares
+# each case with the same case on the CPU backend instead (scripts/cuda_device_run.sh).
 #
 # Environment: GPU (cuda:0; cpu tries the script without a GPU), THRESHER_BIN (build/release/bin), DATA (/usr/share/datasets/fashion-mnist),
-# MODEL (lenet), EPOCHS (1), BATCH (64), SEED (1), LIMIT (unset: all), PORT (47100),
+# MODEL (lenet), EPOCHS (1), BATCH (64), SEED (1), LIMIT (unset: all), PORT (47100), ACC_TOLERANCE (0.05),
 # RESULTS_DIR (a fresh /tmp folder).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -101,7 +104,7 @@ run_case gs-1x2   "$GPU" -- --strategy gradient-sharing --workers-per-node 2
 run_case gs-mixed "$GPU" cpu -- --strategy gradient-sharing --max-staleness 0
 
 # Invariants.
-python3 - "$RESULTS_DIR" <<'EOF' || status=1
+python3 - "$RESULTS_DIR" "${ACC_TOLERANCE:-0.05}" <<'EOF' || status=1
 import json, os, re, sys
 root = sys.argv[1]
 def acc(case):
@@ -119,7 +122,7 @@ for case, limit in (("gs-2x1", 0.0), ("pa-2x1", 0.0), ("gs-mixed", 1e-4)):
         bad.append(f"{case}: replicas differ by {d} (allowed {limit})")
 for case in ("gs-2x1", "pa-2x1", "gs-1x2", "gs-mixed"):
     a = acc(case)
-    if ref is None or a is None or abs(a - ref) > 0.05:
+    if ref is None or a is None or abs(a - ref) > float(sys.argv[2]):
         bad.append(f"{case}: accuracy {a}, single {ref}")
 print("invariants: " + ("all held" if not bad else "; ".join(bad)))
 sys.exit(1 if bad else 0)
