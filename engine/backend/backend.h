@@ -155,19 +155,21 @@ public:
                           float* grads) = 0;
 };
 
-// An embedding's lookup (seq_spec.md): row r of y is row ids[r] of the table [vocabulary x units].
-// `ids` are on the host, one per row, checked by the caller: each in [0, vocabulary), or -1 for a
-// padded step, whose row of y is zero.
-struct EmbeddingDesc {
-    int rows = 0, units = 0, vocabulary = 0;  // rows: the most one forward is given (batch x steps)
+// Rows of a table by index, the indices on the host (seq_spec.md): an embedding's lookup (the
+// table its parameters [vocabulary x units], the indices token ids) and moving the steps of a
+// sequence by each sample's length (go_backwards: the table the input [batch*steps x features]).
+// Row r of y is row ids[r] of the table [table_rows x width]; `ids` hold one index per row,
+// checked by the caller: each in [0, table_rows), or -1 for a row of zeros.
+struct RowGatherDesc {
+    int rows = 0, width = 0, table_rows = 0;  // rows: the most one forward is given
 };
-class EmbeddingOp {
+class RowGatherOp {
 public:
-    virtual ~EmbeddingOp() = default;
+    virtual ~RowGatherOp() = default;
     virtual void forward(const int* ids, std::size_t rows, const float* table, float* y) = 0;
     // After a forward: dtable (the whole table's gradient, overwritten) holds the sum of dy's rows
     // by their forward ids, each id's rows added in row order, so every backend and run gives the
-    // same sums (no atomics); rows of ids no row used are zero.
+    // same sums (no atomics); table rows no index named are zero.
     virtual void backward(const float* dy, float* dtable) = 0;
 };
 
@@ -268,7 +270,7 @@ public:
     virtual std::unique_ptr<PoolOp> make_pool(const PoolDesc&) = 0;
     virtual std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc&) = 0;
     virtual std::unique_ptr<GatherOp> make_gather(const std::vector<std::uint32_t>& map) = 0;
-    virtual std::unique_ptr<EmbeddingOp> make_embedding(const EmbeddingDesc&) = 0;
+    virtual std::unique_ptr<RowGatherOp> make_row_gather(const RowGatherDesc&) = 0;
     virtual std::unique_ptr<TimePoolOp> make_time_pool(const TimePoolDesc&) = 0;
     // Recurrent layers; backends without them say so in has_rnn() and throw here, so a model
     // with one is refused when the network is planned.

@@ -81,7 +81,8 @@ void read_recurrent(Place& p, const std::string& kind, LayerConfig& l, bool kera
     l.return_sequences = p.boolean({"return_sequences"}).value_or(false);
     refuse_flag(p, "return_state", "Thresher's recurrent layers have one output (the states are not outputs)");
     refuse_flag(p, "stateful", "Thresher starts every batch from zero states");
-    refuse_flag(p, "go_backwards", "Keras then outputs the steps in reverse order; use Bidirectional, or reverse the data");
+    // Reading each sample backwards (LayerConfig::go_backwards: Keras's outputs, right-aligned).
+    l.go_backwards = p.boolean({"go_backwards"}).value_or(false);
     refuse_flag(p, "time_major", "Thresher reads [batch, steps, features]");
     const auto& c = p.json();
     // Any element-wise activation runs in the cell (oneDNN's primitives for sigmoid gates with a
@@ -211,6 +212,9 @@ void import_keras_sequence_layer(Place& p, const std::string& kind, LayerConfig 
                 inner.fail("Bidirectional(" + cls + ") is not supported (LSTM, GRU, SimpleRNN, CuDNNLSTM or CuDNNGRU)");
             inner.ignore({"name", "trainable", "dtype", "batch_input_shape", "batch_shape", "input_shape", "input_dim"});
             read_recurrent(inner, cls, l, keras3);
+            if (l.go_backwards)
+                inner.fail("go_backwards", "true inside Bidirectional is not supported: Keras then swaps which half reads forwards "
+                                           "(leave it false; the backward half already reads backwards)");
             inner.note_unread();
             // Keras 3 and tf.keras also write the backward layer's config: the same kind, its own weights.
             p.ignore({"merge_mode", "layer", "backward_layer"});

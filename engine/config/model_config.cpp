@@ -360,6 +360,9 @@ LayerConfig parse_layer(const nlohmann::json& j, std::size_t index, bool last, c
             }
             if (auto r = g.number("input_retain", 1e-6, 1.0)) l.input_retain = static_cast<float>(*r);
             if (auto r = g.number("recurrent_retain", 1e-6, 1.0)) l.recurrent_retain = static_cast<float>(*r);
+            l.go_backwards = g.boolean("go_backwards").value_or(false);
+            if (l.go_backwards && l.bidirectional != BiMode::None)
+                g.fail("go_backwards", "reads one direction backwards; a bidirectional layer reads both already");
             break;
         }
         case LayerType::Embedding: {
@@ -713,6 +716,7 @@ nlohmann::json ModelConfig::to_json() const {
                 }
                 if (l.input_retain < 1.f) o["input_retain"] = decimal(l.input_retain);
                 if (l.recurrent_retain < 1.f) o["recurrent_retain"] = decimal(l.recurrent_retain);
+                if (l.go_backwards) o["go_backwards"] = true;
                 break;
             case LayerType::Embedding:
                 o["vocabulary"] = l.vocabulary;

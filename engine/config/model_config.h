@@ -148,6 +148,11 @@ struct LayerConfig {
     // (per direction). 1: none. JSON `input_retain` / `recurrent_retain`, like dropout's `retain`.
     float input_retain = 1.f;
     float recurrent_retain = 1.f;
+    // Keras's go_backwards (one direction only): the layer reads each sample from its last valid
+    // step back to its first; with return_sequences its outputs come in that reading order, right-
+    // aligned as Keras's are (a sample of length L gets T - L zero steps first), and the steps
+    // after L are padding as for any layer. JSON `go_backwards`.
+    bool go_backwards = false;
     int vocabulary = 0;  // embedding: ids 0..V-1 (`units` E per id)
     int repeat = 0;      // repeat_vector: the steps it makes of one vector
 

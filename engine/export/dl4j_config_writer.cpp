@@ -432,6 +432,10 @@ Dl4jLayer layer_conf(const ExportableModel& em, std::size_t i, bool& image, cons
             case LayerType::Lstm:
             case LayerType::SimpleRnn: {
                 const bool lstm = l.type == LayerType::Lstm;
+                // DL4J's recurrent layers read forwards; its ReverseTimeSeriesVertex would reverse
+                // the whole padded sequence, not each sample within its length.
+                if (l.go_backwards)
+                    throw Dl4jRefusal{"go_backwards (reading each sample backwards) has no DL4J layer; Bidirectional has one"};
                 layer["@class"] = pl + (lstm ? (l.peepholes ? "GravesLSTM" : "LSTM") : "recurrent.SimpleRnn");
                 layer["nin"] = l.in_shape.c;
                 layer["nout"] = l.units;

@@ -57,7 +57,7 @@ KerasSequenceLayer keras_sequence_layer(const LayerConfig& l, KerasDialect d, co
                             {"recurrent_dropout", rate_of(l.recurrent_retain)},
                             {"return_sequences", l.return_sequences},
                             {"return_state", false},
-                            {"go_backwards", false},
+                            {"go_backwards", l.go_backwards},
                             {"stateful", false},
                             {"unroll", false}};
         nulls(cell, {"recurrent_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "recurrent_constraint",

@@ -1,7 +1,7 @@
 // Steps of the sequence layers (seq_spec.md), on every backend. Recurrent layers run on the
 // backend's RnnOp (recurrent_step.cpp; a backend refuses what its library lacks, at plan time,
 // naming the layer), convolution1d on its ConvOp (convolution1d_step.cpp), embedding on its
-// EmbeddingOp, pooling over time on its TimePoolOp, repeat_vector on strided copies. Padded
+// RowGatherOp, pooling over time on its TimePoolOp, repeat_vector on strided copies. Padded
 // steps (from a sample's length on) are written as zeros and give zero gradient; the network
 // zeroes them around every layer as well.
 #include "nn/sequence_step.h"
@@ -20,7 +20,7 @@ namespace {
 
 using config::LayerType;
 
-// Rows of E by id (the backend's EmbeddingOp): y[n][t] = E[id(n, t)] for t < L, zeros after.
+// Rows of E by id (the backend's RowGatherOp): y[n][t] = E[id(n, t)] for t < L, zeros after.
 // The ids are checked here, on the host (downloaded first where the backend keeps its data on a
 // device): a bad one is the user's data, named by step and sample. Backward sums dy's rows into
 // dE by id, each id's rows in sample and step order (deterministic); ids have no gradient.
@@ -29,7 +29,7 @@ public:
     EmbeddingStep(backend::Backend& be, const config::LayerConfig& l, std::size_t index, int batch)
         : be_(be), label_(l.label(index)), batch_(batch), steps_(l.in_shape.t), vocabulary_(l.vocabulary),
           rows_(static_cast<std::size_t>(batch) * l.in_shape.t), ids_(rows_),
-          op_(be.make_embedding({static_cast<int>(rows_), l.units, l.vocabulary})) {}
+          op_(be.make_row_gather({static_cast<int>(rows_), l.units, l.vocabulary})) {}
     void forward(float* params, const float* x, float* y, const StepContext& ctx) override {
         const float* values = x;
         if (!be_.host_memory()) {
@@ -67,7 +67,7 @@ private:
     std::size_t rows_;
     std::vector<int> ids_;      // per row, -1 at padded steps
     std::vector<float> host_;   // the ids' values, downloaded from a device
-    std::unique_ptr<backend::EmbeddingOp> op_;
+    std::unique_ptr<backend::RowGatherOp> op_;
 };
 
 // Flat [C] -> `times` steps of it (strided row copies); backward sums the steps' gradients in

@@ -116,7 +116,9 @@ QList<FieldSpec> layer_fields(const QString& type) {
         f << FieldSpec{"input_retain", "Input retain", Kind::Float, {}, 1.0,
                        "training: keep each input feature with this probability, one mask per sample for all steps (Keras dropout = 1 − it)"}
           << FieldSpec{"recurrent_retain", "Recurrent retain", Kind::Float, {}, 1.0,
-                       "training: the same for the state the recurrence reads (Keras recurrent_dropout = 1 − it)"};
+                       "training: the same for the state the recurrence reads (Keras recurrent_dropout = 1 − it)"}
+          << FieldSpec{"go_backwards", "Go backwards", Kind::Bool, {}, false,
+                       "read each sample from its last step back (Keras go_backwards; not with Bidirectional)"};
         return f;
     }
     if (type == "embedding")

@@ -72,7 +72,7 @@ public:
     std::unique_ptr<ConvOp> make_conv(const ConvDesc& d) override { return make_conv_op(ctx_, d); }
     std::unique_ptr<PoolOp> make_pool(const PoolDesc& d) override { return make_pool_op(ctx_, d); }
     std::unique_ptr<GatherOp> make_gather(const std::vector<std::uint32_t>& map) override { return make_gather_op(map); }
-    std::unique_ptr<EmbeddingOp> make_embedding(const EmbeddingDesc& d) override { return make_embedding_op(d); }
+    std::unique_ptr<RowGatherOp> make_row_gather(const RowGatherDesc& d) override { return make_row_gather_op(d); }
     std::unique_ptr<TimePoolOp> make_time_pool(const TimePoolDesc& d) override { return make_time_pool_op(d); }
     bool has_rnn() const override { return true; }
     std::unique_ptr<RnnOp> make_rnn(const RnnDesc& d) override { return make_rnn_op(ctx_, d); }

@@ -24,7 +24,7 @@ std::unique_ptr<BatchNormOp> make_batch_norm_op(DnnlContext&, const BatchNormDes
 std::unique_ptr<GatherOp> make_gather_op(const std::vector<std::uint32_t>& map);
 std::unique_ptr<RnnOp> make_rnn_op(DnnlContext&, const RnnDesc&);
 // Host loops (sequence_ops.cpp).
-std::unique_ptr<EmbeddingOp> make_embedding_op(const EmbeddingDesc&);
+std::unique_ptr<RowGatherOp> make_row_gather_op(const RowGatherDesc&);
 std::unique_ptr<TimePoolOp> make_time_pool_op(const TimePoolDesc&);
 
 // Element-wise kernels (elementwise.cpp), OpenMP-parallel over large arrays.

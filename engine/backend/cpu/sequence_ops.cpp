@@ -1,4 +1,4 @@
-// The embedding lookup and pooling along time on the CPU (backend.h EmbeddingOp, TimePoolOp):
+// Rows by index (an embedding's lookup, go_backwards' reordering) and pooling along time on the CPU (backend.h RowGatherOp, TimePoolOp):
 // plain loops over host memory, in the orders backend.h fixes (each id's rows added in row
 // order; each input step's window contributions in output-step order), which the CUDA kernels
 // follow too, so both give the same sums.
@@ -12,11 +12,11 @@ namespace thresher::backend::cpu {
 
 namespace {
 
-class CpuEmbeddingOp final : public EmbeddingOp {
+class CpuRowGatherOp final : public RowGatherOp {
 public:
-    explicit CpuEmbeddingOp(const EmbeddingDesc& d) : d_(d) {}
+    explicit CpuRowGatherOp(const RowGatherDesc& d) : d_(d) {}
     void forward(const int* ids, std::size_t rows, const float* table, float* y) override {
-        const auto e = static_cast<std::size_t>(d_.units);
+        const auto e = static_cast<std::size_t>(d_.width);
         ids_.assign(ids, ids + rows);
         for (std::size_t r = 0; r < rows; ++r) {
             float* row = y + r * e;
@@ -25,8 +25,8 @@ public:
         }
     }
     void backward(const float* dy, float* dtable) override {
-        const auto e = static_cast<std::size_t>(d_.units);
-        std::fill(dtable, dtable + static_cast<std::size_t>(d_.vocabulary) * e, 0.f);
+        const auto e = static_cast<std::size_t>(d_.width);
+        std::fill(dtable, dtable + static_cast<std::size_t>(d_.table_rows) * e, 0.f);
         for (std::size_t r = 0; r < ids_.size(); ++r) {
             if (ids_[r] < 0) continue;
             const float* g = dy + r * e;
@@ -36,7 +36,7 @@ public:
     }
 
 private:
-    EmbeddingDesc d_;
+    RowGatherDesc d_;
     std::vector<int> ids_;  // the last forward's
 };
 
@@ -101,7 +101,7 @@ private:
 
 }  // namespace
 
-std::unique_ptr<EmbeddingOp> make_embedding_op(const EmbeddingDesc& d) { return std::make_unique<CpuEmbeddingOp>(d); }
+std::unique_ptr<RowGatherOp> make_row_gather_op(const RowGatherDesc& d) { return std::make_unique<CpuRowGatherOp>(d); }
 std::unique_ptr<TimePoolOp> make_time_pool_op(const TimePoolDesc& d) { return std::make_unique<CpuTimePoolOp>(d); }
 
 }  // namespace thresher::backend::cpu

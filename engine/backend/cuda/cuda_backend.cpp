@@ -204,9 +204,9 @@ std::unique_ptr<GatherOp> CudaBackend::make_gather(const std::vector<std::uint32
     activate();
     return make_gather_op(*this, map);
 }
-std::unique_ptr<EmbeddingOp> CudaBackend::make_embedding(const EmbeddingDesc& d) {
+std::unique_ptr<RowGatherOp> CudaBackend::make_row_gather(const RowGatherDesc& d) {
     activate();
-    return make_embedding_op(*this, d);
+    return make_row_gather_op(*this, d);
 }
 std::unique_ptr<TimePoolOp> CudaBackend::make_time_pool(const TimePoolDesc& d) {
     activate();

@@ -47,7 +47,7 @@ public:
     std::unique_ptr<PoolOp> make_pool(const PoolDesc&) override;
     std::unique_ptr<BatchNormOp> make_batch_norm(const BatchNormDesc&) override;
     std::unique_ptr<GatherOp> make_gather(const std::vector<std::uint32_t>& map) override;
-    std::unique_ptr<EmbeddingOp> make_embedding(const EmbeddingDesc&) override;
+    std::unique_ptr<RowGatherOp> make_row_gather(const RowGatherDesc&) override;
     std::unique_ptr<TimePoolOp> make_time_pool(const TimePoolDesc&) override;
     // Recurrent layers on cuDNN's RNN API, for what it computes (rnn_layout.h cuda_rnn_unsupported).
     bool has_rnn() const override { return true; }

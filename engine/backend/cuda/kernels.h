@@ -86,13 +86,13 @@ void batch_norm_backward(cudaStream_t, const BatchNormDesc&, const float* x, con
                          const float* gamma, const float* mean, const float* var, float* dx,
                          float* dgamma, float* dbeta);
 
-// --- embedding and pooling along time (sequence_kernels.cu) --------------------------------------
-// y[r] = table[ids[r]] (units values), zeros where ids[r] is -1.
-void embedding_forward(cudaStream_t, const int* ids, std::size_t rows, const float* table, int units, float* y);
+// --- rows by index and pooling along time (sequence_kernels.cu) ----------------------------------
+// y[r] = table[ids[r]] (width values), zeros where ids[r] is -1.
+void row_gather_forward(cudaStream_t, const int* ids, std::size_t rows, const float* table, int width, float* y);
 // For each k < count: dtable[unique[k]] = the sum of dy[order[p]] for p in [starts[k], starts[k+1]),
 // in that order (rows of other ids are left as they are).
-void embedding_backward(cudaStream_t, const int* order, const int* starts, const int* unique, std::size_t count,
-                        const float* dy, int units, float* dtable);
+void row_gather_backward(cudaStream_t, const int* order, const int* starts, const int* unique, std::size_t count,
+                        const float* dy, int width, float* dtable);
 // TimePoolDesc's windows within each sample's length (device lengths); argmax: the maximum's step
 // per output value (-1 for an empty window), written by forward for backward.
 void time_pool_forward(cudaStream_t, const TimePoolDesc&, const int* lengths, const float* x, float* y, int* argmax);

@@ -17,8 +17,8 @@ std::unique_ptr<BatchNormOp> make_batch_norm_op(CudaBackend&, const BatchNormDes
 std::unique_ptr<GatherOp> make_gather_op(CudaBackend&, const std::vector<std::uint32_t>& map);
 // Recurrent layers on cuDNN's RNN API (rnn_op.cpp); throws for what rnn_refusal() names.
 std::unique_ptr<RnnOp> make_rnn_op(CudaBackend&, const RnnDesc&);
-// The embedding lookup and pooling along time (sequence_ops.cpp).
-std::unique_ptr<EmbeddingOp> make_embedding_op(CudaBackend&, const EmbeddingDesc&);
+// Rows by index and pooling along time (sequence_ops.cpp).
+std::unique_ptr<RowGatherOp> make_row_gather_op(CudaBackend&, const RowGatherDesc&);
 std::unique_ptr<TimePoolOp> make_time_pool_op(CudaBackend&, const TimePoolDesc&);
 
 }  // namespace thresher::backend::cuda

@@ -1,6 +1,7 @@
-// The embedding lookup and pooling along time on the GPU (sequence_ops.cpp). Each kernel follows
+// Rows by index (an embedding's lookup, go_backwards' reordering) and pooling along time on the GPU
+// (sequence_ops.cpp). Each kernel follows
 // the CPU backend's loops (cpu/sequence_ops.cpp) in the order backend.h fixes, without atomics:
-// an id's gradient row is summed by one thread per unit over that id's rows in row order, and
+// an index's gradient row is summed by one thread per column over that index's rows in row order, and
 // an input step's gradient by one thread over the output steps whose windows hold it, in order.
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_util.cuh"
@@ -10,14 +11,14 @@ namespace thresher::backend::cuda::kernels {
 
 namespace {
 
-__global__ void embedding_forward_kernel(const int* ids, std::size_t rows, const float* table, int units, float* y) {
+__global__ void row_gather_forward_kernel(const int* ids, std::size_t rows, const float* table, int units, float* y) {
     THRESHER_GRID_STRIDE(i, rows * units) {
         const int id = ids[i / units];
         y[i] = id < 0 ? 0.f : table[static_cast<std::size_t>(id) * units + i % units];
     }
 }
 
-__global__ void embedding_backward_kernel(const int* order, const int* starts, const int* unique, std::size_t count,
+__global__ void row_gather_backward_kernel(const int* order, const int* starts, const int* unique, std::size_t count,
                                           const float* dy, int units, float* dtable) {
     THRESHER_GRID_STRIDE(i, count * units) {
         const std::size_t k = i / units, j = i % units;
@@ -90,19 +91,19 @@ __global__ void time_pool_backward_kernel(TimePoolDesc d, const int* lengths, co
 
 }  // namespace
 
-void embedding_forward(cudaStream_t s, const int* ids, std::size_t rows, const float* table, int units, float* y) {
+void row_gather_forward(cudaStream_t s, const int* ids, std::size_t rows, const float* table, int units, float* y) {
     const std::size_t n = rows * static_cast<std::size_t>(units);
     if (n == 0) return;
-    embedding_forward_kernel<<<blocks_for(n), kThreads, 0, s>>>(ids, rows, table, units, y);
-    THRESHER_CUDA_LAUNCHED(embedding_forward_kernel);
+    row_gather_forward_kernel<<<blocks_for(n), kThreads, 0, s>>>(ids, rows, table, units, y);
+    THRESHER_CUDA_LAUNCHED(row_gather_forward_kernel);
 }
 
-void embedding_backward(cudaStream_t s, const int* order, const int* starts, const int* unique, std::size_t count,
+void row_gather_backward(cudaStream_t s, const int* order, const int* starts, const int* unique, std::size_t count,
                         const float* dy, int units, float* dtable) {
     const std::size_t n = count * static_cast<std::size_t>(units);
     if (n == 0) return;
-    embedding_backward_kernel<<<blocks_for(n), kThreads, 0, s>>>(order, starts, unique, count, dy, units, dtable);
-    THRESHER_CUDA_LAUNCHED(embedding_backward_kernel);
+    row_gather_backward_kernel<<<blocks_for(n), kThreads, 0, s>>>(order, starts, unique, count, dy, units, dtable);
+    THRESHER_CUDA_LAUNCHED(row_gather_backward_kernel);
 }
 
 void time_pool_forward(cudaStream_t s, const TimePoolDesc& d, const int* lengths, const float* x, float* y, int* argmax) {

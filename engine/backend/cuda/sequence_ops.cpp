@@ -1,11 +1,11 @@
-// The embedding lookup and pooling along time on the GPU (backend.h EmbeddingOp, TimePoolOp;
-// kernels in sequence_kernels.cu).
+// Rows by index (an embedding's lookup, go_backwards' reordering) and pooling along time on the
+// GPU (backend.h RowGatherOp, TimePoolOp; kernels in sequence_kernels.cu).
 //
-// Embedding: the ids come from the host (the caller checks them there), so the host also sorts
-// each batch's rows by id, once per forward: backward then sums each id's rows in row order with
-// one thread per unit, which gives the CPU backend's sums exactly, run after run (scattering
-// with atomics would add in whatever order the threads arrive). One upload carries the ids, the
-// sorted rows, each id's first position and the ids that occur.
+// Rows by index: the indices come from the host (the caller checks them there), so the host
+// also sorts each forward's rows by index: backward then sums each index's rows in row order
+// with one thread per column, which gives the CPU backend's sums exactly, run after run
+// (scattering with atomics would add in whatever order the threads arrive). One upload carries
+// the indices, the sorted rows, each index's first position and the indices that occur.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -22,18 +22,18 @@ namespace thresher::backend::cuda {
 
 namespace {
 
-class CudaEmbeddingOp final : public EmbeddingOp {
+class CudaRowGatherOp final : public RowGatherOp {
 public:
-    CudaEmbeddingOp(CudaBackend& be, const EmbeddingDesc& d)
+    CudaRowGatherOp(CudaBackend& be, const RowGatherDesc& d)
         : be_(be), d_(d), ints_(4 * static_cast<std::size_t>(std::max(d.rows, 0)) + 1) {
-        if (d.rows < 1 || d.units < 1 || d.vocabulary < 1)
-            throw BackendError("CUDA embedding: rows, units and vocabulary must be positive, got " + std::to_string(d.rows) +
-                               ", " + std::to_string(d.units) + ", " + std::to_string(d.vocabulary));
+        if (d.rows < 1 || d.width < 1 || d.table_rows < 1)
+            throw BackendError("CUDA rows by index: rows, width and table rows must be positive, got " + std::to_string(d.rows) +
+                               ", " + std::to_string(d.width) + ", " + std::to_string(d.table_rows));
     }
     void forward(const int* ids, std::size_t rows, const float* table, float* y) override {
         be_.activate();
         if (rows > static_cast<std::size_t>(d_.rows))
-            throw BackendError("CUDA embedding: " + std::to_string(rows) + " rows for an op planned for " + std::to_string(d_.rows));
+            throw BackendError("CUDA rows by index: " + std::to_string(rows) + " rows for an op planned for " + std::to_string(d_.rows));
         // [ids (rows) | rows sorted by id (m) | starts (u + 1) | ids that occur (u)]
         pairs_.clear();
         for (std::size_t r = 0; r < rows; ++r)
@@ -55,21 +55,21 @@ public:
         packed_.insert(packed_.end(), starts.begin(), starts.end());
         packed_.insert(packed_.end(), unique.begin(), unique.end());
         ints_.upload(be_.stream(), packed_.data(), packed_.size());
-        kernels::embedding_forward(be_.stream(), ints_.data(), rows, table, d_.units, y);
+        kernels::row_gather_forward(be_.stream(), ints_.data(), rows, table, d_.width, y);
     }
     void backward(const float* dy, float* dtable) override {
         be_.activate();
-        be_.fill(dtable, 0.f, static_cast<std::size_t>(d_.vocabulary) * d_.units);
+        be_.fill(dtable, 0.f, static_cast<std::size_t>(d_.table_rows) * d_.width);
         const int* base = ints_.data();
-        kernels::embedding_backward(be_.stream(), base + order_at_, base + starts_at_, base + unique_at_, count_, dy,
-                                    d_.units, dtable);
+        kernels::row_gather_backward(be_.stream(), base + order_at_, base + starts_at_, base + unique_at_, count_, dy,
+                                    d_.width, dtable);
     }
 
 private:
     CudaBackend& be_;
-    EmbeddingDesc d_;
+    RowGatherDesc d_;
     UploadedInts ints_;
-    std::vector<std::pair<int, int>> pairs_;  // (id, row) of the rows with an id
+    std::vector<std::pair<int, int>> pairs_;  // (index, row) of the rows with an index
     std::vector<int> packed_;
     std::size_t order_at_ = 0, starts_at_ = 0, unique_at_ = 0, count_ = 0;
 };
@@ -105,8 +105,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<EmbeddingOp> make_embedding_op(CudaBackend& be, const EmbeddingDesc& d) {
-    return std::make_unique<CudaEmbeddingOp>(be, d);
+std::unique_ptr<RowGatherOp> make_row_gather_op(CudaBackend& be, const RowGatherDesc& d) {
+    return std::make_unique<CudaRowGatherOp>(be, d);
 }
 std::unique_ptr<TimePoolOp> make_time_pool_op(CudaBackend& be, const TimePoolDesc& d) {
     return std::make_unique<CudaTimePoolOp>(be, d);

@@ -1,5 +1,5 @@
-// Host integers the sequence kernels read on the device (a batch's lengths, an embedding's ids
-// and their order), copied through pinned memory so that the host does not wait for the stream
+// Host integers the sequence kernels read on the device (a batch's lengths, the row indices of
+// a RowGatherOp and their order), copied through pinned memory so that the host does not wait for the stream
 // (a pageable copy would). Values equal to the last ones copied (a backward after its forward, a
 // batch with the same lengths) are not copied again.
 #pragma once

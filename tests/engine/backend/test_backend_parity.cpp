@@ -1054,7 +1054,7 @@ void TestBackendParity::embedding() {
     const std::vector<int> ids{3, 0, -1, 3, 8, 3, -1, 5, 0, 2, 2, 3, 7, -1};
     const Vec table = random_vec(std::size_t(vocabulary) * units, 51), dy = random_vec(std::size_t(rows) * units, 52);
     On on(*be);
-    auto op = be->make_embedding({rows, units, vocabulary});
+    auto op = be->make_row_gather({rows, units, vocabulary});
     float* y = on.zeros(std::size_t(rows) * units);
     float* dtable = on.put(random_vec(table.size(), 53));  // overwritten, old values must go
     op->forward(ids.data(), rows, on.put(table), y);
@@ -1142,8 +1142,10 @@ void TestBackendParity::time_pool() {
 
 // A network of every sequence layer on the backend against the CPU backend: embedding (ids
 // repeating, padded steps holding ids that must be ignored), a causal dilated convolution1d,
-// windowed max pooling over time, an LSTM over every step, masked global average pooling,
-// repeat_vector and a last-step GRU: loss, every gradient, then three updates and predictions.
+// windowed max pooling over time, an LSTM over every step reading backwards (go_backwards: its
+// input reversed within each length, its outputs right-aligned), masked global average pooling,
+// repeat_vector and a last-step GRU reading backwards: loss, every gradient, then three updates
+// and predictions.
 // An id out of the vocabulary is the user's data error on every backend, naming layer and step.
 void TestBackendParity::sequence_network() {
     QFETCH(QString, device);
@@ -1154,10 +1156,10 @@ void TestBackendParity::sequence_network() {
         "layers":[{"type":"embedding","vocabulary":11,"units":4},
                   {"type":"convolution1d","filters":3,"kernel":2,"dilation":2,"mode":"causal","activation":"tanh"},
                   {"type":"subsampling","kernel":2,"stride":1,"pooling":"max"},
-                  {"type":"lstm","units":4,"return_sequences":true},
+                  {"type":"lstm","units":4,"return_sequences":true,"go_backwards":true},
                   {"type":"subsampling","pooling":"avg","global":true},
                   {"type":"repeat_vector","times":3},
-                  {"type":"gru","units":3},
+                  {"type":"gru","units":3,"go_backwards":true},
                   {"type":"output","units":3,"activation":"softmax","loss":"mcxent"}]})", "parity");
     const int batch = 4;
     const std::size_t row = model.input_size();

@@ -107,6 +107,7 @@ private Q_SLOTS:
     void open_steps_given();
     void steps_given_must_fit();
     void keras_cell_dropout_imports();
+    void keras_go_backwards_imports();
 };
 
 void TestModelImport::sequence_layers_import_data() {
@@ -784,8 +785,10 @@ void TestModelImport::refused_data() {
         << QStringList{"layers[1] (LSTM \"lstm\")", "\"return_state\": true is not supported"};
     QTest::newRow("keras LSTM stateful") << keras({seq_in, lstm(R"("stateful":true)"), kKerasOut})
         << QStringList{"layers[1] (LSTM \"lstm\")", "\"stateful\": true is not supported"};
-    QTest::newRow("keras LSTM go_backwards") << keras({seq_in, lstm(R"("go_backwards":true)"), kKerasOut})
-        << QStringList{"layers[1] (LSTM \"lstm\")", "\"go_backwards\": true is not supported"};
+    QTest::newRow("keras Bidirectional of a go_backwards GRU")
+        << keras({seq_in, keras_layer("Bidirectional", R"("name":"bi","layer":)" + keras_layer("GRU", R"("name":"g","units":2,"go_backwards":true)")),
+                  kKerasOut})
+        << QStringList{"layers[1] (Bidirectional \"bi\")", "\"go_backwards\"", "inside Bidirectional is not supported"};
     QTest::newRow("keras LSTM recurrent_dropout 1") << keras({seq_in, lstm(R"("recurrent_dropout":1.0)"), kKerasOut})
         << QStringList{"layers[1] (LSTM \"lstm\")", "\"recurrent_dropout\""};
     QTest::newRow("keras Bidirectional merge_mode None")
@@ -1400,6 +1403,29 @@ void TestModelImport::legacy_nan_epsilon_is_dl4j_default() {
     auto bad = text;
     bad.replace(R"("learningRate":0.1)", R"("learningRate":"NaN")");
     QVERIFY_THROWS_EXCEPTION(ConfigError, config::import_model_text(bad.toStdString(), "cfg.json"));
+}
+
+
+// Keras's go_backwards on a lone LSTM or GRU (a Bidirectional's backward half is one): imported
+// as LayerConfig::go_backwards, written back by to_json, and refused with a bidirectional layer.
+void TestModelImport::keras_go_backwards_imports() {
+    const auto m = config::import_model_text(R"({"class_name":"Sequential","config":{"name":"s","layers":[
+        {"class_name":"InputLayer","config":{"batch_input_shape":[null,10,8]}},
+        {"class_name":"LSTM","config":{"name":"back","units":16,"go_backwards":true,"return_sequences":true}},
+        {"class_name":"GRU","config":{"name":"g","units":4,"go_backwards":false,"reset_after":true}},
+        {"class_name":"Dense","config":{"name":"out","units":3,"activation":"softmax"}}]}})", "backwards.json").model;
+    QVERIFY(m.layers[0].go_backwards);
+    QVERIFY(!m.layers[1].go_backwards);
+    const auto again = config::ModelConfig::parse(m.to_json().dump(), "again.json");
+    QVERIFY(again.layers[0].go_backwards && again.layers[0].return_sequences);
+    QVERIFY(!again.layers[1].go_backwards);
+    try {
+        config::ModelConfig::parse(R"({"input":{"steps":4,"features":2},"layers":[
+            {"type":"lstm","units":3,"go_backwards":true,"bidirectional":"concat"},{"type":"output","units":2}]})", "bi.json");
+        QFAIL("go_backwards with bidirectional was accepted");
+    } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains("go_backwards"), e.what());
+    }
 }
 
 QTEST_APPLESS_MAIN(TestModelImport)

@@ -584,6 +584,15 @@ void TestGradientCheck::gradients_data() {
     QTest::newRow("simple_rnn every step, per-step xent output")
         << model(seq, "{\"type\":\"simple_rnn\",\"units\":4,\"return_sequences\":true}",
                  "{\"type\":\"output\",\"units\":2,\"activation\":\"sigmoid\",\"loss\":\"xent\"}") << false;
+    // go_backwards (Keras): each sample reversed within its length on the way in, and with every
+    // step the outputs right-aligned on the way out; a dense layer before it takes its gradient
+    // back through both moves.
+    QTest::newRow("per-step dense, lstm go_backwards, last step")
+        << model(seq, "{\"type\":\"dense\",\"units\":3,\"activation\":\"tanh\"},{\"type\":\"lstm\",\"units\":4,\"go_backwards\":true}",
+                 softmax) << true;
+    QTest::newRow("per-step dense, gru go_backwards every step, per-step softmax output")
+        << model(seq, "{\"type\":\"dense\",\"units\":3,\"activation\":\"tanh\"},"
+                      "{\"type\":\"gru\",\"units\":3,\"go_backwards\":true,\"return_sequences\":true}", softmax) << true;
     QTest::newRow("embedding then gru")
         << model("{\"steps\":5,\"features\":1}", "{\"type\":\"embedding\",\"vocabulary\":6,\"units\":3},{\"type\":\"gru\",\"units\":3}",
                  softmax) << true;

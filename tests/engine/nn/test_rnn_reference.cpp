@@ -8,7 +8,8 @@
 // the cell equations written out as a float64 loop in the generator; they run on the CPU
 // backend's host path and must agree within 1e-5. host_path_matches_onednn runs that host path
 // with oneDNN's own activations (RnnDesc::host_loop) against the primitives: outputs, dx and
-// every parameter gradient within 1e-5.
+// every parameter gradient within 1e-5. go_backwards_is_the_reverse_half holds Keras's
+// go_backwards to the reverse direction of a bidirectional layer (itself held to torch above).
 #include <QtTest>
 
 #include <cmath>
@@ -20,6 +21,7 @@
 #include "source_dir.h"
 #include "backend/registry.h"
 #include "config/model_config.h"
+#include "nn/sequence_step.h"
 
 using namespace thresher;
 
@@ -31,6 +33,8 @@ private Q_SLOTS:
     void host_path_matches_onednn_data();
     void host_path_matches_onednn();
     void dropout_masks_hold_for_every_step();
+    void go_backwards_is_the_reverse_half_data();
+    void go_backwards_is_the_reverse_half();
 };
 
 namespace {
@@ -262,6 +266,90 @@ void TestRnnReference::dropout_masks_hold_for_every_step() {
         }
     qInfo("recurrent dropout: %.3f of the units kept (retain 0.6)", static_cast<double>(kept) / (d.batch * d.hidden));
     QVERIFY(std::abs(static_cast<double>(kept) / (d.batch * d.hidden) - 0.6) < 0.06);
+}
+
+
+void TestRnnReference::go_backwards_is_the_reverse_half_data() {
+    QTest::addColumn<QString>("cell");
+    for (const char* cell : {"lstm", "gru", "simple_rnn"}) QTest::newRow(cell) << QString(cell);
+}
+
+// Keras's go_backwards on its own against the reverse direction of a bidirectional concat layer
+// with the same weights (lengths 5, 3, 1, 4 of 5 steps). The last step: the reverse half's. Every
+// step: Keras's outputs in reading order, right-aligned (its cuDNN path's "expected_output =
+// [0, 0, 6, 5, 4]" for the reversed outputs [6, 5, 4] of a sample of length 3), which is the
+// reverse half (zero at padded steps) flipped over all T steps: y[p] = rev[T-1-p]. dx: where the
+// layer read each step, the gradient flows back to it (the bidirectional layer's dx with the
+// forward half's weights zero and dy only on the reverse half).
+void TestRnnReference::go_backwards_is_the_reverse_half() {
+    QFETCH(QString, cell);
+    const int n = 4, t = 5, in = 3, h = 4;
+    const std::vector<int> lengths{5, 3, 1, 4};
+    auto be = backend::create_backend("cpu", {1});
+    for (bool every : {false, true}) {
+        auto layer = [&](const char* extra) {
+            const auto m = config::ModelConfig::parse(
+                "{\"input\":{\"steps\":5,\"features\":3},\"layers\":[{\"type\":\"" + cell.toStdString() +
+                    "\",\"units\":4,\"return_sequences\":" + (every ? "true" : "false") + "," + extra +
+                    "},{\"type\":\"output\",\"units\":2}]}",
+                "go_backwards");
+            return m.layers[0];
+        };
+        const auto back = layer("\"go_backwards\":true"), both = layer("\"bidirectional\":\"concat\"");
+        QCOMPARE(both.param_count, 2 * back.param_count);
+        std::mt19937 gen(5);
+        std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+        std::vector<float> x(std::size_t(n) * t * in), p(back.param_count);
+        for (auto& v : x) v = u(gen);
+        for (auto& v : p) v = u(gen);
+        for (int s = 0; s < n; ++s)  // padded steps hold values that must not count
+            for (int k = lengths[s]; k < t; ++k)
+                for (int c = 0; c < in; ++c) x[(std::size_t(s) * t + k) * in + c] = 9.f;
+        std::vector<float> p2(both.param_count, 0.f);  // forward half zero, reverse half p
+        std::copy(p.begin(), p.end(), p2.begin() + std::ptrdiff_t(p.size()));
+        const std::size_t steps_out = every ? t : 1;
+        std::vector<float> y(std::size_t(n) * steps_out * h), y2(std::size_t(n) * steps_out * 2 * h);
+        auto step = nn::plan_sequence_layer(*be, back, 0, n);
+        auto step2 = nn::plan_sequence_layer(*be, both, 0, n);
+        nn::StepContext ctx;
+        ctx.lengths = lengths.data();
+        step->forward(p.data(), x.data(), y.data(), ctx);
+        step2->forward(p2.data(), x.data(), y2.data(), ctx);
+        for (int s = 0; s < n; ++s)
+            for (std::size_t q = 0; q < steps_out; ++q) {
+                const int pos = int(q);
+                const bool lead = every && pos < t - lengths[s];  // Keras's leading zero steps
+                for (int j = 0; j < h; ++j) {
+                    const float got = y[(std::size_t(s) * steps_out + q) * h + j];
+                    const std::size_t from = every ? std::size_t(t - 1 - pos) : 0;
+                    const float want = lead ? 0.f : y2[(std::size_t(s) * steps_out + from) * 2 * h + h + j];
+                    QVERIFY2(std::abs(got - want) <= 1e-6f, qPrintable(QString("%1 every=%2 sample %3 step %4 unit %5: %6, want %7")
+                                                                        .arg(cell).arg(every).arg(s).arg(pos).arg(j).arg(got).arg(want)));
+                }
+            }
+        // Backward: dy on the reverse half only (the forward half's zero weights pass nothing),
+        // at the same steps as forward; padded steps' dy is zero, as the network leaves it.
+        std::vector<float> dy(y.size()), dy2(y2.size(), 0.f);
+        for (auto& v : dy) v = u(gen);
+        for (int s = 0; s < n && every; ++s)
+            for (int q = lengths[s]; q < t; ++q)
+                for (int j = 0; j < h; ++j) dy[(std::size_t(s) * t + q) * h + j] = 0.f;
+        for (int s = 0; s < n; ++s)
+            for (std::size_t q = 0; q < steps_out; ++q) {
+                if (every && int(q) < t - lengths[s]) continue;  // Keras's leading zero steps: constants
+                const std::size_t from = every ? std::size_t(t - 1 - int(q)) : 0;
+                for (int j = 0; j < h; ++j)
+                    dy2[(std::size_t(s) * steps_out + from) * 2 * h + h + j] = dy[(std::size_t(s) * steps_out + q) * h + j];
+            }
+        std::vector<float> dx(x.size()), dx2(x.size()), g(p.size()), g2(p2.size());
+        step->backward(p.data(), x.data(), y.data(), dy.data(), dx.data(), g.data());
+        step2->backward(p2.data(), x.data(), y2.data(), dy2.data(), dx2.data(), g2.data());
+        for (std::size_t i = 0; i < dx.size(); ++i)
+            QVERIFY2(std::abs(dx[i] - dx2[i]) <= 1e-6f, qPrintable(QString("%1 every=%2 dx[%3]: %4, want %5").arg(cell).arg(every).arg(i).arg(dx[i]).arg(dx2[i])));
+        for (std::size_t i = 0; i < g.size(); ++i)
+            QVERIFY2(std::abs(g[i] - g2[p.size() + i]) <= 1e-6f,
+                     qPrintable(QString("%1 every=%2 grad[%3]: %4, want %5").arg(cell).arg(every).arg(i).arg(g[i]).arg(g2[p.size() + i])));
+    }
 }
 
 QTEST_APPLESS_MAIN(TestRnnReference)

@@ -190,7 +190,7 @@ void TestModelDocument::refuses_what_cannot_be_imported() {
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write(R"({"class_name":"Sequential","config":{"name":"s","layers":[
         {"class_name":"InputLayer","config":{"batch_input_shape":[null,10,8]}},
-        {"class_name":"LSTM","config":{"name":"lstm_1","units":16,"go_backwards":true}},
+        {"class_name":"LSTM","config":{"name":"lstm_1","units":16,"stateful":true}},
         {"class_name":"Dense","config":{"name":"out","units":3,"activation":"softmax"}}]}})");
     f.close();
     ModelDocument doc;
@@ -198,10 +198,10 @@ void TestModelDocument::refuses_what_cannot_be_imported() {
     const auto before = doc.model();
     try {
         doc.load(path);
-        QFAIL("an LSTM reading its sequence backwards alone (go_backwards) was imported");
+        QFAIL("a stateful LSTM (states carried from batch to batch) was imported");
     } catch (const std::runtime_error& e) {
         const QString msg = QString::fromUtf8(e.what());
-        QVERIFY2(msg.contains(path) && msg.contains("LSTM") && msg.contains("go_backwards"), qPrintable(msg));
+        QVERIFY2(msg.contains(path) && msg.contains("LSTM") && msg.contains("stateful"), qPrintable(msg));
     }
     QCOMPARE(doc.model(), before);  // nothing lost
 }
