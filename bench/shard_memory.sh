@@ -3,7 +3,8 @@
 # budget is exported as shards (thresher-engine export), then one epoch is trained from those
 # shards and from the shards of a tiny set with the same test part; peak RSS (/usr/bin/time -v)
 # of the two should be within 1.2x. For contrast the big set is also trained from its IDX files,
-# held whole in memory as every source but shards is.
+# held whole in memory as every source but shards is. Then `predict` over each set's test part
+# (streamed from the shards, one line per sample to /dev/null): within 1.2x again.
 #
 # "Budget" here is what a worker may spend on data: BUDGET_MB (default 64) of float rows. The big
 # set is 4 x BUDGET_MB of 784-float rows (Fashion-MNIST-shaped, random pixels and a lit row per class)
@@ -59,8 +60,16 @@ peak_kb() { grep "Maximum resident set size" "$1" | awk '{print $NF}'; }
 
 run_case() {  # name data
   /usr/bin/time -v -o "$RESULTS_DIR/$1.time" "$BIN/thresher-engine" train --model "$RESULTS_DIR/model.json" --data "$2" \
-    --epochs 1 --batch "$BATCH" --seed "$SEED" --threads "$THREADS" >"$RESULTS_DIR/$1.events" 2>"$RESULTS_DIR/$1.log"
+    --epochs 1 --batch "$BATCH" --seed "$SEED" --threads "$THREADS" --save "$RESULTS_DIR/$1.thr" \
+    >"$RESULTS_DIR/$1.events" 2>"$RESULTS_DIR/$1.log"
   echo "$1: peak RSS $(( $(peak_kb "$RESULTS_DIR/$1.time") / 1024 )) MiB"
+}
+
+predict_case() {  # name data
+  local start=$SECONDS
+  /usr/bin/time -v -o "$RESULTS_DIR/$1.time" "$BIN/thresher-engine" predict --model-file "$RESULTS_DIR/shards-tiny.thr" \
+    --data "$2" --threads "$THREADS" >/dev/null 2>"$RESULTS_DIR/$1.log"
+  echo "$1: peak RSS $(( $(peak_kb "$RESULTS_DIR/$1.time") / 1024 )) MiB in $((SECONDS - start)) s"
 }
 
 for set in big:$BIG:$BIG tiny:$TINY:1000; do
@@ -81,3 +90,10 @@ tiny=$(peak_kb "$RESULTS_DIR/shards-tiny.time"); big=$(peak_kb "$RESULTS_DIR/sha
 ratio=$("$PYTHON" -c "print(f'{$big / $tiny:.3f}')")
 echo "shard_memory: big/tiny peak RSS from shards = $ratio (target <= 1.2)"
 "$PYTHON" -c "import sys; sys.exit(0 if $big <= 1.2 * $tiny else 1)" || { echo "shard_memory: FAIL: above 1.2x" >&2; exit 1; }
+
+predict_case predict-tiny "$RESULTS_DIR/tiny-shards"
+predict_case predict-big "$RESULTS_DIR/big-shards"
+tiny=$(peak_kb "$RESULTS_DIR/predict-tiny.time"); big=$(peak_kb "$RESULTS_DIR/predict-big.time")
+ratio=$("$PYTHON" -c "print(f'{$big / $tiny:.3f}')")
+echo "shard_memory: big/tiny peak RSS of predict from shards = $ratio (target <= 1.2)"
+"$PYTHON" -c "import sys; sys.exit(0 if $big <= 1.2 * $tiny else 1)" || { echo "shard_memory: FAIL: predict above 1.2x" >&2; exit 1; }

@@ -13,6 +13,7 @@
 #include "dist/masters/predictions_wire.h"
 #include "data/data_source.h"
 #include "data/shard_format.h"
+#include "data/shard_stream.h"
 #include "config/model_format.h"
 #include "nn/model_file.h"
 #include "nn/network.h"
@@ -119,6 +120,76 @@ nlohmann::json per_step_json(const float* values, std::size_t steps, std::size_t
     return j;
 }
 
+// One sample's prediction line: `all` holds every output's values (the model's target width),
+// `steps` a per-step output's valid steps.
+void print_prediction(const Loaded& l, std::size_t i, const float* all, std::size_t steps) {
+    const auto& cfg = l.net->config();
+    const bool classifier = cfg.is_classifier();
+    const auto main_k = static_cast<std::size_t>(cfg.main_output().output_width());
+    nlohmann::json j{{"index", i}};
+    if (cfg.main_output().out_shape.sequence()) {
+        j.update(per_step_json(all, steps, static_cast<std::size_t>(cfg.main_output().out_shape.c), classifier, l.file.class_names,
+                               l.file.vocabulary));
+    } else {
+        const std::vector<float> v(all, all + main_k);
+        if (classifier && !cfg.main_output().image_output()) {
+            const auto c = predicted_class(v.data(), main_k);
+            j["class"] = c;
+            if (!l.file.class_names.empty()) j["class_name"] = l.file.class_names[c];
+            j["probabilities"] = v;
+        } else {
+            j["outputs"] = v;
+        }
+    }
+    // Several outputs: the main one (the first) as for any model, and each by name.
+    if (cfg.output_layers.size() > 1) {
+        auto& by_name = j["output_values"] = nlohmann::json::object();
+        std::size_t column = 0;
+        for (std::size_t o = 0; o < cfg.output_layers.size(); ++o) {
+            const auto& out = cfg.layers[cfg.output_layers[o]];
+            const auto units = static_cast<std::size_t>(out.output_width());  // a per-step output: all its steps
+            by_name[out.name.empty() ? "output" + std::to_string(o) : out.name] = std::vector<float>(all + column, all + column + units);
+            column += units;
+        }
+    }
+    std::cout << j.dump() << '\n';
+}
+
+// predict on one node from a shard set: its test part (or, without one, its train part) streams
+// block by block through the model, each line printed as its block is done, so the set never
+// sits in memory whole (evaluate streams it the same way).
+void predict_streamed(const Loaded& l, const std::string& model_file, const std::string& data_spec, std::size_t limit) {
+    const auto index = data::read_shard_index(data_spec);
+    const auto& part = index.has_test ? index.test : index.train;
+    const auto ds = index.describe(part);
+    if (!l.file.class_names.empty() && !index.class_names.empty())
+        train::check_same_classes(l.file.class_names, model_file, index.class_names, data_spec);
+    train::check_compatible(l.net->config(), ds);
+    l.file.normalization.check_width(ds);  // applied to each record as it is read
+    data::BatchPlan plan;
+    plan.batch_size = index.batch;
+    plan.seed = index.seed;
+    plan.shuffle = false;  // epoch 0 unshuffled: the part's order as exported
+    plan.limit = limit;
+    data::ShardStream stream(index, part, plan, &l.file.normalization);
+    const auto& cfg = l.net->config();
+    const auto k = cfg.target_size();
+    const std::size_t width = ds.shape.size();
+    data::Batch b;
+    std::vector<float> values;
+    while (stream.next(b)) {
+        if (b.count == 0) continue;
+        values.resize(b.count * k);
+        l.net->predict(b.features.data(), static_cast<int>(b.count), values.data());
+        for (std::size_t j = 0; j < b.count; ++j) {
+            const auto steps = cfg.input_shape(0).sequence() ? static_cast<std::size_t>(b.features[j * width])
+                                                             : static_cast<std::size_t>(cfg.main_output().out_shape.t);
+            print_prediction(l, b.indices[j], values.data() + j * k, steps);
+        }
+    }
+    std::cout.flush();
+}
+
 }  // namespace
 
 void evaluate_command(const std::string& model_file, const std::string& data_spec, std::size_t limit,
@@ -165,6 +236,9 @@ void predict_command(const std::string& model_file, const std::string& data_spec
                      int threads, const std::string& device, const data::ImageFolderOptions& images,
                      ClusterSession* cluster, const data::SequenceReadOptions& sequences, const config::ImportOptions& import) {
     auto l = load(model_file, threads, device, import);
+    dist::Transport* transport = cluster ? cluster->transport() : nullptr;
+    if (!transport && data::is_shard_folder(data_spec)) return predict_streamed(l, model_file, data_spec, limit);
+    // In memory: a file, or a shard set shared among several nodes (each takes every n-th sample).
     auto split = load_for_model(l, model_file, data_spec, images, sequences);
     auto& ds = pick(split);
     train::check_compatible(l.net->config(), ds);
@@ -172,8 +246,6 @@ void predict_command(const std::string& model_file, const std::string& data_spec
     const std::size_t n = limit ? std::min(limit, ds.count) : ds.count;
     // Floats per sample: each output's units, a per-step output's for every step.
     const auto k = static_cast<int>(l.net->config().target_size());
-    const bool classifier = l.net->config().is_classifier();
-    dist::Transport* transport = cluster ? cluster->transport() : nullptr;
     const int nodes = transport ? transport->world() : 1;
     const int rank = transport ? transport->rank() : 0;
 
@@ -221,42 +293,13 @@ void predict_command(const std::string& model_file, const std::string& data_spec
     }
     if (rows.size() != n)
         throw Error("predict: " + std::to_string(n - rows.size()) + " of " + std::to_string(n) + " predictions are missing");
-    const auto& cfg = l.net->config();
-    const auto main_k = static_cast<std::size_t>(cfg.main_output().output_width());
-    const bool per_step = cfg.main_output().out_shape.sequence();
     for (const auto& [i, all] : rows) {
-        nlohmann::json j{{"index", i}};
-        if (per_step) {
-            // One prediction per valid step: the sample's length is the first float of its row
-            // when the first input is a sequence (seq_spec.md); a sequence made inside the model
-            // (repeat_vector) has every step.
-            const auto steps = cfg.input_shape(0).sequence() ? static_cast<std::size_t>(ds.sample(i)[0])
-                                                             : static_cast<std::size_t>(cfg.main_output().out_shape.t);
-            j.update(per_step_json(all.data(), steps, static_cast<std::size_t>(cfg.main_output().out_shape.c), classifier, l.file.class_names, l.file.vocabulary));
-        } else {
-            const std::vector<float> v(all.begin(), all.begin() + static_cast<long>(main_k));
-            if (classifier && !cfg.main_output().image_output()) {
-                const auto c = predicted_class(v.data(), main_k);
-                j["class"] = c;
-                if (!l.file.class_names.empty()) j["class_name"] = l.file.class_names[c];
-                j["probabilities"] = v;
-            } else {
-                j["outputs"] = v;
-            }
-        }
-        // Several outputs: the main one (the first) as for any model, and each by name.
-        if (cfg.output_layers.size() > 1) {
-            auto& by_name = j["output_values"] = nlohmann::json::object();
-            std::size_t column = 0;
-            for (std::size_t o = 0; o < cfg.output_layers.size(); ++o) {
-                const auto& out = cfg.layers[cfg.output_layers[o]];
-                const auto units = static_cast<std::size_t>(out.output_width());  // a per-step output: all its steps
-                by_name[out.name.empty() ? "output" + std::to_string(o) : out.name] =
-                    std::vector<float>(all.begin() + static_cast<long>(column), all.begin() + static_cast<long>(column + units));
-                column += units;
-            }
-        }
-        std::cout << j.dump() << '\n';
+        // A per-step output's valid steps: the sample's length, the first float of its row when
+        // the first input is a sequence (seq_spec.md); a sequence made inside the model
+        // (repeat_vector) has every step.
+        const auto steps = l.net->config().input_shape(0).sequence() ? static_cast<std::size_t>(ds.sample(i)[0])
+                                                                     : static_cast<std::size_t>(l.net->config().main_output().out_shape.t);
+        print_prediction(l, i, all.data(), steps);
     }
     std::cout.flush();
 }

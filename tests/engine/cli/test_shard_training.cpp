@@ -4,6 +4,7 @@
 // --shard-placement per-node from folders that each hold only that node's files (and within a
 // point of the shared placement's accuracy); export refuses a non-empty --out and a batch other
 // than the export's is refused by train, per-node placement with fewer train shards than nodes too.
+// predict --data SHARDDIR streams the test part and prints what predict on the IDX files prints.
 #include <QtTest>
 
 #include <array>
@@ -57,6 +58,7 @@ private Q_SLOTS:
     void importedNormalisationAppliedPerBatch();
     void withoutTestPartEvaluatesTheFirstShard();
     void perNodeWithoutTestPartEvaluatesEachNodesFirstFile();
+    void predictStreamsTheTestPart();
     void refusals();
 
 private:
@@ -255,6 +257,41 @@ void TestShardTraining::perNodeWithoutTestPartEvaluatesEachNodesFirstFile() {
     QCOMPARE(end.value("eval_set").toString(), QString("train"));
     QCOMPARE(end.value("count").toInt(), 96);  // 48 records in each node's file, merged
     QCOMPARE(runs[0].of("run_finished").last().value("iters").toInt(), 6);  // 6 blocks per node
+}
+
+// predict from a shard set streams its test part block by block, in the set's stored order (the
+// export's shuffle), each line carrying its sample's index in the data the set was exported
+// from: every line is the line predict prints for that index from the IDX files, each index once.
+// --limit keeps the first N of the stored order.
+void TestShardTraining::predictStreamsTheTestPart() {
+    const auto trained = run_engine({"train", "--model", path("fm.json"), "--data", path("shards"), "--epochs", "1", "--batch", "32",
+                                     "--seed", "3", "--threads", "2", "--save", path("predict.thr")}, 300000);
+    check_finished_ok(trained, 0);
+    if (QTest::currentTestFailed()) return;
+    const auto from_shards = run_engine({"predict", "--model-file", path("predict.thr"), "--data", path("shards"), "--threads", "2"});
+    const auto from_idx = run_engine({"predict", "--model-file", path("predict.thr"), "--data", path("idx"), "--threads", "2"});
+    QVERIFY2(from_shards.exit_code == 0, qPrintable(from_shards.summary()));
+    QVERIFY2(from_idx.exit_code == 0, qPrintable(from_idx.summary()));
+    const auto a = from_shards.stdout_text.trimmed().split('\n'), b = from_idx.stdout_text.trimmed().split('\n');
+    QCOMPARE(a.size(), qsizetype(1000));
+    QCOMPARE(b.size(), a.size());
+    std::vector<bool> seen(1000, false);
+    bool reordered = false;
+    for (qsizetype i = 0; i < a.size(); ++i) {
+        const auto row = QJsonDocument::fromJson(a[i].toUtf8()).object();
+        const int index = row.value("index").toInt(-1);
+        QVERIFY2(index >= 0 && index < 1000 && !seen[std::size_t(index)], qPrintable(a[i]));
+        seen[std::size_t(index)] = true;
+        reordered = reordered || index != int(i);
+        QCOMPARE(row.value("probabilities").toArray().size(), qsizetype(10));
+        QCOMPARE(a[i], b[index]);  // predict on the IDX files prints sample i on line i
+    }
+    QVERIFY(reordered);  // the export shuffled: the indices are the source's, not the line numbers
+    const auto first = run_engine({"predict", "--model-file", path("predict.thr"), "--data", path("shards"), "--limit", "40"});
+    QVERIFY2(first.exit_code == 0, qPrintable(first.summary()));
+    const auto c = first.stdout_text.trimmed().split('\n');
+    QCOMPARE(c.size(), qsizetype(40));
+    QCOMPARE(c, a.mid(0, 40));
 }
 
 void TestShardTraining::refusals() {
