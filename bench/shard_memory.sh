@@ -65,6 +65,14 @@ run_case() {  # name data
   echo "$1: peak RSS $(( $(peak_kb "$RESULTS_DIR/$1.time") / 1024 )) MiB"
 }
 
+check_ratio() {  # what tiny-case big-case: the big set's peak RSS at most 1.2x the tiny one's
+  local tiny big ratio
+  tiny=$(peak_kb "$RESULTS_DIR/$2.time"); big=$(peak_kb "$RESULTS_DIR/$3.time")
+  ratio=$("$PYTHON" -c "print(f'{$big / $tiny:.3f}')")
+  echo "shard_memory: $1, big/tiny peak RSS from shards = $ratio (target <= 1.2)"
+  "$PYTHON" -c "import sys; sys.exit(0 if $big <= 1.2 * $tiny else 1)" || { echo "shard_memory: FAIL: $1 above 1.2x" >&2; exit 1; }
+}
+
 predict_case() {  # name data
   local start=$SECONDS
   /usr/bin/time -v -o "$RESULTS_DIR/$1.time" "$BIN/thresher-engine" predict --model-file "$RESULTS_DIR/shards-tiny.thr" \
@@ -86,14 +94,8 @@ done
 run_case shards-tiny "$RESULTS_DIR/tiny-shards"
 run_case shards-big "$RESULTS_DIR/big-shards"
 run_case idx-big "$RESULTS_DIR/big-idx"
-tiny=$(peak_kb "$RESULTS_DIR/shards-tiny.time"); big=$(peak_kb "$RESULTS_DIR/shards-big.time")
-ratio=$("$PYTHON" -c "print(f'{$big / $tiny:.3f}')")
-echo "shard_memory: big/tiny peak RSS from shards = $ratio (target <= 1.2)"
-"$PYTHON" -c "import sys; sys.exit(0 if $big <= 1.2 * $tiny else 1)" || { echo "shard_memory: FAIL: above 1.2x" >&2; exit 1; }
+check_ratio "train and evaluate" shards-tiny shards-big
 
 predict_case predict-tiny "$RESULTS_DIR/tiny-shards"
 predict_case predict-big "$RESULTS_DIR/big-shards"
-tiny=$(peak_kb "$RESULTS_DIR/predict-tiny.time"); big=$(peak_kb "$RESULTS_DIR/predict-big.time")
-ratio=$("$PYTHON" -c "print(f'{$big / $tiny:.3f}')")
-echo "shard_memory: big/tiny peak RSS of predict from shards = $ratio (target <= 1.2)"
-"$PYTHON" -c "import sys; sys.exit(0 if $big <= 1.2 * $tiny else 1)" || { echo "shard_memory: FAIL: predict above 1.2x" >&2; exit 1; }
+check_ratio predict predict-tiny predict-big

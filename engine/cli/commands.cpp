@@ -155,26 +155,40 @@ void print_prediction(const Loaded& l, std::size_t i, const float* all, std::siz
     std::cout << j.dump() << '\n';
 }
 
+// A shard set for evaluate and predict: its test part (or, without one, its train part), checked
+// against the loaded model (classes, input, the normalisation applied to each record as read).
+struct ShardPartFor {
+    data::ShardIndex index;
+    bool test = false;
+    data::Dataset ds;  // the part's description (no records)
+    const data::ShardPart& part() const { return test ? index.test : index.train; }
+};
+
+ShardPartFor open_shard_part(const Loaded& l, const std::string& model_file, const std::string& data_spec) {
+    ShardPartFor s{data::read_shard_index(data_spec), false, {}};
+    s.test = s.index.has_test;
+    s.ds = s.index.describe(s.part());
+    if (!l.file.class_names.empty() && !s.index.class_names.empty())
+        train::check_same_classes(l.file.class_names, model_file, s.index.class_names, data_spec);
+    train::check_compatible(l.net->config(), s.ds);
+    l.file.normalization.check_width(s.ds);
+    return s;
+}
+
 // predict on one node from a shard set: its test part (or, without one, its train part) streams
 // block by block through the model, each line printed as its block is done, so the set never
 // sits in memory whole (evaluate streams it the same way).
 void predict_streamed(const Loaded& l, const std::string& model_file, const std::string& data_spec, std::size_t limit) {
-    const auto index = data::read_shard_index(data_spec);
-    const auto& part = index.has_test ? index.test : index.train;
-    const auto ds = index.describe(part);
-    if (!l.file.class_names.empty() && !index.class_names.empty())
-        train::check_same_classes(l.file.class_names, model_file, index.class_names, data_spec);
-    train::check_compatible(l.net->config(), ds);
-    l.file.normalization.check_width(ds);  // applied to each record as it is read
+    const auto set = open_shard_part(l, model_file, data_spec);
     data::BatchPlan plan;
-    plan.batch_size = index.batch;
-    plan.seed = index.seed;
+    plan.batch_size = set.index.batch;
+    plan.seed = set.index.seed;
     plan.shuffle = false;  // epoch 0 unshuffled: the part's order as exported
     plan.limit = limit;
-    data::ShardStream stream(index, part, plan, &l.file.normalization);
+    data::ShardStream stream(set.index, set.part(), plan, &l.file.normalization);
     const auto& cfg = l.net->config();
     const auto k = cfg.target_size();
-    const std::size_t width = ds.shape.size();
+    const std::size_t width = set.ds.shape.size();
     data::Batch b;
     std::vector<float> values;
     while (stream.next(b)) {
@@ -200,16 +214,10 @@ void evaluate_command(const std::string& model_file, const std::string& data_spe
     std::string data_name;
     if (data::is_shard_folder(data_spec)) {
         // A shard set streams its test part (or, without one, its train part) block by block.
-        const auto index = data::read_shard_index(data_spec);
-        const auto& part = index.has_test ? index.test : index.train;
-        const auto ds = index.describe(part);
-        if (!l.file.class_names.empty() && !index.class_names.empty())
-            train::check_same_classes(l.file.class_names, model_file, index.class_names, data_spec);
-        train::check_compatible(l.net->config(), ds);
-        l.file.normalization.check_width(ds);  // applied to each record as it is read
-        r = train::evaluate_shard_part(*l.net, index, part, &l.file.normalization, limit, 0, 1,
-                                       train::resolve_top_k(top_k, ds.num_classes));
-        data_name = ds.name;
+        const auto set = open_shard_part(l, model_file, data_spec);
+        r = train::evaluate_shard_part(*l.net, set.index, set.part(), &l.file.normalization, limit, 0, 1,
+                                       train::resolve_top_k(top_k, set.ds.num_classes));
+        data_name = set.ds.name;
     } else {
         auto split = load_for_model(l, model_file, data_spec, images, sequences);
         auto& ds = pick(split);
