@@ -226,6 +226,18 @@ void TestModelPage::sequence_input_and_layers() {
     every_step->setChecked(true);
     QVERIFY(doc.layer(1)["return_sequences"].toBool());
     QVERIFY(doc.output_shape(1).startsWith("40 steps"));
+    // go_backwards: the form's box; with bidirectional the model is refused naming the field.
+    auto* backwards = page.findChild<QCheckBox*>("field_go_backwards");
+    QVERIFY(backwards && !backwards->isChecked());
+    backwards->setChecked(true);
+    QVERIFY(doc.layer(1)["go_backwards"].toBool());
+    QVERIFY(!doc.valid());
+    QVERIFY2(doc.error().contains("go_backwards"), qPrintable(doc.error()));
+    backwards->setChecked(false);
+    QVERIFY2(doc.valid(), qPrintable(doc.error()));
+    const QString pooled = ModelDocument::describe(QJsonObject{{"type", "subsampling"}, {"pooling", "avg"}, {"global", true}});
+    QVERIFY2(pooled.contains("global avg") && !pooled.contains("2×2"), qPrintable(pooled));
+    QVERIFY(ModelDocument::describe(QJsonObject{{"type", "gru"}, {"units", 3}, {"go_backwards", true}}).contains("backwards"));
 }
 
 QTEST_MAIN(TestModelPage)

@@ -439,6 +439,7 @@ QString ModelDocument::describe(const QJsonObject& l) {
         parts << QString("%1 units").arg(l.value("units").toInt());
         parts << (l.value("return_sequences").toBool() ? "every step" : "last step");
         if (const QString bi = l.value("bidirectional").toString("none"); bi != "none") parts << "bidirectional " + bi;
+        if (l.value("go_backwards").toBool()) parts << "backwards";
         if (type == "simple_rnn") parts << l.value("activation").toString("tanh");
     } else if (type == "embedding") {
         parts << QString("%1 ids → %2").arg(l.value("vocabulary").toInt()).arg(l.value("units").toInt());
@@ -447,6 +448,8 @@ QString ModelDocument::describe(const QJsonObject& l) {
               << l.value("mode").toString("truncate") << l.value("activation").toString("identity");
     } else if (type == "repeat_vector") {
         parts << QString("× %1 steps").arg(l.value("times").toInt());
+    } else if (type == "subsampling" && l.value("global").toBool()) {
+        parts << "global " + l.value("pooling").toString("max");  // over all steps or the whole image
     } else if (type == "subsampling") {
         parts << l.value("pooling").toString("max") + " " + square(l.contains("kernel") ? l.value("kernel") : QJsonValue(2));
         if (l.contains("stride")) parts << "stride " + pair_text(l.value("stride"));
