@@ -3,7 +3,9 @@
 // any error.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -333,6 +335,14 @@ int main(int argc, char** argv) {
     std::optional<cli::StopRequests> stop_requests;
     try {
         if (train_cmd->parsed()) {
+            // --test-fraction splits image folders and text files only; a CSV is read whole, so
+            // a fraction given with one would otherwise change nothing without a word.
+            if (train_cmd->get_option("--test-fraction")->count() > 0 && t.data_spec.size() >= 4 &&
+                std::equal(t.data_spec.end() - 4, t.data_spec.end(), ".csv",
+                           [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
+                std::cerr << "thresher-engine: warning: --test-fraction splits image folders and text files; " << t.data_spec
+                          << " is a CSV, read whole with no test split, so evaluation scores its training rows "
+                             "(hold rows out in a file of their own and evaluate on it)\n";
             if (*seed_opt) t.seed = seed;
             t.images = images;
             t.sequences = sequences;

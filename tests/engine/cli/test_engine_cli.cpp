@@ -267,6 +267,14 @@ void TestEngineCli::normalisation_travels_with_the_model() {
     const auto ev = run_engine({"evaluate", "--model-file", path("scaled.thr"), "--data", path("scaled.csv")});
     QVERIFY2(ev.exit_code == 0, qPrintable(ev.summary()));
     QCOMPARE(ev.events.first().value("accuracy").toDouble(), trained);
+    QVERIFY(!r.stderr_text.contains("--test-fraction"));
+    // --test-fraction only splits image folders and text files: with a CSV it says so.
+    const auto split = run_engine({"train", "--model", path("csv-model.json"), "--data", path("scaled.csv"), "--epochs", "1",
+                                   "--batch", "12", "--test-fraction", "0.3", "--threads", "1"});
+    QVERIFY2(split.exit_code == 0, qPrintable(split.summary()));
+    QVERIFY2(split.stderr_text.contains("--test-fraction splits image folders and text files") &&
+                 split.stderr_text.contains("scaled.csv is a CSV, read whole with no test split"),
+             qPrintable(split.stderr_text));
 }
 
 // --device lists one device per worker (here the CPU twice: this machine may have no GPU); a list
