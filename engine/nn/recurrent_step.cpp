@@ -11,9 +11,9 @@
 // cuDNN path reverses the output within L, then the whole sequence): y[p] = y'[p - (T - L)] for
 // p >= T - L, zero before; a second RowGatherOp moves them. Keras passes the input's mask on
 // unchanged, so what follows reads steps 0..L-1, as it does here.
-#include <vector>
-
 #include "nn/sequence_step.h"
+
+#include <vector>
 
 #include "core/error.h"
 #include "core/rng.h"
