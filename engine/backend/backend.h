@@ -321,15 +321,6 @@ public:
     virtual void max_route(const float* x, const float* y, const float* dy, float* dx, std::size_t count) = 0;
     // running = momentum * running + (1 - momentum) * batch
     virtual void blend(float* running, const float* batch, float momentum, std::size_t count) = 0;
-    // Zeros the steps of [batch x steps x width] from each sample's length on (`lengths`: host,
-    // one per sample, each at most `steps`): the network's masking around every sequence layer.
-    // The default fills each sample's tail; a backend on a device does it in one launch.
-    virtual void zero_steps(float* values, const int* lengths, int batch, int steps, std::size_t width) {
-        for (int n = 0; n < batch; ++n)
-            if (lengths[n] < steps)
-                fill(values + (static_cast<std::size_t>(n) * steps + lengths[n]) * width, 0.f,
-                     static_cast<std::size_t>(steps - lengths[n]) * width);
-    }
 
     // PReLU (PReluDesc). dx may be null; dalpha is overwritten with the sum over the batch and
     // the shared axes of dy·x where x <= 0. Backends without these kernels say so in has_prelu()

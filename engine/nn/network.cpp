@@ -422,7 +422,11 @@ void Network::zero_padded(std::size_t layer, float* values, int batch) {
 }
 
 void Network::zero_steps(const config::Shape& shape, const std::vector<int>& lengths, float* values, int batch) {
-    backend_.zero_steps(values, lengths.data(), batch, shape.t, static_cast<std::size_t>(shape.c));
+    const auto c = static_cast<std::size_t>(shape.c), t = static_cast<std::size_t>(shape.t);
+    for (int n = 0; n < batch; ++n) {
+        const auto len = static_cast<std::size_t>(lengths[static_cast<std::size_t>(n)]);
+        if (len < t) backend_.fill(values + (static_cast<std::size_t>(n) * t + len) * c, 0.f, (t - len) * c);
+    }
 }
 
 double Network::output_loss(const float* targets, int batch, bool keep_delta, backend::Mode mode) {

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <limits>
 
 #include "backend/cuda/cuda_worker_encoder.h"
 #include "backend/cuda/kernels.h"
@@ -324,17 +323,6 @@ void CudaBackend::axpy(float alpha, const float* x, float* y, std::size_t n) {
 void CudaBackend::blend(float* running, const float* batch, float momentum, std::size_t n) {
     activate();
     kernels::blend(stream_.get(), running, batch, momentum, n);
-}
-
-void CudaBackend::zero_steps(float* values, const int* lengths, int batch, int steps, std::size_t width) {
-    if (batch <= 0 || steps <= 0 || width == 0) return;
-    if (width > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-        return Backend::zero_steps(values, lengths, batch, steps, width);
-    activate();
-    const auto n = static_cast<std::size_t>(batch);
-    if (!zero_lengths_ || zero_lengths_->capacity() < n) zero_lengths_ = std::make_unique<UploadedInts>(n);
-    zero_lengths_->upload(stream_.get(), lengths, n);
-    kernels::rnn_zero_padding(stream_.get(), zero_lengths_->data(), values, batch, steps, static_cast<int>(width));
 }
 
 void CudaBackend::updater_step(const UpdaterSpec& s, float* grad, float* state, const float* params,

@@ -12,14 +12,12 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <optional>
 #include <string>
 
 #include "backend/backend.h"
 #include "backend/registry.h"
 #include "backend/cuda/handles.h"
-#include "backend/cuda/uploaded_ints.h"
 
 namespace thresher::backend::cuda {
 
@@ -73,8 +71,6 @@ public:
     void maximum(const float* a, const float* b, float* y, std::size_t n) override;
     void max_route(const float* x, const float* y, const float* dy, float* dx, std::size_t n) override;
     void blend(float* running, const float* batch, float momentum, std::size_t count) override;
-    // One kernel (the recurrent layer's padding kernel) instead of a fill per sample.
-    void zero_steps(float* values, const int* lengths, int batch, int steps, std::size_t width) override;
     void updater_step(const UpdaterSpec&, float* grad, float* state, const float* params,
                       std::size_t count, long iteration) override;
     // Gradient sharing on this GPU: CudaWorkerEncoder (cuda_worker_encoder.h).
@@ -105,9 +101,6 @@ private:
     PinnedArray<float> staging_host_;
     DeviceArray<float> staging_device_;
     Event staged_;
-    // zero_steps' lengths on the device (grown to the largest batch; stream order keeps a kernel
-    // that reads the old ones ahead of the copy that replaces them).
-    std::unique_ptr<UploadedInts> zero_lengths_;
 };
 
 // Devices this process can see: cudaGetDeviceCount, or 0 when there is no driver or device.

@@ -163,8 +163,6 @@ private Q_SLOTS:
     void sequences();
     void recurrent_data();
     void recurrent();
-    void zero_steps_data() { device_rows(); }
-    void zero_steps();
     void embedding_data() { device_rows(); }
     void embedding();
     void time_pool_data();
@@ -1043,30 +1041,6 @@ void TestBackendParity::recurrent() {
         EXPECT_CLOSE(("dR" + dir).constData(), slice(got[3], base + w_size, r_size), slice(want[3], base + w_size, r_size));
         EXPECT_CLOSE(("db" + dir).constData(), slice(got[3], base + w_size + r_size, b_size),
                      slice(want[3], base + w_size + r_size, b_size));
-    }
-}
-
-// The network's masking (Backend::zero_steps): every step from each sample's length on is zero,
-// the rest untouched; new lengths, the same lengths again (nothing re-sent on a GPU), and a
-// wider batch than before.
-void TestBackendParity::zero_steps() {
-    QFETCH(QString, device);
-    OPEN_OR_SKIP(be, device);
-    On on(*be);
-    const int steps = 4, width = 5;
-    for (const std::vector<int>& lengths : {std::vector<int>{3, 1, 4}, std::vector<int>{3, 1, 4}, std::vector<int>{2, 4, 1},
-                                            std::vector<int>{1, 2, 3, 4, 4, 2}}) {
-        const int batch = int(lengths.size());
-        const Vec x = random_vec(std::size_t(batch) * steps * width, 81 + unsigned(batch));
-        float* p = on.put(x);
-        be->zero_steps(p, lengths.data(), batch, steps, width);
-        const Vec got = on.get(p, x.size());
-        for (int n = 0; n < batch; ++n)
-            for (int t = 0; t < steps; ++t)
-                for (int c = 0; c < width; ++c) {
-                    const std::size_t i = (std::size_t(n) * steps + t) * width + c;
-                    QCOMPARE(got[i], t < lengths[std::size_t(n)] ? x[i] : 0.f);
-                }
     }
 }
 
