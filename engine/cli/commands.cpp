@@ -121,9 +121,14 @@ nlohmann::json per_step_json(const float* values, std::size_t steps, std::size_t
 }
 
 // One sample's prediction line: `all` holds every output's values (the model's target width),
-// `steps` a per-step output's valid steps.
-void print_prediction(const Loaded& l, std::size_t i, const float* all, std::size_t steps) {
+// `row` the sample's feature row.
+void print_prediction(const Loaded& l, std::size_t i, const float* all, const float* row) {
     const auto& cfg = l.net->config();
+    // A per-step output's valid steps: the sample's length, the first float of its row when the
+    // first input is a sequence (seq_spec.md); a sequence made inside the model (repeat_vector)
+    // has every step.
+    const auto steps = cfg.input_shape(0).sequence() ? static_cast<std::size_t>(row[0])
+                                                     : static_cast<std::size_t>(cfg.main_output().out_shape.t);
     const bool classifier = cfg.is_classifier();
     const auto main_k = static_cast<std::size_t>(cfg.main_output().output_width());
     nlohmann::json j{{"index", i}};
@@ -159,14 +164,12 @@ void print_prediction(const Loaded& l, std::size_t i, const float* all, std::siz
 // against the loaded model (classes, input, the normalisation applied to each record as read).
 struct ShardPartFor {
     data::ShardIndex index;
-    bool test = false;
     data::Dataset ds;  // the part's description (no records)
-    const data::ShardPart& part() const { return test ? index.test : index.train; }
+    const data::ShardPart& part() const { return index.has_test ? index.test : index.train; }
 };
 
 ShardPartFor open_shard_part(const Loaded& l, const std::string& model_file, const std::string& data_spec) {
-    ShardPartFor s{data::read_shard_index(data_spec), false, {}};
-    s.test = s.index.has_test;
+    ShardPartFor s{data::read_shard_index(data_spec), {}};
     s.ds = s.index.describe(s.part());
     if (!l.file.class_names.empty() && !s.index.class_names.empty())
         train::check_same_classes(l.file.class_names, model_file, s.index.class_names, data_spec);
@@ -186,8 +189,7 @@ void predict_streamed(const Loaded& l, const std::string& model_file, const std:
     plan.shuffle = false;  // epoch 0 unshuffled: the part's order as exported
     plan.limit = limit;
     data::ShardStream stream(set.index, set.part(), plan, &l.file.normalization);
-    const auto& cfg = l.net->config();
-    const auto k = cfg.target_size();
+    const auto k = l.net->config().target_size();
     const std::size_t width = set.ds.shape.size();
     data::Batch b;
     std::vector<float> values;
@@ -195,11 +197,7 @@ void predict_streamed(const Loaded& l, const std::string& model_file, const std:
         if (b.count == 0) continue;
         values.resize(b.count * k);
         l.net->predict(b.features.data(), static_cast<int>(b.count), values.data());
-        for (std::size_t j = 0; j < b.count; ++j) {
-            const auto steps = cfg.input_shape(0).sequence() ? static_cast<std::size_t>(b.features[j * width])
-                                                             : static_cast<std::size_t>(cfg.main_output().out_shape.t);
-            print_prediction(l, b.indices[j], values.data() + j * k, steps);
-        }
+        for (std::size_t j = 0; j < b.count; ++j) print_prediction(l, b.indices[j], values.data() + j * k, b.features.data() + j * width);
     }
     std::cout.flush();
 }
@@ -301,14 +299,7 @@ void predict_command(const std::string& model_file, const std::string& data_spec
     }
     if (rows.size() != n)
         throw Error("predict: " + std::to_string(n - rows.size()) + " of " + std::to_string(n) + " predictions are missing");
-    for (const auto& [i, all] : rows) {
-        // A per-step output's valid steps: the sample's length, the first float of its row when
-        // the first input is a sequence (seq_spec.md); a sequence made inside the model
-        // (repeat_vector) has every step.
-        const auto steps = l.net->config().input_shape(0).sequence() ? static_cast<std::size_t>(ds.sample(i)[0])
-                                                                     : static_cast<std::size_t>(l.net->config().main_output().out_shape.t);
-        print_prediction(l, i, all.data(), steps);
-    }
+    for (const auto& [i, all] : rows) print_prediction(l, i, all.data(), ds.sample(i));
     std::cout.flush();
 }
 

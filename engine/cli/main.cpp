@@ -3,9 +3,7 @@
 // any error.
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -24,6 +22,7 @@
 #include "cli/stop_requests.h"
 #include "train/text_sampling.h"
 #include "core/error.h"
+#include "data/data_source.h"
 #include "dist/net/run_key.h"
 #include "events/event_writer.h"
 #include "train/trainer.h"
@@ -337,9 +336,7 @@ int main(int argc, char** argv) {
         if (train_cmd->parsed()) {
             // --test-fraction splits image folders and text files only; a CSV is read whole, so
             // a fraction given with one would otherwise change nothing without a word.
-            if (train_cmd->get_option("--test-fraction")->count() > 0 && t.data_spec.size() >= 4 &&
-                std::equal(t.data_spec.end() - 4, t.data_spec.end(), ".csv",
-                           [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
+            if (train_cmd->get_option("--test-fraction")->count() > 0 && data::is_csv_file(t.data_spec))
                 std::cerr << "thresher-engine: warning: --test-fraction splits image folders and text files; " << t.data_spec
                           << " is a CSV, read whole with no test split, so evaluation scores its training rows "
                              "(hold rows out in a file of their own and evaluate on it)\n";

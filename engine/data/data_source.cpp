@@ -148,6 +148,8 @@ IdxFiles find_idx_files(const std::string& folder) {
     return f;
 }
 
+bool is_csv_file(const std::string& spec) { return ends_with(lower(spec), ".csv"); }
+
 DataSplit load_data(const std::string& spec, const CsvOptions& csv) {
     DataOptions options;
     options.csv = csv;
@@ -172,7 +174,7 @@ DataSplit load_data(const std::string& spec, const DataOptions& options) {
     if (fs::is_directory(spec, ec) && is_sequence_folder(spec)) return load_sequence_folder(spec, options.sequences);
     if (fs::is_directory(spec, ec))
         return is_image_folder(spec) ? load_image_folder(spec, options.images) : load_idx_folder(spec);
-    if (ends_with(lower(spec), ".csv")) {
+    if (is_csv_file(spec)) {
         DataSplit split;
         split.train = options.csv_as_tokens ? read_token_csv(spec, options.tokens) : read_csv(spec, csv);
         return split;

@@ -57,6 +57,9 @@ struct DataOptions {
     bool csv_as_tokens = false;
 };
 
+// Whether load_data reads `spec` as a CSV file (a table, or token ids): it ends in .csv, any case.
+bool is_csv_file(const std::string& spec);
+
 // Throws thresher::DataError saying what was expected when `spec` names nothing usable.
 DataSplit load_data(const std::string& spec, const DataOptions& options);
 DataSplit load_data(const std::string& spec, const CsvOptions& csv = {});

@@ -41,19 +41,18 @@ public:
         std::sort(pairs_.begin(), pairs_.end());
         packed_.assign(ids, ids + rows);
         for (const auto& p : pairs_) packed_.push_back(p.second);
-        std::vector<int> starts, unique;
+        unique_.clear();
+        starts_at_ = packed_.size();
         for (std::size_t p = 0; p < pairs_.size(); ++p)
             if (p == 0 || pairs_[p].first != pairs_[p - 1].first) {
-                starts.push_back(static_cast<int>(p));
-                unique.push_back(pairs_[p].first);
+                packed_.push_back(static_cast<int>(p));
+                unique_.push_back(pairs_[p].first);
             }
-        starts.push_back(static_cast<int>(pairs_.size()));
+        packed_.push_back(static_cast<int>(pairs_.size()));
+        unique_at_ = packed_.size();
+        packed_.insert(packed_.end(), unique_.begin(), unique_.end());
         order_at_ = rows;
-        starts_at_ = order_at_ + pairs_.size();
-        unique_at_ = starts_at_ + starts.size();
-        count_ = unique.size();
-        packed_.insert(packed_.end(), starts.begin(), starts.end());
-        packed_.insert(packed_.end(), unique.begin(), unique.end());
+        count_ = unique_.size();
         ints_.upload(be_.stream(), packed_.data(), packed_.size());
         kernels::row_gather_forward(be_.stream(), ints_.data(), rows, table, d_.width, y);
     }
@@ -70,7 +69,7 @@ private:
     RowGatherDesc d_;
     UploadedInts ints_;
     std::vector<std::pair<int, int>> pairs_;  // (index, row) of the rows with an index
-    std::vector<int> packed_;
+    std::vector<int> packed_, unique_;  // kept between forwards: no allocation per batch
     std::size_t order_at_ = 0, starts_at_ = 0, unique_at_ = 0, count_ = 0;
 };
 
